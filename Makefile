@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kbench: kernel interface cost selftests.
+#
+# Standalone:  make [KSRC=/path/to/linux] [TESTS="a b"] [all|run_tests|install|clean]
+#              make check        the project's own tests (tests/run.sh)
+# In a kernel tree (tools/testing/selftests/kbench):
+#              make -C tools/testing/selftests TARGETS=kbench/<test> run_tests
+#              make -C tools/testing/selftests TARGETS=kbench run_tests
+#
+# A test directory is one holding a Makefile and a config fragment.
+
+KBENCH_TOP := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))
+TESTS ?= $(sort $(patsubst $(KBENCH_TOP)/%/config,%,\
+	$(filter $(patsubst %/Makefile,%/config,$(wildcard $(KBENCH_TOP)/*/Makefile)),\
+		 $(wildcard $(KBENCH_TOP)/*/config))))
+
+# Forwarded per test so that in-tree builds (OUTPUT, INSTALL_PATH and
+# COLLECTION set by the selftests Makefile) land in per-test places.
+sub_make = $(MAKE) -C $(KBENCH_TOP)/$(1) \
+	$(if $(OUTPUT),OUTPUT=$(OUTPUT)/$(1)) \
+	$(if $(INSTALL_PATH),INSTALL_PATH=$(INSTALL_PATH)/$(1)) \
+	$(if $(COLLECTION),COLLECTION=$(COLLECTION)/$(1))
+
+all run_tests clean:
+	@set -e; for t in $(TESTS); do \
+		$(call sub_make,$$t) $@; \
+	done
+
+install:
+ifndef INSTALL_PATH
+	$(error Error: set INSTALL_PATH to use install)
+endif
+	@set -e; for t in $(TESTS); do \
+		$(call sub_make,$$t) install; \
+	done
+
+emit_tests:
+	@for t in $(TESTS); do \
+		$(call sub_make,$$t) -s --no-print-directory emit_tests; \
+	done
+
+# The project's own tests: unit tests, KTAP checks, build checks.
+check:
+	$(KBENCH_TOP)/tests/run.sh
+
+# Print the tests this Makefile sees.
+list:
+	@echo $(TESTS)
+
+.PHONY: all run_tests clean install emit_tests check list

@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench shared helpers. See kbench.h for the interface.
+ */
+#include "kbench.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* ---- timing ---------------------------------------------------------- */
+
+double kb_clock_overhead_ns(void)
+{
+	enum { ROUNDS = 101, CALLS = 1000 };
+	double samples[ROUNDS];
+	struct kb_stats st;
+	int r, i;
+
+	for (r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = kb_now_ns();
+
+		for (i = 0; i < CALLS; i++)
+			(void)kb_now_ns();
+		samples[r] = (double)(kb_now_ns() - t0) / CALLS;
+	}
+	kb_stats_compute(samples, ROUNDS, &st);
+	return st.median;
+}
+
+/* ---- statistics ------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double kb_percentile(const double *sorted, size_t n, double p)
+{
+	double pos, frac;
+	size_t lo;
+
+	if (!n)
+		return NAN;
+	if (p <= 0)
+		return sorted[0];
+	if (p >= 100)
+		return sorted[n - 1];
+	pos = p / 100.0 * (double)(n - 1);
+	lo = (size_t)pos;
+	frac = pos - (double)lo;
+	if (lo + 1 >= n)
+		return sorted[n - 1];
+	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+int kb_stats_compute(double *samples, size_t n, struct kb_stats *st)
+{
+	double sum = 0, sq = 0;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	if (!n)
+		return -1;
+	qsort(samples, n, sizeof(*samples), cmp_double);
+	for (i = 0; i < n; i++)
+		sum += samples[i];
+	st->n = n;
+	st->mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		sq += (samples[i] - st->mean) * (samples[i] - st->mean);
+	st->stddev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
+	st->rsd_pct = st->mean != 0 ? st->stddev / st->mean * 100.0 : 0;
+	st->min = samples[0];
+	st->max = samples[n - 1];
+	st->median = kb_percentile(samples, n, 50);
+	st->p90 = kb_percentile(samples, n, 90);
+	st->p99 = kb_percentile(samples, n, 99);
+	st->p999 = kb_percentile(samples, n, 99.9);
+	return 0;
+}
+
+/* ---- result rows ----------------------------------------------------- */
+
+#define KB_MAX_EXTRA	24
+#define KB_MAX_PARAMS	48
+
+struct kb_kv {
+	char key[48];
+	char *str;		/* NULL for a number */
+	double num;
+};
+
+struct kb_row {
+	char name[64];
+	char unit[16];
+	char status[8];
+	char *reason;
+	char *note;
+	bool has_stats;
+	struct kb_stats st;
+	int nextra;
+	struct kb_kv extra[KB_MAX_EXTRA];
+};
+
+static struct {
+	const char *test;
+	char *cmdline;
+	char start[32];
+	struct kb_row *rows;
+	int nrows;
+	int nparams;
+	struct kb_kv params[KB_MAX_PARAMS];
+} doc;
+
+static const char *prog_name = "kbench";
+
+static void iso_time_now(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static void install_cleanup_signals(void);
+
+void kb_init(const char *test, int argc, char **argv)
+{
+	const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	doc.test = test;
+	doc.cmdline = join_args(argc, argv);
+	iso_time_now(doc.start, sizeof(doc.start));
+	kb_set_prog(slash ? slash + 1 : (argc > 0 ? argv[0] : test));
+	install_cleanup_signals();
+}
+
+static struct kb_kv *param_slot(const char *key)
+{
+	int i;
+
+	for (i = 0; i < doc.nparams; i++)
+		if (!strcmp(doc.params[i].key, key))
+			return &doc.params[i];
+	if (doc.nparams == KB_MAX_PARAMS)
+		return NULL;
+	snprintf(doc.params[doc.nparams].key, sizeof(doc.params[0].key),
+		 "%s", key);
+	return &doc.params[doc.nparams++];
+}
+
+void kb_param_num(const char *key, double value)
+{
+	struct kb_kv *kv = param_slot(key);
+
+	if (kv) {
+		free(kv->str);
+		kv->str = NULL;
+		kv->num = value;
+	}
+}
+
+void kb_param_str(const char *key, const char *value)
+{
+	struct kb_kv *kv = param_slot(key);
+
+	if (kv) {
+		free(kv->str);
+		kv->str = strdup(value ? value : "");
+	}
+}
+
+static struct kb_row *row_new(const char *name)
+{
+	struct kb_row *rows, *row;
+
+	rows = realloc(doc.rows, sizeof(*rows) * (doc.nrows + 1));
+	if (!rows) {
+		perror("kbench: realloc");
+		exit(1);
+	}
+	doc.rows = rows;
+	row = &doc.rows[doc.nrows++];
+	memset(row, 0, sizeof(*row));
+	snprintf(row->name, sizeof(row->name), "%s", name);
+	strcpy(row->status, "ok");
+	return row;
+}
+
+static struct kb_row *row_find(const char *name)
+{
+	int i;
+
+	for (i = doc.nrows - 1; i >= 0; i--)
+		if (!strcmp(doc.rows[i].name, name))
+			return &doc.rows[i];
+	return NULL;
+}
+
+void kb_figure(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+int kb_row_add(const char *name, const char *unit, const struct kb_stats *st)
+{
+	struct kb_row *row = row_new(name);
+
+	snprintf(row->unit, sizeof(row->unit), "%s", unit);
+	row->has_stats = true;
+	row->st = *st;
+	kb_figure(name,
+		  "unit=%s n=%zu mean=%.4f median=%.4f min=%.4f max=%.4f stddev=%.4f rsd_pct=%.3f p99=%.4f",
+		  unit, st->n, st->mean, st->median, st->min, st->max,
+		  st->stddev, st->rsd_pct, st->p99);
+	return doc.nrows - 1;
+}
+
+void kb_row_extra(const char *key, double value)
+{
+	struct kb_row *row;
+	struct kb_kv *kv;
+
+	if (!doc.nrows)
+		return;
+	row = &doc.rows[doc.nrows - 1];
+	if (row->nextra == KB_MAX_EXTRA)
+		return;
+	kv = &row->extra[row->nextra++];
+	snprintf(kv->key, sizeof(kv->key), "%s", key);
+	kv->num = value;
+	kb_figure(row->name, "%s=%.6g", key, value);
+}
+
+void kb_row_note(const char *note)
+{
+	if (doc.nrows) {
+		free(doc.rows[doc.nrows - 1].note);
+		doc.rows[doc.nrows - 1].note = strdup(note);
+	}
+}
+
+void kb_row_status(const char *name, const char *status, const char *reason)
+{
+	struct kb_row *row = row_find(name);
+
+	if (!row)
+		row = row_new(name);
+	snprintf(row->status, sizeof(row->status), "%s", status);
+	free(row->reason);
+	row->reason = reason ? strdup(reason) : NULL;
+}
+
+void kb_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* JSON has no NaN or infinity: write null for them. */
+static void json_number(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.9g", v);
+	else
+		fputs("null", f);
+}
+
+static void json_kv(FILE *f, const struct kb_kv *kv)
+{
+	kb_json_string(f, kv->key);
+	fputs(": ", f);
+	if (kv->str)
+		kb_json_string(f, kv->str);
+	else
+		json_number(f, kv->num);
+}
+
+static void json_stats(FILE *f, const struct kb_stats *st)
+{
+	static const char *const keys[] = {
+		"mean", "min", "max", "median", "stddev", "rsd_pct",
+		"p90", "p99", "p999",
+	};
+	const double vals[] = {
+		st->mean, st->min, st->max, st->median, st->stddev,
+		st->rsd_pct, st->p90, st->p99, st->p999,
+	};
+	size_t i;
+
+	fprintf(f, ", \"n\": %zu", st->n);
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		fprintf(f, ", \"%s\": ", keys[i]);
+		json_number(f, vals[i]);
+	}
+}
+
+static void json_row(FILE *f, const struct kb_row *row)
+{
+	int i;
+
+	fputs("    {\"name\": ", f);
+	kb_json_string(f, row->name);
+	fputs(", \"status\": ", f);
+	kb_json_string(f, row->status);
+	if (row->reason) {
+		fputs(", \"reason\": ", f);
+		kb_json_string(f, row->reason);
+	}
+	if (row->has_stats) {
+		fputs(", \"unit\": ", f);
+		kb_json_string(f, row->unit);
+		json_stats(f, &row->st);
+	}
+	if (row->note) {
+		fputs(", \"note\": ", f);
+		kb_json_string(f, row->note);
+	}
+	if (row->nextra) {
+		fputs(", \"extra\": {", f);
+		for (i = 0; i < row->nextra; i++) {
+			if (i)
+				fputs(", ", f);
+			json_kv(f, &row->extra[i]);
+		}
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
+static void json_header(FILE *f)
+{
+	const char *guest = getenv("KBENCH_GUEST");
+	struct utsname u;
+	char end[32];
+
+	uname(&u);
+	iso_time_now(end, sizeof(end));
+	fputs("{\n  \"schema\": \"kbench-results/1\",\n  \"test\": ", f);
+	kb_json_string(f, doc.test);
+	fputs(",\n  \"kernel\": {\"sysname\": ", f);
+	kb_json_string(f, u.sysname);
+	fputs(", \"release\": ", f);
+	kb_json_string(f, u.release);
+	fputs(", \"version\": ", f);
+	kb_json_string(f, u.version);
+	fputs("},\n  \"machine\": {\"arch\": ", f);
+	kb_json_string(f, u.machine);
+	fputs(", \"hostname\": ", f);
+	kb_json_string(f, u.nodename);
+	fprintf(f, ", \"cpus\": %ld, \"guest\": ", sysconf(_SC_NPROCESSORS_ONLN));
+	if (guest && *guest)
+		kb_json_string(f, guest);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"machine_slow\": %s},\n", kb_machine_slow() ? "true" : "false");
+	fputs("  \"date\": ", f);
+	kb_json_string(f, doc.start);
+	fputs(",\n  \"end_date\": ", f);
+	kb_json_string(f, end);
+	fputs(",\n  \"cmdline\": ", f);
+	kb_json_string(f, doc.cmdline);
+	fputs(",\n  \"clock\": ", f);
+	kb_json_string(f, KB_CLOCK_NAME);
+}
+
+int kb_json_write(const char *path)
+{
+	bool to_stdout = !strcmp(path, "-");
+	FILE *f = to_stdout ? stdout : fopen(path, "w");
+	int i, err = 0;
+
+	if (!f)
+		return -errno;
+	json_header(f);
+	fputs(",\n  \"params\": {", f);
+	for (i = 0; i < doc.nparams; i++) {
+		if (i)
+			fputs(", ", f);
+		json_kv(f, &doc.params[i]);
+	}
+	fputs("},\n  \"rows\": [\n", f);
+	for (i = 0; i < doc.nrows; i++) {
+		json_row(f, &doc.rows[i]);
+		fputs(i + 1 < doc.nrows ? ",\n" : "\n", f);
+	}
+	fputs("  ]\n}\n", f);
+	if (fflush(f) || ferror(f))
+		err = -errno;
+	if (!to_stdout && fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* ---- environment ----------------------------------------------------- */
+
+bool kb_machine_slow(void)
+{
+	const char *v = getenv("KSFT_MACHINE_SLOW");
+
+	return v && (!strcmp(v, "yes") || !strcmp(v, "1"));
+}
+
+bool kb_have_cap(cap_value_t cap)
+{
+	cap_flag_value_t val = CAP_CLEAR;
+	cap_t caps = cap_get_proc();
+
+	if (!caps)
+		return false;
+	if (cap_get_flag(caps, cap, CAP_EFFECTIVE, &val))
+		val = CAP_CLEAR;
+	cap_free(caps);
+	return val == CAP_SET;
+}
+
+const char *kb_cap_name(cap_value_t cap)
+{
+	static char buf[64];
+	char *name = cap_to_name(cap);
+
+	snprintf(buf, sizeof(buf), "%s", name ? name : "unknown capability");
+	for (char *p = buf; *p; p++)
+		*p = toupper((unsigned char)*p);
+	cap_free(name);
+	return buf;
+}
+
+/* ---- cleanup --------------------------------------------------------- */
+
+#define KB_MAX_CLEANUPS 64
+
+static struct {
+	void (*fn)(void *arg);
+	void *arg;
+	pid_t owner;
+	volatile sig_atomic_t active;
+} cleanups[KB_MAX_CLEANUPS];
+static int ncleanups;
+
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void run_one(int i)
+{
+	/* A forked child inherits the table but owns none of it. */
+	if (!cleanups[i].active || cleanups[i].owner != getpid())
+		return;
+	cleanups[i].active = 0;
+	cleanups[i].fn(cleanups[i].arg);
+}
+
+void kb_cleanup_run_all(void)
+{
+	int i;
+
+	for (i = ncleanups - 1; i >= 0; i--)
+		run_one(i);
+}
+
+static void cleanup_signal_handler(int sig)
+{
+	kb_cleanup_run_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_cleanup_signals(void)
+{
+	static bool installed;
+	struct sigaction sa;
+	size_t i;
+
+	if (installed)
+		return;
+	installed = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = cleanup_signal_handler;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+		sigaddset(&sa.sa_mask, cleanup_signals[i]);
+	for (i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+		sigaction(cleanup_signals[i], &sa, NULL);
+	atexit(kb_cleanup_run_all);
+}
+
+int kb_cleanup_push(void (*fn)(void *arg), void *arg)
+{
+	int i;
+
+	install_cleanup_signals();
+	/* Reuse a slot freed by kb_cleanup_pop() at the top of the stack. */
+	while (ncleanups > 0 && !cleanups[ncleanups - 1].active)
+		ncleanups--;
+	if (ncleanups == KB_MAX_CLEANUPS)
+		return -1;
+	i = ncleanups;
+	cleanups[i].fn = fn;
+	cleanups[i].arg = arg;
+	cleanups[i].owner = getpid();
+	cleanups[i].active = 1;
+	ncleanups++;
+	return i;
+}
+
+void kb_cleanup_pop(int handle, bool run)
+{
+	if (handle < 0 || handle >= ncleanups)
+		return;
+	if (run)
+		run_one(handle);
+	else
+		cleanups[handle].active = 0;
+}
+
+static void change_cleanup_signals(int how)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+		sigaddset(&set, cleanup_signals[i]);
+	sigprocmask(how, &set, NULL);
+}
+
+void kb_signals_block(void)
+{
+	change_cleanup_signals(SIG_BLOCK);
+}
+
+void kb_signals_unblock(void)
+{
+	change_cleanup_signals(SIG_UNBLOCK);
+}
+
+/* ---- sysctl / procfs knobs ------------------------------------------- */
+
+struct saved_knob {
+	char path[PATH_MAX];
+	size_t len;
+	char value[256];
+};
+
+static int write_file(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	ssize_t n;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+static void restore_knob(void *arg)
+{
+	struct saved_knob *k = arg;
+
+	write_file(k->path, k->value, k->len);
+}
+
+int kb_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0) {
+		err = -errno;
+		n = 0;
+	}
+	close(fd);
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return err;
+}
+
+int kb_read_long(const char *path, long *val)
+{
+	char buf[64], *end;
+	int err = kb_read_file(path, buf, sizeof(buf));
+
+	if (err)
+		return err;
+	errno = 0;
+	*val = strtol(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+int kb_knob_set(const char *path, const char *value)
+{
+	struct saved_knob *k = calloc(1, sizeof(*k));
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	err = kb_read_file(path, k->value, sizeof(k->value));
+	if (!err)
+		err = write_file(path, value, strlen(value));
+	if (err) {
+		free(k);
+		return err;
+	}
+	k->len = strlen(k->value);
+	if (kb_cleanup_push(restore_knob, k) < 0) {
+		restore_knob(k);
+		free(k);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* ---- command-line parsing -------------------------------------------- */
+
+void kb_set_prog(const char *prog)
+{
+	prog_name = prog;
+}
+
+const char *kb_prog(void)
+{
+	return prog_name;
+}
+
+void kb_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n",
+		prog_name);
+	exit(KB_EXIT_USAGE);
+}
+
+long long kb_parse_ll(const char *s, const char *what, long long min,
+		      long long max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (!*s || *end || errno == ERANGE)
+		kb_usage_error("invalid value '%s' for %s: not an integer",
+			       s, what);
+	if (v < min || v > max)
+		kb_usage_error("invalid value '%s' for %s: must be between %lld and %lld",
+			       s, what, min, max);
+	return v;
+}
+
+/* Split "12.5M" into a number and a suffix; -1 on garbage. */
+static int split_number(const char *s, double *num, const char **suffix)
+{
+	char *end;
+
+	if (!*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	*num = strtod(s, &end);
+	if (end == s || errno == ERANGE || !isfinite(*num))
+		return -1;
+	*suffix = end;
+	return 0;
+}
+
+unsigned long long kb_parse_size(const char *s, const char *what,
+				 unsigned long long min,
+				 unsigned long long max)
+{
+	double num, mult;
+	const char *suf;
+
+	if (split_number(s, &num, &suf))
+		kb_usage_error("invalid value '%s' for %s: not a size", s, what);
+	switch (toupper((unsigned char)*suf)) {
+	case '\0':
+	case 'B':
+		mult = 1;
+		break;
+	case 'K':
+		mult = 1024.0;
+		break;
+	case 'M':
+		mult = 1024.0 * 1024;
+		break;
+	case 'G':
+		mult = 1024.0 * 1024 * 1024;
+		break;
+	default:
+		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use K, M or G)",
+			       s, what, suf);
+	}
+	if (*suf && suf[1] && strcasecmp(suf + 1, "B") && strcasecmp(suf + 1, "iB"))
+		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use K, M or G)",
+			       s, what, suf);
+	num *= mult;
+	if (num < (double)min || num > (double)max)
+		kb_usage_error("invalid value '%s' for %s: must be between %llu and %llu bytes",
+			       s, what, min, max);
+	return (unsigned long long)num;
+}
+
+unsigned long long kb_parse_duration(const char *s, const char *what)
+{
+	const char *suf;
+	double num;
+
+	if (split_number(s, &num, &suf))
+		kb_usage_error("invalid value '%s' for %s: not a duration", s, what);
+	if (suf[0] && suf[1])
+		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use s, m, h or d)",
+			       s, what, suf);
+	switch (tolower((unsigned char)*suf)) {
+	case '\0':
+	case 's':
+		break;
+	case 'm':
+		num *= 60;
+		break;
+	case 'h':
+		num *= 3600;
+		break;
+	case 'd':
+		num *= 86400;
+		break;
+	default:
+		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use s, m, h or d)",
+			       s, what, suf);
+	}
+	if (num < 1 || num > 100.0 * 365 * 86400)
+		kb_usage_error("invalid value '%s' for %s: must be at least 1 second",
+			       s, what);
+	return (unsigned long long)num;
+}
