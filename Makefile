@@ -17,8 +17,9 @@ TESTS ?= $(sort $(patsubst $(KBENCH_TOP)/%/config,%,\
 
 # Forwarded per test so that in-tree builds (OUTPUT, INSTALL_PATH and
 # COLLECTION set by the selftests Makefile) land in per-test places.
+# lib.mk only defaults OUTPUT at the top make level: always pass it.
 sub_make = $(MAKE) -C $(KBENCH_TOP)/$(1) \
-	$(if $(OUTPUT),OUTPUT=$(OUTPUT)/$(1)) \
+	OUTPUT=$(if $(OUTPUT),$(OUTPUT)/$(1),$(KBENCH_TOP)/$(1)) \
 	$(if $(INSTALL_PATH),INSTALL_PATH=$(INSTALL_PATH)/$(1)) \
 	$(if $(COLLECTION),COLLECTION=$(COLLECTION)/$(1))
 
@@ -40,12 +41,16 @@ emit_tests:
 		$(call sub_make,$$t) -s --no-print-directory emit_tests; \
 	done
 
-# The project's own tests: unit tests, KTAP checks, build checks.
+# The project's own tests: unit tests, KTAP checks, build checks;
+# check-all also boots a Debian kernel under QEMU and runs the collection.
 check:
 	$(KBENCH_TOP)/tests/run.sh
+
+check-all:
+	$(KBENCH_TOP)/tests/run.sh --vm
 
 # Print the tests this Makefile sees.
 list:
 	@echo $(TESTS)
 
-.PHONY: all run_tests clean install emit_tests check list
+.PHONY: all run_tests clean install emit_tests check check-all list

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the collection's Python tools: compare.py, ktap_check.py."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "..", "scripts")
+sys.path.insert(0, SCRIPTS)
+
+import compare  # noqa: E402
+import ktap_check  # noqa: E402
+
+
+def doc(test="t", rows=None, guest=None):
+    return {"schema": "kbench-results/1", "test": test,
+            "kernel": {"release": "6.18"}, "machine": {"guest": guest},
+            "date": "2026-01-01T00:00:00Z", "rows": rows or []}
+
+
+def row(name, mean, unit="us", status="ok", note=None):
+    r = {"name": name, "status": status, "unit": unit, "n": 10,
+         "mean": mean, "median": mean, "min": mean, "max": mean,
+         "stddev": 0, "rsd_pct": 0}
+    if note:
+        r["note"] = note
+    return r
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, content):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    def run_compare(self, *args):
+        out, err = io.StringIO(), io.StringIO()
+        old = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = out, err
+        try:
+            rc = compare.main(list(args))
+        finally:
+            sys.stdout, sys.stderr = old
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_slowdown_addition_base(self):
+        b = self.write("b.json", doc(rows=[row("fork", 239.651, note="x")]))
+        c = self.write("c.json", doc(rows=[row("fork", 437.887)]))
+        rc, out, _ = self.run_compare(b, c)
+        self.assertEqual(rc, 0)
+        line = [l for l in out.splitlines() if l.startswith("fork")][0]
+        self.assertIn("x 1.83", line)
+        self.assertIn("+ 198 usec", line)
+        self.assertIn("240 usec", line)
+
+    def test_rows_in_one_file_only_and_skipped(self):
+        b = self.write("b.json", doc(rows=[row("a", 1), row("b", 1),
+                                           row("s", 1, status="skip")]))
+        c = self.write("c.json", doc(rows=[row("a", 2), row("c", 1), row("s", 1)]))
+        rc, out, _ = self.run_compare(b, c)
+        self.assertEqual(rc, 0)
+        self.assertRegex(out, r"b\s+only in the baseline")
+        self.assertRegex(out, r"c\s+only in the candidate")
+        self.assertRegex(out, r"s\s+not compared: baseline skip")
+
+    def test_mismatched_tests_and_units(self):
+        b = self.write("b.json", doc(test="one", rows=[row("a", 1)]))
+        c = self.write("c.json", doc(test="two", rows=[row("a", 1)]))
+        rc, _, err = self.run_compare(b, c)
+        self.assertEqual(rc, 2)
+        self.assertIn("different tests", err)
+        c = self.write("c.json", doc(test="one", rows=[row("a", 1, unit="ns")]))
+        rc, _, err = self.run_compare(b, c)
+        self.assertEqual(rc, 2)
+        self.assertIn("unit", err)
+
+    def test_unreadable_input(self):
+        bad = self.write("bad.json", "{not json")
+        good = self.write("g.json", doc())
+        for args in ((bad, good), ("/nonexistent", good),
+                     (self.write("x.json", {"rows": 1}), good),
+                     (self.tmp.name, good)):
+            rc, _, err = self.run_compare(*args)
+            self.assertEqual(rc, 2, args)
+            self.assertTrue(err.startswith("compare.py: "), err)
+
+    def test_fail_above(self):
+        b = self.write("b.json", doc(rows=[row("a", 100)]))
+        c = self.write("c.json", doc(rows=[row("a", 120)]))
+        self.assertEqual(self.run_compare("--fail-above", "25", b, c)[0], 0)
+        self.assertEqual(self.run_compare("--fail-above", "10", b, c)[0], 1)
+
+    def test_directories_and_guest_warning(self):
+        bd = os.path.join(self.tmp.name, "base")
+        cd = os.path.join(self.tmp.name, "cand")
+        os.mkdir(bd)
+        os.mkdir(cd)
+        for d, g in ((bd, None), (cd, "tcg")):
+            with open(os.path.join(d, "t.json"), "w", encoding="utf-8") as f:
+                json.dump(doc(rows=[row("a", 1)], guest=g), f)
+        rc, out, _ = self.run_compare(bd, cd)
+        self.assertEqual(rc, 0)
+        self.assertIn("warning: the runs come from different setups", out)
+
+
+class KtapCheckTest(unittest.TestCase):
+    def check(self, text, *opts):
+        path = tempfile.mktemp()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:
+            err = io.StringIO()
+            old = sys.stderr
+            sys.stderr = err
+            try:
+                return ktap_check.main(list(opts) + [path]), err.getvalue()
+            finally:
+                sys.stderr = old
+        finally:
+            os.unlink(path)
+
+    GOOD = ("TAP version 13\n1..2\n# a: unit=us n=1\nok 1 a\n"
+            "ok 2 b # SKIP no CAP_NET_ADMIN\n"
+            "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0\n")
+
+    def test_good_stream(self):
+        self.assertEqual(self.check(self.GOOD, "--no-fail", "--skip-reasons")[0], 0)
+
+    def test_plan_mismatch_and_numbering(self):
+        rc, err = self.check("TAP version 13\n1..3\nok 1 a\nok 3 b\n")
+        self.assertEqual(rc, 1)
+        self.assertIn("numbered 3, expected 2", err)
+        self.assertIn("plan says 3, 2 results", err)
+
+    def test_not_ok_and_skip_without_reason(self):
+        rc, err = self.check("TAP version 13\n1..2\nnot ok 1 a\nok 2 b # SKIP\n",
+                             "--no-fail", "--skip-reasons")
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok", err)
+        self.assertIn("SKIP without a reason", err)
+
+    def test_nested_indent_and_hash(self):
+        inner = "TAP version 13\n1..2\nok 1 x\nnot ok 2 y\n"
+        for prefix in ("    ", "# "):
+            nested = "".join(prefix + l + "\n" for l in inner.splitlines())
+            text = "TAP version 13\n1..1\n# selftests: d: p\n" + nested + \
+                   "not ok 1 selftests: d: p # exit=1\n"
+            rc, err = self.check(text)
+            self.assertEqual(rc, 0, err)
+            rc, err = self.check(text, "--no-fail")
+            self.assertEqual(rc, 1)
+            self.assertIn("top/1: not ok: y", err)
+
+    def test_skipped_program_reason_nested(self):
+        text = ("TAP version 13\n1..1\n    TAP version 13\n"
+                "    1..0 # SKIP kernel has no /proc/taskstats\n"
+                "ok 1 selftests: d: p # SKIP\n")
+        self.assertEqual(self.check(text, "--skip-reasons")[0], 0)
+
+
+class ScriptsRunTest(unittest.TestCase):
+    def test_compare_help(self):
+        r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"),
+                            "--help"], capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("slowdown", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
