@@ -153,8 +153,11 @@ static int exec_chain_main(int argc, char **argv)
 {
 	uint64_t t0;
 
-	if (argc != 5)
-		return 2;
+	if (argc != 5) {
+		fprintf(stderr, "%s: %s is internal: it takes FD REMAINING T0\n",
+			argv[0], EXEC_CHAIN_ARG);
+		return KB_EXIT_USAGE;
+	}
 	t0 = strtoull(argv[4], NULL, 10);
 	exec_chain_step(atoi(argv[2]), atol(argv[3]), t0);
 	return 1;
