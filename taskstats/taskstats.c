@@ -583,40 +583,117 @@ static void test_exit_notification(void)
 
 /* ---- correctness: cgroupstats ---------------------------------------- */
 
-/* Our cgroup2 directory: the cgroup2 mount + our "0::" path. 0 or -errno. */
-static int own_cgroup2_dir(char *dir, size_t size)
+#define MAX_CGROUP_DIRS	16
+#define CGROUP_PATH_MAX	600
+
+struct cgroup_mount {
+	char dir[256];
+	char opts[260];		/* ",super,options," */
+	bool v2;
+};
+
+/* Every cgroup mount at the hierarchy root ("/" as mount root). */
+static int cgroup_mounts(struct cgroup_mount *mnts, int max)
 {
-	char line[1024], mnt[512] = "", path[512] = "";
+	char line[1024], root[256], dir[256], type[32], opts[256];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int n = 0;
 
-	while (f && fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - cgroup2 ");
+	while (f && n < max && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
 
-		if (sep && sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1)
-			break;
-		mnt[0] = '\0';
+		if (!sep || sscanf(line, "%*s %*s %*s %255s %255s", root, dir) != 2 ||
+		    sscanf(sep, " - %31s %*s %255s", type, opts) != 2 ||
+		    strcmp(root, "/"))
+			continue;
+		if (strcmp(type, "cgroup2") && strcmp(type, "cgroup"))
+			continue;
+		snprintf(mnts[n].dir, sizeof(mnts[n].dir), "%s", dir);
+		snprintf(mnts[n].opts, sizeof(mnts[n].opts), ",%s,", opts);
+		mnts[n].v2 = !strcmp(type, "cgroup2");
+		n++;
 	}
 	if (f)
 		fclose(f);
-	f = fopen("/proc/self/cgroup", "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "0::", 3))
-			sscanf(line + 3, "%511s", path);
-	if (f)
-		fclose(f);
-	if (!mnt[0] || !path[0])
-		return -ENOENT;
-	snprintf(dir, size, "%s%s", mnt, strcmp(path, "/") ? path : "");
-	return 0;
+	return n;
+}
+
+/* Does a v1 mount carry every controller of "cpu,cpuacct"? */
+static bool mount_has(const struct cgroup_mount *m, const char *ctrls)
+{
+	char list[256], tok[260], *save, *t;
+
+	snprintf(list, sizeof(list), "%s", ctrls);
+	for (t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		snprintf(tok, sizeof(tok), ",%s,", t);
+		if (!strstr(m->opts, tok))
+			return false;
+	}
+	return !m->v2;
+}
+
+/*
+ * Our own cgroup directories, cgroup2 first, then each v1 hierarchy.
+ * The kernel's cgroupstats_build() accepts only directories of a v1
+ * ("cgroup") mount and answers EINVAL for cgroup2, so on a pure cgroup2
+ * system the check skips. Returns how many were found.
+ */
+static int own_cgroup_dirs(char dirs[][CGROUP_PATH_MAX], int max)
+{
+	struct cgroup_mount mnts[MAX_CGROUP_DIRS];
+	char line[1024], ctrls[256], path[300];
+	int nm = cgroup_mounts(mnts, MAX_CGROUP_DIRS), n = 0, i, pass;
+	FILE *f;
+
+	for (pass = 0; pass < 2; pass++) {
+		f = fopen("/proc/self/cgroup", "re");
+		while (f && n < max && fgets(line, sizeof(line), f)) {
+			ctrls[0] = '\0';
+			if (sscanf(line, "%*[0-9]:%255[^:]:%299s", ctrls, path) != 2 &&
+			    sscanf(line, "%*[0-9]::%299s", path) != 1)
+				continue;
+			for (i = 0; i < nm && n < max; i++) {
+				bool v2 = !ctrls[0];
+
+				if (pass != !v2 || (v2 ? !mnts[i].v2 : !mount_has(&mnts[i], ctrls)))
+					continue;
+				snprintf(dirs[n++], CGROUP_PATH_MAX, "%s%s", mnts[i].dir,
+					 strcmp(path, "/") ? path : "");
+				break;
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	return n;
+}
+
+/* CGROUPSTATS_CMD_GET on @dir, retried until the sleepers all sleep. */
+static int query_cgroup(struct kb_nl *nl, const char *dir,
+			struct kb_cgroupstats *cs)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err, tries;
+
+	if (fd < 0)
+		return -errno;
+	/* A sleeper just forked may not have reached pause() yet. */
+	for (tries = 0; tries < 20; tries++) {
+		err = kb_cgroupstats_get(nl, fd, cs);
+		if (err || cs->nr_sleeping >= sleepers.n)
+			break;
+		sleep_ms(100);
+	}
+	close(fd);
+	return err;
 }
 
 static void test_cgroupstats(void)
 {
 	const char *name = "cgroupstats";
+	char dirs[MAX_CGROUP_DIRS][CGROUP_PATH_MAX], why[200];
 	struct kb_cgroupstats cs;
-	char dir[1100], why[200];
+	int ndirs, i, err = -ENOENT;
 	struct kb_nl nl;
-	int fd, err, tries;
 
 	if (skip_netlink_test(name, false))
 		return;
@@ -624,43 +701,34 @@ static void test_cgroupstats(void)
 		kb_skip(name, "no sleepers could be spawned");
 		return;
 	}
-	if (own_cgroup2_dir(dir, sizeof(dir))) {
-		kb_skip(name, "no cgroup2 hierarchy to query");
+	ndirs = own_cgroup_dirs(dirs, MAX_CGROUP_DIRS);
+	if (!ndirs) {
+		kb_skip(name, "no cgroup hierarchy mounted to query");
 		return;
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot open %.100s: %s", dir,
-			 strerror(errno));
-		kb_skip(name, why);
+	if (!open_ts(name, &nl, 0, NL_TIMEOUT_MS))
 		return;
-	}
-	if (!open_ts(name, &nl, 0, NL_TIMEOUT_MS)) {
-		close(fd);
-		return;
-	}
-	/* A sleeper just forked may not have reached pause() yet. */
-	for (tries = 0; tries < 20; tries++) {
-		err = kb_cgroupstats_get(&nl, fd, &cs);
-		if (err || cs.nr_sleeping >= sleepers.n)
+	/* EINVAL: this kernel does not take that kind of directory. */
+	for (i = 0; i < ndirs; i++) {
+		err = query_cgroup(&nl, dirs[i], &cs);
+		if (err != -EINVAL && err != -EACCES && err != -ENOENT)
 			break;
-		sleep_ms(100);
 	}
 	kb_nl_close(&nl);
-	close(fd);
-	if (err == -EPERM || err == -EACCES) {
-		snprintf(why, sizeof(why), "CGROUPSTATS_CMD_GET: %s", strerror(-err));
+	if (err == -EINVAL || err == -EACCES || err == -ENOENT || err == -EPERM) {
+		snprintf(why, sizeof(why), "no cgroup directory of ours accepted by CGROUPSTATS_CMD_GET (%s; it takes cgroup v1 directories only)",
+			 strerror(-err));
 		kb_skip(name, why);
 		return;
 	}
 	if (err) {
-		snprintf(why, sizeof(why), "CGROUPSTATS_CMD_GET on %.100s: %s", dir,
-			 strerror(-err));
+		snprintf(why, sizeof(why), "CGROUPSTATS_CMD_GET on %.100s: %s",
+			 dirs[i], strerror(-err));
 		kb_fail(name, why);
 		return;
 	}
 	kb_figure(name, "cgroup=%s nr_sleeping=%llu nr_running=%llu nr_stopped=%llu nr_uninterruptible=%llu nr_io_wait=%llu sleepers=%zu",
-		  dir, (unsigned long long)cs.nr_sleeping,
+		  dirs[i], (unsigned long long)cs.nr_sleeping,
 		  (unsigned long long)cs.nr_running,
 		  (unsigned long long)cs.nr_stopped,
 		  (unsigned long long)cs.nr_uninterruptible,
