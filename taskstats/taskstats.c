@@ -1068,10 +1068,15 @@ static void print_table(void)
 
 		if (!r->done)
 			continue;
-		ksft_print_msg("%-16s %10zu %12.9f %12.9f %12.9f %11.3f %7.2fx\n",
+		char speedup[16] = "-";
+
+		if (base->done)
+			snprintf(speedup, sizeof(speedup), "%.2fx",
+				 base->st.median / r->st.median);
+		ksft_print_msg("%-16s %10zu %12.9f %12.9f %12.9f %11.3f %8s\n",
 			       kb_ts_method_name(m), sleepers.n, r->pass_med_s,
 			       r->pass_min_s, r->pass_max_s, r->st.median,
-			       base->done ? base->st.median / r->st.median : 0.0);
+			       speedup);
 	}
 }
 
