@@ -488,13 +488,13 @@ static int exit_child(void *arg)
 }
 
 /*
- * Wait up to 10 s for the exit record of @pid among everything the
+ * Wait up to 5 s for the exit record of @pid among everything the
  * listener receives (other tasks exit too). 0 or -errno.
  */
 static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 			    int *drops)
 {
-	uint64_t end = kb_now_ns() + 10000000000ull;
+	uint64_t end = kb_now_ns() + 5000000000ull;
 	const struct nlmsghdr *nlh;
 	static char buf[65536];
 	size_t off;
@@ -541,14 +541,34 @@ static void judge_exit(const char *name, const struct kb_ts_reply *r,
 	kb_fail(name, why);
 }
 
+/*
+ * One attempt: fork a child that exits and wait for its record. Other
+ * tasks exiting meanwhile may overrun the socket (ENOBUFS, counted in
+ * *@drops) and take our record with them.
+ */
+static int exit_attempt(struct kb_nl *nl, struct kb_ts_reply *r, pid_t *pid,
+			int *drops)
+{
+	pid_t child = kb_children_fork(&helpers, exit_child, NULL);
+	int err;
+
+	*pid = child;
+	if (child < 0)
+		return child;
+	err = wait_exit_record(nl, child, r, drops);
+	waitpid(child, NULL, 0);
+	kb_children_forget(&helpers, child);
+	return err;
+}
+
 static void test_exit_notification(void)
 {
 	const char *name = "exit_notification";
 	char cpus[256], why[160];
+	int err, drops = 0, tries;
 	struct kb_ts_reply r;
-	int err, drops = 0;
 	struct kb_nl nl;
-	pid_t child;
+	pid_t child = -1;
 
 	if (skip_netlink_test(name, true))
 		return;
@@ -564,21 +584,24 @@ static void test_exit_notification(void)
 		kb_nl_close(&nl);
 		return;
 	}
-	child = kb_children_fork(&helpers, exit_child, NULL);
-	err = child < 0 ? child : wait_exit_record(&nl, child, &r, &drops);
-	if (child > 0) {
-		waitpid(child, NULL, 0);
-		kb_children_forget(&helpers, child);
+	for (tries = 0; tries < 3; tries++) {
+		err = exit_attempt(&nl, &r, &child, &drops);
+		if (err != -ETIMEDOUT || !drops)
+			break;
 	}
 	kb_taskstats_listener(&nl, false, cpus);
 	kb_nl_close(&nl);
-	if (err) {
-		snprintf(why, sizeof(why), "no exit record for pid %d: %s (%d overruns)",
-			 child, strerror(-err), drops);
+	if (err == -ETIMEDOUT && drops) {
+		snprintf(why, sizeof(why), "exit records of other tasks overran the socket (%d ENOBUFS) in %d attempts",
+			 drops, tries);
+		kb_skip(name, why);
+	} else if (err) {
+		snprintf(why, sizeof(why), "no exit record for pid %d: %s",
+			 child, strerror(-err));
 		kb_fail(name, why);
-		return;
+	} else {
+		judge_exit(name, &r, child);
 	}
-	judge_exit(name, &r, child);
 }
 
 /* ---- correctness: cgroupstats ---------------------------------------- */
@@ -677,7 +700,7 @@ static int query_cgroup(struct kb_nl *nl, const char *dir,
 	if (fd < 0)
 		return -errno;
 	/* A sleeper just forked may not have reached pause() yet. */
-	for (tries = 0; tries < 20; tries++) {
+	for (tries = 0; tries < 100; tries++) {
 		err = kb_cgroupstats_get(nl, fd, cs);
 		if (err || cs->nr_sleeping >= sleepers.n)
 			break;
