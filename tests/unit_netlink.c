@@ -171,7 +171,7 @@ static void test_decode_versions(void)
 	char name[32], why[96];
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		bool ok;
 
 		fill_stats(p, cases[i].len, cases[i].version, 4321);
