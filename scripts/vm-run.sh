@@ -337,7 +337,9 @@ fetch_package() {
 		rm -f "$dl"/*.deb
 		# Packages ship no modules.dep (their postinst makes it).
 		for kver in "$dl"/root/lib/modules/*; do
-			[[ -d $kver ]] && depmod -b "$dl/root" "${kver##*/}"
+			[[ -d $kver ]] || continue
+			depmod -b "$dl/root" "${kver##*/}" ||
+				die "$EXIT_SETUP" "depmod failed on $pkg's modules"
 		done
 		mv "$dl/root" "$dest"
 		rm -rf "$dl"
@@ -416,8 +418,12 @@ kvm_probe() {
 	if ((rc == 0)) && grep -q 'Linux version' "$out"; then
 		return 0
 	fi
-	kvm_why="probe boot under KVM $( ((rc == 124)) && echo "hung (30 s)" ||
-		echo "failed (exit $rc: $(grep -m 1 -i error "$out" | cut -c1-80))")"
+	if ((rc == 124 || rc == 137)); then
+		kvm_why="a probe boot under KVM hung (killed after 30 s)"
+	else
+		kvm_why="a probe boot under KVM failed (QEMU exit status $rc$(
+			grep -m 1 -i -e error -e fail "$out" | cut -c1-100 | sed 's/^/: /'))"
+	fi
 	return 1
 }
 
@@ -440,13 +446,13 @@ choose_accel() {
 	if [[ -f $vmcache/kvm-probe ]] && [[ $(head -n 1 "$vmcache/kvm-probe") == "$key" ]]; then
 		result=$(sed -n 2p "$vmcache/kvm-probe")
 		accel=${result%% *}
-		kvm_why="${result#* } (cached in $vmcache/kvm-probe)"
+		kvm_why="${result#* }; cached in $vmcache/kvm-probe"
 		return
 	fi
 	msg "probing whether KVM can run a guest here (once per host, <= 30 s)"
 	if kvm_probe; then
 		accel=kvm
-		kvm_why="probe boot under KVM worked"
+		kvm_why="a probe boot under KVM worked"
 	else
 		accel=tcg
 	fi
@@ -548,7 +554,7 @@ guest_command() {
 # stops vng, virtme-run and QEMU together.
 start_vm() {
 	local total=0 vng=(vng --run "$kimg" --verbose --user root --cwd "$top"
-		--memory "$memory") a
+		--memory "$memory" --force-9p) a
 
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
@@ -563,8 +569,9 @@ start_vm() {
 		set +e
 		{
 			(
-				echo "$BASHPID" >"$state/vng.pid"
-				exec timeout -k 10 "$total" "${vng[@]}" </dev/null
+				timeout -k 10 "$total" "${vng[@]}" </dev/null &
+				echo "$!" >"$state/vng.pid"
+				wait "$!"
 			) 2>&1 >&3 3>&- | filter_stderr
 			echo "${PIPESTATUS[0]}" >"$state/vng.rc"
 			: >"$state/exited"
@@ -590,13 +597,13 @@ on_signal() {
 	trap - INT TERM HUP
 	msg "interrupted: stopping the guest"
 	stop_vm
-	[[ -n ${vm_pipe:-} ]] && wait "$vm_pipe" 2>/dev/null
+	[[ -n ${vm_pipe:-} ]] && { wait "$vm_pipe" 2>/dev/null || true; }
 	exit 130
 }
 
 # shellcheck disable=SC2317 # called from traps
 cleanup() {
-	[[ -n ${watchdog:-} ]] && kill "$watchdog" 2>/dev/null
+	[[ -n ${watchdog:-} ]] && { kill "$watchdog" 2>/dev/null || true; }
 	stop_vm
 	if [[ -n $console_keep && -f ${state:-/nonexistent}/console.log ]]; then
 		cp "$state/console.log" "$console_keep" || true
@@ -675,8 +682,9 @@ main() {
 	if [[ $accel == kvm ]]; then
 		msg "accel: KVM ($kvm_why)"
 	else
-		msg "accel: TCG, software emulation ($kvm_why): ~10x slower," \
-			"figures are a functional check only (KBENCH_GUEST=tcg in the JSON)"
+		msg "accel: TCG, software emulation, ~10x slower: figures are a" \
+			"functional check only (KBENCH_GUEST=tcg in every JSON file)"
+		msg "not KVM because $kvm_why"
 	fi
 	msg "booting $kdesc: ${#programs[@]} programs, boot timeout ${boot_timeout} s," \
 		"run timeout $( ((vm_timeout)) && echo "$vm_timeout s" || echo none)"
