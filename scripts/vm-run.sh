@@ -114,9 +114,9 @@ full=
 program_timeout=
 guest_args=()	# run_all.sh's options, in their order
 
-# opt_value NAME "$@": the value of an option given as "NAME VALUE".
+# need_value OPTION WHAT "$@": OPTION (first of "$@") must have a value.
 need_value() {
-	(($# >= 3)) || die_usage "option '$1' needs $2"
+	(($# >= 4)) || die_usage "option '$1' needs $2"
 }
 
 parse_args() {
