@@ -82,6 +82,7 @@ static long page_size;
 /* Why the allocation checks cannot run (child not in cgdir); "" if they can. */
 static char child_skip[1024];
 static char create_note[320];
+static const char *cgpath_from = "--cgroup";
 
 static void cg_file(char *buf, size_t size, const char *name)
 {
@@ -263,15 +264,16 @@ static void check_user_cgroup(const char *path, bool need_stat)
 	char file[PATH_MAX + 64];
 
 	if (!is_dir(path))
-		kb_usage_error("cgroup '%s': not a directory", path);
+		kb_usage_error("cgroup '%s' (%s): not a directory", path,
+			       cgpath_from);
 	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
 	if (access(file, F_OK))
-		kb_usage_error("cgroup '%s': not a cgroup directory (no cgroup.procs)",
-			       path);
+		kb_usage_error("cgroup '%s' (%s): not a cgroup directory (no cgroup.procs)",
+			       path, cgpath_from);
 	snprintf(file, sizeof(file), "%s/memory.stat", path);
 	if (need_stat && access(file, R_OK))
-		kb_usage_error("cgroup '%s': no readable memory.stat (%s): not a memory cgroup%s",
-			       path, strerror(errno),
+		kb_usage_error("cgroup '%s' (%s): no readable memory.stat (%s): not a memory cgroup%s",
+			       path, cgpath_from, strerror(errno),
 			       errno == ENOENT ? " (memory controller not enabled here?)" : "");
 	snprintf(file, sizeof(file), "%s/cgroup.controllers", path);
 	cgver = access(file, F_OK) ? KB_CGROUP_V1 : KB_CGROUP_V2;
@@ -332,6 +334,7 @@ static void pick_cgroup(bool need_stat)
 		if (err)
 			ksft_exit_fail_msg("cannot read /proc/self/mountinfo: %s\n",
 					   strerror(-err));
+		cgpath_from = "--root";
 		check_user_cgroup(mnt.path, need_stat);
 		snprintf(cgdir, sizeof(cgdir), "%s", mnt.path);
 		return;
@@ -1389,10 +1392,10 @@ static void run_tests(void)
 
 	ksft_print_header();
 	ksft_set_plan(planned_tests());
-	ksft_print_msg("cgroup v%d %s (%s)%s\n", cgver, cgdir,
+	ksft_print_msg("cgroup v%d %s (%s)\n", cgver, cgdir,
 		       own_cgroup ? "created for this run" :
-		       opt.cgpath ? "given" : opt.root ? "root of the hierarchy" :
-		       "the one we run in", create_note[0] ? ": " : "");
+		       opt.cgpath ? cgpath_from : opt.root ? "root of the hierarchy" :
+		       "the one we run in");
 	if (create_note[0])
 		ksft_print_msg("not creating a cgroup: %s\n", create_note);
 	ksft_print_msg("reads per row %ld (batches of %ld), cat processes %ld, clock %s\n",
@@ -1638,8 +1641,10 @@ static void parse_options(int argc, char **argv)
 		kb_usage_error("--root and --cgroup exclude each other");
 	if (opt.bench && opt.set_filter)
 		kb_usage_error("--bench and --set-filter exclude each other");
-	if (!opt.cgpath && !opt.root && env && *env)
+	if (!opt.cgpath && !opt.root && env && *env) {
 		opt.cgpath = env;
+		cgpath_from = "CGPATH";
+	}
 	if (opt.set_filter && strcmp(opt.set_filter, "reset") &&
 	    !isdigit((unsigned char)opt.set_filter[0]))
 		parse_keys(opt.set_filter);
