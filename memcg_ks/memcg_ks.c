@@ -43,6 +43,7 @@
 #define FULL_CAT_COUNT		1000
 #define SLOW_CAT_COUNT		20
 #define DEFAULT_ALLOC		(64 * MIB)
+#define DEFAULT_ROW_BUDGET_S	2.0
 #define BASE_ALLOC		(8 * MIB)
 #define MAX_FIELDS		128
 #define MAX_FILTERS		8
@@ -65,6 +66,7 @@ struct options {
 	const char *cgpath;	/* --cgroup or $CGPATH */
 	bool root;		/* the root of the memory hierarchy */
 	unsigned long long alloc;
+	double row_budget_s;	/* stop a row after this long; 0 = never */
 	const char *json;
 	bool full;
 };
@@ -385,6 +387,7 @@ static const char *const mode_note[NR_MODES] = {
 };
 
 static char read_buf[READ_BUF_SIZE];
+static bool row_cut_short;	/* the last row hit --max-row-time */
 
 /* Read the whole file from the current offset; bytes or -errno. */
 static ssize_t read_rest(int fd)
@@ -489,6 +492,7 @@ static int time_reads(const char *path, enum mode mode, struct kb_stats *st,
 
 	if (nsamples < 2)
 		nsamples = 2;
+	row_cut_short = false;
 	if (warm < 1)
 		warm = 1;
 	samples = calloc(nsamples, sizeof(*samples));
@@ -509,6 +513,13 @@ static int time_reads(const char *path, enum mode mode, struct kb_stats *st,
 
 		n = mode_op[mode](fd, path, batch);
 		samples[i] = (double)(kb_now_ns() - t0) / batch / 1000.0;
+		/* A slow machine: stop at the row's time budget. */
+		if (opt.row_budget_s > 0 && i >= 20 &&
+		    (double)(kb_now_ns() - start) / 1e9 > opt.row_budget_s) {
+			nsamples = i + 1;
+			row_cut_short = true;
+			break;
+		}
 	}
 	*total_s = (double)(kb_now_ns() - start) / 1e9;
 	if (fd >= 0)
@@ -578,6 +589,8 @@ static void time_row(int variant, enum file_id f, enum mode m,
 	kb_row_add(name, "us", &st);
 	kb_row_extra("batch", m == MODE_PROC ? 1 : opt.batch);
 	kb_row_extra("total_s", total_s);
+	if (row_cut_short)
+		kb_row_extra("cut_at_max_row_time", 1);
 	if (bytes >= 0)
 		kb_row_extra("bytes", (double)bytes);
 	if (variant && cells[0][f][m].done && cells[0][f][m].median > 0)
@@ -1379,6 +1392,7 @@ static void record_params(void)
 	kb_param_num("ks_stat", have_ks[F_STAT]);
 	kb_param_num("ks_numa_stat", have_ks[F_NUMA]);
 	kb_param_num("flush", !opt.no_flush);
+	kb_param_num("max_row_time_s", opt.row_budget_s);
 	kb_param_num("clock_overhead_ns", kb_clock_overhead_ns());
 	cg_file(path, sizeof(path), "memory.stat");
 	if (!stat(path, &sb))
@@ -1480,6 +1494,11 @@ static void usage(FILE *f)
 "                      between 1 and 1000)\n"
 "      --cat-count=N   cat processes per cat_process row (default %d,\n"
 "                      %d with --full)\n"
+"      --max-row-time=SEC\n"
+"                      end a timed row after SEC seconds (at least 21\n"
+"                      samples); default: 2 s (1 s if KSFT_MACHINE_SLOW=yes)\n"
+"                      in the quick run when neither count is given, no\n"
+"                      limit otherwise\n"
 "  -m, --alloc=SIZE    anonymous memory the child touches for the growth\n"
 "                      checks (default 64M; K, M, G suffixes)\n"
 "Filters (.ks files):\n"
@@ -1559,7 +1578,7 @@ static void parse_keys(const char *arg)
 static void parse_options(int argc, char **argv)
 {
 	enum { OPT_FULL = 256, OPT_JSON, OPT_ROOT, OPT_CATS, OPT_NOFLUSH,
-	       OPT_BENCH, OPT_SET };
+	       OPT_BENCH, OPT_SET, OPT_BUDGET };
 	static const struct option longopts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "root", no_argument, NULL, OPT_ROOT },
@@ -1572,6 +1591,7 @@ static void parse_options(int argc, char **argv)
 		{ "no-flush", no_argument, NULL, OPT_NOFLUSH },
 		{ "bench", no_argument, NULL, OPT_BENCH },
 		{ "set-filter", required_argument, NULL, OPT_SET },
+		{ "max-row-time", required_argument, NULL, OPT_BUDGET },
 		{ "full", no_argument, NULL, OPT_FULL },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
@@ -1582,6 +1602,7 @@ static void parse_options(int argc, char **argv)
 	int c;
 
 	opt.alloc = DEFAULT_ALLOC;
+	opt.row_budget_s = -1;
 	while ((c = getopt_long(argc, argv, "c:n:b:m:f:k:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -1620,6 +1641,10 @@ static void parse_options(int argc, char **argv)
 		case OPT_SET:
 			opt.set_filter = optarg;
 			break;
+		case OPT_BUDGET:
+			opt.row_budget_s = (double)kb_parse_duration(optarg,
+								      "--max-row-time");
+			break;
 		case OPT_FULL:
 			opt.full = true;
 			break;
@@ -1649,6 +1674,14 @@ static void parse_options(int argc, char **argv)
 	    !isdigit((unsigned char)opt.set_filter[0]))
 		parse_keys(opt.set_filter);
 	big = opt.full || opt.bench;
+	/*
+	 * The quick default run bounds each row in time, so that an emulated
+	 * guest (cat processes there take ~100 ms) still ends in time.
+	 */
+	if (!opt.count && !opt.cat_count && !big && opt.row_budget_s < 0)
+		opt.row_budget_s = kb_machine_slow() ? 1.0 : DEFAULT_ROW_BUDGET_S;
+	if (opt.row_budget_s < 0)
+		opt.row_budget_s = 0;
 	if (!opt.count)
 		opt.count = big ? FULL_COUNT :
 			    kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
