@@ -650,7 +650,7 @@ static void print_table(void)
 
 	ksft_print_msg("median microseconds per read (%s); ratio = ks / legacy, same file and way\n",
 		       KB_CLOCK_NAME);
-	ksft_print_msg("%-26s %12s %12s %14s\n", "file", "per_read",
+	ksft_print_msg("%-30s %12s %12s %14s\n", "file", "per_read",
 		       "per_cat", "cat_process");
 	for (v = 0; v < nvariants; v++) {
 		for (f = 0; f < NR_FILES; f++) {
@@ -675,12 +675,12 @@ static void print_table(void)
 					snprintf(col[m], sizeof(col[m]), "%.3f",
 						 c->median);
 			}
-			ksft_print_msg("%-26s %12s %12s %14s\n", label,
+			ksft_print_msg("%-30s %12s %12s %14s\n", label,
 				       col[0], col[1], col[2]);
 		}
 	}
 	if (devnull_cat_median > 0)
-		ksft_print_msg("%-26s %12s %12s %14.3f\n", "cat /dev/null",
+		ksft_print_msg("%-30s %12s %12s %14.3f\n", "cat /dev/null",
 			       "-", "-", devnull_cat_median);
 }
 
@@ -1199,12 +1199,13 @@ static void check_ks_invalid(void)
 
 	build_key_filter(filter, sizeof(filter));
 	err = ks_write(F_STAT, filter);
-	if (!err)
-		err = ks_read(F_STAT, &before, why, sizeof(why));
 	if (err) {
-		if (err != -EINVAL)
-			snprintf(why, sizeof(why), "setting the key filter: %s",
-				 strerror(-err));
+		snprintf(why, sizeof(why), "setting the key filter: %s",
+			 strerror(-err));
+		kb_fail(name, why);
+		return;
+	}
+	if (ks_read(F_STAT, &before, why, sizeof(why))) {
 		kb_fail(name, why);
 		return;
 	}
