@@ -495,6 +495,9 @@ static int time_reads(const char *path, enum mode mode, struct kb_stats *st,
 	row_cut_short = false;
 	if (warm < 1)
 		warm = 1;
+	/* A time-bounded run warms a process row up with a few only. */
+	if (opt.row_budget_s > 0 && mode == MODE_PROC && warm > 3)
+		warm = 3;
 	samples = calloc(nsamples, sizeof(*samples));
 	if (!samples)
 		return -ENOMEM;
