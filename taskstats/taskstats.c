@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -893,6 +894,221 @@ static void test_error_malformed(void)
 	kb_fail(name, why);
 }
 
+/* ---- correctness: the RFC ioctl on /proc/taskstats -------------------- */
+
+/* Room for any struct taskstats a kernel may copy back. */
+#define IOCTL_BUF_SIZE		4096
+/* Next number of the RFC's range: no such command. */
+#define TASKSTATS_IOC_UNKNOWN	_IO('T', 3)
+
+static bool skip_ioctl_test(const char *name)
+{
+	if (!access(KB_PROC_TASKSTATS, F_OK))
+		return false;
+	kb_skip(name, "kernel has no " KB_PROC_TASKSTATS " (RFC ioctl interface, not in mainline)");
+	return true;
+}
+
+static const char *ioctl_answer(int err)
+{
+	return err ? strerror(-err) : "ok";
+}
+
+/* One ioctl query of @id into @buf; 0 or -errno. */
+static int ioctl_query(int fd, unsigned long cmd, uint32_t id, void *buf,
+		       struct kb_taskstats *ts)
+{
+	memset(buf, 0, IOCTL_BUF_SIZE);
+	memcpy((char *)buf + KB_TS_AC_PID_OFFSET, &id, sizeof(id));
+	if (ioctl(fd, cmd, buf))
+		return -errno;
+	if (ts)
+		kb_taskstats_decode(buf, IOCTL_BUF_SIZE, ts);
+	return 0;
+}
+
+static int open_proc_taskstats(const char *name)
+{
+	int fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
+	char why[160];
+
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "cannot open %s: %s",
+			 KB_PROC_TASKSTATS, strerror(errno));
+		kb_fail(name, why);
+	}
+	return fd;
+}
+
+/* Fields that cannot change between two queries of a sleeping task. */
+static bool same_stats(const struct kb_taskstats *a,
+		       const struct kb_taskstats *b, bool per_pid,
+		       char *why, size_t whylen)
+{
+#define DIFFERS(f) (a->f != b->f && \
+	snprintf(why, whylen, #f ": ioctl %llu, netlink %llu", \
+		 (unsigned long long)a->f, (unsigned long long)b->f))
+	if (DIFFERS(version) || DIFFERS(nvcsw) || DIFFERS(nivcsw))
+		return false;
+	if (per_pid && (DIFFERS(pid) || DIFFERS(ppid) || DIFFERS(uid) ||
+			DIFFERS(gid) || DIFFERS(btime)))
+		return false;
+#undef DIFFERS
+	if (per_pid && strcmp(a->comm, b->comm)) {
+		snprintf(why, whylen, "comm: ioctl '%s', netlink '%s'",
+			 a->comm, b->comm);
+		return false;
+	}
+	return true;
+}
+
+/* The ioctl answers what TASKSTATS_CMD_GET answers, for pid and tgid. */
+static void test_ioctl_matches_netlink(void)
+{
+	const char *name = "ioctl_matches_netlink";
+	pid_t pid = sleepers.n ? sleepers.pids[0] : getpid();
+	struct kb_taskstats by_ioctl, by_ioctl_tgid;
+	struct kb_ts_reply r, rt;
+	char why[200], *buf;
+	struct kb_nl nl;
+	int fd, err;
+
+	if (skip_ioctl_test(name) || skip_netlink_test(name, true))
+		return;
+	fd = open_proc_taskstats(name);
+	if (fd < 0)
+		return;
+	buf = calloc(1, IOCTL_BUF_SIZE);
+	if (!buf || !open_ts(name, &nl, 0, NL_TIMEOUT_MS)) {
+		if (!buf)
+			kb_fail(name, "out of memory");
+		free(buf);
+		close(fd);
+		return;
+	}
+	err = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, pid, buf, &by_ioctl);
+	if (!err)
+		err = ioctl_query(fd, TASKSTATS_IOC_ATTR_TGID, pid, buf,
+				  &by_ioctl_tgid);
+	if (err)
+		snprintf(why, sizeof(why), "ioctl query of pid %d: %s",
+			 (int)pid, strerror(-err));
+	if (!err) {
+		err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
+		if (!err)
+			err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID,
+					       pid, &rt);
+		if (err)
+			snprintf(why, sizeof(why), "TASKSTATS_CMD_GET of pid %d: %s",
+				 (int)pid, strerror(-err));
+	}
+	kb_nl_close(&nl);
+	free(buf);
+	close(fd);
+	if (err) {
+		kb_fail(name, why);
+		return;
+	}
+	kb_figure(name, "pid=%d version=%u nvcsw=%llu tgid_nvcsw=%llu",
+		  (int)pid, by_ioctl.version,
+		  (unsigned long long)by_ioctl.nvcsw,
+		  (unsigned long long)by_ioctl_tgid.nvcsw);
+	if (!same_stats(&by_ioctl, &r.pid.stats, true, why, sizeof(why)) ||
+	    !same_stats(&by_ioctl_tgid, &rt.tgid.stats, false, why,
+			sizeof(why))) {
+		kb_fail(name, why);
+		return;
+	}
+	kb_pass(name);
+}
+
+/*
+ * The documented errors: ESRCH for a pid nobody has, EFAULT for a
+ * pointer the kernel cannot read or cannot write back to, EINVAL for an
+ * unknown command; EPERM without CAP_NET_ADMIN. A valid query must still
+ * work afterwards.
+ */
+static void test_ioctl_errors(void)
+{
+	const char *name = "ioctl_errors";
+	int fd, esrch_pid = 0, esrch_tgid = 0, null_ptr, ro_ptr, unknown, after;
+	long page = sysconf(_SC_PAGESIZE);
+	char why[240], *buf, *ro;
+	uint32_t me = getpid();
+	int tries;
+	pid_t pid;
+
+	if (skip_ioctl_test(name))
+		return;
+	fd = open_proc_taskstats(name);
+	if (fd < 0)
+		return;
+	buf = calloc(1, IOCTL_BUF_SIZE);
+	if (!buf) {
+		kb_fail(name, "out of memory");
+		close(fd);
+		return;
+	}
+	if (!have_admin) {
+		after = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, me, buf, NULL);
+		free(buf);
+		close(fd);
+		kb_figure(name, "unprivileged_query=%s", ioctl_answer(after));
+		if (after == -EPERM)
+			kb_pass(name);
+		else
+			kb_fail(name, "a query without CAP_NET_ADMIN did not fail with EPERM");
+		return;
+	}
+	/* Retry when the pid was taken again between reap and query. */
+	for (tries = 0; tries < 5; tries++) {
+		pid = dead_pid();
+		if (pid < 0)
+			break;
+		esrch_pid = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, pid, buf, NULL);
+		esrch_tgid = ioctl_query(fd, TASKSTATS_IOC_ATTR_TGID, pid, buf, NULL);
+		if (esrch_pid && esrch_tgid)
+			break;
+	}
+	null_ptr = ioctl(fd, TASKSTATS_IOC_ATTR_PID, NULL) ? -errno : 0;
+	/* Readable, so the pid is read; not writable, so the copy back fails. */
+	ro = mmap(NULL, IOCTL_BUF_SIZE + page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED) {
+		ro_ptr = -ENOMEM;
+	} else {
+		memcpy(ro + KB_TS_AC_PID_OFFSET, &me, sizeof(me));
+		mprotect(ro, IOCTL_BUF_SIZE + page, PROT_READ);
+		ro_ptr = ioctl(fd, TASKSTATS_IOC_ATTR_PID, ro) ? -errno : 0;
+		munmap(ro, IOCTL_BUF_SIZE + page);
+	}
+	unknown = ioctl_query(fd, TASKSTATS_IOC_UNKNOWN, me, buf, NULL);
+	after = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, me, buf, NULL);
+	free(buf);
+	close(fd);
+	kb_figure(name, "gone_pid=%s gone_tgid=%s null_pointer=%s read_only_buffer=%s unknown_cmd=%s query_after=%s",
+		  ioctl_answer(esrch_pid), ioctl_answer(esrch_tgid),
+		  ioctl_answer(null_ptr), ioctl_answer(ro_ptr),
+		  ioctl_answer(unknown), ioctl_answer(after));
+	if (esrch_pid != -ESRCH || esrch_tgid != -ESRCH)
+		snprintf(why, sizeof(why), "query of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
+			 ioctl_answer(esrch_pid), ioctl_answer(esrch_tgid));
+	else if (null_ptr != -EFAULT || ro_ptr != -EFAULT)
+		snprintf(why, sizeof(why), "bad buffer: NULL %s, read-only %s (want EFAULT)",
+			 ioctl_answer(null_ptr), ioctl_answer(ro_ptr));
+	else if (unknown != -EINVAL)
+		snprintf(why, sizeof(why), "unknown command: %s (want EINVAL)",
+			 ioctl_answer(unknown));
+	else if (after)
+		snprintf(why, sizeof(why), "a valid query after the errors failed: %s",
+			 ioctl_answer(after));
+	else {
+		kb_pass(name);
+		return;
+	}
+	kb_fail(name, why);
+}
+
 /* ---- the benchmark --------------------------------------------------- */
 
 struct method_result {
@@ -1242,7 +1458,7 @@ static void parse_options(int argc, char **argv)
 		burn_scale = 0.5;
 }
 
-#define NR_CHECKS	9	/* the correctness tests, children_reaped included */
+#define NR_CHECKS	11	/* the correctness tests, children_reaped included */
 
 int main(int argc, char **argv)
 {
@@ -1268,6 +1484,8 @@ int main(int argc, char **argv)
 	test_cgroupstats();
 	test_error_esrch();
 	test_error_malformed();
+	test_ioctl_matches_netlink();
+	test_ioctl_errors();
 
 	run_methods();
 	print_table();

@@ -1,0 +1,337 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the kbench test kernel: Debian's linux-source-6.12 with the patch
+# series in testkernel/patches/ ("patched") and without it ("unpatched"),
+# one small virtme-ng style configuration for both. Both images are cached
+# outside the clone, keyed by the source, the configuration and the series,
+# so a second run only prints their paths. See usage() and README.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+prog=${0##*/}
+version=6.12
+cache=${KBENCH_TESTKERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbench/testkernel}
+# virtme-ng shares the venv of scripts/vm-run.sh.
+vcache=${KBENCH_CACHE:-$top/.cache}
+vng_version=${KBENCH_VNG_VERSION:-1.42}
+# Bump when the way the kernels are configured or built changes.
+recipe=1
+
+usage() {
+	cat <<EOF
+Usage: $prog [OPTION]...
+Build the kbench test kernel from Debian's linux-source-$version: once with
+the patch series in testkernel/patches/ applied (patched: /proc/taskstats
+ioctls, memory.stat.ks and memory.numa_stat.ks) and once without it
+(unpatched), with the same small configuration (virtme-ng's defconfig,
+the collection's config fragments, testkernel/config; no debug info).
+
+The patched kernel is built first. Images are cached in
+  $cache/
+keyed by the source tarball, the configuration and the series: a run whose
+inputs did not change builds nothing. One build tree (a git repository,
+patched and unpatched are branches) is kept there too, so that switching
+between the two, or changing the series, rebuilds only what changed.
+
+On success the last two lines on stdout are
+  patched=PATH/bzImage
+  unpatched=PATH/bzImage
+
+Options:
+  -j, --jobs N      parallel make jobs (default: the number of CPUs)
+      --patched     build (or look up) only the patched kernel
+      --unpatched   build (or look up) only the unpatched kernel
+  -n, --dry-run     print the image paths and whether they are cached,
+                    build nothing (exit 1 when one is missing)
+  -h, --help        this help
+
+Environment: KBENCH_TESTKERNEL_CACHE (default above), KBENCH_CACHE (the
+collection's cache holding virtme-ng's venv, default $top/.cache).
+
+Host needs (Debian packages): gcc make bison flex bc libelf-dev libssl-dev
+dwarves python3-venv xz-utils git, and linux-source-$version (fetched with
+apt-get download when /usr/src/linux-source-$version.tar.xz is absent).
+A cold build of both kernels takes ~20 min on 2 CPUs.
+
+Exit status: 0 built or cached; 1 a build step failed; 2 bad usage;
+3 a missing host package or download.
+EOF
+}
+
+msg() {
+	echo "$prog: $*" >&2
+}
+
+die() {
+	local status=$1
+
+	shift
+	msg "$*"
+	exit "$status"
+}
+
+die_usage() {
+	msg "$*"
+	echo "Try '$prog --help' for more information." >&2
+	exit 2
+}
+
+jobs=$(nproc)
+want_patched=1
+want_unpatched=1
+dry_run=
+
+parse_args() {
+	while (($#)); do
+		case $1 in
+		-j | --jobs)
+			(($# >= 2)) || die_usage "option '$1' needs a number"
+			jobs=$2
+			shift
+			;;
+		--jobs=*) jobs=${1#*=} ;;
+		-j[0-9]*) jobs=${1#-j} ;;
+		--patched) want_unpatched= ;;
+		--unpatched) want_patched= ;;
+		-n | --dry-run) dry_run=1 ;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		*) die_usage "unknown argument '$1'" ;;
+		esac
+		shift
+	done
+	[[ $jobs =~ ^[1-9][0-9]*$ ]] || die_usage "invalid --jobs '$jobs': not a positive number"
+	[[ -n $want_patched$want_unpatched ]] ||
+		die_usage "--patched and --unpatched exclude each other"
+}
+
+check_host() {
+	local missing=() tool
+
+	for tool in gcc make bison flex bc git xz; do
+		command -v "$tool" >/dev/null || missing+=("$tool")
+	done
+	[[ -f /usr/include/libelf.h ]] || missing+=(libelf-dev)
+	[[ -f /usr/include/openssl/ssl.h ]] || missing+=(libssl-dev)
+	command -v pahole >/dev/null || missing+=(dwarves)
+	python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+	((${#missing[@]} == 0)) ||
+		die 3 "missing host tools: ${missing[*]} (apt-get install" \
+			"${missing[*]/xz/xz-utils})"
+}
+
+# The patches in series order: the series file when there is one, else
+# the names' order (git format-patch numbers them).
+series_files() {
+	if [[ -f $here/patches/series ]]; then
+		grep -v '^\s*\(#\|$\)' "$here/patches/series" | sed "s|^|$here/patches/|"
+	else
+		find "$here/patches" -maxdepth 1 -name '*.patch' | sort
+	fi
+}
+
+# The configuration fragments, in merge order: the collection's union
+# config, every test directory's config (they may be ahead of the union),
+# then ours, which wins.
+config_fragments() {
+	local frag
+
+	[[ -f $top/config ]] && echo "$top/config"
+	for frag in "$top"/*/config; do
+		[[ $frag == "$here/config" ]] || echo "$frag"
+	done
+	echo "$here/config"
+}
+
+find_tarball() {
+	local dl
+
+	tarball=/usr/src/linux-source-$version.tar.xz
+	[[ -f $tarball ]] && return
+	tarball=$cache/linux-source-$version.tar.xz
+	[[ -f $tarball ]] && return
+	msg "fetching Debian package linux-source-$version"
+	dl=$(mktemp -d "$cache/dl.XXXXXX")
+	if ! (cd "$dl" && apt-get download "linux-source-$version" >&2) ||
+		! dpkg-deb -x "$dl"/linux-source-"$version"_*.deb "$dl/root"; then
+		rm -rf "$dl"
+		die 3 "cannot fetch linux-source-$version (apt-get update, or apt-get install linux-source-$version)"
+	fi
+	mv "$dl/root/usr/src/linux-source-$version.tar.xz" "$tarball"
+	rm -rf "$dl"
+}
+
+hash_of() {
+	sha256sum "$@" | awk '{ print $1 }' | sha256sum | cut -c1-12
+}
+
+compute_keys() {
+	local frags series
+
+	mapfile -t frags < <(config_fragments)
+	mapfile -t series < <(series_files)
+	((${#series[@]})) || [[ -z $want_patched ]] || die 1 "no patches in $here/patches"
+	# The tarball's name and size stand for its content (hashing 150 MB
+	# on every run costs more than it protects against).
+	base_key=$({ echo "recipe $recipe"; stat -c '%n %s' "$tarball";
+		cat "${frags[@]}"; } | sha256sum | cut -c1-12)
+	series_key=none
+	((${#series[@]} == 0)) || series_key=$(hash_of "${series[@]}")
+	tree=$cache/tree-$(stat -c '%n %s' "$tarball" | sha256sum | cut -c1-12)/linux-source-$version
+	out_patched=$cache/patched-$base_key-$series_key
+	out_unpatched=$cache/unpatched-$base_key
+}
+
+ensure_vng() {
+	local venv=$vcache/venv log
+
+	if [[ $("$venv/bin/vng" --version 2>/dev/null) != "virtme-ng $vng_version" ]]; then
+		mkdir -p "$vcache"
+		exec 8>"$vcache/.lock-venv"
+		flock 8
+		if [[ $("$venv/bin/vng" --version 2>/dev/null) != "virtme-ng $vng_version" ]]; then
+			msg "installing virtme-ng $vng_version from PyPI into $venv"
+			log=$vcache/venv-install.log
+			if ! { [[ -x $venv/bin/pip ]] || python3 -m venv "$venv"; } >"$log" 2>&1 ||
+				! "$venv/bin/pip" install -q "virtme-ng==$vng_version" >>"$log" 2>&1; then
+				tail -n 5 "$log" >&2
+				die 3 "cannot install virtme-ng $vng_version (log: $log)"
+			fi
+		fi
+		exec 8>&-
+	fi
+	PATH=$venv/bin:$PATH
+}
+
+git_tree() {
+	git -C "$tree" -c user.name=kbench -c user.email=kbench@localhost \
+		-c advice.detachedHead=false -c gc.auto=0 "$@"
+}
+
+# Extract the pristine source into a git repository (branch "unpatched"),
+# once per tarball; configure it whenever the configuration inputs change
+# (make then rebuilds only what the changed options touch).
+prepare_tree() {
+	local tmp frags
+
+	if [[ ! -f $tree/.kbench-ready ]]; then
+		rm -rf "${tree%/*}"
+		tmp=$(mktemp -d "$cache/tree.XXXXXX")
+		msg "extracting $tarball"
+		tar -xJf "$tarball" -C "$tmp"
+		mv "$tmp" "${tree%/*}"
+		# Debian's top-level .gitignore ignores everything: add by
+		# force, build products stay untracked all the same.
+		git_tree init -q -b unpatched
+		git_tree add -f -A
+		git_tree commit -q -m "linux-source-$version (Debian, pristine)"
+		touch "$tree/.kbench-ready"
+	fi
+	[[ $(cat "$tree/.kbench-config" 2>/dev/null) == "$base_key" ]] && return
+
+	msg "configuring: virtme-ng defconfig + $(config_fragments | wc -l) fragments"
+	ensure_vng
+	rm -f "$tree/.kbench-config"
+	(cd "$tree" && virtme-configkernel --defconfig >/dev/null)
+	mapfile -t frags < <(config_fragments)
+	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >/dev/null &&
+		make -s olddefconfig)
+	check_config
+	echo "$base_key" >"$tree/.kbench-config"
+}
+
+# Every option the fragments ask for must have survived olddefconfig.
+check_config() {
+	local frag line sym lost=()
+
+	while read -r frag; do
+		while read -r line; do
+			if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
+				grep -qxF "$line" "$tree/.config" || lost+=("$line")
+			elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+				sym=${BASH_REMATCH[1]}
+				! grep -q "^$sym=[ym]" "$tree/.config" || lost+=("$sym=n")
+			fi
+		done <"$frag"
+	done < <(config_fragments)
+	((${#lost[@]} == 0)) ||
+		die 1 "options the kernel configuration could not take: ${lost[*]}"
+}
+
+# build_one NAME OUTDIR: make bzImage on the checked-out branch, keep the
+# image, its config and the series it holds in OUTDIR.
+build_one() {
+	local name=$1 out=$2 start log
+
+	log=$cache/build-$name.log
+	msg "building the $name kernel ($jobs jobs, log: $log)"
+	start=$SECONDS
+	if ! make -C "$tree" -j"$jobs" LOCALVERSION="-kbench-$name" bzImage >"$log" 2>&1; then
+		tail -n 30 "$log" >&2
+		die 1 "building the $name kernel failed (log: $log)"
+	fi
+	rm -rf "$out.tmp"
+	mkdir -p "$out.tmp"
+	cp "$tree/arch/x86/boot/bzImage" "$tree/.config" "$out.tmp/"
+	make -s -C "$tree" LOCALVERSION="-kbench-$name" kernelrelease >"$out.tmp/kernelrelease"
+	git_tree log --oneline unpatched..HEAD >"$out.tmp/series"
+	rm -rf "$out"
+	mv "$out.tmp" "$out"
+	msg "built the $name kernel in $((SECONDS - start)) s: $out/bzImage"
+}
+
+build_patched() {
+	local series
+
+	mapfile -t series < <(series_files)
+	git_tree checkout -q -f unpatched
+	git_tree checkout -q -B patched
+	if ! git_tree am -q --keep-cr "${series[@]}" >&2; then
+		git_tree am --abort || true
+		git_tree checkout -q -f unpatched
+		die 1 "the series does not apply to linux-source-$version"
+	fi
+	build_one patched "$out_patched"
+}
+
+build_unpatched() {
+	git_tree checkout -q -f unpatched
+	build_one unpatched "$out_unpatched"
+}
+
+main() {
+	local missing=0 start=$SECONDS
+
+	parse_args "$@"
+	mkdir -p "$cache"
+	find_tarball
+	compute_keys
+	if [[ -n $dry_run ]]; then
+		[[ -n $want_patched ]] && { [[ -f $out_patched/bzImage ]] && msg "patched: cached" || { msg "patched: not built"; missing=1; }; }
+		[[ -n $want_unpatched ]] && { [[ -f $out_unpatched/bzImage ]] && msg "unpatched: cached" || { msg "unpatched: not built"; missing=1; }; }
+	else
+		if [[ ( -n $want_patched && ! -f $out_patched/bzImage ) ||
+			( -n $want_unpatched && ! -f $out_unpatched/bzImage ) ]]; then
+			check_host
+			exec 9>"$cache/.lock-build"
+			flock 9
+			prepare_tree
+			if [[ -n $want_patched && ! -f $out_patched/bzImage ]]; then
+				build_patched
+			fi
+			if [[ -n $want_unpatched && ! -f $out_unpatched/bzImage ]]; then
+				build_unpatched
+			fi
+			msg "done in $((SECONDS - start)) s"
+		fi
+	fi
+	[[ -n $want_patched ]] && echo "patched=$out_patched/bzImage"
+	[[ -n $want_unpatched ]] && echo "unpatched=$out_unpatched/bzImage"
+	return "$missing"
+}
+
+main "$@"
