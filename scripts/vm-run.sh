@@ -64,7 +64,8 @@ The collection is built on the host first (the guest cannot write to it);
 Inside the guest: KBENCH_GUEST=tcg or kvm (recorded as machine.guest in
 every JSON file: emulated figures are a functional check, not to be
 compared with host figures) and KSFT_MACHINE_SLOW=yes (unless set to
-something else here), so that the programs scale their work down.
+something else here), so that the programs scale their work down;
+KSELFTEST_<PROGRAM>_ARGS variables set here are passed on to run_all.sh.
 
 Host needs (Debian packages): qemu-system-x86, busybox-static, udev, kmod,
 python3-venv; virtme-ng $vng_version comes from PyPI into $cache/venv
@@ -540,12 +541,17 @@ boot_watchdog() {
 }
 
 guest_command() {
-	local slow=${KSFT_MACHINE_SLOW:-yes} args=
+	local slow=${KSFT_MACHINE_SLOW:-yes} args= progargs= var
 
 	((${#guest_args[@]})) && args=$(printf ' %q' "${guest_args[@]}")
-	printf 'exec env KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q %s %q --no-build%s' \
+	# run_all.sh's per-program arguments go along.
+	for var in $(compgen -e); do
+		[[ $var =~ ^KSELFTEST_[A-Z0-9_]+_ARGS$ ]] &&
+			progargs+=" $var=$(printf %q "${!var}")"
+	done
+	printf 'exec env KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q %s%s %q --no-build%s' \
 		"$accel" "$slow" "${KSRC:+KSRC=$(printf %q "$KSRC")}" \
-		"$top/scripts/vm-guest.sh" "$args"
+		"$progargs" "$top/scripts/vm-guest.sh" "$args"
 }
 
 # Start vng in the background, its stdout and stderr through pipes (QEMU

@@ -1390,7 +1390,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "\n"
 "Checks: family_resolves get_self tgid_aggregate delay_accounting\n"
-"exit_notification cgroupstats error_esrch error_malformed children_reaped\n"
+"exit_notification cgroupstats error_esrch error_malformed\n"
+"ioctl_matches_netlink ioctl_errors children_reaped\n"
 "\n"
 "Row figures are microseconds per process (median of the passes) with\n"
 "pass_s_* in seconds per pass and speedup_vs_per_pid. Netlink rows need\n"

@@ -26,7 +26,8 @@ Build the kbench test kernel from Debian's linux-source-$version: once with
 the patch series in testkernel/patches/ applied (patched: /proc/taskstats
 ioctls, memory.stat.ks and memory.numa_stat.ks) and once without it
 (unpatched), with the same small configuration (virtme-ng's defconfig,
-the collection's config fragments, testkernel/config; no debug info).
+the collection's config fragments, testkernel/kernel.config; no debug
+info).
 
 The patched kernel is built first. Images are cached in
   $cache/
@@ -142,9 +143,9 @@ config_fragments() {
 
 	[[ -f $top/config ]] && echo "$top/config"
 	for frag in "$top"/*/config; do
-		[[ $frag == "$here/config" ]] || echo "$frag"
+		[[ -f $frag ]] && echo "$frag"
 	done
-	echo "$here/config"
+	echo "$here/kernel.config"
 }
 
 find_tarball() {

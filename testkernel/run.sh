@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (or reuse) the patched and unpatched test kernels with build.sh,
+# boot each under virtme-ng with scripts/vm-run.sh, run taskstats and
+# memcg_ks inside, keep both JSON result sets, compare them and print the
+# seeds' two comparisons. Fails when a run fails or the guest kernel
+# logged a WARNING, BUG or Oops. See usage() and README.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+prog=${0##*/}
+
+usage() {
+	cat <<EOF
+Usage: $prog [OPTION]...
+Run the kbench tests taskstats and memcg_ks on the test kernel built by
+build.sh from Debian's linux-source-6.12 with the series in patches/
+(patched) and without it (unpatched), both booted under virtme-ng (TCG
+unless KVM works here). Prints both KTAP streams, scripts/compare.py of
+unpatched vs patched, and the seeds' comparisons (ioctl vs per-pid
+netlink; memory.stat.ks filters vs memory.stat) as measured in the guest.
+
+Options:
+  -o, --out DIR        keep results in DIR (default: out/testkernel/DATE
+                       in the clone): DIR/{patched,unpatched}/ hold the
+                       JSON files, the KTAP stream (ktap.txt) and the
+                       guest console (console.log)
+  -N, --processes LIST taskstats process counts, comma separated (default
+                       1000; the first one runs with memcg_ks, each other
+                       one in a boot of its own, e.g. 1000,10000)
+      --patched-only   boot only the patched kernel (no compare)
+      --accel MODE     auto, kvm or tcg (default: tcg; KVM hangs on the
+                       development machine, see scripts/vm-run.sh)
+  -h, --help           this help
+
+Exit status: 0 all passed and the guests logged no kernel warning;
+1 a test failed, a guest logged a WARNING/BUG/Oops, or a step failed;
+2 bad usage; 3 a missing host package.
+EOF
+}
+
+msg() {
+	echo "$prog: $*" >&2
+}
+
+die_usage() {
+	msg "$*"
+	echo "Try '$prog --help' for more information." >&2
+	exit 2
+}
+
+out=
+procs=1000
+accel=tcg
+kernels=(patched unpatched)
+
+parse_args() {
+	while (($#)); do
+		case $1 in
+		-o | --out)
+			(($# >= 2)) || die_usage "option '$1' needs a directory"
+			out=$2
+			shift
+			;;
+		--out=*) out=${1#*=} ;;
+		-N | --processes)
+			(($# >= 2)) || die_usage "option '$1' needs a list of counts"
+			procs=$2
+			shift
+			;;
+		--processes=*) procs=${1#*=} ;;
+		--patched-only) kernels=(patched) ;;
+		--accel)
+			(($# >= 2)) || die_usage "option '$1' needs auto, kvm or tcg"
+			accel=$2
+			shift
+			;;
+		--accel=*) accel=${1#*=} ;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		*) die_usage "unknown argument '$1'" ;;
+		esac
+		shift
+	done
+	[[ $procs =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+		die_usage "invalid --processes '$procs': want counts like 1000,10000"
+	[[ $accel =~ ^(auto|kvm|tcg)$ ]] || die_usage "invalid --accel '$accel'"
+	out=${out:-$top/out/testkernel/$(date -u +%Y%m%dT%H%M%SZ)}
+}
+
+declare -A image
+
+build_kernels() {
+	local line status=0
+
+	"$here/build.sh" >"$out/build.txt" || status=$?
+	if ((status)); then
+		msg "build.sh failed (exit $status)"
+		exit "$status"
+	fi
+	while read -r line; do
+		[[ $line =~ ^(patched|unpatched)=(.*)$ ]] &&
+			image[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+	done <"$out/build.txt"
+}
+
+# Kernel messages that mean the kernel itself went wrong.
+kernel_trouble() {
+	grep -E -m 5 'WARNING:|BUG:|Oops|general protection fault|Kernel panic|Call Trace:' "$1"
+}
+
+# boot_run KERNEL SUBDIR N TEST...: one boot, taskstats with N processes.
+boot_run() {
+	local k=$1 dir=$out/$2 n=$3 status=0 start=$SECONDS t tests=()
+
+	shift 3
+	for t; do
+		tests+=(-t "$t")
+	done
+	mkdir -p "$dir"
+	msg "booting the $k kernel: $* (taskstats with $n processes) -> $dir"
+	KSELFTEST_TASKSTATS_ARGS="--processes=$n" \
+		"$top/scripts/vm-run.sh" --kernel "${image[$k]}" --accel "$accel" \
+		--console "$dir/console.log" --json "$dir" \
+		"${tests[@]}" 2> >(tee "$dir/vm-run.err" >&2) |
+		tee "$dir/ktap.txt" || status=$?
+	msg "$k kernel, $*: exit $status after $((SECONDS - start)) s"
+	if [[ -f $dir/console.log ]] && kernel_trouble "$dir/console.log" >"$dir/trouble.txt"; then
+		msg "the $k kernel logged trouble:"
+		sed 's/^/    /' "$dir/trouble.txt" >&2
+		status=1
+	fi
+	return "$status"
+}
+
+main() {
+	local k n first failed=0 counts ts_json=()
+
+	parse_args "$@"
+	mkdir -p "$out"
+	build_kernels
+	IFS=, read -r -a counts <<<"$procs"
+	first=${counts[0]}
+	for k in "${kernels[@]}"; do
+		boot_run "$k" "$k" "$first" taskstats memcg_ks || failed=1
+		for n in "${counts[@]:1}"; do
+			boot_run "$k" "$k-$n" "$n" taskstats || failed=1
+		done
+	done
+
+	if [[ " ${kernels[*]} " == *" unpatched "* ]]; then
+		echo "== scripts/compare.py unpatched patched (guest figures)"
+		python3 "$top/scripts/compare.py" "$out/unpatched" "$out/patched" |
+			tee "$out/compare.txt" || true
+	fi
+	echo "== the seeds' comparisons on the patched kernel (guest figures)"
+	ts_json=("$out/patched/taskstats.json")
+	for n in "${counts[@]:1}"; do
+		ts_json+=("$out/patched-$n/taskstats.json")
+	done
+	python3 "$here/summary.py" ${ts_json[@]/#/--taskstats=} \
+		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt" || true
+	msg "results in $out"
+	if ((failed)); then
+		msg "FAILED: a run failed or a guest kernel logged trouble"
+		return 1
+	fi
+	return 0
+}
+
+main "$@"
