@@ -325,8 +325,17 @@ static void judge_tgid(const char *name, struct kb_nl *nl, pid_t child,
 	kb_figure(name, "threads=%d burn_ms_each=%ld tgid_cpu_us=%llu sum_of_threads_us=%llu",
 		  TGID_THREADS, burn_ms, (unsigned long long)total,
 		  (unsigned long long)sum);
-	/* Tick-based accounting: allow 25 % below what the threads burnt. */
-	if (total * 4 < expect * 3)
+	/*
+	 * Tick-based accounting: allow 25 % below what the threads burnt.
+	 * An emulated guest (KSFT_MACHINE_SLOW) loses ticks: with
+	 * CONFIG_TICK_CPU_ACCOUNTING a TCG guest accounts well under half,
+	 * so there only the aggregation itself is judged.
+	 */
+	if (total * 4 < expect * 3 && kb_machine_slow())
+		ksft_print_msg("%s: %llu us accounted of %llu us burnt: ticks lost (emulated machine), not judged\n",
+			       name, (unsigned long long)total,
+			       (unsigned long long)expect);
+	if (total * 4 < expect * 3 && !kb_machine_slow())
 		snprintf(why, sizeof(why), "TGID cpu time %llu us is below the %llu us the threads burnt",
 			 (unsigned long long)total, (unsigned long long)expect);
 	else if (total * 10 < sum * 9)
