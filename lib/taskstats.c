@@ -290,6 +290,8 @@ static long pass_pread(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
 
 /* ---- RFC ioctl ------------------------------------------------------- */
 
+static bool ioctl_pid(struct kb_ts_ctx *ctx, pid_t pid);
+
 static int ioctl_setup(struct kb_ts_ctx *ctx, char *why, size_t whylen)
 {
 	ctx->ioctl_fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
@@ -304,7 +306,22 @@ static int ioctl_setup(struct kb_ts_ctx *ctx, char *why, size_t whylen)
 		return err;
 	}
 	ctx->ioctl_buf = calloc(1, KB_TS_IOCTL_BUF);
-	return ctx->ioctl_buf ? 0 : -ENOMEM;
+	if (!ctx->ioctl_buf)
+		return -ENOMEM;
+	/* Probe once, so that a missing privilege is a reason, not N misses. */
+	errno = 0;
+	if (!ioctl_pid(ctx, getpid())) {
+		int err = errno ? -errno : -EIO;
+
+		if (err == -EPERM)
+			snprintf(why, whylen, "the %s ioctl needs CAP_NET_ADMIN (EPERM)",
+				 KB_PROC_TASKSTATS);
+		else
+			snprintf(why, whylen, "%s ioctl of our own pid failed: %s",
+				 KB_PROC_TASKSTATS, strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 /*
