@@ -217,7 +217,7 @@ git_tree() {
 # once per tarball; configure it whenever the configuration inputs change
 # (make then rebuilds only what the changed options touch).
 prepare_tree() {
-	local tmp frags
+	local tmp frags log
 
 	if [[ ! -f $tree/.kbench-ready ]]; then
 		rm -rf "${tree%/*}"
@@ -237,10 +237,14 @@ prepare_tree() {
 	msg "configuring: virtme-ng defconfig + $(config_fragments | wc -l) fragments"
 	ensure_vng
 	rm -f "$tree/.kbench-config"
-	(cd "$tree" && virtme-configkernel --defconfig >/dev/null)
+	log=$cache/config.log
 	mapfile -t frags < <(config_fragments)
-	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${frags[@]}" >/dev/null &&
-		make -s olddefconfig)
+	if ! (cd "$tree" && virtme-configkernel --defconfig &&
+		scripts/kconfig/merge_config.sh -m .config "${frags[@]}" &&
+		make -s olddefconfig) >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die 1 "configuring the kernel failed (log: $log)"
+	fi
 	check_config
 	echo "$base_key" >"$tree/.kbench-config"
 }
