@@ -50,7 +50,7 @@ def fmt(v, unit=""):
 def taskstats_table(paths):
     print("taskstats (seed 000): one pass over N processes, seconds (median of passes)")
     print(f"{'N':>6} {'netlink_per_pid':>16} {'ioctl':>12} {'speedup':>8}"
-          f"   {'seed netlink':>12} {'seed ioctl':>11} {'seed x':>7}  where")
+          f"   {'seed netlink':>12} {'seed ioctl':>11} {'seed x':>7}  kernel, where")
     for path in paths:
         doc = load(path)
         if not doc:
@@ -77,7 +77,7 @@ def memcg_table(path):
     r = rows(doc)
     print(f"memcg_ks (seed 001): microseconds per read, median; ratio = ks / legacy ({where(doc)})")
     for f in ("stat", "numa_stat"):
-        print(f"  memory.{f}{'':<10} {'per_read':>10} {'ratio':>7} {'per_cat':>10} {'ratio':>7}")
+        print(f"  {'memory.' + f:<16} {'per_read':>10} {'ratio':>7} {'per_cat':>10} {'ratio':>7}")
         legacy = {m: r.get(f"{f}_legacy_{m}", {}).get("median")
                   for m in ("per_read", "per_cat")}
         for v in ("legacy", "ks3", "ks16", "ks32", "ks64", "ks128", "ks_keys"):
