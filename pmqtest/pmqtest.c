@@ -1168,15 +1168,25 @@ static const char *thread_error_text(int err)
 
 /* ---- rt-tests mode --------------------------------------------------- */
 
+/* Missing privilege or kernel support: exit 4, in KTAP too with --ktap. */
+static void __attribute__((noreturn)) rt_skip(const char *why)
+{
+	if (opt.ktap)
+		ksft_exit_skip("%s\n", why);
+	exit(KSFT_SKIP);
+}
+
 static int rt_tests_main(void)
 {
 	struct run *r;
 	int i, err, rc = 0;
 	char why[256];
 
+	if (opt.ktap)
+		ksft_print_header();
 	if (opt.prio > 0 && !kb_fifo_allowed(opt.prio, why, sizeof(why))) {
 		fprintf(stderr, "%s: -p %d: %s\n", kb_prog(), opt.prio, why);
-		exit(KSFT_SKIP);
+		rt_skip(why);
 	}
 	if (opt.breaktrace_us)
 		open_tracer();
@@ -1192,10 +1202,11 @@ static int rt_tests_main(void)
 	if (err) {
 		fprintf(stderr, "%s: %s\n", kb_prog(), err == -ENOMEM ?
 			"out of memory" : mq_error_text(err));
-		exit(err == -ENOMEM ? 1 : KSFT_SKIP);
+		if (err == -ENOMEM)
+			exit(1);
+		rt_skip(mq_error_text(err));
 	}
 	if (opt.ktap) {
-		ksft_print_header();
 		ksft_set_plan(r->npairs);
 		ksft_print_msg("rt-tests mode, clock %s (ns), %s\n",
 			       KB_CLOCK_NAME, mlock_note);
@@ -1205,9 +1216,9 @@ static int rt_tests_main(void)
 	err = run_pairs(r);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", kb_prog(), thread_error_text(err));
-		if (opt.ktap)
-			ksft_exit_skip("%s\n", thread_error_text(err));
-		exit(err == -EPERM ? KSFT_SKIP : 1);
+		if (err == -EPERM)
+			rt_skip(thread_error_text(err));
+		exit(1);
 	}
 	print_status(r, false);
 	if (opt.histogram_us > 0) {
