@@ -142,6 +142,7 @@ struct run {
 	uint64_t break_ns;
 	bool quiet;
 	bool prefix;		/* status lines as KTAP diagnostics */
+	bool stop_at_first;	/* stop all pairs when one has its loops */
 	int stop;		/* enum stop_reason */
 	int signal;
 	int break_pair;
@@ -163,6 +164,16 @@ static int nr_allowed;
 static int start_cpu;
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static int wake_signal;
+static pthread_t main_thread;
+
+/*
+ * Wake the main thread, which waits in sigtimedwait() with the wake signal
+ * blocked: a pair finished or the run must stop.
+ */
+static void notify_main(void)
+{
+	pthread_kill(main_thread, wake_signal);
+}
 
 /* Files of the latency tracer for -b. */
 static int tracing_on_fd = -1, trace_marker_fd = -1;
@@ -227,8 +238,10 @@ static void request_stop(struct run *r, enum stop_reason why)
 {
 	int none = STOP_NONE;
 
-	__atomic_compare_exchange_n(&r->stop, &none, why, false,
-				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (__atomic_compare_exchange_n(&r->stop, &none, why, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    !pthread_equal(pthread_self(), main_thread))
+		notify_main();
 }
 
 static void pair_error(struct pair *p, const char *what, int err)
@@ -405,6 +418,11 @@ static int sleep_until(struct run *r, uint64_t abs_ns)
 
 static void thread_identity(struct pair *p, int *tid, int *cpu)
 {
+	sigset_t wake;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, wake_signal);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	store_int(tid, gettid());
 	store_int(cpu, p->cpu >= 0 ? p->cpu : sched_getcpu());
 }
@@ -460,8 +478,12 @@ static void *receiver_main(void *arg)
 		if (p->cpu < 0)
 			store_int(&p->receiver_cpu, sched_getcpu());
 	}
+	/* rt-tests stops every pair when the first one has its loops. */
+	if (r->stop_at_first && p->loops && p->received == p->loops)
+		request_stop(r, STOP_DONE);
 out:
 	store_int(&p->receiver_done, 1);
+	notify_main();
 	return NULL;
 }
 
@@ -505,6 +527,7 @@ static void *sender_main(void *arg)
 	}
 out:
 	store_int(&p->sender_done, 1);
+	notify_main();
 	return NULL;
 }
 
@@ -689,6 +712,7 @@ static int start_thread(struct pair *p, pthread_t *t, void *(*fn)(void *))
 	return -err;
 }
 
+/* Block the stop signals and the wake signal; they are taken synchronously. */
 static void block_stop_signals(sigset_t *set)
 {
 	size_t i;
@@ -696,6 +720,7 @@ static void block_stop_signals(sigset_t *set)
 	sigemptyset(set);
 	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
 		sigaddset(set, stop_signals[i]);
+	sigaddset(set, wake_signal);
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
@@ -741,7 +766,7 @@ static void stop_and_join(struct run *r, const sigset_t *set)
 				pthread_kill(p->receiver, wake_signal);
 		}
 		sig = wait_signal(set, KICK_NS);
-		if (sig > 0)
+		if (sig > 0 && sig != wake_signal)
 			die_by_signal(sig, set);
 	}
 	for (i = 0; i < r->npairs; i++) {
@@ -803,7 +828,7 @@ static int run_pairs(struct run *r)
 		if (deadline && deadline - now < wait)
 			wait = deadline - now;
 		sig = wait_signal(&set, wait);
-		if (sig > 0) {
+		if (sig > 0 && sig != wake_signal) {
 			r->signal = sig;
 			request_stop(r, STOP_SIGNAL);
 		}
@@ -1069,7 +1094,7 @@ static const char *pair_problem(struct pair *p, long long want_timeouts)
 			 strerror(p->err));
 		return why;
 	}
-	if (p->loops && stop == STOP_DONE &&
+	if (p->loops && stop == STOP_DONE && !p->run->stop_at_first &&
 	    (h->count != p->loops || p->samples != p->loops)) {
 		snprintf(why, sizeof(why), "completed %llu of %llu cycles",
 			 (unsigned long long)h->count,
@@ -1198,6 +1223,7 @@ static int rt_tests_main(void)
 	}
 	r->quiet = opt.quiet || opt.ktap;
 	r->prefix = opt.ktap;
+	r->stop_at_first = true;
 	err = setup_run(r, opt.loops);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", kb_prog(), err == -ENOMEM ?
@@ -1651,6 +1677,7 @@ int main(int argc, char **argv)
 	nr_allowed = n;
 	start_cpu = sched_getcpu();
 	parse_options(argc, argv);
+	main_thread = pthread_self();
 	setup_signals();
 	if (opt.rt_mode) {
 		if (!opt.ktap)
