@@ -113,7 +113,7 @@ for c in range(nconf):
     print(f"# JSON: kbench rows in ours: {', '.join(r['name'] for r in rows)}")
     if problems or not rows:
         status = 1
-print("\nAvg ratio = kbench / rt-tests (lower is better); rt-tests stops every "
-      "pair when the first reaches -l, kbench runs each pair its -l cycles.")
+print("\nAvg ratio = kbench / rt-tests (lower is better). Both stop every pair "
+      "when the first one reaches -l; 'all' is the sample-weighted mean.")
 sys.exit(status)
 PY
