@@ -1563,7 +1563,7 @@ static void parse_options(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "a::b:d:D:f:hi:l:p:qSt::T:",
 				longopts, NULL)) != -1) {
-		if (strchr("abdDfilpqStT", c))
+		if (c > 0 && c < 256 && strchr("abdDfilpqStT", c))
 			opt.rt_mode = true;
 		switch (c) {
 		case 'a':
