@@ -40,7 +40,7 @@
 
 #define MAX_PAIRS		1024
 #define MAX_CPUS		4096
-#define THREAD_STACK		(256 * 1024)
+#define THREAD_STACK		(128 * 1024)	/* locked by mlockall */
 #define REFRESH_NS		100000000ull	/* status refresh, 100 ms */
 #define KICK_NS			5000000ull	/* re-wake stuck threads, 5 ms */
 #define NSEC_PER_SEC		1000000000ull
@@ -1336,6 +1336,10 @@ static void ks_smp(long long loops)
 		       n, opt.interval_us, loops);
 	if (ks_run(r, loops, names, n)) {
 		print_run_summary(r);
+		if (opt.histogram_us > 0) {
+			print_histogram(r, "# ");
+			print_percentiles(r, "# ");
+		}
 		for (i = 0; i < n; i++)
 			pair_verdict(names[i], &r->pairs[i], -1);
 		json_run = r;
