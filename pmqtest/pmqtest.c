@@ -130,7 +130,7 @@ struct pair {
 
 	struct kb_hist hist;
 	struct kb_hist_linear lhist;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(64)));	/* no false sharing between pairs */
 
 struct run {
 	const char *label;
@@ -269,7 +269,7 @@ static void open_tracer(void)
 	char path[128];
 	size_t i;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		snprintf(path, sizeof(path), "%s/tracing_on", dirs[i]);
 		tracing_on_fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (tracing_on_fd >= 0 || errno == EACCES || errno == EPERM) {
@@ -718,7 +718,7 @@ static void block_stop_signals(sigset_t *set)
 	size_t i;
 
 	sigemptyset(set);
-	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(stop_signals); i++)
 		sigaddset(set, stop_signals[i]);
 	sigaddset(set, wake_signal);
 	pthread_sigmask(SIG_BLOCK, set, NULL);
@@ -908,7 +908,7 @@ static void print_percentiles(struct run *r, const char *pre)
 	size_t k;
 	int i;
 
-	for (k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+	for (k = 0; k < ARRAY_SIZE(pcts); k++) {
 		printf("%s# %s Latencies (us):", pre, pcts[k].label);
 		for (i = 0; i < r->npairs; i++)
 			printf(" %.3f", kb_hist_percentile(&r->pairs[i].hist,

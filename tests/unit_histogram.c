@@ -75,7 +75,7 @@ static void test_percentile_error(void)
 		kb_hist_record(&h, vals[i]);
 	}
 	qsort(vals, N, sizeof(*vals), cmp_u64);
-	for (k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+	for (k = 0; k < ARRAY_SIZE(ps); k++) {
 		size_t rank = (size_t)ceil(ps[k] / 100.0 * N);
 		double exact = (double)vals[rank - 1];
 		double got = kb_hist_percentile(&h, ps[k]);
