@@ -37,8 +37,8 @@
 #define BOOK_COUNT		100000	/* the book's creations per cell */
 #define DEFAULT_COUNT		1000
 #define SLOW_COUNT		100
-#define DEFAULT_CELL_TIME	1	/* s, quick run */
-#define FULL_EXTRA_CELL_TIME	10	/* s, --full, sizes beyond the book's */
+#define DEFAULT_CELL_TIME	0.5	/* s, quick run */
+#define FULL_EXTRA_CELL_TIME	10.0	/* s, --full, sizes beyond the book's */
 #define MAX_SAMPLES		20000	/* timed creations kept per cell */
 #define MAX_SIZES		16
 #define MAX_COUNT		10000000L
@@ -557,11 +557,11 @@ static bool err_is_environment(int err)
 }
 
 static void run_cell(const struct method *m, struct cell *c, long count,
-		     unsigned int cap_s)
+		     double cap_s)
 {
 	long warmup = count / 50 < 1 ? 1 : count / 50 > 10 ? 10 : count / 50;
 	long stride = (count + MAX_SAMPLES - 1) / MAX_SAMPLES;
-	uint64_t cap_ns = (uint64_t)cap_s * 1000000000ull;
+	uint64_t cap_ns = (uint64_t)(cap_s * 1e9);
 	struct rusage self0, self1, kids0, kids1;
 	uint64_t start, end, t0, t1;
 	size_t kept = 0;
@@ -609,7 +609,7 @@ struct options {
 	bool count_set;
 	bool full;
 	bool thp;
-	int cell_time;		/* -1: default */
+	double cell_time;	/* s, < 0: default */
 	const char *helper;	/* "libc", "nolibc" or a path */
 	const char *json;
 	unsigned long long touched[MAX_SIZES];
@@ -617,10 +617,10 @@ struct options {
 	bool touched_set;
 };
 
-static unsigned int cap_for(const struct options *o, const struct psize *s)
+static double cap_for(const struct options *o, const struct psize *s)
 {
 	if (o->cell_time >= 0)
-		return (unsigned int)o->cell_time;
+		return o->cell_time;
 	if (o->full)
 		return s->kind == SIZE_BOOK ? 0 : FULL_EXTRA_CELL_TIME;
 	return o->count_set ? 0 : DEFAULT_CELL_TIME;
@@ -687,10 +687,10 @@ static void usage(FILE *f)
 "  -m, --size=LIST      parent sizes beyond the book's: memory mapped and\n"
 "                       touched, comma list with K/M/G suffix (default %s,\n"
 "                       %s when KSFT_MACHINE_SLOW=yes); 'none' for none\n"
-"  -T, --cell-time=S    stop a cell after S seconds even if N is not\n"
-"                       reached; 0 = never (default: %d s when neither -n\n"
-"                       nor --full is given; with --full %d s for -m sizes\n"
-"                       only; otherwise none)\n"
+"  -T, --cell-time=S    stop a cell after S seconds (fractions allowed)\n"
+"                       even if N is not reached; 0 = never (default:\n"
+"                       %.1f s when neither -n nor --full is given; with\n"
+"                       --full %.0f s for -m sizes only; otherwise none)\n"
 "  -t, --test=LIST      methods to run (comma list; see --list)\n"
 "  -x, --helper=WHAT    program the *_exec methods run: libc (default,\n"
 "                       %s, dynamically linked), nolibc (%s,\n"
@@ -767,6 +767,20 @@ static void parse_sizes(char *list, struct options *o)
 	}
 }
 
+/* Seconds, with a fraction: 0 .. 1 day. */
+static double parse_seconds(const char *s, const char *what)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !(v >= 0 && v <= 86400))
+		kb_usage_error("invalid value '%s' for %s: not a number of seconds between 0 and 86400",
+			       s, what);
+	return v;
+}
+
 static int cmp_ull(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -796,7 +810,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	unsigned int i;
 	int c;
 
-	o->cell_time = -1;
+	o->cell_time = -1.0;
 	o->helper = "libc";
 	while ((c = getopt_long(argc, argv, "n:m:T:t:x:lh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -808,7 +822,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			parse_sizes(optarg, o);
 			break;
 		case 'T':
-			o->cell_time = (int)kb_parse_ll(optarg, "--cell-time", 0, 86400);
+			o->cell_time = parse_seconds(optarg, "--cell-time");
 			break;
 		case 't':
 			select_methods(optarg);
