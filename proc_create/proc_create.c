@@ -42,6 +42,7 @@
 #define MAX_SAMPLES		20000	/* timed creations kept per cell */
 #define MAX_SIZES		16
 #define MAX_COUNT		10000000L
+#define PROGRESS_COUNT		10000	/* cells this long print progress */
 
 #define KIB			1024ULL
 #define MIB			(1024ULL * KIB)
@@ -1135,6 +1136,11 @@ static void run_size(unsigned int s, const struct options *o)
 			continue;
 		}
 		run_cell(&methods[m], c, o->count, cap_for(o, sz));
+		/* Long runs: say how far we are. */
+		if (o->count >= PROGRESS_COUNT && c->state == CELL_OK)
+			ksft_print_msg("measured %s@%s: %ld creations in %.1f s\n",
+				       methods[m].name, sz->label, c->creations,
+				       c->elapsed_s);
 	}
 }
 
