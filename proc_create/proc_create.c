@@ -38,7 +38,7 @@
 #define DEFAULT_COUNT		1000
 #define SLOW_COUNT		100
 #define DEFAULT_CELL_TIME	0.5	/* s, quick run */
-#define FULL_EXTRA_CELL_TIME	10.0	/* s, --full, sizes beyond the book's */
+#define FULL_EXTRA_CELL_TIME	10.0	/* s, -n/--full, sizes beyond the book's */
 #define MAX_SAMPLES		20000	/* timed creations kept per cell */
 #define MAX_SIZES		16
 #define MAX_COUNT		10000000L
@@ -622,9 +622,10 @@ static double cap_for(const struct options *o, const struct psize *s)
 {
 	if (o->cell_time >= 0)
 		return o->cell_time;
-	if (o->full)
-		return s->kind == SIZE_BOOK ? 0 : FULL_EXTRA_CELL_TIME;
-	return o->count_set ? 0 : DEFAULT_CELL_TIME;
+	if (!o->full && !o->count_set)
+		return DEFAULT_CELL_TIME;
+	/* Long runs: the book's sizes run N; a big parent's fork takes ms. */
+	return s->kind == SIZE_BOOK ? 0 : FULL_EXTRA_CELL_TIME;
 }
 
 /* Find the helpers next to our own executable (where make install puts them). */
@@ -690,8 +691,9 @@ static void usage(FILE *f)
 "                       %s when KSFT_MACHINE_SLOW=yes); 'none' for none\n"
 "  -T, --cell-time=S    stop a cell after S seconds (fractions allowed)\n"
 "                       even if N is not reached; 0 = never (default:\n"
-"                       %.1f s when neither -n nor --full is given; with\n"
-"                       --full %.0f s for -m sizes only; otherwise none)\n"
+"                       %.1f s when neither -n nor --full is given;\n"
+"                       otherwise none for the book's sizes and %.0f s\n"
+"                       for the -m sizes)\n"
 "  -t, --test=LIST      methods to run (comma list; see --list)\n"
 "  -x, --helper=WHAT    program the *_exec methods run: libc (default,\n"
 "                       %s, dynamically linked), nolibc (%s,\n"
@@ -997,9 +999,15 @@ static void report_shape(const struct shape *sh)
 	}
 	if (sh->grows && (sizes[large].kind != SIZE_TOUCHED ||
 			  sizes[large].bytes < GROW_MIN_SIZE)) {
-		snprintf(why, sizeof(why),
-			 "largest parent measured is %s, below %llu MiB touched (try -m 1G)",
-			 sizes[large].label, GROW_MIN_SIZE / MIB);
+		const struct psize *last = &sizes[nsizes - 1];
+
+		if (last->skip[0] && last->kind == SIZE_TOUCHED &&
+		    last->bytes >= GROW_MIN_SIZE)
+			snprintf(why, sizeof(why), "%s", last->skip);
+		else
+			snprintf(why, sizeof(why),
+				 "largest parent measured is %s, below %llu MiB touched (try -m 1G)",
+				 sizes[large].label, GROW_MIN_SIZE / MIB);
 		kb_skip(sh->name, why);
 		return;
 	}
