@@ -80,10 +80,11 @@ if not sizes:
 
 base = sizes[0]
 print()
-print("median us per creation (create + exit + wait), x = relative to %s" % base)
+print("us per creation (create + exit + wait): median, 10th percentile (p10),")
+print("x = p10 relative to its p10 at %s (p10 resists the load of a shared machine)" % base)
 head = "%-9s %11s %11s" % ("size", "VmSize MB", "VmRSS MB")
 for m in methods:
-    head += " %18s" % m
+    head += " %24s" % (m + " med/p10/x")
 head += " %14s" % "fork ns/page"
 print(head)
 for size in sizes:
@@ -96,13 +97,15 @@ for size in sizes:
     for m in methods:
         c, b = cells.get((m, size)), cells.get((m, base))
         if c is None or b is None:
-            line += " %18s" % "-"
+            line += " %24s" % "-"
         else:
-            line += " %9.1f %7.2fx" % (c["median"], c["median"] / b["median"])
+            cp, bp = c["extra"]["p10"], b["extra"]["p10"]
+            line += " %8.1f %7.1f %6.1fx" % (c["median"], cp, cp / bp)
     b = cells.get(("fork", base))
     pages = (ext["vmrss_kib"] - b["extra"]["vmrss_kib"]) / 4.0
     if pages > 1000:
-        line += " %14.1f" % ((ref["median"] - b["median"]) * 1000.0 / pages)
+        line += " %14.1f" % ((ref["extra"]["p10"] - b["extra"]["p10"]) *
+                             1000.0 / pages)
     else:
         line += " %14s" % "-"
     print(line)
