@@ -299,8 +299,7 @@ static unsigned int nsizes;
 /* One "key: value kB" field of /proc/self/status, without using malloc. */
 static long status_kib(const char *key)
 {
-	char buf[4096], *p;
-	size_t klen = strlen(key);
+	char buf[4096], pattern[32], *p;
 	ssize_t n;
 	int fd;
 
@@ -312,10 +311,10 @@ static long status_kib(const char *key)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, klen) && p[klen] == ':')
-			return strtol(p + klen + 1, NULL, 10);
-	return -1;
+	/* The Vm* lines come early, never first ("Name:" is). */
+	snprintf(pattern, sizeof(pattern), "\n%s:", key);
+	p = strstr(buf, pattern);
+	return p ? strtol(p + strlen(pattern), NULL, 10) : -1;
 }
 
 /* MemAvailable in bytes (0 when unknown). */
@@ -433,6 +432,7 @@ static void set_parent_size(struct psize *s)
 	} else {
 		release_heap();
 		release_touched();
+		s->target_kib = status_kib("VmSize") + (long)(s->bytes / KIB);
 		if (s->bytes + MEM_RESERVE > mem_available())
 			err = -ENOMEM;
 		else
