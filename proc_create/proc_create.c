@@ -53,8 +53,8 @@
 #define MEM_RESERVE		(256 * MIB)
 
 /* Shape checks: generous bounds for a noisy shared machine. */
-#define FLAT_BOUND		1.5	/* large / small median, at most */
-#define GROW_BOUND		2.0	/* large / small median, at least */
+#define FLAT_BOUND		1.5	/* large / small p10, at most */
+#define GROW_BOUND		2.0	/* large / small p10, at least */
 #define GROW_MIN_SIZE		(256 * MIB)
 
 #ifndef PR_SET_THP_DISABLE
