@@ -267,7 +267,7 @@ int kb_row_add(const char *name, const char *unit, const struct kb_stats *st)
 	return doc.nrows - 1;
 }
 
-void kb_row_extra(const char *key, double value)
+void kb_row_extra_quiet(const char *key, double value)
 {
 	struct kb_row *row;
 	struct kb_kv *kv;
@@ -280,7 +280,14 @@ void kb_row_extra(const char *key, double value)
 	kv = &row->extra[row->nextra++];
 	snprintf(kv->key, sizeof(kv->key), "%s", key);
 	kv->num = value;
-	kb_figure(row->name, "%s=%.6g", key, value);
+}
+
+void kb_row_extra(const char *key, double value)
+{
+	if (!doc.nrows)
+		return;
+	kb_row_extra_quiet(key, value);
+	kb_figure(doc.rows[doc.nrows - 1].name, "%s=%.6g", key, value);
 }
 
 void kb_row_note(const char *note)

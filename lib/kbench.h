@@ -91,6 +91,12 @@ int kb_row_add(const char *name, const char *unit, const struct kb_stats *st);
 /* Extra numeric figure of the last row (printed and kept). */
 void kb_row_extra(const char *key, double value);
 
+/*
+ * Extra numeric figure of the last row, kept for the JSON but not printed:
+ * for callers that print several figures on one kb_figure() line.
+ */
+void kb_row_extra_quiet(const char *key, double value);
+
 /* Free-form note of the last row, kept in the JSON ("two syscalls"). */
 void kb_row_note(const char *note);
 
