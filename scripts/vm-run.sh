@@ -14,6 +14,8 @@ cache=${KBENCH_CACHE:-$top/.cache}
 vmcache=$cache/vm
 vng_version=${KBENCH_VNG_VERSION:-1.42}
 
+unused_modules=kvm,kvm_amd,kvm_intel,ahci,sr_mod,sg,iTCO_wdt,lpc_ich,i2c_i801,pcspkr,powernow_k8,aesni_intel
+
 # Exit statuses of our own (the guest's run_all.sh supplies 0 and 1).
 readonly EXIT_USAGE=2 EXIT_SETUP=3 EXIT_TIMEOUT=124 EXIT_GUEST=125
 
@@ -556,6 +558,9 @@ start_vm() {
 	local total=0 vng=(vng --run "$kimg" --verbose --user root --cwd "$top"
 		--memory "$memory" --force-9p) a
 
+	# Drivers for QEMU's emulated hardware that udev's coldplug would load
+	# from 9p, slowly under TCG, and the collection never uses.
+	vng+=(--append "modprobe.blacklist=$unused_modules")
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
 	[[ -n $json_dir ]] && vng+=(--rwdir="$json_dir")
