@@ -649,6 +649,11 @@ report() {
 	fi
 	if [[ ! -e $state/booted ]]; then
 		console_tail
+		if grep -q 'Unable to mount root fs' "$state/console.log"; then
+			msg "hint: the kernel could not mount the host's root over 9p: build" \
+				"9p, virtio-pci and overlayfs in, or put its modules in" \
+				"DIR/lib/modules/VERSION with the image in DIR or below"
+		fi
 		if grep -q 'Kernel panic' "$state/console.log"; then
 			die "$EXIT_GUEST" "$kdesc panicked at boot: $(grep -m 1 -o 'Kernel panic.*' "$state/console.log")"
 		fi
