@@ -124,6 +124,10 @@ static struct {
 } doc;
 
 static const char *prog_name = "kbench";
+static FILE *figure_stream;
+static bool figure_stream_set;
+static void (*json_extra_fn)(FILE *f, void *arg);
+static void *json_extra_arg;
 
 static void iso_time_now(char *buf, size_t size)
 {
@@ -229,15 +233,24 @@ static struct kb_row *row_find(const char *name)
 	return NULL;
 }
 
+void kb_figures_to(FILE *f)
+{
+	figure_stream = f;
+	figure_stream_set = true;
+}
+
 void kb_figure(const char *name, const char *fmt, ...)
 {
+	FILE *f = figure_stream_set ? figure_stream : stdout;
 	va_list ap;
 
-	printf("# %s: ", name);
+	if (!f)
+		return;
+	fprintf(f, "# %s: ", name);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	putchar('\n');
+	fputc('\n', f);
 }
 
 int kb_row_add(const char *name, const char *unit, const struct kb_stats *st)
@@ -436,12 +449,23 @@ int kb_json_write(const char *path)
 		json_row(f, &doc.rows[i]);
 		fputs(i + 1 < doc.nrows ? ",\n" : "\n", f);
 	}
-	fputs("  ]\n}\n", f);
+	fputs("  ]", f);
+	if (json_extra_fn) {
+		fputs(",\n", f);
+		json_extra_fn(f, json_extra_arg);
+	}
+	fputs("\n}\n", f);
 	if (fflush(f) || ferror(f))
 		err = -errno;
 	if (!to_stdout && fclose(f) && !err)
 		err = -errno;
 	return err;
+}
+
+void kb_json_extra(void (*fn)(FILE *f, void *arg), void *arg)
+{
+	json_extra_fn = fn;
+	json_extra_arg = arg;
 }
 
 /* ---- environment ----------------------------------------------------- */

@@ -103,6 +103,21 @@ void kb_figure(const char *name, const char *fmt, ...)
 /* Write the document to @path ("-" = stdout). Returns 0 or -errno. */
 int kb_json_write(const char *path);
 
+/*
+ * Extra top-level members of the JSON document (a test that must also
+ * write another tool's layout into the same file). kb_json_write() calls
+ * @fn after "rows"; @fn writes one or more "key": value members separated
+ * by ",\n", with no comma before the first or after the last.
+ */
+void kb_json_extra(void (*fn)(FILE *f, void *arg), void *arg);
+
+/*
+ * Where figure lines (kb_figure, kb_row_add, kb_row_extra) are printed:
+ * stdout by default, NULL to keep rows for the JSON document only (a
+ * program whose stdout has another tool's format).
+ */
+void kb_figures_to(FILE *f);
+
 /* Write a JSON string literal with escaping. */
 void kb_json_string(FILE *f, const char *s);
 

@@ -217,11 +217,16 @@ bad_usage() {
 		expect_usage_error "$top/$dir/$prog" --no-such-option
 		expect_usage_error "$top/$dir/$prog" extra-argument
 	done < <("$top/run_all.sh" --no-build --list)
+	local words assign
 	while read -r line; do
 		[[ -z $line || $line == \#* ]] && continue
-		read -r prog args <<<"$line"
-		# shellcheck disable=SC2086
-		expect_usage_error "$top/$prog" $args
+		read -r -a words <<<"$line"
+		assign=()
+		while [[ ${words[0]} == *=* ]]; do
+			assign+=("${words[0]}")
+			words=("${words[@]:1}")
+		done
+		expect_usage_error env "${assign[@]}" "$top/${words[0]}" "${words[@]:1}"
 	done <"$top/tests/bad_args.txt"
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench taskstats collection methods. See taskstats.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "taskstats.h"
+#include "kbench.h"
+#include "netlink.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <linux/taskstats.h>
+
+/* A reply that never comes must not hang a pass. */
+#define KB_TS_TIMEOUT_MS	5000
+
+/* The files a procfs pass reads per pid. */
+static const char *const proc_files[] = { "stat", "schedstat", "io" };
+#define NR_PROC_FILES	(sizeof(proc_files) / sizeof(proc_files[0]))
+
+/* fds kept free for everything else while procfs_pread holds its own. */
+#define KB_FD_RESERVE	64
+
+/* Big enough for any struct taskstats the RFC ioctl may copy back. */
+#define KB_TS_IOCTL_BUF	4096
+
+static const struct {
+	const char *name;
+	const char *desc;
+} methods[KB_TS_NR_METHODS] = {
+	[KB_TS_NETLINK_PER_PID] = { "netlink_per_pid",
+		"one TASKSTATS_CMD_GET per pid: send, then receive its reply" },
+	[KB_TS_NETLINK_BATCHED] = { "netlink_batched",
+		"K TASKSTATS_CMD_GET per sendmsg, replies drained with recvmmsg and matched by sequence number" },
+	[KB_TS_PROCFS] = { "procfs",
+		"open+read+close of /proc/PID/stat, schedstat and io" },
+	[KB_TS_PROCFS_PREAD] = { "procfs_pread",
+		"pread at offset 0 of /proc/PID/stat, schedstat and io kept open" },
+	[KB_TS_IOCTL] = { "ioctl",
+		"one TASKSTATS_IOC_ATTR_PID ioctl per pid on /proc/taskstats (RFC, not in mainline)" },
+};
+
+struct kb_ts_ctx {
+	enum kb_ts_method method;
+	const pid_t *pids;
+	size_t n;
+	struct kb_nl nl;
+	struct kb_ts_batch *batch;
+	int ioctl_fd;
+	unsigned char *ioctl_buf;
+	int *fds;		/* procfs_pread: NR_PROC_FILES per pid of a chunk */
+	size_t chunk;		/* pids per chunk */
+	bool fds_open;		/* the single chunk stays open across passes */
+	char readbuf[4096];
+};
+
+const char *kb_ts_method_name(enum kb_ts_method m)
+{
+	return m < KB_TS_NR_METHODS ? methods[m].name : "unknown";
+}
+
+const char *kb_ts_method_desc(enum kb_ts_method m)
+{
+	return m < KB_TS_NR_METHODS ? methods[m].desc : "";
+}
+
+int kb_ts_method_parse(const char *s)
+{
+	int m;
+
+	if (!strcmp(s, "0"))
+		return KB_TS_IOCTL;
+	if (!strcmp(s, "1") || !strcmp(s, "netlink"))
+		return KB_TS_NETLINK_PER_PID;
+	if (!strcmp(s, "batched"))
+		return KB_TS_NETLINK_BATCHED;
+	for (m = 0; m < KB_TS_NR_METHODS; m++)
+		if (!strcmp(s, methods[m].name))
+			return m;
+	return -1;
+}
+
+/* ---- netlink --------------------------------------------------------- */
+
+static int netlink_setup(struct kb_ts_ctx *ctx, unsigned int batch,
+			 char *why, size_t whylen)
+{
+	struct kb_ts_reply r;
+	int err;
+
+	ctx->batch = kb_ts_batch_new(batch);
+	if (!ctx->batch)
+		return -ENOMEM;
+	err = kb_taskstats_open(&ctx->nl, kb_ts_batch_rcvbuf(batch),
+				KB_TS_TIMEOUT_MS);
+	if (err == -ENOENT) {
+		snprintf(why, whylen, "kernel has no TASKSTATS genetlink family (CONFIG_TASKSTATS off)");
+		return err;
+	}
+	if (err) {
+		snprintf(why, whylen, "cannot open a TASKSTATS netlink socket: %s",
+			 strerror(-err));
+		return err;
+	}
+	/* Probe once, so that a missing privilege is a reason, not N misses. */
+	err = kb_taskstats_get(&ctx->nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
+	if (err == -EPERM)
+		snprintf(why, whylen, "TASKSTATS_CMD_GET needs CAP_NET_ADMIN (EPERM)");
+	else if (err)
+		snprintf(why, whylen, "TASKSTATS_CMD_GET of our own pid failed: %s",
+			 strerror(-err));
+	return err;
+}
+
+/* ---- procfs ---------------------------------------------------------- */
+
+/* /proc/PID/stat starts with the pid: check we read the right task. */
+static bool stat_is_pid(const char *buf, ssize_t len, pid_t pid)
+{
+	char *end;
+	long v;
+
+	if (len <= 0)
+		return false;
+	v = strtol(buf, &end, 10);
+	return end != buf && *end == ' ' && v == pid;
+}
+
+static int open_proc_file(pid_t pid, const char *file)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* open+read+close of every file of one pid. */
+static bool procfs_read_pid(struct kb_ts_ctx *ctx, pid_t pid)
+{
+	bool good = true;
+	size_t f;
+
+	for (f = 0; f < NR_PROC_FILES; f++) {
+		int fd = open_proc_file(pid, proc_files[f]);
+		ssize_t len;
+
+		if (fd < 0)
+			return false;
+		len = read(fd, ctx->readbuf, sizeof(ctx->readbuf) - 1);
+		close(fd);
+		if (len > 0)
+			ctx->readbuf[len] = '\0';
+		if (f == 0 ? !stat_is_pid(ctx->readbuf, len, pid) : len <= 0)
+			good = false;
+	}
+	return good;
+}
+
+static void close_fds(struct kb_ts_ctx *ctx, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count * NR_PROC_FILES; i++) {
+		if (ctx->fds[i] >= 0)
+			close(ctx->fds[i]);
+		ctx->fds[i] = -1;
+	}
+}
+
+/* Open the files of pids[first..first+count). 0 or -errno. */
+static int open_chunk(struct kb_ts_ctx *ctx, size_t first, size_t count)
+{
+	size_t i, f;
+
+	for (i = 0; i < count; i++) {
+		for (f = 0; f < NR_PROC_FILES; f++) {
+			int fd = open_proc_file(ctx->pids[first + i],
+						proc_files[f]);
+
+			if (fd < 0 && errno != ENOENT && errno != ESRCH) {
+				int err = -errno;
+
+				close_fds(ctx, i + 1);
+				return err;
+			}
+			ctx->fds[i * NR_PROC_FILES + f] = fd;
+		}
+	}
+	return 0;
+}
+
+static bool pread_pid(struct kb_ts_ctx *ctx, size_t slot, pid_t pid)
+{
+	bool good = true;
+	size_t f;
+
+	for (f = 0; f < NR_PROC_FILES; f++) {
+		int fd = ctx->fds[slot * NR_PROC_FILES + f];
+		ssize_t len;
+
+		if (fd < 0)
+			return false;
+		len = pread(fd, ctx->readbuf, sizeof(ctx->readbuf) - 1, 0);
+		if (len > 0)
+			ctx->readbuf[len] = '\0';
+		if (f == 0 ? !stat_is_pid(ctx->readbuf, len, pid) : len <= 0)
+			good = false;
+	}
+	return good;
+}
+
+/* As many fds as the hard limit allows: raise the soft limit to it. */
+static long fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1 << 24))
+		rl.rlim_cur = 1 << 24;
+	return (long)rl.rlim_cur - KB_FD_RESERVE;
+}
+
+static int pread_setup(struct kb_ts_ctx *ctx, char *why, size_t whylen)
+{
+	long budget = fd_budget();
+	int err;
+
+	if (budget < (long)NR_PROC_FILES) {
+		snprintf(why, whylen, "RLIMIT_NOFILE leaves no room for %zu fds per pid",
+			 NR_PROC_FILES);
+		return -EMFILE;
+	}
+	ctx->chunk = budget / NR_PROC_FILES;
+	if (ctx->chunk > ctx->n)
+		ctx->chunk = ctx->n ? ctx->n : 1;
+	ctx->fds = malloc(ctx->chunk * NR_PROC_FILES * sizeof(*ctx->fds));
+	if (!ctx->fds)
+		return -ENOMEM;
+	memset(ctx->fds, -1, ctx->chunk * NR_PROC_FILES * sizeof(*ctx->fds));
+	if (ctx->chunk < ctx->n)
+		return 0;
+	err = open_chunk(ctx, 0, ctx->n);
+	if (err)
+		snprintf(why, whylen, "cannot open /proc/PID files: %s",
+			 strerror(-err));
+	ctx->fds_open = !err;
+	return err;
+}
+
+static long pass_pread(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
+{
+	size_t first, i, count;
+	long answered = 0;
+	uint64_t t0;
+	int err;
+
+	*ns = 0;
+	for (first = 0; first < ctx->n; first += ctx->chunk) {
+		count = ctx->n - first < ctx->chunk ? ctx->n - first : ctx->chunk;
+		if (!ctx->fds_open) {
+			err = open_chunk(ctx, first, count);
+			if (err)
+				return err;
+		}
+		t0 = kb_now_ns();
+		for (i = 0; i < count; i++)
+			ok[first + i] = pread_pid(ctx, i, ctx->pids[first + i]);
+		*ns += kb_now_ns() - t0;
+		if (!ctx->fds_open)
+			close_fds(ctx, count);
+		for (i = 0; i < count; i++)
+			answered += ok[first + i];
+	}
+	return answered;
+}
+
+/* ---- RFC ioctl ------------------------------------------------------- */
+
+static int ioctl_setup(struct kb_ts_ctx *ctx, char *why, size_t whylen)
+{
+	ctx->ioctl_fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
+	if (ctx->ioctl_fd < 0) {
+		int err = -errno;
+
+		if (err == -ENOENT)
+			snprintf(why, whylen, "kernel has no %s", KB_PROC_TASKSTATS);
+		else
+			snprintf(why, whylen, "cannot open %s: %s",
+				 KB_PROC_TASKSTATS, strerror(-err));
+		return err;
+	}
+	ctx->ioctl_buf = calloc(1, KB_TS_IOCTL_BUF);
+	return ctx->ioctl_buf ? 0 : -ENOMEM;
+}
+
+/*
+ * The RFC's kernel reads the pid at the ac_pid offset of the user's
+ * struct taskstats, fills the struct and copies it back.
+ */
+static bool ioctl_pid(struct kb_ts_ctx *ctx, pid_t pid)
+{
+	struct kb_taskstats ts;
+	uint32_t id = pid;
+
+	memcpy(ctx->ioctl_buf + KB_TS_AC_PID_OFFSET, &id, sizeof(id));
+	if (ioctl(ctx->ioctl_fd, TASKSTATS_IOC_ATTR_PID, ctx->ioctl_buf))
+		return false;
+	kb_taskstats_decode(ctx->ioctl_buf, KB_TS_IOCTL_BUF, &ts);
+	return ts.pid == id;
+}
+
+/* ---- contexts and passes --------------------------------------------- */
+
+struct kb_ts_ctx *kb_ts_ctx_new(enum kb_ts_method m, unsigned int batch,
+				const pid_t *pids, size_t n, int *err,
+				char *why, size_t whylen)
+{
+	struct kb_ts_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	snprintf(why, whylen, "out of memory");
+	*err = -ENOMEM;
+	if (!ctx)
+		return NULL;
+	ctx->method = m;
+	ctx->pids = pids;
+	ctx->n = n;
+	ctx->nl.fd = -1;
+	ctx->ioctl_fd = -1;
+	switch (m) {
+	case KB_TS_NETLINK_PER_PID:
+		*err = netlink_setup(ctx, 1, why, whylen);
+		break;
+	case KB_TS_NETLINK_BATCHED:
+		*err = netlink_setup(ctx, batch ? batch : KB_TS_DEFAULT_BATCH,
+				     why, whylen);
+		break;
+	case KB_TS_PROCFS:
+		*err = 0;
+		break;
+	case KB_TS_PROCFS_PREAD:
+		*err = pread_setup(ctx, why, whylen);
+		break;
+	case KB_TS_IOCTL:
+		*err = ioctl_setup(ctx, why, whylen);
+		break;
+	default:
+		*err = -EINVAL;
+		snprintf(why, whylen, "unknown method");
+	}
+	if (*err) {
+		kb_ts_ctx_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+void kb_ts_ctx_free(struct kb_ts_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	kb_nl_close(&ctx->nl);
+	kb_ts_batch_free(ctx->batch);
+	if (ctx->ioctl_fd >= 0)
+		close(ctx->ioctl_fd);
+	free(ctx->ioctl_buf);
+	if (ctx->fds && ctx->fds_open)
+		close_fds(ctx, ctx->n);
+	free(ctx->fds);
+	free(ctx);
+}
+
+size_t kb_ts_ctx_chunks(const struct kb_ts_ctx *ctx)
+{
+	if (ctx->method != KB_TS_PROCFS_PREAD || !ctx->chunk)
+		return 1;
+	return (ctx->n + ctx->chunk - 1) / ctx->chunk;
+}
+
+long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx)
+{
+	return ctx->nl.fd >= 0 ? kb_nl_rcvbuf(&ctx->nl) : 0;
+}
+
+long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
+{
+	uint64_t t0 = kb_now_ns();
+	long answered = 0;
+	size_t i;
+
+	switch (ctx->method) {
+	case KB_TS_NETLINK_PER_PID:
+	case KB_TS_NETLINK_BATCHED:
+		answered = kb_ts_batch_query(&ctx->nl, ctx->batch, ctx->pids,
+					     ctx->n, ok);
+		break;
+	case KB_TS_PROCFS:
+		for (i = 0; i < ctx->n; i++)
+			answered += ok[i] = procfs_read_pid(ctx, ctx->pids[i]);
+		break;
+	case KB_TS_PROCFS_PREAD:
+		return pass_pread(ctx, ok, ns);
+	case KB_TS_IOCTL:
+		for (i = 0; i < ctx->n; i++)
+			answered += ok[i] = ioctl_pid(ctx, ctx->pids[i]);
+		break;
+	default:
+		return -EINVAL;
+	}
+	*ns = kb_now_ns() - t0;
+	return answered;
+}
+
+/* ---- selecting pids by comm ------------------------------------------ */
+
+static bool comm_contains(int procfd, const char *pid, const char *name)
+{
+	char path[300], comm[64];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/comm", pid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	comm[len] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return strstr(comm, name) != NULL;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+long kb_ts_find_pids(const char *name, pid_t **pids)
+{
+	DIR *d = opendir("/proc");
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	pid_t *v = NULL, *p;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    !comm_contains(dirfd(d), de->d_name, name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			p = realloc(v, cap * sizeof(*v));
+			if (!p) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = p;
+		}
+		v[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_pid);
+	*pids = v;
+	return n;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kbench taskstats collection methods: one pass fetches per-task
+ * statistics of a set of pids by per-pid netlink, batched netlink, procfs
+ * (open+read+close or kept-open fds and pread) or the RFC /proc/taskstats
+ * ioctl. Shared by taskstats/taskstats and taskstats/taskstat.
+ */
+#ifndef KBENCH_TASKSTATS_H
+#define KBENCH_TASKSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+
+/* The never-merged RFC interface ("taskstats: add /proc/taskstats"). */
+#define KB_PROC_TASKSTATS	"/proc/taskstats"
+#ifndef TASKSTATS_IOC_ATTR_PID
+#define TASKSTATS_IOC_ATTR_PID	_IO('T', 1)
+#endif
+#ifndef TASKSTATS_IOC_ATTR_TGID
+#define TASKSTATS_IOC_ATTR_TGID	_IO('T', 2)
+#endif
+
+enum kb_ts_method {
+	KB_TS_NETLINK_PER_PID,
+	KB_TS_NETLINK_BATCHED,
+	KB_TS_PROCFS,
+	KB_TS_PROCFS_PREAD,
+	KB_TS_IOCTL,
+	KB_TS_NR_METHODS,
+};
+
+#define KB_TS_DEFAULT_BATCH	64
+#define KB_TS_MAX_BATCH		1024
+
+/* Stable row name ("netlink_per_pid"). */
+const char *kb_ts_method_name(enum kb_ts_method m);
+
+/* One line on what a pass of @m does. */
+const char *kb_ts_method_desc(enum kb_ts_method m);
+
+/*
+ * A method by row name, or by the seed's numbers ("0" = ioctl,
+ * "1" = netlink per pid); also "netlink" and "batched". -1 if unknown.
+ */
+int kb_ts_method_parse(const char *s);
+
+struct kb_ts_ctx;
+
+/*
+ * Prepare passes of @m over @pids[0..@n) (the array must outlive the
+ * context). @batch: requests per sendmsg for netlink_batched.
+ * Returns NULL with *@err = -errno and a reason in @why when the method
+ * cannot run here (no privilege, no /proc/taskstats, ...).
+ */
+struct kb_ts_ctx *kb_ts_ctx_new(enum kb_ts_method m, unsigned int batch,
+				const pid_t *pids, size_t n, int *err,
+				char *why, size_t whylen);
+void kb_ts_ctx_free(struct kb_ts_ctx *ctx);
+
+/*
+ * One pass: fetch the stats of every pid. @ok[i] says whether pid i was
+ * answered with its own stats. *@ns is the time the pass took
+ * (CLOCK_MONOTONIC); for chunked procfs_pread only the preads are timed,
+ * not the opens of the next chunk. Returns the number of pids answered,
+ * or -errno when the method broke (socket error, lost replies).
+ */
+long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns);
+
+/* Chunks a procfs_pread pass needs (1 = every fd stays open). */
+size_t kb_ts_ctx_chunks(const struct kb_ts_ctx *ctx);
+
+/* Receive buffer of a netlink context in bytes (0 for other methods). */
+long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx);
+
+/*
+ * Pids whose /proc/PID/comm contains @name (the seed's selection), in
+ * ascending order. Returns the count (the array in *@pids, free() it) or
+ * -errno.
+ */
+long kb_ts_find_pids(const char *name, pid_t **pids);
+
+#endif /* KBENCH_TASKSTATS_H */

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * taskstat: the benchmark of the /proc/taskstats RFC (seed 000), on any
+ * kernel. Selects the processes whose comm contains NAME, then once a
+ * second times one pass over all of them with the chosen method and
+ * prints "nr_process: N   cost:   S.NNNNNNNNN" (seconds, CLOCK_MONOTONIC).
+ * Processes whose query fails are dropped, as the original did.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kbench.h"
+#include "taskstats.h"
+
+/* The kernel's TASK_COMM_LEN is 16: a longer NAME can never match. */
+#define COMM_MAX	15
+
+struct options {
+	enum kb_ts_method method;
+	const char *name;
+	long count;		/* passes, 0 = until interrupted */
+	unsigned int batch;
+};
+
+static void usage(FILE *f)
+{
+	int m;
+
+	fprintf(f,
+"Usage: %s [OPTION]... MODE NAME\n"
+"Fetch per-task statistics of every process whose /proc/PID/comm contains\n"
+"NAME, once a second, and print the cost of one pass in seconds:\n"
+"  nr_process: N       cost:   S.NNNNNNNNN\n"
+"Processes whose query fails are dropped from later passes.\n"
+"\n"
+"MODE is 0 (ioctl on /proc/taskstats, the RFC), 1 (netlink, one\n"
+"request per pid) or one of these names:\n",
+		kb_prog());
+	for (m = 0; m < KB_TS_NR_METHODS; m++)
+		fprintf(f, "  %-16s %s\n", kb_ts_method_name(m),
+			kb_ts_method_desc(m));
+	fprintf(f,
+"\n"
+"  -c, --count=N   stop after N passes (default: until interrupted)\n"
+"  -K, --batch=K   requests per sendmsg in netlink_batched (default %d)\n"
+"  -h, --help      this help\n"
+"\n"
+"Netlink modes need CAP_NET_ADMIN. Exit status: 0 done, 1 the method\n"
+"failed or no process matched, 2 bad usage.\n",
+		KB_TS_DEFAULT_BATCH);
+}
+
+static void check_name(const char *name)
+{
+	if (!*name)
+		kb_usage_error("NAME must not be empty");
+	if (strlen(name) > COMM_MAX)
+		kb_usage_error("NAME '%s' is longer than %d characters: no comm can contain it",
+			       name, COMM_MAX);
+	if (strchr(name, '/') || strchr(name, '\n'))
+		kb_usage_error("NAME '%s' holds a character no comm has", name);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "batch", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, m;
+
+	o->batch = KB_TS_DEFAULT_BATCH;
+	while ((c = getopt_long(argc, argv, "c:K:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->count = kb_parse_ll(optarg, "--count", 1, 1000000000);
+			break;
+		case 'K':
+			o->batch = kb_parse_ll(optarg, "--batch", 1, KB_TS_MAX_BATCH);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try '%s --help' for more information.\n",
+				kb_prog());
+			exit(KB_EXIT_USAGE);
+		}
+	}
+	if (argc - optind != 2)
+		kb_usage_error("expected MODE and NAME, got %d argument%s",
+			       argc - optind, argc - optind == 1 ? "" : "s");
+	m = kb_ts_method_parse(argv[optind]);
+	if (m < 0)
+		kb_usage_error("unknown MODE '%s' (0, 1, netlink_per_pid, netlink_batched, procfs, procfs_pread or ioctl)",
+			       argv[optind]);
+	o->method = m;
+	o->name = argv[optind + 1];
+	check_name(o->name);
+}
+
+/* Keep the pids that answered. Returns the new count. */
+static size_t drop_failed(pid_t *pids, const bool *ok, size_t n)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < n; i++)
+		if (ok[i])
+			pids[kept++] = pids[i];
+	return kept;
+}
+
+static void sleep_one_second(void)
+{
+	struct timespec ts = { .tv_sec = 1 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+static struct kb_ts_ctx *new_ctx(const struct options *o, const pid_t *pids,
+				 size_t n)
+{
+	struct kb_ts_ctx *ctx;
+	char why[160];
+	int err;
+
+	ctx = kb_ts_ctx_new(o->method, o->batch, pids, n, &err, why,
+			    sizeof(why));
+	if (!ctx) {
+		fprintf(stderr, "%s: %s: %s\n", kb_prog(),
+			kb_ts_method_name(o->method), why);
+		exit(1);
+	}
+	return ctx;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct kb_ts_ctx *ctx;
+	pid_t *pids = NULL;
+	long n, got, pass;
+	uint64_t ns;
+	bool *ok;
+
+	kb_init("taskstat", argc, argv);
+	parse_options(argc, argv, &o);
+	n = kb_ts_find_pids(o.name, &pids);
+	if (n < 0) {
+		fprintf(stderr, "%s: cannot scan /proc: %s\n", kb_prog(),
+			strerror(-n));
+		return 1;
+	}
+	if (!n) {
+		fprintf(stderr, "%s: no process whose comm contains '%s'\n",
+			kb_prog(), o.name);
+		return 1;
+	}
+	ok = calloc(n, sizeof(*ok));
+	if (!ok)
+		return 1;
+	ctx = new_ctx(&o, pids, n);
+	for (pass = 0; !o.count || pass < o.count; pass++) {
+		if (pass)
+			sleep_one_second();
+		got = kb_ts_pass(ctx, ok, &ns);
+		if (got < 0) {
+			fprintf(stderr, "%s: %s pass failed: %s\n", kb_prog(),
+				kb_ts_method_name(o.method), strerror(-got));
+			return 1;
+		}
+		printf("nr_process: %-6ld cost: %3llu.%09llu\n", got,
+		       (unsigned long long)(ns / 1000000000ull),
+		       (unsigned long long)(ns % 1000000000ull));
+		if (got == n)
+			continue;
+		kb_ts_ctx_free(ctx);
+		n = drop_failed(pids, ok, n);
+		if (!n) {
+			fprintf(stderr, "%s: no process left to query\n",
+				kb_prog());
+			return 1;
+		}
+		ctx = new_ctx(&o, pids, n);
+	}
+	kb_ts_ctx_free(ctx);
+	free(ok);
+	free(pids);
+	return 0;
+}
