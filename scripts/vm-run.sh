@@ -541,12 +541,24 @@ boot_watchdog() {
 	kill -TERM "$(cat "$state/vng.pid")" 2>/dev/null || true
 }
 
+# The guest starts with a fresh environment: hand over what run_all.sh
+# and the programs read (KSRC, KSELFTEST_<PROG>_ARGS).
+guest_env() {
+	local name
+
+	printf ' KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q' "$accel" "${KSFT_MACHINE_SLOW:-yes}"
+	for name in $(compgen -e); do
+		[[ $name == KSRC || $name =~ ^KSELFTEST_[A-Z0-9_]+_ARGS$ ]] &&
+			printf ' %s=%q' "$name" "${!name}"
+	done
+	return 0
+}
+
 guest_command() {
-	local slow=${KSFT_MACHINE_SLOW:-yes} args=
+	local args=
 
 	((${#guest_args[@]})) && args=$(printf ' %q' "${guest_args[@]}")
-	printf 'exec env KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q %s %q --no-build%s' \
-		"$accel" "$slow" "${KSRC:+KSRC=$(printf %q "$KSRC")}" \
+	printf 'exec env%s %q --no-build%s' "$(guest_env)" \
 		"$top/scripts/vm-guest.sh" "$args"
 }
 
