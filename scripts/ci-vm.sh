@@ -66,12 +66,14 @@ run_kernel() {
 
 	mkdir -p "$out"
 	echo "ci-vm: === $k (host: $(uname -r))"
+	# KTAP and messages both stream, each also kept for the checks.
 	set +e
 	"$top/scripts/vm-run.sh" --kernel "$k" --json "$out/json" \
-		--console "$out/console.log" 2>&1 >"$out/ktap" | tee "$out/stderr" >&2
+		--console "$out/console.log" 2> >(tee "$out/stderr" >&2) |
+		tee "$out/ktap"
 	rc=${PIPESTATUS[0]}
+	wait "$!"
 	set -e
-	cat "$out/ktap"
 	if ((rc != 0)); then
 		echo "ci-vm: $k: vm-run.sh exit status $rc"
 		verdict=FAIL

@@ -530,12 +530,11 @@ filter_stderr() {
 
 # Give up when the guest has not reported "up" within the boot timeout.
 boot_watchdog() {
-	local waited=0
+	local deadline=$((SECONDS + boot_timeout))
 
-	while ((waited < boot_timeout)); do
+	while ((SECONDS < deadline)); do
 		[[ -e $state/booted || -e $state/exited ]] && return 0
 		sleep 1
-		waited=$((waited + 1))
 	done
 	: >"$state/boot-timeout"
 	kill -TERM "$(cat "$state/vng.pid")" 2>/dev/null || true
