@@ -528,16 +528,29 @@ filter_stderr() {
 	return 0
 }
 
-# Give up when the guest has not reported "up" within the boot timeout.
-boot_watchdog() {
-	local deadline=$((SECONDS + boot_timeout))
+# stop_after SECS MARKER FILE...: stop the guest and leave MARKER when
+# none of FILE has appeared within SECS.
+stop_after() {
+	local deadline=$((SECONDS + $1)) marker=$2 f
 
+	shift 2
 	while ((SECONDS < deadline)); do
-		[[ -e $state/booted || -e $state/exited ]] && return 0
+		for f in "$@"; do
+			[[ -e $state/$f ]] && return 0
+		done
 		sleep 1
 	done
-	: >"$state/boot-timeout"
+	: >"$state/$marker"
 	kill -TERM "$(cat "$state/vng.pid")" 2>/dev/null || true
+	return 1
+}
+
+# The boot must reach the guest's "up" line within --boot-timeout, then
+# the run its "done" line within --vm-timeout.
+watchdog() {
+	stop_after "$boot_timeout" boot-timeout booted exited || return 0
+	[[ -e $state/booted ]] && ((vm_timeout > 0)) || return 0
+	stop_after "$vm_timeout" run-timeout "done" exited || true
 }
 
 # The guest starts with a fresh environment: hand over what run_all.sh
@@ -579,7 +592,8 @@ start_vm() {
 		vng+=(--append "$a")
 	done
 	vng+=(--exec "$(guest_command)")
-	((vm_timeout > 0)) && total=$((boot_timeout + vm_timeout))
+	# A last resort behind the watchdog, should it ever miss.
+	((vm_timeout > 0)) && total=$((boot_timeout + vm_timeout + 60))
 
 	{
 		set +e
@@ -597,7 +611,7 @@ start_vm() {
 	while [[ ! -s $state/vng.pid ]]; do
 		sleep 0.05
 	done
-	boot_watchdog &
+	watchdog &
 	watchdog=$!
 }
 
@@ -673,7 +687,7 @@ report() {
 	read -r up upline <"$state/booted"
 	boot=$(secs "$t_start" "$up")
 	run=$(secs "$up" "$t_end")
-	if ((rc == 124 || rc == 137)) && [[ ! -e $state/done ]]; then
+	if [[ -e $state/run-timeout ]] || { ((rc == 124 || rc == 137)) && [[ ! -e $state/done ]]; }; then
 		console_tail 10
 		die "$EXIT_TIMEOUT" "the run in $kdesc did not end within $vm_timeout s (--vm-timeout)"
 	fi
