@@ -693,6 +693,9 @@ report() {
 	fi
 	if [[ ! -e $state/done ]]; then
 		console_tail
+		if grep -q 'Kernel panic' "$state/console.log"; then
+			die "$EXIT_GUEST" "$kdesc panicked during the run: $(grep -m 1 -o 'Kernel panic.*' "$state/console.log")"
+		fi
 		die "$EXIT_GUEST" "$kdesc died during the run (vng exit status $rc)"
 	fi
 	msg "$kdesc [$upline]: boot $boot s, run $run s, total $(secs "$t_start" "$t_end") s;" \
