@@ -325,6 +325,7 @@ fetch_package() {
 	if [[ ! -f $dest/.kbench-unpacked ]]; then
 		msg "fetching Debian package $pkg"
 		dl=$(mktemp -d "$vmcache/dl.XXXXXX")
+		echo "$dl" >"$state/partial-download"
 		# _apt cannot write into a root-only cache: let it use a world-
 		# writable directory, and keep apt's messages for errors only.
 		chmod 755 "$dl"
@@ -344,7 +345,7 @@ fetch_package() {
 				die "$EXIT_SETUP" "depmod failed on $pkg's modules"
 		done
 		mv "$dl/root" "$dest"
-		rm -rf "$dl"
+		rm -rf "$dl" "$state/partial-download"
 		touch "$dest/.kbench-unpacked"
 	fi
 	exec 8>&-
@@ -635,10 +636,15 @@ on_signal() {
 cleanup() {
 	[[ -n ${watchdog:-} ]] && { kill "$watchdog" 2>/dev/null || true; }
 	stop_vm
-	if [[ -n $console_keep && -f ${state:-/nonexistent}/console.log ]]; then
+	[[ -n ${state:-} ]] || return 0
+	if [[ -n $console_keep && -f $state/console.log ]]; then
 		cp "$state/console.log" "$console_keep" || true
 	fi
-	[[ -n ${state:-} ]] && rm -rf "$state"
+	# An interrupted download leaves no half-unpacked kernel behind.
+	if [[ -f $state/partial-download ]]; then
+		rm -rf "$(cat "$state/partial-download")"
+	fi
+	rm -rf "$state"
 	return 0
 }
 
@@ -707,15 +713,14 @@ main() {
 	local rc
 
 	parse_args "$@"
+	state=$(mktemp -d "${TMPDIR:-/tmp}/kbench-vm.XXXXXX")
+	trap cleanup EXIT
+	trap on_signal INT TERM HUP
 	check_host
 	resolve_kernel
 	ensure_vng
 	build_and_list
 	[[ -n $vm_timeout ]] || vm_timeout=$(default_vm_timeout)
-
-	state=$(mktemp -d "${TMPDIR:-/tmp}/kbench-vm.XXXXXX")
-	trap cleanup EXIT
-	trap on_signal INT TERM HUP
 	choose_accel
 	if [[ $accel == kvm ]]; then
 		msg "accel: KVM ($kvm_why)"
