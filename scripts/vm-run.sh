@@ -626,7 +626,11 @@ stop_vm() {
 # shellcheck disable=SC2317 # called from traps
 on_signal() {
 	trap - INT TERM HUP
-	msg "interrupted: stopping the guest"
+	if [[ -s $state/vng.pid ]]; then
+		msg "interrupted: stopping the guest"
+	else
+		msg "interrupted"
+	fi
 	stop_vm
 	[[ -n ${vm_pipe:-} ]] && { wait "$vm_pipe" 2>/dev/null || true; }
 	exit 130
