@@ -31,7 +31,7 @@ IMAGE is one of:
   debian-6.1, debian-6.12, debian-6.1-rt, debian-6.12-rt
                   Debian's current linux-image package of that series and
                   flavour (resolved with apt-cache, fetched once with
-                  'apt-get download', unpacked into $vmcache/kernels/)
+                  'apt-get download', unpacked into .cache/vm/kernels/)
   linux-image-... an exact Debian package name, fetched the same way
   FILE            an x86 bzImage/vmlinuz; its modules are found in
                   DIR/lib/modules/VERSION where DIR is the image's
@@ -45,7 +45,7 @@ VM options:
   -k, --kernel IMAGE      the kernel to boot (required)
       --accel MODE        auto (default), kvm or tcg; auto uses KVM only
                           when a probe boot shows it can run a guest here
-                          (the result is cached per host in $vmcache/)
+                          (the result is cached in .cache/vm/kvm-probe)
   -m, --memory SIZE       guest memory (default 2G)
       --cpus N            guest CPUs (default: as many as the host)
       --append ARGS       extra kernel command line (repeatable)
@@ -69,8 +69,8 @@ compared with host figures) and KSFT_MACHINE_SLOW=yes (unless set to
 something else here), so that the programs scale their work down.
 
 Host needs (Debian packages): qemu-system-x86, busybox-static, udev, kmod,
-python3-venv; virtme-ng $vng_version comes from PyPI into $cache/venv
-on first use.
+python3-venv; virtme-ng $vng_version comes from PyPI into .cache/venv
+on first use. .cache/ is the collection's (or \$KBENCH_CACHE).
 
 Exit status: the guest's run_all.sh status (0 all passed, 1 something
 failed); 2 bad usage or IMAGE is no kernel; 3 missing host package or
