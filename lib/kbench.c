@@ -609,23 +609,52 @@ void kb_signals_unblock(void)
 	change_cleanup_signals(SIG_UNBLOCK);
 }
 
-/* ---- sysctl / procfs knobs ------------------------------------------- */
+/* ---- small files ------------------------------------------------------ */
 
-struct saved_knob {
-	char path[PATH_MAX];
-	size_t len;
-	char value[256];
-};
-
-static int write_file(const char *path, const char *buf, size_t len)
+ssize_t kb_read_all(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	/* A full buffer: anything left means the file did not fit. */
+	if (len + 1 >= size) {
+		char probe;
+
+		if (read(fd, &probe, 1) > 0) {
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
+/* Signal-safe: used by cleanup handlers too. */
+int kb_write_str(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
 	ssize_t n;
 	int err = 0;
 
 	if (fd < 0)
 		return -errno;
-	n = write(fd, buf, len);
+	n = write(fd, text, len);
 	if (n < 0)
 		err = -errno;
 	else if ((size_t)n != len)
@@ -634,31 +663,29 @@ static int write_file(const char *path, const char *buf, size_t len)
 	return err;
 }
 
+/* ---- sysctl / procfs knobs ------------------------------------------- */
+
+struct saved_knob {
+	char path[PATH_MAX];
+	char value[256];
+};
+
 static void restore_knob(void *arg)
 {
 	struct saved_knob *k = arg;
 
-	write_file(k->path, k->value, k->len);
+	kb_write_str(k->path, k->value);
 }
 
 int kb_read_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	int err = 0;
+	ssize_t n = kb_read_all(path, buf, size);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		err = -errno;
-		n = 0;
-	}
-	close(fd);
-	buf[n] = '\0';
+	if (n < 0)
+		return n;
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	return err;
+	return 0;
 }
 
 int kb_read_long(const char *path, long *val)
@@ -685,12 +712,11 @@ int kb_knob_set(const char *path, const char *value)
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	err = kb_read_file(path, k->value, sizeof(k->value));
 	if (!err)
-		err = write_file(path, value, strlen(value));
+		err = kb_write_str(path, value);
 	if (err) {
 		free(k);
 		return err;
 	}
-	k->len = strlen(k->value);
 	if (kb_cleanup_push(restore_knob, k) < 0) {
 		restore_knob(k);
 		free(k);
@@ -719,8 +745,13 @@ void kb_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n",
-		prog_name);
+	fputc('\n', stderr);
+	kb_usage_hint();
+}
+
+void kb_usage_hint(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog_name);
 	exit(KB_EXIT_USAGE);
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/capability.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* Exit code for bad command-line input: not 0, not KSFT_SKIP (4). */
@@ -159,6 +160,15 @@ void kb_signals_unblock(void);
  */
 int kb_knob_set(const char *path, const char *value);
 
+/*
+ * Read a whole (pseudo) file into @buf (NUL terminated). Returns the
+ * length, or -errno; -EFBIG when it does not fit.
+ */
+ssize_t kb_read_all(const char *path, char *buf, size_t size);
+
+/* Write @text to @path in one write(). 0 or -errno. */
+int kb_write_str(const char *path, const char *text);
+
 /* Read a small procfs/sysfs file, trailing newline removed. 0 or -errno. */
 int kb_read_file(const char *path, char *buf, size_t size);
 
@@ -177,6 +187,8 @@ void kb_set_prog(const char *prog);
 const char *kb_prog(void);
 void kb_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+/* "Try 'PROG --help'..." on stderr, exit(KB_EXIT_USAGE): getopt's '?' case. */
+void kb_usage_hint(void) __attribute__((noreturn));
 long long kb_parse_ll(const char *s, const char *what, long long min,
 		      long long max);
 /* Sizes with an optional K, M, G suffix (powers of 1024) or B. */

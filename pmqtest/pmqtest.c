@@ -1635,9 +1635,7 @@ static void parse_options(int argc, char **argv)
 			opt.full = true;
 			break;
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n",
-				kb_prog());
-			exit(KB_EXIT_USAGE);
+			kb_usage_hint();
 		}
 	}
 	if (optind < argc)
