@@ -762,6 +762,22 @@ void kb_usage_hint(void)
 	exit(KB_EXIT_USAGE);
 }
 
+void kb_select_names(const char *list, const char *what,
+		     bool (*select)(const char *name))
+{
+	char *copy = strdup(list), *save, *tok;
+
+	if (!copy) {
+		perror("kbench: strdup");
+		exit(1);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (!select(tok))
+			kb_usage_error("unknown %s '%s' (see --list)", what, tok);
+	free(copy);
+}
+
 long long kb_parse_ll(const char *s, const char *what, long long min,
 		      long long max)
 {

@@ -201,6 +201,13 @@ long long kb_parse_ll(const char *s, const char *what, long long min,
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max);
+/*
+ * Pick items by name from a comma list ("-t fork,getpid"): @select(name)
+ * marks the item and returns false for a name it does not know, which is
+ * a usage error naming @what.
+ */
+void kb_select_names(const char *list, const char *what,
+		     bool (*select)(const char *name));
 /* Durations: plain seconds, or s, m, h, d suffix. Returns seconds. */
 unsigned long long kb_parse_duration(const char *s, const char *what);
 

@@ -726,20 +726,14 @@ static void usage(FILE *f)
 	fprintf(f, "\n");
 }
 
-static void select_methods(char *list)
+static bool select_method(const char *name)
 {
-	char *save, *tok;
 	unsigned int i;
 
-	for (tok = strtok_r(list, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < NR_METHODS; i++)
-			if (!strcmp(methods[i].name, tok))
-				break;
-		if (i == NR_METHODS)
-			kb_usage_error("unknown method '%s' (see --list)", tok);
-		methods[i].selected = true;
-	}
+	for (i = 0; i < NR_METHODS; i++)
+		if (!strcmp(methods[i].name, name))
+			return methods[i].selected = true;
+	return false;
 }
 
 static void parse_sizes(char *list, struct options *o)
@@ -828,7 +822,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->cell_time = parse_seconds(optarg, "--cell-time");
 			break;
 		case 't':
-			select_methods(optarg);
+			kb_select_names(optarg, "method", select_method);
 			any_selected = true;
 			break;
 		case 'x':
