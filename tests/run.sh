@@ -157,13 +157,18 @@ collection_as_root() {
 # nobody cannot be assumed to read the clone: run a copy in $work.
 collection_as_nobody() {
 	local copy=$work/nobody out=$work/nobody.ktap
-	mkdir -p "$copy/ksft"
-	cp -a "$ksft"/{lib.mk,kselftest.h,kselftest_harness.h,kselftest} "$copy/ksft/"
-	mkdir -p "$copy/ksrc/tools/testing"
-	ln -s "$copy/ksft" "$copy/ksrc/tools/testing/selftests"
+	# The harness and nolibc only, at their places in a tree (lib.mk
+	# finds the tree's top from its own real path).
+	mkdir -p "$copy/ksrc/tools/testing/selftests" "$copy/ksrc/tools/include"
+	cp -a "$ksft"/{lib.mk,kselftest.h,kselftest_harness.h,kselftest} \
+		"$copy/ksrc/tools/testing/selftests/"
+	# proc_create's exec helper is built on the tree's nolibc.
+	cp -a "$ksrc/tools/include/nolibc" "$copy/ksrc/tools/include/"
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
 		tar --null -T - -cf -) | (mkdir -p "$copy/kbench" && tar -xf - -C "$copy/kbench")
-	make -s -C "$copy/kbench" KSRC="$copy/ksrc" all
+	# Steps run in a checked subshell, where set -e is off: check each.
+	make -s -C "$copy/kbench" KSRC="$copy/ksrc" all ||
+		fail "cannot build the collection's copy"
 	chmod -R a+rX "$copy"
 	mkdir -m 777 "$copy/json"
 	(cd "$copy" && KSRC="$copy/ksrc" "${nobody[@]}" \
