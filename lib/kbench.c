@@ -484,6 +484,13 @@ bool kb_machine_slow(void)
 	return v && (!strcmp(v, "yes") || !strcmp(v, "1"));
 }
 
+bool kb_emulated_guest(void)
+{
+	const char *v = getenv("KBENCH_GUEST");
+
+	return v && !strcmp(v, "tcg");
+}
+
 bool kb_have_cap(cap_value_t cap)
 {
 	cap_flag_value_t val = CAP_CLEAR;

@@ -133,6 +133,13 @@ void kb_json_string(FILE *f, const char *s);
 /* KSFT_MACHINE_SLOW=yes (netdev CI, emulated guests): scale work down. */
 bool kb_machine_slow(void);
 
+/*
+ * Running in a guest under software emulation (KBENCH_GUEST=tcg, set by
+ * run_all.sh --kernel): timings there are the emulator's, so judgements
+ * of timing shape are not made; figures are still reported.
+ */
+bool kb_emulated_guest(void);
+
 /* True when @cap is in our effective set (libcap). */
 bool kb_have_cap(cap_value_t cap);
 const char *kb_cap_name(cap_value_t cap);
