@@ -20,6 +20,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 ROUNDS=${1:-${ROUNDS:-3}}
+if (($# > 1)) || [[ ! $ROUNDS =~ ^[1-9][0-9]*$ ]]; then
+	echo "usage: $0 [ROUNDS]   (ROUNDS a positive number, default 3)" >&2
+	exit 2
+fi
 LOOPS=${LOOPS:-20000}
 INTERVAL=${INTERVAL:-100}
 PRIO=${PRIO:-80}

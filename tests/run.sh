@@ -207,7 +207,7 @@ in_tree_6_1() { in_tree 6.1; }
 
 # Every program: an unknown option and its own bad values give exit 2.
 bad_usage() {
-	local line dir prog args rc errs=0
+	local line dir prog s rc errs=0
 	expect_usage_error() {
 		rc=0
 		timeout 20 "$@" >/dev/null 2>"$work/err" || rc=$?
@@ -233,6 +233,9 @@ bad_usage() {
 		done
 		expect_usage_error env "${assign[@]}" "$top/${words[0]}" "${words[@]:1}"
 	done <"$top/tests/bad_args.txt"
+	for s in "$top"/bench/*.sh "$top"/scripts/*.sh; do
+		expect_usage_error "$s" --no-such-option
+	done
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
