@@ -36,6 +36,8 @@ rc=0
 if [ ! -s "$tmp/memcg_ks.json" ]; then
 	cat "$tmp/ktap" >&2
 	echo "memcg_stat_read.sh: memcg_ks exited $rc without results" >&2
+	# A usage error of memcg_ks is ours too.
+	[ "$rc" = 2 ] && exit 2
 	exit 1
 fi
 if grep -q '^not ok' "$tmp/ktap"; then

@@ -13,60 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- small file helpers ---------------------------------------------- */
-
-ssize_t kb_read_all(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	/* A full buffer: anything left means the file did not fit. */
-	if (len + 1 >= size) {
-		char probe;
-
-		if (read(fd, &probe, 1) > 0) {
-			close(fd);
-			return -EFBIG;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	return len;
-}
-
-/* Signal-safe: used by cleanup handlers too. */
-int kb_write_str(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	size_t len = strlen(text);
-	ssize_t n;
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;
-	close(fd);
-	return err;
-}
-
 /* ---- /proc/self/mountinfo -------------------------------------------- */
 
 /* Copy one space separated field, decoding \ooo escapes. */

@@ -172,13 +172,4 @@ unsigned long long kb_numa_line_sum(const struct kb_numa_line *l);
 bool kb_numa_line_node(const struct kb_numa_line *l, int node,
 		       unsigned long long *value);
 
-/*
- * Read a whole (pseudo) file into @buf (NUL terminated). Returns the
- * length, or -errno; -EFBIG when it does not fit.
- */
-ssize_t kb_read_all(const char *path, char *buf, size_t size);
-
-/* Write @text to @path in one write(). 0 or -errno. */
-int kb_write_str(const char *path, const char *text);
-
 #endif /* KBENCH_CGROUP_H */

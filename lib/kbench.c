@@ -124,6 +124,10 @@ static struct {
 } doc;
 
 static const char *prog_name = "kbench";
+static FILE *figure_stream;
+static bool figure_stream_set;
+static void (*json_extra_fn)(FILE *f, void *arg);
+static void *json_extra_arg;
 
 static void iso_time_now(char *buf, size_t size)
 {
@@ -229,15 +233,24 @@ static struct kb_row *row_find(const char *name)
 	return NULL;
 }
 
+void kb_figures_to(FILE *f)
+{
+	figure_stream = f;
+	figure_stream_set = true;
+}
+
 void kb_figure(const char *name, const char *fmt, ...)
 {
+	FILE *f = figure_stream_set ? figure_stream : stdout;
 	va_list ap;
 
-	printf("# %s: ", name);
+	if (!f)
+		return;
+	fprintf(f, "# %s: ", name);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	putchar('\n');
+	fputc('\n', f);
 }
 
 int kb_row_add(const char *name, const char *unit, const struct kb_stats *st)
@@ -254,7 +267,7 @@ int kb_row_add(const char *name, const char *unit, const struct kb_stats *st)
 	return doc.nrows - 1;
 }
 
-void kb_row_extra(const char *key, double value)
+void kb_row_extra_quiet(const char *key, double value)
 {
 	struct kb_row *row;
 	struct kb_kv *kv;
@@ -267,7 +280,14 @@ void kb_row_extra(const char *key, double value)
 	kv = &row->extra[row->nextra++];
 	snprintf(kv->key, sizeof(kv->key), "%s", key);
 	kv->num = value;
-	kb_figure(row->name, "%s=%.6g", key, value);
+}
+
+void kb_row_extra(const char *key, double value)
+{
+	if (!doc.nrows)
+		return;
+	kb_row_extra_quiet(key, value);
+	kb_figure(doc.rows[doc.nrows - 1].name, "%s=%.6g", key, value);
 }
 
 void kb_row_note(const char *note)
@@ -436,12 +456,23 @@ int kb_json_write(const char *path)
 		json_row(f, &doc.rows[i]);
 		fputs(i + 1 < doc.nrows ? ",\n" : "\n", f);
 	}
-	fputs("  ]\n}\n", f);
+	fputs("  ]", f);
+	if (json_extra_fn) {
+		fputs(",\n", f);
+		json_extra_fn(f, json_extra_arg);
+	}
+	fputs("\n}\n", f);
 	if (fflush(f) || ferror(f))
 		err = -errno;
 	if (!to_stdout && fclose(f) && !err)
 		err = -errno;
 	return err;
+}
+
+void kb_json_extra(void (*fn)(FILE *f, void *arg), void *arg)
+{
+	json_extra_fn = fn;
+	json_extra_arg = arg;
 }
 
 /* ---- environment ----------------------------------------------------- */
@@ -451,6 +482,13 @@ bool kb_machine_slow(void)
 	const char *v = getenv("KSFT_MACHINE_SLOW");
 
 	return v && (!strcmp(v, "yes") || !strcmp(v, "1"));
+}
+
+bool kb_emulated_guest(void)
+{
+	const char *v = getenv("KBENCH_GUEST");
+
+	return v && !strcmp(v, "tcg");
 }
 
 bool kb_have_cap(cap_value_t cap)
@@ -585,23 +623,52 @@ void kb_signals_unblock(void)
 	change_cleanup_signals(SIG_UNBLOCK);
 }
 
-/* ---- sysctl / procfs knobs ------------------------------------------- */
+/* ---- small files ------------------------------------------------------ */
 
-struct saved_knob {
-	char path[PATH_MAX];
-	size_t len;
-	char value[256];
-};
-
-static int write_file(const char *path, const char *buf, size_t len)
+ssize_t kb_read_all(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	/* A full buffer: anything left means the file did not fit. */
+	if (len + 1 >= size) {
+		char probe;
+
+		if (read(fd, &probe, 1) > 0) {
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
+/* Signal-safe: used by cleanup handlers too. */
+int kb_write_str(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
 	ssize_t n;
 	int err = 0;
 
 	if (fd < 0)
 		return -errno;
-	n = write(fd, buf, len);
+	n = write(fd, text, len);
 	if (n < 0)
 		err = -errno;
 	else if ((size_t)n != len)
@@ -610,31 +677,29 @@ static int write_file(const char *path, const char *buf, size_t len)
 	return err;
 }
 
+/* ---- sysctl / procfs knobs ------------------------------------------- */
+
+struct saved_knob {
+	char path[PATH_MAX];
+	char value[256];
+};
+
 static void restore_knob(void *arg)
 {
 	struct saved_knob *k = arg;
 
-	write_file(k->path, k->value, k->len);
+	kb_write_str(k->path, k->value);
 }
 
 int kb_read_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	int err = 0;
+	ssize_t n = kb_read_all(path, buf, size);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		err = -errno;
-		n = 0;
-	}
-	close(fd);
-	buf[n] = '\0';
+	if (n < 0)
+		return n;
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	return err;
+	return 0;
 }
 
 int kb_read_long(const char *path, long *val)
@@ -661,12 +726,11 @@ int kb_knob_set(const char *path, const char *value)
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	err = kb_read_file(path, k->value, sizeof(k->value));
 	if (!err)
-		err = write_file(path, value, strlen(value));
+		err = kb_write_str(path, value);
 	if (err) {
 		free(k);
 		return err;
 	}
-	k->len = strlen(k->value);
 	if (kb_cleanup_push(restore_knob, k) < 0) {
 		restore_knob(k);
 		free(k);
@@ -695,9 +759,30 @@ void kb_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n",
-		prog_name);
+	fputc('\n', stderr);
+	kb_usage_hint();
+}
+
+void kb_usage_hint(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog_name);
 	exit(KB_EXIT_USAGE);
+}
+
+void kb_select_names(const char *list, const char *what,
+		     bool (*select)(const char *name))
+{
+	char *copy = strdup(list), *save, *tok;
+
+	if (!copy) {
+		perror("kbench: strdup");
+		exit(1);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (!select(tok))
+			kb_usage_error("unknown %s '%s' (see --list)", what, tok);
+	free(copy);
 }
 
 long long kb_parse_ll(const char *s, const char *what, long long min,

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/capability.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* Exit code for bad command-line input: not 0, not KSFT_SKIP (4). */
@@ -90,6 +91,12 @@ int kb_row_add(const char *name, const char *unit, const struct kb_stats *st);
 /* Extra numeric figure of the last row (printed and kept). */
 void kb_row_extra(const char *key, double value);
 
+/*
+ * Extra numeric figure of the last row, kept for the JSON but not printed:
+ * for callers that print several figures on one kb_figure() line.
+ */
+void kb_row_extra_quiet(const char *key, double value);
+
 /* Free-form note of the last row, kept in the JSON ("two syscalls"). */
 void kb_row_note(const char *note);
 
@@ -103,6 +110,21 @@ void kb_figure(const char *name, const char *fmt, ...)
 /* Write the document to @path ("-" = stdout). Returns 0 or -errno. */
 int kb_json_write(const char *path);
 
+/*
+ * Extra top-level members of the JSON document (a test that must also
+ * write another tool's layout into the same file). kb_json_write() calls
+ * @fn after "rows"; @fn writes one or more "key": value members separated
+ * by ",\n", with no comma before the first or after the last.
+ */
+void kb_json_extra(void (*fn)(FILE *f, void *arg), void *arg);
+
+/*
+ * Where figure lines (kb_figure, kb_row_add, kb_row_extra) are printed:
+ * stdout by default, NULL to keep rows for the JSON document only (a
+ * program whose stdout has another tool's format).
+ */
+void kb_figures_to(FILE *f);
+
 /* Write a JSON string literal with escaping. */
 void kb_json_string(FILE *f, const char *s);
 
@@ -110,6 +132,13 @@ void kb_json_string(FILE *f, const char *s);
 
 /* KSFT_MACHINE_SLOW=yes (netdev CI, emulated guests): scale work down. */
 bool kb_machine_slow(void);
+
+/*
+ * Running in a guest under software emulation (KBENCH_GUEST=tcg, set by
+ * run_all.sh --kernel): timings there are the emulator's, so judgements
+ * of timing shape are not made; figures are still reported.
+ */
+bool kb_emulated_guest(void);
 
 /* True when @cap is in our effective set (libcap). */
 bool kb_have_cap(cap_value_t cap);
@@ -144,6 +173,15 @@ void kb_signals_unblock(void);
  */
 int kb_knob_set(const char *path, const char *value);
 
+/*
+ * Read a whole (pseudo) file into @buf (NUL terminated). Returns the
+ * length, or -errno; -EFBIG when it does not fit.
+ */
+ssize_t kb_read_all(const char *path, char *buf, size_t size);
+
+/* Write @text to @path in one write(). 0 or -errno. */
+int kb_write_str(const char *path, const char *text);
+
 /* Read a small procfs/sysfs file, trailing newline removed. 0 or -errno. */
 int kb_read_file(const char *path, char *buf, size_t size);
 
@@ -162,12 +200,21 @@ void kb_set_prog(const char *prog);
 const char *kb_prog(void);
 void kb_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+/* "Try 'PROG --help'..." on stderr, exit(KB_EXIT_USAGE): getopt's '?' case. */
+void kb_usage_hint(void) __attribute__((noreturn));
 long long kb_parse_ll(const char *s, const char *what, long long min,
 		      long long max);
 /* Sizes with an optional K, M, G suffix (powers of 1024) or B. */
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max);
+/*
+ * Pick items by name from a comma list ("-t fork,getpid"): @select(name)
+ * marks the item and returns false for a name it does not know, which is
+ * a usage error naming @what.
+ */
+void kb_select_names(const char *list, const char *what,
+		     bool (*select)(const char *name));
 /* Durations: plain seconds, or s, m, h, d suffix. Returns seconds. */
 unsigned long long kb_parse_duration(const char *s, const char *what);
 

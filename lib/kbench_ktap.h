@@ -10,6 +10,9 @@
 #ifndef KBENCH_KTAP_H
 #define KBENCH_KTAP_H
 
+#include <stdio.h>
+#include <string.h>
+
 #include "kbench.h"
 #include "kselftest.h"
 

@@ -1670,9 +1670,7 @@ static void parse_options(int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n",
-				kb_prog());
-			exit(KB_EXIT_USAGE);
+			kb_usage_hint();
 		}
 	}
 	if (optind < argc)

@@ -62,16 +62,20 @@ EOF
 
 # run_kernel KERNEL: one guest run and its checks; prints a summary line.
 run_kernel() {
-	local k=$1 out=$work/$1 rc=0 start=$SECONDS programs verdict=PASS
+	local k=$1 out=$work/${1//\//_} rc=0 start=$SECONDS programs verdict=PASS
 
 	mkdir -p "$out"
 	echo "ci-vm: === $k (host: $(uname -r))"
+	# KTAP and messages both stream, each also kept for the checks.
 	set +e
-	"$top/scripts/vm-run.sh" --kernel "$k" --json "$out/json" \
-		--console "$out/console.log" 2>&1 >"$out/ktap" | tee "$out/stderr" >&2
-	rc=${PIPESTATUS[0]}
+	{
+		"$top/scripts/vm-run.sh" --kernel "$k" --json "$out/json" \
+			--console "$out/console.log" 2>&1 >&3 3>&- |
+			tee "$out/stderr" >&2
+		echo "${PIPESTATUS[0]}" >"$out/rc"
+	} 3>&1 | tee "$out/ktap"
 	set -e
-	cat "$out/ktap"
+	rc=$(cat "$out/rc")
 	if ((rc != 0)); then
 		echo "ci-vm: $k: vm-run.sh exit status $rc"
 		verdict=FAIL

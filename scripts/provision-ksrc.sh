@@ -11,6 +11,10 @@
 #   KBENCH_CACHE   cache directory (default: <kbench>/.cache)
 set -euo pipefail
 
+if (($#)); then
+	echo "usage: $0   (takes no arguments; KSRC_VERSION and KBENCH_CACHE from the environment)" >&2
+	exit 2
+fi
 version=${KSRC_VERSION:-6.12}
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${KBENCH_CACHE:-$top/.cache}

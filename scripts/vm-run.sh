@@ -14,6 +14,8 @@ cache=${KBENCH_CACHE:-$top/.cache}
 vmcache=$cache/vm
 vng_version=${KBENCH_VNG_VERSION:-1.42}
 
+unused_modules=kvm,kvm_amd,kvm_intel,ahci,sr_mod,sg,iTCO_wdt,lpc_ich,i2c_i801,pcspkr,powernow_k8,aesni_intel
+
 # Exit statuses of our own (the guest's run_all.sh supplies 0 and 1).
 readonly EXIT_USAGE=2 EXIT_SETUP=3 EXIT_TIMEOUT=124 EXIT_GUEST=125
 
@@ -29,7 +31,7 @@ IMAGE is one of:
   debian-6.1, debian-6.12, debian-6.1-rt, debian-6.12-rt
                   Debian's current linux-image package of that series and
                   flavour (resolved with apt-cache, fetched once with
-                  'apt-get download', unpacked into $vmcache/kernels/)
+                  'apt-get download', unpacked into .cache/vm/kernels/)
   linux-image-... an exact Debian package name, fetched the same way
   FILE            an x86 bzImage/vmlinuz; its modules are found in
                   DIR/lib/modules/VERSION where DIR is the image's
@@ -43,7 +45,7 @@ VM options:
   -k, --kernel IMAGE      the kernel to boot (required)
       --accel MODE        auto (default), kvm or tcg; auto uses KVM only
                           when a probe boot shows it can run a guest here
-                          (the result is cached per host in $vmcache/)
+                          (the result is cached in .cache/vm/kvm-probe)
   -m, --memory SIZE       guest memory (default 2G)
       --cpus N            guest CPUs (default: as many as the host)
       --append ARGS       extra kernel command line (repeatable)
@@ -64,12 +66,11 @@ The collection is built on the host first (the guest cannot write to it);
 Inside the guest: KBENCH_GUEST=tcg or kvm (recorded as machine.guest in
 every JSON file: emulated figures are a functional check, not to be
 compared with host figures) and KSFT_MACHINE_SLOW=yes (unless set to
-something else here), so that the programs scale their work down;
-KSELFTEST_<PROGRAM>_ARGS variables set here are passed on to run_all.sh.
+something else here), so that the programs scale their work down.
 
 Host needs (Debian packages): qemu-system-x86, busybox-static, udev, kmod,
-python3-venv; virtme-ng $vng_version comes from PyPI into $cache/venv
-on first use.
+python3-venv; virtme-ng $vng_version comes from PyPI into .cache/venv
+on first use. .cache/ is the collection's (or \$KBENCH_CACHE).
 
 Exit status: the guest's run_all.sh status (0 all passed, 1 something
 failed); 2 bad usage or IMAGE is no kernel; 3 missing host package or
@@ -324,6 +325,7 @@ fetch_package() {
 	if [[ ! -f $dest/.kbench-unpacked ]]; then
 		msg "fetching Debian package $pkg"
 		dl=$(mktemp -d "$vmcache/dl.XXXXXX")
+		echo "$dl" >"$state/partial-download"
 		# _apt cannot write into a root-only cache: let it use a world-
 		# writable directory, and keep apt's messages for errors only.
 		chmod 755 "$dl"
@@ -343,7 +345,7 @@ fetch_package() {
 				die "$EXIT_SETUP" "depmod failed on $pkg's modules"
 		done
 		mv "$dl/root" "$dest"
-		rm -rf "$dl"
+		rm -rf "$dl" "$state/partial-download"
 		touch "$dest/.kbench-unpacked"
 	fi
 	exec 8>&-
@@ -527,31 +529,50 @@ filter_stderr() {
 	return 0
 }
 
-# Give up when the guest has not reported "up" within the boot timeout.
-boot_watchdog() {
-	local waited=0
+# stop_after SECS MARKER FILE...: stop the guest and leave MARKER when
+# none of FILE has appeared within SECS.
+stop_after() {
+	local deadline=$((SECONDS + $1)) marker=$2 f
 
-	while ((waited < boot_timeout)); do
-		[[ -e $state/booted || -e $state/exited ]] && return 0
+	shift 2
+	while ((SECONDS < deadline)); do
+		for f in "$@"; do
+			[[ -e $state/$f ]] && return 0
+		done
 		sleep 1
-		waited=$((waited + 1))
 	done
-	: >"$state/boot-timeout"
+	: >"$state/$marker"
 	kill -TERM "$(cat "$state/vng.pid")" 2>/dev/null || true
+	return 1
+}
+
+# The boot must reach the guest's "up" line within --boot-timeout, then
+# the run its "done" line within --vm-timeout.
+watchdog() {
+	stop_after "$boot_timeout" boot-timeout booted exited || return 0
+	[[ -e $state/booted ]] && ((vm_timeout > 0)) || return 0
+	stop_after "$vm_timeout" run-timeout "done" exited || true
+}
+
+# The guest starts with a fresh environment: hand over what run_all.sh
+# and the programs read (KSRC, KSELFTEST_<PROG>_ARGS).
+guest_env() {
+	local name
+
+	printf ' KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q' "$accel" "${KSFT_MACHINE_SLOW:-yes}"
+	for name in $(compgen -e); do
+		[[ $name == KSRC || $name =~ ^KSELFTEST_[A-Z0-9_]+_ARGS$ ]] &&
+			printf ' %s=%q' "$name" "${!name}"
+	done
+	return 0
 }
 
 guest_command() {
-	local slow=${KSFT_MACHINE_SLOW:-yes} args= progargs= var
+	local args=
 
 	((${#guest_args[@]})) && args=$(printf ' %q' "${guest_args[@]}")
-	# run_all.sh's per-program arguments go along.
-	for var in $(compgen -e); do
-		[[ $var =~ ^KSELFTEST_[A-Z0-9_]+_ARGS$ ]] &&
-			progargs+=" $var=$(printf %q "${!var}")"
-	done
-	printf 'exec env KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q %s%s %q --no-build%s' \
-		"$accel" "$slow" "${KSRC:+KSRC=$(printf %q "$KSRC")}" \
-		"$progargs" "$top/scripts/vm-guest.sh" "$args"
+	printf 'exec env%s %q --no-build%s' "$(guest_env)" \
+		"$top/scripts/vm-guest.sh" "$args"
 }
 
 # Start vng in the background, its stdout and stderr through pipes (QEMU
@@ -562,6 +583,9 @@ start_vm() {
 	local total=0 vng=(vng --run "$kimg" --verbose --user root --cwd "$top"
 		--memory "$memory" --force-9p) a
 
+	# Drivers for QEMU's emulated hardware that udev's coldplug would load
+	# from 9p, slowly under TCG, and the collection never uses.
+	vng+=(--append "modprobe.blacklist=$unused_modules")
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
 	[[ -n $json_dir ]] && vng+=(--rwdir="$json_dir")
@@ -569,7 +593,8 @@ start_vm() {
 		vng+=(--append "$a")
 	done
 	vng+=(--exec "$(guest_command)")
-	((vm_timeout > 0)) && total=$((boot_timeout + vm_timeout))
+	# A last resort behind the watchdog, should it ever miss.
+	((vm_timeout > 0)) && total=$((boot_timeout + vm_timeout + 60))
 
 	{
 		set +e
@@ -587,7 +612,7 @@ start_vm() {
 	while [[ ! -s $state/vng.pid ]]; do
 		sleep 0.05
 	done
-	boot_watchdog &
+	watchdog &
 	watchdog=$!
 }
 
@@ -601,7 +626,11 @@ stop_vm() {
 # shellcheck disable=SC2317 # called from traps
 on_signal() {
 	trap - INT TERM HUP
-	msg "interrupted: stopping the guest"
+	if [[ -s $state/vng.pid ]]; then
+		msg "interrupted: stopping the guest"
+	else
+		msg "interrupted"
+	fi
 	stop_vm
 	[[ -n ${vm_pipe:-} ]] && { wait "$vm_pipe" 2>/dev/null || true; }
 	exit 130
@@ -611,10 +640,15 @@ on_signal() {
 cleanup() {
 	[[ -n ${watchdog:-} ]] && { kill "$watchdog" 2>/dev/null || true; }
 	stop_vm
-	if [[ -n $console_keep && -f ${state:-/nonexistent}/console.log ]]; then
+	[[ -n ${state:-} ]] || return 0
+	if [[ -n $console_keep && -f $state/console.log ]]; then
 		cp "$state/console.log" "$console_keep" || true
 	fi
-	[[ -n ${state:-} ]] && rm -rf "$state"
+	# An interrupted download leaves no half-unpacked kernel behind.
+	if [[ -f $state/partial-download ]]; then
+		rm -rf "$(cat "$state/partial-download")"
+	fi
+	rm -rf "$state"
 	return 0
 }
 
@@ -650,6 +684,11 @@ report() {
 	fi
 	if [[ ! -e $state/booted ]]; then
 		console_tail
+		if grep -q 'Unable to mount root fs' "$state/console.log"; then
+			msg "hint: the kernel could not mount the host's root over 9p: build" \
+				"9p, virtio-pci and overlayfs in, or put its modules in" \
+				"DIR/lib/modules/VERSION with the image in DIR or below"
+		fi
 		if grep -q 'Kernel panic' "$state/console.log"; then
 			die "$EXIT_GUEST" "$kdesc panicked at boot: $(grep -m 1 -o 'Kernel panic.*' "$state/console.log")"
 		fi
@@ -658,12 +697,15 @@ report() {
 	read -r up upline <"$state/booted"
 	boot=$(secs "$t_start" "$up")
 	run=$(secs "$up" "$t_end")
-	if ((rc == 124 || rc == 137)) && [[ ! -e $state/done ]]; then
+	if [[ -e $state/run-timeout ]] || { ((rc == 124 || rc == 137)) && [[ ! -e $state/done ]]; }; then
 		console_tail 10
 		die "$EXIT_TIMEOUT" "the run in $kdesc did not end within $vm_timeout s (--vm-timeout)"
 	fi
 	if [[ ! -e $state/done ]]; then
 		console_tail
+		if grep -q 'Kernel panic' "$state/console.log"; then
+			die "$EXIT_GUEST" "$kdesc panicked during the run: $(grep -m 1 -o 'Kernel panic.*' "$state/console.log")"
+		fi
 		die "$EXIT_GUEST" "$kdesc died during the run (vng exit status $rc)"
 	fi
 	msg "$kdesc [$upline]: boot $boot s, run $run s, total $(secs "$t_start" "$t_end") s;" \
@@ -675,15 +717,14 @@ main() {
 	local rc
 
 	parse_args "$@"
+	state=$(mktemp -d "${TMPDIR:-/tmp}/kbench-vm.XXXXXX")
+	trap cleanup EXIT
+	trap on_signal INT TERM HUP
 	check_host
 	resolve_kernel
 	ensure_vng
 	build_and_list
 	[[ -n $vm_timeout ]] || vm_timeout=$(default_vm_timeout)
-
-	state=$(mktemp -d "${TMPDIR:-/tmp}/kbench-vm.XXXXXX")
-	trap cleanup EXIT
-	trap on_signal INT TERM HUP
 	choose_accel
 	if [[ $accel == kvm ]]; then
 		msg "accel: KVM ($kvm_why)"

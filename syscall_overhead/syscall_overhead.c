@@ -547,20 +547,14 @@ static void usage(FILE *f)
 	fprintf(f, "\n");
 }
 
-static void select_rows(char *list)
+static bool select_row(const char *name)
 {
-	char *save, *tok;
 	unsigned int i;
 
-	for (tok = strtok_r(list, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < NR_ROWS; i++)
-			if (!strcmp(rows[i].name, tok))
-				break;
-		if (i == NR_ROWS)
-			kb_usage_error("unknown row '%s' (see --list)", tok);
-		rows[i].selected = true;
-	}
+	for (i = 0; i < NR_ROWS; i++)
+		if (!strcmp(rows[i].name, name))
+			return rows[i].selected = true;
+	return false;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -595,7 +589,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->batch = kb_parse_ll(optarg, "--batch", 1, 10000000);
 			break;
 		case 't':
-			select_rows(optarg);
+			kb_select_names(optarg, "row", select_row);
 			any_selected = true;
 			break;
 		case 'l':
@@ -613,9 +607,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			usage(stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n",
-				kb_prog());
-			exit(KB_EXIT_USAGE);
+			kb_usage_hint();
 		}
 	}
 	if (optind < argc)

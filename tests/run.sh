@@ -157,13 +157,18 @@ collection_as_root() {
 # nobody cannot be assumed to read the clone: run a copy in $work.
 collection_as_nobody() {
 	local copy=$work/nobody out=$work/nobody.ktap
-	mkdir -p "$copy/ksft"
-	cp -a "$ksft"/{lib.mk,kselftest.h,kselftest_harness.h,kselftest} "$copy/ksft/"
-	mkdir -p "$copy/ksrc/tools/testing"
-	ln -s "$copy/ksft" "$copy/ksrc/tools/testing/selftests"
+	# The harness and nolibc only, at their places in a tree (lib.mk
+	# finds the tree's top from its own real path).
+	mkdir -p "$copy/ksrc/tools/testing/selftests" "$copy/ksrc/tools/include"
+	cp -a "$ksft"/{lib.mk,kselftest.h,kselftest_harness.h,kselftest} \
+		"$copy/ksrc/tools/testing/selftests/"
+	# proc_create's exec helper is built on the tree's nolibc.
+	cp -a "$ksrc/tools/include/nolibc" "$copy/ksrc/tools/include/"
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
 		tar --null -T - -cf -) | (mkdir -p "$copy/kbench" && tar -xf - -C "$copy/kbench")
-	make -s -C "$copy/kbench" KSRC="$copy/ksrc" all
+	# Steps run in a checked subshell, where set -e is off: check each.
+	make -s -C "$copy/kbench" KSRC="$copy/ksrc" all ||
+		fail "cannot build the collection's copy"
 	chmod -R a+rX "$copy"
 	mkdir -m 777 "$copy/json"
 	(cd "$copy" && KSRC="$copy/ksrc" "${nobody[@]}" \
@@ -202,7 +207,7 @@ in_tree_6_1() { in_tree 6.1; }
 
 # Every program: an unknown option and its own bad values give exit 2.
 bad_usage() {
-	local line dir prog args rc errs=0
+	local line dir prog s rc errs=0
 	expect_usage_error() {
 		rc=0
 		timeout 20 "$@" >/dev/null 2>"$work/err" || rc=$?
@@ -228,6 +233,9 @@ bad_usage() {
 		done
 		expect_usage_error env "${assign[@]}" "$top/${words[0]}" "${words[@]:1}"
 	done <"$top/tests/bad_args.txt"
+	for s in "$top"/bench/*.sh "$top"/scripts/*.sh; do
+		expect_usage_error "$s" --no-such-option
+	done
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
