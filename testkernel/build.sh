@@ -178,11 +178,24 @@ compute_keys() {
 	((${#series[@]})) || [[ -z $want_patched ]] || die 1 "no patches in $here/patches"
 	# The tarball's name and size stand for its content (hashing 150 MB
 	# on every run costs more than it protects against).
-	base_key=$({ echo "recipe $recipe"; stat -c '%n %s' "$tarball";
+	frag_key=$({ echo "recipe $recipe"; stat -c '%n %s' "$tarball";
 		cat "${frags[@]}"; } | sha256sum | cut -c1-12)
 	series_key=none
 	((${#series[@]} == 0)) || series_key=$(hash_of "${series[@]}")
 	tree=$cache/tree-$(stat -c '%n %s' "$tarball" | sha256sum | cut -c1-12)/linux-source-$version
+	image_paths
+}
+
+# The images are keyed by the configuration the inputs produced (its set
+# options), so that a new fragment that changes nothing rebuilds nothing.
+# Unknown ("unconfigured") until the tree is configured for the inputs.
+image_paths() {
+	local base_key=unconfigured
+
+	if [[ $(cat "$tree/.kbench-config" 2>/dev/null) == "$frag_key" ]]; then
+		base_key=$({ echo "recipe $recipe"; stat -c '%n %s' "$tarball";
+			grep '^CONFIG_' "$tree/.config"; } | sha256sum | cut -c1-12)
+	fi
 	out_patched=$cache/patched-$base_key-$series_key
 	out_unpatched=$cache/unpatched-$base_key
 }
@@ -232,7 +245,7 @@ prepare_tree() {
 		git_tree commit -q -m "linux-source-$version (Debian, pristine)"
 		touch "$tree/.kbench-ready"
 	fi
-	[[ $(cat "$tree/.kbench-config" 2>/dev/null) == "$base_key" ]] && return
+	[[ $(cat "$tree/.kbench-config" 2>/dev/null) == "$frag_key" ]] && return
 
 	msg "configuring: virtme-ng defconfig + $(config_fragments | wc -l) fragments"
 	ensure_vng
@@ -246,7 +259,7 @@ prepare_tree() {
 		die 1 "configuring the kernel failed (log: $log)"
 	fi
 	check_config
-	echo "$base_key" >"$tree/.kbench-config"
+	echo "$frag_key" >"$tree/.kbench-config"
 }
 
 # Every option the fragments ask for must have survived olddefconfig.
@@ -289,16 +302,23 @@ build_one() {
 	msg "built the $name kernel in $((SECONDS - start)) s: $out/bzImage"
 }
 
+# One branch per series ("patched-<series key>"): going back to a series
+# built before only rewrites the files that differ from the current branch.
 build_patched() {
-	local series
+	local series branch=patched-$series_key
 
 	mapfile -t series < <(series_files)
-	git_tree checkout -q -f unpatched
-	git_tree checkout -q -B patched
-	if ! git_tree am -q --keep-cr "${series[@]}" >&2; then
-		git_tree am --abort || true
+	if git_tree rev-parse -q --verify "refs/heads/$branch" >/dev/null; then
+		git_tree checkout -q -f "$branch"
+	else
 		git_tree checkout -q -f unpatched
-		die 1 "the series does not apply to linux-source-$version"
+		git_tree checkout -q -b "$branch"
+		if ! git_tree am -q --keep-cr "${series[@]}" >&2; then
+			git_tree am --abort || true
+			git_tree checkout -q -f unpatched
+			git_tree branch -q -D "$branch" || true
+			die 1 "the series does not apply to linux-source-$version"
+		fi
 	fi
 	build_one patched "$out_patched"
 }
@@ -325,6 +345,7 @@ main() {
 			exec 9>"$cache/.lock-build"
 			flock 9
 			prepare_tree
+			image_paths
 			if [[ -n $want_patched && ! -f $out_patched/bzImage ]]; then
 				build_patched
 			fi
