@@ -30,7 +30,7 @@ Options:
   -N, --processes LIST taskstats process counts, comma separated (default
                        1000; the first one runs with memcg_ks, each other
                        one in a boot of its own, e.g. 1000,10000)
-      --patched-only   boot only the patched kernel (no compare)
+      --patched-only   build and boot only the patched kernel (no compare)
       --accel MODE     auto, kvm or tcg (default: tcg; KVM hangs on the
                        development machine, see scripts/vm-run.sh)
   -h, --help           this help
@@ -95,9 +95,10 @@ parse_args() {
 declare -A image
 
 build_kernels() {
-	local line status=0
+	local line status=0 which=()
 
-	"$here/build.sh" >"$out/build.txt" || status=$?
+	[[ " ${kernels[*]} " == *" unpatched "* ]] || which=(--patched)
+	"$here/build.sh" "${which[@]}" >"$out/build.txt" || status=$?
 	if ((status)); then
 		msg "build.sh failed (exit $status)"
 		exit "$status"
