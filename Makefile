@@ -42,12 +42,14 @@ emit_tests:
 	done
 
 # The project's own tests: unit tests, KTAP checks, build checks;
-# check-all also boots a Debian kernel under QEMU and runs the collection.
+# check-all also boots Debian's 6.1 kernel under QEMU and runs the
+# collection there, and runs taskstats and memcg_ks on the patched test
+# kernel (testkernel/, built once and cached).
 check:
 	$(KBENCH_TOP)/tests/run.sh
 
 check-all:
-	$(KBENCH_TOP)/tests/run.sh --vm
+	$(KBENCH_TOP)/tests/run.sh --vm --testkernel
 
 # Print the tests this Makefile sees.
 list:

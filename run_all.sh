@@ -9,6 +9,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 prog=${0##*/}
+# shellcheck source=scripts/lib.bash
+. "$top/scripts/lib.bash"
 
 usage() {
 	cat <<EOF
@@ -47,12 +49,6 @@ then "ok N selftests: kbench/DIR: PROG" (or "# SKIP", or
 "not ok ... # exit=RC" / "# TIMEOUT"). Exit status: 0 when nothing failed,
 1 when a program failed or timed out, 2 on bad usage.
 EOF
-}
-
-die_usage() {
-	echo "$prog: $*" >&2
-	echo "Try '$prog --help' for more information." >&2
-	exit 2
 }
 
 all_tests() {

@@ -10,6 +10,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=${0##*/}
+# shellcheck source=lib.bash
+. "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 cache=${KBENCH_CACHE:-$top/.cache}
 vmcache=$cache/vm
 vng_version=${KBENCH_VNG_VERSION:-1.42}
@@ -77,24 +79,6 @@ failed); 2 bad usage or IMAGE is no kernel; 3 missing host package or
 failed download; 124 the boot or the run timed out; 125 the guest kernel
 did not boot, panicked or died during the run.
 EOF
-}
-
-msg() {
-	echo "$prog: $*" >&2
-}
-
-die() {
-	local status=$1
-
-	shift
-	msg "$*"
-	exit "$status"
-}
-
-die_usage() {
-	msg "$*"
-	echo "Try '$prog --help' for more information." >&2
-	exit "$EXIT_USAGE"
 }
 
 need_seconds() {

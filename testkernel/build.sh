@@ -11,6 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 prog=${0##*/}
+# shellcheck source=../scripts/lib.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.bash"
 version=6.12
 cache=${KBENCH_TESTKERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbench/testkernel}
 # virtme-ng shares the venv of scripts/vm-run.sh.
@@ -59,24 +61,6 @@ A cold build of both kernels takes ~20 min on 2 CPUs.
 Exit status: 0 built or cached; 1 a build step failed; 2 bad usage;
 3 a missing host package or download.
 EOF
-}
-
-msg() {
-	echo "$prog: $*" >&2
-}
-
-die() {
-	local status=$1
-
-	shift
-	msg "$*"
-	exit "$status"
-}
-
-die_usage() {
-	msg "$*"
-	echo "Try '$prog --help' for more information." >&2
-	exit 2
 }
 
 jobs=$(nproc)

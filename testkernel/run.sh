@@ -11,6 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 prog=${0##*/}
+# shellcheck source=../scripts/lib.bash
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.bash"
 
 usage() {
 	cat <<EOF
@@ -39,16 +41,6 @@ Exit status: 0 all passed and the guests logged no kernel warning;
 1 a test failed, a guest logged a WARNING/BUG/Oops, or a step failed;
 2 bad usage; 3 a missing host package.
 EOF
-}
-
-msg() {
-	echo "$prog: $*" >&2
-}
-
-die_usage() {
-	msg "$*"
-	echo "Try '$prog --help' for more information." >&2
-	exit 2
 }
 
 out=

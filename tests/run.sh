@@ -7,9 +7,11 @@
 # in-tree build/install/run_kselftest.sh path in a 6.12 and a 6.1 tree,
 # bad-usage handling and what is left behind after SIGTERM.
 #
-# Usage: tests/run.sh [--quick] [--vm] [STEP...]
-#   --quick   skip the in-tree (6.1/6.12) and unprivileged steps
-#   --vm      also boot a Debian kernel and run the collection in it
+# Usage: tests/run.sh [--quick] [--vm] [--testkernel] [STEP...]
+#   --quick       skip the in-tree (6.1/6.12) and unprivileged steps
+#   --vm          also boot a Debian kernel and run the collection in it
+#   --testkernel  also build (or reuse) the patched test kernel and run
+#                 taskstats and memcg_ks on it (testkernel/run.sh)
 #   STEP      run only these steps (see the names printed)
 # Prints KTAP, ends with "N passed, N failed, N skipped"; exits 1 on failure.
 set -euo pipefail
@@ -18,13 +20,14 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-check.XXXXXX")
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-quick= vm= only=()
+quick= vm= testkernel= only=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--vm) vm=1 ;;
+	--testkernel) testkernel=1 ;;
 	-h | --help)
-		sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -233,7 +236,7 @@ bad_usage() {
 		done
 		expect_usage_error env "${assign[@]}" "$top/${words[0]}" "${words[@]:1}"
 	done <"$top/tests/bad_args.txt"
-	for s in "$top"/bench/*.sh "$top"/scripts/*.sh; do
+	for s in "$top"/bench/*.sh "$top"/scripts/*.sh "$top"/testkernel/*.sh; do
 		expect_usage_error "$s" --no-such-option
 	done
 	expect_usage_error "$top/run_all.sh" --bogus
@@ -308,6 +311,11 @@ vm_debian_6_1() {
 	"$top/scripts/ci-vm.sh"
 }
 
+# The ioctl and .ks code paths on a kernel that has the interfaces.
+testkernel_patched() {
+	"$top/testkernel/run.sh" --patched-only
+}
+
 step build_collection build_collection
 step config_is_union config_is_union
 step unit_c unit_c
@@ -322,4 +330,5 @@ if [[ -z $quick ]]; then
 	step in_tree_6_1 in_tree_6_1
 fi
 [[ -n $vm ]] && step vm_debian_6_1 vm_debian_6_1
+[[ -n $testkernel ]] && step testkernel_patched testkernel_patched
 run_steps
