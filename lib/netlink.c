@@ -296,8 +296,14 @@ static const struct nlmsghdr *recv_seq(struct kb_nl *nl, uint32_t seq,
 
 #define KB_NL_RECV_MAX	16384
 
-int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq)
+/* Decodes a reply into @out; returns what the caller of transact() gets. */
+typedef int (*reply_fn)(const struct nlmsghdr *nlh, void *out);
+
+/* Wait for the reply with @seq and hand it to @parse. */
+static int recv_reply(struct kb_nl *nl, uint32_t seq, reply_fn parse,
+		      void *out)
 {
+	/* A reply can be larger than a stack frame should be. */
 	char *buf = malloc(KB_NL_RECV_MAX);
 	const struct nlmsghdr *nlh;
 	int err = 0;
@@ -306,14 +312,35 @@ int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq)
 		return -ENOMEM;
 	nlh = recv_seq(nl, seq, buf, KB_NL_RECV_MAX, &err);
 	if (nlh)
-		err = kb_nlmsg_error(nlh);
+		err = parse(nlh, out);
 	free(buf);
 	return err;
 }
 
+/* Send @req and decode its reply with @parse. */
+static int transact(struct kb_nl *nl, const struct kb_nl_req *req,
+		    reply_fn parse, void *out)
+{
+	int err = kb_nl_send(nl, req->buf, req->nlh.nlmsg_len);
+
+	return err ? err : recv_reply(nl, req->nlh.nlmsg_seq, parse, out);
+}
+
+static int parse_ack(const struct nlmsghdr *nlh, void *out)
+{
+	(void)out;
+	return kb_nlmsg_error(nlh);
+}
+
+int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq)
+{
+	return recv_reply(nl, seq, parse_ack, NULL);
+}
+
 /* ---- generic netlink control ----------------------------------------- */
 
-static int parse_family_id(const struct nlmsghdr *nlh)
+/* Returns the family id, not 0: it is what kb_genl_family_id() returns. */
+static int parse_family_id(const struct nlmsghdr *nlh, void *out)
 {
 	const struct nlattr *nla;
 	const void *attrs;
@@ -328,31 +355,19 @@ static int parse_family_id(const struct nlmsghdr *nlh)
 	if (!nla || kb_nla_len(nla) < sizeof(id))
 		return -EBADMSG;
 	memcpy(&id, kb_nla_data(nla), sizeof(id));
+	(void)out;
 	return id ? id : -EBADMSG;
 }
 
 int kb_genl_family_id(struct kb_nl *nl, const char *name)
 {
-	const struct nlmsghdr *nlh;
 	struct kb_nl_req req;
-	uint32_t seq = kb_nl_next_seq(nl);
-	char *buf;
 	int err;
 
-	kb_genl_req_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, seq);
+	kb_genl_req_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
+			 kb_nl_next_seq(nl));
 	err = kb_nla_append_str(&req, CTRL_ATTR_FAMILY_NAME, name);
-	if (!err)
-		err = kb_nl_send(nl, req.buf, req.nlh.nlmsg_len);
-	if (err)
-		return err;
-	buf = malloc(KB_NL_RECV_MAX);
-	if (!buf)
-		return -ENOMEM;
-	nlh = recv_seq(nl, seq, buf, KB_NL_RECV_MAX, &err);
-	if (nlh)
-		err = parse_family_id(nlh);
-	free(buf);
-	return err;
+	return err ? err : transact(nl, &req, parse_family_id, NULL);
 }
 
 /* ---- taskstats decoding ---------------------------------------------- */
@@ -579,27 +594,18 @@ void kb_taskstats_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
 	kb_nla_append_u32(req, attr, id);
 }
 
+static int parse_ts_reply(const struct nlmsghdr *nlh, void *out)
+{
+	return kb_taskstats_parse(nlh, out);
+}
+
 int kb_taskstats_get(struct kb_nl *nl, uint16_t attr, uint32_t id,
 		     struct kb_ts_reply *r)
 {
-	const struct nlmsghdr *nlh;
 	struct kb_nl_req req;
-	uint32_t seq = kb_nl_next_seq(nl);
-	char *buf;
-	int err;
 
-	kb_taskstats_req(&req, nl->family, attr, id, seq);
-	err = kb_nl_send(nl, req.buf, req.nlh.nlmsg_len);
-	if (err)
-		return err;
-	buf = malloc(KB_NL_RECV_MAX);
-	if (!buf)
-		return -ENOMEM;
-	nlh = recv_seq(nl, seq, buf, KB_NL_RECV_MAX, &err);
-	if (nlh)
-		err = kb_taskstats_parse(nlh, r);
-	free(buf);
-	return err;
+	kb_taskstats_req(&req, nl->family, attr, id, kb_nl_next_seq(nl));
+	return transact(nl, &req, parse_ts_reply, r);
 }
 
 int kb_taskstats_listener(struct kb_nl *nl, bool reg, const char *cpulist)
@@ -812,9 +818,9 @@ long kb_ts_batch_query(struct kb_nl *nl, struct kb_ts_batch *b,
 
 /* ---- cgroupstats ----------------------------------------------------- */
 
-static int parse_cgroupstats(const struct nlmsghdr *nlh,
-			     struct kb_cgroupstats *cs)
+static int parse_cgroupstats(const struct nlmsghdr *nlh, void *out)
 {
+	struct kb_cgroupstats *cs = out;
 	const struct nlattr *nla;
 	const void *attrs;
 	size_t len;
@@ -836,24 +842,10 @@ static int parse_cgroupstats(const struct nlmsghdr *nlh,
 int kb_cgroupstats_get(struct kb_nl *nl, int dirfd,
 		       struct kb_cgroupstats *cs)
 {
-	const struct nlmsghdr *nlh;
 	struct kb_nl_req req;
-	uint32_t seq = kb_nl_next_seq(nl);
-	char *buf;
-	int err;
 
 	kb_genl_req_init(&req, nl->family, CGROUPSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, seq);
+			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	kb_nla_append_u32(&req, CGROUPSTATS_CMD_ATTR_FD, dirfd);
-	err = kb_nl_send(nl, req.buf, req.nlh.nlmsg_len);
-	if (err)
-		return err;
-	buf = malloc(KB_NL_RECV_MAX);
-	if (!buf)
-		return -ENOMEM;
-	nlh = recv_seq(nl, seq, buf, KB_NL_RECV_MAX, &err);
-	if (nlh)
-		err = parse_cgroupstats(nlh, cs);
-	free(buf);
-	return err;
+	return transact(nl, &req, parse_cgroupstats, cs);
 }
