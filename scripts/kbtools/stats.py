@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Statistics of comparing repetitions, with the standard library only.
+
+The unit of replication is one repetition (one run of a program, or one
+boot): a row contributes one figure per repetition (its median), never its
+thousands of within-run samples, because drift between runs is the noise
+that matters.
+
+- Mann-Whitney U (two-sided): exact distribution of the rank sum,
+  conditional on ties, up to EXACT_MAX values in all; normal approximation
+  with tie and continuity correction above.
+- Change as a ratio: the Hodges-Lehmann interval of the log-ratio (all
+  pairwise differences of logs, bounded by order statistics from the exact
+  U distribution), exponentiated. It assumes the two sides differ by a
+  scale factor, the usual model for timings.
+- Benjamini-Hochberg adjusted p-values for the many rows tested at once.
+"""
+
+import math
+
+EXACT_MAX = 40
+
+
+def mean(xs):
+    xs = list(xs)
+    if not xs:
+        raise ValueError("mean of nothing")
+    return math.fsum(xs) / len(xs)
+
+
+def median(xs):
+    s = sorted(xs)
+    if not s:
+        raise ValueError("median of nothing")
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def stdev(xs):
+    """Sample standard deviation (n - 1)."""
+    xs = list(xs)
+    if len(xs) < 2:
+        raise ValueError("stdev needs two values")
+    m = mean(xs)
+    return math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def cv_pct(xs):
+    """Coefficient of variation in percent; None with fewer than 2 values
+    or a zero mean."""
+    xs = list(xs)
+    if len(xs) < 2:
+        return None
+    m = mean(xs)
+    if m == 0:
+        return None
+    return stdev(xs) / abs(m) * 100
+
+
+def pooled_stddev(ns, means, sds):
+    """Sample standard deviation of the union of groups given by their
+    sizes, means and sample standard deviations."""
+    total = sum(ns)
+    grand = math.fsum(n * m for n, m in zip(ns, means)) / total
+    ss = math.fsum((n - 1) * s * s + n * (m - grand) ** 2
+                   for n, m, s in zip(ns, means, sds))
+    return math.sqrt(ss / (total - 1)) if total > 1 else 0.0
+
+
+def midranks(values):
+    """Ranks 1..N of values, ties sharing the mean of their ranks."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _subset_sum_counts(items, size):
+    """Number of size-element subsets of items (integers) by their sum."""
+    dp = [dict() for _ in range(size + 1)]
+    dp[0][0] = 1
+    for count, item in enumerate(items):
+        for j in range(min(size, count + 1), 0, -1):
+            prev = dp[j - 1]
+            cur = dp[j]
+            for s, c in prev.items():
+                cur[s + item] = cur.get(s + item, 0) + c
+    return dp[size]
+
+
+def u_distribution(n1, n2):
+    """Exact null counts of U (no ties) for sizes n1, n2: list by U."""
+    sums = _subset_sum_counts(range(1, n1 + n2 + 1), n1)
+    base = n1 * (n1 + 1) // 2
+    out = [0] * (n1 * n2 + 1)
+    for s, c in sums.items():
+        out[s - base] += c
+    return out
+
+
+def mann_whitney(x, y):
+    """Two-sided Mann-Whitney U test of x against y: (U of x, p-value,
+    'exact' or 'normal')."""
+    n1, n2 = len(x), len(y)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("Mann-Whitney U needs values on both sides")
+    ranks = midranks(list(x) + list(y))
+    r1 = sum(ranks[:n1])
+    u = r1 - n1 * (n1 + 1) / 2
+    if n1 + n2 <= EXACT_MAX:
+        return u, _exact_p(ranks, n1, r1), "exact"
+    return u, _normal_p(ranks, n1, n2, u), "normal"
+
+
+def _exact_p(ranks, n1, r1):
+    """P(|S - E| >= |r1 - E|) over all n1-subsets of the (mid)ranks."""
+    doubled = [round(2 * r) for r in ranks]
+    counts = _subset_sum_counts(doubled, n1)
+    total = math.comb(len(ranks), n1)
+    centre = n1 * (len(ranks) + 1)      # twice the expected rank sum
+    dev = abs(round(2 * r1) - centre)
+    extreme = sum(c for s, c in counts.items() if abs(s - centre) >= dev)
+    return min(1.0, extreme / total)
+
+
+def _normal_p(ranks, n1, n2, u):
+    n = n1 + n2
+    ties = {}
+    for r in ranks:
+        ties[r] = ties.get(r, 0) + 1
+    tie_term = sum(t ** 3 - t for t in ties.values()) / (n * (n - 1))
+    var = n1 * n2 / 12 * ((n + 1) - tie_term)
+    if var <= 0:
+        return 1.0
+    z = max(0.0, abs(u - n1 * n2 / 2) - 0.5) / math.sqrt(var)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def _normal_quantile(p):
+    """Inverse of the standard normal distribution (bisection on erfc)."""
+    lo, hi = -10.0, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(-mid / math.sqrt(2)) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def hl_rank(n1, n2, alpha=0.05):
+    """How many of the n1*n2 sorted pairwise differences to cut from each
+    end for a 1 - alpha interval (the largest c with P(U < c) <= alpha/2);
+    0 when no interval reaches that confidence."""
+    if n1 + n2 <= EXACT_MAX:
+        dist = u_distribution(n1, n2)
+        total = sum(dist)
+        c, cum = 0, 0
+        while c < len(dist) and (cum + dist[c]) / total <= alpha / 2:
+            cum += dist[c]
+            c += 1
+        return c
+    z = _normal_quantile(1 - alpha / 2)
+    c = math.floor(n1 * n2 / 2 - z * math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12))
+    return max(0, c)
+
+
+def ratio_ci(base, cand, alpha=0.05):
+    """Hodges-Lehmann 1 - alpha interval of cand / base (a scale change),
+    as (low, high); None when the sizes are too small for that
+    confidence or a value is not positive."""
+    if min(list(base) + list(cand), default=0) <= 0:
+        return None
+    c = hl_rank(len(base), len(cand), alpha)
+    if c == 0:
+        return None
+    diffs = sorted(math.log(y) - math.log(x) for x in base for y in cand)
+    return math.exp(diffs[c - 1]), math.exp(diffs[len(diffs) - c])
+
+
+def min_reps(alpha=0.05):
+    """The fewest repetitions per side (equal sides) with which a two-sided
+    exact U test can reach alpha at all: 2 / C(2n, n) <= alpha."""
+    n = 1
+    while 2 / math.comb(2 * n, n) > alpha:
+        n += 1
+    return n
+
+
+def benjamini_hochberg(pvalues):
+    """Benjamini-Hochberg adjusted p-values (same order; None stays None).
+    A row is a discovery at false discovery rate q when its adjusted
+    p-value is <= q."""
+    idx = [i for i, p in enumerate(pvalues) if p is not None]
+    m = len(idx)
+    out = [None] * len(pvalues)
+    running = 1.0
+    for rank, i in reversed(list(enumerate(sorted(idx, key=lambda i:
+                                                  pvalues[i]), 1))):
+        running = min(running, pvalues[i] * m / rank)
+        out[i] = running
+    return out
