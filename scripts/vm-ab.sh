@@ -4,7 +4,7 @@
 # A/B of two kernels: boot the base and the candidate image in turn
 # (ABBA...), one run of the collection per boot (the boot is the unit of
 # replication), keep DIR/base/ and DIR/candidate/ with every boot as one
-# repetition, and end with scripts/compare.py's table. run_all.sh
+# repetition (and each boot's kernel log, console-K.log), and end with scripts/compare.py's table. run_all.sh
 # --kernel BASE --vs-kernel CAND hands its command line over to this.
 set -euo pipefail
 
@@ -126,9 +126,10 @@ on_signal() {
 boot() {
 	local side=$1 image=$2 k=$3 out=$work/json/$1/$3
 
-	mkdir -p "$out"
+	mkdir -p "$out" "$work/console"
 	rc=0
-	"$top/scripts/vm-run.sh" --kernel "$image" "${pass_args[@]}" \
+	"$top/scripts/vm-run.sh" --kernel "$image" \
+		--console "$work/console/$side-$k.log" "${pass_args[@]}" \
 		--json "$out" >"$work/ktap" &
 	current_pid=$!
 	wait "$current_pid" || rc=$?
@@ -148,6 +149,12 @@ merge_sides() {
 		PYTHONPATH="$top/scripts" python3 -m kbtools.results merge-dirs \
 			"$results/$side" "${dirs[@]}" ||
 			die 1 "could not merge the $side boots' results"
+		# Each boot's kernel log, for whoever checks it for trouble.
+		for ((k = 1; k <= repeat; k++)); do
+			if [[ -f $work/console/$side-$k.log ]]; then
+				cp "$work/console/$side-$k.log" "$results/$side/console-$k.log"
+			fi
+		done
 	done
 }
 
