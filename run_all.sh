@@ -229,17 +229,7 @@ fi
 # The program being run, so that a signal to us reaches it too.
 current_pid=
 rundir=$(mktemp -d "${TMPDIR:-/tmp}/kbench-run.XXXXXX")
-on_signal() {
-	trap - INT TERM HUP
-	if [[ -n $current_pid ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
-	rm -rf "$rundir"
-	echo "Bail out! interrupted" >&2
-	exit 130
-}
-trap on_signal INT TERM HUP
+trap 'interrupted "$rundir"' INT TERM HUP
 trap 'rm -rf "$rundir"' EXIT
 
 # Nest a program's KTAP under its result line TITLE, line by line.

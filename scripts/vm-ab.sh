@@ -111,16 +111,6 @@ parse_args() {
 }
 
 current_pid=
-on_signal() {
-	trap - INT TERM HUP
-	if [[ -n $current_pid ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-	echo "Bail out! interrupted" >&2
-	exit 130
-}
 
 # boot SIDE IMAGE K: one boot, its KTAP nested; sets rc.
 boot() {
@@ -174,7 +164,7 @@ main() {
 	parse_args "$@"
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-ab.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
-	trap on_signal INT TERM HUP
+	trap 'interrupted "$work"' INT TERM HUP
 	results=${json_dir:-$work/results}
 
 	echo "TAP version 13"
