@@ -127,15 +127,22 @@ boot() {
 	sed 's/^/    /' "$work/ktap"
 }
 
-# Merge each side's boots (those that left results) into one directory.
+# Merge each side's boots (those that left results) into one directory;
+# fails when a side has none.
 merge_sides() {
 	local side k dirs
 
 	for side in base candidate; do
 		dirs=()
 		for ((k = 1; k <= repeat; k++)); do
-			[[ -d $work/json/$side/$k ]] && dirs+=("$work/json/$side/$k")
+			if compgen -G "$work/json/$side/$k/*.json" >/dev/null; then
+				dirs+=("$work/json/$side/$k")
+			fi
 		done
+		if ((${#dirs[@]} == 0)); then
+			msg "no boot of the $side kernel left results: nothing to compare"
+			return 1
+		fi
 		PYTHONPATH="$top/scripts" python3 -m kbtools.results merge-dirs \
 			"$results/$side" "${dirs[@]}" ||
 			die 1 "could not merge the $side boots' results"
@@ -187,13 +194,16 @@ main() {
 			fi
 		done
 	done
-	merge_sides
 	cmp_args=(--label "$(labels)")
 	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
-	"$top/scripts/compare.py" "${cmp_args[@]}" "$results/base" \
-		"$results/candidate" >"$work/compare.txt" || crc=$?
-	sed 's/^/# /' "$work/compare.txt"
-	((crc == 2)) && msg "compare.py could not compare the results"
+	if merge_sides; then
+		"$top/scripts/compare.py" "${cmp_args[@]}" "$results/base" \
+			"$results/candidate" >"$work/compare.txt" || crc=$?
+		sed 's/^/# /' "$work/compare.txt"
+		((crc != 2)) || msg "compare.py could not compare the results"
+	else
+		crc=1
+	fi
 	((fail == 0 && crc == 0)) || status=1
 	echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"
 	return "$status"
