@@ -376,7 +376,10 @@ if ((repeat > 1)) || [[ -n $vs_prefix_set ]]; then
 fi
 if [[ -n $vs_prefix_set ]]; then
 	out=${json_dir:-$rundir/merged}
-	cmp_args=(--label "base,${vs_prefix}")
+	# compare.py splits labels at commas; the command names the candidate.
+	label=${vs_prefix//,/;}
+	[[ $label == base ]] && label=candidate
+	cmp_args=(--label "base,$label")
 	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
 	crc=0
 	"$top/scripts/compare.py" "${cmp_args[@]}" "$out/base" "$out/candidate" \
