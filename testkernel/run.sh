@@ -160,7 +160,7 @@ main() {
 	for n in "${counts[@]:1}"; do
 		ts_json+=("$out/patched-$n/taskstats.json")
 	done
-	python3 "$here/summary.py" ${ts_json[@]/#/--taskstats=} \
+	python3 "$here/summary.py" "${ts_json[@]/#/--taskstats=}" \
 		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt" || true
 	msg "results in $out"
 	if ((failed)); then
