@@ -438,6 +438,16 @@ bad_usage() {
 	((errs == 0)) || fail "$errs usage errors were not handled"
 }
 
+# Drop the names ending in ".PID" of a live process: another run's
+# (make check of another clone), not something this one left behind.
+not_of_live_process() {
+	local name pid
+	while read -r name; do
+		pid=${name##*.}
+		[[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]] || echo "$name"
+	done
+}
+
 # What the system holds that a test could leave behind.
 snapshot() {
 	{
@@ -445,7 +455,8 @@ snapshot() {
 		ipcs -m | awk 'NR > 3 && NF' | awk '{print "shm", $2}'
 		ipcs -s | awk 'NR > 3 && NF' | awk '{print "sem", $2}'
 		find /dev/mqueue -mindepth 1 -maxdepth 1 -printf 'mq %f\n'
-		find /sys/fs/cgroup -maxdepth 3 -type d -name '*kbench*' 2>/dev/null | sed 's/^/cg /'
+		find /sys/fs/cgroup -maxdepth 3 -type d -name '*kbench*' 2>/dev/null |
+			not_of_live_process | sed 's/^/cg /'
 		for f in /proc/sys/kernel/task_delayacct /proc/sys/fs/mqueue/*; do
 			[[ -r $f ]] && echo "knob $f $(cat "$f")"
 		done
