@@ -363,13 +363,11 @@ sanitizers() {
 	local o=$work/asan dir prog rc bad=0 flags=-fsanitize=address,undefined
 	local programs_list
 	programs_list=$(programs) || exit 1
-	while IFS=: read -r dir prog; do
-		mkdir -p "$o/$dir"
-	done <<<"$programs_list"
-	make -k -C "$top" OUTPUT="$o" CFLAGS="$flags" LDFLAGS="$flags" all || {
-		echo "FAIL: the sanitizer build failed"
-		bad=$((bad + 1))
-	}
+	# One test at a time, so that one failing build hides no other.
+	for dir in $(make -s -C "$top" list); do
+		make -C "$top" TESTS="$dir" OUTPUT="$o" CFLAGS="$flags" \
+			LDFLAGS="$flags" all || echo "FAIL: the sanitizer build of $dir failed"
+	done
 	while IFS=: read -r dir prog; do
 		if [[ ! -x $o/$dir/$prog ]]; then
 			echo "FAIL: $dir/$prog: not built with sanitizers"
