@@ -291,17 +291,20 @@ collection_as_nobody() {
 		fail "KTAP check failed"
 }
 
-# place_in_tree VERSION: copy the clone to the tree's selftests/kbench;
-# prints the tree's selftests directory.
+# place_in_tree VERSION: a private copy of the provisioned tree (another
+# run may use the cached one at the same time) with the clone at
+# tools/testing/selftests/kbench; prints that selftests directory.
 place_in_tree() {
-	local tree sel
+	local tree copy=$work/tree-$1
 	tree=$(KSRC_VERSION=$1 "$top/scripts/provision-ksrc.sh") ||
 		fail "cannot provision the $1 tree"
-	sel=$tree/tools/testing/selftests
-	rm -rf "$sel/kbench"
-	mkdir -p "$sel/kbench"
-	project_tar | tar -xf - -C "$sel/kbench" || fail "cannot copy the clone"
-	echo "$sel"
+	rm -rf "$copy"
+	mkdir -p "$copy"
+	cp -a "$tree"/{Makefile,scripts,tools} "$copy/" || fail "cannot copy $tree"
+	mkdir -p "$copy/tools/testing/selftests/kbench"
+	project_tar | tar -xf - -C "$copy/tools/testing/selftests/kbench" ||
+		fail "cannot copy the clone"
+	echo "$copy/tools/testing/selftests"
 }
 
 # in_tree VERSION: the collection inside a kernel tree's selftests: every
@@ -311,8 +314,6 @@ in_tree() {
 	local v=$1 sel inst out rc=0
 	need git rsync
 	sel=$(place_in_tree "$v") || exit 1
-	# shellcheck disable=SC2064
-	trap "rm -rf '$sel/kbench'" EXIT
 	out=$work/intree-$v.txt
 	make -C "$sel" TARGETS=kbench run_tests >"$out" 2>&1 || rc=$?
 	cat "$out"
@@ -322,7 +323,9 @@ in_tree() {
 	make -C "$sel" TARGETS=kbench install INSTALL_PATH="$inst" >/dev/null ||
 		fail "in-tree install of every kbench test failed"
 	"$inst/run_kselftest.sh" -l | tee "$out"
-	every_program_ok <(sed 's/^\(.*\):\(.*\)$/ok 1 selftests: \1: \2/' "$out") ||
+	# As result lines, so that the one matcher checks the list too.
+	sed 's/^\(.*\):\(.*\)$/ok 1 selftests: \1: \2/' "$out" >"$out.list"
+	every_program_ok "$out.list" ||
 		fail "run_kselftest.sh -l does not list every program"
 	rc=0
 	"$inst/run_kselftest.sh" >"$out" 2>&1 || rc=$?
@@ -339,8 +342,6 @@ llvm_gen_tar() {
 	local sel o=$work/llvm-out tarball unpacked=$work/llvm-tar out rc=0
 	need git clang llvm-ar:llvm ld.lld:lld readelf:binutils
 	sel=$(place_in_tree 6.12) || exit 1
-	# shellcheck disable=SC2064
-	trap "rm -rf '$sel/kbench'" EXIT
 	make -C "$sel" LLVM=1 O="$o" TARGETS=kbench gen_tar >"$work/llvm.log" 2>&1 ||
 		{ tail -n 40 "$work/llvm.log"; fail "LLVM=1 O= gen_tar failed"; }
 	tarball=$(sed -n 's/^Created //p' "$work/llvm.log")
