@@ -47,3 +47,15 @@ interrupted() {
 	echo "Bail out! interrupted" >&2
 	exit 130
 }
+
+# need_value OPTION WHAT ARGC: OPTION (with ARGC arguments left, itself
+# included) must be followed by its value, else a usage error naming WHAT.
+need_value() {
+	(($3 >= 2)) || die_usage "option '$1' needs $2"
+}
+
+# help_from_header FILE FIRST LAST: print lines FIRST..LAST of FILE's
+# header comment as the help text, without the leading '# '.
+help_from_header() {
+	sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//'
+}

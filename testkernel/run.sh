@@ -113,9 +113,10 @@ build_kernels() {
 	done <"$out/build.txt"
 }
 
-# Kernel messages that mean the kernel itself went wrong.
+# Kernel messages that mean the kernel itself went wrong, in the
+# kernel's own formats (not a user-space program's "WARNING:").
 kernel_trouble() {
-	grep -E -m 5 'WARNING:|BUG:|Oops|general protection fault|Kernel panic|Call Trace:' "$1"
+	"$here/kernel-trouble.sh" "$1"
 }
 
 # boot_run KERNEL SUBDIR N TIMEOUT TEST...: one boot, taskstats with N

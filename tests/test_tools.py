@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of the collection's Python tools: compare.py, ktap_check.py."""
+"""Unit tests of the collection's Python tools (ktap_check.py: test_ktap.py)."""
 
 import io
 import json
@@ -14,7 +14,6 @@ SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
 import compare  # noqa: E402
-import ktap_check  # noqa: E402
 
 
 def doc(test="t", rows=None, guest=None):
@@ -117,61 +116,6 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertIn("warning: t: 'base' ran on the host, 'cand' in a tcg "
                       "guest", out)
-
-
-class KtapCheckTest(unittest.TestCase):
-    def check(self, text, *opts):
-        path = tempfile.mktemp()
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        try:
-            err = io.StringIO()
-            old = sys.stderr
-            sys.stderr = err
-            try:
-                return ktap_check.main(list(opts) + [path]), err.getvalue()
-            finally:
-                sys.stderr = old
-        finally:
-            os.unlink(path)
-
-    GOOD = ("TAP version 13\n1..2\n# a: unit=us n=1\nok 1 a\n"
-            "ok 2 b # SKIP no CAP_NET_ADMIN\n"
-            "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0\n")
-
-    def test_good_stream(self):
-        self.assertEqual(self.check(self.GOOD, "--no-fail", "--skip-reasons")[0], 0)
-
-    def test_plan_mismatch_and_numbering(self):
-        rc, err = self.check("TAP version 13\n1..3\nok 1 a\nok 3 b\n")
-        self.assertEqual(rc, 1)
-        self.assertIn("numbered 3, expected 2", err)
-        self.assertIn("plan says 3, 2 results", err)
-
-    def test_not_ok_and_skip_without_reason(self):
-        rc, err = self.check("TAP version 13\n1..2\nnot ok 1 a\nok 2 b # SKIP\n",
-                             "--no-fail", "--skip-reasons")
-        self.assertEqual(rc, 1)
-        self.assertIn("not ok", err)
-        self.assertIn("SKIP without a reason", err)
-
-    def test_nested_indent_and_hash(self):
-        inner = "TAP version 13\n1..2\nok 1 x\nnot ok 2 y\n"
-        for prefix in ("    ", "# "):
-            nested = "".join(prefix + l + "\n" for l in inner.splitlines())
-            text = "TAP version 13\n1..1\n# selftests: d: p\n" + nested + \
-                   "not ok 1 selftests: d: p # exit=1\n"
-            rc, err = self.check(text)
-            self.assertEqual(rc, 0, err)
-            rc, err = self.check(text, "--no-fail")
-            self.assertEqual(rc, 1)
-            self.assertIn("top/1: not ok: y", err)
-
-    def test_skipped_program_reason_nested(self):
-        text = ("TAP version 13\n1..1\n    TAP version 13\n"
-                "    1..0 # SKIP kernel has no /proc/taskstats\n"
-                "ok 1 selftests: d: p # SKIP\n")
-        self.assertEqual(self.check(text, "--skip-reasons")[0], 0)
 
 
 class ScriptsRunTest(unittest.TestCase):
