@@ -330,6 +330,28 @@ void kb_json_string(FILE *f, const char *s)
 }
 
 /* JSON has no NaN or infinity: write null for them. */
+const char *kb_cmdline(void)
+{
+	return doc.cmdline ? doc.cmdline : "";
+}
+
+void kb_json_uname(FILE *f)
+{
+	struct utsname u;
+
+	uname(&u);
+	fputs("\"sysname\": ", f);
+	kb_json_string(f, u.sysname);
+	fputs(", \"nodename\": ", f);
+	kb_json_string(f, u.nodename);
+	fputs(", \"release\": ", f);
+	kb_json_string(f, u.release);
+	fputs(", \"version\": ", f);
+	kb_json_string(f, u.version);
+	fputs(", \"machine\": ", f);
+	kb_json_string(f, u.machine);
+}
+
 static void json_number(FILE *f, double v)
 {
 	if (isfinite(v))

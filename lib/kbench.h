@@ -128,6 +128,17 @@ void kb_figures_to(FILE *f);
 /* Write a JSON string literal with escaping. */
 void kb_json_string(FILE *f, const char *s);
 
+/* The command line kb_init() recorded, arguments joined by spaces. */
+const char *kb_cmdline(void);
+
+/*
+ * uname(2) as JSON members, for a test that writes another tool's layout:
+ *   "sysname": "Linux", "nodename": ..., "release": ..., "version": ...,
+ *   "machine": ...
+ * (no braces, no comma before the first or after the last).
+ */
+void kb_json_uname(FILE *f);
+
 /* ---- environment ----------------------------------------------------- */
 
 /* KSFT_MACHINE_SLOW=yes (netdev CI, emulated guests): scale work down. */
