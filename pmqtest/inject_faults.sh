@@ -94,6 +94,8 @@ expect 4 '^1\.\.0 # SKIP POSIX message queues not supported' -- \
 # ...a kernel whose mq_open fails otherwise fails, every check.
 expect 1 '^1\.\.5' '^not ok 1 latency_pair0' '^not ok 5 queues_unlinked' \
 	'mq_open: Invalid argument' -- mq_open:error=EINVAL --
+expect 1 '^not ok 1 latency_pair0' 'Permission denied' -- \
+	mq_open:error=EACCES --
 expect 1 '^not ok 1 latency_pair0' 'too many queues' -- \
 	mq_open:error=ENOSPC:when=2 --
 # latency_pairN: a receive returning a short message.

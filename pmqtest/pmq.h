@@ -30,9 +30,6 @@
 #define NSEC_PER_SEC		1000000000ull
 #define NSEC_PER_USEC		1000ull
 
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-#endif
 
 /* Where the two threads of pair N run. */
 enum pmq_placement {
@@ -209,12 +206,13 @@ void pmq_die_if_signalled(struct pmq_run *r);
 void pmq_run_free(struct pmq_run *r);
 
 /*
- * SKIP or FAIL for a setup error: only a kernel without POSIX message
- * queues (ENOSYS) or a missing privilege (EPERM, EACCES) is the
- * environment's; anything else (EINVAL, ENOSPC, EMFILE, ENOMEM...) means
- * the kernel or the run misbehaved.
+ * Whether a pmq_run_setup() / pmq_run_pairs() error (or pmq_probe()'s,
+ * with @r NULL) SKIPs: the lib's one rule (kb_errno_is_environment), so
+ * only a kernel without POSIX message queues (ENOSYS) or a SCHED_FIFO
+ * thread refused for want of CAP_SYS_NICE skips; EINVAL, ENOSPC, EMFILE,
+ * ENOMEM... fail.
  */
-bool pmq_err_is_environment(int err);
+bool pmq_setup_skips(const struct pmq_run *r, int err);
 /* Text of a pmq_run_setup() / pmq_run_pairs() error. */
 const char *pmq_setup_error_text(const struct pmq_run *r, int err,
 				 char *buf, size_t len);

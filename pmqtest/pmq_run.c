@@ -518,9 +518,12 @@ int pmq_linked_names(struct pmq_host *h)
 	return left;
 }
 
-bool pmq_err_is_environment(int err)
+bool pmq_setup_skips(const struct pmq_run *r, int err)
 {
-	return err == -ENOSYS || err == -EPERM || err == -EACCES;
+	/* A refused SCHED_FIFO thread lacks CAP_SYS_NICE; nothing else does. */
+	int cap = r && r->go && r->cfg.prio > 0 ? CAP_SYS_NICE : KB_NO_CAP;
+
+	return kb_errno_is_environment(err, cap);
 }
 
 const char *pmq_setup_error_text(const struct pmq_run *r, int err,

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +102,7 @@ static int run_check(struct check_ctx *c, const struct pmq_config *cfg,
 		err = pmq_run_pairs(r);
 	if (err) {
 		pmq_setup_error_text(r, err, why, len);
-		return pmq_err_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
+		return pmq_setup_skips(c->run, err) ? KSFT_SKIP : KSFT_FAIL;
 	}
 	pmq_die_if_signalled(r);
 	ksft_print_msg("%s: rt-tests summary (us):\n", label);
@@ -232,7 +231,7 @@ static int prepare_queues(struct check_ctx *c, char *why, size_t len)
 		err = pmq_run_setup(c->run);
 	if (err) {
 		pmq_setup_error_text(c->run, err, why, len);
-		return pmq_err_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
+		return pmq_setup_skips(c->run, err) ? KSFT_SKIP : KSFT_FAIL;
 	}
 	return KSFT_PASS;
 }
@@ -263,20 +262,6 @@ static int check_results(const struct check_ctx *c, const struct check *t)
 	return t->per_pair ? c->host->ncpus : 1;
 }
 
-static void report(const char *name, int ret, const char *why)
-{
-	switch (ret) {
-	case KSFT_PASS:
-		kb_pass(name);
-		break;
-	case KSFT_SKIP:
-		kb_skip(name, why);
-		break;
-	default:
-		kb_fail(name, why);
-	}
-}
-
 static void run_entry(struct check_ctx *c, const struct check *t)
 {
 	int i, n = check_results(c, t), ret;
@@ -290,9 +275,9 @@ static void run_entry(struct check_ctx *c, const struct check *t)
 			snprintf(name, sizeof(name), "%s", t->name);
 		if (ret == KSFT_PASS) {
 			why[0] = '\0';
-			report(name, t->check(c, i, why, sizeof(why)), why);
+			kb_report(name, t->check(c, i, why, sizeof(why)), why);
 		} else {
-			report(name, ret, why);
+			kb_report(name, ret, why);
 		}
 	}
 	pmq_run_free(c->run);
@@ -337,7 +322,7 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 
 	ksft_print_header();
 	err = pmq_probe(h);
-	if (err && pmq_err_is_environment(err))
+	if (err && pmq_setup_skips(NULL, err))
 		ksft_exit_skip("%s\n", pmq_setup_error_text(NULL, err, why,
 							    sizeof(why)));
 	/* Any other error fails every check, with its reason. */
@@ -352,7 +337,10 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 	kb_param_num("loops", (double)c.loops);
 	kb_param_num("interval_us", (double)c.interval_us);
 	kb_param_num("warmup_cycles", SELFTEST_WARMUP);
-	kb_param_str("placement", pmq_placement_name(c.placement));
+	/* "placement" as the other programs write it, then ours in detail. */
+	kb_param_str("placement", c.placement == PMQ_PLACE_SCHEDULER ?
+		     "scheduler" : "pinned");
+	kb_param_str("pair_placement", pmq_placement_name(c.placement));
 	for (i = 0; i < ARRAY_SIZE(checks); i++)
 		run_entry(&c, &checks[i]);
 	finish(&c);
@@ -401,6 +389,7 @@ static void usage(FILE *f)
 "                          on CPU N, the kselftest's default), split\n"
 "                          (receiver on CPU N, sender on N+1: every wake-up\n"
 "                          crosses CPUs) or scheduler (no affinity)\n"
+"      --no-pin            --placement=scheduler, as in the other programs\n"
 "      --ktap              rt-tests mode: print KTAP, one result per pair\n"
 "      --full              kselftest mode: the longer run (-i %d, %d cycles)\n"
 "\n"
@@ -424,36 +413,6 @@ static bool all_digits(const char *s)
 		if (!isdigit((unsigned char)*s))
 			return false;
 	return true;
-}
-
-/* Seconds with fractions, for -T and -f. */
-static double parse_seconds(const char *s, const char *what)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v))
-		kb_usage_error("invalid value '%s' for %s: not a number of seconds",
-			       s, what);
-	if (v <= 0 || v > 1e6)
-		kb_usage_error("invalid value '%s' for %s: must be > 0 and <= 1000000 seconds",
-			       s, what);
-	return v;
-}
-
-static double parse_positive(const char *s, const char *what)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v <= 0)
-		kb_usage_error("invalid value '%s' for %s: must be a positive number",
-			       s, what);
-	return v;
 }
 
 static enum pmq_placement parse_placement(const char *s)
@@ -500,7 +459,7 @@ static void check_options(struct pmq_options *o)
 	if (o->smp && o->affinity_cpu >= 0)
 		kb_usage_error("-S pins pair N to CPU N: it cannot be combined with -a PROC");
 	if (o->placement_set && (o->smp || o->affinity))
-		kb_usage_error("--placement cannot be combined with -a or -S, which place the threads themselves");
+		kb_usage_error("--placement and --no-pin cannot be combined with -a or -S, which place the threads themselves");
 	if (o->full && o->rt_mode)
 		kb_usage_error("--full selects the longer kselftest run: use it without rt-tests options");
 }
@@ -509,7 +468,7 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			  const struct pmq_host *h)
 {
 	enum { OPT_JSON = 256, OPT_HIST, OPT_MAXLAT, OPT_KTAP, OPT_FULL,
-	       OPT_PLACE };
+	       OPT_PLACE, OPT_NO_PIN };
 	static const struct option longopts[] = {
 		{ "affinity", optional_argument, NULL, 'a' },
 		{ "breaktrace", required_argument, NULL, 'b' },
@@ -528,6 +487,7 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 		{ "histogram", required_argument, NULL, OPT_HIST },
 		{ "max-latency", required_argument, NULL, OPT_MAXLAT },
 		{ "placement", required_argument, NULL, OPT_PLACE },
+		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 		{ "ktap", no_argument, NULL, OPT_KTAP },
 		{ "full", no_argument, NULL, OPT_FULL },
 		{ NULL, 0, NULL, 0 },
@@ -553,7 +513,7 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			o->duration_s = kb_parse_duration(optarg, "--duration");
 			break;
 		case 'f':
-			o->force_s = parse_seconds(optarg, "--forcetimeout");
+			o->force_s = kb_parse_seconds(optarg, "--forcetimeout", 1e-6, 1e6);
 			break;
 		case 'h':
 			usage(stdout);
@@ -579,7 +539,7 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			o->threads_set = true;
 			break;
 		case 'T':
-			o->timeout_s = parse_seconds(optarg, "--timeout");
+			o->timeout_s = kb_parse_seconds(optarg, "--timeout", 1e-6, 1e6);
 			break;
 		case OPT_JSON:
 			o->json = optarg;
@@ -588,10 +548,14 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			o->histogram_us = kb_parse_ll(optarg, "--histogram", 1, 1000000);
 			break;
 		case OPT_MAXLAT:
-			o->max_latency_us = parse_positive(optarg, "--max-latency");
+			o->max_latency_us = kb_parse_double(optarg, "--max-latency", 1e-3, 1e9);
 			break;
 		case OPT_PLACE:
 			o->placement = parse_placement(optarg);
+			o->placement_set = true;
+			break;
+		case OPT_NO_PIN:
+			o->placement = PMQ_PLACE_SCHEDULER;
 			o->placement_set = true;
 			break;
 		case OPT_KTAP:

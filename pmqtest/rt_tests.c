@@ -155,7 +155,7 @@ int pmq_rt_tests_main(const struct pmq_options *o, struct pmq_host *h)
 	}
 	if (err) {
 		pmq_setup_error_text(r, err, why, sizeof(why));
-		if (pmq_err_is_environment(err))
+		if (pmq_setup_skips(r, err))
 			rt_skip(o, why);
 		rt_fail(o, why);
 	}
