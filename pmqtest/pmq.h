@@ -31,6 +31,12 @@
 #define NSEC_PER_USEC		1000ull
 
 
+/* ns to whole us, rounded: rt-tests' integer columns. */
+static inline uint64_t pmq_us_round(uint64_t ns)
+{
+	return (ns + NSEC_PER_USEC / 2) / NSEC_PER_USEC;
+}
+
 /* Where the two threads of pair N run. */
 enum pmq_placement {
 	PMQ_PLACE_SCHEDULER,	/* no affinity: the scheduler decides */

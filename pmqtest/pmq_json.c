@@ -28,11 +28,6 @@ const char *pmq_placement_name(enum pmq_placement where)
 	return placement_names[where];
 }
 
-static uint64_t us_round(uint64_t ns)
-{
-	return (ns + NSEC_PER_USEC / 2) / NSEC_PER_USEC;
-}
-
 void pmq_pair_row(const char *name, const struct pmq_pair *p)
 {
 	struct kb_stats st;
@@ -71,7 +66,8 @@ const char *pmq_pair_problem(const struct pmq_pair *p, double max_latency_us,
 	}
 	if (p->loops && all_cycles &&
 	    (h->count != p->loops || p->samples != p->loops)) {
-		snprintf(why, len, "completed %llu of %llu cycles",
+		snprintf(why, len, "sent %llu and received %llu of %llu cycles",
+			 (unsigned long long)p->samples,
 			 (unsigned long long)h->count,
 			 (unsigned long long)p->loops);
 		return why;
@@ -144,9 +140,9 @@ static void json_pair(FILE *f, const struct pmq_pair *p)
 		p->sender_tid);
 	fprintf(f, "      \"receiver\": {\"cpu\": %d, \"priority\": %d, \"timeoutcount\": %llu, \"min\": %llu, \"avg\": %.2f, \"max\": %llu",
 		p->receiver_cpu, p->prio, (unsigned long long)p->timeouts,
-		(unsigned long long)us_round(h->count ? h->min : 0),
+		(unsigned long long)pmq_us_round(h->count ? h->min : 0),
 		h->count ? kb_hist_mean(h) / NSEC_PER_USEC : 0.0,
-		(unsigned long long)us_round(h->max));
+		(unsigned long long)pmq_us_round(h->max));
 	fprintf(f, ", \"tid\": %d, \"cycles\": %llu", p->receiver_tid,
 		(unsigned long long)h->count);
 	json_num_us(f, "min_us", h->count ? (double)h->min : NAN);

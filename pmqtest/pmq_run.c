@@ -53,11 +53,6 @@ static void store_int(int *p, int v)
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
-static uint64_t us_round(uint64_t ns)
-{
-	return (ns + NSEC_PER_USEC / 2) / NSEC_PER_USEC;
-}
-
 static struct timespec ns_to_ts(uint64_t ns)
 {
 	struct timespec ts = {
@@ -864,9 +859,9 @@ void pmq_print_status(struct pmq_run *r, bool refresh)
 
 		printf("%s#%d -> #%d, Min %4llu, Cur %4llu, Avg %4.0f, Max %4llu\n",
 		       pre, 2 * i + 1, 2 * i,
-		       (unsigned long long)us_round(load64(&p->min_ns)),
-		       (unsigned long long)us_round(load64(&p->cur_ns)), avg,
-		       (unsigned long long)us_round(load64(&p->max_ns)));
+		       (unsigned long long)pmq_us_round(load64(&p->min_ns)),
+		       (unsigned long long)pmq_us_round(load64(&p->cur_ns)), avg,
+		       (unsigned long long)pmq_us_round(load64(&p->max_ns)));
 	}
 	if (refresh)
 		printf("\033[%dA", 2 * r->npairs);
