@@ -104,7 +104,7 @@ struct pmq_run;
  * the threads were joined.
  */
 struct pmq_pair {
-	int index;
+	_Alignas(64) int index;	/* a cache line each: no false sharing */
 	int cpu;		/* receiver's pinned CPU, -1 when not pinned */
 	int sender_pin;		/* sender's pinned CPU, -1 when not pinned */
 	int prio;
@@ -130,7 +130,7 @@ struct pmq_pair {
 
 	struct kb_hist hist;
 	struct kb_hist_linear lhist;
-} __attribute__((aligned(64)));	/* no false sharing between pairs */
+};
 
 struct pmq_run {
 	const char *label;

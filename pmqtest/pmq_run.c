@@ -716,8 +716,7 @@ static bool all_done(struct pmq_run *r)
 }
 
 /* A second stop signal while the threads wind down: leave at once. */
-static void __attribute__((noreturn)) die_by_signal(int sig,
-						    const sigset_t *set)
+static __noreturn void die_by_signal(int sig, const sigset_t *set)
 {
 	kb_cleanup_run_all();
 	signal(sig, SIG_DFL);

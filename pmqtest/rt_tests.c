@@ -56,8 +56,7 @@ static void rt_config(const struct pmq_options *o, const struct pmq_host *h,
 }
 
 /* Missing privilege or kernel support: exit 4, in KTAP too with --ktap. */
-static void __attribute__((noreturn)) rt_skip(const struct pmq_options *o,
-					      const char *why)
+static __noreturn void rt_skip(const struct pmq_options *o, const char *why)
 {
 	fprintf(stderr, "%s: %s\n", kb_prog(), why);
 	if (o->ktap)
@@ -66,8 +65,7 @@ static void __attribute__((noreturn)) rt_skip(const struct pmq_options *o,
 }
 
 /* Anything else that stops the run before it started: exit 1. */
-static void __attribute__((noreturn)) rt_fail(const struct pmq_options *o,
-					      const char *why)
+static __noreturn void rt_fail(const struct pmq_options *o, const char *why)
 {
 	fprintf(stderr, "%s: %s\n", kb_prog(), why);
 	if (o->ktap)
