@@ -73,13 +73,14 @@ expect() {
 	for pat in "${pats[@]}"; do
 		if ! grep -qE "$pat" "$out"; then
 			echo "FAIL: ${inj[*]} ${args[*]}: no line matches '$pat' (exit $rc)"
-			sed 's/^/    /' "$out" | tail -n 15
+			grep -E '^not ok|^# [a-z_0-9]+: [^=]*$' "$out" | sed 's/^/    /' | tail -n 8
 			errs=$((errs + 1))
 			return
 		fi
 	done
 	if ((rc != want)); then
 		echo "FAIL: ${inj[*]} ${args[*]}: exit $rc, expected $want"
+		grep -E '^not ok|^# [a-z_0-9]+: [^=]*$' "$out" | sed 's/^/    /' | tail -n 8
 		errs=$((errs + 1))
 		return
 	fi
