@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ struct check_ctx {
 	long long loops;
 	long long interval_us;
 	enum pmq_placement placement;
+	int npairs;		/* of the -S run: one per CPU, within limits */
 	int probe_err;		/* mq_open() failed with this at start */
 	struct pmq_run *run;	/* the run of the check being reported */
 	struct pmq_run *smp;	/* the -S run, kept for the rt-tests JSON */
@@ -66,6 +68,37 @@ struct check {
 	int (*prepare)(struct check_ctx *c, char *why, size_t len);
 	int (*check)(struct check_ctx *c, int index, char *why, size_t len);
 };
+
+/*
+ * One pair per allowed CPU, unless the system's limits cannot hold their
+ * queues (2 per pair, plus those of the other checks): running into
+ * fs.mqueue.queues_max or RLIMIT_NOFILE would fail the run for a limit,
+ * not for a kernel bug. Without CAP_SYS_RESOURCE queues_max applies.
+ */
+static int selftest_npairs(const struct pmq_host *h)
+{
+	int n = h->ncpus, room;
+	struct rlimit rl;
+	long qmax;
+
+	if (!kb_have_cap(CAP_SYS_RESOURCE) &&
+	    !kb_read_long("/proc/sys/fs/mqueue/queues_max", &qmax)) {
+		room = (int)((qmax - 8) / 2);
+		if (n > room) {
+			ksft_print_msg("smp: %d pairs for %d CPUs: fs.mqueue.queues_max is %ld\n",
+				       room, n, qmax);
+			n = room;
+		}
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)n * 2 + 64 > rl.rlim_cur) {
+		room = (int)((rl.rlim_cur - 64) / 2);
+		ksft_print_msg("smp: %d pairs for %d CPUs: RLIMIT_NOFILE is %llu\n",
+			       room, n, (unsigned long long)rl.rlim_cur);
+		n = room;
+	}
+	return n < 1 ? 1 : n;
+}
 
 /* The base of every check's run. */
 static void check_config(const struct check_ctx *c, struct pmq_config *cfg,
@@ -126,11 +159,12 @@ static int prepare_smp(struct check_ctx *c, char *why, size_t len)
 	struct pmq_config cfg;
 	int ret;
 
-	check_config(c, &cfg, c->host->ncpus);
+	check_config(c, &cfg, c->npairs);
 	cfg.loops = c->loops;
 	cfg.warmup = SELFTEST_WARMUP;
-	ksft_print_msg("smp: %d pair(s), one per CPU, SCHED_OTHER, placement %s, interval %lld us, %lld cycles each after %d warm-up cycles\n",
-		       cfg.npairs, pmq_placement_name(cfg.placement),
+	ksft_print_msg("smp: %d pair(s) on %d CPU(s), SCHED_OTHER, placement %s, interval %lld us, %lld cycles each after %d warm-up cycles\n",
+		       cfg.npairs, c->host->ncpus,
+		       pmq_placement_name(cfg.placement),
 		       cfg.interval_us, cfg.loops, SELFTEST_WARMUP);
 	ret = run_check(c, &cfg, "smp", why, len);
 	if (ret == KSFT_PASS && c->opt->histogram_us > 0) {
@@ -259,7 +293,7 @@ static const struct check checks[] = {
 
 static int check_results(const struct check_ctx *c, const struct check *t)
 {
-	return t->per_pair ? c->host->ncpus : 1;
+	return t->per_pair ? c->npairs : 1;
 }
 
 static void run_entry(struct check_ctx *c, const struct check *t)
@@ -327,6 +361,7 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 							    sizeof(why)));
 	/* Any other error fails every check, with its reason. */
 	c.probe_err = err;
+	c.npairs = selftest_npairs(h);
 	for (i = 0; i < ARRAY_SIZE(checks); i++)
 		plan += check_results(&c, &checks[i]);
 	ksft_set_plan(plan);
