@@ -30,6 +30,9 @@
 #ifndef __noreturn
 #define __noreturn       __attribute__((__noreturn__))
 #endif
+#ifndef __aligned
+#define __aligned(x)     __attribute__((__aligned__(x)))
+#endif
 #ifndef __printf
 #define __printf(a, b)   __attribute__((format(printf, a, b)))
 #endif
