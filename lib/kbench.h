@@ -30,6 +30,9 @@
 #ifndef __noreturn
 #define __noreturn       __attribute__((__noreturn__))
 #endif
+#ifndef __aligned
+#define __aligned(x)     __attribute__((__aligned__(x)))
+#endif
 #ifndef __printf
 #define __printf(a, b)   __attribute__((format(printf, a, b)))
 #endif
@@ -166,6 +169,30 @@ bool kb_emulated_guest(void);
 /* True when @cap is in our effective set (libcap). */
 bool kb_have_cap(cap_value_t cap);
 const char *kb_cap_name(cap_value_t cap);
+
+/*
+ * The fields of /proc/PID/stat that tests compare syscalls against: an
+ * independent source, formatted by procfs from the task itself.
+ */
+struct kb_proc_stat {
+	int pid;
+	char comm[64];
+	char state;
+	int ppid, pgrp, session;
+	unsigned long long utime, stime;	/* clock ticks */
+	long num_threads;
+	unsigned long long start_time;		/* ticks after boot */
+};
+
+/*
+ * Parse the text of a /proc/PID/stat file. comm may hold spaces and
+ * parentheses: it ends at the last ')'. 0, or -EBADMSG when a field is
+ * missing or malformed.
+ */
+int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st);
+
+/* Read and parse /proc/PID/stat (@pid 0: /proc/self/stat). 0 or -errno. */
+int kb_proc_stat_read(pid_t pid, struct kb_proc_stat *st);
 
 /* ---- cleanup --------------------------------------------------------- */
 
