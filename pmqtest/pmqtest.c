@@ -107,6 +107,12 @@ static void check_config(const struct check_ctx *c, struct pmq_config *cfg,
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->npairs = npairs;
 	cfg->placement = c->placement;
+	/*
+	 * Fewer pairs than CPUs: the last CPUs, as kb_placement_setup()
+	 * picks them (CPU 0 takes most device interrupts).
+	 */
+	if (npairs < c->host->ncpus)
+		cfg->first_cpu = c->host->ncpus - npairs;
 	cfg->interval_us = c->interval_us;
 	cfg->histogram_us = c->opt->histogram_us;
 	cfg->same_prio = true;
