@@ -65,4 +65,4 @@ for c in "${!configs[@]}"; do
 	echo "${configs[$c]}" >"$tmp/c${c}.cfg"
 done
 
-python3 "$here/pmqtest_vs_rttests_report.py" "$tmp" "${#configs[@]}" "$ROUNDS" "$MAX_RATIO"
+python3 "$here/rt_tests_json.py" compare "$tmp" "${#configs[@]}" "$ROUNDS" "$MAX_RATIO"
