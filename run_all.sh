@@ -336,6 +336,15 @@ merge_json() {
 	done
 }
 
+# With --json, the KTAP stream is kept beside the results as well
+# (DIR/run_all.ktap): the checks that are not JSON rows, and a program
+# that crashed, reach scripts/kcidb.py from there.
+ktap_copy=
+if [[ -n $json_dir ]]; then
+	exec > >(tee "$json_dir/run_all.ktap")
+	ktap_copy=$!
+fi
+
 echo "TAP version 13"
 echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
 n=0 pass=0 fail=0 skip=0
@@ -389,4 +398,9 @@ if [[ -n $vs_prefix_set ]]; then
 	((crc == 2)) && msg "compare.py could not compare the results"
 fi
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+if [[ -n $ktap_copy ]]; then
+	# Let tee write the last lines before anyone reads the copy.
+	exec >&-
+	wait "$ktap_copy" 2>/dev/null || true
+fi
 ((status == 0))
