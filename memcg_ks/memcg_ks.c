@@ -113,7 +113,7 @@ static int read_stat(const char *name, struct kb_stat *st, char *why,
 		snprintf(why, size, "cannot read %.300s: %s", path, strerror(-n));
 		return (int)n;
 	}
-	return kb_stat_parse(buf, st, why, size);
+	return kb_stat_parse(buf, (size_t)n, st, why, size);
 }
 
 static int read_stat_key(const char *key, unsigned long long *v)
@@ -771,7 +771,7 @@ static int numa_sums_once(int *lines, char *why, size_t size)
 		p = nl ? nl + 1 : p + len;
 		if (!line[0])
 			continue;
-		if (kb_numa_line_parse(line, &l)) {
+		if (kb_numa_line_parse(line, strlen(line), &l)) {
 			snprintf(why, size, "unparsable line '%.100s'", line);
 			return -1;
 		}
@@ -873,7 +873,8 @@ static int get_numa_anon(unsigned long long *v)
 
 		snprintf(line, sizeof(line), "%.*s", (int)len, p);
 		p = nl ? nl + 1 : p + len;
-		if (kb_numa_line_parse(line, &l) || strcmp(l.key, "anon"))
+		if (kb_numa_line_parse(line, strlen(line), &l) ||
+		    strcmp(l.key, "anon"))
 			continue;
 		if (!kb_numa_line_node(&l, numa_anon_node, v))
 			return -ENOENT;
