@@ -288,12 +288,12 @@ static int child_serve(struct child_block *stack, int *depth,
 		return 0;
 	}
 	if (*depth == CHILD_DEPTH)
-		return ENOSPC;
+		return -ENOSPC;
 	node = req->cmd == CHILD_ALLOC_NODE ? req->node : -1;
 	b = &stack[*depth];
 	b->p = touch_new(req->size, node);
 	if (!b->p)
-		return errno ? errno : ENOMEM;
+		return errno ? -errno : -ENOMEM;
 	b->size = req->size;
 	b->numa = node >= 0;
 	++*depth;
@@ -364,7 +364,7 @@ static int child_start(struct child *ch)
 	return 0;
 }
 
-/* Send one request; returns the child's 0 or -errno. */
+/* Send one request; returns the child's answer: 0 or -errno. */
 static int child_do(struct child *ch, char cmd, unsigned long long size,
 		    int node)
 {
@@ -377,7 +377,7 @@ static int child_do(struct child *ch, char cmd, unsigned long long size,
 		return -EPIPE;
 	if (read(ch->ack_fd, &ret, sizeof(ret)) != sizeof(ret))
 		return -EPIPE;
-	return -ret;
+	return ret;
 }
 
 /* ---- picking the cgroup ------------------------------------------------ */

@@ -11,9 +11,6 @@
 #include "cgroup.h"
 #include "kbench_ktap.h"
 
-/* A string literal or char array with its length. */
-#define S(text)	(text), strlen(text)
-
 static struct kb_mount m;
 static struct kb_stat st, st2, st3;
 
@@ -23,7 +20,7 @@ static int test_mountinfo_v1(char *why, size_t size)
 {
 	const char *line = "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:12 - cgroup cgroup rw,memory\n";
 
-	if (kb_mountinfo_parse_line(S(line), &m) || strcmp(m.root, "/") ||
+	if (kb_mountinfo_parse_line(line, strlen(line), &m) || strcmp(m.root, "/") ||
 	    strcmp(m.point, "/sys/fs/cgroup/memory") ||
 	    strcmp(m.fstype, "cgroup") || strcmp(m.super_opts, "rw,memory"))
 		return WHY("got '%s' '%s' '%s'", m.point, m.fstype, m.super_opts);
@@ -34,7 +31,7 @@ static int test_mountinfo_v2(char *why, size_t size)
 {
 	const char *line = "32 26 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw,nsdelegate";
 
-	if (kb_mountinfo_parse_line(S(line), &m) ||
+	if (kb_mountinfo_parse_line(line, strlen(line), &m) ||
 	    strcmp(m.point, "/sys/fs/cgroup") || strcmp(m.fstype, "cgroup2") ||
 	    strcmp(m.super_opts, "rw,nsdelegate"))
 		return WHY("got '%s' '%s'", m.point, m.super_opts);
@@ -45,7 +42,7 @@ static int test_mountinfo_escapes(char *why, size_t size)
 {
 	const char *line = "40 31 0:40 /sub\\040dir /mnt/my\\040cg\\011x rw shared:1 master:2 - cgroup2 none rw";
 
-	if (kb_mountinfo_parse_line(S(line), &m) || strcmp(m.root, "/sub dir") ||
+	if (kb_mountinfo_parse_line(line, strlen(line), &m) || strcmp(m.root, "/sub dir") ||
 	    strcmp(m.point, "/mnt/my cg\tx") || strcmp(m.fstype, "cgroup2"))
 		return WHY("got '%s' '%s'", m.root, m.point);
 	return KSFT_PASS;
@@ -63,7 +60,7 @@ static int test_mountinfo_malformed(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		if (kb_mountinfo_parse_line(S(bad[i]), &m) != -EINVAL)
+		if (kb_mountinfo_parse_line(bad[i], strlen(bad[i]), &m) != -EINVAL)
 			return WHY("'%s' accepted", bad[i]);
 	return KSFT_PASS;
 }
@@ -89,12 +86,12 @@ static int test_mountinfo_long_field(char *why, size_t size)
 	while (n < 700)
 		n += snprintf(line + n, sizeof(line) - n, ",name=x");
 	snprintf(line + n, sizeof(line) - n, ",memory");
-	err = kb_mountinfo_parse_line(S(line), &m);
+	err = kb_mountinfo_parse_line(line, strlen(line), &m);
 	if (err != -E2BIG || m.super_opts[0] || strcmp(m.fstype, "cgroup"))
 		return WHY("a 750-byte super option list: %d '%.20s'", err,
 			   m.super_opts);
 	snprintf(text, sizeof(text), "%s\n", line);
-	err = kb_mountinfo_find_cgroups(S(text), NULL, 0, line, sizeof(line));
+	err = kb_mountinfo_find_cgroups(text, strlen(text), NULL, 0, line, sizeof(line));
 	if (err != -E2BIG)
 		return WHY("find_cgroups on that line: %d, want -E2BIG", err);
 	return KSFT_PASS;
@@ -111,7 +108,7 @@ static int test_mountinfo_long_other_fs(char *why, size_t size)
 	while (n < 1500)
 		n += snprintf(text + n, sizeof(text) - n, "/l/ABCDEFGH:");
 	snprintf(text + n, sizeof(text) - n, "\n35 31 0:32 / /cg/memory rw - cgroup cgroup rw,memory\n");
-	found = kb_mountinfo_find_cgroups(S(text), NULL, 0, v1, sizeof(v1));
+	found = kb_mountinfo_find_cgroups(text, strlen(text), NULL, 0, v1, sizeof(v1));
 	if (found != 1 || strcmp(v1, "/cg/memory"))
 		return WHY("found %d '%s'", found, v1);
 	return KSFT_PASS;
@@ -140,7 +137,7 @@ static int test_find_cgroups_hybrid(char *why, size_t size)
 		"40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n"
 		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 	char v2[64], v1[64];
-	int n = kb_mountinfo_find_cgroups(S(text), v2, sizeof(v2), v1,
+	int n = kb_mountinfo_find_cgroups(text, strlen(text), v2, sizeof(v2), v1,
 					  sizeof(v1));
 
 	if (n != 2 || strcmp(v2, "/sys/fs/cgroup/unified") ||
@@ -156,7 +153,7 @@ static int test_find_cgroups_v2_only(char *why, size_t size)
 		"garbage line\n"
 		"32 26 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw";
 	char v2[64], v1[64];
-	int n = kb_mountinfo_find_cgroups(S(text), v2, sizeof(v2), v1,
+	int n = kb_mountinfo_find_cgroups(text, strlen(text), v2, sizeof(v2), v1,
 					  sizeof(v1));
 
 	if (n != 1 || strcmp(v2, "/sys/fs/cgroup") || v1[0])
@@ -173,11 +170,11 @@ static int test_proc_cgroup(char *why, size_t size)
 		"0::/system.slice/x.service\n";
 	char v1[64] = "", v2[64] = "";
 
-	if (kb_proc_cgroup_path(S(text), KB_CGROUP_V1, "memory", v1,
+	if (kb_proc_cgroup_path(text, strlen(text), KB_CGROUP_V1, "memory", v1,
 				sizeof(v1)) || strcmp(v1, "/kb/test") ||
-	    kb_proc_cgroup_path(S(text), KB_CGROUP_V2, NULL, v2, sizeof(v2)) ||
+	    kb_proc_cgroup_path(text, strlen(text), KB_CGROUP_V2, NULL, v2, sizeof(v2)) ||
 	    strcmp(v2, "/system.slice/x.service") ||
-	    kb_proc_cgroup_path(S("3:cpu:/\n"), KB_CGROUP_V1, "memory", v1,
+	    kb_proc_cgroup_path("3:cpu:/\n", 8, KB_CGROUP_V1, "memory", v1,
 				sizeof(v1)) != -ENOENT)
 		return WHY("v1 '%s' v2 '%s'", v1, v2);
 	return KSFT_PASS;
@@ -187,7 +184,7 @@ static int test_proc_cgroup_long_path(char *why, size_t size)
 {
 	const char *text = "4:memory:/a/very/long/path/that/does/not/fit\n";
 	char path[16];
-	int err = kb_proc_cgroup_path(S(text), KB_CGROUP_V1, "memory", path,
+	int err = kb_proc_cgroup_path(text, strlen(text), KB_CGROUP_V1, "memory", path,
 				      sizeof(path));
 
 	if (err != -ENAMETOOLONG)
@@ -200,7 +197,7 @@ static int test_stat_v2(char *why, size_t size)
 	const char *text = "anon 13660160\nfile 8417280\nkernel 0\n\npgfault 123\n";
 	unsigned long long v = 0;
 
-	if (kb_stat_parse(S(text), &st, why, size))
+	if (kb_stat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
 	if (st.n != 4 || !kb_stat_get(&st, "file", &v) || v != 8417280 ||
 	    kb_stat_get(&st, "slab", NULL) || strcmp(st.e[3].key, "pgfault"))
@@ -213,7 +210,7 @@ static int test_stat_v1_big(char *why, size_t size)
 	const char *text = "cache 10207232\nhierarchical_memory_limit 9223372036854771712\ntotal_rss 20226048";
 	unsigned long long v = 0;
 
-	if (kb_stat_parse(S(text), &st, why, size))
+	if (kb_stat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
 	if (st.n != 3 || !kb_stat_get(&st, "hierarchical_memory_limit", &v) ||
 	    v != 9223372036854771712ull)
@@ -225,7 +222,7 @@ static int test_stat_ks_comments(char *why, size_t size)
 {
 	const char *text = "# Mode: BTF query (2 fields)\nanon 12\nfile 3\n# kserial_time_ns 812\n";
 
-	if (kb_stat_parse(S(text), &st, why, size))
+	if (kb_stat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
 	if (st.n != 2 || st.comments != 2)
 		return WHY("%zu keys, %zu comments", st.n, st.comments);
@@ -243,7 +240,7 @@ static int test_stat_bad(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		if (kb_stat_parse(S(bad[i]), &st, reason, sizeof(reason)) != -EINVAL)
+		if (kb_stat_parse(bad[i], strlen(bad[i]), &st, reason, sizeof(reason)) != -EINVAL)
 			return WHY("'%s' accepted", bad[i]);
 	return KSFT_PASS;
 }
@@ -257,7 +254,7 @@ static int test_stat_long_line(char *why, size_t size)
 
 	memset(text + n, ' ', 506);
 	snprintf(text + n + 506, sizeof(text) - n - 506, "12345\nfile 1\n");
-	err = kb_stat_parse(S(text), &st, reason, sizeof(reason));
+	err = kb_stat_parse(text, strlen(text), &st, reason, sizeof(reason));
 	if (err != -EINVAL || !strstr(reason, "too long"))
 		return WHY("got %d (%s), %zu keys, first anon=%llu", err,
 			   reason, st.n, st.n ? st.e[0].value : 0);
@@ -266,7 +263,7 @@ static int test_stat_long_line(char *why, size_t size)
 
 static int test_stat_length_bound(char *why, size_t size)
 {
-	const char text[] = "anon 12\0garbage";
+	static const char text[] = "anon 12\0garbage";
 	char reason[128] = "";
 	unsigned long long v = 0;
 
@@ -284,8 +281,9 @@ static int test_numa_v1(char *why, size_t size)
 {
 	struct kb_numa_line l;
 	unsigned long long v = 0;
+	const char *line = "hierarchical_total=133803 N0=133000 N1=803";
 
-	if (kb_numa_line_parse(S("hierarchical_total=133803 N0=133000 N1=803"), &l) ||
+	if (kb_numa_line_parse(line, strlen(line), &l) ||
 	    strcmp(l.key, "hierarchical_total") || !l.has_total ||
 	    l.total != 133803 || l.nnodes != 2 ||
 	    kb_numa_line_sum(&l) != 133803 ||
@@ -298,9 +296,10 @@ static int test_numa_v1(char *why, size_t size)
 
 static int test_numa_v2(char *why, size_t size)
 {
+	const char *line = "anon N0=4096 N3=8192\n";
 	struct kb_numa_line l;
 
-	if (kb_numa_line_parse(S("anon N0=4096 N3=8192\n"), &l) ||
+	if (kb_numa_line_parse(line, strlen(line), &l) ||
 	    strcmp(l.key, "anon") || l.has_total || l.nnodes != 2 ||
 	    l.node[1] != 3 || kb_numa_line_sum(&l) != 12288)
 		return WHY("key '%s' nodes %d", l.key, l.nnodes);
@@ -317,7 +316,7 @@ static int test_numa_bad(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		if (!kb_numa_line_parse(S(bad[i]), &l))
+		if (!kb_numa_line_parse(bad[i], strlen(bad[i]), &l))
 			return WHY("'%s' accepted", bad[i]);
 	return KSFT_PASS;
 }
@@ -331,7 +330,7 @@ static int test_numa_long_line(char *why, size_t size)
 	memset(line + n, ' ', KB_NUMA_LINE_MAX);
 	snprintf(line + n + KB_NUMA_LINE_MAX, sizeof(line) - n - KB_NUMA_LINE_MAX,
 		 "N0=5");
-	if (kb_numa_line_parse(S(line), &l) != -EINVAL)
+	if (kb_numa_line_parse(line, strlen(line), &l) != -EINVAL)
 		return WHY("a %zu-byte line accepted", strlen(line));
 	return KSFT_PASS;
 }
@@ -341,9 +340,9 @@ static int test_numa_long_line(char *why, size_t size)
 static int parse3(const char *a, const char *b, const char *c, char *why,
 		  size_t size)
 {
-	if (kb_stat_parse(S(a), &st, why, size) ||
-	    kb_stat_parse(S(b), &st2, why, size) ||
-	    kb_stat_parse(S(c), &st3, why, size))
+	if (kb_stat_parse(a, strlen(a), &st, why, size) ||
+	    kb_stat_parse(b, strlen(b), &st2, why, size) ||
+	    kb_stat_parse(c, strlen(c), &st3, why, size))
 		return -1;
 	return 0;
 }
@@ -362,12 +361,15 @@ static int test_ks_keys_match(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (kb_stat_parse(S(cases[i].out), &st, why, size))
+		if (kb_stat_parse(cases[i].out, strlen(cases[i].out), &st, why, size))
 			return KSFT_FAIL;
-		if (!kb_ks_keys_match(&st, "flush,anon,file", reason,
-				      sizeof(reason)) != cases[i].ok)
-			return WHY("'%s' %s", cases[i].out,
-				   cases[i].ok ? reason : "accepted");
+		bool ok = !kb_ks_keys_match(&st, "flush,anon,file", reason,
+					    sizeof(reason));
+
+		if (ok && !cases[i].ok)
+			return WHY("'%s' accepted", cases[i].out);
+		if (!ok && cases[i].ok)
+			return WHY("'%s' rejected: %s", cases[i].out, reason);
 	}
 	return KSFT_PASS;
 }
@@ -378,7 +380,7 @@ static int test_ks_unfiltered_caught(char *why, size_t size)
 	const char *legacy = "anon 4096\nfile 0\nkernel 8192\nshmem 0\n";
 	char reason[160];
 
-	if (kb_stat_parse(S(legacy), &st, why, size))
+	if (kb_stat_parse(legacy, strlen(legacy), &st, why, size))
 		return KSFT_FAIL;
 	if (!kb_ks_keys_match(&st, "flush,anon,file", reason, sizeof(reason)))
 		return WHY("the unfiltered output passes the key check");
@@ -440,7 +442,7 @@ static int test_same_keys(char *why, size_t size)
 		return KSFT_FAIL;
 	if (!kb_stat_same_keys(&st, &st2) || kb_stat_same_keys(&st, &st3))
 		return WHY("key lists compared wrong");
-	if (kb_stat_parse(S("anon 1\n"), &st3, why, size))
+	if (kb_stat_parse("anon 1\n", 7, &st3, why, size))
 		return KSFT_FAIL;
 	if (kb_stat_same_keys(&st, &st3))
 		return WHY("a filtered output equals the legacy one");
@@ -452,10 +454,10 @@ static int numa_sums(const char *numa, const char *before, const char *after,
 {
 	int lines;
 
-	if (before && (kb_stat_parse(S(before), &st2, reason, rsize) ||
-		       kb_stat_parse(S(after), &st3, reason, rsize)))
+	if (before && (kb_stat_parse(before, strlen(before), &st2, reason, rsize) ||
+		       kb_stat_parse(after, strlen(after), &st3, reason, rsize)))
 		return -2;
-	return kb_numa_check_sums(S(numa), before ? &st2 : NULL,
+	return kb_numa_check_sums(numa, strlen(numa), before ? &st2 : NULL,
 				  before ? &st3 : NULL, 1000, &lines, reason,
 				  rsize);
 }
