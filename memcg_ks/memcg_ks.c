@@ -76,13 +76,12 @@
  * The process rows (cat_devnull_process, *_cat_process) fork, exec and
  * wait: on a busy machine the cat waits behind other tasks for a tick
  * (4 ms at HZ=250) in a varying share of the samples, and a fork placed
- * on another CPU costs a cross-CPU wake-up. By default they run pinned to
- * one CPU at SCHED_FIFO priority 1 (when permitted; pinned only
- * otherwise), the cats inheriting both.
+ * on another CPU costs a cross-CPU wake-up. The program runs pinned to
+ * one CPU (the lib's placement, --no-pin to leave it to the scheduler)
+ * and the process rows at SCHED_FIFO priority 1 when permitted, the cats
+ * inheriting both.
  */
-enum sched_mode { SCHED_MODE_FIFO, SCHED_MODE_PINNED, SCHED_MODE_FREE };
-
-static const char *const sched_mode_name[] = { "fifo", "pinned", "free" };
+#define PROC_FIFO_PRIO		1
 
 struct options {
 	long count;		/* reads per per_read / per_cat row */
@@ -100,9 +99,6 @@ struct options {
 	bool root;		/* the root of the memory hierarchy */
 	unsigned long long alloc;
 	double row_budget_s;	/* stop a row after this long; 0 = never */
-	const char *json;
-	bool full;
-	enum sched_mode sched;	/* how the process rows are placed */
 };
 
 /* ---- the run's context ------------------------------------------------- */
@@ -138,6 +134,8 @@ struct child {
 
 struct memcg_ctx {
 	struct options opt;
+	struct kb_opts common;		/* the options every program shares */
+	struct kb_placement place;
 	struct kb_memcg_mount mnt;
 	struct kb_cgroup test_cg;
 	char dir[PATH_MAX];		/* the memory cgroup we read */
@@ -157,9 +155,8 @@ struct memcg_ctx {
 	double devnull_cat_median;
 	int numa_node;			/* numa_stat_node_local's node */
 	bool row_cut_short;		/* the last row hit --max-row-time */
-	int proc_cpu;			/* process rows: pinned here, or -1 */
 	int proc_prio;			/* process rows: SCHED_FIFO prio or 0 */
-	char sched_note[256];		/* why less than asked for */
+	char sched_note[256];		/* why they run at normal priority */
 	char text[READ_BUF_SIZE];	/* the last file read for parsing */
 	char read_buf[READ_BUF_SIZE];	/* the timed reads land here */
 };
@@ -613,61 +610,36 @@ static long warm_up_count(enum mode mode, long nsamples)
 	return warm < 1 ? 1 : warm;
 }
 
-/* The CPU to pin the process rows to: the one we run on, if allowed. */
-static int pick_proc_cpu(void)
-{
-	int cpus[CPU_SETSIZE], n = kb_cpus_allowed(cpus, CPU_SETSIZE);
-	int cpu = sched_getcpu();
-
-	if (n < 1)
-		return -1;
-	return kb_cpu_index(cpus, n, cpu) >= 0 ? cpu : cpus[0];
-}
-
 /* Decide once how the process rows run; say why when less than asked. */
-static void plan_placement(struct memcg_ctx *c)
+static void plan_priority(struct memcg_ctx *c)
 {
 	char why[200];
 
-	c->proc_cpu = -1;
 	c->proc_prio = 0;
-	if (c->opt.sched == SCHED_MODE_FREE)
+	if (!c->place.pinned)
 		return;
-	c->proc_cpu = pick_proc_cpu();
-	if (c->opt.sched != SCHED_MODE_FIFO)
-		return;
-	if (kb_fifo_allowed(1, why, sizeof(why)))
-		c->proc_prio = 1;
+	if (kb_fifo_allowed(PROC_FIFO_PRIO, why, sizeof(why)))
+		c->proc_prio = PROC_FIFO_PRIO;
 	else
 		snprintf(c->sched_note, sizeof(c->sched_note),
-			 "process rows pinned at normal priority: %s", why);
+			 "process rows at normal priority: %s", why);
 }
 
-/* Around a process row: the placement planned, then back to ours. */
-static void placement_enter(struct memcg_ctx *c, cpu_set_t *saved)
+/* Around a process row: SCHED_FIFO (the cats inherit it), then back. */
+static void priority_enter(struct memcg_ctx *c)
 {
-	CPU_ZERO(saved);
-	if (c->proc_cpu < 0)
-		return;
-	if (sched_getaffinity(0, sizeof(*saved), saved) ||
-	    kb_pin_self(c->proc_cpu)) {
-		c->proc_cpu = -1;
-		return;
-	}
 	if (c->proc_prio && kb_set_prio_self(c->proc_prio)) {
 		/* e.g. RT group scheduling gives our cgroup no runtime */
 		snprintf(c->sched_note, sizeof(c->sched_note),
-			 "process rows pinned at normal priority: SCHED_FIFO refused");
+			 "process rows at normal priority: SCHED_FIFO refused");
 		c->proc_prio = 0;
 	}
 }
 
-static void placement_leave(struct memcg_ctx *c, const cpu_set_t *saved)
+static void priority_leave(struct memcg_ctx *c)
 {
 	if (c->proc_prio)
 		kb_set_prio_self(0);
-	if (CPU_COUNT(saved))
-		sched_setaffinity(0, sizeof(*saved), saved);
 }
 
 /*
@@ -683,7 +655,6 @@ static int time_reads(struct memcg_ctx *c, const char *path, enum mode mode,
 	long nsamples = count / batch < 2 ? 2 : count / batch, i;
 	double *samples;
 	uint64_t start;
-	cpu_set_t saved;
 	ssize_t n = 0;
 	int fd = -1, err = 0;
 
@@ -699,7 +670,7 @@ static int time_reads(struct memcg_ctx *c, const char *path, enum mode mode,
 		}
 	}
 	if (mode == MODE_PROC)
-		placement_enter(c, &saved);
+		priority_enter(c);
 	for (i = -warm_up_count(mode, nsamples); i < 0 && n >= 0; i++)
 		n = mode_op[mode](c, fd, path, batch);
 	start = kb_now_ns();
@@ -718,7 +689,7 @@ static int time_reads(struct memcg_ctx *c, const char *path, enum mode mode,
 	}
 	*total_s = (double)(kb_now_ns() - start) / 1e9;
 	if (mode == MODE_PROC)
-		placement_leave(c, &saved);
+		priority_leave(c);
 	if (fd >= 0)
 		close(fd);
 	if (n < 0)
@@ -975,20 +946,6 @@ static void build_variants(struct memcg_ctx *c)
 	snprintf(var->note, sizeof(var->note), "memory.stat keys");
 }
 
-static void report(const char *name, int rc, const char *why)
-{
-	switch (rc) {
-	case KSFT_PASS:
-		kb_pass(name);
-		break;
-	case KSFT_SKIP:
-		kb_skip(name, why[0] ? why : "no reason given");
-		break;
-	default:
-		kb_fail(name, why[0] ? why : NULL);
-	}
-}
-
 static void run_rows(struct memcg_ctx *c)
 {
 	int v, f, m;
@@ -1006,7 +963,7 @@ static void run_rows(struct memcg_ctx *c)
 				else
 					rc = time_row(c, v, f, m, name, why,
 						      sizeof(why));
-				report(name, rc, why);
+				kb_report(name, rc, why);
 			}
 		}
 	}
@@ -1067,8 +1024,9 @@ static const char *const v2_keys[] = {
 	"slab_unreclaimable", "pgfault", "pgmajfault",
 };
 
-static int check_stat_parse(struct memcg_ctx *c, char *why, size_t size)
+static int check_stat_parse(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	bool v2 = c->ver == KB_CGROUP_V2;
 	const char *const *keys = v2 ? v2_keys : v1_keys;
 	size_t i, n = v2 ? ARRAY_SIZE(v2_keys) : ARRAY_SIZE(v1_keys);
@@ -1190,8 +1148,9 @@ static int numa_sums_once(struct memcg_ctx *c, int *lines,
 	return 0;
 }
 
-static int check_numa_sums(struct memcg_ctx *c, char *why, size_t size)
+static int check_numa_sums(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	unsigned long long before = 0, grown = 0, anon = 0;
 	bool charged = !c->child.skip[0];
 	double waited = 0;
@@ -1232,8 +1191,9 @@ static int anon_attempts(const struct memcg_ctx *c)
 	return c->own_cgroup ? 1 : 3;
 }
 
-static int check_anon_grows(struct memcg_ctx *c, char *why, size_t size)
+static int check_anon_grows(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	unsigned long long before = 0, grown = 0;
 	double waited = 0;
 	int attempt, err = 0;
@@ -1262,8 +1222,9 @@ static int check_anon_grows(struct memcg_ctx *c, char *why, size_t size)
 	return up ? KSFT_PASS : KSFT_FAIL;
 }
 
-static int check_anon_falls(struct memcg_ctx *c, char *why, size_t size)
+static int check_anon_falls(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	unsigned long long before = 0, grown = 0, after = 0;
 	double up_s = 0, down_s = 0;
 	int attempt, err = 0;
@@ -1339,8 +1300,9 @@ static int get_numa_anon(struct memcg_ctx *c, unsigned long long *v)
 }
 
 /* With 2+ memory nodes, memory bound to the last one shows up there. */
-static int check_numa_node(struct memcg_ctx *c, char *why, size_t size)
+static int check_numa_node(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	unsigned long long before, after = 0;
 	double waited = 0;
 	int node, nodes, err;
@@ -1387,8 +1349,9 @@ static int check_numa_node(struct memcg_ctx *c, char *why, size_t size)
  * The process alone, to subtract from the cat_process rows. Checked: every
  * cat exits 0 (op_cat_process); the timing is a figure.
  */
-static int time_devnull_cat(struct memcg_ctx *c, char *why, size_t size)
+static int time_devnull_cat(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	const char *name = "cat_devnull_process";
 	struct kb_stats st;
 	ssize_t bytes;
@@ -1458,8 +1421,9 @@ static int ks_values_once(struct memcg_ctx *c, struct kb_stat *ks,
 					why, size);
 }
 
-static int check_ks_matches(struct memcg_ctx *c, char *why, size_t size)
+static int check_ks_matches(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	char filter[FILTER_LEN];
 	struct kb_stat ks;
 	int tries, err = -1;
@@ -1489,8 +1453,9 @@ static void too_many_fields(char *buf, size_t size)
 				k ? "," : "", k % 8);
 }
 
-static int check_ks_invalid(struct memcg_ctx *c, char *why, size_t size)
+static int check_ks_invalid(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	static const char *const bad[] = {
 		"flush,kbench_no_such_field",
 		"flush,vmstats.state[",
@@ -1537,8 +1502,9 @@ static int check_ks_invalid(struct memcg_ctx *c, char *why, size_t size)
  * key filter must show exactly its keys, then an empty line must bring
  * back exactly the keys of memory.stat.
  */
-static int check_ks_reset(struct memcg_ctx *c, char *why, size_t size)
+static int check_ks_reset(void *ctx, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	struct kb_stat ks, legacy;
 	char filter[FILTER_LEN];
 	int err;
@@ -1567,40 +1533,57 @@ static int check_ks_reset(struct memcg_ctx *c, char *why, size_t size)
 
 /* ---- the test tables --------------------------------------------------- */
 
-struct check {
-	const char *name;
-	int (*fn)(struct memcg_ctx *c, char *why, size_t size);
-};
+#define T(name, fn, desc)	{ name, fn, desc }
 
-#define T(name, fn)	{ name, fn }
-
-/* Checks of the legacy files, then the process row; --bench runs none. */
-static const struct check checks[] = {
-	T("stat_parse", check_stat_parse),
-	T("numa_stat_sums", check_numa_sums),
-	T("stat_anon_grows", check_anon_grows),
-	T("stat_anon_falls", check_anon_falls),
-	T("numa_stat_node_local", check_numa_node),
-	T("cat_devnull_process", time_devnull_cat),
-	T("ks_matches_legacy", check_ks_matches),
-	T("ks_invalid_filter_rejected", check_ks_invalid),
-	T("ks_empty_write_resets", check_ks_reset),
+/*
+ * The checks, then the timed rows (not in this table: their names depend
+ * on --fields). -t picks checks and leaves the rows out; --bench runs
+ * the rows only.
+ */
+static const struct kb_test checks[] = {
+	T("stat_parse", check_stat_parse,
+	  "memory.stat parses and has the keys of its cgroup version"),
+	T("numa_stat_sums", check_numa_sums,
+	  "with 64 MiB charged, per-node values add up to the totals"),
+	T("stat_anon_grows", check_anon_grows,
+	  "anon (v2) / rss (v1) grows by a touched allocation"),
+	T("stat_anon_falls", check_anon_falls,
+	  "... and falls when it is freed"),
+	T("numa_stat_node_local", check_numa_node,
+	  "memory bound to a node shows on that node (2+ nodes)"),
+	T("cat_devnull_process", time_devnull_cat,
+	  "timing: fork + exec of 'cat /dev/null' + wait"),
+	T("ks_matches_legacy", check_ks_matches,
+	  "memory.stat.ks: exactly the filter's keys, memory.stat's values"),
+	T("ks_invalid_filter_rejected", check_ks_invalid,
+	  "bad filters fail with EINVAL and keep the previous one"),
+	T("ks_empty_write_resets", check_ks_reset,
+	  "after a filter took effect, an empty write restores memory.stat"),
 };
 
 static size_t nr_checks(const struct memcg_ctx *c)
 {
-	return c->opt.bench ? 0 : ARRAY_SIZE(checks);
+	return c->opt.bench ? 0 : c->common.nselected;
+}
+
+static bool rows_selected(const struct memcg_ctx *c)
+{
+	return !c->common.any_selected;
 }
 
 static void run_checks(struct memcg_ctx *c)
 {
 	size_t i;
 
-	for (i = 0; i < nr_checks(c); i++) {
+	if (c->opt.bench)
+		return;
+	for (i = 0; i < ARRAY_SIZE(checks); i++) {
 		char why[1024] = "";
-		int rc = checks[i].fn(c, why, sizeof(why));
 
-		report(checks[i].name, rc, why);
+		if (!c->common.selected[i])
+			continue;
+		kb_report(checks[i].name, checks[i].fn(c, why, sizeof(why)),
+			  why);
 	}
 }
 
@@ -1626,8 +1609,6 @@ static void record_params(struct memcg_ctx *c)
 	kb_param_num("flush", !o->no_flush);
 	kb_param_num("max_row_time_s", o->row_budget_s);
 	kb_param_num("clock_overhead_ns", kb_clock_overhead_ns());
-	kb_param_str("process_sched", sched_mode_name[o->sched]);
-	kb_param_num("process_cpu", c->proc_cpu);
 	kb_param_num("process_fifo_prio", c->proc_prio);
 	cg_file(c, path, sizeof(path), "memory.stat");
 	n = kb_read_all(path, c->read_buf, sizeof(c->read_buf));
@@ -1639,9 +1620,10 @@ static void run_tests(struct memcg_ctx *c)
 {
 	const struct options *o = &c->opt;
 	uint64_t t0 = kb_now_ns();
+	char where[160];
 
 	ksft_print_header();
-	ksft_set_plan(nr_checks(c) + nr_rows(c));
+	ksft_set_plan(nr_checks(c) + (rows_selected(c) ? nr_rows(c) : 0));
 	ksft_print_msg("cgroup v%d %s (%s)\n", c->ver, c->dir,
 		       c->own_cgroup ? "created for this run" :
 		       o->cgpath ? o->cgpath_from :
@@ -1650,18 +1632,20 @@ static void run_tests(struct memcg_ctx *c)
 		ksft_print_msg("not creating a cgroup: %s\n", c->create_note);
 	ksft_print_msg("reads per row %ld (batches of %ld), cat processes %ld, clock %s\n",
 		       o->count, o->batch, o->cat_count, KB_CLOCK_NAME);
-	if (c->proc_cpu >= 0)
-		ksft_print_msg("process rows on CPU %d%s\n", c->proc_cpu,
-			       c->proc_prio ? " at SCHED_FIFO 1" : "");
+	kb_placement_describe(&c->place, where, sizeof(where));
+	ksft_print_msg("placement: %s%s\n", where,
+		       c->proc_prio ? "; process rows at SCHED_FIFO 1" : "");
 	if (c->sched_note[0])
 		ksft_print_msg("%s\n", c->sched_note);
 	if (!c->have_ks[F_STAT])
 		ksft_print_msg("kernel has no memory.stat.ks in %s: the ks rows skip, the legacy rows run\n",
 			       c->dir);
 	run_checks(c);
-	run_rows(c);
+	if (rows_selected(c))
+		run_rows(c);
 	ks_reset(c);
-	print_table(c);
+	if (rows_selected(c))
+		print_table(c);
 	ksft_print_msg("wall time %.1f s\n", (double)(kb_now_ns() - t0) / 1e9);
 }
 
@@ -1704,8 +1688,9 @@ static int set_filter_mode(struct memcg_ctx *c)
 }
 /* ---- command line ------------------------------------------------------ */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *ctx)
 {
+	(void)ctx;
 	fprintf(f,
 "Usage: %s [OPTION]...\n"
 "Time reads of a memory cgroup's memory.stat and memory.numa_stat, legacy\n"
@@ -1744,12 +1729,7 @@ static void usage(FILE *f)
 "  -k, --keys=LIST     key-name filter, e.g. anon,file,shmem (default: the\n"
 "                      first 8 keys of memory.stat)\n"
 "      --no-flush      leave out the leading 'flush' token\n"
-"Placement:\n"
-"      --sched=fifo|pinned|free\n"
-"                      how the process rows run: pinned to one CPU at\n"
-"                      SCHED_FIFO 1 (default; pinned only without\n"
-"                      CAP_SYS_NICE), pinned, or where the scheduler puts\n"
-"                      them\n"
+
 "Modes:\n"
 "      --bench         the seed's sequence only: per_read rows of the\n"
 "                      legacy files, then of the .ks files with each filter\n"
@@ -1759,13 +1739,14 @@ static void usage(FILE *f)
 "                      or reset to legacy, to both .ks files and exit\n"
 "                      (the filter stays)\n"
 "      --full          the seed-sized run (--count %d --cat-count %d)\n"
-"      --json=FILE     write every figure as kbench JSON to FILE\n"
-"  -h, --help          this help\n"
 "\n"
+"-t NAME runs the checks named (see -l) and no timing row. The program\n"
+"runs pinned to one CPU and the process rows at SCHED_FIFO 1 when\n"
+"permitted (CAP_SYS_NICE or RLIMIT_RTPRIO); --no-pin leaves both to the\n"
+"scheduler.\n"
 "Figures are microseconds per read (%s). Writing a filter or creating a\n"
 "cgroup needs write access (ownership or CAP_DAC_OVERRIDE): without it\n"
-"those parts skip. A filter we write is reset to legacy at the end.\n"
-"Exit status: 0 pass, 1 a test failed, 2 bad usage, 4 everything skipped.\n",
+"those parts skip. A filter we write is reset to legacy at the end.\n",
 		kb_prog(), DEFAULT_COUNT, FULL_COUNT, SLOW_COUNT,
 		DEFAULT_CAT_COUNT, FULL_CAT_COUNT, MAX_FIELDS, FULL_COUNT,
 		FULL_COUNT, FULL_CAT_COUNT, KB_CLOCK_NAME);
@@ -1817,107 +1798,78 @@ static void parse_keys(struct options *opt, const char *arg)
 	opt->keys_set = true;
 }
 
-static enum sched_mode parse_sched(const char *arg)
-{
-	size_t i;
+enum { OPT_ROOT = 256, OPT_CATS, OPT_NOFLUSH, OPT_BENCH, OPT_SET, OPT_BUDGET };
 
-	for (i = 0; i < ARRAY_SIZE(sched_mode_name); i++)
-		if (!strcmp(arg, sched_mode_name[i]))
-			return (enum sched_mode)i;
-	kb_usage_error("invalid value '%s' for --sched: fifo, pinned or free",
-		       arg);
+static const struct option longopts[] = {
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "root", no_argument, NULL, OPT_ROOT },
+	{ "count", required_argument, NULL, 'n' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "cat-count", required_argument, NULL, OPT_CATS },
+	{ "alloc", required_argument, NULL, 'm' },
+	{ "fields", required_argument, NULL, 'f' },
+	{ "keys", required_argument, NULL, 'k' },
+	{ "no-flush", no_argument, NULL, OPT_NOFLUSH },
+	{ "bench", no_argument, NULL, OPT_BENCH },
+	{ "set-filter", required_argument, NULL, OPT_SET },
+	{ "max-row-time", required_argument, NULL, OPT_BUDGET },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void on_option(int c, const char *arg, void *ctx)
+{
+	struct options *opt = ctx;
+
+	switch (c) {
+	case 'c':
+		if (!*arg)
+			kb_usage_error("--cgroup: empty path");
+		opt->cgpath = arg;
+		break;
+	case OPT_ROOT:
+		opt->root = true;
+		break;
+	case 'n':
+		opt->count = kb_parse_ll(arg, "--count", 2, 100000000);
+		break;
+	case 'b':
+		opt->batch = kb_parse_ll(arg, "--batch", 1, 100000);
+		break;
+	case OPT_CATS:
+		opt->cat_count = kb_parse_ll(arg, "--cat-count", 2, 1000000);
+		break;
+	case 'm':
+		opt->alloc = kb_parse_size(arg, "--alloc", 4 * MIB, 4096 * MIB);
+		break;
+	case 'f':
+		parse_fields(opt, arg);
+		break;
+	case 'k':
+		parse_keys(opt, arg);
+		break;
+	case OPT_NOFLUSH:
+		opt->no_flush = true;
+		break;
+	case OPT_BENCH:
+		opt->bench = true;
+		break;
+	case OPT_SET:
+		opt->set_filter = arg;
+		break;
+	case OPT_BUDGET:
+		opt->row_budget_s = kb_parse_seconds(arg, "--max-row-time",
+						     0.001, 86400);
+		break;
+	}
 }
 
-static void parse_options(struct options *opt, int argc, char **argv)
+/* Defaults that depend on other options, after the whole line. */
+static void finish_options(struct options *opt, const struct kb_opts *common)
 {
-	enum { OPT_FULL = 256, OPT_JSON, OPT_ROOT, OPT_CATS, OPT_NOFLUSH,
-	       OPT_BENCH, OPT_SET, OPT_BUDGET, OPT_SCHED };
-	static const struct option longopts[] = {
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "root", no_argument, NULL, OPT_ROOT },
-		{ "count", required_argument, NULL, 'n' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "cat-count", required_argument, NULL, OPT_CATS },
-		{ "alloc", required_argument, NULL, 'm' },
-		{ "fields", required_argument, NULL, 'f' },
-		{ "keys", required_argument, NULL, 'k' },
-		{ "no-flush", no_argument, NULL, OPT_NOFLUSH },
-		{ "bench", no_argument, NULL, OPT_BENCH },
-		{ "set-filter", required_argument, NULL, OPT_SET },
-		{ "max-row-time", required_argument, NULL, OPT_BUDGET },
-		{ "sched", required_argument, NULL, OPT_SCHED },
-		{ "full", no_argument, NULL, OPT_FULL },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env = getenv("CGPATH");
-	bool big;
-	int c;
+	bool big = common->full || opt->bench;
+	static const int seed_sizes[] = { 3, 16, 32, 64, 128 };
 
-	opt->alloc = DEFAULT_ALLOC;
-	opt->cgpath_from = "--cgroup";
-	opt->row_budget_s = -1;
-	while ((c = getopt_long(argc, argv, "c:n:b:m:f:k:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (!*optarg)
-				kb_usage_error("--cgroup: empty path");
-			opt->cgpath = optarg;
-			break;
-		case OPT_ROOT:
-			opt->root = true;
-			break;
-		case 'n':
-			opt->count = kb_parse_ll(optarg, "--count", 2, 100000000);
-			break;
-		case 'b':
-			opt->batch = kb_parse_ll(optarg, "--batch", 1, 100000);
-			break;
-		case OPT_CATS:
-			opt->cat_count = kb_parse_ll(optarg, "--cat-count", 2, 1000000);
-			break;
-		case 'm':
-			opt->alloc = kb_parse_size(optarg, "--alloc", 4 * MIB,
-						  4096 * MIB);
-			break;
-		case 'f':
-			parse_fields(opt, optarg);
-			break;
-		case 'k':
-			parse_keys(opt, optarg);
-			break;
-		case OPT_NOFLUSH:
-			opt->no_flush = true;
-			break;
-		case OPT_BENCH:
-			opt->bench = true;
-			break;
-		case OPT_SET:
-			opt->set_filter = optarg;
-			break;
-		case OPT_BUDGET:
-			opt->row_budget_s = (double)kb_parse_duration(optarg,
-								      "--max-row-time");
-			break;
-		case OPT_SCHED:
-			opt->sched = parse_sched(optarg);
-			break;
-		case OPT_FULL:
-			opt->full = true;
-			break;
-		case OPT_JSON:
-			opt->json = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			kb_usage_hint();
-		}
-	}
-	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
 	if (opt->root && opt->cgpath)
 		kb_usage_error("--root and --cgroup exclude each other");
 	if (opt->bench && opt->set_filter)
@@ -1929,7 +1881,6 @@ static void parse_options(struct options *opt, int argc, char **argv)
 	if (opt->set_filter && strcmp(opt->set_filter, "reset") &&
 	    !isdigit((unsigned char)opt->set_filter[0]))
 		parse_keys(opt, opt->set_filter);
-	big = opt->full || opt->bench;
 	/*
 	 * The quick default run bounds each row in time, so that an emulated
 	 * guest (cat processes there take ~100 ms) still ends in time.
@@ -1940,24 +1891,38 @@ static void parse_options(struct options *opt, int argc, char **argv)
 		opt->row_budget_s = 0;
 	if (!opt->count)
 		opt->count = big ? FULL_COUNT :
-			    kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
+			     kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
 	if (!opt->cat_count)
-		opt->cat_count = opt->full ? FULL_CAT_COUNT :
-				kb_machine_slow() ? SLOW_CAT_COUNT :
-				DEFAULT_CAT_COUNT;
+		opt->cat_count = kb_pick_count(common, DEFAULT_CAT_COUNT,
+					       FULL_CAT_COUNT, SLOW_CAT_COUNT);
 	if (!opt->batch) {
 		opt->batch = opt->count / 200;
-		opt->batch = opt->batch < 1 ? 1 : opt->batch > 1000 ? 1000 : opt->batch;
+		opt->batch = opt->batch < 1 ? 1 :
+			     opt->batch > 1000 ? 1000 : opt->batch;
 	}
 	if (opt->batch > opt->count / 2)
 		kb_usage_error("--batch %ld: at most half of --count (%ld)",
 			       opt->batch, opt->count);
 	if (!opt->nfields) {
-		static const int seed_sizes[] = { 3, 16, 32, 64, 128 };
-
-		for (c = 0; c < (int)ARRAY_SIZE(seed_sizes); c++)
-			opt->fields[opt->nfields++] = seed_sizes[c];
+		memcpy(opt->fields, seed_sizes, sizeof(seed_sizes));
+		opt->nfields = ARRAY_SIZE(seed_sizes);
 	}
+}
+
+static void parse_options(struct memcg_ctx *c, int argc, char **argv)
+{
+	const struct kb_cli cli = {
+		.short_opts = "c:n:b:m:f:k:", .long_opts = longopts,
+		.on_option = on_option, .ctx = &c->opt, .usage = usage,
+		.tests = checks, .ntests = ARRAY_SIZE(checks),
+		.placement = true,
+	};
+
+	c->opt.alloc = DEFAULT_ALLOC;
+	c->opt.cgpath_from = "--cgroup";
+	c->opt.row_budget_s = -1;
+	kb_parse_args(argc, argv, &cli, &c->common);
+	finish_options(&c->opt, &c->common);
 }
 
 /* Static: the cleanup handlers keep pointers into it until exit. */
@@ -1974,7 +1939,7 @@ int main(int argc, char **argv)
 	int err;
 
 	kb_init("memcg_ks", argc, argv);
-	parse_options(&c->opt, argc, argv);
+	parse_options(c, argc, argv);
 	c->page_size = sysconf(_SC_PAGESIZE);
 	c->devnull_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
@@ -1999,12 +1964,13 @@ int main(int argc, char **argv)
 				 "the child cannot allocate: %s", strerror(-err));
 	}
 	ks_probe(c);
-	plan_placement(c);
+	kb_placement_setup(&c->place, c->common.no_pin, false);
+	plan_priority(c);
 	record_params(c);
 	run_tests(c);
 	child_kill(&c->child);
 	if (c->own_cgroup && kb_cgroup_remove(&c->test_cg))
 		ksft_print_msg("cgroup %s still there after removal\n",
 			       c->test_cg.path);
-	kb_finish(c->opt.json);
+	kb_finish(c->common.json);
 }
