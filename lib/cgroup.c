@@ -602,25 +602,34 @@ int kb_numa_line_parse(const char *line, size_t len, struct kb_numa_line *l)
 	return l->nnodes ? 0 : -EINVAL;
 }
 
+/* The next non-empty numa_stat line, parsed: 1, 0 at the end, -errno. */
+static int numa_next(struct kb_text *t, struct kb_numa_line *l,
+		     const char **line, size_t *n)
+{
+	while (kb_text_next_line(t, line, n)) {
+		int err;
+
+		if (!*n)
+			continue;
+		err = kb_numa_line_parse(*line, *n, l);
+		return err ? err : 1;
+	}
+	return 0;
+}
+
 int kb_numa_stat_find(const char *text, size_t len, const char *key,
 		      struct kb_numa_line *l)
 {
 	struct kb_text t;
 	const char *line;
 	size_t n;
-	int err;
+	int got;
 
 	kb_text_init(&t, text, len);
-	while (kb_text_next_line(&t, &line, &n)) {
-		if (!n)
-			continue;
-		err = kb_numa_line_parse(line, n, l);
-		if (err)
-			return err;
+	while ((got = numa_next(&t, l, &line, &n)) > 0)
 		if (!strcmp(l->key, key))
 			return 0;
-	}
-	return -ENOENT;
+	return got < 0 ? got : -ENOENT;
 }
 
 unsigned long long kb_numa_line_sum(const struct kb_numa_line *l)
@@ -773,10 +782,8 @@ int kb_numa_check_sums(const char *text, size_t len,
 
 	*lines = 0;
 	kb_text_init(&t, text, len);
-	while (kb_text_next_line(&t, &line, &n)) {
-		if (!n)
-			continue;
-		if (kb_numa_line_parse(line, n, &l)) {
+	while ((err = numa_next(&t, &l, &line, &n))) {
+		if (err < 0) {
 			set_why(why, size, "unparsable line", line, n);
 			return -1;
 		}

@@ -1407,6 +1407,21 @@ static int ks_set_key_filter(struct memcg_ctx *c, const char *filter,
 	return 0;
 }
 
+/*
+ * What every .ks check starts with: SKIP without a writable .ks file,
+ * FAIL unless the key filter takes effect; KSFT_PASS to go on.
+ */
+static int ks_check_start(struct memcg_ctx *c, char *filter, size_t fsize,
+			  struct kb_stat *ks, char *why, size_t size)
+{
+	if (ks_ready(c, why, size))
+		return KSFT_SKIP;
+	check_filter(c, filter, fsize);
+	if (ks_set_key_filter(c, filter, ks, why, size))
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
 /* memory.stat, the .ks file, memory.stat: the .ks values in between. */
 static int ks_values_once(struct memcg_ctx *c, struct kb_stat *ks,
 			  char *why, size_t size)
@@ -1426,13 +1441,11 @@ static int check_ks_matches(void *ctx, char *why, size_t size)
 	struct memcg_ctx *c = ctx;
 	char filter[FILTER_LEN];
 	struct kb_stat ks;
-	int tries, err = -1;
+	int tries, rc, err = -1;
 
-	if (ks_ready(c, why, size))
-		return KSFT_SKIP;
-	check_filter(c, filter, sizeof(filter));
-	if (ks_set_key_filter(c, filter, &ks, why, size))
-		return KSFT_FAIL;
+	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
+	if (rc != KSFT_PASS)
+		return rc;
 	for (tries = 0; tries < match_tries(c) && err; tries++)
 		err = ks_values_once(c, &ks, why, size);
 	if (err)
@@ -1464,13 +1477,11 @@ static int check_ks_invalid(void *ctx, char *why, size_t size)
 	char filter[FILTER_LEN], big[FILTER_LEN * 2], reason[256];
 	struct kb_stat ks;
 	size_t i;
-	int err;
+	int rc, err;
 
-	if (ks_ready(c, why, size))
-		return KSFT_SKIP;
-	check_filter(c, filter, sizeof(filter));
-	if (ks_set_key_filter(c, filter, &ks, why, size))
-		return KSFT_FAIL;
+	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
+	if (rc != KSFT_PASS)
+		return rc;
 	too_many_fields(big, sizeof(big));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		const char *text = bad[i][0] ? bad[i] : big;
@@ -1507,13 +1518,11 @@ static int check_ks_reset(void *ctx, char *why, size_t size)
 	struct memcg_ctx *c = ctx;
 	struct kb_stat ks, legacy;
 	char filter[FILTER_LEN];
-	int err;
+	int rc, err;
 
-	if (ks_ready(c, why, size))
-		return KSFT_SKIP;
-	check_filter(c, filter, sizeof(filter));
-	if (ks_set_key_filter(c, filter, &ks, why, size))
-		return KSFT_FAIL;
+	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
+	if (rc != KSFT_PASS)
+		return rc;
 	err = ks_write(c, F_STAT, "\n");
 	if (err) {
 		snprintf(why, size, "writing an empty line: %s", strerror(-err));
