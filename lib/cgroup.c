@@ -227,6 +227,113 @@ int kb_proc_cgroup_path(const char *text, size_t len,
 	return -ENOENT;
 }
 
+/* Every word of the comma list @ctrls (@n bytes) is in @opts. */
+static bool opts_have_all(const char *opts, const char *ctrls, size_t n)
+{
+	const char *p = ctrls, *end = ctrls + n;
+	char word[64];
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t len = (size_t)((comma ? comma : end) - p);
+
+		if (!len || len >= sizeof(word))
+			return false;
+		memcpy(word, p, len);
+		word[len] = '\0';
+		if (!kb_opt_list_has(opts, word))
+			return false;
+		p = comma ? comma + 1 : end;
+	}
+	return n > 0;
+}
+
+/*
+ * The mount point of the hierarchy of one /proc/self/cgroup line: v2 for
+ * empty @ctrls. 0 (@point set), -ENOENT, or -E2BIG.
+ */
+static int hierarchy_mount(const char *mi, size_t mlen, const char *ctrls,
+			   size_t n, char *point, size_t size)
+{
+	static struct kb_mount m;
+	struct kb_text t;
+	const char *line;
+	size_t len;
+	int err;
+
+	kb_text_init(&t, mi, mlen);
+	while (kb_text_next_line(&t, &line, &len)) {
+		err = kb_mountinfo_parse_line(line, len, &m);
+		if (err == -E2BIG && (is_cgroup_fs(m.fstype) || !m.fstype[0]))
+			return -E2BIG;
+		if (err || strcmp(m.root, "/"))
+			continue;
+		if (n ? strcmp(m.fstype, "cgroup") ||
+			!opts_have_all(m.super_opts, ctrls, n) :
+			strcmp(m.fstype, "cgroup2"))
+			continue;
+		if ((size_t)snprintf(point, size, "%s", m.point) >= size)
+			return -E2BIG;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* One /proc/self/cgroup line of the pass (v2 first) into @d: 1, 0, -err. */
+static int own_dir_of_line(const char *mi, size_t mlen, const char *line,
+			   size_t n, bool v2_pass, struct kb_cgroup_dir *d)
+{
+	const char *end = line + n, *c1, *c2;
+	char point[PATH_MAX], rel[PATH_MAX];
+	size_t rlen;
+	int err;
+
+	c1 = memchr(line, ':', n);
+	c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+	if (!c2 || (c2 == c1 + 1) != v2_pass)
+		return 0;
+	rlen = (size_t)(end - c2 - 1);
+	if (rlen >= sizeof(rel))
+		return -ENAMETOOLONG;
+	memcpy(rel, c2 + 1, rlen);
+	rel[rlen] = '\0';
+	if (rel[0] != '/' || !strncmp(rel, "/..", 3))
+		return 0;
+	err = hierarchy_mount(mi, mlen, c1 + 1, (size_t)(c2 - c1 - 1), point,
+			      sizeof(point));
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
+	d->version = v2_pass ? KB_CGROUP_V2 : KB_CGROUP_V1;
+	if ((size_t)snprintf(d->path, sizeof(d->path), "%s%s", point,
+			     strcmp(rel, "/") ? rel : "") >= sizeof(d->path))
+		return -ENAMETOOLONG;
+	return 1;
+}
+
+int kb_cgroup_own_dirs(const char *mi, size_t mlen, const char *pc,
+		       size_t plen, struct kb_cgroup_dir *dirs, int max)
+{
+	int pass, n = 0, got;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct kb_text t;
+		const char *line;
+		size_t len;
+
+		kb_text_init(&t, pc, plen);
+		while (n < max && kb_text_next_line(&t, &line, &len)) {
+			got = own_dir_of_line(mi, mlen, line, len, pass == 0,
+					      &dirs[n]);
+			if (got < 0)
+				return got;
+			n += got;
+		}
+	}
+	return n;
+}
+
 /* ---- the memory controller ------------------------------------------- */
 
 /* True when the space separated list in the file @path names @word. */
@@ -258,6 +365,21 @@ static char *read_proc_text(const char *path, size_t size, size_t *len)
 	}
 	*len = (size_t)n;
 	return buf;
+}
+
+int kb_cgroup_own_dirs_read(struct kb_cgroup_dir *dirs, int max)
+{
+	size_t mlen, plen;
+	char *mi = read_proc_text("/proc/self/mountinfo", 1 << 20, &mlen);
+	char *pc = mi ? read_proc_text("/proc/self/cgroup", 1 << 16, &plen) :
+		   NULL;
+	int n = -errno;
+
+	if (pc)
+		n = kb_cgroup_own_dirs(mi, mlen, pc, plen, dirs, max);
+	free(pc);
+	free(mi);
+	return n;
 }
 
 int kb_memcg_find(struct kb_memcg_mount *mnt)

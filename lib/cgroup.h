@@ -90,6 +90,28 @@ int kb_proc_cgroup_path(const char *text, size_t len,
 			enum kb_cgroup_version version, const char *controller,
 			char *path, size_t size);
 
+/* One cgroup directory this process belongs to. */
+struct kb_cgroup_dir {
+	enum kb_cgroup_version version;
+	char path[PATH_MAX];		/* mount point + path in the hierarchy */
+};
+
+/*
+ * Every cgroup directory of this process, from mountinfo text (@mi, @mlen)
+ * and /proc/self/cgroup text (@pc, @plen): the cgroup2 one first, then one
+ * per v1 hierarchy in /proc/self/cgroup's order. A hierarchy counts only
+ * when it is mounted at its root ("/" as the mount's root) and, for v1,
+ * the mount carries every controller of the line; paths outside our
+ * cgroup namespace ("/..") are left out. At most @max go to @dirs.
+ * Returns how many, or -E2BIG / -ENAMETOOLONG when a line or path that
+ * matters does not fit.
+ */
+int kb_cgroup_own_dirs(const char *mi, size_t mlen, const char *pc,
+		       size_t plen, struct kb_cgroup_dir *dirs, int max);
+
+/* The same from /proc/self/mountinfo and /proc/self/cgroup. */
+int kb_cgroup_own_dirs_read(struct kb_cgroup_dir *dirs, int max);
+
 /* ---- the memory controller ------------------------------------------- */
 
 /* Where the memory controller lives. */

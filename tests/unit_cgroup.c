@@ -335,6 +335,36 @@ static int test_numa_long_line(char *why, size_t size)
 	return KSFT_PASS;
 }
 
+static int test_own_dirs(char *why, size_t size)
+{
+	const char *mi =
+		"31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
+		"32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		"35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		"36 31 0:33 /sub /mnt/pids rw - cgroup cgroup rw,pids\n"
+		"41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+	const char *pc =
+		"12:pids:/user.slice\n"
+		"4:cpu,cpuacct:/a\n"
+		"3:memory:/\n"
+		"2:blkio:/nomount\n"
+		"1:name=systemd:/../outside\n"
+		"0::/init.scope\n";
+	struct kb_cgroup_dir d[8];
+	int n = kb_cgroup_own_dirs(mi, strlen(mi), pc, strlen(pc), d, 8);
+
+	if (n != 3 || d[0].version != KB_CGROUP_V2 ||
+	    strcmp(d[0].path, "/sys/fs/cgroup/unified/init.scope") ||
+	    strcmp(d[1].path, "/sys/fs/cgroup/cpu,cpuacct/a") ||
+	    strcmp(d[2].path, "/sys/fs/cgroup/memory"))
+		return WHY("%d dirs: '%s' '%s' '%s'", n, n > 0 ? d[0].path : "",
+			   n > 1 ? d[1].path : "", n > 2 ? d[2].path : "");
+	n = kb_cgroup_own_dirs(mi, strlen(mi), pc, strlen(pc), d, 1);
+	if (n != 1)
+		return WHY("max 1 gave %d", n);
+	return KSFT_PASS;
+}
+
 /* ---- the comparisons: each must fail on a corrupted input ----------- */
 
 static int parse3(const char *a, const char *b, const char *c, char *why,
@@ -522,6 +552,7 @@ static const struct {
 	T(test_find_cgroups_v2_only),
 	T(test_proc_cgroup),
 	T(test_proc_cgroup_long_path),
+	T(test_own_dirs),
 	T(test_stat_v2),
 	T(test_stat_v1_big),
 	T(test_stat_ks_comments),
