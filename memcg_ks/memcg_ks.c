@@ -130,6 +130,7 @@ struct child {
 	int req_fd;
 	int ack_fd;
 	char skip[1024];	/* why it cannot serve the checks; "" if it can */
+	int verdict;		/* KSFT_SKIP (privilege) or KSFT_FAIL then */
 };
 
 struct memcg_ctx {
@@ -482,9 +483,11 @@ static void place_child(struct memcg_ctx *c)
 	char procs[PATH_MAX + 64], why[256];
 	int err = child_start(ch);
 
+	ch->verdict = KSFT_SKIP;
 	if (err) {
-		snprintf(ch->skip, sizeof(ch->skip),
-			 "cannot fork the allocating child: %s", strerror(-err));
+		ch->verdict = kb_errno_result(err, KB_NO_CAP,
+					      "cannot fork the allocating child",
+					      ch->skip, sizeof(ch->skip));
 		return;
 	}
 	/* Reading our own memory cgroup: the child is in it already. */
@@ -498,10 +501,21 @@ static void place_child(struct memcg_ctx *c)
 		return;
 	}
 	err = kb_cgroup_move(c->dir, ch->pid);
-	if (err)
-		snprintf(ch->skip, sizeof(ch->skip),
-			 "cannot move the allocating child into %.300s: %s",
-			 c->dir, strerror(-err));
+	if (err) {
+		snprintf(why, sizeof(why), "cannot move the allocating child into %.200s",
+			 c->dir);
+		ch->verdict = kb_errno_result(err, CAP_DAC_OVERRIDE, why,
+					      ch->skip, sizeof(ch->skip));
+	}
+}
+
+/* The checks that need the child: SKIP or FAIL with its reason, or 0. */
+static int child_unusable(const struct memcg_ctx *c, char *why, size_t size)
+{
+	if (!c->child.skip[0])
+		return 0;
+	snprintf(why, size, "%s", c->child.skip);
+	return c->child.verdict;
 }
 
 /* How often a comparison of two reads is tried before it fails. */
@@ -1160,6 +1174,9 @@ static int check_numa_sums(void *ctx, char *why, size_t size)
 		snprintf(why, size, "no memory.numa_stat (kernel without CONFIG_NUMA)");
 		return KSFT_SKIP;
 	}
+	/* Without the right to place the child, the sums without a charge. */
+	if (c->child.skip[0] && c->child.verdict == KSFT_FAIL)
+		return child_unusable(c, why, size);
 	if (charged && charge_and_wait(c, &before, &grown, &waited)) {
 		child_do(&c->child, CHILD_FREE, 0, -1);
 		snprintf(why, size, "charging %llu bytes through the child failed",
@@ -1196,13 +1213,12 @@ static int check_anon_grows(void *ctx, char *why, size_t size)
 	struct memcg_ctx *c = ctx;
 	unsigned long long before = 0, grown = 0;
 	double waited = 0;
-	int attempt, err = 0;
+	int attempt, rc, err = 0;
 	bool up = false;
 
-	if (c->child.skip[0]) {
-		snprintf(why, size, "%s", c->child.skip);
-		return KSFT_SKIP;
-	}
+	rc = child_unusable(c, why, size);
+	if (rc)
+		return rc;
 	for (attempt = 0; attempt < anon_attempts(c) && !up && !err; attempt++) {
 		err = charge_and_wait(c, &before, &grown, &waited);
 		child_do(&c->child, CHILD_FREE, 0, -1);
@@ -1227,13 +1243,12 @@ static int check_anon_falls(void *ctx, char *why, size_t size)
 	struct memcg_ctx *c = ctx;
 	unsigned long long before = 0, grown = 0, after = 0;
 	double up_s = 0, down_s = 0;
-	int attempt, err = 0;
+	int attempt, rc, err = 0;
 	bool down = false;
 
-	if (c->child.skip[0]) {
-		snprintf(why, size, "%s", c->child.skip);
-		return KSFT_SKIP;
-	}
+	rc = child_unusable(c, why, size);
+	if (rc)
+		return rc;
 	for (attempt = 0; attempt < anon_attempts(c) && !down && !err;
 	     attempt++) {
 		err = charge_and_wait(c, &before, &grown, &up_s);
@@ -1305,7 +1320,7 @@ static int check_numa_node(void *ctx, char *why, size_t size)
 	struct memcg_ctx *c = ctx;
 	unsigned long long before, after = 0;
 	double waited = 0;
-	int node, nodes, err;
+	int node, nodes, rc, err;
 
 	if (!cg_has(c, "memory.numa_stat")) {
 		snprintf(why, size, "no memory.numa_stat (kernel without CONFIG_NUMA)");
@@ -1320,10 +1335,9 @@ static int check_numa_node(void *ctx, char *why, size_t size)
 		snprintf(why, size, "only one NUMA node with memory (libnuma)");
 		return KSFT_SKIP;
 	}
-	if (c->child.skip[0]) {
-		snprintf(why, size, "%s", c->child.skip);
-		return KSFT_SKIP;
-	}
+	rc = child_unusable(c, why, size);
+	if (rc)
+		return rc;
 	c->numa_node = node;
 	err = get_numa_anon(c, &before);
 	if (!err)
@@ -1966,11 +1980,14 @@ int main(int argc, char **argv)
 		place_child(c);
 	else
 		snprintf(c->child.skip, sizeof(c->child.skip), "--bench");
+	/* --bench runs no check: the verdict is never used */
 	if (!c->child.skip[0]) {
 		err = child_do(&c->child, CHILD_ALLOC, BASE_ALLOC, -1);
 		if (err)
-			snprintf(c->child.skip, sizeof(c->child.skip),
-				 "the child cannot allocate: %s", strerror(-err));
+			c->child.verdict = kb_errno_result(err, KB_NO_CAP,
+							   "the child cannot allocate",
+							   c->child.skip,
+							   sizeof(c->child.skip));
 	}
 	ks_probe(c);
 	kb_placement_setup(&c->place, c->common.no_pin, false);
