@@ -158,7 +158,8 @@ struct memcg_ctx {
 	bool row_cut_short;		/* the last row hit --max-row-time */
 	int proc_prio;			/* process rows: SCHED_FIFO prio or 0 */
 	char sched_note[256];		/* why they run at normal priority */
-	char text[READ_BUF_SIZE];	/* the last file read for parsing */
+	char text[READ_BUF_SIZE];	/* read_text(): the last file read */
+	char stat_text[READ_BUF_SIZE];	/* read_stat()'s, apart from it */
 	char read_buf[READ_BUF_SIZE];	/* the timed reads land here */
 };
 
@@ -193,30 +194,41 @@ static bool cg_has(const struct memcg_ctx *c, const char *name)
 	return !access(path, F_OK);
 }
 
-/* Read a file of the cgroup into c->text; its length or -errno. */
-static ssize_t read_text(struct memcg_ctx *c, const char *name, char *why,
-			 size_t size)
+/* Read a file of the cgroup into @buf; its length or -errno. */
+static ssize_t read_into(struct memcg_ctx *c, const char *name, char *buf,
+			 size_t bsize, char *why, size_t size)
 {
 	char path[PATH_MAX + 64];
 	ssize_t n;
 
 	cg_file(c, path, sizeof(path), name);
-	n = kb_read_all(path, c->text, sizeof(c->text));
+	n = kb_read_all(path, buf, bsize);
 	if (n < 0)
 		snprintf(why, size, "cannot read %.300s: %s", path,
 			 strerror((int)-n));
 	return n;
 }
 
-/* Read and parse memory.stat (or a .ks file in stat format). */
+/* Read a file of the cgroup into c->text; its length or -errno. */
+static ssize_t read_text(struct memcg_ctx *c, const char *name, char *why,
+			 size_t size)
+{
+	return read_into(c, name, c->text, sizeof(c->text), why, size);
+}
+
+/*
+ * Read and parse memory.stat (or a .ks file in stat format), in a buffer
+ * of its own: c->text read before stays valid.
+ */
 static int read_stat(struct memcg_ctx *c, const char *name,
 		     struct kb_stat *st, char *why, size_t size)
 {
-	ssize_t n = read_text(c, name, why, size);
+	ssize_t n = read_into(c, name, c->stat_text, sizeof(c->stat_text),
+			      why, size);
 
 	if (n < 0)
 		return (int)n;
-	return kb_stat_parse(c->text, (size_t)n, st, why, size);
+	return kb_stat_parse(c->stat_text, (size_t)n, st, why, size);
 }
 
 static int read_stat_key(struct memcg_ctx *c, const char *key,
