@@ -285,28 +285,19 @@ static int run_exec_chain(struct ctx *c, long skip, long count)
 
 /*
  * The ids the null syscalls must return, from an independent source:
- * /proc/self/stat ("pid (comm) state ppid pgrp session ...", comm may
- * hold spaces and parentheses: parse after the last ')').
+ * /proc/self/stat, which procfs formats from the task itself.
  */
 static int read_ids(struct ids *ids)
 {
-	char buf[1024], *p;
-	ssize_t n = kb_read_all("/proc/self/stat", buf, sizeof(buf));
-	int ppid, pgid, sid;
-	char *end;
-	long pid;
+	struct kb_proc_stat st;
+	int err = kb_proc_stat_read(0, &st);
 
-	if (n < 0)
-		return (int)n;
-	p = strrchr(buf, ')');
-	pid = strtol(buf, &end, 10);
-	if (end == buf || *end != ' ' || !p ||
-	    sscanf(p + 1, " %*c %d %d %d", &ppid, &pgid, &sid) != 3)
-		return -EBADMSG;
-	ids->pid = (pid_t)pid;
-	ids->ppid = ppid;
-	ids->pgid = pgid;
-	ids->sid = sid;
+	if (err)
+		return err;
+	ids->pid = st.pid;
+	ids->ppid = st.ppid;
+	ids->pgid = st.pgrp;
+	ids->sid = st.session;
 	return 0;
 }
 

@@ -484,6 +484,44 @@ static int errno_rule(void *ctx, char *reason, size_t len)
 		       len, "without CAP_SYS_ADMIN, an errno other than EPERM/EACCES became a SKIP, or EPERM did not");
 }
 
+/* ---- /proc/PID/stat ----------------------------------------------------- */
+
+static int proc_stat_parse(void *ctx, char *reason, size_t len)
+{
+	static const char *const bad[] = {
+		"",
+		"123",
+		"123 (comm",
+		"x (comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		"123(comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		"123 (comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0",
+		"123 (comm) S one 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		")( 123 (comm) S 1 2 3",
+	};
+	const char *good =
+		"4242 (a) b (c)) R 17 4242 4200 34816 4242 4194560 100 0 0 0 7 8 0 0 20 0 3 0 12345 9000 500";
+	struct kb_proc_stat st, self;
+	size_t i;
+	bool ok;
+
+	(void)ctx;
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (kb_proc_stat_parse(bad[i], &st) != -EBADMSG) {
+			snprintf(reason, len, "accepted malformed stat #%zu '%s'",
+				 i, bad[i]);
+			return KSFT_FAIL;
+		}
+	ok = !kb_proc_stat_parse(good, &st) && st.pid == 4242 &&
+	     !strcmp(st.comm, "a) b (c)") && st.state == 'R' &&
+	     st.ppid == 17 && st.pgrp == 4242 && st.session == 4200 &&
+	     st.utime == 7 && st.stime == 8 && st.num_threads == 3 &&
+	     st.start_time == 12345;
+	ok &= !kb_proc_stat_read(0, &self) && self.pid == getpid() &&
+	      self.ppid == getppid() && self.pgrp == getpgrp() &&
+	      self.session == getsid(0) && self.num_threads == 1;
+	return verdict(ok, reason, len, "a valid stat line was misread");
+}
+
 /* ---- knobs and cleanup -------------------------------------------------- */
 
 static int knob_set_and_restore(void *ctx, char *reason, size_t len)
@@ -571,6 +609,7 @@ static const struct kb_test tests[] = {
 	T(options_accept_valid),
 	T(runner_reports_by_name),
 	T(errno_rule),
+	T(proc_stat_parse),
 	{ "knob_set_and_restore", knob_set_and_restore, NULL },
 	T(cleanup_stack_order),
 	T(cleanup_signal_reraised),
