@@ -1791,6 +1791,7 @@ static void parse_fields(struct options *opt, const char *arg)
 {
 	char buf[256], *tok, *save;
 
+	kb_check_list(arg, "--fields");
 	if (strlen(arg) >= sizeof(buf))
 		kb_usage_error("--fields: list too long");
 	snprintf(buf, sizeof(buf), "%s", arg);
@@ -1812,16 +1813,13 @@ static void parse_keys(struct options *opt, const char *arg)
 	const char *p;
 	int n = 1;
 
-	if (!*arg || strlen(arg) >= sizeof(opt->keys) - 8)
-		kb_usage_error("invalid value '%s' for --keys: empty or too long",
-			       arg);
+	kb_check_list(arg, "--keys");
+	if (strlen(arg) >= sizeof(opt->keys) - 8)
+		kb_usage_error("invalid value '%s' for --keys: too long", arg);
 	for (p = arg; *p; p++) {
-		if (*p == ',') {
-			if (p == arg || p[1] == ',' || !p[1])
-				kb_usage_error("invalid value '%s' for --keys: empty key",
-					       arg);
+		if (*p == ',')
 			n++;
-		} else if (!isalnum((unsigned char)*p) && !strchr("_.[]", *p)) {
+		else if (!isalnum((unsigned char)*p) && !strchr("_.[]", *p)) {
 			kb_usage_error("invalid value '%s' for --keys: bad character '%c'",
 				       arg, *p);
 		}
