@@ -59,4 +59,4 @@ fi
 echo "wall time: $(( $(date +%s) - start )) s; kernel $(uname -r), $(nproc) CPUs"
 [ "$keep" = 1 ] && echo "JSON: $json"
 
-python3 "$here/bench/fork_vs_size_report.py" "$json"
+python3 "$here/bench/fork_vs_size.py" "$json" || exit

@@ -45,4 +45,4 @@ if grep -q '^not ok' "$tmp/ktap"; then
 	grep '^not ok' "$tmp/ktap" >&2
 fi
 
-python3 "$here/bench/memcg_stat_read_report.py" "$tmp/memcg_ks.json"
+python3 "$here/bench/memcg_stat_read.py" "$tmp/memcg_ks.json"

@@ -42,4 +42,4 @@ else
 	fi
 fi
 
-python3 "$here/bench/proc_create_vs_book_report.py" "$json"
+python3 "$here/bench/proc_create_vs_book.py" "$json" || exit

@@ -836,14 +836,13 @@ void kb_usage_hint(void)
 	exit(KB_EXIT_USAGE);
 }
 
-/* A "" or ",," element of a comma list is a mistake, not "nothing". */
-static void check_list_elements(const char *list, const char *what)
+void kb_check_list(const char *list, const char *what)
 {
 	size_t len = strlen(list);
 
 	if (!len || list[0] == ',' || list[len - 1] == ',' ||
 	    strstr(list, ",,"))
-		kb_usage_error("invalid value '%s' for %s: empty name in the list",
+		kb_usage_error("invalid value '%s' for %s: an empty item in the list",
 			       list, what);
 }
 
@@ -852,7 +851,7 @@ void kb_select_names(const char *list, const char *what,
 {
 	char *copy, *save, *tok;
 
-	check_list_elements(list, what);
+	kb_check_list(list, what);
 	copy = strdup(list);
 	if (!copy) {
 		perror("kbench: strdup");
@@ -1115,7 +1114,7 @@ static void select_tests(const struct kb_cli *cli, struct kb_opts *o,
 	char *copy, *save, *tok;
 	int i;
 
-	check_list_elements(list, "--test");
+	kb_check_list(list, "--test");
 	copy = strdup(list);
 	if (!copy) {
 		perror("kbench: strdup");

@@ -300,6 +300,8 @@ unsigned long long kb_parse_duration(const char *s, const char *what);
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max);
+/* A "" or ",," element of a comma list is a usage error, not "nothing". */
+void kb_check_list(const char *list, const char *what);
 /*
  * Pick items by name from a comma list ("-t fork,getpid"): @select(name)
  * marks the item and returns false for a name it does not know, which is

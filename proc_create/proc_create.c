@@ -858,10 +858,7 @@ static void parse_sizes(const char *arg, struct options *o)
 	o->ntouched = 0;
 	if (!strcmp(arg, "none"))
 		return;
-	if (!*arg || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,") ||
-	    *arg == ',')
-		kb_usage_error("invalid value '%s' for --size: empty size in the list",
-			       arg);
+	kb_check_list(arg, "--size");
 	list = strdup(arg);
 	if (!list)
 		ksft_exit_fail_msg("out of memory\n");
