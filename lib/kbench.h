@@ -326,7 +326,7 @@ struct kb_test {
 	const char *desc;
 };
 
-#define KB_MAX_TESTS	64
+#define KB_MAX_TESTS	2048	/* room for a test per pmqtest pair */
 
 /* Index of the test called @name in tests[0..n-1], or -1. */
 int kb_test_index(const struct kb_test *tests, size_t n, const char *name);

@@ -412,6 +412,46 @@ static int runner_reports_by_name(void *ctx, char *reason, size_t len)
 		       "an unselected test was reported");
 }
 
+static void run_all_skipped(const void *arg)
+{
+	static const struct kb_test skipped[] = {
+		{ "s1", code_skip, NULL }, { "s2", code_skip, NULL },
+	};
+	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+
+	(void)arg;
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	kb_run_tests(skipped, ARRAY_SIZE(skipped), &o, NULL);
+	kb_finish(NULL);
+}
+
+static void run_one_failed(const void *arg)
+{
+	static const struct kb_test mixed[] = {
+		{ "s1", code_skip, NULL }, { "f1", code_fail, NULL },
+	};
+	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+
+	(void)arg;
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	kb_run_tests(mixed, ARRAY_SIZE(mixed), &o, NULL);
+	kb_finish(NULL);
+}
+
+/* Exit status: 4 when every test skipped, 1 when one failed. */
+static int finish_exit_status(void *ctx, char *reason, size_t len)
+{
+	int skipped = child_exit_code(run_all_skipped, NULL);
+	int failed = child_exit_code(run_one_failed, NULL);
+
+	(void)ctx;
+	if (skipped == KSFT_SKIP && failed == KSFT_FAIL)
+		return KSFT_PASS;
+	snprintf(reason, len, "all skipped: exit %d (want 4); one failed: exit %d (want 1)",
+		 skipped, failed);
+	return KSFT_FAIL;
+}
+
 /* ---- the errno rule ---------------------------------------------------- */
 
 static bool seccomp_filtered(void)
@@ -608,6 +648,7 @@ static const struct kb_test tests[] = {
 	T(options_reject_bad_lines),
 	T(options_accept_valid),
 	T(runner_reports_by_name),
+	T(finish_exit_status),
 	T(errno_rule),
 	T(proc_stat_parse),
 	{ "knob_set_and_restore", knob_set_and_restore, NULL },
