@@ -7,7 +7,6 @@ into a venv and sets KBENCH_REQUIRE_KCIDB_IO=1, which makes its absence
 an error rather than a skip.
 """
 
-import copy
 import io
 import json
 import os
