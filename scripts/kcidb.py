@@ -52,12 +52,20 @@ def sides_of(path):
 
 
 def load_ktap(path):
-    f = os.path.join(path, "run_all.ktap") if os.path.isdir(path) else None
-    if not f or not os.path.isfile(f):
-        return None
+    """(KTAP Document or None, side or None) for a result directory: its
+    own run_all.ktap, or an A/B directory's, of which it is one side."""
+    if not os.path.isdir(path):
+        return None, None
+    f, side = os.path.join(path, "run_all.ktap"), None
+    if not os.path.isfile(f):
+        side = os.path.basename(os.path.normpath(path))
+        f = os.path.join(os.path.dirname(os.path.normpath(path)),
+                         "run_all.ktap")
+        if side not in ("base", "candidate") or not os.path.isfile(f):
+            return None, None
     try:
         with open(f, encoding="utf-8", errors="replace") as fh:
-            return ktap.parse(fh.read())
+            return ktap.parse(fh.read()), side
     except OSError as e:
         raise kcidb.ExportError(f"cannot read {f}: {e.strerror}") from e
 
@@ -83,7 +91,8 @@ def export(args):
     ex = kcidb.Exporter(args.origin, info)
     for path in args.dirs:
         for side in sides_of(path):
-            ex.add_run(results.load(side), load_ktap(side))
+            doc, which = load_ktap(side)
+            ex.add_run(results.load(side), doc, which)
     doc = ex.document()
     if not doc["tests"]:
         raise kcidb.ExportError("no tests in the given results")

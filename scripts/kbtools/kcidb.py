@@ -202,10 +202,12 @@ class Exporter:
         self.tests[test["id"]] = test
         return test
 
-    def add_run(self, run, ktap_doc=None):
+    def add_run(self, run, ktap_doc=None, side=None):
         """Add every test of one kbench Run (kbtools.results) and, when
-        given, the checks of its KTAP stream (kbtools.ktap Document)."""
-        checks = program_checks(ktap_doc) if ktap_doc is not None else {}
+        given, the checks of its KTAP stream (kbtools.ktap Document); of an
+        A/B stream, only the results of SIDE (base or candidate)."""
+        checks = program_checks(ktap_doc, side) if ktap_doc is not None \
+            else {}
         programs = set(run.tests) | set(checks)
         for name in sorted(programs):
             test = run.tests.get(name)
@@ -296,17 +298,19 @@ def _program_status(rows, checks):
     return "SKIP"
 
 
-PROGRAM_TITLE = re.compile(r"^selftests: kbench/([^:]+): (\S+)")
+PROGRAM_TITLE = re.compile(r"^selftests: kbench/([^:]+): (\S+)"
+                           r"(?: \((?:(base|candidate), )?repetition)?")
 
 
-def program_checks(doc):
+def program_checks(doc, side=None):
     """{program: ({check: (STATUS, reason)}, program STATUS or None)} from
-    a run_all.sh KTAP stream; repetitions of a check keep the worst."""
+    a run_all.sh KTAP stream (of an A/B stream, SIDE's programs only);
+    repetitions of a check keep the worst."""
     rank = {"PASS": 0, "SKIP": 1, "FAIL": 2, "ERROR": 3}
     out = {}
     for res in doc.results:
         m = PROGRAM_TITLE.match(res.name)
-        if not m:
+        if not m or (side is not None and m.group(3) != side):
             continue
         prog = m.group(2)
         checks, status = out.get(prog, ({}, None))
