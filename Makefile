@@ -23,8 +23,11 @@ sub_make = $(MAKE) -C $(KBENCH_TOP)/$(1) \
 	$(if $(INSTALL_PATH),INSTALL_PATH=$(INSTALL_PATH)/$(1)) \
 	$(if $(COLLECTION),COLLECTION=$(COLLECTION)/$(1))
 
+# An out-of-tree OUTPUT (make O=DIR in a kernel tree, or OUTPUT=DIR here)
+# gets one directory per test, made before the test's make writes there.
 all run_tests clean:
 	@set -e; for t in $(TESTS); do \
+		$(if $(OUTPUT),mkdir -p $(OUTPUT)/$$t;) \
 		$(call sub_make,$$t) $@; \
 	done
 

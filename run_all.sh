@@ -229,17 +229,7 @@ fi
 # The program being run, so that a signal to us reaches it too.
 current_pid=
 rundir=$(mktemp -d "${TMPDIR:-/tmp}/kbench-run.XXXXXX")
-on_signal() {
-	trap - INT TERM HUP
-	if [[ -n $current_pid ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
-	rm -rf "$rundir"
-	echo "Bail out! interrupted" >&2
-	exit 130
-}
-trap on_signal INT TERM HUP
+trap 'interrupted "$rundir"' INT TERM HUP
 trap 'rm -rf "$rundir"' EXIT
 
 # Nest a program's KTAP under its result line TITLE, line by line.
@@ -346,6 +336,15 @@ merge_json() {
 	done
 }
 
+# With --json, the KTAP stream is kept beside the results as well
+# (DIR/run_all.ktap): the checks that are not JSON rows, and a program
+# that crashed, reach scripts/kcidb.py from there.
+ktap_copy=
+if [[ -n $json_dir ]]; then
+	exec > >(tee "$json_dir/run_all.ktap")
+	ktap_copy=$!
+fi
+
 echo "TAP version 13"
 echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
 n=0 pass=0 fail=0 skip=0
@@ -386,7 +385,10 @@ if ((repeat > 1)) || [[ -n $vs_prefix_set ]]; then
 fi
 if [[ -n $vs_prefix_set ]]; then
 	out=${json_dir:-$rundir/merged}
-	cmp_args=(--label "base,${vs_prefix}")
+	# compare.py splits labels at commas; the command names the candidate.
+	label=${vs_prefix//,/;}
+	[[ $label == base ]] && label=candidate
+	cmp_args=(--label "base,$label")
 	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
 	crc=0
 	"$top/scripts/compare.py" "${cmp_args[@]}" "$out/base" "$out/candidate" \
@@ -396,4 +398,9 @@ if [[ -n $vs_prefix_set ]]; then
 	((crc == 2)) && msg "compare.py could not compare the results"
 fi
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+if [[ -n $ktap_copy ]]; then
+	# Let tee write the last lines before anyone reads the copy.
+	exec >&-
+	wait "$ktap_copy" 2>/dev/null || true
+fi
 ((status == 0))

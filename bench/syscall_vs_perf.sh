@@ -35,9 +35,7 @@ for ((r = 1; r <= rounds; r++)); do
 	# kbench: 2000 samples of 1000-call batches; their mean is total / calls,
 	# the same time base as perf's figure.
 	"$prog" -t getppid -i 2000 --json "$tmp/k.json" >/dev/null
-	python3 -c 'import json,sys
-r = json.load(open(sys.argv[1]))["rows"][0]
-print("%.3f" % (r["mean"] * 1000))' "$tmp/k.json" >>"$tmp/kbench"
+	python3 "$top/bench/syscall_vs_perf_row.py" "$tmp/k.json" >>"$tmp/kbench"
 done
 
 best() {

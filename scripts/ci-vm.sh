@@ -37,29 +37,6 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-ci-vm.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# check_json DIR: every program's JSON is there and says which guest.
-check_json() {
-	python3 - "$1" "$2" <<'EOF'
-import json, pathlib, sys
-
-folder, programs = pathlib.Path(sys.argv[1]), sys.argv[2].split()
-bad = 0
-for prog in programs:
-    path = folder / (prog + ".json")
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        print(f"ci-vm: {path.name}: {err}")
-        bad += 1
-        continue
-    guest = doc.get("machine", {}).get("guest")
-    if guest not in ("tcg", "kvm"):
-        print(f"ci-vm: {path.name}: machine.guest is {guest!r}, not tcg/kvm")
-        bad += 1
-sys.exit(1 if bad else 0)
-EOF
-}
-
 # run_kernel KERNEL: one guest run and its checks; prints a summary line.
 run_kernel() {
 	local k=$1 out=$work/${1//\//_} rc=0 start=$SECONDS programs verdict=PASS
@@ -87,7 +64,7 @@ run_kernel() {
 	# Programs that ran (a skipped one may leave no JSON).
 	programs=$(grep -v '# SKIP' "$out/ktap" |
 		sed -n 's/^ok [0-9]* selftests: kbench\/[^:]*: \([^ ]*\)$/\1/p' | tr '\n' ' ')
-	if [[ -z $programs ]] || ! check_json "$out/json" "$programs"; then
+	if [[ -z $programs ]] || ! "$top/scripts/check_guest_json.py" "$out/json" "$programs"; then
 		echo "ci-vm: $k: JSON results missing or unmarked"
 		verdict=FAIL
 	fi

@@ -34,3 +34,28 @@ settings_timeout() {
 	fi
 	echo "$t"
 }
+
+# interrupted DIR: the end of a runner on a signal: stop the program it is
+# waiting for ($current_pid), remove its scratch DIR, say so, exit 130.
+interrupted() {
+	trap - INT TERM HUP
+	if [[ -n ${current_pid:-} ]]; then
+		kill -TERM "$current_pid" 2>/dev/null || true
+		wait "$current_pid" 2>/dev/null || true
+	fi
+	rm -rf "$1"
+	echo "Bail out! interrupted" >&2
+	exit 130
+}
+
+# need_value OPTION WHAT ARGC: OPTION (with ARGC arguments left, itself
+# included) must be followed by its value, else a usage error naming WHAT.
+need_value() {
+	(($3 >= 2)) || die_usage "option '$1' needs $2"
+}
+
+# help_from_header FILE FIRST LAST: print lines FIRST..LAST of FILE's
+# header comment as the help text, without the leading '# '.
+help_from_header() {
+	sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//'
+}

@@ -312,16 +312,28 @@ build_unpatched() {
 	build_one unpatched "$out_unpatched"
 }
 
+# report_cached NAME WANTED DIR: with --dry-run, say whether NAME's image
+# is built; fails when it is wanted and not built.
+report_cached() {
+	[[ -n $2 ]] || return 0
+	if [[ -f $3/bzImage ]]; then
+		msg "$1: cached"
+	else
+		msg "$1: not built"
+		return 1
+	fi
+}
+
 main() {
-	local missing=0 start=$SECONDS
+	local not_built=0 start=$SECONDS
 
 	parse_args "$@"
 	mkdir -p "$cache"
 	find_tarball
 	compute_keys
 	if [[ -n $dry_run ]]; then
-		[[ -n $want_patched ]] && { [[ -f $out_patched/bzImage ]] && msg "patched: cached" || { msg "patched: not built"; missing=1; }; }
-		[[ -n $want_unpatched ]] && { [[ -f $out_unpatched/bzImage ]] && msg "unpatched: cached" || { msg "unpatched: not built"; missing=1; }; }
+		report_cached patched "$want_patched" "$out_patched" || not_built=1
+		report_cached unpatched "$want_unpatched" "$out_unpatched" || not_built=1
 	else
 		if [[ ( -n $want_patched && ! -f $out_patched/bzImage ) ||
 			( -n $want_unpatched && ! -f $out_unpatched/bzImage ) ]]; then
@@ -341,7 +353,7 @@ main() {
 	fi
 	[[ -n $want_patched ]] && echo "patched=$out_patched/bzImage"
 	[[ -n $want_unpatched ]] && echo "unpatched=$out_unpatched/bzImage"
-	return "$missing"
+	return "$not_built"
 }
 
 main "$@"

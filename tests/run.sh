@@ -1,43 +1,48 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The project's own tests (make check): unit tests of the shared library
-# and the tools, the collection run as root and as an unprivileged user
-# with its KTAP checked strictly and by the kernel's kunit.py parser, the
-# in-tree build/install/run_kselftest.sh path in a 6.12 and a 6.1 tree,
-# bad-usage handling and what is left behind after SIGTERM.
+# The project's own tests (make check): lint (shellcheck, pyflakes,
+# checkpatch), unit tests of the shared library and the tools, the
+# collection as root and as an unprivileged user with its KTAP checked
+# strictly and by the kernel's kunit.py parser, an ASan+UBSan+LSan build
+# and run, the in-tree build/install/run_kselftest.sh path in a 6.12 and
+# a 6.1 tree and a clang (LLVM=1, O=, gen_tar) build, bad-usage handling
+# and what is left behind after SIGTERM.
 #
 # Usage: tests/run.sh [--quick] [--vm] [--testkernel] [STEP...]
-#   --quick       skip the in-tree (6.1/6.12) and unprivileged steps
+#   --quick       skip the in-tree (6.1/6.12, clang) and unprivileged steps
 #   --vm          also boot a Debian kernel and run the collection in it
 #   --testkernel  also build (or reuse) the patched test kernel and run
 #                 taskstats and memcg_ks on it (testkernel/run.sh)
 #   STEP      run only these steps (see the names printed)
-# Prints KTAP, ends with "N passed, N failed, N skipped"; exits 1 on failure.
+# Prints KTAP, ends with "N passed, N failed, N skipped"; exits 1 on
+# failure, 2 on bad usage. A step whose tool is missing is an explicit
+# SKIP naming the tool and its Debian package (listed again at the end).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-check.XXXXXX")
-chmod 755 "$work"
-trap 'rm -rf "$work"' EXIT
-quick= vm= testkernel= only=()
+prog=tests/run.sh
+# shellcheck source=../scripts/lib.bash
+. "$top/scripts/lib.bash"
+
+quick='' vm='' testkernel='' only=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--vm) vm=1 ;;
 	--testkernel) testkernel=1 ;;
 	-h | --help)
-		sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'
+		help_from_header "$0" 12 20
 		exit 0
 		;;
-	-*)
-		echo "tests/run.sh: unknown option '$a'" >&2
-		exit 2
-		;;
+	-*) die_usage "unknown option '$a'" ;;
 	*) only+=("$a") ;;
 	esac
 done
 
+work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-check.XXXXXX")
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
 ksrc=$("$top/scripts/provision-ksrc.sh")
 ksft=$ksrc/tools/testing/selftests
 nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
@@ -45,9 +50,11 @@ nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
 n=0 passed=0 failed=0 skipped=0
 steps=()
 
-# step NAME FUNCTION: run FUNCTION, its output logged and shown nested.
+# step NAME [FUNCTION]: run FUNCTION (default NAME), its output logged and
+# shown nested. Exit status 0 passes, 4 skips (the last line says why),
+# anything else fails.
 step() {
-	steps+=("$1:$2")
+	steps+=("$1:${2:-$1}")
 }
 
 run_steps() {
@@ -79,13 +86,66 @@ run_steps() {
 		fi
 	done
 	echo "# Totals: pass:$passed fail:$failed xfail:0 xpass:0 skip:$skipped error:0"
+	if [[ -s $work/missing ]]; then
+		echo "# steps skipped for missing tools; to run them:" \
+			"apt-get install $(sort -u "$work/missing" | tr '\n' ' ')"
+	fi
 	echo "$passed passed, $failed failed, $skipped skipped"
 	((failed == 0))
 }
 
+# fail MESSAGE: end the step as failed (on stderr, so that it is seen
+# from inside a command substitution too).
 fail() {
-	echo "FAIL: $*"
+	echo "FAIL: $*" >&2
 	exit 1
+}
+
+# need COMMAND[:PACKAGE]...: SKIP the step (exit 4) naming each missing
+# command and the Debian package that has it (default: the command).
+need() {
+	local c cmd pkg missing=()
+	for c; do
+		cmd=${c%%:*}
+		pkg=${c#*:}
+		command -v "$cmd" >/dev/null && continue
+		missing+=("$cmd ($pkg)")
+		echo "$pkg" >>"$work/missing"
+	done
+	((${#missing[@]} == 0)) && return 0
+	echo "missing ${missing[*]}"
+	exit 4
+}
+
+# The program list, DIR:PROGRAM per line; never empty.
+programs() {
+	local list
+	list=$("$top/run_all.sh" --no-build --list) ||
+		fail "run_all.sh --list failed"
+	[[ -n $list ]] || fail "run_all.sh --list printed no program"
+	echo "$list"
+}
+
+# Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
+project_files() {
+	find "$top" \( -name .git -o -path "$top/.cache" -o -path "$top/out" \
+		-o -path "$top/build" \) -prune -o -type f -name "$1" -print | sort
+}
+
+# every_program_ok FILE: each program has a plain "ok" (no SKIP, no
+# directive) in FILE, as run_tests and run_kselftest.sh print it.
+every_program_ok() {
+	local dir prog bad=0 list
+	list=$(programs) || return 1
+	while IFS=: read -r dir prog; do
+		if grep -qE "^ok [0-9]+ selftests: kbench/$dir: $prog\$" "$1"; then
+			echo "ran: kbench/$dir: $prog"
+		else
+			echo "FAIL: no plain 'ok' for kbench/$dir: $prog in $(basename "$1")"
+			bad=1
+		fi
+	done <<<"$list"
+	return "$bad"
 }
 
 # ---- steps ---------------------------------------------------------------
@@ -101,38 +161,78 @@ config_is_union() {
 		fail "top-level config is not the union of the test fragments"
 }
 
+# Every bash script, by name or by shebang.
+shell_scripts() {
+	{
+		project_files '*.sh'
+		grep -rlE --exclude-dir=.git --exclude-dir=.cache --exclude-dir=out \
+			'^#!/bin/(ba)?sh' "$top" || true
+	} | sort -u
+}
+
+shellcheck_scripts() {
+	local files
+	need shellcheck
+	mapfile -t files < <(shell_scripts)
+	((${#files[@]})) || fail "no shell script found"
+	printf 'shellcheck: %s\n' "${files[@]#"$top"/}"
+	shellcheck -x --source-path=SCRIPTDIR "${files[@]}" ||
+		fail "shellcheck found problems"
+}
+
+lint_python() {
+	local files
+	need python3
+	mapfile -t files < <(project_files '*.py')
+	((${#files[@]})) || fail "no Python file found"
+	printf 'lint: %s\n' "${files[@]#"$top"/}"
+	PYTHONPYCACHEPREFIX=$work/pycache python3 -m py_compile "${files[@]}" ||
+		fail "py_compile rejected a file"
+	need pyflakes3:python3-pyflakes
+	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
+}
+
+# checkpatch.pl of the provisioned tree over every C file; the false
+# positives of user-space code are listed in tests/checkpatch-false-positives.
+checkpatch() {
+	local files f ignore bad=0
+	need perl
+	ignore=$(sed 's/#.*//' "$top/tests/checkpatch-false-positives" | xargs | tr ' ' ,)
+	[[ -n $ignore ]] || fail "empty tests/checkpatch-false-positives"
+	mapfile -t files < <(project_files '*.[ch]')
+	((${#files[@]})) || fail "no C file found"
+	for f in "${files[@]}"; do
+		perl "$ksrc/scripts/checkpatch.pl" --no-tree --terse --show-types \
+			--no-summary --ignore "$ignore" -f "$f" >"$work/cp.out" 2>&1 || bad=1
+		sed "s|^$top/||" "$work/cp.out"
+	done
+	echo "checkpatch: ${#files[@]} files, ignored types: $ignore"
+	((bad == 0)) || fail "checkpatch found warnings or errors"
+}
+
 unit_c() {
-	local src bin libs
-	libs=$(ls "$top"/lib/*.c)
+	local src bin libs rc
+	need python3
+	libs=$(find "$top/lib" -name '*.c' | sort)
 	for src in "$top"/tests/unit_*.c; do
 		bin=$work/$(basename "$src" .c)
 		# shellcheck disable=SC2086
 		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$ksft" -I"$top/lib" \
 			"$src" $libs -lcap -lm -lnuma -o "$bin" ||
 			fail "cannot build $src"
-		"$bin" "$work/unit.json" | tee "$work/unit.ktap"
+		rc=0
+		"$bin" "$work/unit.json" >"$work/unit.ktap" || rc=$?
+		cat "$work/unit.ktap"
+		((rc == 0)) || fail "$(basename "$bin") exited $rc"
 		"$top/scripts/ktap_check.py" --no-fail "$work/unit.ktap" ||
 			fail "$(basename "$src") reported failures"
 	done
-	python3 - "$work/unit.json" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for k in ("schema", "test", "kernel", "machine", "date", "cmdline", "clock", "params", "rows"):
-    assert k in d, k
-assert d["params"]["quote\"and\\slash"] == "tab\there\nnewline"
-assert d["params"]["nan_param"] is None
-r = {x["name"]: x for x in d["rows"]}
-one = r["row_one"]
-for k in ("unit", "n", "mean", "min", "max", "median", "stddev", "rsd_pct"):
-    assert k in one, k
-assert one["n"] == 2 and one["mean"] == 2.0 and one["extra"]["batch"] == 1000
-assert r["row_skipped"]["status"] == "skip"
-assert r["row_skipped"]["reason"] == 'no "privilege"'
-print("JSON document parses and holds the schema")
-EOF
+	"$top/tests/check_unit_json.py" "$work/unit.json" ||
+		fail "the unit tests' JSON document is wrong"
 }
 
 unit_python() {
+	need python3
 	python3 -m unittest discover -s "$top/tests" -p 'test_*.py' -t "$top/tests" -v
 }
 
@@ -142,9 +242,11 @@ count_rows() {
 }
 
 collection_as_root() {
-	local out=$work/root.ktap rows ran
-	"$top/run_all.sh" --no-build --json "$work/json-root" | tee "$out" ||
-		fail "run_all.sh exited non-zero"
+	local out=$work/root.ktap rows ran rc=0
+	need python3
+	"$top/run_all.sh" --no-build --json "$work/json-root" >"$out" || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "run_all.sh exited $rc"
 	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
 		fail "KTAP check failed"
 	python3 "$ksrc/tools/testing/kunit/kunit.py" parse <"$out" >"$work/kunit.txt" ||
@@ -152,14 +254,22 @@ collection_as_root() {
 	rows=$(count_rows "$out")
 	ran=$(sed -n 's/.*Ran \([0-9]*\) tests.*/\1/p' "$work/kunit.txt")
 	echo "kunit.py parse: $(tail -n 1 "$work/kunit.txt")"
+	((rows > 0)) || fail "the stream has no results"
 	[[ $ran == "$rows" ]] || fail "kunit.py saw $ran results, the stream has $rows rows"
 	"$top/scripts/compare.py" "$work/json-root" "$work/json-root" >/dev/null ||
 		fail "compare.py cannot read the run's JSON results"
 }
 
+# The project's files (tracked and new, not ignored) as a tar stream.
+project_tar() {
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		tar --null -T - -cf -)
+}
+
 # nobody cannot be assumed to read the clone: run a copy in $work.
 collection_as_nobody() {
-	local copy=$work/nobody out=$work/nobody.ktap
+	local copy=$work/nobody out=$work/nobody.ktap rc=0
+	need git setpriv:util-linux python3
 	# The harness and nolibc only, at their places in a tree (lib.mk
 	# finds the tree's top from its own real path).
 	mkdir -p "$copy/ksrc/tools/testing/selftests" "$copy/ksrc/tools/include"
@@ -167,64 +277,142 @@ collection_as_nobody() {
 		"$copy/ksrc/tools/testing/selftests/"
 	# proc_create's exec helper is built on the tree's nolibc.
 	cp -a "$ksrc/tools/include/nolibc" "$copy/ksrc/tools/include/"
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		tar --null -T - -cf -) | (mkdir -p "$copy/kbench" && tar -xf - -C "$copy/kbench")
-	# Steps run in a checked subshell, where set -e is off: check each.
+	mkdir -p "$copy/kbench"
+	project_tar | tar -xf - -C "$copy/kbench" || fail "cannot copy the clone"
 	make -s -C "$copy/kbench" KSRC="$copy/ksrc" all ||
 		fail "cannot build the collection's copy"
 	chmod -R a+rX "$copy"
 	mkdir -m 777 "$copy/json"
 	(cd "$copy" && KSRC="$copy/ksrc" "${nobody[@]}" \
-		"$copy/kbench/run_all.sh" --no-build --json "$copy/json") | tee "$out" ||
-		fail "run_all.sh as nobody exited non-zero"
+		"$copy/kbench/run_all.sh" --no-build --json "$copy/json") >"$out" || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "run_all.sh as nobody exited $rc"
 	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
 		fail "KTAP check failed"
 }
 
-# in_tree VERSION: the collection inside a kernel tree's selftests.
+# place_in_tree VERSION: a private copy of the provisioned tree (another
+# run may use the cached one at the same time) with the clone at
+# tools/testing/selftests/kbench; prints that selftests directory.
+place_in_tree() {
+	local tree copy=$work/tree-$1
+	tree=$(KSRC_VERSION=$1 "$top/scripts/provision-ksrc.sh") ||
+		fail "cannot provision the $1 tree"
+	rm -rf "$copy"
+	mkdir -p "$copy"
+	cp -a "$tree"/{Makefile,scripts,tools} "$copy/" || fail "cannot copy $tree"
+	mkdir -p "$copy/tools/testing/selftests/kbench"
+	project_tar | tar -xf - -C "$copy/tools/testing/selftests/kbench" ||
+		fail "cannot copy the clone"
+	echo "$copy/tools/testing/selftests"
+}
+
+# in_tree VERSION: the collection inside a kernel tree's selftests: every
+# program must run (plain ok) under run_tests and the installed
+# run_kselftest.sh.
 in_tree() {
-	local v=$1 tree sel inst out
-	tree=$(KSRC_VERSION=$v "$top/scripts/provision-ksrc.sh")
-	sel=$tree/tools/testing/selftests
-	rm -rf "$sel/kbench"
-	mkdir -p "$sel/kbench"
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		tar --null -T - -cf -) | tar -xf - -C "$sel/kbench"
-	# shellcheck disable=SC2064
-	trap "rm -rf '$sel/kbench'" RETURN
+	local v=$1 sel inst out rc=0
+	need git rsync
+	sel=$(place_in_tree "$v") || exit 1
 	out=$work/intree-$v.txt
-	make -C "$sel" TARGETS=kbench/syscall_overhead run_tests 2>&1 | tee "$out"
-	grep -q '^ok 1 selftests: kbench/syscall_overhead: syscall_overhead' "$out" ||
-		fail "in-tree run_tests did not report ok"
+	make -C "$sel" TARGETS=kbench run_tests >"$out" 2>&1 || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "in-tree run_tests exited $rc"
+	every_program_ok "$out" || fail "in-tree run_tests did not run every program"
 	inst=$work/install-$v
 	make -C "$sel" TARGETS=kbench install INSTALL_PATH="$inst" >/dev/null ||
 		fail "in-tree install of every kbench test failed"
-	"$inst/run_kselftest.sh" -l
-	"$inst/run_kselftest.sh" -c kbench/syscall_overhead | tee "$out" ||
-		fail "run_kselftest.sh -c kbench/syscall_overhead failed"
-	grep -q '^ok 1 selftests: kbench/syscall_overhead: syscall_overhead' "$out" ||
-		fail "run_kselftest.sh did not report ok"
+	"$inst/run_kselftest.sh" -l | tee "$out"
+	# As result lines, so that the one matcher checks the list too.
+	sed 's/^\(.*\):\(.*\)$/ok 1 selftests: \1: \2/' "$out" >"$out.list"
+	every_program_ok "$out.list" ||
+		fail "run_kselftest.sh -l does not list every program"
+	rc=0
+	"$inst/run_kselftest.sh" >"$out" 2>&1 || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "run_kselftest.sh exited $rc"
+	every_program_ok "$out" || fail "run_kselftest.sh did not run every program"
 }
 in_tree_6_12() { in_tree 6.12; }
 in_tree_6_1() { in_tree 6.1; }
 
-# Every program: an unknown option and its own bad values give exit 2.
+# What KernelCI builds: clang (LLVM=1), an out-of-tree O= directory and
+# the gen_tar tarball, whose run_kselftest.sh must run every program.
+llvm_gen_tar() {
+	local sel o=$work/llvm-out tarball unpacked=$work/llvm-tar out rc=0
+	need git clang llvm-ar:llvm ld.lld:lld readelf:binutils
+	sel=$(place_in_tree 6.12) || exit 1
+	make -C "$sel" LLVM=1 O="$o" TARGETS=kbench gen_tar >"$work/llvm.log" 2>&1 ||
+		{ tail -n 40 "$work/llvm.log"; fail "LLVM=1 O= gen_tar failed"; }
+	tarball=$(sed -n 's/^Created //p' "$work/llvm.log")
+	[[ -f $tarball ]] || fail "gen_tar named no tarball: $(tail -n 3 "$work/llvm.log")"
+	echo "tarball: ${tarball#"$o"/}"
+	mkdir -p "$unpacked"
+	tar -xf "$tarball" -C "$unpacked"
+	readelf -p .comment "$unpacked/kbench/syscall_overhead/syscall_overhead" |
+		grep -q 'clang version' || fail "syscall_overhead was not built by clang"
+	out=$work/llvm-run.txt
+	(cd "$unpacked" && ./run_kselftest.sh) >"$out" 2>&1 || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "the tarball's run_kselftest.sh exited $rc"
+	every_program_ok "$out" || fail "the tarball's run_kselftest.sh did not run every program"
+}
+
+# Every program built with ASan+UBSan (LSan included) into its own output
+# directory; each program's default run must report nothing.
+sanitizers() {
+	local o=$work/asan dir prog rc bad=0 flags=-fsanitize=address,undefined
+	local programs_list
+	programs_list=$(programs) || exit 1
+	# One test at a time, so that one failing build hides no other.
+	for dir in $(make -s -C "$top" list); do
+		make -C "$top" TESTS="$dir" OUTPUT="$o" CFLAGS="$flags" \
+			LDFLAGS="$flags" all || echo "FAIL: the sanitizer build of $dir failed"
+	done
+	while IFS=: read -r dir prog; do
+		if [[ ! -x $o/$dir/$prog ]]; then
+			echo "FAIL: $dir/$prog: not built with sanitizers"
+			bad=$((bad + 1))
+			continue
+		fi
+		rc=0
+		(cd "$o/$dir" &&
+			ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+			UBSAN_OPTIONS=print_stacktrace=1 \
+			timeout 600 "./$prog") >"$work/san.out" 2>&1 || rc=$?
+		if ((rc != 0 && rc != 4)) ||
+			grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: [A-Za-z]*Sanitizer' \
+				"$work/san.out"; then
+			grep -E -A 12 'Sanitizer|runtime error:' "$work/san.out" | head -n 60
+			echo "FAIL: $dir/$prog under ASan+UBSan+LSan: exit $rc"
+			bad=$((bad + 1))
+		else
+			echo "clean: $dir/$prog (exit $rc)"
+		fi
+	done <<<"$programs_list"
+	((bad == 0)) || fail "$bad sanitizer build or run failures"
+}
+
+# Every program: an unknown option and its own bad values give exit 2
+# with a message on stderr.
 bad_usage() {
-	local line dir prog s rc errs=0
+	local line dir prog s rc errs=0 checked=0 programs_list
 	expect_usage_error() {
 		rc=0
+		checked=$((checked + 1))
 		timeout 20 "$@" >/dev/null 2>"$work/err" || rc=$?
-		if ((rc == 0 || rc == 4 || rc >= 124)) || [[ ! -s $work/err ]]; then
-			echo "FAIL: '$*' exited $rc, stderr: $(head -c 200 "$work/err")"
+		if ((rc != 2)) || [[ ! -s $work/err ]]; then
+			echo "FAIL: '$*' exited $rc (want 2), stderr: $(head -c 200 "$work/err")"
 			errs=$((errs + 1))
 		else
-			echo "ok: '$*' -> $rc: $(head -n 1 "$work/err")"
+			echo "usage error: '$*' -> $rc: $(head -n 1 "$work/err")"
 		fi
 	}
+	programs_list=$(programs) || exit 1
 	while IFS=: read -r dir prog; do
 		expect_usage_error "$top/$dir/$prog" --no-such-option
 		expect_usage_error "$top/$dir/$prog" extra-argument
-	done < <("$top/run_all.sh" --no-build --list)
+	done <<<"$programs_list"
 	local words assign
 	while read -r line; do
 		[[ -z $line || $line == \#* ]] && continue
@@ -236,99 +424,125 @@ bad_usage() {
 		done
 		expect_usage_error env "${assign[@]}" "$top/${words[0]}" "${words[@]:1}"
 	done <"$top/tests/bad_args.txt"
-	for s in "$top"/bench/*.sh "$top"/scripts/*.sh "$top"/testkernel/*.sh; do
+	for s in "$top"/bench/*.sh "$top"/scripts/*.sh "$top"/testkernel/*.sh \
+		"$top"/scripts/*.py "$top"/tests/*.py; do
+		[[ -x $s ]] || continue
 		expect_usage_error "$s" --no-such-option
 	done
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
+	expect_usage_error "$top/tests/run.sh" --bogus
+	echo "$checked bad invocations checked"
 	((errs == 0)) || fail "$errs usage errors were not handled"
 }
 
-# What the system holds that a test could leave behind.
-snapshot() {
-	{
-		ipcs -q | awk 'NR > 3 && NF' | awk '{print "msq", $2}'
-		ipcs -m | awk 'NR > 3 && NF' | awk '{print "shm", $2}'
-		ipcs -s | awk 'NR > 3 && NF' | awk '{print "sem", $2}'
-		ls /dev/mqueue 2>/dev/null | sed 's/^/mq /'
-		find /sys/fs/cgroup -maxdepth 3 -type d -name '*kbench*' 2>/dev/null | sed 's/^/cg /'
-		for f in /proc/sys/kernel/task_delayacct /proc/sys/fs/mqueue/*; do
-			[[ -r $f ]] && echo "knob $f $(cat "$f")"
-		done
-	} | sort
-}
+# SIGTERM each program while it runs, and run_all.sh: nothing may survive
+# it or be left behind (tests/sigterm.sh), in a private IPC and mount
+# namespace when possible, so that other users of SysV IPC and POSIX
+# queues on the machine do not show up and /dev/mqueue is mounted there
+# only.
+sigterm_check() {
+	local ns=()
+	need pgrep:procps pkill:procps ipcs:util-linux setsid:util-linux \
+		mountpoint:util-linux unshare:util-linux
+	if unshare --ipc --mount true 2>/dev/null; then
+		ns=(unshare --ipc --mount --propagation private)
+	else
+		echo "note: no private IPC namespace here: other IPC users may show up"
+	fi
+	"${ns[@]}" "$top/tests/sigterm.sh" "$@"
 
-# SIGTERM each program halfway (as the runner's timeout does): nothing
-# may survive it, and no IPC object, queue, cgroup or knob may change.
-sigterm_leftovers() {
-	local dir prog before after pid sid errs=0
-	mountpoint -q /dev/mqueue || mount -t mqueue none /dev/mqueue 2>/dev/null || true
-	while IFS=: read -r dir prog; do
-		before=$(snapshot)
-		(cd "$top/$dir" && exec setsid "./$prog" >"$work/sigterm.out" 2>&1) &
-		pid=$!
-		sleep 3
-		sid=$pid
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 100); do
-			pgrep -s "$sid" >/dev/null || break
-			sleep 0.1
-		done
-		wait "$pid" 2>/dev/null || true
-		after=$(snapshot)
-		if pgrep -s "$sid" >/dev/null; then
-			echo "FAIL: $dir/$prog: processes survive SIGTERM: $(pgrep -s "$sid" | tr '\n' ' ')"
-			pkill -KILL -s "$sid" || true
-			errs=$((errs + 1))
-		elif [[ $before != "$after" ]]; then
-			echo "FAIL: $dir/$prog: left behind after SIGTERM:"
-			diff <(echo "$before") <(echo "$after") || true
-			errs=$((errs + 1))
-		else
-			echo "ok: $dir/$prog: SIGTERM after 3 s left nothing behind"
-		fi
-	done < <("$top/run_all.sh" --no-build --list)
-	((errs == 0)) || fail "$errs programs left something behind"
+# pmqtest's checks fail on the bugs they name (strace fault injection);
+# exit 4 (an explicit SKIP) when strace is missing.
+pmqtest_faults() {
+	"$top/pmqtest/inject_faults.sh"
 }
-
-run_all_sigterm() {
-	local before after pid
-	before=$(snapshot)
-	setsid "$top/run_all.sh" --no-build >"$work/ra-term.out" 2>&1 &
-	pid=$!
-	sleep 4
-	kill -TERM "$pid"
-	wait "$pid" 2>/dev/null || true
-	sleep 1
-	pgrep -s "$pid" && fail "processes survive run_all.sh's SIGTERM"
-	after=$(snapshot)
-	[[ $before == "$after" ]] || fail "run_all.sh SIGTERM left: $(diff <(echo "$before") <(echo "$after"))"
-	echo "run_all.sh stopped by SIGTERM, nothing left behind"
 }
+sigterm_leftovers() { sigterm_check; }
+run_all_sigterm() { sigterm_check --run-all; }
 
 vm_debian_6_1() {
+	need file python3
 	"$top/scripts/ci-vm.sh"
 }
 
 # The ioctl and .ks code paths on a kernel that has the interfaces.
 testkernel_patched() {
+	need file python3
 	"$top/testkernel/run.sh" --patched-only
 }
 
-step build_collection build_collection
-step config_is_union config_is_union
-step unit_c unit_c
-step unit_python unit_python
-step collection_as_root collection_as_root
-step bad_usage bad_usage
-step sigterm_leftovers sigterm_leftovers
-step run_all_sigterm run_all_sigterm
+# run_all.sh --repeat / --vs-prefix and the seccomp wrapper: layout of the
+# repeated JSON, the A/B stream and its comparison, bad usage.
+ab_runner() {
+	local cc out=$work/ab.ktap bin=$work/seccomp_wrap args bad rc
+
+	for cc in gcc clang; do
+		"$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$bin.$cc" \
+			"$top/tests/seccomp_wrap.c" || fail "seccomp_wrap: $cc build"
+	done
+	cp "$bin.gcc" "$bin"
+	"$bin" -n 5 true || fail "seccomp_wrap -n 5 true"
+	"$bin" -n 5 --measure | grep -q 'ratio=' || fail "seccomp_wrap --measure"
+	for bad in "-n x true" "-n 99999 true" "" "--bogus"; do
+		args=()
+		read -r -a args <<<"$bad"
+		rc=0
+		"$bin" "${args[@]}" 2>/dev/null || rc=$?
+		((rc == 2)) || fail "seccomp_wrap $bad: exit $rc, want 2"
+	done
+	for bad in "--repeat 0" "-r x" "--vs-prefix=" "--vs-prefix no-such-cmd" \
+		"--fail-above 5" "--vs-kernel debian-6.1" "--vs-prefix env --fail-above x"; do
+		read -r -a args <<<"$bad"
+		rc=0
+		"$top/run_all.sh" --no-build "${args[@]}" >/dev/null 2>&1 || rc=$?
+		((rc == 2)) || fail "run_all.sh $bad: exit $rc, want 2"
+	done
+	KSELFTEST_SYSCALL_OVERHEAD_ARGS="-i 50 -t getpid,getppid" \
+		"$top/run_all.sh" --no-build -t syscall_overhead --repeat 2 \
+		--vs-prefix "$bin -n 5" --json "$work/ab" | tee "$out" ||
+		fail "run_all.sh --vs-prefix exited non-zero"
+	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
+		fail "KTAP check of the A/B stream failed"
+	grep -q '^1\.\.4$' "$out" || fail "plan is not 2 sides x 2 repetitions"
+	grep -q '^ok 2 .*(candidate, repetition 1 of 2)$' "$out" ||
+		fail "no candidate result in second place"
+	grep -q '^ok 3 .*(candidate, repetition 2 of 2)$' "$out" ||
+		fail "repetition 2 does not start with the candidate (ABBA)"
+	grep -qE '^#   getppid .* no-verdict' "$out" ||
+		fail "no comparison table (or a verdict from 2 repetitions)"
+	python3 "$top/scripts/compare.py" -f json "$work/ab/base" \
+		"$work/ab/candidate" >"$work/ab.json" || fail "compare.py"
+	grep -q '"n_base": 2' "$work/ab.json" || fail "repetitions not kept"
+	grep -q '"repeat": 2' "$work/ab/candidate/syscall_overhead.json" ||
+		fail "no repeat key in the merged JSON"
+}
+
+step build_collection
+step config_is_union
+step shellcheck shellcheck_scripts
+step lint_python
+step checkpatch
+step unit_c
+step unit_python
+step collection_as_root
+step bad_usage
+step sigterm_leftovers
+step run_all_sigterm
+step sanitizers
+step pmqtest_faults
+step ab_runner
 if [[ -z $quick ]]; then
-	step collection_as_nobody collection_as_nobody
-	step in_tree_6_12 in_tree_6_12
-	step in_tree_6_1 in_tree_6_1
+	step collection_as_nobody
+	step in_tree_6_12
+	step in_tree_6_1
+	step llvm_gen_tar
 fi
-[[ -n $vm ]] && step vm_debian_6_1 vm_debian_6_1
-[[ -n $testkernel ]] && step testkernel_patched testkernel_patched
+if [[ -n $vm ]]; then
+	step vm_debian_6_1
+fi
+if [[ -n $testkernel ]]; then
+	step testkernel_patched
+fi
 run_steps

@@ -4,5 +4,5 @@
 results  reads kbench JSON result files and directories, with repetitions
 stats    the statistics of comparing repetitions (standard library only)
 compare  turns two or more runs into per-row verdicts
-ktap     parses KTAP streams
+ktap     parses KTAP streams and checks them strictly
 """

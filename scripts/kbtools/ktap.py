@@ -1,0 +1,258 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Parse a KTAP stream into a tree of documents and check it strictly.
+
+A document is one nesting level: its version line, plan, result lines,
+diagnostics and '# Totals:' line. A nested document is indented by 4
+spaces (run_all.sh, kunit) or prefixed by '# ' (run_kselftest.sh) and is
+closed by the result line that follows it at its parent's level.
+
+  doc = parse(lines)              # lines: str or iterable of lines
+  errors = check(doc, no_fail=True, skip_reasons=True)
+"""
+
+import re
+
+VERSION = re.compile(r"^(K?TAP) version (\d+)$")
+PLAN = re.compile(r"^1\.\.(\d+)(\s+#.*)?$")
+RESULT = re.compile(r"^(ok|not ok) ([0-9]+)(?: (?:- )?([^#]*?))?[ \t]*(?:#(.*))?$")
+# Anything a reader could take for a result line, in any case or
+# indentation: it must parse as RESULT or be reported.
+RESULT_LIKE = re.compile(r"^\s*(not\s+)?ok\b", re.IGNORECASE)
+BAIL_OUT = re.compile(r"^\s*Bail out!", re.IGNORECASE)
+TOTALS = re.compile(r"^# Totals: pass:(\d+) fail:(\d+) xfail:(\d+) xpass:(\d+) "
+                    r"skip:(\d+) error:(\d+)$")
+TOTALS_LIKE = re.compile(r"^#\s*Totals\b", re.IGNORECASE)
+HASH_VERSION = re.compile(r"^# K?TAP version \d+$")
+TOTALS_FIELDS = ("pass", "fail", "xfail", "xpass", "skip", "error")
+
+
+class Result:
+    """One result line: ok, number, description, directive and reason."""
+
+    def __init__(self, line, match):
+        self.line = line
+        self.ok = match.group(1) == "ok"
+        self.number = int(match.group(2))
+        self.name = (match.group(3) or "").strip()
+        self.comment = (match.group(4) or "").strip()
+        self.child = None        # the nested Document this result closes
+
+    @property
+    def directive(self):
+        """SKIP, XFAIL, XPASS, TODO, 'error' or '' (kselftest.h spellings)."""
+        word = self.comment.split(" ", 1)[0]
+        if word.upper() in ("SKIP", "XFAIL", "XPASS", "TODO"):
+            return word.upper()
+        if not self.ok and word == "error":
+            return "error"
+        return ""
+
+    @property
+    def reason(self):
+        """The text after the directive (or the whole comment)."""
+        if self.directive:
+            return self.comment[len(self.directive):].strip()
+        return self.comment
+
+    @property
+    def kind(self):
+        """The '# Totals:' field this result counts in."""
+        d = self.directive
+        if d == "SKIP":
+            return "skip"
+        if d in ("XFAIL", "XPASS"):
+            return d.lower()
+        if d == "error":
+            return "error"
+        return "pass" if self.ok else "fail"
+
+
+class Document:
+    """One KTAP document at one nesting level."""
+
+    def __init__(self, name, first_line):
+        self.name = name
+        self.first_line = first_line
+        self.lines = []          # (line number, text) at this level
+        self.children = []       # nested Documents, in order
+        self.version = None
+        self.plan = None
+        self.plan_comment = ""
+        self.results = []
+        self.totals = None       # (line number, {field: count})
+        self.closed_by = None    # the parent's Result closing this one
+        self.problems = []       # (line number, message) found by parse()
+
+
+def _new_child(parent, nested):
+    child = _build(nested, f"{parent.name}/{len(parent.children) + 1}",
+                   nested[0][0])
+    parent.children.append(child)
+    return child
+
+
+def _build(lines, name, first_line):
+    """Split LINES into this level's lines and nested documents."""
+    doc = Document(name, first_line)
+    nested, style = [], None
+    open_child = None            # nested document waiting for its result
+
+    def flush():
+        nonlocal nested, style, open_child
+        if nested:
+            if open_child is not None:
+                doc.problems.append((open_child.first_line,
+                                     "nested document not closed by a "
+                                     "result line"))
+            open_child = _new_child(doc, nested)
+        nested, style = [], None
+
+    for num, text in lines:
+        if text.startswith("    ") and style in (None, "indent"):
+            style = "indent"
+            nested.append((num, text[4:]))
+            continue
+        if style == "hash" and (text.startswith("# ") or text == "#"):
+            nested.append((num, text[2:]))
+            continue
+        if style is None and HASH_VERSION.match(text):
+            style = "hash"
+            nested.append((num, text[2:]))
+            continue
+        flush()
+        doc.lines.append((num, text))
+        if open_child is not None and text.strip() and \
+                not text.startswith("#"):
+            m = RESULT.match(text)
+            if m:
+                open_child.closed_by = int(m.group(2))
+            else:
+                doc.problems.append((open_child.first_line,
+                                     "nested document not closed by a "
+                                     "result line"))
+            open_child = None
+    flush()
+    if open_child is not None:
+        doc.problems.append((open_child.first_line,
+                             "nested document not closed by a result line"))
+    _parse_level(doc)
+    return doc
+
+
+def _parse_level(doc):
+    """Read version, plan, results and totals of one level."""
+    for num, text in doc.lines:
+        if BAIL_OUT.match(text):
+            doc.problems.append((num, f"bail out: {text.strip()!r}"))
+            continue
+        if doc.version is None:
+            if VERSION.match(text):
+                doc.version = num
+                continue
+            if text.startswith("#") or not text.strip():
+                continue
+            doc.problems.append((num, f"output before the version line: "
+                                      f"{text!r}"))
+            doc.version = 0
+        m = PLAN.match(text)
+        if m:
+            if doc.plan is not None:
+                doc.problems.append((num, "second plan"))
+            if doc.results:
+                doc.problems.append((num, "plan after results"))
+            doc.plan = int(m.group(1))
+            doc.plan_comment = (m.group(2) or "").strip().lstrip("#").strip()
+            continue
+        m = RESULT.match(text)
+        if m:
+            doc.results.append(Result(num, m))
+            continue
+        if RESULT_LIKE.match(text):
+            doc.problems.append((num, f"malformed result line: {text!r}"))
+            continue
+        m = TOTALS.match(text)
+        if m:
+            if doc.totals is not None:
+                doc.problems.append((num, "second totals line"))
+            doc.totals = (num, dict(zip(TOTALS_FIELDS,
+                                        (int(x) for x in m.groups()))))
+        elif TOTALS_LIKE.match(text):
+            doc.problems.append((num, f"malformed totals line: {text!r}"))
+    for child in doc.children:
+        for r in doc.results:
+            if r.number == child.closed_by and r.child is None:
+                r.child = child
+                break
+
+
+def parse(lines):
+    """Parse a KTAP stream (a string or an iterable of lines)."""
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    numbered = [(i, line.rstrip("\n")) for i, line in enumerate(lines, 1)]
+    return _build(numbered, "top", 1)
+
+
+def counts(doc):
+    """{field: count} of this level's results, as '# Totals:' counts them."""
+    c = dict.fromkeys(TOTALS_FIELDS, 0)
+    for r in doc.results:
+        c[r.kind] += 1
+    return c
+
+
+def _check_results(doc, no_fail, skip_reasons, say):
+    for i, r in enumerate(doc.results, 1):
+        if r.number != i:
+            say(r.line, f"result numbered {r.number}, expected {i}")
+        if no_fail and not r.ok and r.directive != "SKIP":
+            say(r.line, f"not ok: {r.name} {r.comment}".rstrip())
+        # A program that printed its own nested skip reason may be
+        # summarised by a bare '# SKIP' at the runner's level.
+        if skip_reasons and r.directive == "SKIP" and not r.reason and \
+                not _skip_explained(r.child):
+            say(r.line, "SKIP without a reason")
+
+
+def _skip_explained(child):
+    """The nested document says why it skipped: '1..0 # SKIP why', or
+    every result a SKIP with its reason."""
+    if child is None:
+        return False
+    if child.plan == 0:
+        return child.plan_comment.upper().startswith("SKIP") and \
+            bool(child.plan_comment[4:].strip())
+    return bool(child.results) and all(
+        r.directive == "SKIP" and r.reason for r in child.results)
+
+
+def check(doc, no_fail=False, skip_reasons=False):
+    """Every problem of DOC and its nested documents, as messages."""
+    errors = []
+
+    def say(num, msg):
+        errors.append(f"line {num}: {doc.name}: {msg}")
+
+    for num, msg in doc.problems:
+        say(num, msg)
+    if doc.version is None:
+        say(doc.first_line, "no version line")
+    if doc.plan is None:
+        say(doc.first_line, "no plan")
+    elif doc.plan == 0 and skip_reasons and \
+            doc.plan_comment.upper().startswith("SKIP") and \
+            not doc.plan_comment[4:].strip():
+        say(doc.first_line, "SKIP without a reason")
+    _check_results(doc, no_fail, skip_reasons, say)
+    if doc.plan is not None and len(doc.results) != doc.plan:
+        say(doc.first_line, f"plan says {doc.plan}, {len(doc.results)} results")
+    if doc.totals:
+        num, totals = doc.totals
+        seen = counts(doc)
+        for field in TOTALS_FIELDS:
+            if totals[field] != seen[field]:
+                say(num, f"totals say {field}:{totals[field]}, the results "
+                         f"hold {seen[field]}")
+    for child in doc.children:
+        errors.extend(check(child, no_fail, skip_reasons))
+    return errors
