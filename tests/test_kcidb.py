@@ -29,6 +29,7 @@ except ImportError:
 DATA = os.path.join(HERE, "data", "kcidb")
 HOST = os.path.join(DATA, "host")
 HOST2 = os.path.join(DATA, "host2")
+AB = os.path.join(DATA, "ab")
 
 
 def need_kcidb_io(test):
@@ -231,6 +232,23 @@ class Export(unittest.TestCase):
             f.write("[1, 2]")
         rc, _, err = self.export(bad)
         self.assertEqual(rc, 2)
+
+    def test_ab_directory_exports_both_sides(self):
+        rc, doc, err = self.export(AB)
+        self.assertEqual(rc, 0, err)
+        sides = {t["environment"]["comment"].rsplit(" ", 1)[-1]
+                 for t in doc["tests"]}
+        self.assertEqual(sides, {"base", "candidate"})
+        getpid = [t for t in doc["tests"]
+                  if t["path"] == "kbench.syscall_overhead.getpid"]
+        self.assertEqual(len(getpid), 2)
+        self.assertNotEqual(getpid[0]["id"], getpid[1]["id"])
+        self.assertTrue(all(t["misc"]["repetitions"] == 2 for t in getpid))
+
+    def test_ab_recorded_validates(self):
+        need_kcidb_io(self)
+        rc, doc, err = self.export("--validate", AB)
+        self.assertEqual(rc, 0, err)
 
     def test_crashed_program_is_error(self):
         d = os.path.join(self.tmp, "crash")

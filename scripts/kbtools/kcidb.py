@@ -225,6 +225,9 @@ class Exporter:
             env = _environment(doc)
             rows = test.rows if test is not None else {}
             status = prog_status or _program_status(rows, prog_checks)
+            if side:
+                # Both sides of an A/B run ran on one kernel: say which.
+                env = dict(env, comment=f"{env['comment']}, A/B {side}")
             self.add_test(build, run_key, test_path(name), status,
                           start=start, env=env,
                           misc={"repetitions": len(headers)})
