@@ -519,6 +519,32 @@ ab_runner() {
 		fail "no repeat key in the merged JSON"
 }
 
+# The KCIDB exporter: its tests with kcidb-io itself (from PyPI into a
+# venv of the collection's cache), then a short real run exported and
+# validated. A missing kcidb-io fails the step rather than skipping it.
+kcidb_export() {
+	local venv=${KBENCH_CACHE:-$top/.cache}/venv-kcidb out=$work/kcidb
+	need python3
+	if ! "$venv/bin/python" -c 'import kcidb_io' 2>/dev/null; then
+		python3 -m venv "$venv" || fail "cannot create $venv (python3-venv)"
+		"$venv/bin/pip" install -q kcidb-io ||
+			fail "cannot install kcidb-io from PyPI into $venv"
+	fi
+	(cd "$top/tests" && KBENCH_REQUIRE_KCIDB_IO=1 "$venv/bin/python" \
+		-m unittest -v test_kcidb) || fail "test_kcidb failed"
+	KSELFTEST_SYSCALL_OVERHEAD_ARGS="-i 50" "$top/run_all.sh" --no-build \
+		-t syscall_overhead,taskstats --json "$out" >/dev/null ||
+		fail "run_all.sh --json failed"
+	[[ -s $out/run_all.ktap ]] || fail "run_all.sh --json kept no run_all.ktap"
+	"$venv/bin/python" "$top/scripts/kcidb.py" --validate \
+		-o "$work/kcidb.json" "$out" || fail "kcidb.py could not export a real run"
+	grep -q '"path": "kbench.syscall_overhead.getsid"' "$work/kcidb.json" ||
+		fail "the export lacks syscall_overhead's getsid"
+	grep -q '"path": "kbench.taskstats.family_resolves"' "$work/kcidb.json" ||
+		fail "the export lacks taskstats' checks from the KTAP stream"
+	echo "kcidb.py: $(grep -c '"build_id"' "$work/kcidb.json") tests exported and valid"
+}
+
 step build_collection
 step config_is_union
 step shellcheck shellcheck_scripts
@@ -533,6 +559,7 @@ step run_all_sigterm
 step sanitizers
 step pmqtest_faults
 step ab_runner
+step kcidb_export
 if [[ -z $quick ]]; then
 	step collection_as_nobody
 	step in_tree_6_12
