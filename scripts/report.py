@@ -69,12 +69,12 @@ def write(path, text):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if not plots.available():
-        print(f"{PROG}: {plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
-              file=sys.stderr)
-        return 4
     try:
         runs = report.load_runs(args.runs)
+        if not plots.available():
+            print(f"{PROG}: {plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
+                  file=sys.stderr)
+            return 4
         page = report.render(runs, args.threshold, args.stat, args.title)
     except report.ReportError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
