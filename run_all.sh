@@ -23,6 +23,19 @@ printing one KTAP stream on stdout.
   -l, --list          list the test programs and exit
       --json DIR      keep every program's results in DIR/<program>.json
                       (compare two runs with scripts/compare.py)
+  -r, --repeat N      run every program N times (default 1), interleaved
+                      across programs; DIR/<program>.json keeps each
+                      repetition's figures beside their summary
+      --vs-prefix CMD A/B on this kernel: run every program plainly (the
+                      base) and as 'CMD PROG ARGS' (the candidate),
+                      alternating ABBA..., results in DIR/base and
+                      DIR/candidate, then print the comparison
+                      ('--vs-prefix env' is an A/A run)
+      --vs-kernel IMG A/B of two kernels: with --kernel BASE, boot BASE and
+                      IMG in turn (ABBA..., one run per boot and --repeat),
+                      then print the comparison (see --kernel)
+      --fail-above PCT  with --vs-*: exit 1 when a row is significantly
+                      slower with its 95% interval above PCT % (compare.py)
       --full          run the programs' full, seed-sized measurements
                       (no runner timeout; can take tens of minutes)
   -o, --timeout SECS  override every program's timeout (0 = none); the
@@ -31,6 +44,9 @@ printing one KTAP stream on stdout.
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
       --no-build      do not run make first
   -h, --help          this help
+
+Default --repeat with --vs-prefix or --vs-kernel: 5. A verdict needs at
+least 4 repetitions per side; more find smaller changes.
 
 Environment: KSRC=/path/to/linux picks the kernel tree that supplies the
 kselftest harness (default: one provisioned from Debian's linux-source
@@ -46,8 +62,10 @@ the kernel's runner.
 Output: for each program "# selftests: kbench/DIR: PROG", the program's own
 KTAP nested (figures on "# NAME: key=value ..." lines before each result),
 then "ok N selftests: kbench/DIR: PROG" (or "# SKIP", or
-"not ok ... # exit=RC" / "# TIMEOUT"). Exit status: 0 when nothing failed,
-1 when a program failed or timed out, 2 on bad usage.
+"not ok ... # exit=RC" / "# TIMEOUT"); with --repeat or --vs-prefix the
+title ends with "(SIDE, repetition K of N)". Exit status: 0 when nothing
+failed, 1 when a program failed or timed out (or --fail-above), 2 on bad
+usage.
 EOF
 }
 
@@ -57,6 +75,10 @@ all_tests() {
 
 tests=()
 json_dir=
+repeat=
+vs_prefix=
+vs_prefix_set=
+fail_above=
 full=
 timeout_override=
 build=1
@@ -74,7 +96,15 @@ add_tests() {
 	done
 }
 
-# --kernel hands the whole command line over to the VM runner.
+# --vs-kernel alternates boots of two kernels (scripts/vm-ab.sh); --kernel
+# alone hands the whole command line over to the VM runner.
+for arg in "$@"; do
+	case $arg in
+	--vs-kernel | --vs-kernel=*)
+		exec "$top/scripts/vm-ab.sh" "$@"
+		;;
+	esac
+done
 for arg in "$@"; do
 	case $arg in
 	--kernel | --kernel=*)
@@ -98,6 +128,28 @@ while (($#)); do
 		shift
 		;;
 	--json=*) json_dir=${1#*=} ;;
+	-r | --repeat)
+		(($# >= 2)) || die_usage "option '$1' needs a number"
+		repeat=$2
+		shift
+		;;
+	--repeat=*) repeat=${1#*=} ;;
+	--vs-prefix)
+		(($# >= 2)) || die_usage "option '$1' needs a command"
+		vs_prefix=$2
+		vs_prefix_set=1
+		shift
+		;;
+	--vs-prefix=*)
+		vs_prefix=${1#*=}
+		vs_prefix_set=1
+		;;
+	--fail-above)
+		(($# >= 2)) || die_usage "option '$1' needs a percentage"
+		fail_above=$2
+		shift
+		;;
+	--fail-above=*) fail_above=${1#*=} ;;
 	--full) full=1 ;;
 	-o | --timeout)
 		(($# >= 2)) || die_usage "option '$1' needs a number of seconds"
@@ -126,6 +178,29 @@ done
 if [[ -n $timeout_override && ! $timeout_override =~ ^[0-9]+$ ]]; then
 	die_usage "invalid timeout '$timeout_override': not a number of seconds"
 fi
+if [[ -n $repeat ]]; then
+	if [[ ! $repeat =~ ^[0-9]+$ ]] || ((10#$repeat < 1)); then
+		die_usage "invalid --repeat '$repeat': not a number above 0"
+	fi
+	repeat=$((10#$repeat))
+fi
+if [[ -n $vs_prefix_set ]]; then
+	read -r -a prefix <<<"$vs_prefix"
+	((${#prefix[@]})) || die_usage "empty --vs-prefix command"
+	command -v "${prefix[0]}" >/dev/null ||
+		die_usage "--vs-prefix: command '${prefix[0]}' not found"
+	sides=(base candidate)
+	repeat=${repeat:-5}
+else
+	sides=(base)
+	repeat=${repeat:-1}
+fi
+if [[ -n $fail_above ]]; then
+	[[ -n $vs_prefix_set ]] ||
+		die_usage "--fail-above needs --vs-prefix or --vs-kernel (or use scripts/compare.py)"
+	[[ $fail_above =~ ^[0-9]+([.][0-9]+)?$ ]] ||
+		die_usage "invalid --fail-above '$fail_above': not a percentage"
+fi
 if [[ -n $json_dir ]]; then
 	[[ $json_dir != -* ]] || die_usage "invalid --json directory '$json_dir'"
 	mkdir -p "$json_dir" || die_usage "cannot create directory '$json_dir'"
@@ -150,16 +225,6 @@ if [[ -n $list ]]; then
 	printf '%s\n' "${programs[@]}"
 	exit 0
 fi
-
-settings_timeout() {
-	local t=45 line
-	if [[ -f $1/settings ]]; then
-		while IFS= read -r line; do
-			[[ $line =~ ^timeout=([0-9]+) ]] && t=${BASH_REMATCH[1]}
-		done <"$1/settings"
-	fi
-	echo "$t"
-}
 
 # The program being run, so that a signal to us reaches it too.
 current_pid=
@@ -194,13 +259,29 @@ nest_output() {
 	done
 }
 
-# run_program DIR PROG TITLE -> sets rc; streams the output nested.
+# Where one run of a program writes its JSON: DIR/PROG.json for a plain
+# run, else a file per side and repetition, merged at the end.
+json_file() {
+	local name=$1 side=$2 k=$3
+
+	if ((repeat == 1)) && [[ -z $vs_prefix_set ]]; then
+		[[ -n $json_dir ]] && echo "$json_dir/$name.json"
+		return 0
+	fi
+	mkdir -p "$rundir/json/$side/$k"
+	echo "$rundir/json/$side/$k/$name.json"
+}
+
+# run_program DIR PROG TITLE SIDE K -> sets rc; streams the output nested.
 run_program() {
-	local dir=$1 name=$2 title=$3 secs args=() envvar extra
+	local dir=$1 name=$2 title=$3 side=$4 k=$5 secs args=() envvar extra
+	local cmd=() json
 	secs=${timeout_override:-$(settings_timeout "$top/$dir")}
 	[[ -n $full && -z $timeout_override ]] && secs=0
 	[[ -n $full ]] && args+=(--full)
-	[[ -n $json_dir ]] && args+=(--json "$json_dir/$name.json")
+	json=$(json_file "$name" "$side" "$k")
+	[[ -n $json ]] && args+=(--json "$json")
+	[[ $side == candidate ]] && cmd+=("${prefix[@]}")
 	envvar="KSELFTEST_$(tr '[:lower:]-' '[:upper:]_' <<<"$name")_ARGS"
 	extra=${!envvar:-}
 	# shellcheck disable=SC2206 # word splitting is the runner's contract
@@ -209,7 +290,7 @@ run_program() {
 	rm -f "$rundir/rc" "$rundir/pid"
 	(
 		cd "$top/$dir"
-		timeout --kill-after=10 "$secs" "./$name" "${args[@]}" 2>&1 </dev/null &
+		timeout --kill-after=10 "$secs" "${cmd[@]}" "./$name" "${args[@]}" 2>&1 </dev/null &
 		echo $! >"$rundir/pid"
 		rc=0
 		wait $! || rc=$?
@@ -226,34 +307,93 @@ run_program() {
 	timeout_secs=$secs
 }
 
+# title DIR PROG SIDE K: the program's KTAP title; a repeated or A/B run
+# says which side and repetition.
+title_of() {
+	local t="selftests: kbench/$1: $2"
+
+	if [[ -n $vs_prefix_set ]]; then
+		t+=" ($3, repetition $4 of $repeat)"
+	elif ((repeat > 1)); then
+		t+=" (repetition $4 of $repeat)"
+	fi
+	echo "$t"
+}
+
+# The sides in the order of repetition K: ABBA... so that drift hits both.
+sides_of() {
+	if ((${#sides[@]} == 2 && $1 % 2 == 0)); then
+		echo "candidate base"
+	else
+		echo "${sides[*]}"
+	fi
+}
+
+# Merge the repetitions of each side into DIR/PROG.json (or DIR/SIDE/).
+merge_json() {
+	local side out dirs k
+
+	for side in "${sides[@]}"; do
+		out=${json_dir:-$rundir/merged}
+		[[ -n $vs_prefix_set ]] && out+=/$side
+		dirs=()
+		for ((k = 1; k <= repeat; k++)); do
+			dirs+=("$rundir/json/$side/$k")
+		done
+		PYTHONPATH="$top/scripts" python3 -m kbtools.results merge-dirs \
+			"$out" "${dirs[@]}" ||
+			die 1 "could not merge the repetitions' results into $out"
+	done
+}
+
 echo "TAP version 13"
-echo "1..${#programs[@]}"
+echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
 n=0 pass=0 fail=0 skip=0
-for p in "${programs[@]}"; do
-	dir=${p%%:*}
-	name=${p#*:}
-	n=$((n + 1))
-	title="selftests: kbench/$dir: $name"
-	echo "# $title"
-	run_program "$dir" "$name" "$title"
-	case $rc in
-	0)
-		echo "ok $n $title"
-		pass=$((pass + 1))
-		;;
-	4)
-		echo "ok $n $title # SKIP"
-		skip=$((skip + 1))
-		;;
-	124 | 137)
-		echo "not ok $n $title # TIMEOUT $timeout_secs seconds"
-		fail=$((fail + 1))
-		;;
-	*)
-		echo "not ok $n $title # exit=$rc"
-		fail=$((fail + 1))
-		;;
-	esac
+for ((k = 1; k <= repeat; k++)); do
+	for p in "${programs[@]}"; do
+		dir=${p%%:*}
+		name=${p#*:}
+		for side in $(sides_of "$k"); do
+			n=$((n + 1))
+			title=$(title_of "$dir" "$name" "$side" "$k")
+			echo "# $title"
+			run_program "$dir" "$name" "$title" "$side" "$k"
+			case $rc in
+			0)
+				echo "ok $n $title"
+				pass=$((pass + 1))
+				;;
+			4)
+				echo "ok $n $title # SKIP"
+				skip=$((skip + 1))
+				;;
+			124 | 137)
+				echo "not ok $n $title # TIMEOUT $timeout_secs seconds"
+				fail=$((fail + 1))
+				;;
+			*)
+				echo "not ok $n $title # exit=$rc"
+				fail=$((fail + 1))
+				;;
+			esac
+		done
+	done
 done
+status=0
+((fail == 0)) || status=1
+if ((repeat > 1)) || [[ -n $vs_prefix_set ]]; then
+	merge_json
+fi
+if [[ -n $vs_prefix_set ]]; then
+	out=${json_dir:-$rundir/merged}
+	cmp_args=(--label "base,${vs_prefix}")
+	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
+	crc=0
+	"$top/scripts/compare.py" "${cmp_args[@]}" "$out/base" "$out/candidate" \
+		>"$rundir/compare.txt" || crc=$?
+	sed 's/^/# /' "$rundir/compare.txt"
+	((crc == 0)) || status=1
+	((crc == 2)) && msg "compare.py could not compare the results"
+fi
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-((fail == 0))
+((status == 0))

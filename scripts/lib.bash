@@ -22,3 +22,15 @@ die_usage() {
 	echo "Try '$prog --help' for more information." >&2
 	exit 2
 }
+
+# settings_timeout DIR: the test's "timeout=" (kselftest's default 45).
+settings_timeout() {
+	local t=45 line
+
+	if [[ -f $1/settings ]]; then
+		while IFS= read -r line; do
+			[[ $line =~ ^timeout=([0-9]+) ]] && t=${BASH_REMATCH[1]}
+		done <"$1/settings"
+	fi
+	echo "$t"
+}

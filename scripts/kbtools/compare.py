@@ -182,3 +182,288 @@ def warnings(base, candidates):
                            ": compare only like with like")
                 break
     return out
+
+
+# Output: text (aligned whatever the name length), email (<= 72 columns),
+# json. Rows are grouped by test; every candidate is one column group.
+
+EMAIL_WIDTH = 72
+SHORT = {"no-verdict": "no-verdict", "missing": "missing",
+         "skipped": "skipped"}
+
+
+def fmt_num(v):
+    """Three significant figures, plain notation."""
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def fmt_p(p):
+    if p is None:
+        return "-"
+    return "<0.0001" if p < 0.0001 else f"{p:.2g}"
+
+
+def fmt_ratio(r):
+    return "-" if r is None else f"x{r:.3f}"
+
+
+def fmt_ci(e):
+    if e["ci_low"] is None:
+        return "-"
+    return f"{e['ci_low']:.3f}-{e['ci_high']:.3f}"
+
+
+def fmt_cv(cv):
+    return "-" if cv is None else f"{cv:.1f}%"
+
+
+def _index(entries):
+    """(test, name) in first-seen order, and entry by (candidate, test,
+    name)."""
+    order, by = [], {}
+    for e in entries:
+        key = (e["test"], e["name"])
+        if key not in by:
+            order.append(key)
+            by[key] = {}
+        by[key][e["candidate"]] = e
+    return order, by
+
+
+def _render(header, lines, aligns, width=None):
+    """Aligned table: columns separated by two spaces; 'l'/'r' aligns.
+    Section lines (a str instead of a list) are printed as they are."""
+    cells = [header] + [ln for ln in lines if not isinstance(ln, str)]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
+    out = []
+    for ln in [header] + lines:
+        if isinstance(ln, str):
+            out.append(ln)
+            continue
+        parts = [c.ljust(w) if a == "l" else c.rjust(w)
+                 for c, w, a in zip(ln, widths, aligns)]
+        out.append("  ".join(parts).rstrip())
+    return out
+
+
+def _base_cells(e):
+    if e["base"] is None:
+        return ["-", "-"]
+    return [f"{fmt_num(e['base'])} {e['unit']}", fmt_cv(e["cv_base"])]
+
+
+def _cand_cells(e, full):
+    if e is None:
+        return ["-"] * (7 if full else 4)
+    cells = [fmt_ratio(e["ratio"]), fmt_ci(e)]
+    if full:
+        cells += [fmt_p(e["p_value"]), fmt_p(e["p_adjusted"]),
+                  fmt_cv(e["cv_candidate"])]
+    cells.append(e["verdict"])
+    if full:
+        # The footer explains missing repetitions once for all rows.
+        note = e["note"] if e["verdict"] != "no-verdict" else None
+        cells.append(note or "")
+    return cells
+
+
+def _both_skipped(row):
+    return all(e["verdict"] == "skipped" and e["base"] is None
+               and "baseline skip" in (e["note"] or "")
+               and "candidate skip" in (e["note"] or "")
+               for e in row.values())
+
+
+def _table(entries, labels, full, name_width=None):
+    """Header and lines of one table over the given candidate labels;
+    rows skipped on every side are left out (JSON keeps them)."""
+    order, by = _index([e for e in entries if e["candidate"] in labels])
+    order = [k for k in order if not _both_skipped(by[k])]
+    header = ["row", "base", "cv"]
+    aligns = ["l", "r", "r"]
+    for i, label in enumerate(labels):
+        tag = _tag(i, len(labels))
+        if full:
+            header += [f"{tag}ratio", "95% CI", "p", "q", "cv", "verdict",
+                       "note"]
+            aligns += ["r", "r", "r", "r", "r", "l", "l"]
+        else:
+            header += [f"{tag}ratio", "95% CI", "verdict"]
+            aligns += ["r", "r", "l"]
+    lines, test = [], None
+    for key in order:
+        if key[0] != test:
+            test = key[0]
+            lines.append(f"{test}:")
+        row = by[key]
+        first = next(iter(row.values()))
+        name = "  " + key[1]
+        if name_width and len(name) > name_width:
+            keep = name_width - 3
+            name = name[:keep - keep // 2] + ".." + name[-(keep // 2) - 1:]
+        cells = [name] + _base_cells(first)
+        for label in labels:
+            cells += _cand_cells(row.get(label), full)
+        lines.append(cells)
+    return header, lines, aligns
+
+
+def _tag(i, n):
+    return "" if n == 1 else f"{chr(ord('A') + i)}:"
+
+
+def _describe(run):
+    tests = list(run.tests.values())
+    if not tests:
+        return run.label
+    doc = tests[0].doc
+    kernel = (doc.get("kernel") or {}).get("release", "?")
+    guest = (doc.get("machine") or {}).get("guest")
+    reps = run.repetitions()
+    where = f"{guest} guest" if guest else "host"
+    return (f"{run.label} ({kernel}, {where}, {reps} "
+            f"repetition{'s' if reps != 1 else ''})")
+
+
+def _legend(base, candidates, stat):
+    lines = [f"base: {_describe(base)}"]
+    for i, c in enumerate(candidates):
+        tag = _tag(i, len(candidates)) or "candidate:"
+        lines.append(f"{tag} {_describe(c)}")
+    return lines
+
+
+def _summary(entries, candidates, alpha):
+    order, by = _index(entries)
+    hidden = sum(1 for k in order if _both_skipped(by[k]))
+    lines = []
+    if hidden:
+        lines.append(f"{hidden} rows skipped on every side are not shown "
+                     f"(--format json lists them).")
+    for i, c in enumerate(candidates):
+        counts = {}
+        for e in entries:
+            if e["candidate"] == c.label:
+                counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+        text = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+        lines.append(f"{_tag(i, len(candidates)) or 'candidate:'} "
+                     f"{c.label}: {text}")
+    return lines
+
+
+def honesty(entries, alpha=0.05):
+    """What to do when rows lack a verdict for want of repetitions."""
+    if not too_few(entries, alpha):
+        return []
+    need = stats.min_reps(alpha)
+    return [
+        f"no-verdict: fewer than {need} repetitions per side. Samples "
+        f"within one run",
+        "cannot tell a change from the drift between runs; for a verdict "
+        "run",
+        "  ./run_all.sh --vs-prefix 'CMD' --repeat 5 --json DIR",
+        "  ./run_all.sh --kernel BASE --vs-kernel CAND --repeat 5 --json DIR",
+        "or compare two directories of repeated runs "
+        "(run_all.sh --repeat 5).",
+    ]
+
+
+def _method(stat, threshold_pct, alpha):
+    return (f"Per row: ratio of the {stat}s over repetitions, 95% "
+            f"Hodges-Lehmann interval, Mann-Whitney U p, q = "
+            f"Benjamini-Hochberg over each candidate's rows; slower/faster "
+            f"when q <= {alpha:g}, the interval excludes 1 and the change "
+            f"exceeds {threshold_pct:g}%.")
+
+
+def format_text(base, candidates, entries, stat="median",
+                threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05):
+    labels = [c.label for c in candidates]
+    out = _legend(base, candidates, stat)
+    out += [f"warning: {w}" for w in warnings(base, candidates)]
+    out.append("")
+    header, lines, aligns = _table(entries, labels, True)
+    out += _render(header, lines, aligns)
+    out.append("")
+    out += _summary(entries, candidates, alpha)
+    out += _wrap(_method(stat, threshold_pct, alpha), 78)
+    out += honesty(entries, alpha)
+    return "\n".join(out) + "\n"
+
+
+def _wrap(text, width=EMAIL_WIDTH):
+    import textwrap
+    return textwrap.wrap(text, width) or [""]
+
+
+def _fits(lines, width=EMAIL_WIDTH):
+    return all(len(ln) <= width for ln in lines)
+
+
+def _email_table(entries, labels):
+    """The narrowest table of these candidates that fits, names
+    abbreviated in the middle when needed; None when nothing fits."""
+    header, lines, aligns = _table(entries, labels, False)
+    table = _render(header, lines, aligns)
+    if _fits(table):
+        return table
+    longest = max(len(ln) for ln in table)
+    names = [len(ln[0]) for ln in lines if not isinstance(ln, str)]
+    width = max(names + [3]) - (longest - EMAIL_WIDTH)
+    if width < 10:
+        return None
+    header, lines, aligns = _table(entries, labels, False, width)
+    table = _render(header, lines, aligns)
+    return table if _fits(table) else None
+
+
+def format_email(base, candidates, entries, stat="median",
+                 threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05):
+    """Plain text of at most 72 columns: all candidates in one table when
+    it fits, else one table per candidate."""
+    out = []
+    for ln in _legend(base, candidates, stat):
+        out += _wrap(ln)
+    for w in warnings(base, candidates):
+        out += _wrap(f"warning: {w}")
+    out.append("")
+    labels = [c.label for c in candidates]
+    table = _email_table(entries, labels)
+    if table is not None:
+        out += table
+    else:
+        for i, label in enumerate(labels):
+            tag = _tag(i, len(labels))
+            out.append(f"{tag} {label}".strip())
+            out += _email_table(entries, [label]) or []
+            out.append("")
+    out.append("")
+    for ln in _summary(entries, candidates, alpha):
+        out += _wrap(ln)
+    out += _wrap(_method(stat, threshold_pct, alpha))
+    for ln in honesty(entries, alpha):
+        out += _wrap(ln)
+    return "\n".join(out) + "\n"
+
+
+def format_json(base, candidates, entries, stat="median",
+                threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05):
+    import json
+    doc = {"base": base.label, "candidates": [c.label for c in candidates],
+           "stat": stat, "threshold_pct": threshold_pct, "alpha": alpha,
+           "method": _method(stat, threshold_pct, alpha),
+           "warnings": warnings(base, candidates),
+           "rows": entries}
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
+FORMATS = {"text": format_text, "email": format_email, "json": format_json}
