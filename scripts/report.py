@@ -5,6 +5,7 @@
     report.py [-o FILE] DIR          a run_all.sh --json DIR (repeated or not)
     report.py [-o FILE] ABDIR        an A/B directory (base/ and candidate/)
     report.py [-o FILE] BASE CAND    two runs: verdicts and forest plot
+    report.py --check                can a report be drawn here?
 
 Exit status: 0 written; 2 bad usage or input that is not kbench results
 (missing directory, not kbench JSON, base and candidate of different
@@ -33,7 +34,11 @@ def parse_args(argv):
                     "directory holding base/ and candidate/) the verdict of "
                     "every row and a forest plot of the ratios with their "
                     "95%% confidence intervals.")
-    ap.add_argument("runs", nargs="+", metavar="DIR",
+    ap.add_argument("--check", action="store_true",
+                    help="only check that the report can be drawn "
+                         "(matplotlib is installed): exit 0, or 4 with how "
+                         "to install it")
+    ap.add_argument("runs", nargs="*", metavar="DIR",
                     help="run_all.sh --json directory or results file; "
                          "two of them: base and candidate")
     ap.add_argument("-o", "--output", default="kbench-report.html",
@@ -49,6 +54,8 @@ def parse_args(argv):
                     help="figure compared per repetition (default median)")
     ap.add_argument("--title", help="title of the page")
     args = ap.parse_args(argv)
+    if not args.check and not args.runs:
+        ap.error("give a run_all.sh --json directory (or two to compare)")
     if len(args.runs) > 2:
         ap.error("give one run (or A/B directory) or two runs to compare")
     if not 0 <= args.threshold < 100:
@@ -69,6 +76,12 @@ def write(path, text):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.check:
+        if plots.available():
+            return 0
+        print(f"{PROG}: {plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
+              file=sys.stderr)
+        return 4
     try:
         runs = report.load_runs(args.runs)
         if not plots.available():
