@@ -125,17 +125,27 @@ def series_plot(series, xlabel, ylabel, title, xlog=None, ylog=None,
         ax.axhline(hline[0], color="#555", linestyle="--", linewidth=1,
                    label=hline[1])
     if xlog if xlog is not None else spans_decades(xs):
-        ax.set_xscale("log")
+        _log(ax, "x")
     if ylog if ylog is not None else spans_decades(ys):
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
-    if ax.get_xscale() == "log":
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+        _log(ax, "y")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left", fontsize=10)
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
     return _svg(fig)
+
+
+def _log(ax, which):
+    """A log axis labelled with plain numbers; minor ticks labelled too
+    when the axis spans less than a decade (else there is no major one)."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+    lo, hi = (ax.get_xlim() if which == "x" else ax.get_ylim())
+    if lo > 0 and hi / lo < 20:
+        axis.set_minor_formatter(ticker.FuncFormatter(_plain_number))
+    else:
+        axis.set_minor_formatter(ticker.NullFormatter())
 
 
 def _plain_number(v, _pos=None):
@@ -165,8 +175,7 @@ def grouped_bars(groups, labels, ylabel, title, ylog=None):
         ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=1)
     ax.set_xticks(range(len(groups)), [g for g, _ in groups])
     if ylog if ylog is not None else spans_decades(values):
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+        _log(ax, "y")
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left", fontsize=10)
     ax.grid(axis="x", visible=False)
@@ -175,26 +184,39 @@ def grouped_bars(groups, labels, ylabel, title, ylog=None):
     return _svg(fig)
 
 
-def row_dots(rows, unit, title):
+def row_dots(rows, unit, title, sides=None):
     """Every timed row of a program: median as a dot, the min..p99 range
-    as a bar, one line per row; rows = [(name, median, low, high)]."""
-    height = 0.8 + 0.24 * len(rows)
-    fig, ax = _new(6.4, height)
-    ys = list(range(len(rows)))[::-1]
-    for y, (name, med, lo, hi) in zip(ys, rows):
-        if lo is not None and hi is not None:
-            ax.plot([lo, hi], [y, y], color="#9bbbd4", linewidth=4,
-                    solid_capstyle="butt")
-        ax.plot([med], [y], "o", color=PALETTE[0], markersize=4)
-    ax.set_yticks(ys, [r[0] for r in rows])
-    values = [v for r in rows for v in r[1:] if v is not None]
-    if spans_decades(values):
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
-    ax.set_xlabel(f"{unit} per operation (dot: median, bar: min to p99)")
+    as a bar, one line per row and side; rows = [(name, [(median, low,
+    high) or None per side])], sides = the sides' names (a comparison) or
+    None (one run)."""
+    nsides = len(sides) if sides else 1
+    height = 0.9 + (0.2 + 0.12 * nsides) * len(rows)
+    fig, ax = _new(6.8, height)
+    step = 0.7 / nsides
+    values = []
+    for k, (name, per_side) in enumerate(rows):
+        y0 = len(rows) - 1 - k
+        for j, fig_ in enumerate(per_side):
+            if fig_ is None:
+                continue
+            med, lo, hi = fig_
+            y = y0 + (nsides - 1) * step / 2 - j * step
+            colour = _colour(j)
+            if lo is not None and hi is not None:
+                ax.plot([lo, hi], [y, y], color=colour, alpha=0.35,
+                        linewidth=4, solid_capstyle="butt")
+            label = sides[j] if sides and k == 0 else None
+            ax.plot([med], [y], "o", color=colour, markersize=4, label=label)
+            values += [v for v in fig_ if v is not None]
+    ax.set_yticks(range(len(rows))[::-1], [r[0] for r in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
+    if spans_decades(values):
+        _log(ax, "x")
+    ax.set_xlabel(f"{unit} per operation (dot: median, bar: min to p99)")
     ax.set_title(title, loc="left", fontsize=10)
     ax.grid(axis="y", visible=False)
+    if sides:
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=4)
     return _svg(fig)
 
 
@@ -218,10 +240,9 @@ def latency_histogram(pairs, title):
             ax.annotate(name, (v, 1), xycoords=("data", "axes fraction"),
                         rotation=90, fontsize=7, color=_colour(i),
                         va="top", ha="right")
-    ax.set_yscale("log")
+    _log(ax, "y")
     if spans_decades(xs):
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+        _log(ax, "x")
     ax.set_xlabel("wake-up latency (us, 1 us buckets)")
     ax.set_ylabel("samples")
     ax.set_title(title, loc="left", fontsize=10)
@@ -251,8 +272,7 @@ def latency_percentiles(pairs, title):
                 label=p["label"])
     ax.set_xticks(range(len(names)), names)
     if spans_decades(values, 1.0):
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+        _log(ax, "y")
     ax.set_xlabel("percentile of the samples")
     ax.set_ylabel("wake-up latency (us)")
     ax.set_title(title, loc="left", fontsize=10)
@@ -287,18 +307,18 @@ def forest(rows, threshold_pct, title):
                 label=label)
         lows.append(r["ratio"])
         highs.append(r["ratio"])
-    ax.set_yticks(ys, [r["label"] for r in rows], fontsize=7)
+    ax.set_yticks(ys, [r["label"] for r in rows], fontsize=8)
     lo, hi = min(lows), max(highs)
-    if hi / lo > 4:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
-    pad = (hi - lo) * 0.05
-    ax.set_xlim(max(lo - pad, lo / 1.1), hi + pad)
+    if hi / lo > 3:
+        ax.set_xlim(lo / 1.1, hi * 1.1)
+        _log(ax, "x")
+    else:
+        pad = (hi - lo) * 0.05
+        ax.set_xlim(lo - pad, hi + pad)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("candidate / base (ratio of medians, 95% CI); "
                   "right of 1 = slower")
     ax.set_title(title, loc="left", fontsize=10)
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.9 / height * 1.4),
-              ncol=5)
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=5)
     return _svg(fig)

@@ -280,18 +280,24 @@ def plot_pmq(runs):
 
 
 def plot_rows(runs, tname):
-    """Every timed row of a program, for programs without a special plot."""
+    """Every timed row of a program (both sides of a comparison in one
+    plot), for programs without a special plot; one plot per unit."""
+    sides = _sides(runs, tname)
+    figs = [{row.name: (row.unit, (f["median"], f.get("min"),
+                                   f.get("p99", f.get("max"))))
+             for row, f in timed_rows(test)} for _, test, _ in sides]
+    names, units = [], []
+    for f in figs:
+        for name, (unit, _) in f.items():
+            names += [name] if name not in names else []
+            units += [unit] if unit not in units else []
     out = []
-    for side, test, _ in _sides(runs, tname):
-        rows = timed_rows(test)
-        by_unit = {}
-        for row, fig in rows:
-            by_unit.setdefault(row.unit, []).append(
-                (row.name, fig["median"], fig.get("min"),
-                 fig.get("p99", fig.get("max"))))
-        for unit, items in by_unit.items():
-            out.append(plots.row_dots(items, unit, _label(
-                f"{tname}: every row", side)))
+    for unit in units:
+        rows = [(n, [f[n][1] if n in f and f[n][0] == unit else None
+                     for f in figs]) for n in names
+                if any(n in f and f[n][0] == unit for f in figs)]
+        labels = [s for s, _, _ in sides] if len(sides) > 1 else None
+        out.append(plots.row_dots(rows, unit, f"{tname}: every row", labels))
     return out
 
 
@@ -341,8 +347,10 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { padding: 2px 8px; border-bottom: 1px solid #e5e5e5;
          text-align: right; vertical-align: top; }
 th { background: #f3f3f3; }
+td { white-space: nowrap; }
 td.l, th.l { text-align: left; }
-td.note { text-align: left; color: #555; font-size: 0.92em; }
+td.note { text-align: left; color: #555; font-size: 0.92em;
+          white-space: normal; }
 table.meta td { text-align: left; border: none; padding: 1px 8px; }
 .warn { background: #fdf2e9; border-left: 4px solid #e67e22;
         padding: 0.4em 0.8em; margin: 0.6em 0; }
@@ -428,8 +436,9 @@ def warnings(runs):
                 f"Too few repetitions for a verdict (a side has "
                 f"{min(r.repetitions() for r in runs)}, a verdict needs "
                 f"{stats.min_reps()} per side): drift between runs is the "
-                f"real noise. Run: run_all.sh --repeat 5 --vs-kernel ... "
-                f"or --vs-prefix ... --json DIR, then report.py DIR.")
+                f"real noise. For verdicts: run_all.sh --vs-prefix CMD (or "
+                f"--kernel BASE --vs-kernel CAND) --repeat 5 --json DIR "
+                f"--report FILE.")
     elif runs and runs[0].repetitions() < 2:
         out.append("One repetition: the spread shown is within one run. "
                    "run_all.sh --repeat N gives the run-to-run spread.")
