@@ -285,7 +285,7 @@ class Page(unittest.TestCase):
         self.assertEqual(svg_count(page), 7)
         self.assertIn("6.12.0-test", page)
         self.assertIn("getppid", page)
-        self.assertIn("1 row skipped", page)
+        self.assertIn("1 row not measured", page)
         self.assertIn("One repetition", page)
 
     def test_guest_warning(self):
@@ -308,8 +308,8 @@ class Page(unittest.TestCase):
         self.assert_self_contained(page)
         self.assertIn("slower: 1", page)
         self.assertIn('class="l v-slower">slower', page)
-        # forest, rows of base and of candidate
-        self.assertEqual(svg_count(page), 3)
+        # the forest, and the rows of both sides in one plot
+        self.assertEqual(svg_count(page), 2)
         self.assertLess(page.index("Every compared row"),
                         page.index('id="syscall_overhead"'))
 

@@ -330,7 +330,7 @@ def fmt(v, digits=4):
     if isinstance(v, float):
         if v == 0:
             return "0"
-        return f"{v:.{digits}g}" if abs(v) < 1e6 else f"{v:.4e}"
+        return f"{v:.0f}" if abs(v) >= 10 ** digits else f"{v:.{digits}g}"
     return str(v)
 
 
@@ -361,6 +361,7 @@ table.meta td { text-align: left; border: none; padding: 1px 8px; }
 .plots { display: flex; flex-wrap: wrap; gap: 1em; }
 .plots svg { max-width: 100%; height: auto; }
 .counts span { margin-right: 1.2em; }
+p.note { color: #555; font-size: 0.85em; }
 code { font-size: 0.9em; }
 details { font-size: 0.85em; color: #555; margin: 0.3em 0; }
 ul.note { margin: 0.2em 0; }
@@ -499,9 +500,9 @@ def skipped_html(skipped):
     items = "".join(f"<li>{esc(r)}: {esc(', '.join(n))}</li>"
                     for r, n in by_reason.items())
     return (f'<details><summary>{len(skipped)} row'
-            f'{"s" if len(skipped) > 1 else ""} skipped: '
-            f'{esc("; ".join(by_reason))}</summary><ul class="note">'
-            f'{items}</ul></details>')
+            f'{"s" if len(skipped) > 1 else ""} not measured '
+            f'({len(by_reason)} reason{"s" if len(by_reason) > 1 else ""}'
+            f')</summary><ul class="note">{items}</ul></details>')
 
 
 def _extra_text(row):
@@ -518,6 +519,10 @@ def compare_table(entries):
         f'<th class="{"l" if c in ("row", "note", "verdict") else ""}">'
         f'{esc(c)}</th>' for c in cols) + "</tr>"]
     skipped = []
+    shown = [e for e in entries if e["verdict"] not in ("skipped", "missing")]
+    notes = {e.get("note") for e in shown}
+    # A note every row shares (too few repetitions) is said once, below.
+    common = notes.pop() if len(shown) > 1 and len(notes) == 1 else None
     for e in entries:
         if e["verdict"] in ("skipped", "missing"):
             skipped.append((e["name"], f"{e['verdict']}: {e.get('note')}"))
@@ -535,9 +540,11 @@ def compare_table(entries):
             f'<td class="l v-{esc(e["verdict"])}">{esc(e["verdict"])}</td>'
             f'<td>{esc(fmt_pct(e.get("cv_base")))}</td>'
             f'<td>{esc(fmt_pct(e.get("cv_candidate")))}</td>'
-            f'<td>{esc(n)}</td><td class="note">{esc(e.get("note"))}</td>'
-            f'</tr>')
+            f'<td>{esc(n)}</td><td class="note">'
+            f'{esc(e.get("note") if not common else "")}</td></tr>')
     out.append("</table>")
+    if common:
+        out.append(f'<p class="note">Every row: {esc(common)}</p>')
     out.append(skipped_html(skipped))
     return "\n".join(out)
 
