@@ -222,31 +222,36 @@ def row_dots(rows, unit, title, sides=None):
 
 def latency_histogram(pairs, title):
     """pairs = [{label, buckets: [(us, count)], overflow, percentiles:
-    [(name, us)]}]: counts on a log axis (the tail is what matters), the
-    percentiles as dashed lines in the pair's colour."""
-    fig, ax = _new(6.4, 3.2)
-    xs = []
+    [(name, us)]}]: counts on a log axis (the tail is what matters) against
+    a linear latency axis that ends where the histogram ends, as rt-tests
+    users plot it; the percentiles as dashed lines in the pair's colour,
+    their values in the legend."""
+    fig, ax = _new(6.8, 3.2)
+    top = 0
     for i, p in enumerate(pairs):
-        pts = [(b, c) for b, c in p["buckets"] if c > 0]
+        pts = [(b, c) for b, c in p["buckets"]]
         if not pts:
             continue
-        xs += [b for b, _ in pts]
-        ax.step([b for b, _ in pts], [c for _, c in pts], where="mid",
-                color=_colour(i), linewidth=1.2,
-                label=f"{p['label']} (overflow {p.get('overflow', 0)})")
+        top = max(top, pts[-1][0] + 1)
+        pct = ", ".join(f"{n} {v:.3g}" for n, v in p["percentiles"])
+        over = p.get("overflow", 0)
+        ax.step([b for b, _ in pts], [c if c > 0 else 0.5 for _, c in pts],
+                where="mid", color=_colour(i), linewidth=1.2,
+                label=f"{p['label']}: {pct} us"
+                      + (f"; {over} beyond the range" if over else ""))
         for name, v in p["percentiles"]:
             ax.axvline(v, color=_colour(i), linestyle="--", linewidth=0.8,
-                       alpha=0.8)
-            ax.annotate(name, (v, 1), xycoords=("data", "axes fraction"),
-                        rotation=90, fontsize=7, color=_colour(i),
-                        va="top", ha="right")
-    _log(ax, "y")
-    if spans_decades(xs):
-        _log(ax, "x")
-    ax.set_xlabel("wake-up latency (us, 1 us buckets)")
+                       alpha=0.7)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.7)
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
+    if top:
+        ax.set_xlim(0, top)
+    ax.set_xlabel("wake-up latency (us, 1 us buckets; dashed: p50, p99, "
+                  "p99.9, max)")
     ax.set_ylabel("samples")
     ax.set_title(title, loc="left", fontsize=10)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2))
     return _svg(fig)
 
 
