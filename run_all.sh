@@ -245,17 +245,7 @@ fi
 # The program being run, so that a signal to us reaches it too.
 current_pid=
 rundir=$(mktemp -d "${TMPDIR:-/tmp}/kbench-run.XXXXXX")
-on_signal() {
-	trap - INT TERM HUP
-	if [[ -n $current_pid ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
-	rm -rf "$rundir"
-	echo "Bail out! interrupted" >&2
-	exit 130
-}
-trap on_signal INT TERM HUP
+trap 'interrupted "$rundir"' INT TERM HUP
 trap 'rm -rf "$rundir"' EXIT
 
 # Nest a program's KTAP under its result line TITLE, line by line.
@@ -402,7 +392,10 @@ if ((repeat > 1)) || [[ -n $vs_prefix_set ]]; then
 fi
 if [[ -n $vs_prefix_set ]]; then
 	out=${json_dir:-$rundir/merged}
-	cmp_args=(--label "base,${vs_prefix}")
+	# compare.py splits labels at commas; the command names the candidate.
+	label=${vs_prefix//,/;}
+	[[ $label == base ]] && label=candidate
+	cmp_args=(--label "base,$label")
 	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
 	crc=0
 	"$top/scripts/compare.py" "${cmp_args[@]}" "$out/base" "$out/candidate" \

@@ -28,7 +28,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="compare.py",
         description="Compare candidate kbench runs with a base run, row by "
-                    "row, over repetitions: ratio, 95%% interval, p-value, "
+                    "row, over repetitions: ratio, 95% interval, p-value, "
                     "verdict.")
     ap.add_argument("base", help="results file or directory of the base")
     ap.add_argument("candidates", nargs="+", metavar="candidate",

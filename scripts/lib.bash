@@ -34,3 +34,16 @@ settings_timeout() {
 	fi
 	echo "$t"
 }
+
+# interrupted DIR: the end of a runner on a signal: stop the program it is
+# waiting for ($current_pid), remove its scratch DIR, say so, exit 130.
+interrupted() {
+	trap - INT TERM HUP
+	if [[ -n ${current_pid:-} ]]; then
+		kill -TERM "$current_pid" 2>/dev/null || true
+		wait "$current_pid" 2>/dev/null || true
+	fi
+	rm -rf "$1"
+	echo "Bail out! interrupted" >&2
+	exit 130
+}

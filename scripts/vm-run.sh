@@ -99,6 +99,8 @@ json_dir=
 full=
 program_timeout=
 guest_args=()	# run_all.sh's options, in their order
+runs=1		# how many times each program runs (--repeat)
+vs_prefix=	# --vs-prefix: each repetition runs both sides
 
 # need_value OPTION WHAT "$@": OPTION (first of "$@") must have a value.
 need_value() {
@@ -177,8 +179,20 @@ parse_args() {
 			program_timeout=${1#*=}
 			guest_args+=("$1")
 			;;
-		-t | --test | --nest)
+		-t | --test | --nest | --fail-above)
 			need_value "$1" "a value" "$@"
+			guest_args+=("$1" "$2")
+			shift
+			;;
+		-r | --repeat)
+			need_value "$1" "a number" "$@"
+			runs=$((runs * 10#0${2//[^0-9]/}))
+			guest_args+=("$1" "$2")
+			shift
+			;;
+		--vs-prefix)
+			need_value "$1" "a command" "$@"
+			vs_prefix=1
 			guest_args+=("$1" "$2")
 			shift
 			;;
@@ -449,18 +463,6 @@ choose_accel() {
 
 # ---- the run ---------------------------------------------------------------------
 
-# settings_timeout DIR: the test's "timeout=" (kselftest's default 45).
-settings_timeout() {
-	local t=45 line
-
-	if [[ -f $1/settings ]]; then
-		while IFS= read -r line; do
-			[[ $line =~ ^timeout=([0-9]+) ]] && t=${BASH_REMATCH[1]}
-		done <"$1/settings"
-	fi
-	echo "$t"
-}
-
 # Build on the host (the guest sees the tree read-only) and list the
 # programs the run will start; run_all.sh checks -t names on the way.
 build_and_list() {
@@ -484,7 +486,9 @@ default_vm_timeout() {
 		[[ -n $p ]] || continue
 		total=$((total + ${program_timeout:-$(settings_timeout "$top/${p%%:*}")}))
 	done
-	echo "$total"
+	# --vs-prefix without --repeat runs 5 repetitions of both sides.
+	[[ -n $vs_prefix ]] && echo "$((total * 2 * (runs > 1 ? runs : 5)))" && return
+	echo "$((total * runs))"
 }
 
 # Sort the guest's stderr: the kernel console (boot messages, and later

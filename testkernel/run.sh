@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build (or reuse) the patched and unpatched test kernels with build.sh,
-# boot each under virtme-ng with scripts/vm-run.sh, run taskstats and
-# memcg_ks inside, keep both JSON result sets, compare them and print the
-# seeds' two comparisons. Fails when a run fails or the guest kernel
+# boot them in turn under virtme-ng (run_all.sh --kernel UNPATCHED
+# --vs-kernel PATCHED --repeat N), run taskstats and memcg_ks inside, keep
+# both JSON result sets, compare them with verdicts and print the seeds'
+# two comparisons. Fails when a run fails or the guest kernel
 # logged a WARNING, BUG or Oops. See usage() and README.md.
 set -euo pipefail
 
@@ -19,16 +20,19 @@ usage() {
 Usage: $prog [OPTION]...
 Run the kbench tests taskstats and memcg_ks on the test kernel built by
 build.sh from Debian's linux-source-6.12 with the series in patches/
-(patched) and without it (unpatched), both booted under virtme-ng (TCG
-unless KVM works here). Prints both KTAP streams, scripts/compare.py of
-unpatched vs patched, and the seeds' comparisons (ioctl vs per-pid
+(patched) and without it (unpatched), booted in turn under virtme-ng
+(TCG unless KVM works here; run_all.sh --kernel unpatched --vs-kernel
+patched --repeat N, ABBA...). Prints the KTAP streams, the verdict per row
+of patched against unpatched, and the seeds' comparisons (ioctl vs per-pid
 netlink; memory.stat.ks filters vs memory.stat) as measured in the guest.
 
 Options:
   -o, --out DIR        keep results in DIR (default: out/testkernel/DATE
                        in the clone): DIR/{patched,unpatched}/ hold the
-                       JSON files, the KTAP stream (ktap.txt) and the
-                       guest console (console.log)
+                       JSON files (one repetition per boot), DIR/ktap.txt
+                       the KTAP stream and DIR/compare.txt the verdicts
+  -r, --repeat N       boots of each kernel (default 4: the fewest that
+                       can give a verdict; TCG boots take minutes)
   -N, --processes LIST taskstats process counts, comma separated (default
                        1000; the first one runs with memcg_ks, each other
                        one in a boot of its own, e.g. 1000,10000)
@@ -44,6 +48,7 @@ EOF
 }
 
 out=
+repeat=4
 procs=1000
 accel=tcg
 kernels=(patched unpatched)
@@ -63,6 +68,12 @@ parse_args() {
 			shift
 			;;
 		--processes=*) procs=${1#*=} ;;
+		-r | --repeat)
+			(($# >= 2)) || die_usage "option '$1' needs a number"
+			repeat=$2
+			shift
+			;;
+		--repeat=*) repeat=${1#*=} ;;
 		--patched-only) kernels=(patched) ;;
 		--accel)
 			(($# >= 2)) || die_usage "option '$1' needs auto, kvm or tcg"
@@ -81,6 +92,7 @@ parse_args() {
 	[[ $procs =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
 		die_usage "invalid --processes '$procs': want counts like 1000,10000"
 	[[ $accel =~ ^(auto|kvm|tcg)$ ]] || die_usage "invalid --accel '$accel'"
+	[[ $repeat =~ ^[1-9][0-9]*$ ]] || die_usage "invalid --repeat '$repeat'"
 	out=${out:-$top/out/testkernel/$(date -u +%Y%m%dT%H%M%SZ)}
 }
 
@@ -132,6 +144,32 @@ boot_run() {
 	return "$status"
 }
 
+# ab_run N: unpatched and patched booted in turn, --repeat times each,
+# taskstats with N processes and memcg_ks; DIR/unpatched, DIR/patched.
+ab_run() {
+	local status=0 f
+
+	msg "booting unpatched and patched in turn, $repeat boots each -> $out"
+	KSELFTEST_TASKSTATS_ARGS="--processes=$1" \
+		"$top/run_all.sh" --kernel "${image[unpatched]}" \
+		--vs-kernel "${image[patched]}" --repeat "$repeat" \
+		--accel "$accel" --timeout 900 --json "$out/ab" \
+		-t taskstats -t memcg_ks 2> >(tee "$out/vm-run.err" >&2) |
+		tee "$out/ktap.txt" || status=$?
+	mv "$out/ab/base" "$out/unpatched"
+	mv "$out/ab/candidate" "$out/patched"
+	rmdir "$out/ab" 2>/dev/null || true
+	for f in "$out"/unpatched/console-*.log "$out"/patched/console-*.log; do
+		[[ -f $f ]] || continue
+		if kernel_trouble "$f" >"$out/trouble.txt"; then
+			msg "a kernel logged trouble ($f):"
+			sed 's/^/    /' "$out/trouble.txt" >&2
+			status=1
+		fi
+	done
+	return "$status"
+}
+
 main() {
 	local k n first failed=0 counts ts_json=()
 
@@ -140,26 +178,28 @@ main() {
 	build_kernels
 	IFS=, read -r -a counts <<<"$procs"
 	first=${counts[0]}
+	if [[ " ${kernels[*]} " == *" unpatched "* ]]; then
+		ab_run "$first" || failed=1
+		echo "== verdicts: patched against unpatched (guest figures)"
+		python3 "$top/scripts/compare.py" --label unpatched,patched \
+			"$out/unpatched" "$out/patched" | tee "$out/compare.txt" || true
+	else
+		boot_run patched patched "$first" 900 taskstats memcg_ks || failed=1
+	fi
+	# Larger counts: emulated fork and exit of 10000 processes alone
+	# take minutes, beyond the settings file's timeout.
 	for k in "${kernels[@]}"; do
-		boot_run "$k" "$k" "$first" 900 taskstats memcg_ks || failed=1
-		# Larger counts: emulated fork and exit of 10000 processes
-		# alone take minutes, beyond the settings file's timeout.
 		for n in "${counts[@]:1}"; do
 			boot_run "$k" "$k-$n" "$n" 1800 taskstats || failed=1
 		done
 	done
 
-	if [[ " ${kernels[*]} " == *" unpatched "* ]]; then
-		echo "== scripts/compare.py unpatched patched (guest figures)"
-		python3 "$top/scripts/compare.py" "$out/unpatched" "$out/patched" |
-			tee "$out/compare.txt" || true
-	fi
 	echo "== the seeds' comparisons on the patched kernel (guest figures)"
 	ts_json=("$out/patched/taskstats.json")
 	for n in "${counts[@]:1}"; do
 		ts_json+=("$out/patched-$n/taskstats.json")
 	done
-	python3 "$here/summary.py" ${ts_json[@]/#/--taskstats=} \
+	python3 "$here/summary.py" "${ts_json[@]/#/--taskstats=}" \
 		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt" || true
 	msg "results in $out"
 	if ((failed)); then

@@ -10,13 +10,18 @@ prints:
   - memcg_ks (seed 001): ks filters of 3/16/32/64/128 fields vs legacy
     memory.stat, microseconds per read (lseek + read on a kept fd) and per
     cat (open + read + close), with the ratio ks / legacy.
-Figures from an emulated (TCG) guest are marked as such.
+Figures from an emulated (TCG) guest are marked as such. A file that
+holds several repetitions (boots) gives the median over them.
 """
 
 import argparse
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+
+from kbtools import results, stats  # noqa: E402
 
 SEED_TASKSTATS = {1000: (0.004446851, 0.001553733),
                   10000: (0.047024986, 0.023290664)}
@@ -25,16 +30,32 @@ SEED_MEMCG = "seed: per read legacy ~5 us vs ks 3 fields ~0.85 us; " \
 
 
 def load(path):
+    """The header of the file's test and its rows by name, or None."""
     try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"summary: cannot read {path}: {e}", file=sys.stderr)
+        run = results.load(path)
+    except results.ResultError as e:
+        print(f"summary: {e}", file=sys.stderr)
         return None
+    test = next(iter(run.tests.values()))
+    return test.doc, {name: Summary(row) for name, row in test.rows.items()}
 
 
-def rows(doc):
-    return {r["name"]: r for r in doc.get("rows", [])}
+class Summary(dict):
+    """A row as the tables read it: status, and figures that are the
+    median over the repetitions (extra figures too)."""
+
+    def __init__(self, row):
+        super().__init__(status=row.status)
+        med = row.values("median")
+        if med:
+            self["median"] = stats.median(med)
+        extra = {}
+        for rep in row.reps:
+            for k, v in (rep.get("extra") or {}).items():
+                if isinstance(v, (int, float)) and rep.get("status",
+                                                           "ok") == "ok":
+                    extra.setdefault(k, []).append(float(v))
+        self["extra"] = {k: stats.median(v) for k, v in extra.items()}
 
 
 def where(doc):
@@ -52,10 +73,10 @@ def taskstats_table(paths):
     print(f"{'N':>6} {'netlink_per_pid':>16} {'ioctl':>12} {'speedup':>8}"
           f"   {'seed netlink':>12} {'seed ioctl':>11} {'seed x':>7}  kernel, where")
     for path in paths:
-        doc = load(path)
-        if not doc:
+        loaded = load(path)
+        if not loaded:
             continue
-        r = rows(doc)
+        doc, r = loaded
         n = int(doc.get("params", {}).get("nr_process", 0))
         nl = r.get("netlink_per_pid", {})
         io = r.get("ioctl", {})
@@ -71,10 +92,10 @@ def taskstats_table(paths):
 
 
 def memcg_table(path):
-    doc = load(path)
-    if not doc:
+    loaded = load(path)
+    if not loaded:
         return
-    r = rows(doc)
+    doc, r = loaded
     print(f"memcg_ks (seed 001): microseconds per read, median; ratio = ks / legacy ({where(doc)})")
     for f in ("stat", "numa_stat"):
         print(f"  {'memory.' + f:<16} {'per_read':>10} {'ratio':>7} {'per_cat':>10} {'ratio':>7}")

@@ -349,6 +349,52 @@ testkernel_patched() {
 	"$top/testkernel/run.sh" --patched-only
 }
 
+# run_all.sh --repeat / --vs-prefix and the seccomp wrapper: layout of the
+# repeated JSON, the A/B stream and its comparison, bad usage.
+ab_runner() {
+	local cc out=$work/ab.ktap bin=$work/seccomp_wrap args bad rc
+
+	for cc in gcc clang; do
+		"$cc" -std=gnu11 -O2 -Wall -Wextra -Werror -o "$bin.$cc" \
+			"$top/tests/seccomp_wrap.c" || fail "seccomp_wrap: $cc build"
+	done
+	cp "$bin.gcc" "$bin"
+	"$bin" -n 5 true || fail "seccomp_wrap -n 5 true"
+	"$bin" -n 5 --measure | grep -q 'ratio=' || fail "seccomp_wrap --measure"
+	for bad in "-n x true" "-n 99999 true" "" "--bogus"; do
+		args=()
+		read -r -a args <<<"$bad"
+		rc=0
+		"$bin" "${args[@]}" 2>/dev/null || rc=$?
+		((rc == 2)) || fail "seccomp_wrap $bad: exit $rc, want 2"
+	done
+	for bad in "--repeat 0" "-r x" "--vs-prefix=" "--vs-prefix no-such-cmd" \
+		"--fail-above 5" "--vs-kernel debian-6.1" "--vs-prefix env --fail-above x"; do
+		read -r -a args <<<"$bad"
+		rc=0
+		"$top/run_all.sh" --no-build "${args[@]}" >/dev/null 2>&1 || rc=$?
+		((rc == 2)) || fail "run_all.sh $bad: exit $rc, want 2"
+	done
+	KSELFTEST_SYSCALL_OVERHEAD_ARGS="-i 50 -t getpid,getppid" \
+		"$top/run_all.sh" --no-build -t syscall_overhead --repeat 2 \
+		--vs-prefix "$bin -n 5" --json "$work/ab" | tee "$out" ||
+		fail "run_all.sh --vs-prefix exited non-zero"
+	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
+		fail "KTAP check of the A/B stream failed"
+	grep -q '^1\.\.4$' "$out" || fail "plan is not 2 sides x 2 repetitions"
+	grep -q '^ok 2 .*(candidate, repetition 1 of 2)$' "$out" ||
+		fail "no candidate result in second place"
+	grep -q '^ok 3 .*(candidate, repetition 2 of 2)$' "$out" ||
+		fail "repetition 2 does not start with the candidate (ABBA)"
+	grep -qE '^#   getppid .* no-verdict' "$out" ||
+		fail "no comparison table (or a verdict from 2 repetitions)"
+	python3 "$top/scripts/compare.py" -f json "$work/ab/base" \
+		"$work/ab/candidate" >"$work/ab.json" || fail "compare.py"
+	grep -q '"n_base": 2' "$work/ab.json" || fail "repetitions not kept"
+	grep -q '"repeat": 2' "$work/ab/candidate/syscall_overhead.json" ||
+		fail "no repeat key in the merged JSON"
+}
+
 step build_collection build_collection
 step config_is_union config_is_union
 step unit_c unit_c
@@ -357,6 +403,7 @@ step collection_as_root collection_as_root
 step bad_usage bad_usage
 step sigterm_leftovers sigterm_leftovers
 step run_all_sigterm run_all_sigterm
+step ab_runner ab_runner
 step report_in_browser report_in_browser
 if [[ -z $quick ]]; then
 	step collection_as_nobody collection_as_nobody

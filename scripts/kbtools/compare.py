@@ -83,7 +83,10 @@ def _compare_row(cand, test, brow, crow, stat, alpha, need):
         ci = stats.ratio_ci(vb, vc, alpha)
         if ci:
             e["ci_low"], e["ci_high"] = ci
-    if min(len(vb), len(vc)) < need or e["ratio"] is None:
+    if e["ratio"] is None:
+        e["verdict"] = "skipped"
+        e["note"] = "the base's figure is not above 0"
+    elif min(len(vb), len(vc)) < need:
         e["verdict"] = "no-verdict"
         e["note"] = (f"{len(vb)} vs {len(vc)} repetitions: a verdict needs "
                      f"at least {need} per side")

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run-to-run coefficient of variation of every timing row.
+
+    bench/run_to_run_cv.py [--above PCT] RUN...
+
+RUN is a run_all.sh --json directory (or a file); give several, or one
+directory written with run_all.sh --repeat N, or a directory whose
+subdirectories are the runs. Prints, per timing row, the row's median in
+each repetition and the CV of those medians in percent, rows above PCT
+(default 5) marked; exits 0 (the figures are the result, not a check).
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+
+from kbtools import results, stats  # noqa: E402
+from kbtools.compare import TIME_UNITS  # noqa: E402
+
+
+def merged(paths):
+    """One Run holding every run given as further repetitions."""
+    run = results.Run("runs")
+    for p in paths:
+        for test in results.load(p).tests.values():
+            dest = run.tests.setdefault(test.name,
+                                        results.Test(test.name, test.doc))
+            for name, row in test.rows.items():
+                have = dest.rows.setdefault(name, results.Row(
+                    name, row.unit, "skip", row.reason, row.note))
+                for rep in row.reps:
+                    have.add_rep(rep)
+    return run
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--above", type=float, default=5.0, metavar="PCT")
+    ap.add_argument("runs", nargs="+")
+    args = ap.parse_args(argv)
+    try:
+        run = merged(args.runs)
+    except results.ResultError as e:
+        print(f"run_to_run_cv.py: {e}", file=sys.stderr)
+        return 2
+    lines, over, total = [], 0, 0
+    for test in run.tests.values():
+        for row in test.rows.values():
+            vals = row.values("median")
+            if row.unit not in TIME_UNITS or len(vals) < 2:
+                continue
+            cv = stats.cv_pct(vals)
+            total += 1
+            mark = "*" if cv is not None and cv > args.above else " "
+            over += mark == "*"
+            figs = " ".join(f"{v:.4g}" for v in vals)
+            lines.append((f"{mark} {test.name}:{row.name}",
+                          f"{cv:6.1f}%", f"{row.unit}: {figs}"))
+    width = max((len(a) for a, _, _ in lines), default=0)
+    for a, b, c in lines:
+        print(f"{a:<{width}}  {b}  {c}")
+    print(f"{over} of {total} timing rows above {args.above:g}% "
+          f"run-to-run CV (*)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

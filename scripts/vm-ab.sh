@@ -1,0 +1,212 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A/B of two kernels: boot the base and the candidate image in turn
+# (ABBA...), one run of the collection per boot (the boot is the unit of
+# replication), keep DIR/base/ and DIR/candidate/ with every boot as one
+# repetition (and each boot's kernel log, console-K.log), and end with scripts/compare.py's table. run_all.sh
+# --kernel BASE --vs-kernel CAND hands its command line over to this.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+prog=run_all.sh
+# shellcheck source=scripts/lib.bash
+. "$top/scripts/lib.bash"
+
+usage() {
+	cat <<EOF
+Usage: $prog --kernel BASE --vs-kernel CAND [--repeat N] [--json DIR]
+                  [--fail-above PCT] [OPTION]...
+Boot BASE and CAND in turn (ABBA..., N boots of each, default 5) under
+virtme-ng/QEMU, run the collection once per boot with the same options,
+and compare: one verdict per row (scripts/compare.py).
+
+  -k, --kernel BASE       the base kernel (an IMAGE of scripts/vm-run.sh)
+      --vs-kernel CAND    the candidate kernel
+  -r, --repeat N          boots of each kernel (default 5; a verdict needs
+                          at least 4)
+      --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
+                          JSON with one repetition per boot)
+      --fail-above PCT    exit 1 when a row is significantly slower with
+                          its 95% interval above PCT %
+
+Every other option (-t, --full, -o, --accel, --memory, ...) goes to
+scripts/vm-run.sh for every boot, and so do KSELFTEST_<PROG>_ARGS and
+KSFT_MACHINE_SLOW. Output: one KTAP stream, a result per boot with the
+boot's own stream nested, then the comparison as '# ' lines. Exit status:
+0, 1 when a boot failed or --fail-above, 2 on bad usage.
+EOF
+}
+
+base=
+cand=
+repeat=5
+json_dir=
+fail_above=
+pass_args=()
+
+need_value() {
+	(($# >= 3)) || die_usage "option '$1' needs $2"
+}
+
+parse_args() {
+	while (($#)); do
+		case $1 in
+		-k | --kernel)
+			need_value "$1" "an image" "$@"
+			base=$2
+			shift
+			;;
+		--kernel=*) base=${1#*=} ;;
+		--vs-kernel)
+			need_value "$1" "an image" "$@"
+			cand=$2
+			shift
+			;;
+		--vs-kernel=*) cand=${1#*=} ;;
+		-r | --repeat)
+			need_value "$1" "a number" "$@"
+			repeat=$2
+			shift
+			;;
+		--repeat=*) repeat=${1#*=} ;;
+		--json)
+			need_value "$1" "a directory" "$@"
+			json_dir=$2
+			shift
+			;;
+		--json=*) json_dir=${1#*=} ;;
+		--fail-above)
+			need_value "$1" "a percentage" "$@"
+			fail_above=$2
+			shift
+			;;
+		--fail-above=*) fail_above=${1#*=} ;;
+		--vs-prefix | --vs-prefix=*)
+			die_usage "--vs-prefix and --vs-kernel do not combine"
+			;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		*) pass_args+=("$1") ;;
+		esac
+		shift
+	done
+	[[ -n $base ]] || die_usage "--vs-kernel needs --kernel BASE"
+	[[ -n $cand ]] || die_usage "--vs-kernel needs an image"
+	if [[ ! $repeat =~ ^[0-9]+$ ]] || ((10#$repeat < 1)); then
+		die_usage "invalid --repeat '$repeat': not a number above 0"
+	fi
+	repeat=$((10#$repeat))
+	if [[ -n $fail_above && ! $fail_above =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+		die_usage "invalid --fail-above '$fail_above': not a percentage"
+	fi
+	if [[ -n $json_dir ]]; then
+		[[ $json_dir != -* ]] || die_usage "invalid --json directory '$json_dir'"
+		mkdir -p "$json_dir" || die_usage "cannot create directory '$json_dir'"
+		json_dir=$(cd "$json_dir" && pwd)
+	fi
+	return 0
+}
+
+current_pid=
+
+# boot SIDE IMAGE K: one boot, its KTAP nested; sets rc.
+boot() {
+	local side=$1 image=$2 k=$3 out=$work/json/$1/$3
+
+	mkdir -p "$out" "$work/console"
+	rc=0
+	"$top/scripts/vm-run.sh" --kernel "$image" \
+		--console "$work/console/$side-$k.log" "${pass_args[@]}" \
+		--json "$out" >"$work/ktap" &
+	current_pid=$!
+	wait "$current_pid" || rc=$?
+	current_pid=
+	sed 's/^/    /' "$work/ktap"
+}
+
+# Merge each side's boots (those that left results) into one directory;
+# fails when a side has none.
+merge_sides() {
+	local side k dirs
+
+	for side in base candidate; do
+		dirs=()
+		for ((k = 1; k <= repeat; k++)); do
+			if compgen -G "$work/json/$side/$k/*.json" >/dev/null; then
+				dirs+=("$work/json/$side/$k")
+			fi
+		done
+		if ((${#dirs[@]} == 0)); then
+			msg "no boot of the $side kernel left results: nothing to compare"
+			return 1
+		fi
+		PYTHONPATH="$top/scripts" python3 -m kbtools.results merge-dirs \
+			"$results/$side" "${dirs[@]}" ||
+			die 1 "could not merge the $side boots' results"
+		# Each boot's kernel log, for whoever checks it for trouble.
+		for ((k = 1; k <= repeat; k++)); do
+			if [[ -f $work/console/$side-$k.log ]]; then
+				cp "$work/console/$side-$k.log" "$results/$side/console-$k.log"
+			fi
+		done
+	done
+}
+
+# compare.py's labels: the images' names when they tell the sides apart.
+labels() {
+	local a=${base##*/} b=${cand##*/}
+
+	if [[ $a == "$b" || $a$b == *,* || -z $a || -z $b ]]; then
+		a=base b=candidate
+	fi
+	echo "$a,$b"
+}
+
+main() {
+	local k n=0 fail=0 side image order title status=0 crc=0 cmp_args
+
+	parse_args "$@"
+	work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-ab.XXXXXX")
+	trap 'rm -rf "$work"' EXIT
+	trap 'interrupted "$work"' INT TERM HUP
+	results=${json_dir:-$work/results}
+
+	echo "TAP version 13"
+	echo "1..$((2 * repeat))"
+	for ((k = 1; k <= repeat; k++)); do
+		order="base candidate"
+		((k % 2 == 0)) && order="candidate base"
+		for side in $order; do
+			image=$base
+			[[ $side == candidate ]] && image=$cand
+			n=$((n + 1))
+			title="kbench: $side $image (boot $k of $repeat)"
+			echo "# $title"
+			boot "$side" "$image" "$k"
+			if ((rc == 0)); then
+				echo "ok $n $title"
+			else
+				echo "not ok $n $title # exit=$rc"
+				fail=$((fail + 1))
+			fi
+		done
+	done
+	cmp_args=(--label "$(labels)")
+	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
+	if merge_sides; then
+		"$top/scripts/compare.py" "${cmp_args[@]}" "$results/base" \
+			"$results/candidate" >"$work/compare.txt" || crc=$?
+		sed 's/^/# /' "$work/compare.txt"
+		((crc != 2)) || msg "compare.py could not compare the results"
+	else
+		crc=1
+	fi
+	((fail == 0 && crc == 0)) || status=1
+	echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"
+	return "$status"
+}
+
+main "$@"

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbtools.stats against values computed by hand or by enumeration."""
+
+import itertools
+import math
+import os
+import random
+import statistics
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+
+from kbtools import stats  # noqa: E402
+
+
+def enumerated_p(x, y):
+    """Two-sided exact p by listing every split of the pooled ranks: an
+    implementation independent of the one under test."""
+    pooled = sorted(x + y)
+
+    def rank(v):
+        lo = pooled.index(v) + 1
+        hi = len(pooled) - pooled[::-1].index(v)
+        return (lo + hi) / 2
+
+    ranks = [rank(v) for v in x + y]
+    centre = len(x) * (len(pooled) + 1) / 2
+    obs = abs(sum(ranks[:len(x)]) - centre)
+    splits = list(itertools.combinations(ranks, len(x)))
+    extreme = sum(1 for s in splits if abs(sum(s) - centre) >= obs - 1e-9)
+    return extreme / len(splits)
+
+
+class Basics(unittest.TestCase):
+    def test_median_mean_cv(self):
+        self.assertEqual(stats.median([3, 1, 2]), 2)
+        self.assertEqual(stats.median([4, 1, 3, 2]), 2.5)
+        self.assertEqual(stats.mean([1, 2, 3, 6]), 3)
+        self.assertAlmostEqual(stats.cv_pct([1, 2, 3]), 50.0)
+        self.assertIsNone(stats.cv_pct([5]))
+        self.assertIsNone(stats.cv_pct([]))
+        self.assertIsNone(stats.cv_pct([0, 0]))
+
+    def test_empty_input_is_an_error(self):
+        for fn in (stats.median, stats.mean):
+            with self.assertRaises(ValueError):
+                fn([])
+        with self.assertRaises(ValueError):
+            stats.mann_whitney([], [1])
+
+    def test_pooled_stddev_equals_the_union(self):
+        rng = random.Random(1)
+        groups = [[rng.gauss(10, 2) for _ in range(n)] for n in (5, 9, 3)]
+        union = [v for g in groups for v in g]
+        got = stats.pooled_stddev([len(g) for g in groups],
+                                  [statistics.mean(g) for g in groups],
+                                  [statistics.stdev(g) for g in groups])
+        self.assertAlmostEqual(got, statistics.stdev(union), places=9)
+
+    def test_midranks(self):
+        self.assertEqual(stats.midranks([10, 20, 20, 5]), [2, 3.5, 3.5, 1])
+
+
+class MannWhitney(unittest.TestCase):
+    def test_complete_separation(self):
+        # The smallest two-sided p with n per side is 2 / C(2n, n).
+        for n, p in ((3, 0.1), (4, 2 / 70), (5, 2 / 252), (6, 2 / 924)):
+            x = list(range(n))
+            y = list(range(n, 2 * n))
+            u, got, how = stats.mann_whitney(x, y)
+            self.assertEqual(u, 0)
+            self.assertEqual(how, "exact")
+            self.assertAlmostEqual(got, p, places=12)
+            self.assertAlmostEqual(stats.mann_whitney(y, x)[1], p, places=12)
+
+    def test_by_hand(self):
+        # x = {1, 3}, y = {2, 4, 5}: U = 1; the null counts of U over the
+        # C(5, 2) = 10 splits are 1 1 2 2 2 1 1 (U = 0..6), E(U) = 3, so
+        # P(|U - 3| >= 2) = 4 / 10.
+        self.assertEqual(stats.u_distribution(2, 3), [1, 1, 2, 2, 2, 1, 1])
+        u, p, _ = stats.mann_whitney([1, 3], [2, 4, 5])
+        self.assertEqual(u, 1)
+        self.assertAlmostEqual(p, 0.4)
+
+    def test_identical_samples(self):
+        self.assertEqual(stats.mann_whitney([1, 1, 1], [1, 1, 1])[1], 1.0)
+        self.assertEqual(stats.mann_whitney([1, 2, 3], [1, 2, 3])[1], 1.0)
+
+    def test_exact_with_ties_matches_enumeration(self):
+        rng = random.Random(7)
+        for _ in range(40):
+            n1, n2 = rng.randint(1, 6), rng.randint(1, 6)
+            x = [rng.randint(0, 4) for _ in range(n1)]
+            y = [rng.randint(0, 4) for _ in range(n2)]
+            self.assertAlmostEqual(stats.mann_whitney(x, y)[1],
+                                   enumerated_p(x, y), places=12,
+                                   msg=f"{x} {y}")
+
+    def test_normal_approximation_for_large_samples(self):
+        x = list(range(30))
+        y = list(range(30, 60))
+        u, p, how = stats.mann_whitney(x, y)
+        self.assertEqual(how, "normal")
+        # z = (450 - 0.5) / sqrt(30 * 30 * 61 / 12)
+        z = 449.5 / math.sqrt(30 * 30 * 61 / 12)
+        self.assertAlmostEqual(p, math.erfc(z / math.sqrt(2)), places=15)
+        # Interleaved samples: no evidence of a shift.
+        self.assertGreater(stats.mann_whitney(x[::2] + y[::2],
+                                              x[1::2] + y[1::2])[1], 0.5)
+
+    def test_normal_close_to_exact_at_the_border(self):
+        rng = random.Random(3)
+        x = [rng.gauss(0, 1) for _ in range(20)]
+        y = [rng.gauss(0.8, 1) for _ in range(20)]
+        exact = stats.mann_whitney(x, y)[1]
+        stats.EXACT_MAX, saved = 0, stats.EXACT_MAX
+        try:
+            approx = stats.mann_whitney(x, y)[1]
+        finally:
+            stats.EXACT_MAX = saved
+        self.assertLess(abs(exact - approx), 0.01)
+
+
+class Interval(unittest.TestCase):
+    def test_ranks(self):
+        # n = 5 per side: P(U <= 2) = 4/252 <= 0.025 < P(U <= 3) = 7/252.
+        self.assertEqual(stats.hl_rank(5, 5), 3)
+        self.assertEqual(stats.hl_rank(4, 4), 1)
+        self.assertEqual(stats.hl_rank(3, 3), 0)
+        self.assertEqual(stats.min_reps(0.05), 4)
+        self.assertEqual(stats.min_reps(0.01), 5)
+
+    def test_scale_change_is_covered(self):
+        base = [1.0, 1.1, 0.9, 1.05, 0.95]
+        cand = [2 * v for v in base]
+        lo, hi = stats.ratio_ci(base, cand)
+        self.assertLess(lo, 2)
+        self.assertGreater(hi, 2)
+        self.assertGreater(lo, 1.5)
+
+    def test_too_few_or_not_positive(self):
+        self.assertIsNone(stats.ratio_ci([1, 2, 3], [4, 5, 6]))
+        self.assertIsNone(stats.ratio_ci([0, 1, 2, 3], [1, 2, 3, 4]))
+
+    def test_coverage(self):
+        # Simulated: a 95% interval must cover the true ratio about 95%
+        # of the time (exact order statistics give at least that).
+        rng = random.Random(11)
+        covered = 0
+        trials = 400
+        for _ in range(trials):
+            base = [math.exp(rng.gauss(0, 0.1)) for _ in range(6)]
+            cand = [1.3 * math.exp(rng.gauss(0, 0.1)) for _ in range(6)]
+            lo, hi = stats.ratio_ci(base, cand)
+            covered += lo <= 1.3 <= hi
+        self.assertGreater(covered / trials, 0.92)
+
+
+class BenjaminiHochberg(unittest.TestCase):
+    def test_known_values(self):
+        # Sorted 0.005 0.01 0.03 0.04 (m = 4): 0.02 0.02 0.04 0.04.
+        got = stats.benjamini_hochberg([0.01, 0.04, 0.03, 0.005])
+        for g, want in zip(got, [0.02, 0.04, 0.04, 0.02]):
+            self.assertAlmostEqual(g, want)
+
+    def test_none_is_kept_and_not_counted(self):
+        got = stats.benjamini_hochberg([0.01, None, 0.02])
+        self.assertIsNone(got[1])
+        self.assertAlmostEqual(got[0], 0.02)
+        self.assertAlmostEqual(got[2], 0.02)
+        self.assertEqual(stats.benjamini_hochberg([]), [])
+
+    def test_capped_at_one(self):
+        self.assertEqual(stats.benjamini_hochberg([0.9, 0.8]), [0.9, 0.9])
+        self.assertLessEqual(max(stats.benjamini_hochberg([1.0] * 3)), 1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
