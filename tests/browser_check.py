@@ -3,7 +3,7 @@
 """Open an HTML report in headless Chromium and check it as a reader sees it.
 
     browser_check.py [--plots N] [--text TEXT]... [--screenshot PNG]
-                     [--width PX] REPORT.html
+                     [--width PX] [--clip HEIGHT] [--scale F] REPORT.html
 
 Chromium is driven over the DevTools protocol on a pipe
 (--remote-debugging-pipe: no port, no network), so the checks see what the
@@ -14,7 +14,8 @@ browser did, not what a file holds:
   - every <svg> plot is laid out with a non-empty box and holds drawing
     elements, and there are exactly N of them (--plots);
   - each --text is in the page's rendered text;
-  - --screenshot writes a full-page PNG.
+  - --screenshot writes a PNG of the whole page (or of its top HEIGHT
+    pixels with --clip, scaled by --scale: the README's picture).
 Exit status: 0 checks passed, 1 a check failed, 2 bad usage, 4 no chromium
 (the message names the package).
 """
@@ -159,7 +160,7 @@ def errors_in(events):
     return out
 
 
-def inspect(exe, path, width, screenshot):
+def inspect(exe, path, width, screenshot, clip=None, scale=1.0):
     """Load the page; return (problems logged, page probe)."""
     b = Browser(exe, width)
     try:
@@ -179,7 +180,13 @@ def inspect(exe, path, width, screenshot):
             b.call("Emulation.setDeviceMetricsOverride", {
                 "width": width, "height": probe["height"],
                 "deviceScaleFactor": 1, "mobile": False}, session=session)
-            shot = b.call("Page.captureScreenshot", {"format": "png"},
+            shot_args = {"format": "png"}
+            if clip or scale != 1.0:
+                shot_args["clip"] = {"x": 0, "y": 0, "width": width,
+                                     "height": min(clip or probe["height"],
+                                                   probe["height"]),
+                                     "scale": scale}
+            shot = b.call("Page.captureScreenshot", shot_args,
                           session=session)
             with open(screenshot, "wb") as f:
                 f.write(base64.b64decode(shot["data"]))
@@ -219,7 +226,14 @@ def main(argv=None):
     ap.add_argument("--screenshot", metavar="PNG", help="full-page PNG")
     ap.add_argument("--width", type=int, default=1200, metavar="PX",
                     help="window width (default %(default)s)")
+    ap.add_argument("--clip", type=int, metavar="HEIGHT",
+                    help="screenshot only the top HEIGHT pixels")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="scale of the screenshot (default 1)")
     args = ap.parse_args(argv)
+    if args.width < 200 or (args.clip is not None and args.clip < 50) \
+            or not 0.1 <= args.scale <= 4:
+        ap.error("--width, --clip or --scale out of range")
     if not os.path.isfile(args.report):
         print(f"{PROG}: {args.report}: no such file", file=sys.stderr)
         return 2
@@ -230,7 +244,7 @@ def main(argv=None):
         return 4
     try:
         problems, probe = inspect(exe, args.report, args.width,
-                                  args.screenshot)
+                                  args.screenshot, args.clip, args.scale)
     except (RuntimeError, TimeoutError, OSError, StopIteration) as e:
         print(f"{PROG}: chromium failed: {e}", file=sys.stderr)
         return 1

@@ -392,26 +392,30 @@ def _dates(run):
     return (min(dates), max(dates)) if dates else ("?", "?")
 
 
+def run_facts(run):
+    """(what, value) lines of the header for one run."""
+    tests = list(run.tests.values())
+    start, end = _dates(run)
+    return [("results", run.path),
+            ("kernel", "; ".join(sorted({_kernel(t) for t in tests}))),
+            ("machine", "; ".join(sorted({_machine(t) for t in tests}))),
+            ("date", f"{start} to {end}"),
+            ("programs", ", ".join(run.tests)),
+            ("repetitions", run.repetitions()),
+            ("clock", tests[0].doc.get("clock", "?"))]
+
+
 def header_html(runs, entries, threshold_pct):
-    out = []
-    for run in runs:
-        tests = list(run.tests.values())
-        first = tests[0]
-        start, end = _dates(run)
-        kernels = sorted({_kernel(t) for t in tests})
-        machines = sorted({_machine(t) for t in tests})
-        reps = run.repetitions()
-        who = f"{run.label}: " if len(runs) > 1 else ""
-        out.append(f"<h3>{esc(who)}{esc(run.path)}</h3>")
-        out.append('<table class="meta">')
-        for k, v in (("kernel", "; ".join(kernels)),
-                     ("machine", "; ".join(machines)),
-                     ("date", f"{start} to {end}"),
-                     ("programs", ", ".join(run.tests)),
-                     ("repetitions", reps),
-                     ("clock", first.doc.get("clock", "?"))):
-            out.append(f"<tr><td><b>{esc(k)}</b></td><td>{esc(v)}</td></tr>")
-        out.append("</table>")
+    """One table of what was run: a column per side in a comparison."""
+    facts = [run_facts(r) for r in runs]
+    out = ['<table class="meta">']
+    if len(runs) > 1:
+        out.append("<tr><td></td>" + "".join(
+            f"<td><b>{esc(r.label)}</b></td>" for r in runs) + "</tr>")
+    for i, (what, _) in enumerate(facts[0]):
+        out.append(f"<tr><td><b>{esc(what)}</b></td>" + "".join(
+            f"<td>{esc(f[i][1])}</td>" for f in facts) + "</tr>")
+    out.append("</table>")
     out += [f'<p class="warn">{esc(w)}</p>' for w in warnings(runs)]
     return "\n".join(out)
 
