@@ -317,6 +317,15 @@ report_in_browser() {
 	((rc != 4)) || { echo "SKIP: no matplotlib: apt-get install python3-matplotlib"; exit 4; }
 	command -v chromium >/dev/null ||
 		{ echo "SKIP: no chromium: apt-get install chromium"; exit 4; }
+	# The check itself must be able to fail: a missing resource, a console
+	# error, an empty plot, a plot too many and a missing text.
+	printf '%s\n' '<!DOCTYPE html><html><body><img src="missing.png">' \
+		'<script>console.error("broken")</script>' \
+		'<svg width="90" height="90"></svg></body></html>' >"$d/bad.html"
+	python3 "$top/tests/browser_check.py" --plots 2 --text getppid \
+		"$d/bad.html" >"$d/bad.out" && fail "browser_check.py passed a broken page"
+	[[ $(grep -c '^FAIL' "$d/bad.out") == 5 ]] ||
+		fail "browser_check.py missed a problem: $(cat "$d/bad.out")"
 	KSELFTEST_PMQTEST_ARGS=--histogram=100 "$top/run_all.sh" --no-build \
 		-t syscall_overhead,pmqtest --json "$d/run" --report "$d/run.html" \
 		>"$d/run.ktap" || fail "run_all.sh --report failed: $(tail -n 3 "$d/run.ktap")"
