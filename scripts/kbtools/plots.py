@@ -97,10 +97,11 @@ def _colour(i):
 
 
 def series_plot(series, xlabel, ylabel, title, xlog=None, ylog=None,
-                hline=None):
+                hline=None, xticks_at_data=False):
     """Lines with markers: series = [{label, points: [(x, y, lo, hi)]}].
     lo/hi (or None) draw the spread of the repetitions as error bars.
-    hline = (y, label) draws a reference level (e.g. the legacy file)."""
+    hline = (y, label) draws a reference level (e.g. the legacy file);
+    xticks_at_data labels the x values measured (e.g. 3, 16, 32 fields)."""
     fig, ax = _new()
     xs = [p[0] for s in series for p in s["points"]]
     ys = [p[1] for s in series for p in s["points"]]
@@ -128,6 +129,10 @@ def series_plot(series, xlabel, ylabel, title, xlog=None, ylog=None,
         _log(ax, "x")
     if ylog if ylog is not None else spans_decades(ys):
         _log(ax, "y")
+    if xticks_at_data:
+        ticks = sorted(set(xs))
+        ax.set_xticks(ticks, [_plain_number(t) for t in ticks])
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left", fontsize=10)

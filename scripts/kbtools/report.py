@@ -239,7 +239,8 @@ def plot_ks(runs):
             out.append(plots.series_plot(
                 series, "fields in the .ks filter", f"us per read ({what})",
                 f"memory.stat read cost against the number of .ks fields "
-                f"({mode.replace('_', ' ')})", xlog=True))
+                f"({mode.replace('_', ' ')})", xlog=True,
+                xticks_at_data=True))
     return out
 
 
