@@ -184,7 +184,11 @@ class Figures(unittest.TestCase):
             {"test": "t", "name": "c", "ratio": 1.0, "ci_low": None,
              "ci_high": None, "verdict": "no-verdict"}]
         rows = report.forest_rows(entries)
-        self.assertEqual([r["label"] for r in rows], ["t: a", "t: c"])
+        self.assertEqual([r["label"] for r in rows], ["a", "c"])
+        entries.append({"test": "u", "name": "d", "ratio": 0.5,
+                        "ci_low": 0.4, "ci_high": 0.6, "verdict": "faster"})
+        rows = report.forest_rows(entries)
+        self.assertEqual([r["label"] for r in rows], ["t: a", "t: c", "u: d"])
 
 
 class BadInput(unittest.TestCase):

@@ -328,7 +328,8 @@ def forest(rows, threshold_pct, title):
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("candidate / base (ratio of medians, 95% CI); "
                   "right of 1 = slower")
-    ax.set_title(title, loc="left", fontsize=10)
+    ax.set_title(title, loc="left", fontsize=10, pad=16)
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=5)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.99), ncol=5,
+              borderaxespad=0.2)
     return _svg(fig)

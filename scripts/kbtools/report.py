@@ -559,11 +559,14 @@ FOREST_VERDICTS = ("slower", "faster", "same", "no-verdict")
 
 def forest_rows(entries):
     """Rows of the forest plot: every compared row with a ratio."""
-    return [{"label": f"{e['test']}: {e['name']}", "ratio": e["ratio"],
-             "ci_low": e.get("ci_low"), "ci_high": e.get("ci_high"),
-             "verdict": e["verdict"]}
-            for e in entries
-            if e["verdict"] in FOREST_VERDICTS and e.get("ratio")]
+    shown = [e for e in entries
+             if e["verdict"] in FOREST_VERDICTS and e.get("ratio")]
+    # The program's name only when more than one program is shown.
+    one_test = len({e["test"] for e in shown}) == 1
+    return [{"label": e["name"] if one_test else f"{e['test']}: {e['name']}",
+             "ratio": e["ratio"], "ci_low": e.get("ci_low"),
+             "ci_high": e.get("ci_high"), "verdict": e["verdict"]}
+            for e in shown]
 
 
 def verdict_counts(entries):
