@@ -242,6 +242,7 @@ bad_usage() {
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
+	expect_usage_error "$top/scripts/report.py" /nonexistent
 	((errs == 0)) || fail "$errs usage errors were not handled"
 }
 
