@@ -266,9 +266,12 @@ def plot_pmq(runs):
     for side, test, _ in _sides(runs, "pmqtest"):
         hists = pmq_histograms(test)
         if hists:
+            # The rt-tests part of the document is the first repetition's.
+            first = (f", repetition 1 of {len(test.headers)}"
+                     if len(test.headers) > 1 else "")
             out.append(plots.latency_histogram(
                 hists, _label("pmqtest wake-up latency histogram with "
-                              "percentiles", side)))
+                              "percentiles" + first, side)))
     series = []
     for side, test, dashed in _sides(runs, "pmqtest"):
         for i, p in enumerate(pmq_percentiles(test)):
