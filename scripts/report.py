@@ -50,7 +50,7 @@ def parse_args(argv):
                     help="smallest change that counts as slower/faster "
                          "(default %(default)s%%)")
     ap.add_argument("-s", "--stat", default="median",
-                    choices=("median", "mean", "min", "p99"),
+                    choices=("median", "mean", "min", "max", "p90", "p99"),
                     help="figure compared per repetition (default median)")
     ap.add_argument("--title", help="title of the page")
     args = ap.parse_args(argv)
