@@ -220,6 +220,13 @@ class Verdicts(Case):
         self.assertEqual(e[("cand", "check")]["verdict"], "skipped")
         self.assertEqual(e[("cand", "count")]["verdict"], "skipped")
 
+    def test_zero_base_is_skipped(self):
+        base = self.scaled("base", [("a", 0)])
+        cand = self.scaled("cand", [("a", 1)])
+        a = self.entries(base, cand)[("cand", "a")]
+        self.assertEqual(a["verdict"], "skipped")
+        self.assertIsNone(a["ratio"])
+
     def test_unit_mismatch_is_an_error(self):
         base = self.write_run("base", [[("a", 1, "us", "ok")]])
         cand = self.write_run("cand", [[("a", 1, "ns", "ok")]])
