@@ -284,8 +284,9 @@ class Page(unittest.TestCase):
                                       row("fork", 300)])])
         page = self.render(p)
         self.assert_self_contained(page)
-        # fork vs size; .ks per read and per cat; taskstats bars;
-        # pmq histogram and percentiles; syscall_overhead's rows.
+        # fork vs size (no exec rows: one panel); .ks per read and per
+        # cat; taskstats bars; pmq histogram and percentiles;
+        # syscall_overhead's rows.
         self.assertEqual(svg_count(page), 7)
         self.assertIn("6.12.0-test", page)
         self.assertIn("getppid", page)
@@ -336,6 +337,10 @@ class Page(unittest.TestCase):
         self.assert_self_contained(page)
         self.assertIn("fork@1GiB", page)
         self.assertIn("latency_pair0", page)
+        # proc_create: two panels (without and with exec), memcg_ks and
+        # syscall_overhead: their rows, pmqtest: histogram and
+        # percentiles, taskstats: bars.
+        self.assertEqual(svg_count(page), 7)
 
 
 class NoMatplotlib(unittest.TestCase):

@@ -203,18 +203,33 @@ def _label(name, side):
     return f"{name} ({side})" if side else name
 
 
+FORK_PANELS = (
+    (False, "Creating a process against the parent's size: fork copies "
+            "the page tables, vfork, clone and posix_spawn do not"),
+    (True, "Creating a process that execs a new program, against the "
+           "parent's size"),
+)
+
+
 def plot_fork(runs):
-    series = []
-    for side, test, dashed in _sides(runs, "proc_create"):
-        for i, (method, pts) in enumerate(fork_series(test).items()):
-            series.append({"label": _label(method, side), "points": pts,
-                           "colour": i, "dashed": dashed})
-    if not series:
-        return []
-    return [plots.series_plot(
-        series, "parent size (MiB, VmSize)", "us per creation (median)",
-        "Process creation against the parent's size: fork copies the "
-        "page tables, vfork/clone/posix_spawn do not")]
+    """Two panels: creation alone and creation + exec (their costs differ
+    by an order of magnitude; one panel would crowd the flat lines)."""
+    out = []
+    for with_exec, title in FORK_PANELS:
+        series = []
+        for side, test, dashed in _sides(runs, "proc_create"):
+            methods = fork_series(test)
+            for i, method in enumerate(methods):
+                if ("exec" in method) != with_exec:
+                    continue
+                series.append({"label": _label(method, side),
+                               "points": methods[method], "colour": i,
+                               "dashed": dashed})
+        if series:
+            out.append(plots.series_plot(
+                series, "parent size (MiB, VmSize)",
+                "us per creation (median)", title))
+    return out
 
 
 def plot_ks(runs):
