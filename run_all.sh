@@ -36,6 +36,9 @@ printing one KTAP stream on stdout.
                       then print the comparison (see --kernel)
       --fail-above PCT  with --vs-*: exit 1 when a row is significantly
                       slower with its 95% interval above PCT % (compare.py)
+      --report FILE   with --json: write an HTML report of the run (or of
+                      the A/B comparison) to FILE at the end
+                      (scripts/report.py; needs python3-matplotlib)
       --full          run the programs' full, seed-sized measurements
                       (no runner timeout; can take tens of minutes)
   -o, --timeout SECS  override every program's timeout (0 = none); the
@@ -79,6 +82,7 @@ repeat=
 vs_prefix=
 vs_prefix_set=
 fail_above=
+report=
 full=
 timeout_override=
 build=1
@@ -150,6 +154,12 @@ while (($#)); do
 		shift
 		;;
 	--fail-above=*) fail_above=${1#*=} ;;
+	--report)
+		(($# >= 2)) || die_usage "option '$1' needs a file name"
+		report=$2
+		shift
+		;;
+	--report=*) report=${1#*=} ;;
 	--full) full=1 ;;
 	-o | --timeout)
 		(($# >= 2)) || die_usage "option '$1' needs a number of seconds"
@@ -205,6 +215,12 @@ if [[ -n $json_dir ]]; then
 	[[ $json_dir != -* ]] || die_usage "invalid --json directory '$json_dir'"
 	mkdir -p "$json_dir" || die_usage "cannot create directory '$json_dir'"
 	json_dir=$(cd "$json_dir" && pwd)
+fi
+if [[ -n $report ]]; then
+	[[ -n $json_dir ]] || die_usage "--report needs --json DIR"
+	[[ $report != -* ]] || die_usage "invalid --report file '$report'"
+	# Fail now, not after the whole run, when the report cannot be drawn.
+	"$top/scripts/report.py" --check || die_usage "--report: cannot draw plots"
 fi
 ((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
 
@@ -396,6 +412,15 @@ if [[ -n $vs_prefix_set ]]; then
 	sed 's/^/# /' "$rundir/compare.txt"
 	((crc == 0)) || status=1
 	((crc == 2)) && msg "compare.py could not compare the results"
+fi
+if [[ -n $report ]]; then
+	if "$top/scripts/report.py" -o "$report" "$json_dir" 2>"$rundir/report.err"; then
+		echo "# report: $report"
+	else
+		sed 's/^/# /' "$rundir/report.err"
+		msg "could not write the report $report"
+		status=1
+	fi
 fi
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 if [[ -n $ktap_copy ]]; then

@@ -29,6 +29,8 @@ and compare: one verdict per row (scripts/compare.py).
                           JSON with one repetition per boot)
       --fail-above PCT    exit 1 when a row is significantly slower with
                           its 95% interval above PCT %
+      --report FILE       with --json: the HTML report of the comparison
+                          (scripts/report.py)
 
 Every other option (-t, --full, -o, --accel, --memory, ...) goes to
 scripts/vm-run.sh for every boot, and so do KSELFTEST_<PROG>_ARGS and
@@ -43,6 +45,7 @@ cand=
 repeat=5
 json_dir=
 fail_above=
+report=
 pass_args=()
 
 need_value() {
@@ -82,6 +85,12 @@ parse_args() {
 			shift
 			;;
 		--fail-above=*) fail_above=${1#*=} ;;
+		--report)
+			need_value "$1" "a file name" "$@"
+			report=$2
+			shift
+			;;
+		--report=*) report=${1#*=} ;;
 		--vs-prefix | --vs-prefix=*)
 			die_usage "--vs-prefix and --vs-kernel do not combine"
 			;;
@@ -106,6 +115,10 @@ parse_args() {
 		[[ $json_dir != -* ]] || die_usage "invalid --json directory '$json_dir'"
 		mkdir -p "$json_dir" || die_usage "cannot create directory '$json_dir'"
 		json_dir=$(cd "$json_dir" && pwd)
+	fi
+	if [[ -n $report ]]; then
+		[[ -n $json_dir ]] || die_usage "--report needs --json DIR"
+		"$top/scripts/report.py" --check || die_usage "--report: cannot draw plots"
 	fi
 	return 0
 }
@@ -196,13 +209,23 @@ main() {
 	done
 	cmp_args=(--label "$(labels)")
 	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
+	merged=
 	if merge_sides; then
+		merged=1
 		"$top/scripts/compare.py" "${cmp_args[@]}" "$results/base" \
 			"$results/candidate" >"$work/compare.txt" || crc=$?
 		sed 's/^/# /' "$work/compare.txt"
 		((crc != 2)) || msg "compare.py could not compare the results"
 	else
 		crc=1
+	fi
+	if [[ -n $report && -n $merged ]]; then
+		if "$top/scripts/report.py" -o "$report" "$results" 2>"$work/report.err"; then
+			echo "# report: $report"
+		else
+			sed 's/^/# /' "$work/report.err"
+			status=1
+		fi
 	fi
 	((fail == 0 && crc == 0)) || status=1
 	echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"

@@ -433,6 +433,7 @@ bad_usage() {
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
 	expect_usage_error "$top/tests/run.sh" --bogus
+	expect_usage_error "$top/scripts/report.py" /nonexistent
 	echo "$checked bad invocations checked"
 	((errs == 0)) || fail "$errs usage errors were not handled"
 }
@@ -461,6 +462,48 @@ pmqtest_faults() {
 }
 sigterm_leftovers() { sigterm_check; }
 run_all_sigterm() { sigterm_check --run-all; }
+
+# The HTML report of a small run and of an A/B run, opened in headless
+# Chromium: no console error, every plot drawn, a known row on the page.
+# Screenshots stay in $KBENCH_ARTIFACTS (default: the step's work dir).
+report_in_browser() {
+	local d=$work/report shots=${KBENCH_ARTIFACTS:-$work/report} rc=0
+	mkdir -p "$d" "$shots"
+	"$top/scripts/report.py" --check || rc=$?
+	((rc != 4)) || { echo "SKIP: no matplotlib: apt-get install python3-matplotlib"; exit 4; }
+	command -v chromium >/dev/null ||
+		{ echo "SKIP: no chromium: apt-get install chromium"; exit 4; }
+	# The check itself must be able to fail: a missing resource, a console
+	# error, an empty plot, a plot too many and a missing text.
+	printf '%s\n' '<!DOCTYPE html><html><body><img src="missing.png">' \
+		'<script>console.error("broken")</script>' \
+		'<svg width="90" height="90"></svg></body></html>' >"$d/bad.html"
+	python3 "$top/tests/browser_check.py" --plots 2 --text getppid \
+		"$d/bad.html" >"$d/bad.out" && fail "browser_check.py passed a broken page"
+	[[ $(grep -c '^FAIL' "$d/bad.out") == 5 ]] ||
+		fail "browser_check.py missed a problem: $(cat "$d/bad.out")"
+	KSELFTEST_PMQTEST_ARGS=--histogram=100 "$top/run_all.sh" --no-build \
+		-t syscall_overhead,pmqtest --json "$d/run" --report "$d/run.html" \
+		>"$d/run.ktap" || fail "run_all.sh --report failed: $(tail -n 3 "$d/run.ktap")"
+	grep -q "^# report: $d/run.html" "$d/run.ktap" || fail "no report line in the KTAP"
+	# syscall_overhead's rows; pmqtest's histogram and percentiles.
+	python3 "$top/tests/browser_check.py" --plots 3 --text getppid \
+		--text latency_pair0 --screenshot "$shots/report-run.png" "$d/run.html" ||
+		fail "the report of a run is not right in the browser"
+	KSELFTEST_PMQTEST_ARGS=--histogram=100 "$top/run_all.sh" --no-build \
+		-t pmqtest --vs-prefix env -r 2 --json "$d/ab" --report "$d/ab.html" \
+		>"$d/ab.ktap" ||
+		fail "run_all.sh --vs-prefix --report failed: $(tail -n 3 "$d/ab.ktap")"
+	# The forest plot, each side's histogram, the percentiles of both.
+	python3 "$top/tests/browser_check.py" --plots 4 --text latency_pair1 \
+		--text "Every compared row" --screenshot "$shots/report-ab.png" \
+		"$d/ab.html" || fail "the A/B report is not right in the browser"
+	"$top/scripts/report.py" -o "$d/bad.html" "$d/run/syscall_overhead.json" \
+		"$d/ab/base/pmqtest.json" 2>"$d/err" &&
+		fail "report.py compared runs of different tests"
+	grep -q "different tests" "$d/err" || fail "unclear message: $(cat "$d/err")"
+	echo "reports checked in chromium; screenshots in $shots"
+}
 
 vm_debian_6_1() {
 	need file python3
@@ -560,6 +603,7 @@ step sanitizers
 step pmqtest_faults
 step ab_runner
 step kcidb_export
+step report_in_browser
 if [[ -z $quick ]]; then
 	step collection_as_nobody
 	step in_tree_6_12

@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the HTML report (scripts/report.py, kbtools/report.py):
+the figures it takes out of results, its refusal of bad input, and the
+page it writes. Rendering needs matplotlib (python3-matplotlib); without
+it those tests are skipped and say so."""
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "..", "scripts")
+REPORT = os.path.join(SCRIPTS, "report.py")
+RECORDED = os.path.join(HERE, "data", "report", "run")
+sys.path.insert(0, SCRIPTS)
+
+import report as report_cli  # noqa: E402
+from kbtools import plots, report, results  # noqa: E402
+
+NEED_MPL = unittest.skipUnless(
+    plots.available(), "matplotlib missing: apt-get install python3-matplotlib")
+
+
+def doc(test, rows, guest=None, **header):
+    d = {"schema": "kbench-results/1", "test": test,
+         "kernel": {"sysname": "Linux", "release": "6.12.0-test",
+                    "version": "#1"},
+         "machine": {"arch": "x86_64", "hostname": "box", "cpus": 2,
+                     "guest": guest, "machine_slow": False},
+         "date": "2026-11-23T10:00:00Z", "end_date": "2026-11-23T10:00:05Z",
+         "cmdline": f"./{test}", "clock": "CLOCK_MONOTONIC", "params": {},
+         "rows": rows}
+    d.update(header)
+    return d
+
+
+def row(name, median, unit="us", extra=None, status="ok", **figs):
+    if status != "ok":
+        return {"name": name, "status": status, "reason": "not here"}
+    r = {"name": name, "status": "ok", "unit": unit, "n": 100,
+         "mean": median * 1.1, "median": median, "min": median * 0.9,
+         "max": median * 2, "stddev": median * 0.05, "rsd_pct": 5.0,
+         "p90": median * 1.2, "p99": median * 1.5, "p999": median * 1.8}
+    r.update(figs)
+    if extra:
+        r["extra"] = extra
+    return r
+
+
+def proc_create_doc(scale=1.0):
+    rows = []
+    for size, kib in (("1.70MB", 1744), ("11.70MB", 11984),
+                      ("1GiB", 1049964)):
+        rows.append(row(f"fork@{size}", scale * 100 * kib / 1744,
+                        extra={"vmsize_kib": kib}))
+        rows.append(row(f"vfork@{size}", scale * 30,
+                        extra={"vmsize_kib": kib}))
+    rows.append({"name": "fork_grows", "status": "ok"})
+    return doc("proc_create", rows)
+
+
+def memcg_doc():
+    rows = [row("stat_legacy_per_read", 8.0), row("stat_legacy_per_cat", 20),
+            row("cat_devnull_process", 1000)]
+    for n, cost in ((3, 1.5), (16, 5.0), (32, 9.0), (64, 16.0)):
+        rows.append(row(f"stat_ks{n}_per_read", cost))
+        rows.append(row(f"stat_ks{n}_per_cat", cost + 12))
+    rows.append(row("stat_ks_keys_per_read", 9.0))
+    rows.append(row("numa_stat_ks3_per_read", 0, status="skip"))
+    return doc("memcg_ks", rows)
+
+
+def taskstats_doc(n):
+    return doc("taskstats", [
+        row("netlink_per_pid", 6.8, extra={"nr_process": n}),
+        row("procfs", 30.0, extra={"nr_process": n}),
+        row("ioctl", 0, status="skip")])
+
+
+def pmq_doc():
+    d = doc("pmqtest", [row("latency_pair0", 5.0), row("latency_pair1", 5.5),
+                        row("forced_timeouts", 19.0)])
+    d["thread"] = {"0": {"receiver": {
+        "cpu": 0, "p50_us": 5.0, "p99_us": 8.2, "p999_us": 50.0,
+        "max_us": 66.0, "histogram": {"bucket_us": 1,
+                                      "counts": [0, 0, 0, 40, 200, 90, 3],
+                                      "overflow": 2}}}}
+    return d
+
+
+def write_run(path, docs):
+    os.makedirs(path, exist_ok=True)
+    for d in docs:
+        with open(os.path.join(path, d["test"] + ".json"), "w") as f:
+            json.dump(d, f)
+
+
+def load_docs(tmp, name, docs):
+    path = os.path.join(tmp, name)
+    write_run(path, docs)
+    return results.load(path)
+
+
+class Figures(unittest.TestCase):
+    """What the plots are drawn from."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def test_fork_series_by_method_and_size(self):
+        run = load_docs(self.tmp, "r", [proc_create_doc()])
+        s = report.fork_series(run.tests["proc_create"])
+        self.assertEqual(sorted(s), ["fork", "vfork"])
+        self.assertEqual([round(p[0], 1) for p in s["fork"]],
+                         [1.7, 11.7, 1025.4])
+        self.assertAlmostEqual(s["fork"][0][1], 100)
+        # One repetition: no spread between repetitions to draw.
+        self.assertIsNone(s["fork"][0][2])
+
+    def test_repetitions_give_the_spread_of_medians(self):
+        runs = [os.path.join(self.tmp, "rep", f"r{i}") for i in (1, 2, 3)]
+        for p, scale in zip(runs, (1.0, 1.2, 0.9)):
+            write_run(p, [proc_create_doc(scale)])
+        run = results.load(os.path.join(self.tmp, "rep"))
+        fork = report.fork_series(run.tests["proc_create"])["fork"][0]
+        self.assertAlmostEqual(fork[1], 100)   # median of 90, 100, 120
+        self.assertAlmostEqual(fork[2], 90)
+        self.assertAlmostEqual(fork[3], 120)
+        fig = report.row_figures(run.tests["proc_create"].rows["vfork@1GiB"])
+        self.assertEqual(fig["reps"], 3)
+        self.assertIn("cv_pct", fig)
+
+    def test_ks_series_against_the_legacy_file(self):
+        run = load_docs(self.tmp, "r", [memcg_doc()])
+        s = report.ks_series(run.tests["memcg_ks"])
+        self.assertEqual(list(s), ["stat"])   # numa_stat: skipped only
+        self.assertEqual([p[0] for p in s["stat"]["ks"]], [3, 16, 32, 64])
+        self.assertEqual(s["stat"]["legacy"]["median"], 8.0)
+        cat = report.ks_series(run.tests["memcg_ks"], "per_cat")
+        self.assertEqual(cat["stat"]["ks"][0][1], 13.5)
+
+    def test_no_ks_rows_no_ks_plot_data(self):
+        d = memcg_doc()
+        d["rows"] = [r for r in d["rows"] if "_ks" not in r["name"]]
+        run = load_docs(self.tmp, "r", [d])
+        self.assertEqual(report.ks_series(run.tests["memcg_ks"]), {})
+
+    def test_taskstats_by_process_count(self):
+        run = load_docs(self.tmp, "r", [taskstats_doc(1000)])
+        g = report.taskstats_groups(run.tests["taskstats"])
+        self.assertEqual(g, {1000: {"netlink_per_pid": 6.8, "procfs": 30.0}})
+
+    def test_pmq_histogram_and_percentiles(self):
+        run = load_docs(self.tmp, "r", [pmq_doc()])
+        h = report.pmq_histograms(run.tests["pmqtest"])
+        self.assertEqual(len(h), 1)
+        self.assertEqual(h[0]["buckets"][4], (4, 200))
+        self.assertEqual(h[0]["overflow"], 2)
+        self.assertEqual([p[0] for p in h[0]["percentiles"]],
+                         ["p50", "p99", "p99.9", "max"])
+        pct = report.pmq_percentiles(run.tests["pmqtest"])
+        self.assertEqual([p["label"] for p in pct],
+                         ["latency_pair0", "latency_pair1"])
+        self.assertEqual(dict(pct[0]["points"])["p99"], 7.5)
+
+    def test_spans_decades(self):
+        self.assertTrue(plots.spans_decades([0.2, 1000]))
+        self.assertFalse(plots.spans_decades([5, 30]))
+        self.assertFalse(plots.spans_decades([5, None, 0]))
+
+    def test_forest_rows_only_compared_ones(self):
+        entries = [
+            {"test": "t", "name": "a", "ratio": 1.3, "ci_low": 1.2,
+             "ci_high": 1.4, "verdict": "slower"},
+            {"test": "t", "name": "b", "ratio": None, "verdict": "skipped"},
+            {"test": "t", "name": "c", "ratio": 1.0, "ci_low": None,
+             "ci_high": None, "verdict": "no-verdict"}]
+        rows = report.forest_rows(entries)
+        self.assertEqual([r["label"] for r in rows], ["a", "c"])
+        entries.append({"test": "u", "name": "d", "ratio": 0.5,
+                        "ci_low": 0.4, "ci_high": 0.6, "verdict": "faster"})
+        rows = report.forest_rows(entries)
+        self.assertEqual([r["label"] for r in rows], ["t: a", "t: c", "u: d"])
+
+
+class BadInput(unittest.TestCase):
+    """Clear message and exit 2, never a traceback."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def run_report(self, *args):
+        """report.py's main in this process (fast); its exit status and
+        stderr as a CompletedProcess."""
+        err = io.StringIO()
+        argv = ["-o", os.path.join(self.tmp, "out.html"), *args]
+        with contextlib.redirect_stderr(err):
+            try:
+                rc = report_cli.main(argv)
+            except SystemExit as e:
+                rc = e.code
+        return subprocess.CompletedProcess(argv, rc, "", err.getvalue())
+
+    def test_missing_directory_as_a_command(self):
+        p = subprocess.run([sys.executable, REPORT, "-o",
+                            os.path.join(self.tmp, "out.html"),
+                            "/nonexistent/kbench"],
+                           capture_output=True, text=True, timeout=120)
+        self.assert_refused(p, "no such file or directory", "report.py -h")
+
+    def assert_refused(self, p, *words):
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        for w in words:
+            self.assertIn(w, p.stderr)
+
+    def test_missing_directory(self):
+        self.assert_refused(self.run_report("/nonexistent/kbench"),
+                            "no such file or directory")
+
+    def test_not_kbench_json(self):
+        d = os.path.join(self.tmp, "junk")
+        os.makedirs(d)
+        with open(os.path.join(d, "x.json"), "w") as f:
+            json.dump({"hello": 1}, f)
+        self.assert_refused(self.run_report(d), "not a kbench results file")
+        with open(os.path.join(d, "x.json"), "w") as f:
+            f.write("{ not json")
+        self.assert_refused(self.run_report(d), "not valid JSON")
+
+    def test_different_tests(self):
+        a, b = os.path.join(self.tmp, "a"), os.path.join(self.tmp, "b")
+        write_run(a, [taskstats_doc(1000)])
+        write_run(b, [pmq_doc()])
+        self.assert_refused(self.run_report(a, b), "different tests",
+                            "taskstats", "pmqtest")
+
+    def test_usage(self):
+        p = self.run_report("a", "b", "c")
+        self.assertEqual(p.returncode, 2)
+        p = self.run_report()
+        self.assertEqual(p.returncode, 2)
+
+    def test_no_output_written_on_error(self):
+        self.assert_refused(self.run_report("/nonexistent"))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "out.html")))
+
+
+def svg_count(page):
+    return len(re.findall(r"<svg\b", page))
+
+
+@NEED_MPL
+class Page(unittest.TestCase):
+    """The page: self-contained, the expected figures, the tables."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def render(self, *paths):
+        return report.render(report.load_runs(list(paths)))
+
+    def assert_self_contained(self, page):
+        self.assertNotIn("<script", page)
+        self.assertIsNone(re.search(r'(src|href)="(https?:)?//', page))
+        ids = re.findall(r'\bid="([^"]+)"', page)
+        self.assertEqual(len(ids), len(set(ids)), "duplicate element ids")
+
+    def test_single_run(self):
+        p = os.path.join(self.tmp, "run")
+        write_run(p, [proc_create_doc(), memcg_doc(), taskstats_doc(1000),
+                      pmq_doc(), doc("syscall_overhead",
+                                     [row("getppid", 0.2),
+                                      row("fork", 300)])])
+        page = self.render(p)
+        self.assert_self_contained(page)
+        # fork vs size (no exec rows: one panel); .ks per read and per
+        # cat; taskstats bars; pmq histogram and percentiles;
+        # syscall_overhead's rows.
+        self.assertEqual(svg_count(page), 7)
+        self.assertIn("6.12.0-test", page)
+        self.assertIn("getppid", page)
+        self.assertIn("1 row not measured", page)
+        self.assertIn("One repetition", page)
+
+    def test_guest_warning(self):
+        p = os.path.join(self.tmp, "run")
+        write_run(p, [doc("syscall_overhead", [row("getppid", 0.2)],
+                          guest="tcg")])
+        self.assertIn("tcg", self.render(p).split("<h2")[0])
+
+    def test_ab_directory_gives_verdicts_and_forest(self):
+        ab = os.path.join(self.tmp, "ab")
+        for i, slow in enumerate((1.0, 1.02, 0.99, 1.01, 1.0)):
+            write_run(os.path.join(ab, "base", f"r{i}"),
+                      [doc("syscall_overhead", [row("getppid", 0.2 * slow),
+                                                row("fork", 300 * slow)])])
+            write_run(os.path.join(ab, "candidate", f"r{i}"),
+                      [doc("syscall_overhead", [
+                          row("getppid", 0.3 * slow),
+                          row("fork", 300 * slow * 1.001)])])
+        page = self.render(ab)
+        self.assert_self_contained(page)
+        self.assertIn("slower: 1", page)
+        self.assertIn('class="l v-slower">slower', page)
+        # the forest, and the rows of both sides in one plot
+        self.assertEqual(svg_count(page), 2)
+        self.assertLess(page.index("Every compared row"),
+                        page.index('id="syscall_overhead"'))
+
+    def test_single_repetition_comparison_warns(self):
+        a, b = os.path.join(self.tmp, "a"), os.path.join(self.tmp, "b")
+        write_run(a, [doc("syscall_overhead", [row("getppid", 0.2)])])
+        write_run(b, [doc("syscall_overhead", [row("getppid", 0.4)])])
+        page = self.render(a, b)
+        self.assertIn("Too few repetitions", page)
+        self.assertIn("no-verdict", page)
+
+    @unittest.skipUnless(os.path.isdir(RECORDED), "no recorded run")
+    def test_recorded_run_through_the_cli(self):
+        out = os.path.join(self.tmp, "r.html")
+        p = subprocess.run([sys.executable, REPORT, "-o", out, RECORDED],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            page = f.read()
+        self.assert_self_contained(page)
+        self.assertIn("fork@1GiB", page)
+        self.assertIn("latency_pair0", page)
+        # proc_create: two panels (without and with exec), memcg_ks and
+        # syscall_overhead: their rows, pmqtest: histogram and
+        # percentiles, taskstats: bars.
+        self.assertEqual(svg_count(page), 7)
+
+
+class NoMatplotlib(unittest.TestCase):
+    def test_message_says_how_to_install(self):
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "data",
+                                                       "no_matplotlib"))
+        with tempfile.TemporaryDirectory() as tmp:
+            write_run(tmp, [doc("syscall_overhead", [row("getppid", 0.2)])])
+            p = subprocess.run([sys.executable, REPORT, "-o",
+                                os.path.join(tmp, "out.html"), tmp],
+                               capture_output=True, text=True, env=env,
+                               timeout=60)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "out.html")))
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn("apt-get install python3-matplotlib", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
