@@ -453,12 +453,12 @@ sigterm_check() {
 		echo "note: no private IPC namespace here: other IPC users may show up"
 	fi
 	"${ns[@]}" "$top/tests/sigterm.sh" "$@"
+}
 
 # pmqtest's checks fail on the bugs they name (strace fault injection);
 # exit 4 (an explicit SKIP) when strace is missing.
 pmqtest_faults() {
 	"$top/pmqtest/inject_faults.sh"
-}
 }
 sigterm_leftovers() { sigterm_check; }
 run_all_sigterm() { sigterm_check --run-all; }
