@@ -133,7 +133,7 @@ static bool open_ts(const char *name, struct kb_nl *nl, size_t rcvbuf,
 		    unsigned int timeout_ms)
 {
 	char why[128];
-	int err = kb_taskstats_open(nl, rcvbuf, timeout_ms);
+	int err = kb_ts_open(nl, rcvbuf, timeout_ms);
 
 	if (!err)
 		return true;
@@ -179,7 +179,7 @@ static void test_family(void)
 static bool check_self_reply(const struct kb_ts_reply *r, char *why,
 			     size_t whylen)
 {
-	const struct kb_taskstats *ts = &r->pid.stats;
+	const struct kb_ts_stats *ts = &r->pid.stats;
 	uint32_t me = getpid();
 	char comm[64] = "";
 
@@ -213,9 +213,9 @@ static void test_get_self(void)
 	if (skip_netlink_test(name, true) ||
 	    !open_ts(name, &nl, 0, NL_TIMEOUT_MS))
 		return;
-	err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
+	err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
 	if (!err)
-		err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID, getpid(), &rt);
+		err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_TGID, getpid(), &rt);
 	kb_nl_close(&nl);
 	if (err) {
 		snprintf(why, sizeof(why), "TASKSTATS_CMD_GET of our own pid/tgid: %s",
@@ -295,7 +295,7 @@ static int read_tids(int fd, pid_t *tids, int n)
  * unlike utime + stime, which are sampled by the tick and undercounted by
  * an emulated guest that loses ticks.
  */
-static uint64_t cpu_us(const struct kb_taskstats *ts, bool precise)
+static uint64_t cpu_us(const struct kb_ts_stats *ts, bool precise)
 {
 	return precise ? ts->cpu_run_virtual_total / 1000 : ts->utime + ts->stime;
 }
@@ -304,7 +304,7 @@ static uint64_t cpu_us(const struct kb_taskstats *ts, bool precise)
 static void judge_tgid(const char *name, struct kb_nl *nl, pid_t child,
 		       const pid_t *tids, long burn_ms)
 {
-	struct kb_taskstats threads[TGID_THREADS];
+	struct kb_ts_stats threads[TGID_THREADS];
 	uint64_t sum = 0, total, expect = TGID_THREADS * burn_ms * 1000;
 	struct kb_ts_reply r;
 	bool precise;
@@ -312,7 +312,7 @@ static void judge_tgid(const char *name, struct kb_nl *nl, pid_t child,
 	int i, err;
 
 	for (i = 0; i < TGID_THREADS; i++) {
-		err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_PID, tids[i], &r);
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, tids[i], &r);
 		if (err) {
 			snprintf(why, sizeof(why), "GET of thread %d: %s",
 				 tids[i], strerror(-err));
@@ -321,7 +321,7 @@ static void judge_tgid(const char *name, struct kb_nl *nl, pid_t child,
 		}
 		threads[i] = r.pid.stats;
 	}
-	err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_TGID, child, &r);
+	err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_TGID, child, &r);
 	if (err || !r.tgid.present || !r.tgid.has_stats ||
 	    r.tgid.id != (uint32_t)child) {
 		snprintf(why, sizeof(why), "TGID query: %s",
@@ -421,10 +421,10 @@ static void judge_delays(const char *name, struct kb_nl *nl, pid_t pid,
 	int err;
 
 	sleep_ms(wait_ms);
-	err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &r1);
+	err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &r1);
 	sleep_ms(wait_ms);
 	if (!err)
-		err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &r2);
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &r2);
 	if (err) {
 		snprintf(why, sizeof(why), "GET of the spinner: %s", strerror(-err));
 		kb_fail(name, why);
@@ -516,7 +516,7 @@ static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 			return n;
 		off = 0;
 		while ((nlh = kb_nlmsg_next(buf, n, &off)))
-			if (!kb_taskstats_parse(nlh, r) && r->pid.present &&
+			if (!kb_ts_parse(nlh, r) && r->pid.present &&
 			    r->pid.id == (uint32_t)pid)
 				return 0;
 	}
@@ -526,7 +526,7 @@ static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 static void judge_exit(const char *name, const struct kb_ts_reply *r,
 		       pid_t pid)
 {
-	const struct kb_taskstats *ts = &r->pid.stats;
+	const struct kb_ts_stats *ts = &r->pid.stats;
 	int status = ts->exitcode;
 	char why[160];
 
@@ -580,7 +580,7 @@ static void test_exit_notification(void)
 		snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_CONF) - 1);
 	if (!open_ts(name, &nl, 4 << 20, 500))
 		return;
-	err = kb_taskstats_listener(&nl, true, cpus);
+	err = kb_ts_listener(&nl, true, cpus);
 	if (err) {
 		snprintf(why, sizeof(why), "TASKSTATS_CMD_ATTR_REGISTER_CPUMASK %.64s: %s",
 			 cpus, strerror(-err));
@@ -593,7 +593,7 @@ static void test_exit_notification(void)
 		if (err != -ETIMEDOUT || !drops)
 			break;
 	}
-	kb_taskstats_listener(&nl, false, cpus);
+	kb_ts_listener(&nl, false, cpus);
 	kb_nl_close(&nl);
 	if (err == -ETIMEDOUT && drops) {
 		snprintf(why, sizeof(why), "exit records of other tasks overran the socket (%d ENOBUFS) in %d attempts",
@@ -697,7 +697,7 @@ static int own_cgroup_dirs(char dirs[][CGROUP_PATH_MAX], int max)
 
 /* CGROUPSTATS_CMD_GET on @dir, retried until the sleepers all sleep. */
 static int query_cgroup(struct kb_nl *nl, const char *dir,
-			struct kb_cgroupstats *cs)
+			struct kb_ts_cgroupstats *cs)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err, tries;
 
@@ -705,7 +705,7 @@ static int query_cgroup(struct kb_nl *nl, const char *dir,
 		return -errno;
 	/* A sleeper just forked may not have reached pause() yet. */
 	for (tries = 0; tries < 100; tries++) {
-		err = kb_cgroupstats_get(nl, fd, cs);
+		err = kb_ts_cgroupstats_get(nl, fd, cs);
 		if (err || cs->nr_sleeping >= sleepers.n)
 			break;
 		sleep_ms(100);
@@ -718,7 +718,7 @@ static void test_cgroupstats(void)
 {
 	const char *name = "cgroupstats";
 	char dirs[MAX_CGROUP_DIRS][CGROUP_PATH_MAX], why[200];
-	struct kb_cgroupstats cs;
+	struct kb_ts_cgroupstats cs;
 	int ndirs, i, err = -ENOENT;
 	struct kb_nl nl;
 
@@ -803,8 +803,8 @@ static void test_error_esrch(void)
 		pid = dead_pid();
 		if (pid < 0)
 			break;
-		err_pid = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
-		err_tgid = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID, pid, &r);
+		err_pid = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
+		err_tgid = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_TGID, pid, &r);
 		if (err_pid && err_tgid)
 			break;
 	}
@@ -871,12 +871,12 @@ static void test_error_malformed(void)
 	bad_cmd = send_crafted(&nl, &req, req.nlh.nlmsg_len);
 
 	/* A header claiming more bytes than were sent: dropped, not parsed. */
-	kb_taskstats_req(&req, nl.family, TASKSTATS_CMD_ATTR_PID, getpid(),
+	kb_ts_req(&req, nl.family, TASKSTATS_CMD_ATTR_PID, getpid(),
 			 kb_nl_next_seq(&nl));
 	req.nlh.nlmsg_len += 64;
 	truncated = send_crafted(&nl, &req, req.nlh.nlmsg_len - 64);
 
-	after = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
+	after = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
 	kb_nl_close(&nl);
 	kb_figure(name, "no_attr=%s short_attr=%s unknown_cmd=%s truncated=%s get_after=%s",
 		  answer_name(no_attr), answer_name(short_attr),
@@ -919,14 +919,14 @@ static const char *ioctl_answer(int err)
 
 /* One ioctl query of @id into @buf; 0 or -errno. */
 static int ioctl_query(int fd, unsigned long cmd, uint32_t id, void *buf,
-		       struct kb_taskstats *ts)
+		       struct kb_ts_stats *ts)
 {
 	memset(buf, 0, IOCTL_BUF_SIZE);
 	memcpy((char *)buf + KB_TS_AC_PID_OFFSET, &id, sizeof(id));
 	if (ioctl(fd, cmd, buf))
 		return -errno;
 	if (ts)
-		kb_taskstats_decode(buf, IOCTL_BUF_SIZE, ts);
+		kb_ts_decode(buf, IOCTL_BUF_SIZE, ts);
 	return 0;
 }
 
@@ -944,8 +944,8 @@ static int open_proc_taskstats(const char *name)
 }
 
 /* Fields that cannot change between two queries of a sleeping task. */
-static bool same_stats(const struct kb_taskstats *a,
-		       const struct kb_taskstats *b, bool per_pid,
+static bool same_stats(const struct kb_ts_stats *a,
+		       const struct kb_ts_stats *b, bool per_pid,
 		       char *why, size_t whylen)
 {
 #define DIFFERS(f) (a->f != b->f && \
@@ -970,7 +970,7 @@ static void test_ioctl_matches_netlink(void)
 {
 	const char *name = "ioctl_matches_netlink";
 	pid_t pid = sleepers.n ? sleepers.pids[0] : getpid();
-	struct kb_taskstats by_ioctl, by_ioctl_tgid;
+	struct kb_ts_stats by_ioctl, by_ioctl_tgid;
 	struct kb_ts_reply r, rt;
 	char why[200], *buf;
 	struct kb_nl nl;
@@ -997,9 +997,9 @@ static void test_ioctl_matches_netlink(void)
 		snprintf(why, sizeof(why), "ioctl query of pid %d: %s",
 			 (int)pid, strerror(-err));
 	if (!err) {
-		err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
+		err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
 		if (!err)
-			err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID,
+			err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_TGID,
 					       pid, &rt);
 		if (err)
 			snprintf(why, sizeof(why), "TASKSTATS_CMD_GET of pid %d: %s",

@@ -17,6 +17,7 @@
 
 #include "kbench_ktap.h"
 #include "netlink.h"
+#include "taskstats.h"
 
 /* Hand-built buffers, written independently of the code under test. */
 static union {
@@ -164,7 +165,7 @@ static size_t build_reply(unsigned char *at, uint32_t seq, uint32_t pid,
 static void test_decode_versions(void)
 {
 	static unsigned char p[1024];
-	struct kb_taskstats ts;
+	struct kb_ts_stats ts;
 	static const struct { uint16_t version; size_t len; } cases[] = {
 		{ 13, 416 }, { 14, 432 }, { 15, 560 }, { 16, 560 }, { 17, 700 },
 	};
@@ -175,7 +176,7 @@ static void test_decode_versions(void)
 		bool ok;
 
 		fill_stats(p, cases[i].len, cases[i].version, 4321);
-		ok = !kb_taskstats_decode(p, cases[i].len, &ts) &&
+		ok = !kb_ts_decode(p, cases[i].len, &ts) &&
 		     ts.version == cases[i].version && ts.len == cases[i].len &&
 		     ts.pid == 4321 && ts.tgid == 4321 && ts.utime == 1234 &&
 		     ts.stime == 5678 && ts.cpu_count == 11 &&
@@ -189,10 +190,10 @@ static void test_decode_versions(void)
 
 	/* A payload that ends after ac_pid: later fields read as zero. */
 	fill_stats(p, 416, 13, 99);
-	kb_result(!kb_taskstats_decode(p, 132, &ts) && ts.pid == 99 &&
+	kb_result(!kb_ts_decode(p, 132, &ts) && ts.pid == 99 &&
 		  ts.utime == 0 && ts.tgid == 0, "decode_short",
 		  "fields beyond the payload were not zero");
-	kb_result(kb_taskstats_decode(p, 1, &ts) == -EBADMSG, "decode_tiny",
+	kb_result(kb_ts_decode(p, 1, &ts) == -EBADMSG, "decode_tiny",
 		  "a 1-byte payload was accepted");
 }
 
@@ -213,12 +214,12 @@ static void test_messages(void)
 
 	off = 0;
 	nlh = kb_nlmsg_next(buf.b, len, &off);
-	err = nlh ? kb_taskstats_parse(nlh, &r) : -1;
+	err = nlh ? kb_ts_parse(nlh, &r) : -1;
 	kb_result(!err && r.pid.present && r.pid.id == 1000 && r.pid.has_stats &&
 		  r.pid.stats.pid == 1000 && !r.tgid.present, "parse_aggr_pid",
 		  "AGGR_PID reply parsed wrongly");
 	nlh = kb_nlmsg_next(buf.b, len, &off);
-	err = nlh ? kb_taskstats_parse(nlh, &r) : -1;
+	err = nlh ? kb_ts_parse(nlh, &r) : -1;
 	kb_result(!err && r.pid.id == 1001 && r.tgid.present &&
 		  r.tgid.id == 1001 && r.tgid.has_stats, "parse_aggr_tgid",
 		  "exit record with AGGR_PID and AGGR_TGID parsed wrongly");
@@ -234,7 +235,7 @@ static void test_messages(void)
 	e = NLMSG_DATA(&buf.nlh);
 	e->error = -ESRCH;
 	kb_result(kb_nlmsg_error(&buf.nlh) == -ESRCH &&
-		  kb_taskstats_parse(&buf.nlh, &r) == -ESRCH, "msg_error",
+		  kb_ts_parse(&buf.nlh, &r) == -ESRCH, "msg_error",
 		  "NLMSG_ERROR not reported as its errno");
 
 	/* A reply without any stats attribute is malformed. */
@@ -243,7 +244,7 @@ static void test_messages(void)
 		       NULL, 0);
 	buf.nlh.nlmsg_len = len;
 	buf.nlh.nlmsg_type = 31;
-	kb_result(kb_taskstats_parse(&buf.nlh, &r) == -EBADMSG, "parse_no_stats",
+	kb_result(kb_ts_parse(&buf.nlh, &r) == -EBADMSG, "parse_no_stats",
 		  "a reply without stats was accepted");
 }
 
