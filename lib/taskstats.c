@@ -607,8 +607,7 @@ static int netlink_setup(struct kb_ts_ctx *ctx, unsigned int batch,
 
 /* ---- procfs ---------------------------------------------------------- */
 
-/* /proc/PID/stat starts with the pid: check we read the right task. */
-static bool stat_is_pid(const char *buf, ssize_t len, pid_t pid)
+bool kb_ts_stat_is_pid(const char *buf, ssize_t len, pid_t pid)
 {
 	char *end;
 	long v;
@@ -619,12 +618,32 @@ static bool stat_is_pid(const char *buf, ssize_t len, pid_t pid)
 	return end != buf && *end == ' ' && v == pid;
 }
 
+/*
+ * Whether the text a procfs pass read from proc_files[@f] answers for
+ * @pid: stat must start with the pid, the others must not be empty.
+ */
+static bool proc_answer_ok(size_t f, const char *buf, ssize_t len, pid_t pid)
+{
+	return f == 0 ? kb_ts_stat_is_pid(buf, len, pid) : len > 0;
+}
+
 static int open_proc_file(pid_t pid, const char *file)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
 	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Read into ctx->readbuf, NUL-terminated; the length or -1. */
+static ssize_t read_into(struct kb_ts_ctx *ctx, int fd, bool positioned)
+{
+	size_t room = sizeof(ctx->readbuf) - 1;
+	ssize_t len = positioned ? pread(fd, ctx->readbuf, room, 0) :
+				   read(fd, ctx->readbuf, room);
+
+	ctx->readbuf[len > 0 ? len : 0] = '\0';
+	return len;
 }
 
 /* open+read+close of every file of one pid. */
@@ -639,12 +658,9 @@ static bool procfs_read_pid(struct kb_ts_ctx *ctx, pid_t pid)
 
 		if (fd < 0)
 			return false;
-		len = read(fd, ctx->readbuf, sizeof(ctx->readbuf) - 1);
+		len = read_into(ctx, fd, false);
 		close(fd);
-		if (len > 0)
-			ctx->readbuf[len] = '\0';
-		if (f == 0 ? !stat_is_pid(ctx->readbuf, len, pid) : len <= 0)
-			good = false;
+		good &= proc_answer_ok(f, ctx->readbuf, len, pid);
 	}
 	return good;
 }
@@ -689,15 +705,11 @@ static bool pread_pid(struct kb_ts_ctx *ctx, size_t slot, pid_t pid)
 
 	for (f = 0; f < NR_PROC_FILES; f++) {
 		int fd = ctx->fds[slot * NR_PROC_FILES + f];
-		ssize_t len;
 
 		if (fd < 0)
 			return false;
-		len = pread(fd, ctx->readbuf, sizeof(ctx->readbuf) - 1, 0);
-		if (len > 0)
-			ctx->readbuf[len] = '\0';
-		if (f == 0 ? !stat_is_pid(ctx->readbuf, len, pid) : len <= 0)
-			good = false;
+		good &= proc_answer_ok(f, ctx->readbuf,
+				       read_into(ctx, fd, true), pid);
 	}
 	return good;
 }
@@ -928,6 +940,20 @@ long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
 
 /* ---- selecting pids by comm ------------------------------------------ */
 
+bool kb_ts_comm_matches(const char *buf, ssize_t len, const char *name)
+{
+	char comm[64];
+	size_t n;
+
+	if (len <= 0)
+		return false;
+	n = (size_t)len < sizeof(comm) - 1 ? (size_t)len : sizeof(comm) - 1;
+	memcpy(comm, buf, n);
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return strstr(comm, name) != NULL;
+}
+
 static bool comm_contains(int procfd, const char *pid, const char *name)
 {
 	char path[300], comm[64];
@@ -940,11 +966,7 @@ static bool comm_contains(int procfd, const char *pid, const char *name)
 		return false;
 	len = read(fd, comm, sizeof(comm) - 1);
 	close(fd);
-	if (len <= 0)
-		return false;
-	comm[len] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	return strstr(comm, name) != NULL;
+	return kb_ts_comm_matches(comm, len, name);
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -984,4 +1006,277 @@ long kb_ts_find_pids(const char *name, pid_t **pids)
 		qsort(v, n, sizeof(*v), cmp_pid);
 	*pids = v;
 	return n;
+}
+
+/* ---- /proc/PID: the independent source ------------------------------- */
+
+int kb_ts_proc_stat_parse(const char *buf, size_t len, struct kb_ts_proc *p)
+{
+	char text[1024], *open, *close;
+	unsigned long long ut, st;
+	unsigned int ppid;
+	long pid;
+	size_t n;
+
+	/* Longer than any stat line: reject rather than parse a prefix. */
+	if (!len || len >= sizeof(text))
+		return -EBADMSG;
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	open = strchr(text, '(');
+	close = strrchr(text, ')');	/* a comm may hold ')' itself */
+	if (!open || !close || close < open)
+		return -EBADMSG;
+	*open = '\0';
+	if (sscanf(text, "%ld", &pid) != 1 || pid <= 0 || pid > INT32_MAX)
+		return -EBADMSG;
+	/* After "(comm) ": state ppid, then utime and stime are fields 14, 15. */
+	if (sscanf(close + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+		   &p->state, &ppid, &ut, &st) != 4)
+		return -EBADMSG;
+	n = close - open - 1;
+	if (n > KB_TS_COMM_LEN)
+		return -EBADMSG;
+	memcpy(p->comm, open + 1, n);
+	p->comm[n] = '\0';
+	p->pid = pid;
+	p->ppid = ppid;
+	p->utime_ticks = ut;
+	p->stime_ticks = st;
+	return 0;
+}
+
+/* The value of "@key:\t<number>" in /proc/PID/status text, or -ENOENT. */
+static int status_field(const char *text, const char *key, uint64_t *val)
+{
+	size_t klen = strlen(key);
+	const char *line = text;
+	unsigned long long v;
+
+	while (line && *line) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			if (sscanf(line + klen + 1, " %llu", &v) != 1)
+				return -EBADMSG;
+			*val = v;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
+}
+
+int kb_ts_proc_status_parse(const char *buf, size_t len, struct kb_ts_proc *p)
+{
+	char text[4096];
+	int err;
+
+	if (!len || len >= sizeof(text))
+		return -EBADMSG;
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	err = status_field(text, "voluntary_ctxt_switches", &p->nvcsw);
+	if (!err)
+		err = status_field(text, "nonvoluntary_ctxt_switches",
+				   &p->nivcsw);
+	return err == -ENOENT ? -EBADMSG : err;
+}
+
+/* Read /proc/@pid/@file into @buf (NUL-terminated). Its length or -errno. */
+static ssize_t read_proc(pid_t pid, const char *file, char *buf, size_t size)
+{
+	int fd = open_proc_file(pid, file);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	if (len >= 0)
+		buf[len] = '\0';
+	return len;
+}
+
+int kb_ts_proc_read(pid_t pid, struct kb_ts_proc *p)
+{
+	char buf[4096];
+	ssize_t len;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	len = read_proc(pid, "stat", buf, sizeof(buf));
+	if (len < 0)
+		return len;
+	err = kb_ts_proc_stat_parse(buf, len, p);
+	if (err)
+		return err;
+	len = read_proc(pid, "status", buf, sizeof(buf));
+	if (len < 0)
+		return len;
+	return kb_ts_proc_status_parse(buf, len, p);
+}
+
+/* CPU times in us of two sources: 4 ticks of 10 ms and 25 % apart at most. */
+static bool cpu_close(uint64_t a_us, uint64_t b_us)
+{
+	uint64_t hi = a_us > b_us ? a_us : b_us, lo = a_us + b_us - hi;
+
+	return hi - lo <= 40000 + hi / 4;
+}
+
+/*
+ * /proc's utime+stime is the scheduler's runtime split by the ticks
+ * (cputime_adjust()), so it is compared with cpu_run_virtual_total, the
+ * same runtime, when filled. taskstats' own utime+stime are the raw tick
+ * samples, which a guest losing ticks undercounts: only an upper bound.
+ */
+static bool cpu_matches(const struct kb_ts_stats *ts, uint64_t proc_us,
+			char *why, size_t len)
+{
+	uint64_t ticks_us = ts->utime + ts->stime;
+	uint64_t run_us = ts->cpu_run_virtual_total / 1000;
+
+	if (run_us && !cpu_close(run_us, proc_us))
+		snprintf(why, len, "cpu_run_virtual_total %llu us, /proc utime+stime %llu us: more than 40 ms + 25%% apart",
+			 (unsigned long long)run_us,
+			 (unsigned long long)proc_us);
+	else if (!run_us && !cpu_close(ticks_us, proc_us))
+		snprintf(why, len, "ac_utime+ac_stime %llu us, /proc utime+stime %llu us: more than 40 ms + 25%% apart",
+			 (unsigned long long)ticks_us,
+			 (unsigned long long)proc_us);
+	else if (ticks_us > proc_us + 40000 + proc_us / 4)
+		snprintf(why, len, "ac_utime+ac_stime %llu us is above /proc utime+stime %llu us + 40 ms + 25%%",
+			 (unsigned long long)ticks_us,
+			 (unsigned long long)proc_us);
+	else
+		return true;
+	return false;
+}
+
+bool kb_ts_matches_proc(const struct kb_ts_stats *ts,
+			const struct kb_ts_proc *p, unsigned int what,
+			long ticks_per_s, char *why, size_t len)
+{
+	uint64_t proc_cpu = (p->utime_ticks + p->stime_ticks) * 1000000ull /
+		   (ticks_per_s > 0 ? ticks_per_s : 100);
+#define KB_TS_DIFFERS(tf, pf) (ts->tf != p->pf && \
+	snprintf(why, len, #tf " %llu, /proc " #pf " %llu", \
+		 (unsigned long long)ts->tf, (unsigned long long)p->pf))
+	if ((what & KB_TS_CMP_IDS) &&
+	    (KB_TS_DIFFERS(pid, pid) || KB_TS_DIFFERS(ppid, ppid)))
+		return false;
+	if ((what & KB_TS_CMP_CTXT) &&
+	    (KB_TS_DIFFERS(nvcsw, nvcsw) || KB_TS_DIFFERS(nivcsw, nivcsw)))
+		return false;
+#undef KB_TS_DIFFERS
+	if ((what & KB_TS_CMP_IDS) && strcmp(ts->comm, p->comm)) {
+		snprintf(why, len, "ac_comm '%s', /proc comm '%s'", ts->comm,
+			 p->comm);
+		return false;
+	}
+	return !(what & KB_TS_CMP_CPU) || cpu_matches(ts, proc_cpu, why, len);
+}
+
+/* ---- judgements of the taskstats checks ------------------------------ */
+
+/*
+ * CPU time of a task in us. cpu_run_virtual_total is the scheduler's own
+ * runtime in ns (filled when CONFIG_TASK_DELAY_ACCT is built in): exact,
+ * unlike utime + stime, which are sampled by the tick and undercounted by
+ * an emulated guest that loses ticks.
+ */
+static uint64_t cpu_us(const struct kb_ts_stats *ts, bool precise)
+{
+	return precise ? ts->cpu_run_virtual_total / 1000 :
+			 ts->utime + ts->stime;
+}
+
+bool kb_ts_tgid_plausible(const struct kb_ts_stats *tgid,
+			  const struct kb_ts_stats *threads, size_t n,
+			  uint64_t burnt_us, char *why, size_t len)
+{
+	bool precise = tgid->cpu_run_virtual_total != 0;
+	/*
+	 * The scheduler's runtime is exact (1 % for rounding and thread
+	 * start-up); tick-sampled time may miss or gain up to 25 %.
+	 */
+	unsigned int slack = precise ? 1 : 25;
+	uint64_t total = cpu_us(tgid, precise), sum = 0, nvcsw = 0, nivcsw = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		sum += cpu_us(&threads[i], precise);
+		nvcsw += threads[i].nvcsw;
+		nivcsw += threads[i].nivcsw;
+	}
+	if (total * 100 < burnt_us * (100 - slack))
+		snprintf(why, len, "TGID cpu time %llu us is below the %llu us the threads burnt",
+			 (unsigned long long)total,
+			 (unsigned long long)burnt_us);
+	else if (total * 100 < sum * (100 - slack))
+		snprintf(why, len, "TGID cpu time %llu us is below the sum of its threads, %llu us",
+			 (unsigned long long)total, (unsigned long long)sum);
+	else if (total * 100 > sum * (100 + slack) + 100 * 10000ull)
+		snprintf(why, len, "TGID cpu time %llu us is above the sum of its threads, %llu us (counted twice?)",
+			 (unsigned long long)total, (unsigned long long)sum);
+	else if (total * 2 > burnt_us * 3 + 2 * 50000ull)
+		snprintf(why, len, "TGID cpu time %llu us is over 1.5 times the %llu us the threads burnt",
+			 (unsigned long long)total,
+			 (unsigned long long)burnt_us);
+	else if (tgid->nvcsw != nvcsw || tgid->nivcsw != nivcsw)
+		snprintf(why, len, "TGID context switches %llu/%llu are not the sum of its resting threads', %llu/%llu",
+			 (unsigned long long)tgid->nvcsw,
+			 (unsigned long long)tgid->nivcsw,
+			 (unsigned long long)nvcsw, (unsigned long long)nivcsw);
+	else
+		return true;
+	return false;
+}
+
+bool kb_ts_wpcopy_plausible(const struct kb_ts_stats *on,
+			    const struct kb_ts_stats *off, uint64_t pages,
+			    char *why, size_t len)
+{
+	if (on->wpcopy_count < pages)
+		snprintf(why, len, "wpcopy_count %llu with task_delayacct=1 is below the %llu pages the child copied on write",
+			 (unsigned long long)on->wpcopy_count,
+			 (unsigned long long)pages);
+	else if (on->wpcopy_count > pages + KB_TS_WPCOPY_SLACK)
+		snprintf(why, len, "wpcopy_count %llu is above the %llu pages the child wrote (+%d for its stack and libc)",
+			 (unsigned long long)on->wpcopy_count,
+			 (unsigned long long)pages, KB_TS_WPCOPY_SLACK);
+	else if (!on->wpcopy_delay_total)
+		snprintf(why, len, "wpcopy_delay_total is 0 after %llu copies",
+			 (unsigned long long)on->wpcopy_count);
+	else if (off->wpcopy_count || off->wpcopy_delay_total)
+		snprintf(why, len, "wpcopy_count %llu / total %llu ns with task_delayacct=0: not the field the knob gates",
+			 (unsigned long long)off->wpcopy_count,
+			 (unsigned long long)off->wpcopy_delay_total);
+	else
+		return true;
+	return false;
+}
+
+bool kb_ts_cgroupstats_plausible(const struct kb_ts_cgroupstats *cs,
+				 uint64_t sleepers, uint64_t tasks,
+				 char *why, size_t len)
+{
+	/* Each task is counted once, in its state; io_wait only outside them. */
+	uint64_t sum = cs->nr_sleeping + cs->nr_running + cs->nr_stopped +
+		       cs->nr_uninterruptible + cs->nr_io_wait;
+
+	if (cs->nr_sleeping < sleepers)
+		snprintf(why, len, "nr_sleeping %llu is below our %llu sleepers",
+			 (unsigned long long)cs->nr_sleeping,
+			 (unsigned long long)sleepers);
+	else if (sum > tasks + KB_TS_CGROUP_SLACK)
+		snprintf(why, len, "the states add up to %llu tasks, the cgroup holds at most %llu (+%d): counted twice?",
+			 (unsigned long long)sum, (unsigned long long)tasks,
+			 KB_TS_CGROUP_SLACK);
+	else
+		return true;
+	return false;
 }

@@ -260,4 +260,93 @@ long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx);
  */
 long kb_ts_find_pids(const char *name, pid_t **pids);
 
+/*
+ * Does /proc/PID/stat start with @pid? The check of every procfs pass
+ * (we read the right task).
+ */
+bool kb_ts_stat_is_pid(const char *buf, ssize_t len, pid_t pid);
+
+/* Is @name in the comm text @buf[0..@len) (a /proc/PID/comm read)? */
+bool kb_ts_comm_matches(const char *buf, ssize_t len, const char *name);
+
+/* ---- /proc/PID: the independent source ------------------------------- */
+
+/* What /proc/PID/stat and /proc/PID/status say of a task. */
+struct kb_ts_proc {
+	uint32_t pid;
+	uint32_t ppid;
+	char comm[KB_TS_COMM_LEN + 1];
+	char state;
+	uint64_t utime_ticks;	/* clock ticks, sysconf(_SC_CLK_TCK) */
+	uint64_t stime_ticks;
+	uint64_t nvcsw;		/* status: voluntary_ctxt_switches */
+	uint64_t nivcsw;	/* status: nonvoluntary_ctxt_switches */
+};
+
+/*
+ * Parse the text of /proc/PID/stat (pid, comm, state, ppid, utime,
+ * stime) and of /proc/PID/status (the context switch counts) into @p.
+ * 0 or -EBADMSG (malformed, truncated or longer than any real file).
+ */
+int kb_ts_proc_stat_parse(const char *buf, size_t len, struct kb_ts_proc *p);
+int kb_ts_proc_status_parse(const char *buf, size_t len,
+			    struct kb_ts_proc *p);
+
+/* Read and parse both files of @pid. 0 or -errno. */
+int kb_ts_proc_read(pid_t pid, struct kb_ts_proc *p);
+
+#define KB_TS_CMP_IDS	0x1	/* pid, ppid, comm: exact */
+#define KB_TS_CMP_CTXT	0x2	/* nvcsw, nivcsw: exact (a task at rest) */
+#define KB_TS_CMP_CPU	0x4	/* CPU time: within 40 ms + 25 % */
+
+/*
+ * Compare what taskstats says of a task with what /proc says (@what:
+ * KB_TS_CMP_* bits). /proc's CPU time is the scheduler's runtime, as is
+ * cpu_run_virtual_total (compared both ways when filled); taskstats'
+ * tick-sampled utime+stime may only be lower (a guest loses ticks).
+ * Tolerance: 40 ms + 25 %. false with the first difference in @why.
+ */
+bool kb_ts_matches_proc(const struct kb_ts_stats *ts,
+			const struct kb_ts_proc *p, unsigned int what,
+			long ticks_per_s, char *why, size_t len);
+
+/* ---- judgements of the taskstats checks ------------------------------ */
+
+/*
+ * The TGID aggregate @tgid of @n threads at rest (@threads, queried one
+ * by one) that burnt @burnt_us of CPU in all: both bounds on the CPU time
+ * (the scheduler's cpu_run_virtual_total when filled, else tick-sampled
+ * utime+stime), and context switches equal to the threads' sum, so that
+ * a thread counted twice fails as surely as one left out.
+ */
+bool kb_ts_tgid_plausible(const struct kb_ts_stats *tgid,
+			  const struct kb_ts_stats *threads, size_t n,
+			  uint64_t burnt_us, char *why, size_t len);
+
+/* Copy-on-write faults a child may take beyond the pages it writes. */
+#define KB_TS_WPCOPY_SLACK	256
+
+/*
+ * Delay accounting of a child that wrote @pages pages shared with its
+ * parent (one copy-on-write each): @on was forked with
+ * kernel.task_delayacct=1, @off with 0. wpcopy_* exist only with the
+ * knob on (tsk->delays), so @on must count the pages (upper bound too)
+ * and @off must stay zero.
+ */
+bool kb_ts_wpcopy_plausible(const struct kb_ts_stats *on,
+			    const struct kb_ts_stats *off, uint64_t pages,
+			    char *why, size_t len);
+
+/* Tasks that may join a cgroup between counting and the query. */
+#define KB_TS_CGROUP_SLACK	64
+
+/*
+ * A cgroupstats answer for a cgroup holding our @sleepers and at most
+ * @tasks tasks: nr_sleeping covers the sleepers, and the states, each
+ * task counted once, add up to no more than the tasks.
+ */
+bool kb_ts_cgroupstats_plausible(const struct kb_ts_cgroupstats *cs,
+				 uint64_t sleepers, uint64_t tasks,
+				 char *why, size_t len);
+
 #endif /* KBENCH_TASKSTATS_H */
