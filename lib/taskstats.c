@@ -1012,7 +1012,7 @@ long kb_ts_find_pids(const char *name, pid_t **pids)
 
 int kb_ts_proc_stat_parse(const char *buf, size_t len, struct kb_ts_proc *p)
 {
-	char text[1024], *open, *close;
+	char text[1024], *open, *close, *end;
 	unsigned long long ut, st;
 	unsigned int ppid;
 	long pid;
@@ -1028,7 +1028,8 @@ int kb_ts_proc_stat_parse(const char *buf, size_t len, struct kb_ts_proc *p)
 	if (!open || !close || close < open)
 		return -EBADMSG;
 	*open = '\0';
-	if (sscanf(text, "%ld", &pid) != 1 || pid <= 0 || pid > INT32_MAX)
+	pid = strtol(text, &end, 10);
+	if (end == text || *end != ' ' || pid <= 0 || pid > INT32_MAX)
 		return -EBADMSG;
 	/* After "(comm) ": state ppid, then utime and stime are fields 14, 15. */
 	if (sscanf(close + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",

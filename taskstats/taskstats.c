@@ -150,7 +150,7 @@ static int wait_at_rest(pid_t tid, struct kb_ts_proc *p)
 }
 
 /* The sleepers, spawned by the first test that needs them. */
-static struct kb_children *sleepers(struct ctx *c)
+static struct kb_children *get_sleepers(struct ctx *c)
 {
 	struct kb_proc_limits lim;
 	long want = c->procs;
@@ -941,7 +941,7 @@ static int test_cgroupstats(void *arg, char *why, size_t len)
 	rc = netlink_ready(c, false, why, len);
 	if (rc != KSFT_PASS)
 		return rc;
-	nsleepers = sleepers(c)->n;
+	nsleepers = get_sleepers(c)->n;
 	ndirs = own_cgroup_dirs(dirs, MAX_CGROUP_DIRS);
 	if (ndirs < 0)
 		return kb_errno_result(ndirs, KB_NO_CAP,
@@ -1400,7 +1400,7 @@ static bool method_needs_admin(enum kb_ts_method m)
 static void prepare_method(struct ctx *c, enum kb_ts_method m)
 {
 	struct method_run *run = &c->runs[m];
-	struct kb_children *s = sleepers(c);
+	struct kb_children *s = get_sleepers(c);
 	int err;
 
 	run->state = RUN_SKIP;
@@ -1541,17 +1541,30 @@ static int method_row(struct ctx *c, enum kb_ts_method m, char *why,
 	return KSFT_PASS;
 }
 
-#define METHOD_ROW(fn, method)						\
-static int fn(void *arg, char *why, size_t len)			\
-{									\
-	return method_row(arg, method, why, len);			\
+static int row_netlink_per_pid(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_NETLINK_PER_PID, why, len);
 }
 
-METHOD_ROW(row_netlink_per_pid, KB_TS_NETLINK_PER_PID)
-METHOD_ROW(row_netlink_batched, KB_TS_NETLINK_BATCHED)
-METHOD_ROW(row_procfs, KB_TS_PROCFS)
-METHOD_ROW(row_procfs_pread, KB_TS_PROCFS_PREAD)
-METHOD_ROW(row_ioctl, KB_TS_IOCTL)
+static int row_netlink_batched(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_NETLINK_BATCHED, why, len);
+}
+
+static int row_procfs(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_PROCFS, why, len);
+}
+
+static int row_procfs_pread(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_PROCFS_PREAD, why, len);
+}
+
+static int row_ioctl(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_IOCTL, why, len);
+}
 
 /* The seed's table, plus the spread and the ratio to per-pid netlink. */
 static void print_table(const struct ctx *c)

@@ -9,7 +9,7 @@
  * show. No socket is opened here; the real kernel interface is exercised
  * by taskstats/taskstats.
  *
- * Build: gcc -I<ksft> -Ilib tests/unit_netlink.c lib/[a-z]*.c -lcap -lm -lnuma
+ * Built and run by tests/run.sh unit_c, linked with every lib/ source.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -379,8 +379,7 @@ static void test_batch_match(void)
 }
 
 static const char stat_text[] =
-	"4242 (a) (b)) S 4241 4242 4242 0 -1 4194560 100 0 0 0 "
-	"250 50 0 0 20 0 1 0 123 0 0\n";
+	"4242 (a) (b)) S 4241 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 123 0 0\n";
 static const char status_text[] =
 	"Name:\ta) (b)\nState:\tS (sleeping)\n"
 	"voluntary_ctxt_switches:\t17\nnonvoluntary_ctxt_switches:\t3\n";
@@ -430,7 +429,7 @@ static void stats_of_text(struct kb_ts_stats *ts)
 	memset(ts, 0, sizeof(*ts));
 	ts->pid = 4242;
 	ts->ppid = 4241;
-	strcpy(ts->comm, "a) (b)");
+	snprintf(ts->comm, sizeof(ts->comm), "a) (b)");
 	ts->nvcsw = 17;
 	ts->nivcsw = 3;
 	ts->utime = 2400000;
