@@ -241,6 +241,20 @@ static int get_failed(int err, const char *what, char *why, size_t len)
 	return kb_errno_result(err, CAP_NET_ADMIN, what, why, len);
 }
 
+/* KSFT_PASS when taskstats' @ts agrees with /proc's @p on @what. */
+static int against_proc(const struct ctx *c, const struct kb_ts_stats *ts,
+			const struct kb_ts_proc *p, unsigned int what,
+			const char *label, char *why, size_t len)
+{
+	char diff[200];
+
+	if (kb_ts_matches_proc(ts, p, what, c->ticks_per_s, diff,
+			       sizeof(diff)))
+		return KSFT_PASS;
+	snprintf(why, len, "%s: %s", label, diff);
+	return KSFT_FAIL;
+}
+
 /* ---- family and own pid ---------------------------------------------- */
 
 static int test_family_resolves(void *arg, char *why, size_t len)
@@ -293,7 +307,6 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 	pid_t child = kb_children_fork(&c->helpers, rest_child, NULL);
 	struct kb_ts_proc before, after;
 	struct kb_ts_reply r;
-	char diff[200];
 	int err;
 
 	if (child < 0)
@@ -316,13 +329,9 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 		snprintf(why, len, "the child at rest switched context during the query");
 		return KSFT_FAIL;
 	}
-	if (!kb_ts_matches_proc(&r.pid.stats, &after,
-				KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
-				c->ticks_per_s, diff, sizeof(diff))) {
-		snprintf(why, len, "pid %d: %s", child, diff);
-		return KSFT_FAIL;
-	}
-	return KSFT_PASS;
+	return against_proc(c, &r.pid.stats, &after,
+			    KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
+			    "a child at rest against /proc", why, len);
 }
 
 static int test_get_self(void *arg, char *why, size_t len)
@@ -331,7 +340,6 @@ static int test_get_self(void *arg, char *why, size_t len)
 	struct kb_ts_reply r, rt;
 	struct kb_ts_proc self;
 	struct kb_nl nl;
-	char diff[200];
 	int err, rc;
 
 	rc = netlink_ready(c, true, why, len);
@@ -355,12 +363,9 @@ static int test_get_self(void *arg, char *why, size_t len)
 	kb_param_num("taskstats_version", r.pid.stats.version);
 	kb_param_num("taskstats_bytes", r.pid.stats.len);
 	rc = check_self_reply(&r, why, len);
-	if (rc == KSFT_PASS &&
-	    !kb_ts_matches_proc(&r.pid.stats, &self, KB_TS_CMP_IDS,
-				c->ticks_per_s, diff, sizeof(diff))) {
-		snprintf(why, len, "our own pid: %s", diff);
-		rc = KSFT_FAIL;
-	}
+	if (rc == KSFT_PASS)
+		rc = against_proc(c, &r.pid.stats, &self, KB_TS_CMP_IDS,
+				  "our own pid against /proc", why, len);
 	if (rc == KSFT_PASS &&
 	    (!rt.tgid.present || rt.tgid.id != (uint32_t)getpid())) {
 		snprintf(why, len, "TGID query of our own tgid has no matching TASKSTATS_TYPE_AGGR_TGID");
@@ -423,7 +428,6 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 	struct kb_ts_stats threads[TGID_THREADS];
 	struct kb_ts_reply r;
 	struct kb_ts_proc p;
-	char diff[200];
 	int i, err;
 
 	for (i = 0, err = 0; i < TGID_THREADS && !err; i++)
@@ -455,12 +459,8 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 	if (!kb_ts_tgid_plausible(&r.tgid.stats, threads, TGID_THREADS,
 				  TGID_THREADS * burn_ms * 1000, why, len))
 		return KSFT_FAIL;
-	if (!kb_ts_matches_proc(&r.tgid.stats, &p, KB_TS_CMP_CPU,
-				c->ticks_per_s, diff, sizeof(diff))) {
-		snprintf(why, len, "TGID against /proc/%d/stat: %s", child, diff);
-		return KSFT_FAIL;
-	}
-	return KSFT_PASS;
+	return against_proc(c, &r.tgid.stats, &p, KB_TS_CMP_CPU,
+			    "TGID against /proc/PID/stat", why, len);
 }
 
 static int test_tgid_aggregate(void *arg, char *why, size_t len)
@@ -1219,7 +1219,6 @@ static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
 	struct three_answers a;
 	pid_t child = -1;
 	struct kb_nl nl;
-	char diff[200];
 	int fd, err, rc;
 
 	rc = ioctl_ready(why, len);
@@ -1249,12 +1248,11 @@ static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
 		  (unsigned long long)a.ioctl_pid.nvcsw,
 		  (unsigned long long)a.ioctl_tgid.nvcsw,
 		  (unsigned long long)a.proc.nvcsw);
-	if (!kb_ts_matches_proc(&a.ioctl_pid, &a.proc,
-				KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
-				c->ticks_per_s, diff, sizeof(diff))) {
-		snprintf(why, len, "ioctl against /proc: %s", diff);
-		return KSFT_FAIL;
-	}
+	rc = against_proc(c, &a.ioctl_pid, &a.proc,
+			  KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
+			  "ioctl against /proc", why, len);
+	if (rc != KSFT_PASS)
+		return rc;
 	if (!same_stats(&a.ioctl_pid, &a.nl_pid.pid.stats, true, why, len) ||
 	    !same_stats(&a.ioctl_tgid, &a.nl_tgid.tgid.stats, false, why, len))
 		return KSFT_FAIL;
