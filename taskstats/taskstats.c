@@ -1057,7 +1057,7 @@ struct malformed {
 };
 
 /*
- * The requests of kernel/taskstats.c's error paths: no command
+ * The requests of the kernel's taskstats error paths: no command
  * attribute (taskstats_user_cmd: EINVAL), a 2-byte pid (the NLA_U32
  * policy: ERANGE), an unknown command (genetlink: EOPNOTSUPP), and a
  * header claiming more bytes than were sent (netlink_rcv_skb() drops it
