@@ -1616,6 +1616,9 @@ static int test_children_reaped(void *arg, char *why, size_t len)
 /*
  * KTAP order and names are an API: checks, one row per method (named by
  * kb_ts_method_name(), desc from kb_ts_method_desc()), children_reaped.
+ * A new method is an enum value and a methods[] entry in lib/taskstats.c,
+ * a row_NAME() function above and an M() line here; build_tests() stops
+ * the program when a method has no row.
  */
 static struct kb_test tests[] = {
 	T(family_resolves, "the TASKSTATS genetlink family resolves"),
