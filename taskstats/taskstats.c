@@ -633,32 +633,42 @@ static int exit_child(void *arg)
  * Wait up to 5 s for the exit record of @pid among everything the
  * listener receives (other tasks exit too). 0 or -errno.
  */
+/* Is our record in the datagram @buf[0..@n)? Leaves it in @r. */
+static bool has_exit_record(const char *buf, size_t n, pid_t pid,
+			    struct kb_ts_reply *r)
+{
+	const struct nlmsghdr *nlh;
+	size_t off = 0;
+
+	while ((nlh = kb_nlmsg_next(buf, n, &off)))
+		if (!kb_ts_parse(nlh, r) && r->pid.present &&
+		    r->pid.id == (uint32_t)pid)
+			return true;
+	return false;
+}
+
 static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 			    int *drops)
 {
 	uint64_t end = kb_now_ns() + 5000000000ull;
-	const struct nlmsghdr *nlh;
-	static char buf[65536];
-	size_t off;
+	const size_t size = 65536;
+	char *buf = malloc(size);
+	int err = -ETIMEDOUT;
 	ssize_t n;
 
-	while (kb_now_ns() < end) {
-		n = kb_nl_recv(nl, buf, sizeof(buf));
-		if (n == -ENOBUFS) {
+	if (!buf)
+		return -ENOMEM;
+	while (err == -ETIMEDOUT && kb_now_ns() < end) {
+		n = kb_nl_recv(nl, buf, size);
+		if (n == -ENOBUFS)
 			(*drops)++;
-			continue;
-		}
-		if (n == -EAGAIN)
-			continue;
-		if (n < 0)
-			return n;
-		off = 0;
-		while ((nlh = kb_nlmsg_next(buf, n, &off)))
-			if (!kb_ts_parse(nlh, r) && r->pid.present &&
-			    r->pid.id == (uint32_t)pid)
-				return 0;
+		else if (n < 0 && n != -EAGAIN)
+			err = n;
+		else if (n > 0 && has_exit_record(buf, n, pid, r))
+			err = 0;
 	}
-	return -ETIMEDOUT;
+	free(buf);
+	return err;
 }
 
 static int judge_exit(const struct kb_ts_reply *r, pid_t pid, char *why,
@@ -1616,7 +1626,7 @@ static int test_children_reaped(void *arg, char *why, size_t len)
 /*
  * KTAP order and names are an API: checks, one row per method (named by
  * kb_ts_method_name(), desc from kb_ts_method_desc()), children_reaped.
- * A new method is an enum value and a methods[] entry in lib/taskstats.c,
+ * A new method is an enum value and a methods[] entry in the library,
  * a row_NAME() function above and an M() line here; build_tests() stops
  * the program when a method has no row.
  */
