@@ -1273,8 +1273,8 @@ bool kb_ts_cgroupstats_plausible(const struct kb_ts_cgroupstats *cs,
 		snprintf(why, len, "nr_sleeping %llu is below our %llu sleepers",
 			 (unsigned long long)cs->nr_sleeping,
 			 (unsigned long long)sleepers);
-	else if (sum > tasks + KB_TS_CGROUP_SLACK)
-		snprintf(why, len, "the states add up to %llu tasks, the cgroup holds at most %llu (+%d): counted twice?",
+	else if (sum > tasks + tasks / 8 + KB_TS_CGROUP_SLACK)
+		snprintf(why, len, "the states add up to %llu tasks, the cgroup holds at most %llu (+1/8 +%d): counted twice?",
 			 (unsigned long long)sum, (unsigned long long)tasks,
 			 KB_TS_CGROUP_SLACK);
 	else

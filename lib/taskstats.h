@@ -343,7 +343,9 @@ bool kb_ts_wpcopy_plausible(const struct kb_ts_stats *on,
 /*
  * A cgroupstats answer for a cgroup holding our @sleepers and at most
  * @tasks tasks: nr_sleeping covers the sleepers, and the states, each
- * task counted once, add up to no more than the tasks.
+ * task counted once, add up to no more than the tasks (+1/8 +64 for
+ * tasks forked by others between the counts and the query: counting
+ * our sleepers twice still exceeds it).
  */
 bool kb_ts_cgroupstats_plausible(const struct kb_ts_cgroupstats *cs,
 				 uint64_t sleepers, uint64_t tasks,
