@@ -514,6 +514,53 @@ const char *kb_cap_name(cap_value_t cap)
 	return buf;
 }
 
+/* ---- /proc/PID/stat ---------------------------------------------------- */
+
+int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	size_t len;
+	char *end;
+	int n;
+
+	memset(st, 0, sizeof(*st));
+	if (!open || !close || close < open)
+		return -EBADMSG;
+	errno = 0;
+	st->pid = (int)strtol(text, &end, 10);
+	if (end == text || end + 1 != open || *end != ' ' || errno)
+		return -EBADMSG;
+	len = (size_t)(close - open - 1);
+	if (len >= sizeof(st->comm))
+		len = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, len);
+	/*
+	 * state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime cutime cstime priority nice num_threads
+	 * itrealvalue starttime
+	 */
+	n = sscanf(close + 1,
+		   " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %ld %*d %llu",
+		   &st->state, &st->ppid, &st->pgrp, &st->session, &st->utime,
+		   &st->stime, &st->num_threads, &st->start_time);
+	return n == 8 ? 0 : -EBADMSG;
+}
+
+int kb_proc_stat_read(pid_t pid, struct kb_proc_stat *st)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	n = kb_read_all(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return kb_proc_stat_parse(buf, st);
+}
+
 /* ---- cleanup --------------------------------------------------------- */
 
 #define KB_MAX_CLEANUPS 64
@@ -767,14 +814,13 @@ void kb_usage_hint(void)
 	exit(KB_EXIT_USAGE);
 }
 
-/* A "" or ",," element of a comma list is a mistake, not "nothing". */
-static void check_list_elements(const char *list, const char *what)
+void kb_check_list(const char *list, const char *what)
 {
 	size_t len = strlen(list);
 
 	if (!len || list[0] == ',' || list[len - 1] == ',' ||
 	    strstr(list, ",,"))
-		kb_usage_error("invalid value '%s' for %s: empty name in the list",
+		kb_usage_error("invalid value '%s' for %s: an empty item in the list",
 			       list, what);
 }
 
@@ -783,7 +829,7 @@ void kb_select_names(const char *list, const char *what,
 {
 	char *copy, *save, *tok;
 
-	check_list_elements(list, what);
+	kb_check_list(list, what);
 	copy = strdup(list);
 	if (!copy) {
 		perror("kbench: strdup");
@@ -1046,7 +1092,7 @@ static void select_tests(const struct kb_cli *cli, struct kb_opts *o,
 	char *copy, *save, *tok;
 	int i;
 
-	check_list_elements(list, "--test");
+	kb_check_list(list, "--test");
 	copy = strdup(list);
 	if (!copy) {
 		perror("kbench: strdup");

@@ -30,6 +30,9 @@
 #ifndef __noreturn
 #define __noreturn       __attribute__((__noreturn__))
 #endif
+#ifndef __aligned
+#define __aligned(x)     __attribute__((__aligned__(x)))
+#endif
 #ifndef __printf
 #define __printf(a, b)   __attribute__((format(printf, a, b)))
 #endif
@@ -156,6 +159,30 @@ bool kb_emulated_guest(void);
 bool kb_have_cap(cap_value_t cap);
 const char *kb_cap_name(cap_value_t cap);
 
+/*
+ * The fields of /proc/PID/stat that tests compare syscalls against: an
+ * independent source, formatted by procfs from the task itself.
+ */
+struct kb_proc_stat {
+	int pid;
+	char comm[64];
+	char state;
+	int ppid, pgrp, session;
+	unsigned long long utime, stime;	/* clock ticks */
+	long num_threads;
+	unsigned long long start_time;		/* ticks after boot */
+};
+
+/*
+ * Parse the text of a /proc/PID/stat file. comm may hold spaces and
+ * parentheses: it ends at the last ')'. 0, or -EBADMSG when a field is
+ * missing or malformed.
+ */
+int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st);
+
+/* Read and parse /proc/PID/stat (@pid 0: /proc/self/stat). 0 or -errno. */
+int kb_proc_stat_read(pid_t pid, struct kb_proc_stat *st);
+
 /* ---- cleanup --------------------------------------------------------- */
 
 /*
@@ -262,6 +289,8 @@ unsigned long long kb_parse_duration(const char *s, const char *what);
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max);
+/* A "" or ",," element of a comma list is a usage error, not "nothing". */
+void kb_check_list(const char *list, const char *what);
 /*
  * Pick items by name from a comma list ("-t fork,getpid"): @select(name)
  * marks the item and returns false for a name it does not know, which is
@@ -286,7 +315,7 @@ struct kb_test {
 	const char *desc;
 };
 
-#define KB_MAX_TESTS	64
+#define KB_MAX_TESTS	2048	/* room for a test per pmqtest pair */
 
 /* Index of the test called @name in tests[0..n-1], or -1. */
 int kb_test_index(const struct kb_test *tests, size_t n, const char *name);

@@ -103,7 +103,8 @@ static inline int kb_errno_result(int err, int cap, const char *what,
 
 /*
  * Write the JSON document when @json_path is set, print the totals and
- * exit: 0 when every planned test passed or skipped, 1 otherwise.
+ * exit: 0 when every planned test passed or skipped, 1 otherwise, and
+ * KSFT_SKIP (4) when every planned test skipped (nothing ran).
  * A JSON file that cannot be written is a failure of the run.
  */
 static inline void kb_finish(const char *json_path)
@@ -117,6 +118,10 @@ static inline void kb_finish(const char *json_path)
 				       strerror(-err));
 			ksft_exit_fail();
 		}
+	}
+	if (ksft_plan && ksft_cnt.ksft_xskip == ksft_plan) {
+		ksft_print_cnts();
+		exit(KSFT_SKIP);
 	}
 	ksft_finished();
 }

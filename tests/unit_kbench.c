@@ -412,6 +412,46 @@ static int runner_reports_by_name(void *ctx, char *reason, size_t len)
 		       "an unselected test was reported");
 }
 
+static void run_all_skipped(const void *arg)
+{
+	static const struct kb_test skipped[] = {
+		{ "s1", code_skip, NULL }, { "s2", code_skip, NULL },
+	};
+	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+
+	(void)arg;
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	kb_run_tests(skipped, ARRAY_SIZE(skipped), &o, NULL);
+	kb_finish(NULL);
+}
+
+static void run_one_failed(const void *arg)
+{
+	static const struct kb_test mixed[] = {
+		{ "s1", code_skip, NULL }, { "f1", code_fail, NULL },
+	};
+	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+
+	(void)arg;
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	kb_run_tests(mixed, ARRAY_SIZE(mixed), &o, NULL);
+	kb_finish(NULL);
+}
+
+/* Exit status: 4 when every test skipped, 1 when one failed. */
+static int finish_exit_status(void *ctx, char *reason, size_t len)
+{
+	int skipped = child_exit_code(run_all_skipped, NULL);
+	int failed = child_exit_code(run_one_failed, NULL);
+
+	(void)ctx;
+	if (skipped == KSFT_SKIP && failed == KSFT_FAIL)
+		return KSFT_PASS;
+	snprintf(reason, len, "all skipped: exit %d (want 4); one failed: exit %d (want 1)",
+		 skipped, failed);
+	return KSFT_FAIL;
+}
+
 /* ---- the errno rule ---------------------------------------------------- */
 
 static bool seccomp_filtered(void)
@@ -482,6 +522,44 @@ static int errno_rule(void *ctx, char *reason, size_t len)
 		return verdict(false, reason, len, "an errno was classified wrongly");
 	return verdict(!child_exit_code(errno_rule_without_cap, NULL), reason,
 		       len, "without CAP_SYS_ADMIN, an errno other than EPERM/EACCES became a SKIP, or EPERM did not");
+}
+
+/* ---- /proc/PID/stat ----------------------------------------------------- */
+
+static int proc_stat_parse(void *ctx, char *reason, size_t len)
+{
+	static const char *const bad[] = {
+		"",
+		"123",
+		"123 (comm",
+		"x (comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		"123(comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		"123 (comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0",
+		"123 (comm) S one 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		")( 123 (comm) S 1 2 3",
+	};
+	const char *good =
+		"4242 (a) b (c)) R 17 4242 4200 34816 4242 4194560 100 0 0 0 7 8 0 0 20 0 3 0 12345 9000 500";
+	struct kb_proc_stat st, self;
+	size_t i;
+	bool ok;
+
+	(void)ctx;
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (kb_proc_stat_parse(bad[i], &st) != -EBADMSG) {
+			snprintf(reason, len, "accepted malformed stat #%zu '%s'",
+				 i, bad[i]);
+			return KSFT_FAIL;
+		}
+	ok = !kb_proc_stat_parse(good, &st) && st.pid == 4242 &&
+	     !strcmp(st.comm, "a) b (c)") && st.state == 'R' &&
+	     st.ppid == 17 && st.pgrp == 4242 && st.session == 4200 &&
+	     st.utime == 7 && st.stime == 8 && st.num_threads == 3 &&
+	     st.start_time == 12345;
+	ok &= !kb_proc_stat_read(0, &self) && self.pid == getpid() &&
+	      self.ppid == getppid() && self.pgrp == getpgrp() &&
+	      self.session == getsid(0) && self.num_threads == 1;
+	return verdict(ok, reason, len, "a valid stat line was misread");
 }
 
 /* ---- knobs and cleanup -------------------------------------------------- */
@@ -570,7 +648,9 @@ static const struct kb_test tests[] = {
 	T(options_reject_bad_lines),
 	T(options_accept_valid),
 	T(runner_reports_by_name),
+	T(finish_exit_status),
 	T(errno_rule),
+	T(proc_stat_parse),
 	{ "knob_set_and_restore", knob_set_and_restore, NULL },
 	T(cleanup_stack_order),
 	T(cleanup_signal_reraised),
