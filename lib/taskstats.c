@@ -1010,43 +1010,6 @@ long kb_ts_find_pids(const char *name, pid_t **pids)
 
 /* ---- /proc/PID: the independent source ------------------------------- */
 
-int kb_ts_proc_stat_parse(const char *buf, size_t len, struct kb_ts_proc *p)
-{
-	char text[1024], *open, *close, *end;
-	unsigned long long ut, st;
-	unsigned int ppid;
-	long pid;
-	size_t n;
-
-	/* Longer than any stat line: reject rather than parse a prefix. */
-	if (!len || len >= sizeof(text))
-		return -EBADMSG;
-	memcpy(text, buf, len);
-	text[len] = '\0';
-	open = strchr(text, '(');
-	close = strrchr(text, ')');	/* a comm may hold ')' itself */
-	if (!open || !close || close < open)
-		return -EBADMSG;
-	*open = '\0';
-	pid = strtol(text, &end, 10);
-	if (end == text || *end != ' ' || pid <= 0 || pid > INT32_MAX)
-		return -EBADMSG;
-	/* After "(comm) ": state ppid, then utime and stime are fields 14, 15. */
-	if (sscanf(close + 1, " %c %u %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-		   &p->state, &ppid, &ut, &st) != 4)
-		return -EBADMSG;
-	n = close - open - 1;
-	if (n > KB_TS_COMM_LEN)
-		return -EBADMSG;
-	memcpy(p->comm, open + 1, n);
-	p->comm[n] = '\0';
-	p->pid = pid;
-	p->ppid = ppid;
-	p->utime_ticks = ut;
-	p->stime_ticks = st;
-	return 0;
-}
-
 /* The value of "@key:\t<number>" in /proc/PID/status text, or -ENOENT. */
 static int status_field(const char *text, const char *key, uint64_t *val)
 {
@@ -1108,10 +1071,7 @@ int kb_ts_proc_read(pid_t pid, struct kb_ts_proc *p)
 	int err;
 
 	memset(p, 0, sizeof(*p));
-	len = read_proc(pid, "stat", buf, sizeof(buf));
-	if (len < 0)
-		return len;
-	err = kb_ts_proc_stat_parse(buf, len, p);
+	err = kb_proc_stat_read(pid, &p->stat);
 	if (err)
 		return err;
 	len = read_proc(pid, "status", buf, sizeof(buf));
@@ -1161,21 +1121,22 @@ bool kb_ts_matches_proc(const struct kb_ts_stats *ts,
 			const struct kb_ts_proc *p, unsigned int what,
 			long ticks_per_s, char *why, size_t len)
 {
-	uint64_t proc_cpu = (p->utime_ticks + p->stime_ticks) * 1000000ull /
-		   (ticks_per_s > 0 ? ticks_per_s : 100);
-#define KB_TS_DIFFERS(tf, pf) (ts->tf != p->pf && \
+	uint64_t proc_cpu = (p->stat.utime + p->stat.stime) * 1000000ull /
+			    (ticks_per_s > 0 ? ticks_per_s : 100);
+#define KB_TS_DIFFERS(tf, pf) \
+	((unsigned long long)ts->tf != (unsigned long long)p->pf && \
 	snprintf(why, len, #tf " %llu, /proc " #pf " %llu", \
 		 (unsigned long long)ts->tf, (unsigned long long)p->pf))
 	if ((what & KB_TS_CMP_IDS) &&
-	    (KB_TS_DIFFERS(pid, pid) || KB_TS_DIFFERS(ppid, ppid)))
+	    (KB_TS_DIFFERS(pid, stat.pid) || KB_TS_DIFFERS(ppid, stat.ppid)))
 		return false;
 	if ((what & KB_TS_CMP_CTXT) &&
 	    (KB_TS_DIFFERS(nvcsw, nvcsw) || KB_TS_DIFFERS(nivcsw, nivcsw)))
 		return false;
 #undef KB_TS_DIFFERS
-	if ((what & KB_TS_CMP_IDS) && strcmp(ts->comm, p->comm)) {
+	if ((what & KB_TS_CMP_IDS) && strcmp(ts->comm, p->stat.comm)) {
 		snprintf(why, len, "ac_comm '%s', /proc comm '%s'", ts->comm,
-			 p->comm);
+			 p->stat.comm);
 		return false;
 	}
 	return !(what & KB_TS_CMP_CPU) || cpu_matches(ts, proc_cpu, why, len);

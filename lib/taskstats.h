@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/types.h>
 
+#include "kbench.h"
 #include "netlink.h"
 
 /* ---- struct taskstats, decoded by offset ----------------------------- */
@@ -273,22 +274,16 @@ bool kb_ts_comm_matches(const char *buf, ssize_t len, const char *name);
 
 /* What /proc/PID/stat and /proc/PID/status say of a task. */
 struct kb_ts_proc {
-	uint32_t pid;
-	uint32_t ppid;
-	char comm[KB_TS_COMM_LEN + 1];
-	char state;
-	uint64_t utime_ticks;	/* clock ticks, sysconf(_SC_CLK_TCK) */
-	uint64_t stime_ticks;
+	struct kb_proc_stat stat;	/* kbench.h's one stat parser */
 	uint64_t nvcsw;		/* status: voluntary_ctxt_switches */
 	uint64_t nivcsw;	/* status: nonvoluntary_ctxt_switches */
 };
 
 /*
- * Parse the text of /proc/PID/stat (pid, comm, state, ppid, utime,
- * stime) and of /proc/PID/status (the context switch counts) into @p.
- * 0 or -EBADMSG (malformed, truncated or longer than any real file).
+ * Parse the text of /proc/PID/status (the context switch counts) into
+ * @p. 0 or -EBADMSG (a count missing, malformed, or a text longer than
+ * any real file).
  */
-int kb_ts_proc_stat_parse(const char *buf, size_t len, struct kb_ts_proc *p);
 int kb_ts_proc_status_parse(const char *buf, size_t len,
 			    struct kb_ts_proc *p);
 

@@ -142,7 +142,7 @@ static int wait_at_rest(pid_t tid, struct kb_ts_proc *p)
 
 	for (tries = 0; tries < 200; tries++) {
 		err = kb_ts_proc_read(tid, p);
-		if (err || p->state == 'S')
+		if (err || p->stat.state == 'S')
 			return err;
 		sleep_ms(10);
 	}
@@ -324,7 +324,7 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 		  (unsigned long long)r.pid.stats.nvcsw,
 		  (unsigned long long)r.pid.stats.nivcsw,
 		  (unsigned long long)(r.pid.stats.utime + r.pid.stats.stime),
-		  (unsigned long long)(after.utime_ticks + after.stime_ticks));
+		  (unsigned long long)(after.stat.utime + after.stat.stime));
 	if (before.nvcsw != after.nvcsw || before.nivcsw != after.nivcsw) {
 		snprintf(why, len, "the child at rest switched context during the query");
 		return KSFT_FAIL;
@@ -454,7 +454,7 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 						       "utime+stime",
 		  (unsigned long long)r.tgid.stats.cpu_run_virtual_total / 1000,
 		  (unsigned long long)(r.tgid.stats.utime + r.tgid.stats.stime),
-		  (unsigned long long)(p.utime_ticks + p.stime_ticks),
+		  (unsigned long long)(p.stat.utime + p.stat.stime),
 		  (unsigned long long)r.tgid.stats.nvcsw);
 	if (!kb_ts_tgid_plausible(&r.tgid.stats, threads, TGID_THREADS,
 				  TGID_THREADS * burn_ms * 1000, why, len))
