@@ -1184,10 +1184,6 @@ bool kb_ts_tgid_plausible(const struct kb_ts_stats *tgid,
 	else if (total * 100 > sum * (100 + slack) + 100 * 10000ull)
 		snprintf(why, len, "TGID cpu time %llu us is above the sum of its threads, %llu us (counted twice?)",
 			 (unsigned long long)total, (unsigned long long)sum);
-	else if (total * 2 > burnt_us * 3 + 2 * 50000ull)
-		snprintf(why, len, "TGID cpu time %llu us is over 1.5 times the %llu us the threads burnt",
-			 (unsigned long long)total,
-			 (unsigned long long)burnt_us);
 	else if (tgid->nvcsw != nvcsw || tgid->nivcsw != nivcsw)
 		snprintf(why, len, "TGID context switches %llu/%llu are not the sum of its resting threads', %llu/%llu",
 			 (unsigned long long)tgid->nvcsw,

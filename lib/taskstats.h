@@ -309,10 +309,12 @@ bool kb_ts_matches_proc(const struct kb_ts_stats *ts,
 
 /*
  * The TGID aggregate @tgid of @n threads at rest (@threads, queried one
- * by one) that burnt @burnt_us of CPU in all: both bounds on the CPU time
- * (the scheduler's cpu_run_virtual_total when filled, else tick-sampled
- * utime+stime), and context switches equal to the threads' sum, so that
- * a thread counted twice fails as surely as one left out.
+ * by one) that burnt @burnt_us of CPU in all: at least the burn, within
+ * 1 % (+10 ms) of the threads' sum both ways (the scheduler's
+ * cpu_run_virtual_total when filled, else tick-sampled utime+stime with
+ * 25 %), and context switches equal to the threads' sum, so that a thread
+ * counted twice fails as surely as one left out. No upper bound from the
+ * burn: thread start-up costs CPU too (as much again under emulation).
  */
 bool kb_ts_tgid_plausible(const struct kb_ts_stats *tgid,
 			  const struct kb_ts_stats *threads, size_t n,
