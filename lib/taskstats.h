@@ -327,8 +327,9 @@ bool kb_ts_tgid_plausible(const struct kb_ts_stats *tgid,
  * Delay accounting of a child that wrote @pages pages shared with its
  * parent (one copy-on-write each): @on was forked with
  * kernel.task_delayacct=1, @off with 0. wpcopy_* exist only with the
- * knob on (tsk->delays), so @on must count the pages (upper bound too)
- * and @off must stay zero.
+ * knob on (tsk->delays), so @on must count some copies (not one per
+ * page: a copy that took no local_clock() time is not counted) and no
+ * more than the pages (+ slack), with a delay, and @off none.
  */
 bool kb_ts_wpcopy_plausible(const struct kb_ts_stats *on,
 			    const struct kb_ts_stats *off, uint64_t pages,

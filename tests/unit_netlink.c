@@ -507,9 +507,9 @@ static void test_plausible(void)
 	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
 		  "wpcopy_knob_off", "a count with the knob off passed");
 	memset(&off, 0, sizeof(off));
-	on.wpcopy_count = 10;
+	on.wpcopy_count = 0;
 	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
-		  "wpcopy_too_few", "fewer copies than pages written passed");
+		  "wpcopy_too_few", "no copy counted with the knob on passed");
 	on.wpcopy_count = 64 * 3;
 	on.wpcopy_count += KB_TS_WPCOPY_SLACK;
 	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
