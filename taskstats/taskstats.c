@@ -1153,6 +1153,20 @@ static int ioctl_ready(char *why, size_t len)
 	return KSFT_SKIP;
 }
 
+/* Open the RFC's file: KSFT_PASS with *@fd, or the verdict. */
+static int open_proc_taskstats(int *fd, char *why, size_t len)
+{
+	int rc = ioctl_ready(why, len);
+
+	if (rc != KSFT_PASS)
+		return rc;
+	*fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0)
+		return KSFT_PASS;
+	return kb_errno_result(errno, KB_NO_CAP, "opening " KB_PROC_TASKSTATS,
+			       why, len);
+}
+
 /* One ioctl query of @id into @buf; 0 or -errno. */
 static int ioctl_query(int fd, unsigned long cmd, uint32_t id, void *buf,
 		       struct kb_ts_stats *ts)
@@ -1234,12 +1248,10 @@ static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
 	rc = ioctl_ready(why, len);
 	if (rc == KSFT_PASS)
 		rc = netlink_ready(c, true, why, len);
+	if (rc == KSFT_PASS)
+		rc = open_proc_taskstats(&fd, why, len);
 	if (rc != KSFT_PASS)
 		return rc;
-	fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kb_errno_result(errno, CAP_NET_ADMIN,
-				       "opening " KB_PROC_TASKSTATS, why, len);
 	rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
 	if (rc == KSFT_PASS) {
 		child = kb_children_fork(&c->helpers, rest_child, NULL);
@@ -1353,13 +1365,9 @@ static int test_ioctl_errors(void *arg, char *why, size_t len)
 	int fd, rc, unpriv;
 	char *buf;
 
-	rc = ioctl_ready(why, len);
+	rc = open_proc_taskstats(&fd, why, len);
 	if (rc != KSFT_PASS)
 		return rc;
-	fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kb_errno_result(errno, KB_NO_CAP,
-				       "opening " KB_PROC_TASKSTATS, why, len);
 	buf = calloc(1, IOCTL_BUF_SIZE);
 	if (!buf) {
 		close(fd);
