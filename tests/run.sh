@@ -195,15 +195,18 @@ lint_python() {
 # checkpatch.pl of the provisioned tree over every C file; the false
 # positives of user-space code are listed in tests/checkpatch-false-positives.
 checkpatch() {
-	local files f ignore bad=0
+	local files f ignore here list=$top/tests/checkpatch-false-positives bad=0
 	need perl
-	ignore=$(sed 's/#.*//' "$top/tests/checkpatch-false-positives" | xargs | tr ' ' ,)
+	# "TYPE" lines hold everywhere, "TYPE FILE" lines in FILE only.
+	ignore=$(sed 's/#.*//' "$list" | awk 'NF == 1' | xargs | tr ' ' ,)
 	[[ -n $ignore ]] || fail "empty tests/checkpatch-false-positives"
 	mapfile -t files < <(project_files '*.[ch]')
 	((${#files[@]})) || fail "no C file found"
 	for f in "${files[@]}"; do
+		here=$(sed 's/#.*//' "$list" |
+			awk -v f="${f#"$top"/}" 'NF == 2 && $2 == f { print $1 }' | xargs | tr ' ' ,)
 		perl "$ksrc/scripts/checkpatch.pl" --no-tree --terse --show-types \
-			--no-summary --ignore "$ignore" -f "$f" >"$work/cp.out" 2>&1 || bad=1
+			--no-summary --ignore "$ignore${here:+,$here}" -f "$f" >"$work/cp.out" 2>&1 || bad=1
 		sed "s|^$top/||" "$work/cp.out"
 	done
 	echo "checkpatch: ${#files[@]} files, ignored types: $ignore"
