@@ -66,6 +66,9 @@ else
 KB_BPF_ON := y
 endif
 
+# The record layouts the BPF programs share with user space (NAME.h).
+CFLAGS += -I$(CURDIR)
+
 ifeq ($(KB_BPF_ON),y)
 KB_BPF_SKELS := $(patsubst %,$(KB_BPF_OUT)/%.skel.h,$(KBENCH_BPF_PROGS))
 KB_BPF_OBJS := $(patsubst %,$(KB_BPF_OUT)/%.bpf.o,$(KBENCH_BPF_PROGS))
@@ -107,7 +110,7 @@ $(KB_BPF_OUT)/%.skel.h: $(KB_BPF_OUT)/%.bpf.o
 	$(Q)mv $@.tmp $@
 
 .SECONDARY: $(KB_BPF_OBJS) $(KB_BPF_SKELS) $(KB_BPF_OUT)/vmlinux.h
-CFLAGS += -DKBENCH_HAVE_BPF -I$(KB_BPF_OUT) -I$(CURDIR) $(KB_BPF_INC)
+CFLAGS += -DKBENCH_HAVE_BPF -I$(KB_BPF_OUT) $(KB_BPF_INC)
 LDLIBS += $(KB_BPF_LIBS)
 # lib.mk drops LOCAL_HDRS from the link line: the skeletons go there.
 LOCAL_HDRS += $(KB_BPF_SKELS)
