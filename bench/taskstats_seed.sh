@@ -3,8 +3,9 @@
 #
 # Reproduce the table of seed 000 (the /proc/taskstats RFC benchmark):
 # seconds per pass over 1000 and 10000 processes, for every method, in one
-# run, with the ratio of each method to per-pid netlink. Goal: batched
-# netlink at least 1.2x faster than per-pid netlink at 1000 processes.
+# run, with the ratio of each method to per-pid netlink, and what loading
+# the bpf_iter program costs once. Goal: batched netlink at least 1.2x
+# faster than per-pid netlink at 1000 processes.
 #
 # Usage: bench/taskstats_seed.sh [-p PASSES] [-K BATCH] [-s "1000 10000"] [-o DIR]
 # Needs CAP_NET_ADMIN for the netlink rows (run as root).
@@ -55,7 +56,8 @@ python3 - "$outdir" "$goal" $sizes <<'PY'
 import json, sys
 
 outdir, goal, sizes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-methods = ["netlink_per_pid", "netlink_batched", "procfs", "procfs_pread", "ioctl"]
+methods = ["netlink_per_pid", "netlink_batched", "procfs", "procfs_pread", "ioctl",
+           "bpf_iter"]
 seed = {"1000": {"netlink_per_pid": 0.004446851, "ioctl": 0.001553733},
         "10000": {"netlink_per_pid": 0.047024986, "ioctl": 0.023290664}}
 rows = {}
@@ -90,6 +92,12 @@ for n in sizes:
         v = pass_s(n, m)
         cells.append(f"{base / v:16.2f}x" if base and v else f"{'-':>17}")
     print(f"{int(rows[n]['_n']):<16}" + "".join(cells))
+print()
+for n in sizes:
+    r = rows[n].get("bpf_iter")
+    if r and r.get("status") == "ok" and "load_ms" in r.get("extra", {}):
+        print(f"bpf_iter at {n}: program load {r['extra']['load_ms']:.3f} ms, once "
+              "(not in the passes above)")
 print()
 print("seed (2021, RFC kernel):")
 for n, s in seed.items():
