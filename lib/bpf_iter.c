@@ -155,6 +155,13 @@ void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen)
 		 last_warning[0] ? "; libbpf: " : "", last_warning);
 }
 
+bool kb_bpf_err_is_environment(int err)
+{
+	return err == -EOPNOTSUPP || err == -ENOSYS || err == -ENOENT ||
+	       err == -ESRCH || err == -EPERM || err == -EACCES ||
+	       err == -EBADF;
+}
+
 void kb_bpf_buf_free(struct kb_bpf_buf *buf)
 {
 	free(buf->data);

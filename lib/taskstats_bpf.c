@@ -244,7 +244,7 @@ int kb_tsb_matches_netlink(pid_t pid, const char *comm, char *why,
 
 	b = kb_tsb_open(comm, &load_ns, &err, why, whylen);
 	if (!b)
-		return err == -EINVAL || err == -EBADMSG ? KSFT_FAIL : KSFT_SKIP;
+		return kb_bpf_err_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
 	err = kb_taskstats_open(&nl, 0, 5000);
 	if (err) {
 		snprintf(why, whylen, "no TASKSTATS netlink socket: %s",

@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "bpf_iter.h"
+#include "memcg_bpf.h"
 #include "kbench_ktap.h"
 
 #define MIB			(1024ull * 1024)
@@ -1062,29 +1064,34 @@ static void ks_probe(void)
 /* Entries of vmstats.state[] every kernel with the .ks files has. */
 #define STATE_SPAN	32
 
-/* The seed's filters: N fields of vmstats.state[], 3 = its own pick. */
+/*
+ * The seed's selections: N slots of vmstats.state[], 3 = its own pick.
+ * The array is shorter than 128 on current kernels (6.12: ~40 counters;
+ * a bounds-checking kernel rejects state[40]): N > 3 cycles through its
+ * first STATE_SPAN entries, N fields all the same.
+ */
+static void field_slots(int n, int *slots)
+{
+	static const int seed3[] = { 14, 16, 5 };
+	int i;
+
+	for (i = 0; i < n; i++)
+		slots[i] = n == 3 ? seed3[i] : i % STATE_SPAN;
+}
+
+/* The .ks filter reading the slots of field_slots(). */
 static void build_field_filter(int n, char *buf, size_t size)
 {
+	int slots[MAX_FIELDS], i;
 	size_t len = 0;
-	int i;
 
 	buf[0] = '\0';
 	if (!opt.no_flush)
 		len += snprintf(buf + len, size - len, "flush");
-	if (n == 3) {
-		snprintf(buf + len, size - len,
-			 "%svmstats.state[14],vmstats.state[16],vmstats.state[5]",
-			 len ? "," : "");
-		return;
-	}
-	/*
-	 * The array is shorter than 128 on current kernels (6.12: ~40
-	 * counters; a bounds-checking kernel rejects state[40]): cycle
-	 * through its first STATE_SPAN entries, N fields all the same.
-	 */
+	field_slots(n, slots);
 	for (i = 0; i < n && len < size; i++)
 		len += snprintf(buf + len, size - len, "%svmstats.state[%d]",
-				len ? "," : "", i % STATE_SPAN);
+				len ? "," : "", slots[i]);
 }
 
 /* Default key filter: the first 8 keys of the legacy memory.stat. */
@@ -1330,8 +1337,9 @@ static int planned_tests(void)
 	int modes = opt.bench ? 1 : NR_MODES;
 	int n = NR_FILES * modes * (1 + filters);
 
+	n += opt.nfields;	/* bpf_iter rows */
 	if (!opt.bench)
-		n += 5 + 1 + 3;	/* checks, cat /dev/null, ks checks */
+		n += 5 + 1 + 3 + 1;	/* checks, cat /dev/null, ks checks, bpf_iter check */
 	return n;
 }
 
@@ -1389,6 +1397,166 @@ static void run_ks(void)
 	ks_reset(NULL);
 }
 
+/* ---- BPF cgroup iterator: the mainline answer ------------------------ */
+
+/* A program that cannot run here SKIPs; one that broke FAILs. */
+static void bpf_result_or_skip(int err, const char *name, const char *why)
+{
+	if (kb_bpf_err_is_environment(err))
+		kb_skip(name, why);
+	else
+		kb_fail(name, why);
+}
+
+/* A counter the iterator read must be a memory.stat value, unit aside. */
+static bool bpf_value_in_stat(long long v, const struct kb_stat *st)
+{
+	unsigned long long u = v < 0 ? 0 : (unsigned long long)v;
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		unsigned long long s = st->e[i].value;
+
+		if (s == u || s == u * (unsigned long long)page_size ||
+		    s == u * 1024ull)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Slots 0..STATE_SPAN-1 after the iterator's flush, then memory.stat:
+ * memory.stat's anon (v1: rss) is one of the counters, and on v2, which
+ * shows them all, every non-zero counter is one of memory.stat's values.
+ * 0, or -1 with @why.
+ */
+static int bpf_compare_once(struct kb_mcb *b, char *why, size_t size,
+			    int *nonzero)
+{
+	static struct kb_stat st;
+	unsigned long long anon = 0;
+	const int64_t *vals;
+	long n, i;
+	bool anon_seen = false;
+
+	n = kb_mcb_read(b, &vals);
+	if (n < 0) {
+		snprintf(why, size, "iterator read: %s", strerror((int)-n));
+		return -1;
+	}
+	if (read_stat("memory.stat", &st, why, size))
+		return -1;
+	kb_stat_get(&st, cgver == KB_CGROUP_V2 ? "anon" : "rss", &anon);
+	*nonzero = 0;
+	for (i = 0; i < n; i++) {
+		if (vals[i] == 0)
+			continue;
+		(*nonzero)++;
+		if ((unsigned long long)vals[i] * page_size == anon)
+			anon_seen = true;
+		/* v1's memory.stat shows a subset (no slab, no kernel). */
+		if (cgver == KB_CGROUP_V2 && !bpf_value_in_stat(vals[i], &st)) {
+			snprintf(why, size, "vmstats.state[%ld] = %lld is no memory.stat value (x1, x%ld or x1024)",
+				 i, (long long)vals[i], page_size);
+			return -1;
+		}
+	}
+	if (anon && !anon_seen) {
+		snprintf(why, size, "memory.stat %s = %llu is none of the %d non-zero counters x%ld",
+			 cgver == KB_CGROUP_V2 ? "anon" : "rss", anon, *nonzero,
+			 page_size);
+		return -1;
+	}
+	return 0;
+}
+
+static void check_bpf_matches_stat(void)
+{
+	const char *name = "bpf_iter_matches_stat";
+	int slots[STATE_SPAN], err, try, nonzero = 0;
+	char why[PATH_MAX + 256];
+	struct kb_mcb *b;
+	uint64_t load_ns;
+
+	field_slots(STATE_SPAN, slots);
+	b = kb_mcb_open(cgdir, slots, STATE_SPAN, true, &load_ns, &err, why,
+			sizeof(why));
+	if (!b) {
+		bpf_result_or_skip(err, name, why);
+		return;
+	}
+	/* Counters move between the two reads now and then: try again. */
+	for (try = 0; try < 5; try++)
+		if (!bpf_compare_once(b, why, sizeof(why), &nonzero))
+			break;
+	kb_figure(name, "slots=%d nonzero=%d tries=%d flush=%s", STATE_SPAN,
+		  nonzero, try < 5 ? try + 1 : 5, kb_mcb_flush_name(b));
+	kb_mcb_free(b);
+	if (try == 5)
+		kb_fail(name, why);
+	else if (!nonzero)
+		kb_fail(name, "every counter the iterator read is 0");
+	else
+		kb_pass(name);
+}
+
+static void time_bpf_row(int n)
+{
+	char name[32], why[PATH_MAX + 256], note[160];
+	int slots[MAX_FIELDS], err, v;
+	struct kb_stats st;
+	struct kb_mcb *b;
+	uint64_t load_ns;
+	double total_s;
+
+	snprintf(name, sizeof(name), "bpf_iter%d", n);
+	field_slots(n, slots);
+	b = kb_mcb_open(cgdir, slots, n, !opt.no_flush, &load_ns, &err, why,
+			sizeof(why));
+	if (!b) {
+		bpf_result_or_skip(err, name, why);
+		return;
+	}
+	err = kb_mcb_time(b, opt.count, opt.batch, opt.row_budget_s, &st,
+			  &total_s);
+	if (err) {
+		snprintf(why, sizeof(why), "iterator read: %s", strerror(-err));
+		kb_mcb_free(b);
+		kb_fail(name, why);
+		return;
+	}
+	kb_row_add(name, "us", &st);
+	kb_row_extra("batch", opt.batch);
+	kb_row_extra("total_s", total_s);
+	kb_row_extra("load_ms", load_ns / 1e6);
+	if (cells[0][F_STAT][MODE_READ].done)
+		kb_row_extra("ratio_vs_legacy",
+			     st.median / cells[0][F_STAT][MODE_READ].median);
+	for (v = 1; v < nvariants; v++)
+		if (!strcmp(variant_tag[v] + 2, name + 8) &&
+		    cells[v][F_STAT][MODE_READ].done)
+			kb_row_extra("ratio_vs_ks",
+				     st.median / cells[v][F_STAT][MODE_READ].median);
+	snprintf(note, sizeof(note), "create + read + close of a cgroup iterator fd: %s, then %d vmstats.state[] counters by CO-RE; program load once, load_ms",
+		 kb_mcb_flush_name(b), n);
+	kb_row_note(note);
+	kb_mcb_free(b);
+	if (st.min > 0)
+		kb_pass(name);
+	else
+		kb_fail(name, "non-positive sample: the clock or the loop is broken");
+}
+
+static void run_bpf_iter(void)
+{
+	int i;
+
+	if (!opt.bench)
+		check_bpf_matches_stat();
+	for (i = 0; i < opt.nfields; i++)
+		time_bpf_row(opt.fields[i]);
+}
+
 static void record_params(void)
 {
 	char path[PATH_MAX + 64];
@@ -1440,6 +1608,7 @@ static void run_tests(void)
 	}
 	run_legacy();
 	run_ks();
+	run_bpf_iter();
 	print_table();
 	ksft_print_msg("wall time %.1f s\n", (double)(kb_now_ns() - t0) / 1e9);
 }

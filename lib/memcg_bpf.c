@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench memcg counters by BPF cgroup iterator. See memcg_bpf.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "memcg_bpf.h"
+#include "bpf_iter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "memcg_iter.h"
+#ifdef KBENCH_HAVE_BPF
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "memcg_iter.skel.h"
+#endif
+
+struct kb_mcb {
+#ifdef KBENCH_HAVE_BPF
+	struct memcg_iter *skel;
+	struct bpf_link *link;
+#endif
+	struct kb_bpf_buf buf;
+	uint32_t flags;
+};
+
+#ifdef KBENCH_HAVE_BPF
+
+static int set_selection(struct memcg_iter *skel, const int *slots, int n,
+			 bool flush, char *why, size_t whylen)
+{
+	int i, span = 0;
+
+	if (n < 1 || n > KB_MCI_MAX_FIELDS) {
+		snprintf(why, whylen, "%d counters: 1 to %d", n, KB_MCI_MAX_FIELDS);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (slots[i] < 0 || slots[i] >= KB_MCI_MAX_STATE) {
+			snprintf(why, whylen, "counter slot %d out of 0..%d",
+				 slots[i], KB_MCI_MAX_STATE - 1);
+			return -EINVAL;
+		}
+		skel->rodata->fields[i] = slots[i];
+		if (slots[i] + 1 > span)
+			span = slots[i] + 1;
+	}
+	skel->rodata->nr_fields = n;
+	skel->rodata->span = span;
+	skel->rodata->flush = flush;
+	return 0;
+}
+
+/* The iterator pinned to one cgroup: BPF_CGROUP_ITER_SELF_ONLY. */
+static int attach(struct kb_mcb *b, const char *cgdir, char *why,
+		  size_t whylen)
+{
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo;
+	int fd = open(cgdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open %s: %s", cgdir, strerror(-err));
+		return err;
+	}
+	memset(&linfo, 0, sizeof(linfo));
+	linfo.cgroup.cgroup_fd = fd;
+	linfo.cgroup.order = BPF_CGROUP_ITER_SELF_ONLY;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	b->link = bpf_program__attach_iter(b->skel->progs.dump_memcg, &opts);
+	err = b->link ? 0 : -errno;
+	close(fd);
+	if (err == -EBADF || err == -EOPNOTSUPP)
+		snprintf(why, whylen, "the cgroup iterator cannot walk %s (a cgroup v1 hierarchy before 6.6?): %s",
+			 cgdir, strerror(-err));
+	else if (err)
+		kb_bpf_load_reason(err, "attaching the cgroup iterator", why,
+				   whylen);
+	return err;
+}
+
+/* The memcg kfuncs (6.19+) are in the kernel's BTF. */
+static bool have_memcg_kfuncs(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool have;
+
+	if (!btf)
+		return false;
+	have = btf__find_by_name_kind(btf, "bpf_get_mem_cgroup",
+				      BTF_KIND_FUNC) >= 0 &&
+	       btf__find_by_name_kind(btf, "bpf_mem_cgroup_flush_stats",
+				      BTF_KIND_FUNC) >= 0;
+	btf__free(btf);
+	return have;
+}
+
+static int load(struct kb_mcb *b, const int *slots, int n, bool flush,
+		bool kfuncs, char *why, size_t whylen)
+{
+	int err;
+
+	b->skel = memcg_iter__open();
+	if (!b->skel) {
+		err = -errno;
+		kb_bpf_load_reason(err, "opening the cgroup iterator", why, whylen);
+		return err;
+	}
+	err = set_selection(b->skel, slots, n, flush, why, whylen);
+	if (err)
+		return err;
+	b->skel->rodata->use_memcg_kfuncs = kfuncs;
+	err = memcg_iter__load(b->skel);
+	if (err)
+		kb_bpf_load_reason(err, "loading the cgroup iterator", why, whylen);
+	return err;
+}
+
+struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
+			   bool flush, uint64_t *load_ns, int *err, char *why,
+			   size_t whylen)
+{
+	bool kfuncs;
+	struct kb_mcb *b;
+	uint64_t t0;
+
+	*err = kb_bpf_usable(why, whylen);
+	if (*err)
+		return NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		*err = -ENOMEM;
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	kb_bpf_quiet_libbpf();
+	t0 = kb_now_ns();
+	kfuncs = flush && have_memcg_kfuncs();
+	*err = load(b, slots, n, flush, kfuncs, why, whylen);
+	if (*err && kfuncs) {
+		/* Kfuncs whose prototypes we guessed wrong: flush without. */
+		memcg_iter__destroy(b->skel);
+		b->skel = NULL;
+		*err = load(b, slots, n, flush, false, why, whylen);
+	}
+	if (!*err)
+		*err = attach(b, cgdir, why, whylen);
+	if (*err) {
+		kb_mcb_free(b);
+		return NULL;
+	}
+	*load_ns = kb_now_ns() - t0;
+	return b;
+}
+
+void kb_mcb_free(struct kb_mcb *b)
+{
+	if (!b)
+		return;
+	bpf_link__destroy(b->link);
+	memcg_iter__destroy(b->skel);
+	kb_bpf_buf_free(&b->buf);
+	free(b);
+}
+
+long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
+{
+	long got = kb_bpf_iter_read(bpf_link__fd(b->link), &b->buf);
+	struct kb_mci_header h;
+
+	if (got < 0)
+		return got;
+	if ((size_t)got < sizeof(h))
+		return -EBADMSG;
+	memcpy(&h, b->buf.data, sizeof(h));
+	b->flags = h.flags;
+	if (h.flags & KB_MCI_NO_MEMCG)
+		return -ENODATA;
+	if ((size_t)got != sizeof(h) + h.nr * sizeof(int64_t))
+		return -EBADMSG;
+	*vals = (const int64_t *)(b->buf.data + sizeof(h));
+	return h.nr;
+}
+
+#else /* !KBENCH_HAVE_BPF */
+
+struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
+			   bool flush, uint64_t *load_ns, int *err, char *why,
+			   size_t whylen)
+{
+	(void)cgdir;
+	(void)slots;
+	(void)n;
+	(void)flush;
+	*load_ns = 0;
+	*err = kb_bpf_usable(why, whylen);
+	return NULL;
+}
+
+void kb_mcb_free(struct kb_mcb *b)
+{
+	free(b);
+}
+
+long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
+{
+	(void)b;
+	(void)vals;
+	return -EOPNOTSUPP;
+}
+
+#endif
+
+const char *kb_mcb_flush_name(const struct kb_mcb *b)
+{
+	if (b->flags & KB_MCI_FLUSHED_MEMCG)
+		return "bpf_mem_cgroup_flush_stats";
+	if (b->flags & KB_MCI_FLUSHED_CGROUP)
+		return "cgroup_rstat_flush";
+	return "none";
+}
+
+static long read_batch(struct kb_mcb *b, long batch)
+{
+	const int64_t *vals;
+	long i, got = 0;
+
+	for (i = 0; i < batch && got >= 0; i++)
+		got = kb_mcb_read(b, &vals);
+	return got;
+}
+
+int kb_mcb_time(struct kb_mcb *b, long count, long batch, double budget_s,
+		struct kb_stats *st, double *total_s)
+{
+	long nsamples = count / batch, i;
+	uint64_t start, t0;
+	double *samples;
+	long got;
+
+	if (nsamples < 2)
+		nsamples = 2;
+	samples = calloc(nsamples, sizeof(*samples));
+	if (!samples)
+		return -ENOMEM;
+	got = read_batch(b, nsamples / 10 + 1);	/* warm-up */
+	start = kb_now_ns();
+	for (i = 0; i < nsamples && got >= 0; i++) {
+		t0 = kb_now_ns();
+		got = read_batch(b, batch);
+		samples[i] = (double)(kb_now_ns() - t0) / batch / 1000.0;
+		if (budget_s > 0 && i >= 20 &&
+		    (double)(kb_now_ns() - start) / 1e9 > budget_s) {
+			nsamples = i + 1;
+			break;
+		}
+	}
+	*total_s = (double)(kb_now_ns() - start) / 1e9;
+	if (got >= 0)
+		kb_stats_compute(samples, nsamples, st);
+	free(samples);
+	return got < 0 ? (int)got : 0;
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench memcg_ks: a cgroup iterator that reads selected counters of one
+ * memory cgroup, the mainline way to do what the .ks filters do: flush the
+ * cgroup's rstat tree with the running kernel's kfunc, then read
+ * vmstats.state[] with CO-RE and emit only the selected slots.
+ *
+ * Attached with BPF_CGROUP_ITER_SELF_ONLY to the test cgroup, so one
+ * read() of the iterator visits exactly that cgroup.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "memcg_iter.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load. */
+const volatile __u32 nr_fields;
+const volatile __u32 fields[KB_MCI_MAX_FIELDS];
+const volatile __u32 span;	/* slots read: max(fields) + 1 */
+const volatile bool flush;
+const volatile bool use_memcg_kfuncs;	/* set when the kernel has them */
+
+/*
+ * Up to 6.15 one kfunc flushes every controller of a cgroup. 6.16 made
+ * the flush per css (css_rstat_flush), which a program cannot call on the
+ * memory css without a trusted pointer to it: only the memcg kfuncs
+ * (bpf_get_mem_cgroup, 6.19) give one. All are weak: absent is fine.
+ */
+extern void cgroup_rstat_flush(struct cgroup *cgrp) __ksym __weak;
+extern struct mem_cgroup *
+bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym __weak;
+extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym __weak;
+extern void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym __weak;
+
+/* Before 6.8 the counters were embedded in struct mem_cgroup. */
+struct memcg_vmstats___old {
+	long state[1];
+} __attribute__((preserve_access_index));
+
+struct mem_cgroup___old {
+	struct memcg_vmstats___old vmstats;
+} __attribute__((preserve_access_index));
+
+struct mem_cgroup___new {
+	struct memcg_vmstats *vmstats;
+} __attribute__((preserve_access_index));
+
+struct {
+	struct kb_mci_header h;
+	__s64 v[KB_MCI_MAX_FIELDS];
+} out;
+
+__s64 state[KB_MCI_MAX_STATE];
+
+/* Where vmstats.state[0] is for this kernel's struct mem_cgroup. */
+static const void *state_base(struct cgroup_subsys_state *css)
+{
+	struct mem_cgroup___new *m = (void *)css;
+	struct mem_cgroup___old *o = (void *)css;
+
+	if (bpf_core_field_exists(m->vmstats))
+		return (const char *)BPF_CORE_READ(m, vmstats) +
+		       bpf_core_field_offset(struct memcg_vmstats, state);
+	return (const char *)o + bpf_core_field_offset(o->vmstats) +
+	       bpf_core_field_offset(struct memcg_vmstats___old, state);
+}
+
+static __u32 do_flush(struct cgroup *cgrp)
+{
+	struct mem_cgroup *memcg;
+
+	if (!flush)
+		return 0;
+	if (use_memcg_kfuncs && &bpf_get_mem_cgroup &&
+	    &bpf_mem_cgroup_flush_stats && &bpf_put_mem_cgroup) {
+		memcg = bpf_get_mem_cgroup(&cgrp->self);
+		if (!memcg)
+			return 0;
+		bpf_mem_cgroup_flush_stats(memcg);
+		bpf_put_mem_cgroup(memcg);
+		return KB_MCI_FLUSHED_MEMCG;
+	}
+	if (&cgroup_rstat_flush) {
+		cgroup_rstat_flush(cgrp);
+		return KB_MCI_FLUSHED_CGROUP;
+	}
+	return 0;
+}
+
+SEC("iter.s/cgroup")
+int dump_memcg(struct bpf_iter__cgroup *ctx)
+{
+	struct cgroup *cgrp = ctx->cgroup;
+	struct cgroup_subsys_state *css;
+	__u32 i, n = nr_fields, len = span;
+	const void *base;
+
+	if (!cgrp)
+		return 0;
+	out.h.flags = 0;
+	out.h.nr = 0;
+	css = cgrp->subsys[bpf_core_enum_value(enum cgroup_subsys_id,
+					       memory_cgrp_id)];
+	if (!css) {
+		out.h.flags = KB_MCI_NO_MEMCG;
+		bpf_seq_write(ctx->meta->seq, &out.h, sizeof(out.h));
+		return 0;
+	}
+	out.h.flags |= do_flush(cgrp);
+	base = state_base(css);
+	if (len > KB_MCI_MAX_STATE)
+		len = KB_MCI_MAX_STATE;
+	if (n > KB_MCI_MAX_FIELDS)
+		n = KB_MCI_MAX_FIELDS;
+	bpf_probe_read_kernel(state, len * sizeof(state[0]), base);
+	for (i = 0; i < n; i++)
+		out.v[i] = state[fields[i] % KB_MCI_MAX_STATE];
+	out.h.nr = n;
+	bpf_seq_write(ctx->meta->seq, &out, sizeof(out.h) + n * sizeof(out.v[0]));
+	return 0;
+}
