@@ -66,9 +66,6 @@ else
 KB_BPF_ON := y
 endif
 
-# The record layouts the BPF programs share with user space (NAME.h).
-CFLAGS += -I$(CURDIR)
-
 ifeq ($(KB_BPF_ON),y)
 KB_BPF_SKELS := $(patsubst %,$(KB_BPF_OUT)/%.skel.h,$(KBENCH_BPF_PROGS))
 KB_BPF_OBJS := $(patsubst %,$(KB_BPF_OUT)/%.bpf.o,$(KBENCH_BPF_PROGS))
@@ -99,10 +96,11 @@ $(KB_BPF_OUT)/vmlinux.h: $(VMLINUX_BTF)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp
 	$(Q)mv $@.tmp $@
 
+# The record layouts a program shares with its loader live in lib/NAME.h.
 $(KB_BPF_OUT)/%.bpf.o: %.bpf.c $(KB_BPF_OUT)/vmlinux.h $(KB_LIBBPF_A) \
-		$(wildcard *_iter.h)
+		$(wildcard $(KB_BPF_MK_DIR)/*_iter.h)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(KB_BPF_ARCH) \
-		-I$(KB_BPF_OUT) -I$(CURDIR) $(KB_BPF_INC) -Wall -Werror \
+		-I$(KB_BPF_OUT) -I$(KB_BPF_MK_DIR) $(KB_BPF_INC) -Wall -Werror \
 		-c $< -o $@
 
 $(KB_BPF_OUT)/%.skel.h: $(KB_BPF_OUT)/%.bpf.o
