@@ -52,7 +52,7 @@ int kb_bpf_usable(char *why, size_t whylen)
 	/* An invalid command: EINVAL when bpf() exists, ENOSYS when not. */
 	if (syscall(__NR_bpf, -1, NULL, 0) < 0 && errno == ENOSYS) {
 		snprintf(why, whylen, "kernel has no bpf() syscall (CONFIG_BPF_SYSCALL off)");
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	}
 	if (access(KB_BTF_VMLINUX, R_OK)) {
 		snprintf(why, whylen, "kernel has no BTF: %s missing (CONFIG_DEBUG_INFO_BTF off)",
@@ -157,7 +157,7 @@ void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen)
 
 bool kb_bpf_err_is_environment(int err)
 {
-	return err == -EOPNOTSUPP || err == -ENOSYS || err == -ENOENT ||
+	return err == -EOPNOTSUPP || err == -ENOENT ||
 	       err == -ESRCH || err == -EPERM || err == -EACCES ||
 	       err == -EBADF;
 }

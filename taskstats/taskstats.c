@@ -1160,7 +1160,7 @@ static bool err_is_environment(int err)
 	return err == -ENOENT || err == -EPERM || err == -EACCES ||
 	       err == -ENOTTY || err == -EMFILE || err == -ENFILE ||
 	       err == -EPROTONOSUPPORT || err == -EAFNOSUPPORT ||
-	       err == -EOPNOTSUPP || err == -ENOSYS;
+	       err == -EOPNOTSUPP;
 }
 
 enum run_state { RUN_ACTIVE, RUN_SKIP, RUN_FAIL };
