@@ -34,8 +34,8 @@ struct kb_mcb {
 
 #ifdef KBENCH_HAVE_BPF
 
-static int set_selection(struct memcg_iter *skel, const int *slots, int n,
-			 bool flush, char *why, size_t whylen)
+int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
+		  size_t whylen)
 {
 	int i, span = 0;
 
@@ -49,13 +49,12 @@ static int set_selection(struct memcg_iter *skel, const int *slots, int n,
 				 slots[i], KB_MCI_MAX_STATE - 1);
 			return -EINVAL;
 		}
-		skel->rodata->fields[i] = slots[i];
+		b->skel->bss->fields[i] = slots[i];
 		if (slots[i] + 1 > span)
 			span = slots[i] + 1;
 	}
-	skel->rodata->nr_fields = n;
-	skel->rodata->span = span;
-	skel->rodata->flush = flush;
+	b->skel->bss->nr_fields = n;
+	b->skel->bss->span = span;
 	return 0;
 }
 
@@ -105,8 +104,8 @@ static bool have_memcg_kfuncs(void)
 	return have;
 }
 
-static int load(struct kb_mcb *b, const int *slots, int n, bool flush,
-		bool kfuncs, char *why, size_t whylen)
+static int load(struct kb_mcb *b, bool flush, bool kfuncs, char *why,
+		size_t whylen)
 {
 	int err;
 
@@ -116,9 +115,7 @@ static int load(struct kb_mcb *b, const int *slots, int n, bool flush,
 		kb_bpf_load_reason(err, "opening the cgroup iterator", why, whylen);
 		return err;
 	}
-	err = set_selection(b->skel, slots, n, flush, why, whylen);
-	if (err)
-		return err;
+	b->skel->rodata->flush = flush;
 	b->skel->rodata->use_memcg_kfuncs = kfuncs;
 	err = memcg_iter__load(b->skel);
 	if (err)
@@ -126,9 +123,8 @@ static int load(struct kb_mcb *b, const int *slots, int n, bool flush,
 	return err;
 }
 
-struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
-			   bool flush, uint64_t *load_ns, int *err, char *why,
-			   size_t whylen)
+struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
+			   int *err, char *why, size_t whylen)
 {
 	bool kfuncs;
 	struct kb_mcb *b;
@@ -146,12 +142,12 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
 	kb_bpf_quiet_libbpf();
 	t0 = kb_now_ns();
 	kfuncs = flush && have_memcg_kfuncs();
-	*err = load(b, slots, n, flush, kfuncs, why, whylen);
+	*err = load(b, flush, kfuncs, why, whylen);
 	if (*err && kfuncs) {
 		/* Kfuncs whose prototypes we guessed wrong: flush without. */
 		memcg_iter__destroy(b->skel);
 		b->skel = NULL;
-		*err = load(b, slots, n, flush, false, why, whylen);
+		*err = load(b, flush, false, why, whylen);
 	}
 	if (!*err)
 		*err = attach(b, cgdir, why, whylen);
@@ -194,13 +190,10 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 
 #else /* !KBENCH_HAVE_BPF */
 
-struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
-			   bool flush, uint64_t *load_ns, int *err, char *why,
-			   size_t whylen)
+struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
+			   int *err, char *why, size_t whylen)
 {
 	(void)cgdir;
-	(void)slots;
-	(void)n;
 	(void)flush;
 	*load_ns = 0;
 	*err = kb_bpf_usable(why, whylen);
@@ -210,6 +203,16 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
 void kb_mcb_free(struct kb_mcb *b)
 {
 	free(b);
+}
+
+int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
+		  size_t whylen)
+{
+	(void)b;
+	(void)slots;
+	(void)n;
+	snprintf(why, whylen, "built without BPF support");
+	return -EOPNOTSUPP;
 }
 
 long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)

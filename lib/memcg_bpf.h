@@ -17,15 +17,20 @@
 struct kb_mcb;
 
 /*
- * Load the iterator for the memory cgroup directory @cgdir, reading
- * vmstats.state[@slots[i]] for i < @n (n <= 128, slots < 64), after an
- * rstat flush when @flush. *@load_ns: what open+load+attach took. NULL
- * with *@err = -errno and a reason in @why when it cannot run here
+ * Load the iterator for the memory cgroup directory @cgdir, flushing
+ * before every read when @flush. *@load_ns: what open+load+attach took.
+ * NULL with *@err = -errno and a reason in @why when it cannot run here
  * (no BTF, privileges, no cgroup iterator, a hierarchy it cannot walk).
  */
-struct kb_mcb *kb_mcb_open(const char *cgdir, const int *slots, int n,
-			   bool flush, uint64_t *load_ns, int *err, char *why,
-			   size_t whylen);
+struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
+			   int *err, char *why, size_t whylen);
+
+/*
+ * What the next reads return: vmstats.state[@slots[i]] for i < @n
+ * (1..128 slots, each below 64). 0, or -EINVAL with @why.
+ */
+int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
+		  size_t whylen);
 void kb_mcb_free(struct kb_mcb *b);
 
 /*

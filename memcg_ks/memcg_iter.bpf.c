@@ -16,9 +16,6 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
-const volatile __u32 nr_fields;
-const volatile __u32 fields[KB_MCI_MAX_FIELDS];
-const volatile __u32 span;	/* slots read: max(fields) + 1 */
 const volatile bool flush;
 const volatile bool use_memcg_kfuncs;	/* set when the kernel has them */
 
@@ -46,6 +43,11 @@ struct mem_cgroup___old {
 struct mem_cgroup___new {
 	struct memcg_vmstats *vmstats;
 } __attribute__((preserve_access_index));
+
+/* The selection, set by user space between reads: one load serves all. */
+__u32 nr_fields;
+__u32 fields[KB_MCI_MAX_FIELDS];
+__u32 span;	/* slots read: max(fields) + 1 */
 
 struct {
 	struct kb_mci_header h;
@@ -115,8 +117,8 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	if (n > KB_MCI_MAX_FIELDS)
 		n = KB_MCI_MAX_FIELDS;
 	bpf_probe_read_kernel(state, len * sizeof(state[0]), base);
-	for (i = 0; i < n; i++)
-		out.v[i] = state[fields[i] % KB_MCI_MAX_STATE];
+	for (i = 0; i < KB_MCI_MAX_FIELDS && i < n; i++)
+		out.v[i] = state[fields[i] & (KB_MCI_MAX_STATE - 1)];
 	out.h.nr = n;
 	bpf_seq_write(ctx->meta->seq, &out, sizeof(out.h) + n * sizeof(out.v[0]));
 	return 0;
