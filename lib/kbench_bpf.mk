@@ -112,6 +112,9 @@ CFLAGS += -DKBENCH_HAVE_BPF -I$(KB_BPF_OUT) $(KB_BPF_INC)
 LDLIBS += $(KB_BPF_LIBS)
 # lib.mk drops LOCAL_HDRS from the link line: the skeletons go there.
 LOCAL_HDRS += $(KB_BPF_SKELS)
-EXTRA_CLEAN += $(KB_BPF_OUT)/vmlinux.h $(KB_BPF_OBJS) $(KB_BPF_SKELS) \
-	$(if $(KB_LIBBPF_DIR),$(KB_LIBBPF_DIR))
 endif
+
+# Generated files go with "make clean" whether or not BPF was built.
+EXTRA_CLEAN += $(KB_BPF_OUT)/vmlinux.h $(KB_BPF_OUT)/libbpf \
+	$(foreach p,$(KBENCH_BPF_PROGS),$(KB_BPF_OUT)/$(p).bpf.o \
+		$(KB_BPF_OUT)/$(p).skel.h)
