@@ -26,6 +26,7 @@
 struct kb_mcb {
 #ifdef KBENCH_HAVE_BPF
 	struct memcg_iter *skel;
+	struct bpf_program *prog;	/* the one program loaded */
 	struct bpf_link *link;
 #endif
 	struct kb_bpf_buf buf;
@@ -76,7 +77,7 @@ static int attach(struct kb_mcb *b, const char *cgdir, char *why,
 	linfo.cgroup.order = BPF_CGROUP_ITER_SELF_ONLY;
 	opts.link_info = &linfo;
 	opts.link_info_len = sizeof(linfo);
-	b->link = bpf_program__attach_iter(b->skel->progs.dump_memcg, &opts);
+	b->link = bpf_program__attach_iter(b->prog, &opts);
 	err = b->link ? 0 : -errno;
 	close(fd);
 	if (err == -EBADF || err == -EOPNOTSUPP)
@@ -88,26 +89,38 @@ static int attach(struct kb_mcb *b, const char *cgdir, char *why,
 	return err;
 }
 
-/* The memcg kfuncs (6.19+) are in the kernel's BTF. */
-static bool have_memcg_kfuncs(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool have;
+/* How a read flushes: by the memcg kfuncs, by cgroup_rstat_flush, or not. */
+enum flush_way { FLUSH_KFUNCS, FLUSH_RSTAT, FLUSH_NONE };
 
-	if (!btf)
-		return false;
-	have = btf__find_by_name_kind(btf, "bpf_get_mem_cgroup",
-				      BTF_KIND_FUNC) >= 0 &&
-	       btf__find_by_name_kind(btf, "bpf_mem_cgroup_flush_stats",
-				      BTF_KIND_FUNC) >= 0;
-	btf__free(btf);
-	return have;
+static bool has_func(const struct btf *btf, const char *name)
+{
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
 }
 
-static int load(struct kb_mcb *b, bool flush, bool kfuncs, char *why,
+/* The best way the running kernel's BTF offers. */
+static enum flush_way best_flush(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	enum flush_way way = FLUSH_NONE;
+
+	if (has_func(btf, "bpf_get_mem_cgroup") &&
+	    has_func(btf, "bpf_put_mem_cgroup") &&
+	    has_func(btf, "bpf_mem_cgroup_flush_stats"))
+		way = FLUSH_KFUNCS;
+	else if (has_func(btf, "cgroup_rstat_flush"))
+		way = FLUSH_RSTAT;
+	btf__free(btf);
+	return way;
+}
+
+/* Load only the program of @way: the others may call absent kfuncs. */
+static int load(struct kb_mcb *b, enum flush_way way, char *why,
 		size_t whylen)
 {
-	int err;
+	struct bpf_program *progs[] = {
+		[FLUSH_KFUNCS] = NULL, [FLUSH_RSTAT] = NULL, [FLUSH_NONE] = NULL,
+	};
+	int err, w;
 
 	b->skel = memcg_iter__open();
 	if (!b->skel) {
@@ -115,8 +128,12 @@ static int load(struct kb_mcb *b, bool flush, bool kfuncs, char *why,
 		kb_bpf_load_reason(err, "opening the cgroup iterator", why, whylen);
 		return err;
 	}
-	b->skel->rodata->flush = flush;
-	b->skel->rodata->use_memcg_kfuncs = kfuncs;
+	progs[FLUSH_KFUNCS] = b->skel->progs.dump_memcg_kfuncs;
+	progs[FLUSH_RSTAT] = b->skel->progs.dump_memcg_rstat;
+	progs[FLUSH_NONE] = b->skel->progs.dump_memcg_noflush;
+	for (w = FLUSH_KFUNCS; w <= FLUSH_NONE; w++)
+		bpf_program__set_autoload(progs[w], w == (int)way);
+	b->prog = progs[way];
 	err = memcg_iter__load(b->skel);
 	if (err)
 		kb_bpf_load_reason(err, "loading the cgroup iterator", why, whylen);
@@ -126,7 +143,7 @@ static int load(struct kb_mcb *b, bool flush, bool kfuncs, char *why,
 struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 			   int *err, char *why, size_t whylen)
 {
-	bool kfuncs;
+	enum flush_way way;
 	struct kb_mcb *b;
 	uint64_t t0;
 
@@ -141,13 +158,13 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 	}
 	kb_bpf_quiet_libbpf();
 	t0 = kb_now_ns();
-	kfuncs = flush && have_memcg_kfuncs();
-	*err = load(b, flush, kfuncs, why, whylen);
-	if (*err && kfuncs) {
-		/* Kfuncs whose prototypes we guessed wrong: flush without. */
+	way = flush ? best_flush() : FLUSH_NONE;
+	*err = load(b, way, why, whylen);
+	if (*err && way == FLUSH_KFUNCS) {
+		/* Kfuncs whose prototypes we guessed wrong: no flush. */
 		memcg_iter__destroy(b->skel);
 		b->skel = NULL;
-		*err = load(b, flush, false, why, whylen);
+		*err = load(b, FLUSH_NONE, why, whylen);
 	}
 	if (!*err)
 		*err = attach(b, cgdir, why, whylen);

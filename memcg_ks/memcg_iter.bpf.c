@@ -15,15 +15,14 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by user space before load. */
-const volatile bool flush;
-const volatile bool use_memcg_kfuncs;	/* set when the kernel has them */
-
 /*
- * Up to 6.15 one kfunc flushes every controller of a cgroup. 6.16 made
- * the flush per css (css_rstat_flush), which a program cannot call on the
- * memory css without a trusted pointer to it: only the memcg kfuncs
- * (bpf_get_mem_cgroup, 6.19) give one. All are weak: absent is fine.
+ * How to flush before a read: one program per way, and user space loads
+ * only the one whose kfuncs the running kernel has (an unresolved kfunc
+ * call must not reach a verifier older than 6.2, even in dead code).
+ * Up to 6.15 cgroup_rstat_flush flushes every controller of a cgroup;
+ * 6.16 made the flush per css (css_rstat_flush), which a program cannot
+ * call on the memory css without a trusted pointer to it, and only the
+ * memcg kfuncs (bpf_get_mem_cgroup, 6.19) give one.
  */
 extern void cgroup_rstat_flush(struct cgroup *cgrp) __ksym __weak;
 extern struct mem_cgroup *
@@ -69,30 +68,8 @@ static const void *state_base(struct cgroup_subsys_state *css)
 	       bpf_core_field_offset(struct memcg_vmstats___old, state);
 }
 
-static __u32 do_flush(struct cgroup *cgrp)
-{
-	struct mem_cgroup *memcg;
-
-	if (!flush)
-		return 0;
-	if (use_memcg_kfuncs && &bpf_get_mem_cgroup &&
-	    &bpf_mem_cgroup_flush_stats && &bpf_put_mem_cgroup) {
-		memcg = bpf_get_mem_cgroup(&cgrp->self);
-		if (!memcg)
-			return 0;
-		bpf_mem_cgroup_flush_stats(memcg);
-		bpf_put_mem_cgroup(memcg);
-		return KB_MCI_FLUSHED_MEMCG;
-	}
-	if (&cgroup_rstat_flush) {
-		cgroup_rstat_flush(cgrp);
-		return KB_MCI_FLUSHED_CGROUP;
-	}
-	return 0;
-}
-
-SEC("iter.s/cgroup")
-int dump_memcg(struct bpf_iter__cgroup *ctx)
+/* Read the selected slots of the cgroup's memcg and emit them. */
+static __always_inline int dump(struct bpf_iter__cgroup *ctx, __u32 flushed)
 {
 	struct cgroup *cgrp = ctx->cgroup;
 	struct cgroup_subsys_state *css;
@@ -110,7 +87,7 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 		bpf_seq_write(ctx->meta->seq, &out.h, sizeof(out.h));
 		return 0;
 	}
-	out.h.flags |= do_flush(cgrp);
+	out.h.flags |= flushed;
 	base = state_base(css);
 	if (len > KB_MCI_MAX_STATE)
 		len = KB_MCI_MAX_STATE;
@@ -122,4 +99,35 @@ int dump_memcg(struct bpf_iter__cgroup *ctx)
 	out.h.nr = n;
 	bpf_seq_write(ctx->meta->seq, &out, sizeof(out.h) + n * sizeof(out.v[0]));
 	return 0;
+}
+
+SEC("iter.s/cgroup")
+int dump_memcg_rstat(struct bpf_iter__cgroup *ctx)
+{
+	if (ctx->cgroup)
+		cgroup_rstat_flush(ctx->cgroup);
+	return dump(ctx, KB_MCI_FLUSHED_CGROUP);
+}
+
+SEC("iter.s/cgroup")
+int dump_memcg_kfuncs(struct bpf_iter__cgroup *ctx)
+{
+	struct mem_cgroup *memcg;
+	__u32 flushed = 0;
+
+	if (ctx->cgroup) {
+		memcg = bpf_get_mem_cgroup(&ctx->cgroup->self);
+		if (memcg) {
+			bpf_mem_cgroup_flush_stats(memcg);
+			bpf_put_mem_cgroup(memcg);
+			flushed = KB_MCI_FLUSHED_MEMCG;
+		}
+	}
+	return dump(ctx, flushed);
+}
+
+SEC("iter/cgroup")
+int dump_memcg_noflush(struct bpf_iter__cgroup *ctx)
+{
+	return dump(ctx, 0);
 }
