@@ -140,7 +140,7 @@ static void iso_time_now(char *buf, size_t size)
 
 static char *join_args(int argc, char **argv)
 {
-	size_t len = 1;
+	size_t len = 1, off = 0;
 	char *s;
 	int i;
 
@@ -149,11 +149,9 @@ static char *join_args(int argc, char **argv)
 	s = calloc(1, len);
 	if (!s)
 		return NULL;
-	for (i = 0; i < argc; i++) {
-		if (i)
-			strcat(s, " ");
-		strcat(s, argv[i]);
-	}
+	for (i = 0; i < argc; i++)
+		off += snprintf(s + off, len - off, "%s%s", i ? " " : "",
+				argv[i]);
 	return s;
 }
 
@@ -219,7 +217,7 @@ static struct kb_row *row_new(const char *name)
 	row = &doc.rows[doc.nrows++];
 	memset(row, 0, sizeof(*row));
 	snprintf(row->name, sizeof(row->name), "%s", name);
-	strcpy(row->status, "ok");
+	snprintf(row->status, sizeof(row->status), "ok");
 	return row;
 }
 
@@ -361,7 +359,7 @@ static void json_stats(FILE *f, const struct kb_stats *st)
 	size_t i;
 
 	fprintf(f, ", \"n\": %zu", st->n);
-	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(vals); i++) {
 		fprintf(f, ", \"%s\": ", keys[i]);
 		json_number(f, vals[i]);
 	}
@@ -516,6 +514,53 @@ const char *kb_cap_name(cap_value_t cap)
 	return buf;
 }
 
+/* ---- /proc/PID/stat ---------------------------------------------------- */
+
+int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	size_t len;
+	char *end;
+	int n;
+
+	memset(st, 0, sizeof(*st));
+	if (!open || !close || close < open)
+		return -EBADMSG;
+	errno = 0;
+	st->pid = (int)strtol(text, &end, 10);
+	if (end == text || end + 1 != open || *end != ' ' || errno)
+		return -EBADMSG;
+	len = (size_t)(close - open - 1);
+	if (len >= sizeof(st->comm))
+		len = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, len);
+	/*
+	 * state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime cutime cstime priority nice num_threads
+	 * itrealvalue starttime
+	 */
+	n = sscanf(close + 1,
+		   " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %ld %*d %llu",
+		   &st->state, &st->ppid, &st->pgrp, &st->session, &st->utime,
+		   &st->stime, &st->num_threads, &st->start_time);
+	return n == 8 ? 0 : -EBADMSG;
+}
+
+int kb_proc_stat_read(pid_t pid, struct kb_proc_stat *st)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	n = kb_read_all(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return kb_proc_stat_parse(buf, st);
+}
+
 /* ---- cleanup --------------------------------------------------------- */
 
 #define KB_MAX_CLEANUPS 64
@@ -566,9 +611,9 @@ static void install_cleanup_signals(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = cleanup_signal_handler;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+	for (i = 0; i < ARRAY_SIZE(cleanup_signals); i++)
 		sigaddset(&sa.sa_mask, cleanup_signals[i]);
-	for (i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+	for (i = 0; i < ARRAY_SIZE(cleanup_signals); i++)
 		sigaction(cleanup_signals[i], &sa, NULL);
 	atexit(kb_cleanup_run_all);
 }
@@ -608,7 +653,7 @@ static void change_cleanup_signals(int how)
 	size_t i;
 
 	sigemptyset(&set);
-	for (i = 0; i < sizeof(cleanup_signals) / sizeof(int); i++)
+	for (i = 0; i < ARRAY_SIZE(cleanup_signals); i++)
 		sigaddset(&set, cleanup_signals[i]);
 	sigprocmask(how, &set, NULL);
 }
@@ -769,11 +814,23 @@ void kb_usage_hint(void)
 	exit(KB_EXIT_USAGE);
 }
 
+void kb_check_list(const char *list, const char *what)
+{
+	size_t len = strlen(list);
+
+	if (!len || list[0] == ',' || list[len - 1] == ',' ||
+	    strstr(list, ",,"))
+		kb_usage_error("invalid value '%s' for %s: an empty item in the list",
+			       list, what);
+}
+
 void kb_select_names(const char *list, const char *what,
 		     bool (*select)(const char *name))
 {
-	char *copy = strdup(list), *save, *tok;
+	char *copy, *save, *tok;
 
+	kb_check_list(list, what);
+	copy = strdup(list);
 	if (!copy) {
 		perror("kbench: strdup");
 		exit(1);
@@ -785,36 +842,111 @@ void kb_select_names(const char *list, const char *what,
 	free(copy);
 }
 
+/*
+ * Length of the decimal number at the start of @s: digits with at most
+ * one '.', at least one digit. 0 when there is none. No sign, exponent,
+ * hex or inf/nan: what a user means by a number on a command line.
+ */
+static size_t decimal_prefix(const char *s)
+{
+	size_t i = 0, digits = 0;
+
+	while (isdigit((unsigned char)s[i]))
+		i++, digits++;
+	if (s[i] == '.') {
+		i++;
+		while (isdigit((unsigned char)s[i]))
+			i++, digits++;
+	}
+	return digits ? i : 0;
+}
+
+/* Split "12.5M" into a decimal number and a suffix; -1 on garbage. */
+static int split_number(const char *s, double *num, const char **suffix)
+{
+	size_t len = decimal_prefix(s);
+	char buf[64];
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	*num = strtod(buf, NULL);
+	if (!isfinite(*num))
+		return -1;
+	*suffix = s + len;
+	return 0;
+}
+
 long long kb_parse_ll(const char *s, const char *what, long long min,
 		      long long max)
 {
-	char *end;
+	const char *digits = *s == '-' ? s + 1 : s;
 	long long v;
 
 	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (!*s || *end || errno == ERANGE)
-		kb_usage_error("invalid value '%s' for %s: not an integer",
+	if (!*digits || strspn(digits, "0123456789") != strlen(digits))
+		kb_usage_error("invalid value '%s' for %s: not a decimal integer",
 			       s, what);
-	if (v < min || v > max)
+	v = strtoll(s, NULL, 10);
+	if (errno == ERANGE || v < min || v > max)
 		kb_usage_error("invalid value '%s' for %s: must be between %lld and %lld",
 			       s, what, min, max);
 	return v;
 }
 
-/* Split "12.5M" into a number and a suffix; -1 on garbage. */
-static int split_number(const char *s, double *num, const char **suffix)
+double kb_parse_double(const char *s, const char *what, double min,
+		       double max)
 {
-	char *end;
+	bool neg = *s == '-' && min < 0;
+	const char *suf;
+	double v;
 
-	if (!*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	*num = strtod(s, &end);
-	if (end == s || errno == ERANGE || !isfinite(*num))
-		return -1;
-	*suffix = end;
-	return 0;
+	if (split_number(s + neg, &v, &suf) || *suf)
+		kb_usage_error("invalid value '%s' for %s: not a decimal number",
+			       s, what);
+	if (neg)
+		v = -v;
+	if (!(v >= min && v <= max))
+		kb_usage_error("invalid value '%s' for %s: must be between %g and %g",
+			       s, what, min, max);
+	return v;
+}
+
+static const struct {
+	const char *suffix;
+	double seconds;
+} time_units[] = {
+	{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 },
+	{ "m", 60 }, { "h", 3600 }, { "d", 86400 },
+};
+
+double kb_parse_seconds(const char *s, const char *what, double min,
+			double max)
+{
+	const char *suf;
+	double num;
+	size_t i;
+
+	if (split_number(s, &num, &suf))
+		kb_usage_error("invalid value '%s' for %s: not a duration", s, what);
+	for (i = 0; i < ARRAY_SIZE(time_units); i++)
+		if (!strcmp(suf, time_units[i].suffix))
+			break;
+	if (i == ARRAY_SIZE(time_units))
+		kb_usage_error("invalid value '%s' for %s: unknown unit '%s' (use us, ms, s, m, h or d)",
+			       s, what, suf);
+	num *= time_units[i].seconds;
+	if (!(num >= min && num <= max))
+		kb_usage_error("invalid value '%s' for %s: must be between %g and %g seconds",
+			       s, what, min, max);
+	return num;
+}
+
+unsigned long long kb_parse_duration(const char *s, const char *what)
+{
+	return (unsigned long long)kb_parse_seconds(s, what, 1,
+						    100.0 * 365 * 86400);
 }
 
 unsigned long long kb_parse_size(const char *s, const char *what,
@@ -854,35 +986,276 @@ unsigned long long kb_parse_size(const char *s, const char *what,
 	return (unsigned long long)num;
 }
 
-unsigned long long kb_parse_duration(const char *s, const char *what)
-{
-	const char *suf;
-	double num;
+/* ---- skip or fail ------------------------------------------------------ */
 
-	if (split_number(s, &num, &suf))
-		kb_usage_error("invalid value '%s' for %s: not a duration", s, what);
-	if (suf[0] && suf[1])
-		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use s, m, h or d)",
-			       s, what, suf);
-	switch (tolower((unsigned char)*suf)) {
-	case '\0':
-	case 's':
-		break;
-	case 'm':
-		num *= 60;
-		break;
-	case 'h':
-		num *= 3600;
-		break;
-	case 'd':
-		num *= 86400;
-		break;
-	default:
-		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use s, m, h or d)",
-			       s, what, suf);
+/* A seccomp filter (a container's profile) may answer EPERM or ENOSYS. */
+static bool under_seccomp_filter(void)
+{
+	static int cached = -1;
+	char buf[4096], *p;
+
+	if (cached < 0) {
+		cached = 0;
+		if (kb_read_all("/proc/self/status", buf, sizeof(buf)) > 0) {
+			p = strstr(buf, "\nSeccomp:");
+			cached = p && strtol(p + 9, NULL, 10) == 2;
+		}
 	}
-	if (num < 1 || num > 100.0 * 365 * 86400)
-		kb_usage_error("invalid value '%s' for %s: must be at least 1 second",
-			       s, what);
-	return (unsigned long long)num;
+	return cached;
+}
+
+static bool lacks_cap(int cap)
+{
+	return cap != KB_NO_CAP && !kb_have_cap((cap_value_t)cap);
+}
+
+bool kb_errno_is_environment(int err, int cap)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case ENOSYS:
+	case EOPNOTSUPP:
+		return true;
+	case EPERM:
+	case EACCES:
+		return lacks_cap(cap) || under_seccomp_filter();
+	default:
+		return false;
+	}
+}
+
+bool kb_errno_explain(int err, int cap, const char *what, char *buf,
+		      size_t len)
+{
+	bool env = kb_errno_is_environment(err, cap);
+	const char *ename, *lacks = "";
+	char need[96] = "";
+
+	if (err < 0)
+		err = -err;
+	ename = strerrorname_np(err);
+	if (env && (err == ENOSYS || err == EOPNOTSUPP)) {
+		lacks = ": not supported by this kernel";
+	} else if (env && lacks_cap(cap)) {
+		snprintf(need, sizeof(need), ": needs %s", kb_cap_name(cap));
+		lacks = need;
+	} else if (env) {
+		lacks = ": refused by a seccomp filter";
+	}
+	snprintf(buf, len, "%s: %s (%s)%s", what, strerror(err),
+		 ename ? ename : "?", lacks);
+	return env;
+}
+
+/* ---- test tables and the shared options ------------------------------- */
+
+int kb_test_index(const struct kb_test *tests, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(tests[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+long kb_pick_count(const struct kb_opts *o, long def, long full, long slow)
+{
+	if (o->full)
+		return full;
+	return kb_machine_slow() ? slow : def;
+}
+
+enum {
+	OPT_HELP = 'h',
+	OPT_LIST = 'l',
+	OPT_TEST = 't',
+	/* Long-only shared options: above any char a program may use. */
+	OPT_FULL = 0x10000,
+	OPT_JSON,
+	OPT_NO_PIN,
+};
+
+static const struct option common_longopts[] = {
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "test", required_argument, NULL, OPT_TEST },
+	{ "full", no_argument, NULL, OPT_FULL },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+};
+
+static void select_tests(const struct kb_cli *cli, struct kb_opts *o,
+			 const char *list)
+{
+	char *copy, *save, *tok;
+	int i;
+
+	kb_check_list(list, "--test");
+	copy = strdup(list);
+	if (!copy) {
+		perror("kbench: strdup");
+		exit(1);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		i = kb_test_index(cli->tests, cli->ntests, tok);
+		if (i < 0)
+			kb_usage_error("unknown test '%s' (see --list)", tok);
+		o->selected[i] = true;
+	}
+	free(copy);
+	o->any_selected = true;
+}
+
+static size_t count_longopts(const struct option *opts)
+{
+	size_t n = 0;
+
+	while (opts && opts[n].name)
+		n++;
+	return n;
+}
+
+/* The program's options and ours in one getopt_long() table. */
+static struct option *merge_longopts(const struct kb_cli *cli)
+{
+	size_t own = count_longopts(cli->long_opts), n = 0, i;
+	struct option *all;
+
+	all = calloc(own + ARRAY_SIZE(common_longopts) + 1, sizeof(*all));
+	if (!all) {
+		perror("kbench: calloc");
+		exit(1);
+	}
+	for (i = 0; i < own; i++)
+		all[n++] = cli->long_opts[i];
+	for (i = 0; i < ARRAY_SIZE(common_longopts); i++)
+		if (common_longopts[i].val != OPT_NO_PIN || cli->placement)
+			all[n++] = common_longopts[i];
+	return all;
+}
+
+static void list_tests(const struct kb_cli *cli)
+{
+	int width = 0, len;
+	size_t i;
+
+	for (i = 0; i < cli->ntests; i++) {
+		len = (int)strlen(cli->tests[i].name);
+		if (len > width)
+			width = len;
+	}
+	for (i = 0; i < cli->ntests; i++)
+		printf("%-*s  %s\n", width, cli->tests[i].name,
+		       cli->tests[i].desc ? cli->tests[i].desc : "");
+}
+
+void kb_usage_common(FILE *f, const struct kb_cli *cli)
+{
+	size_t i;
+
+	fputs("\nCommon options:\n"
+	      "  -t, --test=NAME[,NAME]  run only these tests (repeatable); the\n"
+	      "                          others are left out of the plan\n"
+	      "  -l, --list              list the tests and exit\n"
+	      "      --full              the long run (larger sample counts)\n"
+	      "      --json=FILE         write the results as kbench JSON to FILE\n"
+	      "                          ('-' for stdout)\n", f);
+	if (cli->placement)
+		fputs("      --no-pin            leave CPU placement to the scheduler\n"
+		      "                          (default: pinned, see the JSON params)\n",
+		      f);
+	fputs("  -h, --help              this help\n"
+	      "\nNumbers are decimal: 010 is ten. KSFT_MACHINE_SLOW=yes scales the\n"
+	      "default run down.\n"
+	      "Exit status: 0 pass, 1 a test failed, 2 bad usage, 4 everything skipped.\n",
+	      f);
+	fputs("\nTests:", f);
+	for (i = 0; i < cli->ntests; i++)
+		fprintf(f, " %s", cli->tests[i].name);
+	fputc('\n', f);
+}
+
+static void usage_full(const struct kb_cli *cli)
+{
+	if (cli->usage)
+		cli->usage(stdout, cli->ctx);
+	kb_usage_common(stdout, cli);
+}
+
+static void check_cli(const struct kb_cli *cli)
+{
+	/* A program's bug, not the user's: say so loudly. */
+	if (cli->ntests > KB_MAX_TESTS ||
+	    (cli->short_opts && strpbrk(cli->short_opts, "hlt"))) {
+		fprintf(stderr, "kbench: %s: bad option table (-h, -l, -t are shared; at most %d tests)\n",
+			kb_prog(), KB_MAX_TESTS);
+		exit(1);
+	}
+}
+
+void kb_parse_args(int argc, char **argv, const struct kb_cli *cli,
+		   struct kb_opts *o)
+{
+	bool help = false, list = false;
+	struct option *longopts;
+	char shortopts[128];
+	size_t i;
+	int c;
+
+	check_cli(cli);
+	memset(o, 0, sizeof(*o));
+	snprintf(shortopts, sizeof(shortopts), "hlt:%s",
+		 cli->short_opts ? cli->short_opts : "");
+	longopts = merge_longopts(cli);
+	optind = 0;	/* glibc: a full reset, also for a second call */
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_HELP:
+			help = true;
+			break;
+		case OPT_LIST:
+			list = true;
+			break;
+		case OPT_TEST:
+			select_tests(cli, o, optarg);
+			break;
+		case OPT_FULL:
+			o->full = true;
+			break;
+		case OPT_JSON:
+			if (!*optarg)
+				kb_usage_error("invalid value '' for --json: empty file name");
+			o->json = optarg;
+			break;
+		case OPT_NO_PIN:
+			o->no_pin = true;
+			break;
+		case '?':
+		case ':':
+			kb_usage_hint();
+		default:
+			if (!cli->on_option)
+				kb_usage_hint();
+			cli->on_option(c, optarg, cli->ctx);
+		}
+	}
+	free(longopts);
+	if (optind < argc)
+		kb_usage_error("unexpected argument '%s'", argv[optind]);
+	if (help) {
+		usage_full(cli);
+		exit(0);
+	}
+	if (list) {
+		list_tests(cli);
+		exit(0);
+	}
+	for (i = 0; i < cli->ntests; i++) {
+		if (!o->any_selected)
+			o->selected[i] = true;
+		o->nselected += o->selected[i];
+	}
 }

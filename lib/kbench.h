@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,20 @@
 #include <sys/capability.h>
 #include <sys/types.h>
 #include <time.h>
+
+/* The same spellings as kselftest.h, for files that do not include it. */
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(arr) (sizeof(arr) / sizeof((arr)[0]))
+#endif
+#ifndef __noreturn
+#define __noreturn       __attribute__((__noreturn__))
+#endif
+#ifndef __aligned
+#define __aligned(x)     __attribute__((__aligned__(x)))
+#endif
+#ifndef __printf
+#define __printf(a, b)   __attribute__((format(printf, a, b)))
+#endif
 
 /* Exit code for bad command-line input: not 0, not KSFT_SKIP (4). */
 #define KB_EXIT_USAGE	2
@@ -104,8 +119,8 @@ void kb_row_note(const char *note);
 void kb_row_status(const char *name, const char *status, const char *reason);
 
 /* Print one "# NAME: key=value ..." line (printf format after "NAME: "). */
-void kb_figure(const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__printf(2, 3)
+void kb_figure(const char *name, const char *fmt, ...);
 
 /* Write the document to @path ("-" = stdout). Returns 0 or -errno. */
 int kb_json_write(const char *path);
@@ -143,6 +158,30 @@ bool kb_emulated_guest(void);
 /* True when @cap is in our effective set (libcap). */
 bool kb_have_cap(cap_value_t cap);
 const char *kb_cap_name(cap_value_t cap);
+
+/*
+ * The fields of /proc/PID/stat that tests compare syscalls against: an
+ * independent source, formatted by procfs from the task itself.
+ */
+struct kb_proc_stat {
+	int pid;
+	char comm[64];
+	char state;
+	int ppid, pgrp, session;
+	unsigned long long utime, stime;	/* clock ticks */
+	long num_threads;
+	unsigned long long start_time;		/* ticks after boot */
+};
+
+/*
+ * Parse the text of a /proc/PID/stat file. comm may hold spaces and
+ * parentheses: it ends at the last ')'. 0, or -EBADMSG when a field is
+ * missing or malformed.
+ */
+int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st);
+
+/* Read and parse /proc/PID/stat (@pid 0: /proc/self/stat). 0 or -errno. */
+int kb_proc_stat_read(pid_t pid, struct kb_proc_stat *st);
 
 /* ---- cleanup --------------------------------------------------------- */
 
@@ -188,34 +227,150 @@ int kb_read_file(const char *path, char *buf, size_t size);
 /* Read a file holding one integer. 0 or -errno. */
 int kb_read_long(const char *path, long *val);
 
+/* ---- skip or fail: the one errno rule --------------------------------- */
+
+/* No capability would make the call succeed (see kb_errno_is_environment). */
+#define KB_NO_CAP	(-1)
+
+/*
+ * Whether the error @err (an errno, either sign) says that the environment
+ * lacks something, so that the test SKIPs, rather than that the kernel
+ * misbehaved, so that it FAILs. The environment lacks it when:
+ *  - ENOSYS, EOPNOTSUPP (= ENOTSUP): the kernel has no such call or mode;
+ *  - EPERM, EACCES: only when @cap (a capability, or KB_NO_CAP) is one this
+ *    process does not have in its effective set, or when a seccomp filter
+ *    is in force (Seccomp: 2 in /proc/self/status: a container's profile
+ *    answers EPERM for calls it blocks).
+ * Everything else (EINVAL, ENOSPC, ENOMEM, EAGAIN, ...) is a failure: a
+ * kernel that leaks ids until ENOSPC must not turn green.
+ */
+bool kb_errno_is_environment(int err, int cap);
+
+/*
+ * Fill @buf with "WHAT: strerror (ENAME)" and, when the error is the
+ * environment's, what it lacks ("needs CAP_X", "not supported by this
+ * kernel"). Returns kb_errno_is_environment(err, cap).
+ */
+bool kb_errno_explain(int err, int cap, const char *what, char *buf,
+		      size_t len);
+
 /* ---- command-line parsing -------------------------------------------- */
 
 /*
- * Parsers for option values. On bad input they print
+ * Parsers for option values. Numbers are decimal only, whatever their
+ * first digit: "010" is ten, "0x10" is rejected. On bad input they print
  *   PROG: invalid value 'V' for WHAT: REASON
  *   Try 'PROG --help' for more information.
  * to stderr and exit(KB_EXIT_USAGE).
  */
 void kb_set_prog(const char *prog);
 const char *kb_prog(void);
-void kb_usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
+__printf(1, 2) __noreturn
+void kb_usage_error(const char *fmt, ...);
 /* "Try 'PROG --help'..." on stderr, exit(KB_EXIT_USAGE): getopt's '?' case. */
-void kb_usage_hint(void) __attribute__((noreturn));
+__noreturn void kb_usage_hint(void);
 long long kb_parse_ll(const char *s, const char *what, long long min,
 		      long long max);
+/*
+ * A decimal number with an optional fraction ("2", "0.25", ".5"; no sign
+ * unless @min < 0, no exponent, no hex, no inf/nan), between @min and @max.
+ */
+double kb_parse_double(const char *s, const char *what, double min,
+		       double max);
+/*
+ * A duration in seconds: a decimal number with an optional unit us, ms,
+ * s, m, h or d (default s), between @min and @max seconds.
+ */
+double kb_parse_seconds(const char *s, const char *what, double min,
+			double max);
+/* Durations of at least one second, whole seconds (kb_parse_seconds). */
+unsigned long long kb_parse_duration(const char *s, const char *what);
 /* Sizes with an optional K, M, G suffix (powers of 1024) or B. */
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max);
+/* A "" or ",," element of a comma list is a usage error, not "nothing". */
+void kb_check_list(const char *list, const char *what);
 /*
  * Pick items by name from a comma list ("-t fork,getpid"): @select(name)
  * marks the item and returns false for a name it does not know, which is
- * a usage error naming @what.
+ * a usage error naming @what. An empty name ("a,,b", "") is an error too.
  */
 void kb_select_names(const char *list, const char *what,
 		     bool (*select)(const char *name));
-/* Durations: plain seconds, or s, m, h, d suffix. Returns seconds. */
-unsigned long long kb_parse_duration(const char *s, const char *what);
+
+/* ---- test tables ------------------------------------------------------ */
+
+/*
+ * One test of a program's table, in the shape of the kernel's
+ * selftests/cgroup/test_memcontrol.c: @fn returns KSFT_PASS, KSFT_FAIL or
+ * KSFT_SKIP and writes why (a FAIL's or SKIP's reason) into @reason.
+ * @ctx is the program's context struct: tests share no globals and do not
+ * depend on another test having run. @name is the stable KTAP/JSON name;
+ * @desc one line for --list.
+ */
+struct kb_test {
+	const char *name;
+	int (*fn)(void *ctx, char *reason, size_t len);
+	const char *desc;
+};
+
+#define KB_MAX_TESTS	2048	/* room for a test per pmqtest pair */
+
+/* Index of the test called @name in tests[0..n-1], or -1. */
+int kb_test_index(const struct kb_test *tests, size_t n, const char *name);
+
+/* ---- the options every program shares -------------------------------- */
+
+/*
+ * What a program tells kb_parse_args(): its own options, its manual, its
+ * table. The shared options are added by the lib and must not appear in
+ * @short_opts/@long_opts: -h/--help, -l/--list, -t/--test=NAME[,NAME],
+ * --full, --json=FILE, and --no-pin when @placement is set.
+ */
+struct kb_cli {
+	const char *short_opts;		/* the program's own, getopt syntax */
+	const struct option *long_opts;	/* the program's own, or NULL */
+	/*
+	 * Called for each of the program's own options with getopt's
+	 * value and optarg; bad values go to kb_usage_error().
+	 */
+	void (*on_option)(int opt, const char *arg, void *ctx);
+	void *ctx;
+	/* The manual for -h (to stdout); kb_usage_common() lists ours. */
+	void (*usage)(FILE *f, void *ctx);
+	const struct kb_test *tests;
+	size_t ntests;
+	bool placement;			/* accept --no-pin */
+};
+
+/* What the shared options asked for. */
+struct kb_opts {
+	bool full;			/* --full */
+	const char *json;		/* --json FILE, or NULL */
+	bool no_pin;			/* --no-pin */
+	bool any_selected;		/* -t was given */
+	bool selected[KB_MAX_TESTS];	/* per test of the table */
+	size_t nselected;
+};
+
+/*
+ * Parse the whole command line. Every program option goes to
+ * cli->on_option. Unknown options and stray arguments are rejected with
+ * exit status 2 whatever else is given; -h and -l act only once the whole
+ * line has been accepted (so "-l x" is an error, not a list). Without -t
+ * every test is selected. Unselected tests are left out of the plan.
+ */
+void kb_parse_args(int argc, char **argv, const struct kb_cli *cli,
+		   struct kb_opts *o);
+
+/* The shared options' lines for a program's manual. */
+void kb_usage_common(FILE *f, const struct kb_cli *cli);
+
+/*
+ * The run size: @full with --full, @slow when KSFT_MACHINE_SLOW=yes,
+ * otherwise @def.
+ */
+long kb_pick_count(const struct kb_opts *o, long def, long full, long slow);
 
 #endif /* KBENCH_H */

@@ -44,8 +44,8 @@ LDLIBS += -lnuma
 endif
 
 KBENCH_WERROR ?= 1
-CFLAGS += -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(KBENCH_WERROR)),-Werror)
-CFLAGS += $(KHDR_INCLUDES) -I$(KSFT_DIR) -I$(KBENCH_LIB)
+override CFLAGS += -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(KBENCH_WERROR)),-Werror)
+override CFLAGS += $(KHDR_INCLUDES) -I$(KSFT_DIR) -I$(KBENCH_LIB)
 LDLIBS += -lcap -lm
 
 LOCAL_HDRS += $(KBENCH_LIB)/kbench.h $(KBENCH_LIB)/kbench_ktap.h

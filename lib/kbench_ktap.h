@@ -46,9 +46,65 @@ static inline void kb_result(bool ok, const char *name, const char *why)
 		kb_fail(name, why);
 }
 
+/* Report one test's KSFT_* code by its stable name, with its reason. */
+static inline void kb_report(const char *name, int code, const char *reason)
+{
+	char why[64];
+
+	switch (code) {
+	case KSFT_PASS:
+		kb_pass(name);
+		break;
+	case KSFT_SKIP:
+		kb_skip(name, reason && *reason ? reason : "skipped");
+		break;
+	case KSFT_FAIL:
+		kb_fail(name, reason && *reason ? reason : NULL);
+		break;
+	default:
+		snprintf(why, sizeof(why), "test returned %d, not a KSFT_* code",
+			 code);
+		kb_fail(name, why);
+	}
+}
+
+/*
+ * The table runner: print the plan (the selected tests; unselected ones
+ * are left out of it), run each selected test with @ctx and report it by
+ * name. Call ksft_print_header() before, kb_finish() after.
+ */
+static inline void kb_run_tests(const struct kb_test *tests, size_t n,
+				const struct kb_opts *o, void *ctx)
+{
+	char reason[512];
+	size_t i;
+
+	ksft_set_plan((unsigned int)o->nselected);
+	for (i = 0; i < n; i++) {
+		if (!o->selected[i])
+			continue;
+		reason[0] = '\0';
+		kb_report(tests[i].name, tests[i].fn(ctx, reason, sizeof(reason)),
+			  reason);
+	}
+}
+
+/*
+ * A test's verdict on a failed call: KSFT_SKIP when the environment lacks
+ * something (kb_errno_is_environment), KSFT_FAIL otherwise, @reason filled
+ * by kb_errno_explain().
+ */
+static inline int kb_errno_result(int err, int cap, const char *what,
+				  char *reason, size_t len)
+{
+	return kb_errno_explain(err, cap, what, reason, len) ? KSFT_SKIP :
+							       KSFT_FAIL;
+}
+
 /*
  * Write the JSON document when @json_path is set, print the totals and
- * exit: 0 when every planned test passed or skipped, 1 otherwise.
+ * exit: 0 when every planned test passed or skipped, 1 otherwise, and
+ * KSFT_SKIP (4) when every planned test skipped (nothing ran).
  * A JSON file that cannot be written is a failure of the run.
  */
 static inline void kb_finish(const char *json_path)
@@ -62,6 +118,10 @@ static inline void kb_finish(const char *json_path)
 				       strerror(-err));
 			ksft_exit_fail();
 		}
+	}
+	if (ksft_plan && ksft_cnt.ksft_xskip == ksft_plan) {
+		ksft_print_cnts();
+		exit(KSFT_SKIP);
 	}
 	ksft_finished();
 }

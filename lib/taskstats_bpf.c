@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "taskstats_bpf.h"
+#include "taskstats.h"
 #include "bpf_iter.h"
 #include "kbench.h"
 
@@ -136,7 +137,7 @@ static const struct kb_tsi_record *record(const struct kb_tsb *b, long i)
 	return (const struct kb_tsi_record *)b->buf.data + i;
 }
 
-void kb_tsb_get(const struct kb_tsb *b, long i, struct kb_taskstats *ts)
+void kb_tsb_get(const struct kb_tsb *b, long i, struct kb_ts_stats *ts)
 {
 	const struct kb_tsi_record *r = record(b, i);
 
@@ -162,6 +163,8 @@ void kb_tsb_get(const struct kb_tsb *b, long i, struct kb_taskstats *ts)
 	ts->blkio_delay_total = r->blkio_delay_total;
 	ts->swapin_count = r->swapin_count;
 	ts->swapin_delay_total = r->swapin_delay_total;
+	ts->wpcopy_count = r->wpcopy_count;
+	ts->wpcopy_delay_total = r->wpcopy_delay_total;
 	ts->read_char = r->read_char;
 	ts->write_char = r->write_char;
 	ts->read_bytes = r->read_bytes;
@@ -190,8 +193,8 @@ void kb_tsb_get_extra(const struct kb_tsb *b, long i, struct kb_tsb_extra *x)
 
 /* ---- bpf_iter_matches_netlink ---------------------------------------- */
 
-static const char *differs(const struct kb_taskstats *a,
-			   const struct kb_taskstats *b, char *why,
+static const char *differs(const struct kb_ts_stats *a,
+			   const struct kb_ts_stats *b, char *why,
 			   size_t whylen)
 {
 #define KB_DIFFERS(f) (a->f != b->f && \
@@ -205,6 +208,7 @@ static const char *differs(const struct kb_taskstats *a,
 	    KB_DIFFERS(cpu_run_virtual_total) ||
 	    KB_DIFFERS(blkio_count) || KB_DIFFERS(blkio_delay_total) ||
 	    KB_DIFFERS(swapin_count) || KB_DIFFERS(swapin_delay_total) ||
+	    KB_DIFFERS(wpcopy_count) || KB_DIFFERS(wpcopy_delay_total) ||
 	    KB_DIFFERS(read_char) || KB_DIFFERS(write_char) ||
 	    KB_DIFFERS(read_bytes) || KB_DIFFERS(write_bytes))
 		return why;
@@ -218,7 +222,7 @@ static const char *differs(const struct kb_taskstats *a,
 }
 
 /* The iterator's record of @pid (filtered by @comm), or -ESRCH. */
-static int iter_stats(struct kb_tsb *b, pid_t pid, struct kb_taskstats *ts)
+static int iter_stats(struct kb_tsb *b, pid_t pid, struct kb_ts_stats *ts)
 {
 	long got = kb_tsb_pass(b), i;
 
@@ -235,7 +239,7 @@ static int iter_stats(struct kb_tsb *b, pid_t pid, struct kb_taskstats *ts)
 int kb_tsb_matches_netlink(pid_t pid, const char *comm, char *why,
 			   size_t whylen)
 {
-	struct kb_taskstats by_iter;
+	struct kb_ts_stats by_iter;
 	struct kb_ts_reply r;
 	uint64_t load_ns;
 	struct kb_tsb *b;
@@ -245,14 +249,14 @@ int kb_tsb_matches_netlink(pid_t pid, const char *comm, char *why,
 	b = kb_tsb_open(comm, &load_ns, &err, why, whylen);
 	if (!b)
 		return kb_bpf_err_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
-	err = kb_taskstats_open(&nl, 0, 5000);
+	err = kb_ts_open(&nl, 0, 5000);
 	if (err) {
 		snprintf(why, whylen, "no TASKSTATS netlink socket: %s",
 			 strerror(-err));
 		kb_tsb_free(b);
 		return KSFT_SKIP;
 	}
-	err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
+	err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
 	kb_nl_close(&nl);
 	if (err == -EPERM) {
 		snprintf(why, whylen, "TASKSTATS_CMD_GET needs CAP_NET_ADMIN (EPERM)");

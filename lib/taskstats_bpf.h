@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "netlink.h"
+#include "taskstats.h"
 
 struct kb_tsb;
 
@@ -33,9 +33,9 @@ long kb_tsb_pass(struct kb_tsb *b);
  * Task @i of the last pass as taskstats would report it (units of
  * struct taskstats: us, KiB, MiB-us).
  */
-void kb_tsb_get(const struct kb_tsb *b, long i, struct kb_taskstats *ts);
+void kb_tsb_get(const struct kb_tsb *b, long i, struct kb_ts_stats *ts);
 
-/* The extra figures taskstats carries that struct kb_taskstats lacks. */
+/* The extra figures taskstats carries that struct kb_ts_stats lacks. */
 struct kb_tsb_extra {
 	uint64_t coremem;	/* MiB-usec */
 	uint64_t virtmem;

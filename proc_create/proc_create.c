@@ -10,15 +10,19 @@
  * lets it exit at once (or exec a helper that exits at once) and waits for
  * it, checking its exit status. Every creation is timed; the cell reports
  * the elapsed time, the parent's and the children's CPU time and the rate.
+ *
+ * main() measures every cell the selected tests need (sizes outside,
+ * methods inside: the parent grows once), then the kb_test table reports:
+ * one test per method, then the shape checks.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -33,6 +37,7 @@
 #include <unistd.h>
 
 #include "kbench_ktap.h"
+#include "rtsched.h"
 
 #define BOOK_COUNT		100000	/* the book's creations per cell */
 #define DEFAULT_COUNT		1000
@@ -43,6 +48,7 @@
 #define MAX_SIZES		16
 #define MAX_COUNT		10000000L
 #define PROGRESS_COUNT		10000	/* cells this long print progress */
+#define MAX_WARMUP		50	/* untimed creations per cell, at most */
 
 #define KIB			1024ULL
 #define MIB			(1024ULL * KIB)
@@ -55,7 +61,15 @@
 /* Shape checks: generous bounds for a noisy shared machine. */
 #define FLAT_BOUND		1.5	/* large / small minimum, at most */
 #define GROW_BOUND		2.0	/* large / small minimum, at least */
-#define GROW_MIN_SIZE		(256 * MIB)
+/*
+ * A touched parent this large makes fork's copying dominate whatever the
+ * machine; between smaller parents a flat check relies on fork's own
+ * growth over the same span (see span_too_small()).
+ */
+#define SPAN_MIN_SIZE		(256 * MIB)
+
+/* What children that run no helper exit with: a lost status fails. */
+#define CHILD_STATUS		42
 
 #ifndef PR_SET_THP_DISABLE
 #define PR_SET_THP_DISABLE	41
@@ -72,76 +86,162 @@
 #define HELPER_NOLIBC		"proc_create_true"
 #define HELPER_LIBC		"proc_create_true_libc"
 
-static char nolibc_path[PATH_MAX];	/* posix_spawn */
-static char exec_path[PATH_MAX];	/* fork_exec, vfork_exec, posix_spawn_exec */
-static char helper_why[PATH_MAX + 64];	/* why a helper is missing, or "" */
 static char *helper_argv[] = { HELPER_NOLIBC, NULL };
 /* An empty environment: the same exec work whoever runs the test. */
 static char *empty_env[] = { NULL };
 
+enum method_id {
+	M_fork, M_vfork, M_clone, M_fork_exec, M_vfork_exec, M_posix_spawn,
+	M_posix_spawn_exec, M_clone3_vfork, NR_METHODS
+};
+
+enum shape_id {
+	S_vfork_flat, S_clone_flat, S_posix_spawn_flat, S_fork_grows,
+	NR_SHAPES
+};
+
+#define NR_TESTS	(NR_METHODS + NR_SHAPES)
+
+/* ---- parent sizes, cells, options, the context ------------------------ */
+
+enum size_kind { SIZE_BOOK, SIZE_TOUCHED };
+
+struct psize {
+	enum size_kind kind;
+	double book_mb;			/* SIZE_BOOK: total VmSize, MiB */
+	unsigned long long bytes;	/* SIZE_TOUCHED: memory added */
+	char label[24];			/* "1.70MB", "1GiB" */
+	long target_kib;
+	long vmsize_kib, vmrss_kib;	/* reached */
+	char skip[200];			/* why this size could not be set up */
+};
+
+static const double book_sizes_mb[] = { 1.70, 2.70, 11.70 };
+#define NR_BOOK_SIZES ARRAY_SIZE(book_sizes_mb)
+
+struct cell {
+	enum { CELL_NONE, CELL_OK, CELL_SKIP, CELL_FAIL } state;
+	char why[240];
+	long creations;
+	double elapsed_s;
+	double parent_cpu_s;
+	double children_cpu_s;
+	struct kb_stats st;		/* per creation, us */
+	double p10;			/* 10th percentile per creation, us */
+};
+
+struct options {
+	long count;
+	bool count_set;
+	bool thp;
+	bool touch_heap;
+	double cell_time;	/* s, < 0: default */
+	const char *helper;	/* "libc", "nolibc" or a path */
+	unsigned long long touched[MAX_SIZES];
+	unsigned int ntouched;
+	bool touched_set;
+};
+
+/* What a method's child does to the parent's memory, probed once. */
+enum sharing { SHARE_UNKNOWN, SHARE_SHARED, SHARE_COPIED };
+
+struct pc_ctx {
+	struct options o;
+	struct kb_opts common;
+	struct kb_placement place;
+	char nolibc_path[PATH_MAX];	/* posix_spawn */
+	char exec_path[PATH_MAX];	/* the *_exec methods */
+	char helper_why[PATH_MAX + 64];	/* why a helper is missing, or "" */
+	struct psize sizes[MAX_SIZES];
+	unsigned int nsizes;
+	long baseline_kib;
+	bool book_from_baseline;	/* baseline above 1.70 MB: offsets */
+	void *heap_blocks[16];		/* the book sizes' malloc()s */
+	unsigned int nheap_blocks;
+	void *touched_map;
+	size_t touched_len;
+	bool measure[NR_METHODS];	/* needed by a selected test */
+	int unsupported[NR_METHODS];	/* -errno found by the probe, or 0 */
+	char unsupported_why[NR_METHODS][PATH_MAX + 64];
+	enum sharing sharing[NR_METHODS];
+	char sharing_why[NR_METHODS][200];
+	struct cell cells[NR_METHODS][MAX_SIZES];
+	double samples[MAX_SAMPLES];
+	int bad_status;			/* the wrong wait status seen */
+	/* The child being waited for, for the cleanup handler. */
+	volatile pid_t live_child;
+	/* Written by children that share our memory (probe). */
+	volatile int child_wrote;
+};
+
 /* ---- creating one child ---------------------------------------------- */
 
 /*
- * The child we are waiting for, for the cleanup handler. vfork-style
- * methods return only once their child has exited or exec'd.
+ * Children that run no helper store 1 into c->child_wrote and exit with
+ * CHILD_STATUS: one store, so that the probe can tell a child that shares
+ * our memory (vfork, clone(CLONE_VM)) from one that has a copy (fork).
  */
-static volatile pid_t live_child;
-
-static int create_fork(pid_t *pid)
-{
-	*pid = fork();
-	if (*pid < 0)
-		return -errno;
-	if (*pid == 0)
-		_exit(0);
-	return 0;
-}
-
-static int create_vfork(pid_t *pid)
-{
-	*pid = vfork();
-	if (*pid < 0)
-		return -errno;
-	if (*pid == 0)
-		_exit(0);
-	return 0;
-}
-
-static char clone_stack[64 * 1024] __attribute__((aligned(16)));
-
-static int clone_child(void *arg)
-{
-	(void)arg;
-	return 0;
-}
-
-/* clone(CLONE_VM): shares the memory, the parent does not wait for exec. */
-static int create_clone(pid_t *pid)
-{
-	*pid = clone(clone_child, clone_stack + sizeof(clone_stack),
-		     CLONE_VM | SIGCHLD, NULL);
-	return *pid < 0 ? -errno : 0;
-}
-
-static int create_fork_exec(pid_t *pid)
+static int create_fork(struct pc_ctx *c, pid_t *pid)
 {
 	*pid = fork();
 	if (*pid < 0)
 		return -errno;
 	if (*pid == 0) {
-		execve(exec_path, helper_argv, empty_env);
+		c->child_wrote = 1;
+		_exit(CHILD_STATUS);
+	}
+	return 0;
+}
+
+static int create_vfork(struct pc_ctx *c, pid_t *pid)
+{
+	*pid = vfork();
+	if (*pid < 0)
+		return -errno;
+	if (*pid == 0) {
+		c->child_wrote = 1;
+		_exit(CHILD_STATUS);
+	}
+	return 0;
+}
+
+static char clone_stack[64 * 1024] __aligned(16);
+
+static int clone_child(void *arg)
+{
+	struct pc_ctx *c = arg;
+
+	c->child_wrote = 1;
+	return CHILD_STATUS;
+}
+
+/* clone(CLONE_VM): shares the memory, the parent does not wait for exec. */
+static int create_clone(struct pc_ctx *c, pid_t *pid)
+{
+	*pid = clone(clone_child, clone_stack + sizeof(clone_stack),
+		     CLONE_VM | SIGCHLD, c);
+	return *pid < 0 ? -errno : 0;
+}
+
+static int create_fork_exec(struct pc_ctx *c, pid_t *pid)
+{
+	*pid = fork();
+	if (*pid < 0)
+		return -errno;
+	if (*pid == 0) {
+		execve(c->exec_path, helper_argv, empty_env);
 		_exit(127);
 	}
 	return 0;
 }
 
-static int create_vfork_exec(pid_t *pid)
+static int create_vfork_exec(struct pc_ctx *c, pid_t *pid)
 {
 	*pid = vfork();
 	if (*pid < 0)
 		return -errno;
 	if (*pid == 0) {
-		execve(exec_path, helper_argv, empty_env);
+		execve(c->exec_path, helper_argv, empty_env);
 		_exit(127);
 	}
 	return 0;
@@ -149,19 +249,17 @@ static int create_vfork_exec(pid_t *pid)
 
 static int spawn(pid_t *pid, const char *path)
 {
-	int err = posix_spawn(pid, path, NULL, NULL, helper_argv, empty_env);
-
-	return -err;
+	return -posix_spawn(pid, path, NULL, NULL, helper_argv, empty_env);
 }
 
-static int create_posix_spawn(pid_t *pid)
+static int create_posix_spawn(struct pc_ctx *c, pid_t *pid)
 {
-	return spawn(pid, nolibc_path);
+	return spawn(pid, c->nolibc_path);
 }
 
-static int create_posix_spawn_exec(pid_t *pid)
+static int create_posix_spawn_exec(struct pc_ctx *c, pid_t *pid)
 {
-	return spawn(pid, exec_path);
+	return spawn(pid, c->exec_path);
 }
 
 /* The first 64 bytes of struct clone_args (CLONE_ARGS_SIZE_VER0). */
@@ -180,34 +278,37 @@ struct kb_clone_args {
 /*
  * clone3(CLONE_VM | CLONE_VFORK) without a stack of its own: the child runs
  * on the parent's stack, as after vfork(), so it must not return into C
- * code (that would overwrite the parent's frames). It calls exit(0) in the
- * same asm block, straight after the system call.
+ * code (that would overwrite the parent's frames). In the same asm block,
+ * straight after the system call, it stores 1 to *@wrote (rdx survives the
+ * syscall) and calls exit(CHILD_STATUS).
  */
-static long clone3_vfork_exit0(struct kb_clone_args *args)
+static long clone3_vfork_exit(struct kb_clone_args *args, volatile int *wrote)
 {
 	long ret;
 
 	asm volatile("syscall\n\t"
 		     "test %%rax, %%rax\n\t"
 		     "jnz 1f\n\t"
+		     "movl $1, (%%rdx)\n\t"
 		     "mov %[nr_exit], %%eax\n\t"
-		     "xor %%edi, %%edi\n\t"
+		     "mov %[status], %%edi\n\t"
 		     "syscall\n"
 		     "1:"
 		     : "=a" (ret)
 		     : "0" ((long)__NR_clone3), "D" (args),
-		       "S" (sizeof(*args)), [nr_exit] "i" (__NR_exit)
+		       "S" (sizeof(*args)), "d" (wrote),
+		       [nr_exit] "i" (__NR_exit), [status] "i" (CHILD_STATUS)
 		     : "rcx", "r11", "memory");
 	return ret;
 }
 
-static int create_clone3_vfork(pid_t *pid)
+static int create_clone3_vfork(struct pc_ctx *c, pid_t *pid)
 {
 	struct kb_clone_args args = {
 		.flags = CLONE_VM | CLONE_VFORK,
 		.exit_signal = SIGCHLD,
 	};
-	long ret = clone3_vfork_exit0(&args);
+	long ret = clone3_vfork_exit(&args, &c->child_wrote);
 
 	if (ret < 0)
 		return (int)ret;
@@ -215,8 +316,9 @@ static int create_clone3_vfork(pid_t *pid)
 	return 0;
 }
 #else
-static int create_clone3_vfork(pid_t *pid)
+static int create_clone3_vfork(struct pc_ctx *c, pid_t *pid)
 {
+	(void)c;
 	(void)pid;
 	return -EOPNOTSUPP;
 }
@@ -230,87 +332,111 @@ struct method {
 	const char *name;	/* stable KTAP / JSON name */
 	const char *label;	/* the book's row label */
 	const char *note;
-	int (*create)(pid_t *pid);
+	int (*create)(struct pc_ctx *c, pid_t *pid);
 	enum helper_use helper;
-	bool selected;
-	int unsupported;	/* -errno found by the probe, or 0 */
+	int (*test)(void *ctx, char *reason, size_t len);
 };
 
-#define METHOD(n, l, what, fn, h) \
-	{ .name = n, .label = l, .note = what, .create = fn, .helper = h }
+static int report_method(struct pc_ctx *c, enum method_id m, char *reason,
+			 size_t len);
+static int report_shape(struct pc_ctx *c, enum shape_id sh, char *reason,
+			size_t len);
 
-static struct method methods[] = {
-	METHOD("fork", "fork()", "fork, child _exit(0), waitpid",
-	       create_fork, NO_HELPER),
-	METHOD("vfork", "vfork()", "vfork, child _exit(0), waitpid",
-	       create_vfork, NO_HELPER),
-	METHOD("clone", "clone()", "clone(CLONE_VM|SIGCHLD), child returns 0, waitpid",
-	       create_clone, NO_HELPER),
-	METHOD("fork_exec", "fork() + exec()", "fork, child execve(helper), waitpid",
-	       create_fork_exec, EXEC_HELPER),
-	METHOD("vfork_exec", "vfork() + exec()", "vfork, child execve(helper), waitpid",
-	       create_vfork_exec, EXEC_HELPER),
-	METHOD("posix_spawn", "posix_spawn()", "posix_spawn of the nolibc helper, waitpid",
-	       create_posix_spawn, NOLIBC_HELPER),
-	METHOD("posix_spawn_exec", "posix_spawn() + exec", "posix_spawn of the exec helper, waitpid",
-	       create_posix_spawn_exec, EXEC_HELPER),
-	METHOD("clone3_vfork", "clone3(VFORK)", "clone3(CLONE_VM|CLONE_VFORK), child exit(0), waitpid",
-	       create_clone3_vfork, NO_HELPER),
+#define METHOD_TEST(id)						\
+static int test_##id(void *ctx, char *reason, size_t len)	\
+{								\
+	return report_method(ctx, M_##id, reason, len);		\
+}
+
+METHOD_TEST(fork)
+METHOD_TEST(vfork)
+METHOD_TEST(clone)
+METHOD_TEST(fork_exec)
+METHOD_TEST(vfork_exec)
+METHOD_TEST(posix_spawn)
+METHOD_TEST(posix_spawn_exec)
+METHOD_TEST(clone3_vfork)
+
+#define METHOD(id, l, what, h) \
+	[M_##id] = { .name = #id, .label = l, .note = what, \
+		     .create = create_##id, .helper = h, .test = test_##id }
+
+static const struct method methods[NR_METHODS] = {
+	METHOD(fork, "fork()", "fork, child _exit(42), waitpid", NO_HELPER),
+	METHOD(vfork, "vfork()", "vfork, child _exit(42), waitpid", NO_HELPER),
+	METHOD(clone, "clone()", "clone(CLONE_VM|SIGCHLD), child returns 42, waitpid",
+	       NO_HELPER),
+	METHOD(fork_exec, "fork() + exec()", "fork, child execve(helper), waitpid",
+	       EXEC_HELPER),
+	METHOD(vfork_exec, "vfork() + exec()", "vfork, child execve(helper), waitpid",
+	       EXEC_HELPER),
+	METHOD(posix_spawn, "posix_spawn()", "posix_spawn of the nolibc helper, waitpid",
+	       NOLIBC_HELPER),
+	METHOD(posix_spawn_exec, "posix_spawn() + exec", "posix_spawn of the exec helper, waitpid",
+	       EXEC_HELPER),
+	METHOD(clone3_vfork, "clone3(VFORK)", "clone3(CLONE_VM|CLONE_VFORK), child exit(42), waitpid",
+	       NO_HELPER),
 };
-
-#define NR_METHODS (sizeof(methods) / sizeof(methods[0]))
 
 /* The shape checks: stable KTAP names, the method they look at. */
 struct shape {
 	const char *name;
-	const char *method;
+	enum method_id method;
 	bool grows;		/* fork: must grow; others: must stay flat */
+	int (*test)(void *ctx, char *reason, size_t len);
 };
 
-static const struct shape shapes[] = {
-	{ "vfork_flat", "vfork", false },
-	{ "clone_flat", "clone", false },
-	{ "posix_spawn_flat", "posix_spawn", false },
-	{ "fork_grows", "fork", true },
+#define SHAPE_TEST(id)						\
+static int test_##id(void *ctx, char *reason, size_t len)	\
+{								\
+	return report_shape(ctx, S_##id, reason, len);		\
+}
+
+SHAPE_TEST(vfork_flat)
+SHAPE_TEST(clone_flat)
+SHAPE_TEST(posix_spawn_flat)
+SHAPE_TEST(fork_grows)
+
+#define SHAPE(id, m, g) \
+	[S_##id] = { .name = #id, .method = m, .grows = g, .test = test_##id }
+
+static const struct shape shapes[NR_SHAPES] = {
+	SHAPE(vfork_flat, M_vfork, false),
+	SHAPE(clone_flat, M_clone, false),
+	SHAPE(posix_spawn_flat, M_posix_spawn, false),
+	SHAPE(fork_grows, M_fork, true),
 };
 
-#define NR_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
+/* The kb_test table: the methods, then the shapes (the KTAP order). */
+static struct kb_test tests[NR_TESTS];
+
+static void build_tests(void)
+{
+	static char desc[NR_METHODS][128];
+	size_t i;
+
+	for (i = 0; i < NR_METHODS; i++) {
+		snprintf(desc[i], sizeof(desc[i]), "%-22s %s", methods[i].label,
+			 methods[i].note);
+		tests[i] = (struct kb_test){ methods[i].name, methods[i].test,
+					     desc[i] };
+	}
+	for (i = 0; i < NR_SHAPES; i++)
+		tests[NR_METHODS + i] = (struct kb_test){
+			shapes[i].name, shapes[i].test,
+			shapes[i].grows ? "shape check: fork's cost grows with the parent"
+					: "shape check: cost stays flat with the parent's size" };
+}
 
 /* ---- parent sizes ---------------------------------------------------- */
-
-enum size_kind { SIZE_BOOK, SIZE_TOUCHED };
-
-struct psize {
-	enum size_kind kind;
-	double book_mb;			/* SIZE_BOOK: total VmSize, MiB */
-	unsigned long long bytes;	/* SIZE_TOUCHED: memory added */
-	char label[24];			/* "1.70MB", "1GiB" */
-	long target_kib;
-	long vmsize_kib, vmrss_kib;	/* reached */
-	char skip[160];			/* why this size could not be set up */
-};
-
-static const double book_sizes_mb[] = { 1.70, 2.70, 11.70 };
-#define NR_BOOK_SIZES (sizeof(book_sizes_mb) / sizeof(book_sizes_mb[0]))
-
-static struct psize sizes[MAX_SIZES];
-static unsigned int nsizes;
 
 /* One "key: value kB" field of /proc/self/status, without using malloc. */
 static long status_kib(const char *key)
 {
 	char buf[4096], pattern[32], *p;
-	ssize_t n;
-	int fd;
 
-	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (kb_read_all("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	/* The Vm* lines come early, never first ("Name:" is). */
 	snprintf(pattern, sizeof(pattern), "\n%s:", key);
 	p = strstr(buf, pattern);
@@ -321,17 +447,9 @@ static long status_kib(const char *key)
 static unsigned long long mem_available(void)
 {
 	char buf[8192], *p;
-	ssize_t n;
-	int fd;
 
-	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (kb_read_all("/proc/meminfo", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strstr(buf, "MemAvailable:");
 	return p ? strtoull(p + 13, NULL, 10) * KIB : 0;
 }
@@ -348,11 +466,6 @@ static void size_label(unsigned long long bytes, char *buf, size_t len)
 		snprintf(buf, len, "%lluB", bytes);
 }
 
-/* Heap blocks that make up a book size, freed before the touched sizes. */
-static void *heap_blocks[16];
-static unsigned int nheap_blocks;
-static bool touch_heap = true;
-
 static void touch_pages(char *p, size_t len)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), off;
@@ -366,9 +479,9 @@ static void touch_pages(char *p, size_t len)
  * @target_kib. mallopt() in main() makes these blocks come from brk and
  * lets the heap end where the block ends.
  */
-static int grow_heap_to(long target_kib)
+static int grow_heap_to(struct pc_ctx *c, long target_kib)
 {
-	while (nheap_blocks < sizeof(heap_blocks) / sizeof(heap_blocks[0])) {
+	while (c->nheap_blocks < ARRAY_SIZE(c->heap_blocks)) {
 		long cur = status_kib("VmSize");
 		size_t len;
 		void *p;
@@ -381,32 +494,29 @@ static int grow_heap_to(long target_kib)
 		p = malloc(len);
 		if (!p)
 			return -ENOMEM;
-		if (touch_heap)
+		if (c->o.touch_heap)
 			touch_pages(p, len);
-		heap_blocks[nheap_blocks++] = p;
+		c->heap_blocks[c->nheap_blocks++] = p;
 	}
 	return 0;
 }
 
-static void release_heap(void)
+static void release_heap(struct pc_ctx *c)
 {
-	while (nheap_blocks)
-		free(heap_blocks[--nheap_blocks]);
+	while (c->nheap_blocks)
+		free(c->heap_blocks[--c->nheap_blocks]);
 	malloc_trim(0);
 }
 
-static void *touched_map;
-static size_t touched_len;
-
-static void release_touched(void)
+static void release_touched(struct pc_ctx *c)
 {
-	if (touched_map)
-		munmap(touched_map, touched_len);
-	touched_map = NULL;
-	touched_len = 0;
+	if (c->touched_map)
+		munmap(c->touched_map, c->touched_len);
+	c->touched_map = NULL;
+	c->touched_len = 0;
 }
 
-static int map_touched(size_t len)
+static int map_touched(struct pc_ctx *c, size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -414,78 +524,86 @@ static int map_touched(size_t len)
 	if (p == MAP_FAILED)
 		return -errno;
 	touch_pages(p, len);
-	touched_map = p;
-	touched_len = len;
+	c->touched_map = p;
+	c->touched_len = len;
 	return 0;
 }
 
-static long baseline_kib;
-static bool book_from_baseline;	/* baseline above 1.70 MB: offsets */
-
 /* Make the parent the size @s asks for; record what was reached. */
-static void set_parent_size(struct psize *s)
+static void set_parent_size(struct pc_ctx *c, struct psize *s)
 {
+	char what[64];
 	int err = 0;
 
 	if (s->kind == SIZE_BOOK) {
-		err = grow_heap_to(s->target_kib);
+		err = grow_heap_to(c, s->target_kib);
 	} else {
-		release_heap();
-		release_touched();
+		release_heap(c);
+		release_touched(c);
 		s->target_kib = status_kib("VmSize") + (long)(s->bytes / KIB);
 		if (s->bytes + MEM_RESERVE > mem_available())
 			err = -ENOMEM;
 		else
-			err = map_touched(s->bytes);
+			err = map_touched(c, s->bytes);
 	}
-	if (err)
-		snprintf(s->skip, sizeof(s->skip),
-			 "cannot make the parent %s: %s", s->label,
+	if (err) {
+		/* Not straight from s->label into s->skip: -Wrestrict. */
+		snprintf(what, sizeof(what), "cannot make the parent %s",
+			 s->label);
+		snprintf(s->skip, sizeof(s->skip), "%s: %s", what,
 			 strerror(-err));
+	}
 	s->vmsize_kib = status_kib("VmSize");
 	s->vmrss_kib = status_kib("VmRSS");
 }
 
-static void plan_book_sizes(void)
+static void plan_book_sizes(struct pc_ctx *c)
 {
 	unsigned int i;
 
-	baseline_kib = status_kib("VmSize");
-	book_from_baseline = baseline_kib > (long)(book_sizes_mb[0] * 1024 + 4);
+	c->baseline_kib = status_kib("VmSize");
+	c->book_from_baseline = c->baseline_kib >
+				(long)(book_sizes_mb[0] * 1024 + 4);
 	for (i = 0; i < NR_BOOK_SIZES; i++) {
-		struct psize *s = &sizes[i];
+		struct psize *s = &c->sizes[i];
 		double mb = book_sizes_mb[i];
 
 		s->kind = SIZE_BOOK;
 		s->book_mb = mb;
 		snprintf(s->label, sizeof(s->label), "%.2fMB", mb);
-		if (book_from_baseline)
-			s->target_kib = baseline_kib +
+		if (c->book_from_baseline)
+			s->target_kib = c->baseline_kib +
 				(long)((mb - book_sizes_mb[0]) * 1024 + 0.5);
 		else
 			s->target_kib = (long)(mb * 1024 + 0.5);
 	}
 }
 
+static void plan_touched_sizes(struct pc_ctx *c)
+{
+	unsigned int i;
+
+	c->nsizes = NR_BOOK_SIZES;
+	for (i = 0; i < c->o.ntouched; i++) {
+		struct psize *s = &c->sizes[c->nsizes++];
+
+		s->kind = SIZE_TOUCHED;
+		s->bytes = c->o.touched[i];
+		size_label(s->bytes, s->label, sizeof(s->label));
+		s->target_kib = (long)(s->bytes / KIB) + c->baseline_kib;
+	}
+}
+
 /* ---- measuring a cell ------------------------------------------------ */
 
-struct cell {
-	enum { CELL_NONE, CELL_OK, CELL_SKIP, CELL_FAIL } state;
-	char why[200];
-	long creations;
-	double elapsed_s;
-	double parent_cpu_s;
-	double children_cpu_s;
-	struct kb_stats st;		/* per creation, us */
-	double p10;			/* 10th percentile per creation, us */
-};
+/* The exit status a method's child must report. */
+static int want_status(const struct method *m)
+{
+	return m->helper == NO_HELPER ? CHILD_STATUS : 0;
+}
 
-static struct cell cells[NR_METHODS][MAX_SIZES];
-static double samples[MAX_SAMPLES];
-static int bad_status;			/* the wrong wait status seen */
-
-/* Wait for @pid; 0, -errno, or 1 when it did not exit with status 0. */
-static int reap(pid_t pid)
+/* Wait for @pid; 0, -errno, or 1 when it did not exit with @want. */
+static int reap(struct pc_ctx *c, pid_t pid, int want)
 {
 	int status;
 	pid_t r;
@@ -493,33 +611,33 @@ static int reap(pid_t pid)
 	do
 		r = waitpid(pid, &status, 0);
 	while (r < 0 && errno == EINTR);
-	live_child = 0;
+	c->live_child = 0;
 	if (r != pid)
-		return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		bad_status = status;
+		return r < 0 ? -errno : -ECHILD;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != want) {
+		c->bad_status = status;
 		return 1;
 	}
 	return 0;
 }
 
-static int create_and_reap(const struct method *m)
+static int create_and_reap(struct pc_ctx *c, const struct method *m)
 {
 	pid_t pid = 0;
-	int err = m->create(&pid);
+	int err = m->create(c, &pid);
 
 	if (err)
 		return err;
-	live_child = pid;
-	return reap(pid);
+	c->live_child = pid;
+	return reap(c, pid, want_status(m));
 }
 
 /* Cleanup: no child of ours outlives the run, not even after SIGTERM. */
 static void reap_children(void *arg)
 {
-	pid_t pid = live_child;
+	struct pc_ctx *c = arg;
+	pid_t pid = c->live_child;
 
-	(void)arg;
 	if (pid > 0)
 		kill(pid, SIGKILL);
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
@@ -536,50 +654,80 @@ static double rusage_cpu_s(const struct rusage *ru)
 	return tv_s(&ru->ru_utime) + tv_s(&ru->ru_stime);
 }
 
-static void describe_error(const struct method *m, int err, char *buf,
-			   size_t len)
+/* Fill @buf with what went wrong; KSFT_SKIP or KSFT_FAIL. */
+static int describe_error(struct pc_ctx *c, const struct method *m, int err,
+			  char *buf, size_t len)
 {
-	if (err == 1 && WIFEXITED(bad_status))
-		snprintf(buf, len, "%s: child exited with status %d%s", m->label,
-			 WEXITSTATUS(bad_status),
-			 WEXITSTATUS(bad_status) == 127 ? " (exec failed)" : "");
-	else if (err == 1)
+	int st = c->bad_status;
+
+	if (err == 1 && WIFEXITED(st)) {
+		snprintf(buf, len, "%s: child exited with status %d, want %d%s",
+			 m->label, WEXITSTATUS(st), want_status(m),
+			 WEXITSTATUS(st) == 127 ? " (exec failed)" : "");
+		return KSFT_FAIL;
+	}
+	if (err == 1) {
 		snprintf(buf, len, "%s: child killed by signal %d", m->label,
-			 WTERMSIG(bad_status));
-	else
-		snprintf(buf, len, "%s failed: %s", m->label, strerror(-err));
+			 WTERMSIG(st));
+		return KSFT_FAIL;
+	}
+	return kb_errno_result(err, KB_NO_CAP, m->label, buf, len);
 }
 
-/* Out of processes or memory: the environment, not the kernel, says no. */
-static bool err_is_environment(int err)
+static double cap_for(const struct options *o, const struct kb_opts *common,
+		      const struct psize *s)
 {
-	return err == -EAGAIN || err == -ENOMEM || err == -EPERM ||
-	       err == -ENOSYS;
+	if (o->cell_time >= 0)
+		return o->cell_time;
+	if (!common->full && !o->count_set)
+		return DEFAULT_CELL_TIME;
+	/* Long runs: the book's sizes run N; a big parent's fork takes ms. */
+	return s->kind == SIZE_BOOK ? 0 : FULL_EXTRA_CELL_TIME;
 }
 
-static void run_cell(const struct method *m, struct cell *c, long count,
-		     double cap_s)
+/*
+ * Untimed creations first: the first ones after a size change fault in
+ * the parent's page tables and the allocator's caches. 5% of the cell,
+ * between 1 and MAX_WARMUP, and with a cell time at most a fifth of it
+ * (a 1 GiB parent's fork takes tens of ms).
+ */
+static int warm_up(struct pc_ctx *c, const struct method *m, long count,
+		   uint64_t cap_ns)
 {
-	long warmup = count / 50 < 1 ? 1 : count / 50 > 10 ? 10 : count / 50;
+	long i, n = count / 20 < 1 ? 1 : count / 20;
+	uint64_t start = kb_now_ns();
+	int err = 0;
+
+	if (n > MAX_WARMUP)
+		n = MAX_WARMUP;
+	for (i = 0; i < n && !err; i++) {
+		err = create_and_reap(c, m);
+		if (cap_ns && kb_now_ns() - start >= cap_ns / 5)
+			break;
+	}
+	return err;
+}
+
+static void run_cell(struct pc_ctx *c, const struct method *m,
+		     struct cell *cell, long count, double cap_s)
+{
 	long stride = (count + MAX_SAMPLES - 1) / MAX_SAMPLES;
 	uint64_t cap_ns = (uint64_t)(cap_s * 1e9);
 	struct rusage self0, self1, kids0, kids1;
 	uint64_t start, end, t0, t1;
 	size_t kept = 0;
 	long i;
-	int err = 0;
+	int err = warm_up(c, m, count, cap_ns);
 
-	for (i = 0; i < warmup && !err; i++)
-		err = create_and_reap(m);
 	getrusage(RUSAGE_SELF, &self0);
 	getrusage(RUSAGE_CHILDREN, &kids0);
 	start = kb_now_ns();
 	for (i = 0; i < count && !err; i++) {
 		t0 = kb_now_ns();
-		err = create_and_reap(m);
+		err = create_and_reap(c, m);
 		t1 = kb_now_ns();
 		if (i % stride == 0 && kept < MAX_SAMPLES)
-			samples[kept++] = (double)(t1 - t0) / 1000.0;
+			c->samples[kept++] = (double)(t1 - t0) / 1000.0;
 		if (cap_ns && t1 - start >= cap_ns) {
 			i++;
 			break;
@@ -589,54 +737,31 @@ static void run_cell(const struct method *m, struct cell *c, long count,
 	getrusage(RUSAGE_SELF, &self1);
 	getrusage(RUSAGE_CHILDREN, &kids1);
 	if (err) {
-		describe_error(m, err, c->why, sizeof(c->why));
-		c->state = err != 1 && err_is_environment(err) ? CELL_SKIP :
-								 CELL_FAIL;
+		cell->state = describe_error(c, m, err, cell->why,
+					     sizeof(cell->why)) == KSFT_SKIP ?
+			      CELL_SKIP : CELL_FAIL;
 		return;
 	}
-	c->creations = i;
-	c->elapsed_s = (double)(end - start) / 1e9;
-	c->parent_cpu_s = rusage_cpu_s(&self1) - rusage_cpu_s(&self0);
-	c->children_cpu_s = rusage_cpu_s(&kids1) - rusage_cpu_s(&kids0);
-	kb_stats_compute(samples, kept, &c->st);	/* sorts samples[] */
-	c->p10 = kb_percentile(samples, kept, 10);
-	c->state = CELL_OK;
+	cell->creations = i;
+	cell->elapsed_s = (double)(end - start) / 1e9;
+	cell->parent_cpu_s = rusage_cpu_s(&self1) - rusage_cpu_s(&self0);
+	cell->children_cpu_s = rusage_cpu_s(&kids1) - rusage_cpu_s(&kids0);
+	kb_stats_compute(c->samples, kept, &cell->st);	/* sorts samples[] */
+	cell->p10 = kb_percentile(c->samples, kept, 10);
+	cell->state = CELL_OK;
 }
 
-/* ---- options ---------------------------------------------------------- */
-
-struct options {
-	long count;
-	bool count_set;
-	bool full;
-	bool thp;
-	double cell_time;	/* s, < 0: default */
-	const char *helper;	/* "libc", "nolibc" or a path */
-	const char *json;
-	unsigned long long touched[MAX_SIZES];
-	unsigned int ntouched;
-	bool touched_set;
-};
-
-static double cap_for(const struct options *o, const struct psize *s)
-{
-	if (o->cell_time >= 0)
-		return o->cell_time;
-	if (!o->full && !o->count_set)
-		return DEFAULT_CELL_TIME;
-	/* Long runs: the book's sizes run N; a big parent's fork takes ms. */
-	return s->kind == SIZE_BOOK ? 0 : FULL_EXTRA_CELL_TIME;
-}
+/* ---- helpers and options ---------------------------------------------- */
 
 /* Find the helpers next to our own executable (where make install puts them). */
-static void locate_helpers(const struct options *o)
+static void locate_helpers(struct pc_ctx *c)
 {
 	/* Room left for "/" and a helper's name in the paths below. */
 	char self[PATH_MAX - 64], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0) {
-		snprintf(helper_why, sizeof(helper_why),
+		snprintf(c->helper_why, sizeof(c->helper_why),
 			 "cannot read /proc/self/exe: %s", strerror(errno));
 		return;
 	}
@@ -644,36 +769,38 @@ static void locate_helpers(const struct options *o)
 	slash = strrchr(self, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(nolibc_path, sizeof(nolibc_path), "%s/%s", self, HELPER_NOLIBC);
-	if (!strcmp(o->helper, "nolibc"))
-		snprintf(exec_path, sizeof(exec_path), "%s", nolibc_path);
-	else if (!strcmp(o->helper, "libc"))
-		snprintf(exec_path, sizeof(exec_path), "%s/%s", self, HELPER_LIBC);
+	snprintf(c->nolibc_path, sizeof(c->nolibc_path), "%s/%s", self,
+		 HELPER_NOLIBC);
+	if (!strcmp(c->o.helper, "nolibc"))
+		snprintf(c->exec_path, sizeof(c->exec_path), "%s", c->nolibc_path);
+	else if (!strcmp(c->o.helper, "libc"))
+		snprintf(c->exec_path, sizeof(c->exec_path), "%s/%s", self,
+			 HELPER_LIBC);
 	else
-		snprintf(exec_path, sizeof(exec_path), "%s", o->helper);
+		snprintf(c->exec_path, sizeof(c->exec_path), "%s", c->o.helper);
 }
 
-static const char *helper_missing(const struct method *m)
+static const char *helper_missing(struct pc_ctx *c, const struct method *m)
 {
-	const char *path = m->helper == NOLIBC_HELPER ? nolibc_path : exec_path;
+	const char *path = m->helper == NOLIBC_HELPER ? c->nolibc_path :
+							c->exec_path;
 
 	if (m->helper == NO_HELPER)
 		return NULL;
-	if (helper_why[0])
-		return helper_why;
+	if (c->helper_why[0])
+		return c->helper_why;
 	if (access(path, X_OK)) {
-		snprintf(helper_why, sizeof(helper_why),
+		snprintf(c->helper_why, sizeof(c->helper_why),
 			 "helper %s not executable: %s (build and install it with the test)",
 			 path, strerror(errno));
-		return helper_why;
+		return c->helper_why;
 	}
 	return NULL;
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *ctx)
 {
-	unsigned int i;
-
+	(void)ctx;
 	fprintf(f,
 "Usage: %s [OPTION]...\n"
 "Measure process creation by method and parent size (TLPI Table 28-3):\n"
@@ -689,66 +816,52 @@ static void usage(FILE *f)
 "  -m, --size=LIST      parent sizes beyond the book's: memory mapped and\n"
 "                       touched, comma list with K/M/G suffix (default %s,\n"
 "                       %s when KSFT_MACHINE_SLOW=yes); 'none' for none\n"
-"  -T, --cell-time=S    stop a cell after S seconds (fractions allowed)\n"
-"                       even if N is not reached; 0 = never (default:\n"
-"                       %.1f s when neither -n nor --full is given;\n"
-"                       otherwise none for the book's sizes and %.0f s\n"
-"                       for the -m sizes)\n"
-"  -t, --test=LIST      methods to run (comma list; see --list)\n"
+"  -T, --cell-time=S    stop a cell after S seconds (fractions and the\n"
+"                       units us, ms, s allowed) even if N is not reached;\n"
+"                       0 = never (default: %.1f s when neither -n nor\n"
+"                       --full is given; otherwise none for the book's\n"
+"                       sizes and %.0f s for the -m sizes)\n"
 "  -x, --helper=WHAT    program the *_exec methods run: libc (default,\n"
 "                       %s, dynamically linked), nolibc (%s,\n"
 "                       static, no C library start-up) or a path\n"
 "      --no-touch       do not touch the book sizes' heap\n"
 "      --thp            leave transparent huge pages on (default: off for\n"
 "                       this process, PR_SET_THP_DISABLE)\n"
-"  -l, --list           list the methods and exit\n"
-"      --full           the book's run: %d creations per cell\n"
-"      --json=FILE      write the results as kbench JSON to FILE\n"
-"  -h, --help           this help\n"
+"--full is the book's run: %d creations per cell. -t selects methods and\n"
+"shape checks; a shape check measures its method.\n"
 "\n"
 "Times: CLOCK_MONOTONIC elapsed, getrusage() CPU of the parent (user+sys)\n"
 "and of the reaped children. Rate = creations / elapsed second. The table\n"
 "scales every cell to the book's %d creations.\n"
-"Shape checks (fastest creation of a cell, smallest vs largest size):\n"
-"vfork, clone and posix_spawn grow by at most %.0f%%; fork at a parent of\n"
-">= %llu MiB costs at least %.0fx fork at the smallest size.\n"
-"Exit status: 0 pass, 1 a test failed, 2 bad usage, 4 everything skipped.\n",
+"Shape checks: first the child's effect on the parent's memory (vfork and\n"
+"clone children share it, posix_spawn returns after the child's exec,\n"
+"fork's child writes to a copy), judged everywhere; then the fastest\n"
+"creation at the smallest size against the largest: vfork, clone and\n"
+"posix_spawn grow by at most %.0f%% (judged when the largest is a touched\n"
+"parent of >= %llu MiB or fork grew %.0fx over the same span), fork by at\n"
+"least %.0fx (judged from a touched parent of >= %llu MiB). Otherwise the\n"
+"timing is not judged (SKIP).\n"
+"The process and its children run pinned to one CPU unless --no-pin.\n",
 		kb_prog(), DEFAULT_COUNT, BOOK_COUNT, SLOW_COUNT, "1G", "256M",
 		DEFAULT_CELL_TIME, FULL_EXTRA_CELL_TIME, HELPER_LIBC,
-		HELPER_NOLIBC, BOOK_COUNT, BOOK_COUNT,
-		(FLAT_BOUND - 1) * 100, GROW_MIN_SIZE / MIB, GROW_BOUND);
-	fprintf(f, "\nMethods:");
-	for (i = 0; i < NR_METHODS; i++)
-		fprintf(f, " %s", methods[i].name);
-	fprintf(f, "\nShape checks:");
-	for (i = 0; i < NR_SHAPES; i++)
-		fprintf(f, " %s", shapes[i].name);
-	fprintf(f, "\n");
+		HELPER_NOLIBC, BOOK_COUNT, BOOK_COUNT, (FLAT_BOUND - 1) * 100,
+		SPAN_MIN_SIZE / MIB, GROW_BOUND, GROW_BOUND,
+		SPAN_MIN_SIZE / MIB);
 }
 
-static bool select_method(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < NR_METHODS; i++)
-		if (!strcmp(methods[i].name, name))
-			return methods[i].selected = true;
-	return false;
-}
-
-static void parse_sizes(char *list, struct options *o)
+static void parse_sizes(const char *arg, struct options *o)
 {
 	unsigned long long avail = mem_available();
-	char *save, *tok;
+	char *list, *save, *tok;
 
 	o->touched_set = true;
 	o->ntouched = 0;
-	if (!strcmp(list, "none"))
+	if (!strcmp(arg, "none"))
 		return;
-	if (!*list || list[strlen(list) - 1] == ',' || strstr(list, ",,") ||
-	    *list == ',')
-		kb_usage_error("invalid value '%s' for --size: empty size in the list",
-			       list);
+	kb_check_list(arg, "--size");
+	list = strdup(arg);
+	if (!list)
+		ksft_exit_fail_msg("out of memory\n");
 	for (tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		unsigned long long b = kb_parse_size(tok, "--size", 4096,
@@ -762,20 +875,7 @@ static void parse_sizes(char *list, struct options *o)
 				       tok, avail / MIB, MEM_RESERVE / MIB);
 		o->touched[o->ntouched++] = b;
 	}
-}
-
-/* Seconds, with a fraction: 0 .. 1 day. */
-static double parse_seconds(const char *s, const char *what)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !(v >= 0 && v <= 86400))
-		kb_usage_error("invalid value '%s' for %s: not a number of seconds between 0 and 86400",
-			       s, what);
-	return v;
+	free(list);
 }
 
 static int cmp_ull(const void *a, const void *b)
@@ -786,184 +886,155 @@ static int cmp_ull(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void parse_options(int argc, char **argv, struct options *o)
+enum { OPT_NO_TOUCH = 256, OPT_THP };
+
+static void on_option(int opt, const char *arg, void *ctx)
 {
-	enum { OPT_FULL = 256, OPT_JSON, OPT_NO_TOUCH, OPT_THP };
-	static const struct option longopts[] = {
-		{ "count", required_argument, NULL, 'n' },
-		{ "size", required_argument, NULL, 'm' },
-		{ "cell-time", required_argument, NULL, 'T' },
-		{ "test", required_argument, NULL, 't' },
-		{ "helper", required_argument, NULL, 'x' },
-		{ "no-touch", no_argument, NULL, OPT_NO_TOUCH },
-		{ "thp", no_argument, NULL, OPT_THP },
-		{ "list", no_argument, NULL, 'l' },
-		{ "full", no_argument, NULL, OPT_FULL },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	struct options *o = ctx;
+
+	switch (opt) {
+	case 'n':
+		o->count = kb_parse_ll(arg, "--count", 1, MAX_COUNT);
+		o->count_set = true;
+		break;
+	case 'm':
+		parse_sizes(arg, o);
+		break;
+	case 'T':
+		o->cell_time = kb_parse_seconds(arg, "--cell-time", 0, 86400);
+		break;
+	case 'x':
+		if (!*arg)
+			kb_usage_error("invalid value '' for --helper");
+		o->helper = arg;
+		break;
+	case OPT_NO_TOUCH:
+		o->touch_heap = false;
+		break;
+	case OPT_THP:
+		o->thp = true;
+		break;
+	}
+}
+
+static const struct option longopts[] = {
+	{ "count", required_argument, NULL, 'n' },
+	{ "size", required_argument, NULL, 'm' },
+	{ "cell-time", required_argument, NULL, 'T' },
+	{ "helper", required_argument, NULL, 'x' },
+	{ "no-touch", no_argument, NULL, OPT_NO_TOUCH },
+	{ "thp", no_argument, NULL, OPT_THP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void parse_options(int argc, char **argv, struct pc_ctx *c)
+{
+	struct options *o = &c->o;
+	const struct kb_cli cli = {
+		.short_opts = "n:m:T:x:", .long_opts = longopts,
+		.on_option = on_option, .ctx = o, .usage = usage,
+		.tests = tests, .ntests = NR_TESTS, .placement = true,
 	};
-	bool any_selected = false;
-	unsigned int i;
-	int c;
 
 	o->cell_time = -1.0;
 	o->helper = "libc";
-	while ((c = getopt_long(argc, argv, "n:m:T:t:x:lh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->count = kb_parse_ll(optarg, "--count", 1, MAX_COUNT);
-			o->count_set = true;
-			break;
-		case 'm':
-			parse_sizes(optarg, o);
-			break;
-		case 'T':
-			o->cell_time = parse_seconds(optarg, "--cell-time");
-			break;
-		case 't':
-			kb_select_names(optarg, "method", select_method);
-			any_selected = true;
-			break;
-		case 'x':
-			if (!*optarg)
-				kb_usage_error("invalid value '' for --helper");
-			o->helper = optarg;
-			break;
-		case OPT_NO_TOUCH:
-			touch_heap = false;
-			break;
-		case OPT_THP:
-			o->thp = true;
-			break;
-		case 'l':
-			for (i = 0; i < NR_METHODS; i++)
-				printf("%-17s %-22s %s\n", methods[i].name,
-				       methods[i].label, methods[i].note);
-			exit(0);
-		case OPT_FULL:
-			o->full = true;
-			break;
-		case OPT_JSON:
-			o->json = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			kb_usage_hint();
-		}
-	}
-	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
+	o->touch_heap = true;
+	kb_parse_args(argc, argv, &cli, &c->common);
 	if (!o->count_set)
-		o->count = o->full ? BOOK_COUNT :
-			   kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
+		o->count = kb_pick_count(&c->common, DEFAULT_COUNT, BOOK_COUNT,
+					 SLOW_COUNT);
 	if (!o->touched_set) {
 		o->touched[0] = kb_machine_slow() ? SLOW_LARGE : DEFAULT_LARGE;
 		o->ntouched = 1;
 	}
 	qsort(o->touched, o->ntouched, sizeof(o->touched[0]), cmp_ull);
-	if (!any_selected)
-		for (i = 0; i < NR_METHODS; i++)
-			methods[i].selected = true;
-}
-
-static void plan_touched_sizes(const struct options *o)
-{
-	unsigned int i;
-
-	nsizes = NR_BOOK_SIZES;
-	for (i = 0; i < o->ntouched; i++) {
-		struct psize *s = &sizes[nsizes++];
-
-		s->kind = SIZE_TOUCHED;
-		s->bytes = o->touched[i];
-		size_label(s->bytes, s->label, sizeof(s->label));
-		s->target_kib = (long)(s->bytes / KIB) + baseline_kib;
-	}
 }
 
 /* ---- reporting -------------------------------------------------------- */
 
-static void row_name(char *buf, size_t len, unsigned int m, unsigned int s)
+static void row_name(const struct pc_ctx *c, char *buf, size_t len,
+		     unsigned int m, unsigned int s)
 {
-	snprintf(buf, len, "%s@%s", methods[m].name, sizes[s].label);
+	snprintf(buf, len, "%s@%s", methods[m].name, c->sizes[s].label);
 }
 
-static void report_cell(unsigned int m, unsigned int s)
+static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
 {
-	const struct cell *c = &cells[m][s];
+	const struct cell *cell = &c->cells[m][s];
+	const struct psize *sz = &c->sizes[s];
 	char name[64];
 
-	row_name(name, sizeof(name), m, s);
-	if (c->state == CELL_SKIP || c->state == CELL_FAIL) {
+	row_name(c, name, sizeof(name), m, s);
+	if (cell->state == CELL_SKIP || cell->state == CELL_FAIL) {
 		ksft_print_msg("%s: %s: %s\n", name,
-			       c->state == CELL_SKIP ? "SKIP" : "FAIL", c->why);
-		kb_row_status(name, c->state == CELL_SKIP ? "skip" : "fail",
-			      c->why);
+			       cell->state == CELL_SKIP ? "SKIP" : "FAIL",
+			       cell->why);
+		kb_row_status(name, cell->state == CELL_SKIP ? "skip" : "fail",
+			      cell->why);
 		return;
 	}
-	if (c->state != CELL_OK)
+	if (cell->state != CELL_OK)
 		return;
-	kb_row_add(name, "us", &c->st);
+	kb_row_add(name, "us", &cell->st);
 	kb_row_note(methods[m].note);
 	kb_figure(name,
 		  "creations=%ld p10=%.4f elapsed_s=%.4f parent_cpu_s=%.4f children_cpu_s=%.4f rate_per_s=%.0f vmsize_kib=%ld vmrss_kib=%ld",
-		  c->creations, c->p10, c->elapsed_s, c->parent_cpu_s,
-		  c->children_cpu_s, c->creations / c->elapsed_s,
-		  sizes[s].vmsize_kib, sizes[s].vmrss_kib);
-	kb_row_extra_quiet("creations", c->creations);
-	kb_row_extra_quiet("p10", c->p10);
-	kb_row_extra_quiet("elapsed_s", c->elapsed_s);
-	kb_row_extra_quiet("parent_cpu_s", c->parent_cpu_s);
-	kb_row_extra_quiet("children_cpu_s", c->children_cpu_s);
-	kb_row_extra_quiet("rate_per_s", c->creations / c->elapsed_s);
-	kb_row_extra_quiet("vmsize_kib", sizes[s].vmsize_kib);
-	kb_row_extra_quiet("vmrss_kib", sizes[s].vmrss_kib);
+		  cell->creations, cell->p10, cell->elapsed_s,
+		  cell->parent_cpu_s, cell->children_cpu_s,
+		  cell->creations / cell->elapsed_s, sz->vmsize_kib,
+		  sz->vmrss_kib);
+	kb_row_extra_quiet("creations", cell->creations);
+	kb_row_extra_quiet("p10", cell->p10);
+	kb_row_extra_quiet("elapsed_s", cell->elapsed_s);
+	kb_row_extra_quiet("parent_cpu_s", cell->parent_cpu_s);
+	kb_row_extra_quiet("children_cpu_s", cell->children_cpu_s);
+	kb_row_extra_quiet("rate_per_s", cell->creations / cell->elapsed_s);
+	kb_row_extra_quiet("vmsize_kib", sz->vmsize_kib);
+	kb_row_extra_quiet("vmrss_kib", sz->vmrss_kib);
 }
 
-static void report_method(unsigned int m)
+/*
+ * A method's result: FAIL when a cell failed (a wrong wait status, an
+ * error the environment does not explain), SKIP when no cell could run,
+ * PASS otherwise. Its timings are figures, not judged here.
+ */
+static int report_method(struct pc_ctx *c, enum method_id m, char *reason,
+			 size_t len)
 {
-	const struct method *me = &methods[m];
-	unsigned int s, ok = 0, failed = 0;
 	const char *why = NULL;
+	unsigned int s, ok = 0;
 
-	for (s = 0; s < nsizes; s++) {
-		report_cell(m, s);
-		if (cells[m][s].state == CELL_OK)
-			ok++;
-		else if (cells[m][s].state == CELL_FAIL && !failed++)
-			why = cells[m][s].why;
-		else if (!why)
-			why = cells[m][s].why[0] ? cells[m][s].why : sizes[s].skip;
+	if (c->unsupported[m]) {
+		snprintf(reason, len, "%s", c->unsupported_why[m]);
+		return KSFT_SKIP;
 	}
-	if (failed)
-		kb_fail(me->name, why);
-	else if (!ok)
-		kb_skip(me->name, why && *why ? why : "no cell could run");
-	else
-		kb_pass(me->name);
-}
+	for (s = 0; s < c->nsizes; s++)
+		report_cell(c, m, s);
+	for (s = 0; s < c->nsizes; s++) {
+		const struct cell *cell = &c->cells[m][s];
 
-static int method_index(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < NR_METHODS; i++)
-		if (!strcmp(methods[i].name, name))
-			return (int)i;
-	return -1;
+		if (cell->state == CELL_FAIL) {
+			snprintf(reason, len, "%s", cell->why);
+			return KSFT_FAIL;
+		}
+		ok += cell->state == CELL_OK;
+		if (!why && cell->state == CELL_SKIP)
+			why = cell->why;
+	}
+	if (ok)
+		return KSFT_PASS;
+	snprintf(reason, len, "%s", why && *why ? why : "no cell could run");
+	return KSFT_SKIP;
 }
 
 /* First and last size where the method's cell was measured. */
-static bool shape_span(int m, int *small, int *large)
+static bool shape_span(const struct pc_ctx *c, int m, int *small, int *large)
 {
 	unsigned int s;
 
 	*small = *large = -1;
-	for (s = 0; s < nsizes; s++) {
-		if (cells[m][s].state != CELL_OK)
+	for (s = 0; s < c->nsizes; s++) {
+		if (c->cells[m][s].state != CELL_OK)
 			continue;
 		if (*small < 0)
 			*small = (int)s;
@@ -972,241 +1043,377 @@ static bool shape_span(int m, int *small, int *large)
 	return *small >= 0 && *large > *small;
 }
 
-/*
- * Compare the fastest creation of the two cells: load on a shared machine
- * only ever adds time, and a short cell can fall wholly into a busy
- * moment, which moves its median and even its 10th percentile.
- */
-static void report_shape(const struct shape *sh)
+/* fork's own large/small ratio over the same two sizes, or NAN. */
+static double fork_ratio(const struct pc_ctx *c, int small, int large)
 {
-	int m = method_index(sh->method), small, large;
-	double a, b, ratio;
-	char why[256];
+	const struct cell *a = &c->cells[M_fork][small];
+	const struct cell *b = &c->cells[M_fork][large];
 
-	if (!methods[m].selected) {
-		snprintf(why, sizeof(why), "method %s not selected", sh->method);
-		kb_skip(sh->name, why);
-		return;
-	}
-	if (!shape_span(m, &small, &large)) {
-		snprintf(why, sizeof(why), "%s was measured at fewer than two parent sizes",
-			 sh->method);
-		kb_skip(sh->name, why);
-		return;
-	}
-	if (sh->grows && (sizes[large].kind != SIZE_TOUCHED ||
-			  sizes[large].bytes < GROW_MIN_SIZE)) {
-		const struct psize *last = &sizes[nsizes - 1];
+	if (a->state != CELL_OK || b->state != CELL_OK)
+		return NAN;
+	return b->st.min / a->st.min;
+}
 
-		if (last->skip[0] && last->kind == SIZE_TOUCHED &&
-		    last->bytes >= GROW_MIN_SIZE)
-			snprintf(why, sizeof(why), "%s", last->skip);
-		else
-			snprintf(why, sizeof(why),
-				 "largest parent measured is %s, below %llu MiB touched (try -m 1G)",
-				 sizes[large].label, GROW_MIN_SIZE / MIB);
-		kb_skip(sh->name, why);
-		return;
+/*
+ * Why the span between the two sizes cannot judge the shape, or NULL.
+ * fork_grows needs a touched parent of SPAN_MIN_SIZE or more. A flat
+ * check needs that, or fork measured over the same span growing by
+ * GROW_BOUND at least: only then would a method that copied the parent's
+ * memory stand out.
+ */
+static const char *span_too_small(const struct pc_ctx *c,
+				  const struct shape *sh, int small, int large,
+				  char *buf, size_t len)
+{
+	const struct psize *big = &c->sizes[large];
+	const struct psize *last = &c->sizes[c->nsizes - 1];
+	double fr = fork_ratio(c, small, large);
+	char control[96] = "";
+
+	if (big->kind == SIZE_TOUCHED && big->bytes >= SPAN_MIN_SIZE)
+		return NULL;
+	if (!sh->grows && fr >= GROW_BOUND)
+		return NULL;
+	if (!sh->grows)
+		snprintf(control, sizeof(control),
+			 isnan(fr) ? ", and fork was not measured over it" :
+			 ", and fork grew only %.2fx over it", fr);
+	snprintf(buf, len,
+		 "timing not judged: it would compare %s with %s, below %llu MiB touched%s%s%s",
+		 c->sizes[small].label, big->label, SPAN_MIN_SIZE / MIB, control,
+		 last->skip[0] ? "; " : " (try -m 1G)", last->skip);
+	return buf;
+}
+
+/*
+ * A shape check. First what the method does to the parent's memory, the
+ * reason its cost is flat or grows (judged everywhere, also under TCG);
+ * then the fastest creation at the smallest size against the largest, a
+ * touched parent of at least SPAN_MIN_SIZE: load on a shared machine only
+ * ever adds time, and a short cell can fall wholly into a busy moment,
+ * which moves its median and even its 10th percentile.
+ */
+static int report_shape(struct pc_ctx *c, enum shape_id id, char *reason,
+			size_t len)
+{
+	const struct shape *sh = &shapes[id];
+	enum sharing want = sh->grows ? SHARE_COPIED : SHARE_SHARED;
+	double a, b, ratio, bound = sh->grows ? GROW_BOUND : FLAT_BOUND;
+	int m = sh->method, small, large;
+	char span[320];
+
+	if (c->unsupported[m]) {
+		snprintf(reason, len, "%s", c->unsupported_why[m]);
+		return KSFT_SKIP;
 	}
-	a = cells[m][small].st.min;
-	b = cells[m][large].st.min;
+	if (c->sharing[m] != want) {
+		snprintf(reason, len, "%s", c->sharing_why[m]);
+		return c->sharing[m] == SHARE_UNKNOWN && !c->sharing_why[m][0] ?
+		       KSFT_SKIP : KSFT_FAIL;
+	}
+	ksft_print_msg("%s: memory: %s\n", sh->name, c->sharing_why[m]);
+	if (!shape_span(c, m, &small, &large)) {
+		snprintf(reason, len, "%s was measured at fewer than two parent sizes",
+			 methods[m].name);
+		return KSFT_SKIP;
+	}
+	a = c->cells[m][small].st.min;
+	b = c->cells[m][large].st.min;
 	ratio = b / a;
 	kb_figure(sh->name,
-		  "method=%s small=%s large=%s min_us_small=%.2f min_us_large=%.2f ratio=%.3f bound=%s%.2f",
-		  sh->method, sizes[small].label, sizes[large].label, a, b,
-		  ratio, sh->grows ? ">=" : "<=",
-		  sh->grows ? GROW_BOUND : FLAT_BOUND);
+		  "method=%s small=%s large=%s min_us_small=%.2f min_us_large=%.2f ratio=%.3f bound=%s%.2f fork_ratio=%.3f",
+		  methods[m].name, c->sizes[small].label, c->sizes[large].label,
+		  a, b, ratio, sh->grows ? ">=" : "<=", bound,
+		  fork_ratio(c, small, large));
 	kb_row_status(sh->name, "ok", NULL);
 	kb_row_extra_quiet("min_us_small", a);
 	kb_row_extra_quiet("min_us_large", b);
 	kb_row_extra_quiet("ratio", ratio);
-	kb_row_extra_quiet("bound", sh->grows ? GROW_BOUND : FLAT_BOUND);
-	if (sh->grows ? ratio >= GROW_BOUND : ratio <= FLAT_BOUND) {
-		kb_pass(sh->name);
-		return;
+	kb_row_extra_quiet("bound", bound);
+	kb_row_extra_quiet("child_shares_memory", c->sharing[m] == SHARE_SHARED);
+	kb_row_extra_quiet("fork_ratio", fork_ratio(c, small, large));
+	if (span_too_small(c, sh, small, large, span, sizeof(span))) {
+		snprintf(reason, len, "%s; memory check passed", span);
+		return KSFT_SKIP;
 	}
+	if (sh->grows ? ratio >= bound : ratio <= bound)
+		return KSFT_PASS;
 	if (kb_emulated_guest()) {
-		kb_skip(sh->name, "outside the bound in an emulated (TCG) guest, whose timings are the emulator's: not judged");
-		return;
+		snprintf(reason, len,
+			 "ratio %.2f outside the bound in an emulated (TCG) guest, whose timings are the emulator's: timing not judged; memory check passed",
+			 ratio);
+		return KSFT_SKIP;
 	}
-	snprintf(why, sizeof(why),
+	snprintf(reason, len,
 		 sh->grows ? "%s per creation at %s is only %.2fx its cost at %s (expected >= %.1fx)"
 			   : "%s per creation at %s is %.2fx its cost at %s (expected <= %.1fx)",
-		 sh->method, sizes[large].label, ratio, sizes[small].label,
-		 sh->grows ? GROW_BOUND : FLAT_BOUND);
-	kb_fail(sh->name, why);
+		 methods[m].name, c->sizes[large].label, ratio,
+		 c->sizes[small].label, bound);
+	return KSFT_FAIL;
 }
 
 /* The book's layout: per size "elapsed (parent CPU) [children CPU] rate". */
-static void print_table(const struct options *o)
+static void print_table(const struct pc_ctx *c)
 {
+	const struct options *o = &c->o;
+	const struct psize *first = &c->sizes[0], *last = &c->sizes[c->nsizes - 1];
 	char line[1024];
 	unsigned int m, s;
 	int n;
 
 	ksft_print_msg("Time (secs) for %d creations, elapsed (parent CPU) [children CPU], and rate (creations per elapsed second, %s)\n",
 		       BOOK_COUNT, KB_CLOCK_NAME);
-	if (o->count != BOOK_COUNT || cap_for(o, &sizes[0]) ||
-	    cap_for(o, &sizes[nsizes - 1]))
+	if (o->count != BOOK_COUNT || cap_for(o, &c->common, first) ||
+	    cap_for(o, &c->common, last))
 		ksft_print_msg("times scaled to %d from the creations made per cell (-n %ld%s)\n",
 			       BOOK_COUNT, o->count,
-			       cap_for(o, &sizes[nsizes - 1]) ?
+			       cap_for(o, &c->common, last) ?
 			       ", fewer where the cell time ran out" : "");
 	n = snprintf(line, sizeof(line), "%-22s", "Method / VmSize");
-	for (s = 0; s < nsizes; s++) {
+	for (s = 0; s < c->nsizes; s++) {
+		const struct psize *sz = &c->sizes[s];
 		char head[40];
 
-		if (sizes[s].kind == SIZE_BOOK)
-			snprintf(head, sizeof(head), "%.2f MB", sizes[s].vmsize_kib / 1024.0);
+		if (sz->kind == SIZE_BOOK)
+			snprintf(head, sizeof(head), "%.2f MB", sz->vmsize_kib / 1024.0);
 		else
 			snprintf(head, sizeof(head), "%.2f MB (+%s)",
-				 sizes[s].vmsize_kib / 1024.0, sizes[s].label);
+				 sz->vmsize_kib / 1024.0, sz->label);
 		n += snprintf(line + n, sizeof(line) - n, "| %-26s", head);
 	}
 	ksft_print_msg("%s\n", line);
 	for (m = 0; m < NR_METHODS; m++) {
-		if (!methods[m].selected)
+		if (!c->measure[m])
 			continue;
 		n = snprintf(line, sizeof(line), "%-22s", methods[m].label);
-		for (s = 0; s < nsizes; s++) {
-			const struct cell *c = &cells[m][s];
+		for (s = 0; s < c->nsizes; s++) {
+			const struct cell *cell = &c->cells[m][s];
 			double k;
 
-			if (c->state != CELL_OK) {
+			if (cell->state != CELL_OK) {
 				n += snprintf(line + n, sizeof(line) - n,
-					      "| %-26s", c->state == CELL_FAIL ?
+					      "| %-26s", cell->state == CELL_FAIL ?
 					      "FAIL" : "skipped");
 				continue;
 			}
-			k = (double)BOOK_COUNT / c->creations;
+			k = (double)BOOK_COUNT / cell->creations;
 			n += snprintf(line + n, sizeof(line) - n,
 				      "|%7.2f (%5.2f) [%6.2f] %6.0f",
-				      c->elapsed_s * k, c->parent_cpu_s * k,
-				      c->children_cpu_s * k,
-				      c->creations / c->elapsed_s);
+				      cell->elapsed_s * k, cell->parent_cpu_s * k,
+				      cell->children_cpu_s * k,
+				      cell->creations / cell->elapsed_s);
 		}
 		ksft_print_msg("%s\n", line);
 	}
 }
 
-/* ---- main ------------------------------------------------------------ */
+/* ---- probing the methods ----------------------------------------------- */
 
-static void probe_method(struct method *m)
+/* A method the environment cannot run: every cell SKIPs with the reason. */
+static void probe_method(struct pc_ctx *c, enum method_id id)
 {
-	const char *missing = helper_missing(m);
+	const struct method *m = &methods[id];
+	const char *missing = helper_missing(c, m);
+	char *why = c->unsupported_why[id];
+	size_t len = sizeof(c->unsupported_why[id]);
 	int err;
 
 	if (missing) {
-		m->unsupported = -ENOENT;
+		c->unsupported[id] = -ENOENT;
+		snprintf(why, len, "%s", missing);
 		return;
 	}
-	err = create_and_reap(m);
-	if (err < 0 && (err == -ENOSYS || err == -EOPNOTSUPP))
-		m->unsupported = err;
+	err = create_and_reap(c, m);
+	if (err < 0 && kb_errno_explain(err, KB_NO_CAP, m->label, why, len))
+		c->unsupported[id] = err;
+	else
+		why[0] = '\0';
 }
 
-static void mark_unsupported(unsigned int m)
+/*
+ * Does the child of @id share our memory? Children store 1 into
+ * c->child_wrote: we see it after the reap only if they wrote to our
+ * pages rather than to a copy of them.
+ */
+static void probe_child_write(struct pc_ctx *c, enum method_id id)
 {
-	const struct method *me = &methods[m];
-	unsigned int s;
+	const struct method *m = &methods[id];
+	char *why = c->sharing_why[id];
+	size_t len = sizeof(c->sharing_why[id]);
+	int err;
 
-	for (s = 0; s < nsizes; s++) {
-		struct cell *c = &cells[m][s];
+	c->child_wrote = 0;
+	err = create_and_reap(c, m);
+	if (err) {
+		describe_error(c, m, err, why, len);
+		return;
+	}
+	c->sharing[id] = c->child_wrote ? SHARE_SHARED : SHARE_COPIED;
+	snprintf(why, len, c->child_wrote ?
+		 "the %s child's store is seen by the parent: it shares the parent's memory" :
+		 "the %s child's store is not seen by the parent: it writes to a copy",
+		 m->label);
+}
 
-		c->state = CELL_SKIP;
-		if (me->unsupported == -ENOENT)
-			snprintf(c->why, sizeof(c->why), "%s", helper_missing(me));
-		else if (me->unsupported == -ENOSYS)
-			snprintf(c->why, sizeof(c->why),
-				 "%s: not supported by this kernel (ENOSYS)", me->label);
-		else
-			snprintf(c->why, sizeof(c->why),
-				 "%s: not implemented for this architecture", me->label);
+/*
+ * posix_spawn stays flat because glibc creates the child with
+ * CLONE_VM | CLONE_VFORK: the parent resumes only once the child has
+ * exec'd. So when posix_spawn returns, the child's comm must already be
+ * the helper's (a zombie keeps it).
+ */
+static void probe_spawn_returns_after_exec(struct pc_ctx *c, enum method_id id)
+{
+	const struct method *m = &methods[id];
+	char *why = c->sharing_why[id];
+	size_t len = sizeof(c->sharing_why[id]);
+	char path[64], comm[64] = "";
+	pid_t pid = 0;
+	int err;
+
+	err = m->create(c, &pid);
+	if (err) {
+		describe_error(c, m, err, why, len);
+		return;
+	}
+	c->live_child = pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	err = kb_read_file(path, comm, sizeof(comm));
+	reap(c, pid, want_status(m));
+	/* comm holds the first 15 bytes of the exec'd file's name. */
+	if (!err && !strncmp(comm, HELPER_NOLIBC, 15) &&
+	    strlen(comm) == (strlen(HELPER_NOLIBC) < 15 ? strlen(HELPER_NOLIBC) : 15)) {
+		c->sharing[id] = SHARE_SHARED;
+		snprintf(why, len,
+			 "posix_spawn returned after the child's exec (comm '%s'): the parent waits, as with vfork",
+			 comm);
+	} else {
+		c->sharing[id] = SHARE_COPIED;
+		snprintf(why, len,
+			 "posix_spawn returned before the child's exec (comm '%s'%s): not the vfork-like spawn that stays flat",
+			 comm, err ? ", unreadable" : "");
 	}
 }
 
-static void run_size(unsigned int s, const struct options *o)
+static void probe_sharing(struct pc_ctx *c, enum method_id id)
 {
-	struct psize *sz = &sizes[s];
+	if (c->unsupported[id])
+		return;
+	if (id == M_posix_spawn)
+		probe_spawn_returns_after_exec(c, id);
+	else
+		probe_child_write(c, id);
+}
+
+static void mark_unsupported(struct pc_ctx *c, unsigned int m)
+{
+	unsigned int s;
+
+	for (s = 0; s < c->nsizes; s++) {
+		c->cells[m][s].state = CELL_SKIP;
+		snprintf(c->cells[m][s].why, sizeof(c->cells[m][s].why),
+			 "%.230s", c->unsupported_why[m]);
+	}
+}
+
+/* The methods the selected tests need: their own, and the shapes'. */
+static void choose_methods(struct pc_ctx *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_METHODS; i++)
+		c->measure[i] = c->common.selected[i];
+	for (i = 0; i < NR_SHAPES; i++)
+		if (c->common.selected[NR_METHODS + i])
+			c->measure[shapes[i].method] = true;
+}
+
+static void run_size(struct pc_ctx *c, unsigned int s)
+{
+	struct psize *sz = &c->sizes[s];
 	unsigned int m;
 
-	set_parent_size(sz);
+	set_parent_size(c, sz);
 	ksft_print_msg("parent %s: VmSize %ld kB (target %ld kB), VmRSS %ld kB%s%s\n",
 		       sz->label, sz->vmsize_kib, sz->target_kib, sz->vmrss_kib,
 		       sz->skip[0] ? ": SKIP " : "", sz->skip);
 	for (m = 0; m < NR_METHODS; m++) {
-		struct cell *c = &cells[m][s];
+		struct cell *cell = &c->cells[m][s];
 
-		if (!methods[m].selected || methods[m].unsupported)
+		if (!c->measure[m] || c->unsupported[m])
 			continue;
 		if (sz->skip[0]) {
-			c->state = CELL_SKIP;
-			snprintf(c->why, sizeof(c->why), "%s", sz->skip);
+			cell->state = CELL_SKIP;
+			snprintf(cell->why, sizeof(cell->why), "%s", sz->skip);
 			continue;
 		}
-		run_cell(&methods[m], c, o->count, cap_for(o, sz));
+		run_cell(c, &methods[m], cell, c->o.count,
+			 cap_for(&c->o, &c->common, sz));
 		/* Long runs: say how far we are. */
-		if (o->count >= PROGRESS_COUNT && c->state == CELL_OK)
+		if (c->o.count >= PROGRESS_COUNT && cell->state == CELL_OK)
 			ksft_print_msg("measured %s@%s: %ld creations in %.1f s\n",
-				       methods[m].name, sz->label, c->creations,
-				       c->elapsed_s);
+				       methods[m].name, sz->label,
+				       cell->creations, cell->elapsed_s);
 	}
+}
+
+static void record_params(struct pc_ctx *c)
+{
+	char where[160];
+
+	kb_placement_describe(&c->place, where, sizeof(where));
+	kb_param_num("count", c->o.count);
+	kb_param_num("cell_time_s", cap_for(&c->o, &c->common, &c->sizes[0]));
+	kb_param_num("baseline_vmsize_kib", c->baseline_kib);
+	kb_param_str("exec_helper", c->exec_path);
+	kb_param_str("touch_book_heap", c->o.touch_heap ? "yes" : "no");
+	kb_param_str("thp", c->o.thp ? "on" : "disabled (PR_SET_THP_DISABLE)");
+	ksft_print_msg("%ld creations per cell; exec helper %s; clock %s; placement: %s\n",
+		       c->o.count, c->exec_path, KB_CLOCK_NAME, where);
+	ksft_print_msg("baseline VmSize %ld kB%s\n", c->baseline_kib,
+		       c->book_from_baseline ?
+		       ": above 1.70 MB, book sizes are baseline + 0, 1 and 10 MB" : "");
 }
 
 int main(int argc, char **argv)
 {
-	struct options o = { 0 };
-	unsigned int m, s, planned = 0;
+	static struct pc_ctx c;
+	unsigned int m, s;
 
 	kb_init("proc_create", argc, argv);
-	parse_options(argc, argv, &o);
-	locate_helpers(&o);
-	kb_cleanup_push(reap_children, NULL);
+	build_tests();
+	parse_options(argc, argv, &c);
+	locate_helpers(&c);
+	kb_cleanup_push(reap_children, &c);
 
 	/* Big malloc()s from the brk heap, the heap ends where they end. */
 	mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
 	mallopt(M_TOP_PAD, 0);
-	if (!o.thp)
+	if (!c.o.thp)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	memset(samples, 0, sizeof(samples));
+	/* Children inherit the CPU: no cross-CPU wake-up per creation. */
+	kb_placement_setup(&c.place, c.common.no_pin, false);
 
-	for (m = 0; m < NR_METHODS; m++)
-		planned += methods[m].selected;
-	planned += NR_SHAPES;
 	ksft_print_header();
-	ksft_set_plan(planned);
-
+	choose_methods(&c);
 	for (m = 0; m < NR_METHODS; m++)
-		if (methods[m].selected)
-			probe_method(&methods[m]);
-	plan_book_sizes();
-	plan_touched_sizes(&o);
-	for (m = 0; m < NR_METHODS; m++)
-		if (methods[m].selected && methods[m].unsupported)
-			mark_unsupported(m);
-
-	kb_param_num("count", o.count);
-	kb_param_num("cell_time_s", cap_for(&o, &sizes[0]));
-	kb_param_num("baseline_vmsize_kib", baseline_kib);
-	kb_param_str("exec_helper", exec_path);
-	kb_param_str("touch_book_heap", touch_heap ? "yes" : "no");
-	kb_param_str("thp", o.thp ? "on" : "disabled (PR_SET_THP_DISABLE)");
-	ksft_print_msg("%ld creations per cell; exec helper %s; clock %s\n",
-		       o.count, exec_path, KB_CLOCK_NAME);
-	ksft_print_msg("baseline VmSize %ld kB%s\n", baseline_kib,
-		       book_from_baseline ?
-		       ": above 1.70 MB, book sizes are baseline + 0, 1 and 10 MB" : "");
-
-	for (s = 0; s < nsizes; s++)
-		run_size(s, &o);
-	release_heap();
-	release_touched();
-
-	for (m = 0; m < NR_METHODS; m++)
-		if (methods[m].selected)
-			report_method(m);
+		if (c.measure[m])
+			probe_method(&c, m);
 	for (s = 0; s < NR_SHAPES; s++)
-		report_shape(&shapes[s]);
-	print_table(&o);
-	kb_finish(o.json);
+		if (c.measure[shapes[s].method])
+			probe_sharing(&c, shapes[s].method);
+	plan_book_sizes(&c);
+	plan_touched_sizes(&c);
+	for (m = 0; m < NR_METHODS; m++)
+		if (c.measure[m] && c.unsupported[m])
+			mark_unsupported(&c, m);
+	record_params(&c);
+
+	for (s = 0; s < c.nsizes; s++)
+		run_size(&c, s);
+	release_heap(&c);
+	release_touched(&c);
+
+	kb_run_tests(tests, NR_TESTS, &c.common, &c);
+	print_table(&c);
+	kb_finish(c.common.json);
 }

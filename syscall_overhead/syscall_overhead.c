@@ -5,16 +5,18 @@
  * micro-benchmark table (average, variance = relative standard deviation
  * in %, minimum, maximum, microseconds).
  *
- * Every row is one KTAP test. A sample is the mean over a batch of calls
- * for operations far below a microsecond (the clock would dominate a
- * single call), one operation otherwise.
+ * Every row is one KTAP test of a kb_test table. A sample is the mean over
+ * a batch of calls for operations far below a microsecond (the clock would
+ * dominate a single call), one operation otherwise. Every operation's
+ * result is checked against what the kernel must answer: a child's exit
+ * status, a null syscall's value against /proc/self/stat, a message's
+ * contents, an IPC object really gone after IPC_RMID.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,52 +31,95 @@
 #include <unistd.h>
 
 #include "kbench_ktap.h"
+#include "rtsched.h"
 
 #define DEFAULT_ITERATIONS	1000
 #define FULL_ITERATIONS		5000
 #define SLOW_ITERATIONS		100
 #define EXEC_CHAIN_ARG		"--exec-chain"
+/* What every created child exits with: a kernel that loses it fails. */
+#define CHILD_STATUS		42
+/* A row's operation returns this after writing why into ctx->why. */
+#define WRONG_RESULT		1
 
-struct row;
+/* The rows, in the seed's order: rows[] and the test table follow it. */
+enum row_id {
+	R_fork, R_clone, R_execve, R_getpid, R_getppid, R_getpgid_self,
+	R_getpgid_0, R_getsid, R_msgget_ctl, R_msgsnd_rcv, R_shmget_ctl,
+	R_shmat_ctl, NR_ROWS
+};
+
+/* The values the null syscalls must return, read from procfs. */
+struct ids {
+	pid_t pid, ppid, pgid, sid;
+};
+
+struct exec_sample {
+	uint64_t delta_ns;
+	int32_t pid;		/* getpid() of the link: execve keeps it */
+	int32_t pad;
+};
+
+struct ctx {
+	long iterations;
+	long warmup;
+	long batch;		/* 0: the row's own batch size */
+	struct kb_opts common;
+	struct kb_placement place;
+	struct ids want;
+	int msq_id, shm_id;	/* the rows' long-lived IPC objects */
+	int last_id;		/* the last id a *get_ctl batch removed */
+	pid_t exec_child;
+	double *exec_samples;
+	long exec_nsamples;
+	char why[160];		/* filled with WRONG_RESULT */
+	bool done[NR_ROWS];
+	struct kb_stats st[NR_ROWS];
+};
 
 /*
- * One measured operation. setup() returns 0, or a negative errno that
- * makes the row skip; op() runs @batch operations and returns 0 or a
- * negative errno (a failure of the row).
+ * One measured operation. setup() returns 0 or a negative errno
+ * (kb_errno_result() decides skip or fail); op() runs @batch operations,
+ * checking each result, and returns 0, a negative errno or WRONG_RESULT;
+ * check() looks once at what the batches left behind.
  */
 struct row {
 	const char *name;	/* stable KTAP / JSON name */
 	const char *label;	/* the seed's table label */
 	const char *note;	/* what one operation is */
-	unsigned int batch;	/* operations per sample */
-	int (*setup)(void);
-	int (*op)(unsigned int batch);
-	void (*teardown)(void);
-	bool selected;
-};
-
-struct options {
-	long iterations;
-	long warmup;
-	long batch;		/* 0: the row's own batch size */
-	const char *json;
-	bool iterations_set;
+	unsigned int batch;	/* operations per sample, 0: always one */
+	int (*setup)(struct ctx *c);
+	int (*op)(struct ctx *c, unsigned int batch);
+	void (*teardown)(struct ctx *c);
+	int (*check)(struct ctx *c);
+	int (*test)(void *ctx, char *reason, size_t len);
 };
 
 /* ---- process creation ------------------------------------------------ */
 
-static int wait_child_ok(pid_t pid)
+/* The child must be @pid and must have exited with CHILD_STATUS. */
+static int wait_child(struct ctx *c, pid_t pid)
 {
 	int status;
+	pid_t got = waitpid(pid, &status, __WALL);
 
-	if (waitpid(pid, &status, __WALL) != pid)
+	if (got < 0)
 		return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return -ECHILD;
+	if (got != pid) {
+		snprintf(c->why, sizeof(c->why), "waitpid(%d) returned %d",
+			 pid, got);
+		return WRONG_RESULT;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != CHILD_STATUS) {
+		snprintf(c->why, sizeof(c->why),
+			 "child wait status 0x%x, want exit(%d)", status,
+			 CHILD_STATUS);
+		return WRONG_RESULT;
+	}
 	return 0;
 }
 
-static int op_fork(unsigned int batch)
+static int op_fork(struct ctx *c, unsigned int batch)
 {
 	unsigned int i;
 	int err;
@@ -85,23 +130,23 @@ static int op_fork(unsigned int batch)
 		if (pid < 0)
 			return -errno;
 		if (pid == 0)
-			_exit(0);
-		err = wait_child_ok(pid);
+			_exit(CHILD_STATUS);
+		err = wait_child(c, pid);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static char clone_stack[64 * 1024] __attribute__((aligned(16)));
+static char clone_stack[64 * 1024] __aligned(16);
 
 static int clone_child(void *arg)
 {
 	(void)arg;
-	return 0;
+	return CHILD_STATUS;
 }
 
-static int op_clone(unsigned int batch)
+static int op_clone(struct ctx *c, unsigned int batch)
 {
 	unsigned int i;
 	int err;
@@ -112,7 +157,7 @@ static int op_clone(unsigned int batch)
 
 		if (pid < 0)
 			return -errno;
-		err = wait_child_ok(pid);
+		err = wait_child(c, pid);
 		if (err)
 			return err;
 	}
@@ -122,29 +167,27 @@ static int op_clone(unsigned int batch)
 /*
  * execve() is timed across the exec itself: a chain of processes re-execs
  * this program with the time taken just before execve(); the new image
- * takes the time again at the top of main() and writes the difference to
- * a pipe. So a sample is execve() plus the dynamic loader and libc start-up
- * up to main(), what any program pays.
+ * takes the time again at the top of main() and writes the difference and
+ * its pid to a pipe. So a sample is execve() plus the dynamic loader and
+ * libc start-up up to main(), what any program pays. Every link must have
+ * the pid of the first: execve keeps it.
  */
-static int exec_pipe[2] = { -1, -1 };
-static double *exec_samples;
-static long exec_nsamples, exec_next;
-
 static void exec_chain_step(int fd, long remaining, uint64_t t0)
 {
-	uint64_t delta = kb_now_ns() - t0;
+	struct exec_sample s = { .delta_ns = kb_now_ns() - t0,
+				 .pid = getpid() };
 	char fdbuf[16], rembuf[24], tbuf[24];
 	char *args[] = { "syscall_overhead", EXEC_CHAIN_ARG, fdbuf, rembuf,
 			 tbuf, NULL };
 
-	if (write(fd, &delta, sizeof(delta)) != sizeof(delta))
+	if (write(fd, &s, sizeof(s)) != sizeof(s))
 		_exit(1);
 	if (remaining <= 0)
-		_exit(0);
+		_exit(CHILD_STATUS);
 	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
 	snprintf(rembuf, sizeof(rembuf), "%ld", remaining - 1);
+	/* Read the clock last: it is the start of the next sample. */
 	snprintf(tbuf, sizeof(tbuf), "%llu", (unsigned long long)kb_now_ns());
-	/* Re-read the clock last: it is the start of the next sample. */
 	execv("/proc/self/exe", args);
 	_exit(127);
 }
@@ -163,149 +206,198 @@ static int exec_chain_main(int argc, char **argv)
 	return 1;
 }
 
-static pid_t exec_child = -1;
-
 static void kill_exec_child(void *arg)
 {
-	(void)arg;
-	if (exec_child > 0) {
-		kill(exec_child, SIGKILL);
-		waitpid(exec_child, NULL, 0);
-		exec_child = -1;
+	struct ctx *c = arg;
+
+	if (c->exec_child > 0) {
+		kill(c->exec_child, SIGKILL);
+		waitpid(c->exec_child, NULL, 0);
+		c->exec_child = -1;
 	}
 }
 
-/* Runs a chain of @skip + @count execs and keeps the last @count. */
-static int run_exec_chain(long skip, long count)
+/* Read @count samples after @skip from the chain, checking each pid. */
+static int read_exec_samples(struct ctx *c, int fd, long skip, long count)
 {
-	uint64_t delta;
-	int err = 0;
+	struct exec_sample s;
 	long got = 0;
 
-	free(exec_samples);
-	exec_samples = calloc(count, sizeof(*exec_samples));
-	skip++;		/* the fork child's own step is not an exec */
-	if (!exec_samples || pipe2(exec_pipe, O_CLOEXEC))
-		return -errno;
-	exec_child = fork();
-	if (exec_child < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (exec_child == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(exec_pipe[0]);
-		/* The write end must survive the execs. */
-		if (fcntl(exec_pipe[1], F_SETFD, 0))
-			_exit(1);
-		exec_chain_step(exec_pipe[1], skip + count - 1, kb_now_ns());
-	}
-	close(exec_pipe[1]);
-	exec_pipe[1] = -1;
-	while (got < count &&
-	       read(exec_pipe[0], &delta, sizeof(delta)) == sizeof(delta)) {
+	while (got < count && read(fd, &s, sizeof(s)) == sizeof(s)) {
+		if (s.pid != c->exec_child) {
+			snprintf(c->why, sizeof(c->why),
+				 "an exec'd link has pid %d, the chain started as %d",
+				 s.pid, c->exec_child);
+			return WRONG_RESULT;
+		}
 		if (skip > 0)
 			skip--;
 		else
-			exec_samples[got++] = (double)delta / 1000.0;
+			c->exec_samples[got++] = (double)s.delta_ns / 1000.0;
 	}
-	if (got < count)
-		err = -EPIPE;
-	if (!err)
-		err = wait_child_ok(exec_child);
+	c->exec_nsamples = got;
+	if (got < count) {
+		snprintf(c->why, sizeof(c->why),
+			 "the exec chain ended after %ld of %ld samples", got,
+			 count);
+		return WRONG_RESULT;
+	}
+	return 0;
+}
+
+/* Runs a chain of @skip + @count execs and keeps the last @count. */
+static int run_exec_chain(struct ctx *c, long skip, long count)
+{
+	int pipefd[2], err;
+
+	free(c->exec_samples);
+	c->exec_samples = calloc(count, sizeof(*c->exec_samples));
+	if (!c->exec_samples || pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	skip++;		/* the fork child's own step is not an exec */
+	c->exec_child = fork();
+	if (c->exec_child < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
+	if (c->exec_child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pipefd[0]);
+		/* The write end must survive the execs. */
+		if (fcntl(pipefd[1], F_SETFD, 0))
+			_exit(1);
+		exec_chain_step(pipefd[1], skip + count - 1, kb_now_ns());
+	}
+	close(pipefd[1]);
+	err = read_exec_samples(c, pipefd[0], skip, count);
+	close(pipefd[0]);
+	if (err)
+		kill_exec_child(c);
 	else
-		kill(exec_child, SIGKILL), waitpid(exec_child, NULL, 0);
-	exec_child = -1;
-out:
-	close(exec_pipe[0]);
-	exec_pipe[0] = -1;
-	exec_nsamples = got;
-	exec_next = 0;
+		err = wait_child(c, c->exec_child);
+	c->exec_child = -1;
 	return err;
 }
 
 /* ---- null system calls ----------------------------------------------- */
 
-static pid_t self_pid;
-
-static int op_getpid(unsigned int batch)
+/*
+ * The ids the null syscalls must return, from an independent source:
+ * /proc/self/stat, which procfs formats from the task itself.
+ */
+static int read_ids(struct ids *ids)
 {
-	while (batch--)
-		syscall(SYS_getpid);
+	struct kb_proc_stat st;
+	int err = kb_proc_stat_read(0, &st);
+
+	if (err)
+		return err;
+	ids->pid = st.pid;
+	ids->ppid = st.ppid;
+	ids->pgid = st.pgrp;
+	ids->sid = st.session;
 	return 0;
 }
 
-static int op_getppid(unsigned int batch)
+static int wrong_id(struct ctx *c, const char *call, long got, long want)
 {
-	while (batch--)
-		syscall(SYS_getppid);
+	snprintf(c->why, sizeof(c->why),
+		 "%s returned %ld, /proc/self/stat says %ld", call, got, want);
+	return WRONG_RESULT;
+}
+
+/*
+ * @batch calls of syscall(@nr, @arg), each value compared with @want: one
+ * well-predicted branch per call. syscall() passes all six argument
+ * registers anyway, so calls without arguments cost the same.
+ */
+static int null_syscalls(struct ctx *c, unsigned int batch, long nr,
+			 long arg, long want, const char *call)
+{
+	long got;
+
+	while (batch--) {
+		got = syscall(nr, arg);
+		if (got != want)
+			return wrong_id(c, call, got, want);
+	}
 	return 0;
 }
 
-static int op_getpgid_self(unsigned int batch)
+static int op_getpid(struct ctx *c, unsigned int batch)
 {
-	while (batch--)
-		syscall(SYS_getpgid, self_pid);
-	return 0;
+	return null_syscalls(c, batch, SYS_getpid, 0, c->want.pid, "getpid()");
 }
 
-static int op_getpgid_0(unsigned int batch)
+static int op_getppid(struct ctx *c, unsigned int batch)
 {
-	while (batch--)
-		syscall(SYS_getpgid, 0);
-	return 0;
+	return null_syscalls(c, batch, SYS_getppid, 0, c->want.ppid,
+			     "getppid()");
 }
 
-static int op_getsid(unsigned int batch)
+static int op_getpgid_self(struct ctx *c, unsigned int batch)
 {
-	while (batch--)
-		syscall(SYS_getsid, 0);
-	return 0;
+	return null_syscalls(c, batch, SYS_getpgid, c->want.pid, c->want.pgid,
+			     "getpgid(self)");
+}
+
+static int op_getpgid_0(struct ctx *c, unsigned int batch)
+{
+	return null_syscalls(c, batch, SYS_getpgid, 0, c->want.pgid,
+			     "getpgid(0)");
+}
+
+static int op_getsid(struct ctx *c, unsigned int batch)
+{
+	return null_syscalls(c, batch, SYS_getsid, 0, c->want.sid,
+			     "getsid(0)");
 }
 
 /* ---- System V IPC ---------------------------------------------------- */
 
-static int msq_id = -1, shm_id = -1;
-
 static void remove_ipc(void *arg)
 {
-	(void)arg;
-	if (msq_id >= 0)
-		msgctl(msq_id, IPC_RMID, NULL);
-	if (shm_id >= 0)
-		shmctl(shm_id, IPC_RMID, NULL);
-	msq_id = shm_id = -1;
+	struct ctx *c = arg;
+
+	if (c->msq_id >= 0)
+		msgctl(c->msq_id, IPC_RMID, NULL);
+	if (c->shm_id >= 0)
+		shmctl(c->shm_id, IPC_RMID, NULL);
+	c->msq_id = c->shm_id = -1;
 }
 
 /* Probe once: a kernel without SysV IPC returns ENOSYS. */
-static int setup_sysv(void)
+static int setup_sysv(struct ctx *c)
 {
 	int id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
 
 	if (id < 0)
 		return -errno;
 	msgctl(id, IPC_RMID, NULL);
+	c->last_id = -1;
 	return 0;
 }
 
-static int setup_msq(void)
+static int setup_msq(struct ctx *c)
 {
-	msq_id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
-	return msq_id < 0 ? -errno : 0;
+	c->msq_id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	return c->msq_id < 0 ? -errno : 0;
 }
 
-static int setup_shm(void)
+static int setup_shm(struct ctx *c)
 {
-	shm_id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
-	return shm_id < 0 ? -errno : 0;
+	c->shm_id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	return c->shm_id < 0 ? -errno : 0;
 }
 
-static void teardown_ipc(void)
+static void teardown_ipc(struct ctx *c)
 {
-	remove_ipc(NULL);
+	remove_ipc(c);
 }
 
-static int op_msgget_ctl(unsigned int batch)
+static int op_msgget_ctl(struct ctx *c, unsigned int batch)
 {
 	while (batch--) {
 		int id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
@@ -314,24 +406,34 @@ static int op_msgget_ctl(unsigned int batch)
 			return -errno;
 		if (msgctl(id, IPC_RMID, NULL))
 			return -errno;
+		c->last_id = id;
 	}
 	return 0;
 }
 
-static int op_msgsnd_rcv(unsigned int batch)
+static int op_msgsnd_rcv(struct ctx *c, unsigned int batch)
 {
-	struct { long mtype; char mtext[8]; } msg = { .mtype = 1 };
+	struct { long mtype; char mtext[8]; } out = { 1, "kbench" }, in;
+	ssize_t n;
 
 	while (batch--) {
-		if (msgsnd(msq_id, &msg, sizeof(msg.mtext), 0))
+		if (msgsnd(c->msq_id, &out, sizeof(out.mtext), 0))
 			return -errno;
-		if (msgrcv(msq_id, &msg, sizeof(msg.mtext), 0, 0) < 0)
+		n = msgrcv(c->msq_id, &in, sizeof(in.mtext), 0, 0);
+		if (n < 0)
 			return -errno;
+		if (n != sizeof(in.mtext) || in.mtype != out.mtype ||
+		    memcmp(in.mtext, out.mtext, sizeof(in.mtext))) {
+			snprintf(c->why, sizeof(c->why),
+				 "msgrcv returned %zd bytes of type %ld, not the 8 bytes of type 1 sent",
+				 n, in.mtype);
+			return WRONG_RESULT;
+		}
 	}
 	return 0;
 }
 
-static int op_shmget_ctl(unsigned int batch)
+static int op_shmget_ctl(struct ctx *c, unsigned int batch)
 {
 	while (batch--) {
 		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
@@ -340,14 +442,15 @@ static int op_shmget_ctl(unsigned int batch)
 			return -errno;
 		if (shmctl(id, IPC_RMID, NULL))
 			return -errno;
+		c->last_id = id;
 	}
 	return 0;
 }
 
-static int op_shmat_dt(unsigned int batch)
+static int op_shmat_dt(struct ctx *c, unsigned int batch)
 {
 	while (batch--) {
-		void *p = shmat(shm_id, NULL, 0);
+		void *p = shmat(c->shm_id, NULL, 0);
 
 		if (p == (void *)-1)
 			return -errno;
@@ -357,58 +460,143 @@ static int op_shmat_dt(unsigned int batch)
 	return 0;
 }
 
-/* The exec row has no op of its own: samples come from the chain. */
-static int op_none(unsigned int batch)
+/* After IPC_RMID the id must be gone (EINVAL, or EIDRM while in use). */
+static int check_removed(struct ctx *c, int (*stat)(int id), const char *what)
 {
+	int err;
+
+	if (c->last_id < 0)
+		return 0;
+	err = stat(c->last_id) ? errno : 0;
+	if (err == EINVAL || err == EIDRM)
+		return 0;
+	snprintf(c->why, sizeof(c->why),
+		 "%s id %d still answers IPC_STAT after IPC_RMID (%s)", what,
+		 c->last_id, err ? strerror(err) : "no error");
+	return WRONG_RESULT;
+}
+
+static int msq_stat(int id)
+{
+	struct msqid_ds ds;
+
+	return msgctl(id, IPC_STAT, &ds);
+}
+
+static int shm_stat(int id)
+{
+	struct shmid_ds ds;
+
+	return shmctl(id, IPC_STAT, &ds);
+}
+
+static int check_msq_removed(struct ctx *c)
+{
+	return check_removed(c, msq_stat, "message queue");
+}
+
+static int check_shm_removed(struct ctx *c)
+{
+	return check_removed(c, shm_stat, "shared memory");
+}
+
+/* Every shmat was undone by its shmdt, and the last of them was ours. */
+static int check_shm_detached(struct ctx *c)
+{
+	struct shmid_ds ds;
+
+	if (shmctl(c->shm_id, IPC_STAT, &ds))
+		return -errno;
+	if (ds.shm_nattch == 0 && ds.shm_lpid == c->want.pid)
+		return 0;
+	snprintf(c->why, sizeof(c->why),
+		 "after the batches: shm_nattch %lu (want 0), shm_lpid %d (want %d)",
+		 (unsigned long)ds.shm_nattch, ds.shm_lpid, c->want.pid);
+	return WRONG_RESULT;
+}
+
+/* The exec row has no op of its own: samples come from the chain. */
+static int op_exec_chain(struct ctx *c, unsigned int batch)
+{
+	(void)c;
 	(void)batch;
 	return 0;
 }
 
-#define ROW(n, l, what, b, su, fn, td) \
-	{ .name = n, .label = l, .note = what, .batch = b, .setup = su, \
-	  .op = fn, .teardown = td }
+static int run_row(struct ctx *c, enum row_id id, char *reason, size_t len);
 
-static struct row rows[] = {
-	ROW("fork", "fork()", "fork + child _exit + waitpid", 1, NULL, op_fork, NULL),
-	ROW("clone", "clone()", "clone(CLONE_VM) + child exit + waitpid", 1, NULL, op_clone, NULL),
-	ROW("execve", "execve()", "execve to main() of the new image", 1, NULL, op_none, NULL),
-	ROW("getpid", "getpid()", "raw syscall", 1000, NULL, op_getpid, NULL),
-	ROW("getppid", "getppid()", "raw syscall", 1000, NULL, op_getppid, NULL),
-	ROW("getpgid_self", "getpgid(self)", "raw syscall", 1000, NULL, op_getpgid_self, NULL),
-	ROW("getpgid_0", "getpgid(0)", "raw syscall", 1000, NULL, op_getpgid_0, NULL),
-	ROW("getsid", "getsid()", "raw syscall getsid(0)", 1000, NULL, op_getsid, NULL),
-	ROW("msgget_ctl", "msgget/ctl()", "two syscalls: msgget + msgctl(IPC_RMID)", 100, setup_sysv, op_msgget_ctl, NULL),
-	ROW("msgsnd_rcv", "msgsnd/rcv()", "two syscalls: msgsnd + msgrcv of 8 bytes", 100, setup_msq, op_msgsnd_rcv, teardown_ipc),
-	ROW("shmget_ctl", "shmget/ctl()", "two syscalls: shmget(4 KiB) + shmctl(IPC_RMID)", 100, setup_sysv, op_shmget_ctl, NULL),
-	ROW("shmat_ctl", "shmat/ctl()", "two syscalls: shmat + shmdt of 4 KiB", 100, setup_shm, op_shmat_dt, teardown_ipc),
+/* The table's test function of each row. */
+#define ROW_TEST(id)						\
+static int test_##id(void *ctx, char *reason, size_t len)	\
+{								\
+	return run_row(ctx, R_##id, reason, len);		\
+}
+
+ROW_TEST(fork)
+ROW_TEST(clone)
+ROW_TEST(execve)
+ROW_TEST(getpid)
+ROW_TEST(getppid)
+ROW_TEST(getpgid_self)
+ROW_TEST(getpgid_0)
+ROW_TEST(getsid)
+ROW_TEST(msgget_ctl)
+ROW_TEST(msgsnd_rcv)
+ROW_TEST(shmget_ctl)
+ROW_TEST(shmat_ctl)
+
+#define ROW(id, l, what, b, su, fn, td, chk) \
+	[R_##id] = { .name = #id, .label = l, .note = what, .batch = b, \
+		     .setup = su, .op = fn, .teardown = td, .check = chk, \
+		     .test = test_##id }
+
+static const struct row rows[NR_ROWS] = {
+	ROW(fork, "fork()", "fork + child _exit + waitpid", 0, NULL, op_fork, NULL, NULL),
+	ROW(clone, "clone()", "clone(CLONE_VM) + child exit + waitpid", 0, NULL, op_clone, NULL, NULL),
+	ROW(execve, "execve()", "execve to main() of the new image", 0, NULL, op_exec_chain, NULL, NULL),
+	ROW(getpid, "getpid()", "raw syscall", 1000, NULL, op_getpid, NULL, NULL),
+	ROW(getppid, "getppid()", "raw syscall", 1000, NULL, op_getppid, NULL, NULL),
+	ROW(getpgid_self, "getpgid(self)", "raw syscall", 1000, NULL, op_getpgid_self, NULL, NULL),
+	ROW(getpgid_0, "getpgid(0)", "raw syscall", 1000, NULL, op_getpgid_0, NULL, NULL),
+	ROW(getsid, "getsid()", "raw syscall getsid(0)", 1000, NULL, op_getsid, NULL, NULL),
+	ROW(msgget_ctl, "msgget/ctl()", "two syscalls: msgget + msgctl(IPC_RMID)", 100, setup_sysv, op_msgget_ctl, NULL, check_msq_removed),
+	ROW(msgsnd_rcv, "msgsnd/rcv()", "two syscalls: msgsnd + msgrcv of 8 bytes", 100, setup_msq, op_msgsnd_rcv, teardown_ipc, NULL),
+	ROW(shmget_ctl, "shmget/ctl()", "two syscalls: shmget(4 KiB) + shmctl(IPC_RMID)", 100, setup_sysv, op_shmget_ctl, NULL, check_shm_removed),
+	ROW(shmat_ctl, "shmat/ctl()", "two syscalls: shmat + shmdt of 4 KiB", 100, setup_shm, op_shmat_dt, teardown_ipc, check_shm_detached),
 };
 
-#define NR_ROWS (sizeof(rows) / sizeof(rows[0]))
+/* The kb_test table, made from rows[] so that names live in one place. */
+static struct kb_test tests[NR_ROWS];
+
+static void build_tests(void)
+{
+	static char desc[NR_ROWS][96];
+	size_t i;
+
+	for (i = 0; i < NR_ROWS; i++) {
+		snprintf(desc[i], sizeof(desc[i]), "%-14s %s", rows[i].label,
+			 rows[i].note);
+		tests[i] = (struct kb_test){ rows[i].name, rows[i].test, desc[i] };
+	}
+}
 
 /* ---- measurement ----------------------------------------------------- */
 
-struct row_result {
-	bool done;
-	struct kb_stats st;
-};
-
-static struct row_result results[NR_ROWS];
-
-/* Fill samples[] (microseconds per operation). 0 or -errno. */
-static int sample_row(struct row *r, const struct options *o,
-		      unsigned int batch, double *samples)
+/* Fill samples[] (microseconds per operation). 0, -errno or WRONG_RESULT. */
+static int sample_row(struct ctx *c, const struct row *r, unsigned int batch,
+		      double *samples)
 {
 	long i;
 	int err;
 
-	if (r->op == op_none) {
-		err = run_exec_chain(o->warmup, o->iterations);
-		if (err)
-			return err;
-		memcpy(samples, exec_samples, sizeof(*samples) * exec_nsamples);
-		return 0;
+	if (r->op == op_exec_chain) {
+		err = run_exec_chain(c, c->warmup, c->iterations);
+		if (!err)
+			memcpy(samples, c->exec_samples,
+			       sizeof(*samples) * c->exec_nsamples);
+		return err;
 	}
-	for (i = -o->warmup; i < o->iterations; i++) {
+	for (i = -c->warmup; i < c->iterations; i++) {
 		uint64_t t0, t1;
 
 		/*
@@ -417,7 +605,7 @@ static int sample_row(struct row *r, const struct options *o,
 		 */
 		kb_signals_block();
 		t0 = kb_now_ns();
-		err = r->op(batch);
+		err = r->op(c, batch);
 		t1 = kb_now_ns();
 		kb_signals_unblock();
 		if (err)
@@ -425,86 +613,71 @@ static int sample_row(struct row *r, const struct options *o,
 		if (i >= 0)
 			samples[i] = (double)(t1 - t0) / batch / 1000.0;
 	}
-	return 0;
+	return r->check ? r->check(c) : 0;
 }
 
-static const char *skip_reason(const struct row *r, int err)
+/* The verdict on a failed row: the errno rule, or the wrong result. */
+static int row_error(struct ctx *c, const struct row *r, const char *stage,
+		     int err, char *reason, size_t len)
 {
-	static char buf[160];
+	char what[64];
 
-	if (err == -ENOSYS)
-		snprintf(buf, sizeof(buf), "%s: not supported by this kernel (ENOSYS)",
-			 r->label);
-	else
-		snprintf(buf, sizeof(buf), "%s: cannot set up: %s", r->label,
-			 strerror(-err));
-	return buf;
+	if (err == WRONG_RESULT) {
+		snprintf(reason, len, "%s: %s", r->label, c->why);
+		return KSFT_FAIL;
+	}
+	snprintf(what, sizeof(what), "%s %s", r->label, stage);
+	return kb_errno_result(err, KB_NO_CAP, what, reason, len);
 }
 
-/* Errors that say the environment lacks something, not that it is broken. */
-static bool err_is_environment(int err)
+static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
 {
-	return err == -ENOSYS || err == -EPERM || err == -EACCES ||
-	       err == -ENOSPC || err == -EAGAIN || err == -ENOMEM;
-}
-
-static void run_row(int idx, const struct options *o)
-{
-	struct row *r = &rows[idx];
-	unsigned int batch = o->batch ? o->batch : r->batch;
+	const struct row *r = &rows[idx];
+	unsigned int batch = r->batch ? (c->batch ? c->batch : r->batch) : 1;
 	double *samples;
-	char why[160];
 	int err = 0;
 
-	if (r->op == op_none || r->op == op_fork || r->op == op_clone)
-		batch = 1;
 	if (r->setup)
-		err = r->setup();
-	if (err) {
-		kb_skip(r->name, skip_reason(r, err));
-		return;
-	}
-	samples = calloc(o->iterations, sizeof(*samples));
+		err = r->setup(c);
+	if (err)
+		return row_error(c, r, "setup", err, reason, len);
+	samples = calloc(c->iterations, sizeof(*samples));
 	if (!samples)
 		ksft_exit_fail_msg("out of memory\n");
-	err = sample_row(r, o, batch, samples);
+	err = sample_row(c, r, batch, samples);
 	if (r->teardown)
-		r->teardown();
+		r->teardown(c);
 	if (err) {
-		snprintf(why, sizeof(why), "%s failed: %s", r->label,
-			 strerror(-err));
-		if (err_is_environment(err))
-			kb_skip(r->name, why);
-		else
-			kb_fail(r->name, why);
 		free(samples);
-		return;
+		return row_error(c, r, "failed", err, reason, len);
 	}
-	kb_stats_compute(samples, o->iterations, &results[idx].st);
+	kb_stats_compute(samples, c->iterations, &c->st[idx]);
 	free(samples);
-	kb_row_add(r->name, "us", &results[idx].st);
+	kb_row_add(r->name, "us", &c->st[idx]);
 	kb_row_extra("batch", batch);
 	kb_row_note(r->note);
-	results[idx].done = true;
-	if (!(results[idx].st.min > 0))
-		kb_fail(r->name, "non-positive sample: the clock or the loop is broken");
-	else
-		kb_pass(r->name);
+	c->done[idx] = true;
+	/* Only a broken clock or loop: the real checks are in op/check. */
+	if (!(c->st[idx].min > 0)) {
+		snprintf(reason, len, "clock sanity: non-positive sample");
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
 }
 
 /* The seed's table, as diagnostics. */
-static void print_table(const struct options *o)
+static void print_table(const struct ctx *c)
 {
-	unsigned int i;
+	size_t i;
 
 	ksft_print_msg("iterations (-i): %ld, clock: %s, unit: usec\n",
-		       o->iterations, KB_CLOCK_NAME);
+		       c->iterations, KB_CLOCK_NAME);
 	ksft_print_msg("syscall       |  average  |  variance |  minimum  |  maximum\n");
 	ksft_print_msg("----------------------------------------------------------------------\n");
 	for (i = 0; i < NR_ROWS; i++) {
-		const struct kb_stats *st = &results[i].st;
+		const struct kb_stats *st = &c->st[i];
 
-		if (!results[i].done)
+		if (!c->done[i])
 			continue;
 		ksft_print_msg("%-14s|%10.3f |%10.3f |%10.3f |%10.3f\n",
 			       rows[i].label, st->mean, st->rsd_pct, st->min,
@@ -514,15 +687,16 @@ static void print_table(const struct options *o)
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *ctx)
 {
-	unsigned int i;
-
+	(void)ctx;
 	fprintf(f,
 "Usage: %s [OPTION]...\n"
 "Measure process creation, null system calls and System V IPC on the\n"
 "running kernel; print KTAP (one result per row, figures on '# ' lines)\n"
-"and the Scribe micro-benchmark table (microseconds).\n"
+"and the Scribe micro-benchmark table (microseconds). Each operation's\n"
+"result is checked (exit status, syscall value against /proc/self/stat,\n"
+"message contents, IPC ids gone after IPC_RMID).\n"
 "\n"
 "  -i, --iterations=N  samples per row (default %d, %d with --full,\n"
 "                      %d when KSFT_MACHINE_SLOW=yes)\n"
@@ -530,127 +704,89 @@ static void usage(FILE *f)
 "  -b, --batch=N       operations per sample for every row but fork,\n"
 "                      clone and execve (default: 1000 for null syscalls,\n"
 "                      100 for IPC)\n"
-"  -t, --test=NAME     run only row NAME (repeatable, or a comma list)\n"
-"  -l, --list          list the rows and exit\n"
-"      --full          the seed's larger run (-i %d)\n"
-"      --json=FILE     write the results as kbench JSON to FILE\n"
-"  -h, --help          this help\n"
 "\n"
 "variance = standard deviation / mean x 100. Times are %s,\n"
 "per operation; a sample is the mean over a batch of operations.\n"
-"Exit status: 0 pass, 1 a row failed, 2 bad usage, 4 everything skipped.\n",
+"The process runs pinned to one CPU (children inherit it) unless --no-pin.\n",
 		kb_prog(), DEFAULT_ITERATIONS, FULL_ITERATIONS, SLOW_ITERATIONS,
-		FULL_ITERATIONS, KB_CLOCK_NAME);
-	fprintf(f, "\nRows:");
-	for (i = 0; i < NR_ROWS; i++)
-		fprintf(f, " %s", rows[i].name);
-	fprintf(f, "\n");
+		KB_CLOCK_NAME);
 }
 
-static bool select_row(const char *name)
+static void on_option(int opt, const char *arg, void *ctx)
 {
-	unsigned int i;
+	struct ctx *c = ctx;
 
-	for (i = 0; i < NR_ROWS; i++)
-		if (!strcmp(rows[i].name, name))
-			return rows[i].selected = true;
-	return false;
-}
-
-static void parse_options(int argc, char **argv, struct options *o)
-{
-	enum { OPT_FULL = 256, OPT_JSON };
-	static const struct option longopts[] = {
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "test", required_argument, NULL, 't' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "full", no_argument, NULL, OPT_FULL },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool any_selected = false, full = false;
-	unsigned int i;
-	int c;
-
-	o->warmup = -1;
-	while ((c = getopt_long(argc, argv, "i:w:b:t:lh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->iterations = kb_parse_ll(optarg, "--iterations", 2, 10000000);
-			o->iterations_set = true;
-			break;
-		case 'w':
-			o->warmup = kb_parse_ll(optarg, "--warmup", 0, 10000000);
-			break;
-		case 'b':
-			o->batch = kb_parse_ll(optarg, "--batch", 1, 10000000);
-			break;
-		case 't':
-			kb_select_names(optarg, "row", select_row);
-			any_selected = true;
-			break;
-		case 'l':
-			for (i = 0; i < NR_ROWS; i++)
-				printf("%-14s %-14s %s\n", rows[i].name,
-				       rows[i].label, rows[i].note);
-			exit(0);
-		case OPT_FULL:
-			full = true;
-			break;
-		case OPT_JSON:
-			o->json = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			kb_usage_hint();
-		}
+	switch (opt) {
+	case 'i':
+		c->iterations = kb_parse_ll(arg, "--iterations", 2, 10000000);
+		break;
+	case 'w':
+		c->warmup = kb_parse_ll(arg, "--warmup", 0, 10000000);
+		break;
+	case 'b':
+		c->batch = kb_parse_ll(arg, "--batch", 1, 10000000);
+		break;
 	}
-	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->iterations_set)
-		o->iterations = full ? FULL_ITERATIONS :
-				kb_machine_slow() ? SLOW_ITERATIONS :
-				DEFAULT_ITERATIONS;
-	if (o->warmup < 0)
-		o->warmup = o->iterations / 10 > 10 ? o->iterations / 10 : 10;
-	if (!any_selected)
-		for (i = 0; i < NR_ROWS; i++)
-			rows[i].selected = true;
+}
+
+static const struct option longopts[] = {
+	{ "iterations", required_argument, NULL, 'i' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void parse_options(int argc, char **argv, struct ctx *c)
+{
+	const struct kb_cli cli = {
+		.short_opts = "i:w:b:", .long_opts = longopts,
+		.on_option = on_option, .ctx = c, .usage = usage,
+		.tests = tests, .ntests = ARRAY_SIZE(tests), .placement = true,
+	};
+
+	c->iterations = -1;
+	c->warmup = -1;
+	kb_parse_args(argc, argv, &cli, &c->common);
+	if (c->iterations < 0)
+		c->iterations = kb_pick_count(&c->common, DEFAULT_ITERATIONS,
+					      FULL_ITERATIONS, SLOW_ITERATIONS);
+	if (c->warmup < 0)
+		c->warmup = c->iterations / 10 > 10 ? c->iterations / 10 : 10;
 }
 
 int main(int argc, char **argv)
 {
-	struct options o = { 0 };
-	unsigned int i, planned = 0;
+	static struct ctx c = { .msq_id = -1, .shm_id = -1, .last_id = -1,
+				.exec_child = -1 };
+	char where[160];
+	double overhead;
+	int err;
 
 	/* A link of the execve() chain: take the time before anything else. */
 	if (argc > 1 && !strcmp(argv[1], EXEC_CHAIN_ARG))
 		return exec_chain_main(argc, argv);
 
 	kb_init("syscall_overhead", argc, argv);
-	parse_options(argc, argv, &o);
-	self_pid = getpid();
-	kb_cleanup_push(remove_ipc, NULL);
-	kb_cleanup_push(kill_exec_child, NULL);
-
-	for (i = 0; i < NR_ROWS; i++)
-		planned += rows[i].selected;
-	kb_param_num("iterations", o.iterations);
-	kb_param_num("warmup", o.warmup);
-	kb_param_num("clock_overhead_ns", kb_clock_overhead_ns());
+	build_tests();
+	parse_options(argc, argv, &c);
+	kb_cleanup_push(remove_ipc, &c);
+	kb_cleanup_push(kill_exec_child, &c);
+	kb_placement_setup(&c.place, c.common.no_pin, false);
+	kb_placement_describe(&c.place, where, sizeof(where));
 
 	ksft_print_header();
-	ksft_set_plan(planned);
-	ksft_print_msg("clock: %s, overhead of one read: %.1f ns\n",
-		       KB_CLOCK_NAME, kb_clock_overhead_ns());
-	for (i = 0; i < NR_ROWS; i++)
-		if (rows[i].selected)
-			run_row(i, &o);
-	print_table(&o);
-	kb_finish(o.json);
+	err = read_ids(&c.want);
+	if (err)
+		ksft_exit_fail_msg("cannot read /proc/self/stat: %s\n",
+				   strerror(-err));
+	overhead = kb_clock_overhead_ns();
+	kb_param_num("iterations", c.iterations);
+	kb_param_num("warmup", c.warmup);
+	kb_param_num("clock_overhead_ns", overhead);
+	ksft_print_msg("clock: %s, overhead of one read: %.1f ns; placement: %s\n",
+		       KB_CLOCK_NAME, overhead, where);
+	kb_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	print_table(&c);
+	free(c.exec_samples);
+	kb_finish(c.common.json);
 }

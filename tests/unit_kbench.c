@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of lib/kbench.c: statistics, percentiles, JSON writer, option
- * value parsers, knob save/restore and the cleanup stack.
- * Prints KTAP; run by tests/run.sh (make check).
+ * value parsers, the shared option parser and test table runner, the errno
+ * rule, knob save/restore and the cleanup stack. Each parser check feeds
+ * bad values too and expects them rejected with exit status 2.
+ * Prints KTAP; run by tests/run.sh (make check). Itself a kb_test table.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,69 +19,86 @@
 
 #include "kbench_ktap.h"
 
+struct unit_ctx {
+	const char *json_path;
+};
+
 static bool close_to(double a, double b)
 {
 	return fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b) + 1);
 }
 
-static void test_stats_known_values(void)
+/* KSFT_PASS when @ok, else KSFT_FAIL with @why. */
+static int verdict(bool ok, char *reason, size_t len, const char *why)
+{
+	if (ok)
+		return KSFT_PASS;
+	snprintf(reason, len, "%s", why);
+	return KSFT_FAIL;
+}
+
+static int stats_known_values(void *ctx, char *reason, size_t len)
 {
 	double s[] = { 4, 1, 3, 2, 5 };
 	struct kb_stats st;
 
+	(void)ctx;
 	kb_stats_compute(s, 5, &st);
-	kb_result(st.n == 5 && close_to(st.mean, 3) && close_to(st.median, 3) &&
-		  close_to(st.min, 1) && close_to(st.max, 5) &&
-		  close_to(st.stddev, sqrt(2.5)) &&
-		  close_to(st.rsd_pct, sqrt(2.5) / 3 * 100),
-		  "stats_known_values", "mean/median/min/max/stddev/rsd wrong");
+	return verdict(st.n == 5 && close_to(st.mean, 3) &&
+		       close_to(st.median, 3) && close_to(st.min, 1) &&
+		       close_to(st.max, 5) && close_to(st.stddev, sqrt(2.5)) &&
+		       close_to(st.rsd_pct, sqrt(2.5) / 3 * 100),
+		       reason, len, "mean/median/min/max/stddev/rsd wrong");
 }
 
-static void test_stats_even_count_median(void)
+static int stats_even_count_median(void *ctx, char *reason, size_t len)
 {
 	double s[] = { 10, 40, 20, 30 };
 	struct kb_stats st;
 
+	(void)ctx;
 	kb_stats_compute(s, 4, &st);
-	kb_result(close_to(st.median, 25) && close_to(st.mean, 25),
-		  "stats_even_count_median", "median of 4 values is not 25");
+	return verdict(close_to(st.median, 25) && close_to(st.mean, 25),
+		       reason, len, "median of 4 values is not 25");
 }
 
-static void test_stats_single_and_empty(void)
+static int stats_single_and_empty(void *ctx, char *reason, size_t len)
 {
 	double one = 7;
 	struct kb_stats st;
 	int empty;
 
+	(void)ctx;
 	empty = kb_stats_compute(&one, 0, &st);
 	kb_stats_compute(&one, 1, &st);
-	kb_result(empty == -1 && st.n == 1 && st.stddev == 0 &&
-		  close_to(st.p99, 7), "stats_single_and_empty",
-		  "n=0 must fail, n=1 has stddev 0");
+	return verdict(empty == -1 && st.n == 1 && st.stddev == 0 &&
+		       close_to(st.p99, 7), reason, len,
+		       "n=0 must fail, n=1 has stddev 0");
 }
 
-static void test_percentiles(void)
+static int percentiles_interpolate(void *ctx, char *reason, size_t len)
 {
 	double s[101];
 	int i;
 
+	(void)ctx;
 	for (i = 0; i <= 100; i++)
 		s[i] = i;
-	kb_result(close_to(kb_percentile(s, 101, 50), 50) &&
-		  close_to(kb_percentile(s, 101, 99), 99) &&
-		  close_to(kb_percentile(s, 101, 99.9), 99.9) &&
-		  close_to(kb_percentile(s, 101, 0), 0) &&
-		  close_to(kb_percentile(s, 101, 100), 100) &&
-		  close_to(kb_percentile(s, 2, 50), 0.5),
-		  "percentiles_interpolate", "linear interpolation is off");
+	return verdict(close_to(kb_percentile(s, 101, 50), 50) &&
+		       close_to(kb_percentile(s, 101, 99), 99) &&
+		       close_to(kb_percentile(s, 101, 99.9), 99.9) &&
+		       close_to(kb_percentile(s, 101, 0), 0) &&
+		       close_to(kb_percentile(s, 101, 100), 100) &&
+		       close_to(kb_percentile(s, 2, 50), 0.5),
+		       reason, len, "linear interpolation is off");
 }
 
 /* Writes a document with awkward strings; tests/run.sh parses it. */
-static void test_json_write(const char *path)
+static int json_write(void *ctx, char *reason, size_t len)
 {
+	struct unit_ctx *u = ctx;
 	struct kb_stats st;
 	double s[] = { 1.5, 2.5 };
-	int err;
 
 	kb_stats_compute(s, 2, &st);
 	kb_param_str("quote\"and\\slash", "tab\there\nnewline");
@@ -87,72 +107,472 @@ static void test_json_write(const char *path)
 	kb_row_extra("batch", 1000);
 	kb_row_note("two syscalls");
 	kb_row_status("row_skipped", "skip", "no \"privilege\"");
-	err = kb_json_write(path);
-	kb_result(!err, "json_write", "kb_json_write failed");
+	return verdict(!kb_json_write(u->json_path), reason, len,
+		       "kb_json_write failed");
 }
 
-/* Runs @fn in a child; returns its exit status, or -1 for a crash. */
-static int child_exit_code(void (*fn)(void))
+/*
+ * Runs @fn(@arg) in a child with stdout and stderr to /dev/null; returns
+ * its exit status, or -1 for a crash. Usage errors exit from the child.
+ */
+static int child_exit_code(void (*fn)(const void *arg), const void *arg)
 {
 	int status;
 	pid_t pid = fork();
 
+	if (pid < 0)
+		return -2;
 	if (pid == 0) {
-		/* Usage errors go to stderr: keep the KTAP clean. */
-		if (!freopen("/dev/null", "w", stderr))
+		if (!freopen("/dev/null", "w", stderr) ||
+		    !freopen("/dev/null", "w", stdout))
 			_exit(99);
-		fn();
+		fn(arg);
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static void bad_size_unit(void) { kb_parse_size("10X", "-m", 1, 1ull << 40); }
-static void bad_size_zero(void) { kb_parse_size("0", "-m", 1, 1ull << 40); }
-static void bad_size_neg(void) { kb_parse_size("-5M", "-m", 1, 1ull << 40); }
-static void bad_ll_text(void) { kb_parse_ll("12abc", "-i", 1, 100); }
-static void bad_ll_range(void) { kb_parse_ll("0", "-i", 1, 100); }
-static void bad_duration(void) { kb_parse_duration("5x", "-D"); }
+/* ---- value parsers ----------------------------------------------------- */
 
-static void test_parsers_accept(void)
+static void parse_ll_1_100(const void *s) { kb_parse_ll(s, "-i", 1, 100); }
+static void parse_size_pos(const void *s) { kb_parse_size(s, "-m", 1, 1ull << 40); }
+static void parse_dbl_0_10(const void *s) { kb_parse_double(s, "-T", 0, 10); }
+static void parse_secs_1m(const void *s) { kb_parse_seconds(s, "-T", 0, 60); }
+static void parse_duration(const void *s) { kb_parse_duration(s, "-D"); }
+
+struct bad_value {
+	void (*parse)(const void *s);
+	const char *value;
+};
+
+static const struct bad_value bad_values[] = {
+	{ parse_size_pos, "10X" }, { parse_size_pos, "0" },
+	{ parse_size_pos, "-5M" }, { parse_size_pos, "0x10" },
+	{ parse_size_pos, "1e3" }, { parse_size_pos, "" },
+	{ parse_ll_1_100, "12abc" }, { parse_ll_1_100, "0" },
+	{ parse_ll_1_100, "0x10" }, { parse_ll_1_100, " 5" },
+	{ parse_ll_1_100, "+5" }, { parse_ll_1_100, "5 " },
+	{ parse_ll_1_100, "" }, { parse_ll_1_100, "-" },
+	{ parse_ll_1_100, "1.5" }, { parse_ll_1_100, "101" },
+	{ parse_ll_1_100, "99999999999999999999999" },
+	{ parse_dbl_0_10, "inf" }, { parse_dbl_0_10, "nan" },
+	{ parse_dbl_0_10, "0x1p3" }, { parse_dbl_0_10, "1e0" },
+	{ parse_dbl_0_10, "-1" }, { parse_dbl_0_10, "" },
+	{ parse_dbl_0_10, "." }, { parse_dbl_0_10, "1.2.3" },
+	{ parse_dbl_0_10, "10.5" }, { parse_dbl_0_10, "abc" },
+	{ parse_secs_1m, "5x" }, { parse_secs_1m, "ms" },
+	{ parse_secs_1m, "-1" }, { parse_secs_1m, "1 s" },
+	{ parse_secs_1m, "2m" }, { parse_secs_1m, "1S" },
+	{ parse_duration, "5x" }, { parse_duration, "0.5" },
+	{ parse_duration, "0" },
+};
+
+static int parsers_reject_invalid(void *ctx, char *reason, size_t len)
 {
-	kb_result(kb_parse_size("1K", "x", 1, ~0ull) == 1024 &&
-		  kb_parse_size("1.5M", "x", 1, ~0ull) == 1572864 &&
-		  kb_parse_size("2G", "x", 1, ~0ull) == 2147483648ull &&
-		  kb_parse_size("100MiB", "x", 1, ~0ull) == 104857600 &&
-		  kb_parse_size("4096", "x", 1, ~0ull) == 4096 &&
-		  kb_parse_ll("0x10", "x", 0, 100) == 16 &&
-		  kb_parse_duration("90", "x") == 90 &&
-		  kb_parse_duration("2m", "x") == 120 &&
-		  kb_parse_duration("1h", "x") == 3600 &&
-		  kb_parse_duration("1d", "x") == 86400,
-		  "parsers_accept_valid", "a valid value was misread");
+	size_t i;
+	int code;
+
+	(void)ctx;
+	for (i = 0; i < ARRAY_SIZE(bad_values); i++) {
+		code = child_exit_code(bad_values[i].parse, bad_values[i].value);
+		if (code != KB_EXIT_USAGE) {
+			snprintf(reason, len, "bad value #%zu '%s' gave exit status %d, not 2",
+				 i, bad_values[i].value, code);
+			return KSFT_FAIL;
+		}
+	}
+	return KSFT_PASS;
 }
 
-static void test_parsers_reject(void)
+static int parsers_accept_valid(void *ctx, char *reason, size_t len)
 {
-	void (*bad[])(void) = { bad_size_unit, bad_size_zero, bad_size_neg,
-				bad_ll_text, bad_ll_range, bad_duration };
-	bool ok = true;
+	(void)ctx;
+	return verdict(kb_parse_size("1K", "x", 1, ~0ull) == 1024 &&
+		       kb_parse_size("1.5M", "x", 1, ~0ull) == 1572864 &&
+		       kb_parse_size("2G", "x", 1, ~0ull) == 2147483648ull &&
+		       kb_parse_size("100MiB", "x", 1, ~0ull) == 104857600 &&
+		       kb_parse_size("4096", "x", 1, ~0ull) == 4096 &&
+		       kb_parse_ll("010", "x", 0, 100) == 10 &&
+		       kb_parse_ll("-7", "x", -10, 100) == -7 &&
+		       close_to(kb_parse_double("0.25", "x", 0, 1), 0.25) &&
+		       close_to(kb_parse_double(".5", "x", 0, 1), 0.5) &&
+		       close_to(kb_parse_double("-2", "x", -5, 1), -2) &&
+		       close_to(kb_parse_seconds("500ms", "x", 0, 10), 0.5) &&
+		       close_to(kb_parse_seconds("10us", "x", 0, 10), 1e-5) &&
+		       close_to(kb_parse_seconds("1.5", "x", 0, 10), 1.5) &&
+		       kb_parse_duration("90", "x") == 90 &&
+		       kb_parse_duration("2m", "x") == 120 &&
+		       kb_parse_duration("1h", "x") == 3600 &&
+		       kb_parse_duration("1d", "x") == 86400,
+		       reason, len, "a valid value was misread");
+}
+
+/* ---- the shared option parser ---------------------------------------- */
+
+static int noop_test(void *ctx, char *reason, size_t len)
+{
+	(void)ctx, (void)reason, (void)len;
+	return KSFT_PASS;
+}
+
+static const struct kb_test fake_tests[] = {
+	{ "alpha", noop_test, "first" },
+	{ "beta", noop_test, "second" },
+	{ "gamma", noop_test, "third" },
+};
+
+struct fake_prog {
+	long iterations;
+	int calls;
+};
+
+static void fake_option(int opt, const char *arg, void *ctx)
+{
+	struct fake_prog *p = ctx;
+
+	p->calls++;
+	if (opt == 'i')
+		p->iterations = kb_parse_ll(arg, "--iterations", 1, 1000);
+}
+
+static const struct option fake_longopts[] = {
+	{ "iterations", required_argument, NULL, 'i' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A command line, NULL-terminated, for kb_parse_args() in a child. */
+struct argv_case {
+	const char *argv[8];
+	bool placement;
+	int want;		/* exit status */
+};
+
+static const struct argv_case argv_cases[] = {
+	{ { "p", "-l", "x" }, false, KB_EXIT_USAGE },
+	{ { "p", "x" }, false, KB_EXIT_USAGE },
+	{ { "p", "-h", "x" }, false, KB_EXIT_USAGE },
+	{ { "p", "--bogus" }, false, KB_EXIT_USAGE },
+	{ { "p", "-z" }, false, KB_EXIT_USAGE },
+	{ { "p", "-t", "nosuch" }, false, KB_EXIT_USAGE },
+	{ { "p", "-t", "alpha,,beta" }, false, KB_EXIT_USAGE },
+	{ { "p", "-t", "alpha," }, false, KB_EXIT_USAGE },
+	{ { "p", "-t", "" }, false, KB_EXIT_USAGE },
+	{ { "p", "-t" }, false, KB_EXIT_USAGE },
+	{ { "p", "--json" }, false, KB_EXIT_USAGE },
+	{ { "p", "--json=" }, false, KB_EXIT_USAGE },
+	{ { "p", "-i", "0" }, false, KB_EXIT_USAGE },
+	{ { "p", "-i", "010x" }, false, KB_EXIT_USAGE },
+	{ { "p", "--no-pin" }, false, KB_EXIT_USAGE },
+	{ { "p", "--full=yes" }, false, KB_EXIT_USAGE },
+	{ { "p", "-l", "--", "x" }, false, KB_EXIT_USAGE },
+	{ { "p", "-l" }, false, 0 },
+	{ { "p", "-h" }, true, 0 },
+	{ { "p", "--no-pin", "-l" }, true, 0 },
+};
+
+static void parse_case(const void *arg)
+{
+	const struct argv_case *c = arg;
+	struct fake_prog prog = { 0 };
+	struct kb_cli cli = {
+		.short_opts = "i:", .long_opts = fake_longopts,
+		.on_option = fake_option, .ctx = &prog,
+		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
+		.placement = c->placement,
+	};
+	struct kb_opts o;
+	int argc = 0;
+
+	while (c->argv[argc])
+		argc++;
+	kb_parse_args(argc, (char **)c->argv, &cli, &o);
+	/* Accepted where it should not have been: not 0, not 2. */
+	_exit(3);
+}
+
+static int options_reject_bad_lines(void *ctx, char *reason, size_t len)
+{
+	size_t i, j;
+	int code;
+
+	(void)ctx;
+	for (i = 0; i < ARRAY_SIZE(argv_cases); i++) {
+		code = child_exit_code(parse_case, &argv_cases[i]);
+		if (code == argv_cases[i].want)
+			continue;
+		j = snprintf(reason, len, "exit status %d, want %d, for:", code,
+			     argv_cases[i].want);
+		for (const char *const *a = argv_cases[i].argv + 1; *a && j < len; a++)
+			j += snprintf(reason + j, len - j, " '%s'", *a);
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
+}
+
+static int options_accept_valid(void *ctx, char *reason, size_t len)
+{
+	char *argv[] = { "p", "-i", "010", "--full", "-t", "gamma,alpha",
+			 "--json", "out.json", "--no-pin", NULL };
+	struct fake_prog prog = { 0 };
+	struct kb_cli cli = {
+		.short_opts = "i:", .long_opts = fake_longopts,
+		.on_option = fake_option, .ctx = &prog,
+		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
+		.placement = true,
+	};
+	struct kb_opts o, all;
+	char *plain[] = { "p", NULL };
+
+	(void)ctx;
+	kb_parse_args(ARRAY_SIZE(argv) - 1, argv, &cli, &o);
+	kb_parse_args(1, plain, &cli, &all);
+	return verdict(prog.iterations == 10 && prog.calls == 1 && o.full &&
+		       o.no_pin && o.json && !strcmp(o.json, "out.json") &&
+		       o.any_selected && o.nselected == 2 && o.selected[0] &&
+		       !o.selected[1] && o.selected[2] &&
+		       kb_pick_count(&o, 1, 2, 3) == 2 &&
+		       !all.full && !all.json && !all.no_pin &&
+		       all.nselected == 3 && all.selected[1] &&
+		       kb_test_index(fake_tests, 3, "beta") == 1 &&
+		       kb_test_index(fake_tests, 3, "delta") == -1,
+		       reason, len, "an accepted command line was misread");
+}
+
+/* ---- the table runner --------------------------------------------------- */
+
+static int code_skip(void *ctx, char *reason, size_t len)
+{
+	(void)ctx;
+	snprintf(reason, len, "no widget");
+	return KSFT_SKIP;
+}
+
+static int code_fail(void *ctx, char *reason, size_t len)
+{
+	(void)ctx;
+	snprintf(reason, len, "widget broke");
+	return KSFT_FAIL;
+}
+
+static int code_bogus(void *ctx, char *reason, size_t len)
+{
+	(void)ctx, (void)reason, (void)len;
+	return 42;
+}
+
+static const struct kb_test runner_tests[] = {
+	{ "t_pass", noop_test, NULL },
+	{ "t_unselected", noop_test, NULL },
+	{ "t_skip", code_skip, NULL },
+	{ "t_fail", code_fail, NULL },
+	{ "t_bogus", code_bogus, NULL },
+};
+
+static void run_runner_tests(const void *path)
+{
+	struct kb_opts o = { .nselected = 4 };
+
+	if (!freopen(path, "w", stdout))
+		_exit(99);
+	/* Number from 1, not from where the parent had got to. */
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	o.selected[0] = o.selected[2] = o.selected[3] = o.selected[4] = true;
+	kb_run_tests(runner_tests, ARRAY_SIZE(runner_tests), &o, NULL);
+	fflush(stdout);
+	_exit(0);
+}
+
+static int runner_reports_by_name(void *ctx, char *reason, size_t len)
+{
+	static const char *const want[] = {
+		"1..4\n", "ok 1 t_pass\n", "ok 2 t_skip # SKIP no widget\n",
+		"# t_fail: widget broke\n", "not ok 3 t_fail\n",
+		"not ok 4 t_bogus\n",
+	};
+	char path[] = "/tmp/kbench-runner-XXXXXX", buf[2048];
+	int fd = mkstemp(path);
 	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ok &= child_exit_code(bad[i]) == KB_EXIT_USAGE;
-	kb_result(ok, "parsers_reject_invalid",
-		  "an invalid value did not exit with status 2");
+	(void)ctx;
+	if (fd < 0)
+		return verdict(false, reason, len, "cannot create a temporary file");
+	close(fd);
+	child_exit_code(run_runner_tests, path);
+	if (kb_read_all(path, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	unlink(path);
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(buf, want[i])) {
+			snprintf(reason, len, "runner output lacks '%.*s'",
+				 (int)strlen(want[i]) - 1, want[i]);
+			return KSFT_FAIL;
+		}
+	return verdict(!strstr(buf, "t_unselected"), reason, len,
+		       "an unselected test was reported");
 }
 
-static void test_knob_restore(void)
+static void run_all_skipped(const void *arg)
+{
+	static const struct kb_test skipped[] = {
+		{ "s1", code_skip, NULL }, { "s2", code_skip, NULL },
+	};
+	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+
+	(void)arg;
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	kb_run_tests(skipped, ARRAY_SIZE(skipped), &o, NULL);
+	kb_finish(NULL);
+}
+
+static void run_one_failed(const void *arg)
+{
+	static const struct kb_test mixed[] = {
+		{ "s1", code_skip, NULL }, { "f1", code_fail, NULL },
+	};
+	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+
+	(void)arg;
+	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
+	kb_run_tests(mixed, ARRAY_SIZE(mixed), &o, NULL);
+	kb_finish(NULL);
+}
+
+/* Exit status: 4 when every test skipped, 1 when one failed. */
+static int finish_exit_status(void *ctx, char *reason, size_t len)
+{
+	int skipped = child_exit_code(run_all_skipped, NULL);
+	int failed = child_exit_code(run_one_failed, NULL);
+
+	(void)ctx;
+	if (skipped == KSFT_SKIP && failed == KSFT_FAIL)
+		return KSFT_PASS;
+	snprintf(reason, len, "all skipped: exit %d (want 4); one failed: exit %d (want 1)",
+		 skipped, failed);
+	return KSFT_FAIL;
+}
+
+/* ---- the errno rule ---------------------------------------------------- */
+
+static bool seccomp_filtered(void)
+{
+	char buf[4096], *p;
+
+	if (kb_read_all("/proc/self/status", buf, sizeof(buf)) < 0)
+		return false;
+	p = strstr(buf, "\nSeccomp:");
+	return p && atoi(p + 9) == 2;
+}
+
+/* Drop CAP_SYS_ADMIN from the effective set (always allowed). */
+static bool drop_sys_admin(void)
+{
+	cap_value_t admin = CAP_SYS_ADMIN;
+	cap_t caps = cap_get_proc();
+	bool ok;
+
+	ok = caps && !cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_CLEAR) &&
+	     !cap_set_proc(caps);
+	cap_free(caps);
+	return ok && !kb_have_cap(CAP_SYS_ADMIN);
+}
+
+/*
+ * In a child without CAP_SYS_ADMIN, so that "the capability is missing"
+ * holds as root too: only EPERM/EACCES may become a SKIP through it.
+ */
+static void errno_rule_without_cap(const void *arg)
+{
+	static const int never[] = { ENOSPC, ENOMEM, EAGAIN, EINVAL, EFAULT,
+				     EBUSY, ENOENT, EEXIST, 0 };
+	bool ok;
+	size_t i;
+
+	(void)arg;
+	ok = drop_sys_admin() &&
+	     kb_errno_is_environment(EPERM, CAP_SYS_ADMIN) &&
+	     kb_errno_is_environment(-EACCES, CAP_SYS_ADMIN);
+	for (i = 0; i < ARRAY_SIZE(never); i++)
+		ok &= !kb_errno_is_environment(never[i], CAP_SYS_ADMIN) &&
+		      !kb_errno_is_environment(-never[i], KB_NO_CAP);
+	_exit(ok ? 0 : 1);
+}
+
+static int errno_rule(void *ctx, char *reason, size_t len)
+{
+	bool filtered = seccomp_filtered();
+	char why[160];
+	bool ok;
+
+	(void)ctx;
+	ok = kb_errno_is_environment(ENOSYS, KB_NO_CAP) &&
+	     kb_errno_is_environment(-ENOSYS, KB_NO_CAP) &&
+	     kb_errno_is_environment(EOPNOTSUPP, KB_NO_CAP) &&
+	     kb_errno_is_environment(ENOTSUP, KB_NO_CAP);
+	/* EPERM/EACCES with no capability to blame: only under a filter. */
+	ok &= kb_errno_is_environment(EPERM, KB_NO_CAP) == filtered &&
+	      kb_errno_is_environment(-EACCES, KB_NO_CAP) == filtered;
+	ok &= kb_errno_explain(-ENOSYS, KB_NO_CAP, "clone3", why, sizeof(why)) &&
+	      !strcmp(why, "clone3: Function not implemented (ENOSYS): not supported by this kernel");
+	ok &= !kb_errno_explain(ENOSPC, KB_NO_CAP, "msgget", why, sizeof(why)) &&
+	      !strcmp(why, "msgget: No space left on device (ENOSPC)");
+	ok &= kb_errno_result(EINVAL, KB_NO_CAP, "x", why, sizeof(why)) == KSFT_FAIL &&
+	      kb_errno_result(ENOSYS, KB_NO_CAP, "x", why, sizeof(why)) == KSFT_SKIP;
+	if (!ok)
+		return verdict(false, reason, len, "an errno was classified wrongly");
+	return verdict(!child_exit_code(errno_rule_without_cap, NULL), reason,
+		       len, "without CAP_SYS_ADMIN, an errno other than EPERM/EACCES became a SKIP, or EPERM did not");
+}
+
+/* ---- /proc/PID/stat ----------------------------------------------------- */
+
+static int proc_stat_parse(void *ctx, char *reason, size_t len)
+{
+	static const char *const bad[] = {
+		"",
+		"123",
+		"123 (comm",
+		"x (comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		"123(comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		"123 (comm) S 1 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0",
+		"123 (comm) S one 2 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 99",
+		")( 123 (comm) S 1 2 3",
+	};
+	const char *good =
+		"4242 (a) b (c)) R 17 4242 4200 34816 4242 4194560 100 0 0 0 7 8 0 0 20 0 3 0 12345 9000 500";
+	struct kb_proc_stat st, self;
+	size_t i;
+	bool ok;
+
+	(void)ctx;
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (kb_proc_stat_parse(bad[i], &st) != -EBADMSG) {
+			snprintf(reason, len, "accepted malformed stat #%zu '%s'",
+				 i, bad[i]);
+			return KSFT_FAIL;
+		}
+	ok = !kb_proc_stat_parse(good, &st) && st.pid == 4242 &&
+	     !strcmp(st.comm, "a) b (c)") && st.state == 'R' &&
+	     st.ppid == 17 && st.pgrp == 4242 && st.session == 4200 &&
+	     st.utime == 7 && st.stime == 8 && st.num_threads == 3 &&
+	     st.start_time == 12345;
+	ok &= !kb_proc_stat_read(0, &self) && self.pid == getpid() &&
+	      self.ppid == getppid() && self.pgrp == getpgrp() &&
+	      self.session == getsid(0) && self.num_threads == 1;
+	return verdict(ok, reason, len, "a valid stat line was misread");
+}
+
+/* ---- knobs and cleanup -------------------------------------------------- */
+
+static int knob_set_and_restore(void *ctx, char *reason, size_t len)
 {
 	char path[] = "/tmp/kbench-knob-XXXXXX", buf[64];
 	int fd = mkstemp(path);
 	bool ok;
 
-	if (fd < 0 || write(fd, "17\n", 3) != 3) {
-		kb_fail("knob_set_and_restore", "cannot create a temporary file");
-		return;
-	}
+	(void)ctx;
+	if (fd < 0 || write(fd, "17\n", 3) != 3)
+		return verdict(false, reason, len, "cannot create a temporary file");
 	close(fd);
 	ok = !kb_knob_set(path, "42");
 	ok &= !kb_read_file(path, buf, sizeof(buf)) && !strcmp(buf, "42");
@@ -160,21 +580,27 @@ static void test_knob_restore(void)
 	ok &= !kb_read_file(path, buf, sizeof(buf)) && !strcmp(buf, "17");
 	ok &= kb_knob_set("/nonexistent/knob", "1") == -ENOENT;
 	unlink(path);
-	kb_result(ok, "knob_set_and_restore", "the old value was not restored");
+	return verdict(ok, reason, len, "the old value was not restored");
 }
 
-static int order[4], norder;
+struct order_log {
+	int order[4];
+	int n;
+};
+
+static struct order_log order_log;
 
 static void record(void *arg)
 {
-	order[norder++] = (int)(long)arg;
+	order_log.order[order_log.n++] = (int)(long)arg;
 }
 
-static void test_cleanup_order(void)
+static int cleanup_stack_order(void *ctx, char *reason, size_t len)
 {
 	int a, b;
 
-	norder = 0;
+	(void)ctx;
+	order_log.n = 0;
 	a = kb_cleanup_push(record, (void *)1L);
 	b = kb_cleanup_push(record, (void *)2L);
 	kb_cleanup_push(record, (void *)3L);
@@ -182,51 +608,71 @@ static void test_cleanup_order(void)
 	kb_cleanup_pop(a, true);		/* runs now, once */
 	kb_cleanup_run_all();
 	kb_cleanup_run_all();
-	kb_result(norder == 2 && order[0] == 1 && order[1] == 3,
-		  "cleanup_stack_order", "handlers ran in the wrong order or twice");
+	return verdict(order_log.n == 2 && order_log.order[0] == 1 &&
+		       order_log.order[1] == 3, reason, len,
+		       "handlers ran in the wrong order or twice");
 }
 
-static void sigterm_child(void)
-{
-	kb_cleanup_push(record, (void *)9L);
-	kill(getpid(), SIGTERM);
-	_exit(0);	/* not reached: the signal is re-raised after cleanup */
-}
-
-static void test_cleanup_on_signal(void)
+static int cleanup_signal_reraised(void *ctx, char *reason, size_t len)
 {
 	int status;
 	pid_t pid = fork();
 
+	(void)ctx;
 	if (pid == 0) {
-		sigterm_child();
-		_exit(1);
+		kb_cleanup_push(record, (void *)9L);
+		kill(getpid(), SIGTERM);
+		_exit(1);	/* not reached: re-raised after cleanup */
 	}
 	waitpid(pid, &status, 0);
-	kb_result(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
-		  "cleanup_signal_reraised", "the process did not die of SIGTERM");
+	return verdict(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+		       reason, len, "the process did not die of SIGTERM");
 }
+
+static int clock_overhead_positive(void *ctx, char *reason, size_t len)
+{
+	(void)ctx;
+	return verdict(kb_clock_overhead_ns() > 0, reason, len,
+		       "reading the clock took no time");
+}
+
+#define T(x) { #x, x, NULL }
+static const struct kb_test tests[] = {
+	T(stats_known_values),
+	T(stats_even_count_median),
+	T(stats_single_and_empty),
+	T(percentiles_interpolate),
+	T(json_write),
+	{ "parsers_accept_valid", parsers_accept_valid, NULL },
+	{ "parsers_reject_invalid", parsers_reject_invalid, NULL },
+	T(options_reject_bad_lines),
+	T(options_accept_valid),
+	T(runner_reports_by_name),
+	T(finish_exit_status),
+	T(errno_rule),
+	T(proc_stat_parse),
+	{ "knob_set_and_restore", knob_set_and_restore, NULL },
+	T(cleanup_stack_order),
+	T(cleanup_signal_reraised),
+	T(clock_overhead_positive),
+};
+#undef T
 
 int main(int argc, char **argv)
 {
+	struct unit_ctx u;
+	struct kb_opts o = { .nselected = ARRAY_SIZE(tests) };
+	size_t i;
+
 	kb_init("unit_kbench", argc, argv);
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s JSON_OUTPUT_FILE\n", argv[0]);
 		return KB_EXIT_USAGE;
 	}
+	u.json_path = argv[1];
+	for (i = 0; i < ARRAY_SIZE(tests); i++)
+		o.selected[i] = true;
 	ksft_print_header();
-	ksft_set_plan(11);
-	test_stats_known_values();
-	test_stats_even_count_median();
-	test_stats_single_and_empty();
-	test_percentiles();
-	test_json_write(argv[1]);
-	test_parsers_accept();
-	test_parsers_reject();
-	test_knob_restore();
-	test_cleanup_order();
-	test_cleanup_on_signal();
-	kb_result(kb_clock_overhead_ns() > 0, "clock_overhead_positive",
-		  "reading the clock took no time");
+	kb_run_tests(tests, ARRAY_SIZE(tests), &o, &u);
 	kb_finish(NULL);
 }

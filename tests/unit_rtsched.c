@@ -105,14 +105,40 @@ static void test_mlockall(void)
 	kb_pass("mlockall");
 }
 
+/* Pinned by default to the last allowed CPU; --no-pin leaves it alone. */
+static void test_placement(void)
+{
+	struct kb_placement p, free_p;
+	cpu_set_t before, after;
+	char desc[160];
+	bool ok;
+
+	sched_getaffinity(0, sizeof(before), &before);
+	kb_placement_setup(&p, false, true);
+	sched_getaffinity(0, sizeof(after), &after);
+	ok = p.pinned && p.parent_cpu == cpus[ncpus - 1] &&
+	     CPU_COUNT(&after) == 1 && CPU_ISSET(p.parent_cpu, &after) &&
+	     p.child_cpu == (ncpus > 1 ? cpus[ncpus - 2] : p.parent_cpu);
+	kb_placement_describe(&p, desc, sizeof(desc));
+	ksft_print_msg("placement: %s\n", desc);
+	sched_setaffinity(0, sizeof(before), &before);
+	kb_placement_setup(&free_p, true, false);
+	sched_getaffinity(0, sizeof(after), &after);
+	ok &= !free_p.pinned && free_p.parent_cpu == -1 &&
+	      free_p.child_cpu == -1 && CPU_EQUAL(&before, &after) &&
+	      !kb_placement_child(&free_p);
+	kb_result(ok, "placement", "pinning did not match the allowed CPUs or --no-pin moved us");
+}
+
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(4);
+	ksft_set_plan(5);
 	test_cpus_allowed();
 	test_pin();
 	test_fifo();
 	test_mlockall();
+	test_placement();
 	ksft_print_msg("kernel realtime: %d\n", kb_kernel_realtime());
 	ksft_finished();
 }
