@@ -13,6 +13,11 @@
  * By default the test creates its own memory cgroup (v2 or v1), puts a
  * helper child into it that allocates and touches memory so the counters
  * move, and removes both at the end, also on SIGINT/SIGTERM.
+ *
+ * Shape: a table of checks and a table of timed sources (legacy file, .ks
+ * file with a filter); every test is a function of the run's context that
+ * returns a KSFT_* code and fills a reason, and depends on no other test.
+ * "ks_" in names means the .ks filter files.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +27,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <numa.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +38,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "bpf_iter.h"
+#include "cgroup.h"
 #include "memcg_bpf.h"
 #include "kbench_ktap.h"
+#include "rtsched.h"
 
 #define MIB			(1024ull * 1024)
 #define DEFAULT_COUNT		20000
@@ -51,8 +58,32 @@
 #define MAX_FILTERS		8
 #define READ_BUF_SIZE		(256 * 1024)
 #define FILTER_LEN		4096
+#define CHILD_DEPTH		8
+
+/*
+ * Two reads of a counter of our own cgroup, whose only task is the idle
+ * child, differ only by what the kernel itself changes in between (per-cpu
+ * updates folded in by a flush): a value read between two reads of the
+ * same counter must lie between them, widened by 0.1 % of the larger.
+ * A cgroup shared with other tasks moves more: it gets more tries, never
+ * a wider bound.
+ */
+#define MATCH_TOL_PPM		1000
+#define TRIES_OWN		3
+#define TRIES_SHARED		10
 
 /* ---- options ----------------------------------------------------------- */
+
+/*
+ * The process rows (cat_devnull_process, *_cat_process) fork, exec and
+ * wait: on a busy machine the cat waits behind other tasks for a tick
+ * (4 ms at HZ=250) in a varying share of the samples, and a fork placed
+ * on another CPU costs a cross-CPU wake-up. The program runs pinned to
+ * one CPU (the lib's placement, --no-pin to leave it to the scheduler)
+ * and the process rows at SCHED_FIFO priority 1 when permitted, the cats
+ * inheriting both.
+ */
+#define PROC_FIFO_PRIO		1
 
 struct options {
 	long count;		/* reads per per_read / per_cat row */
@@ -66,63 +97,155 @@ struct options {
 	bool bench;		/* the seed's sequence: per_read rows only */
 	const char *set_filter;	/* write a filter and exit */
 	const char *cgpath;	/* --cgroup or $CGPATH */
+	const char *cgpath_from;	/* "--cgroup", "CGPATH" or "--root" */
 	bool root;		/* the root of the memory hierarchy */
 	unsigned long long alloc;
 	double row_budget_s;	/* stop a row after this long; 0 = never */
-	const char *json;
-	bool full;
 };
 
-static struct options opt;
+/* ---- the run's context ------------------------------------------------- */
 
-/* ---- where we read ----------------------------------------------------- */
+enum file_id { F_STAT, F_NUMA, NR_FILES };
+enum mode { MODE_READ, MODE_CAT, MODE_PROC, NR_MODES };
 
-static struct kb_memcg_mount mnt;
-static struct kb_cgroup test_cg;
-static char cgdir[PATH_MAX];
-static enum kb_cgroup_version cgver;
-static bool own_cgroup;
-static long page_size;
-/* Why the allocation checks cannot run (child not in cgdir); "" if they can. */
-static char child_skip[1024];
-static char create_note[320];
-static const char *cgpath_from = "--cgroup";
+/* Where a timed row reads from. A new source adds a kind and a reader. */
+enum source { SRC_LEGACY, SRC_KS };
 
-static void cg_file(char *buf, size_t size, const char *name)
+struct variant {
+	char tag[24];			/* "legacy", "ks3", "ks_keys" */
+	enum source src;
+	char filter[FILTER_LEN];	/* SRC_KS: written before each row */
+	char note[64];			/* SRC_KS: what the filter is */
+};
+
+#define NR_VARIANTS	(1 + MAX_FILTERS + 1)	/* legacy, N fields, keys */
+
+struct cell {
+	bool done;
+	double median;
+	double mean;
+};
+
+/* The allocating child: one request pipe, one answer pipe. */
+struct child {
+	pid_t pid;
+	int req_fd;
+	int ack_fd;
+	char skip[1024];	/* why it cannot serve the checks; "" if it can */
+	int verdict;		/* KSFT_SKIP (privilege) or KSFT_FAIL then */
+};
+
+struct memcg_ctx {
+	struct options opt;
+	struct kb_opts common;		/* the options every program shares */
+	struct kb_placement place;
+	struct kb_memcg_mount mnt;
+	struct kb_cgroup test_cg;
+	char dir[PATH_MAX];		/* the memory cgroup we read */
+	enum kb_cgroup_version ver;
+	bool own_cgroup;		/* created by us, holding only the child */
+	char create_note[320];		/* why we did not create one */
+	long page_size;
+	struct child child;
+	int devnull_fd;
+	bool have_ks[NR_FILES];
+	char ks_skip[NR_FILES][320];	/* why the ks part cannot run */
+	bool ks_written[NR_FILES];	/* reset to legacy at the end */
+	bool ks_reset_pushed;
+	struct variant variant[NR_VARIANTS];
+	int nvariants;
+	struct cell cells[NR_VARIANTS][NR_FILES][NR_MODES];
+	double devnull_cat_median;
+	int numa_node;			/* numa_stat_node_local's node */
+	bool row_cut_short;		/* the last row hit --max-row-time */
+	int proc_prio;			/* process rows: SCHED_FIFO prio or 0 */
+	char sched_note[256];		/* why they run at normal priority */
+	char text[READ_BUF_SIZE];	/* read_text(): the last file read */
+	char stat_text[READ_BUF_SIZE];	/* read_stat()'s, apart from it */
+	char read_buf[READ_BUF_SIZE];	/* the timed reads land here */
+	struct bpf_state {		/* the cgroup iterator, loaded once */
+		bool tried;
+		struct kb_mcb *b;
+		uint64_t load_ns;
+		int err;
+		char why[PATH_MAX + 256];
+	} bpf;
+};
+
+static const char *const file_name[NR_FILES] = {
+	"memory.stat", "memory.numa_stat",
+};
+static const char *const file_tag[NR_FILES] = { "stat", "numa_stat" };
+
+static const char *const mode_name[NR_MODES] = {
+	"per_read", "per_cat", "cat_process",
+};
+
+static const char *const mode_note[NR_MODES] = {
+	"lseek(0) + read on one open fd",
+	"open + read + close",
+	"fork + exec of 'cat FILE' (stdout to /dev/null) + waitpid",
+};
+
+/* ---- reading the cgroup's files ---------------------------------------- */
+
+static void cg_file(const struct memcg_ctx *c, char *buf, size_t size,
+		    const char *name)
 {
-	snprintf(buf, size, "%s/%s", cgdir, name);
+	snprintf(buf, size, "%s/%s", c->dir, name);
 }
 
-static bool cg_has(const char *name)
+static bool cg_has(const struct memcg_ctx *c, const char *name)
 {
 	char path[PATH_MAX + 64];
 
-	cg_file(path, sizeof(path), name);
+	cg_file(c, path, sizeof(path), name);
 	return !access(path, F_OK);
 }
 
-/* Read and parse memory.stat (or a .ks file in stat format). */
-static int read_stat(const char *name, struct kb_stat *st, char *why,
-		     size_t size)
+/* Read a file of the cgroup into @buf; its length or -errno. */
+static ssize_t read_into(struct memcg_ctx *c, const char *name, char *buf,
+			 size_t bsize, char *why, size_t size)
 {
-	static char buf[READ_BUF_SIZE];
 	char path[PATH_MAX + 64];
 	ssize_t n;
 
-	cg_file(path, sizeof(path), name);
-	n = kb_read_all(path, buf, sizeof(buf));
-	if (n < 0) {
-		snprintf(why, size, "cannot read %.300s: %s", path, strerror(-n));
-		return (int)n;
-	}
-	return kb_stat_parse(buf, st, why, size);
+	cg_file(c, path, sizeof(path), name);
+	n = kb_read_all(path, buf, bsize);
+	if (n < 0)
+		snprintf(why, size, "cannot read %.300s: %s", path,
+			 strerror((int)-n));
+	return n;
 }
 
-static int read_stat_key(const char *key, unsigned long long *v)
+/* Read a file of the cgroup into c->text; its length or -errno. */
+static ssize_t read_text(struct memcg_ctx *c, const char *name, char *why,
+			 size_t size)
 {
-	static struct kb_stat st;
+	return read_into(c, name, c->text, sizeof(c->text), why, size);
+}
+
+/*
+ * Read and parse memory.stat (or a .ks file in stat format), in a buffer
+ * of its own: c->text read before stays valid.
+ */
+static int read_stat(struct memcg_ctx *c, const char *name,
+		     struct kb_stat *st, char *why, size_t size)
+{
+	ssize_t n = read_into(c, name, c->stat_text, sizeof(c->stat_text),
+			      why, size);
+
+	if (n < 0)
+		return (int)n;
+	return kb_stat_parse(c->stat_text, (size_t)n, st, why, size);
+}
+
+static int read_stat_key(struct memcg_ctx *c, const char *key,
+			 unsigned long long *v)
+{
+	struct kb_stat st;
 	char why[256];
-	int err = read_stat("memory.stat", &st, why, sizeof(why));
+	int err = read_stat(c, "memory.stat", &st, why, sizeof(why));
 
 	if (err)
 		return err;
@@ -138,9 +261,6 @@ struct child_req {
 	int node;
 	unsigned long long size;
 };
-
-static pid_t child_pid = -1;
-static int child_req_fd = -1, child_ack_fd = -1;
 
 static void *touch_new(size_t size, int node)
 {
@@ -164,60 +284,82 @@ static void *touch_new(size_t size, int node)
 	return p;
 }
 
+struct child_block {
+	void *p;
+	size_t size;
+	bool numa;
+};
+
+static int child_serve(struct child_block *stack, int *depth,
+		       const struct child_req *req)
+{
+	struct child_block *b;
+	int node;
+
+	if (req->cmd == CHILD_FREE) {
+		if (*depth > 0) {
+			b = &stack[--*depth];
+			if (b->numa)
+				numa_free(b->p, b->size);
+			else
+				munmap(b->p, b->size);
+		}
+		return 0;
+	}
+	if (*depth == CHILD_DEPTH)
+		return -ENOSPC;
+	node = req->cmd == CHILD_ALLOC_NODE ? req->node : -1;
+	b = &stack[*depth];
+	b->p = touch_new(req->size, node);
+	if (!b->p)
+		return errno ? -errno : -ENOMEM;
+	b->size = req->size;
+	b->numa = node >= 0;
+	++*depth;
+	return 0;
+}
+
 static void child_loop(int req_fd, int ack_fd)
 {
-	struct { void *p; size_t size; bool numa; } stack[8];
+	struct child_block stack[CHILD_DEPTH];
 	struct child_req req;
 	int depth = 0, ret;
 
 	while (read(req_fd, &req, sizeof(req)) == sizeof(req)) {
-		ret = 0;
-		if (req.cmd == CHILD_FREE) {
-			if (depth > 0) {
-				depth--;
-				if (stack[depth].numa)
-					numa_free(stack[depth].p, stack[depth].size);
-				else
-					munmap(stack[depth].p, stack[depth].size);
-			}
-		} else if (depth == 8) {
-			ret = ENOSPC;
-		} else {
-			int node = req.cmd == CHILD_ALLOC_NODE ? req.node : -1;
-			void *p = touch_new(req.size, node);
-
-			if (!p)
-				ret = errno ? errno : ENOMEM;
-			else
-				stack[depth].p = p, stack[depth].size = req.size,
-				stack[depth].numa = node >= 0, depth++;
-		}
+		ret = child_serve(stack, &depth, &req);
 		if (write(ack_fd, &ret, sizeof(ret)) != sizeof(ret))
 			break;
 	}
 	_exit(0);
 }
 
-static void kill_child(void *arg)
+/* Cleanup handler: signal-safe. */
+static void child_kill(void *arg)
 {
-	(void)arg;
-	if (child_pid > 0) {
-		kill(child_pid, SIGKILL);
-		waitpid(child_pid, NULL, 0);
-		child_pid = -1;
+	struct child *ch = arg;
+
+	if (ch->pid > 0) {
+		kill(ch->pid, SIGKILL);
+		waitpid(ch->pid, NULL, 0);
+		ch->pid = -1;
 	}
 }
 
-static int child_start(void)
+static int child_start(struct child *ch)
 {
 	int req[2], ack[2];
 	pid_t parent = getpid();
 
-	if (pipe2(req, O_CLOEXEC) || pipe2(ack, O_CLOEXEC))
+	if (pipe2(req, O_CLOEXEC))
 		return -errno;
+	if (pipe2(ack, O_CLOEXEC)) {
+		close(req[0]);
+		close(req[1]);
+		return -errno;
+	}
 	kb_signals_block();
-	child_pid = fork();
-	if (child_pid == 0) {
+	ch->pid = fork();
+	if (ch->pid == 0) {
 		kb_signals_unblock();
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
@@ -226,31 +368,35 @@ static int child_start(void)
 		close(ack[0]);
 		child_loop(req[0], ack[1]);
 	}
-	if (child_pid > 0)
-		kb_cleanup_push(kill_child, NULL);
+	if (ch->pid > 0)
+		kb_cleanup_push(child_kill, ch);
 	kb_signals_unblock();
 	close(req[0]);
 	close(ack[1]);
-	if (child_pid < 0)
+	if (ch->pid < 0) {
+		close(req[1]);
+		close(ack[0]);
 		return -errno;
-	child_req_fd = req[1];
-	child_ack_fd = ack[0];
+	}
+	ch->req_fd = req[1];
+	ch->ack_fd = ack[0];
 	return 0;
 }
 
-/* Send one request; returns the child's 0 or -errno. */
-static int child_do(char cmd, unsigned long long size, int node)
+/* Send one request; returns the child's answer: 0 or -errno. */
+static int child_do(struct child *ch, char cmd, unsigned long long size,
+		    int node)
 {
 	struct child_req req = { .cmd = cmd, .node = node, .size = size };
 	int ret;
 
-	if (child_req_fd < 0)
+	if (ch->req_fd < 0)
 		return -ECHILD;
-	if (write(child_req_fd, &req, sizeof(req)) != sizeof(req))
+	if (write(ch->req_fd, &req, sizeof(req)) != sizeof(req))
 		return -EPIPE;
-	if (read(child_ack_fd, &ret, sizeof(ret)) != sizeof(ret))
+	if (read(ch->ack_fd, &ret, sizeof(ret)) != sizeof(ret))
 		return -EPIPE;
-	return -ret;
+	return ret;
 }
 
 /* ---- picking the cgroup ------------------------------------------------ */
@@ -263,24 +409,37 @@ static bool is_dir(const char *path)
 }
 
 /* A user-given directory must be a memory cgroup: otherwise exit 2. */
-static void check_user_cgroup(const char *path, bool need_stat)
+static void check_user_cgroup(struct memcg_ctx *c, const char *path,
+			      bool need_stat)
 {
+	const char *from = c->opt.cgpath_from;
 	char file[PATH_MAX + 64];
 
 	if (!is_dir(path))
-		kb_usage_error("cgroup '%s' (%s): not a directory", path,
-			       cgpath_from);
+		kb_usage_error("cgroup '%s' (%s): not a directory", path, from);
 	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
 	if (access(file, F_OK))
 		kb_usage_error("cgroup '%s' (%s): not a cgroup directory (no cgroup.procs)",
-			       path, cgpath_from);
+			       path, from);
 	snprintf(file, sizeof(file), "%s/memory.stat", path);
 	if (need_stat && access(file, R_OK))
 		kb_usage_error("cgroup '%s' (%s): no readable memory.stat (%s): not a memory cgroup%s",
-			       path, cgpath_from, strerror(errno),
+			       path, from, strerror(errno),
 			       errno == ENOENT ? " (memory controller not enabled here?)" : "");
 	snprintf(file, sizeof(file), "%s/cgroup.controllers", path);
-	cgver = access(file, F_OK) ? KB_CGROUP_V1 : KB_CGROUP_V2;
+	c->ver = access(file, F_OK) ? KB_CGROUP_V1 : KB_CGROUP_V2;
+	snprintf(c->dir, sizeof(c->dir), "%s", path);
+}
+
+static void find_memcg(struct memcg_ctx *c)
+{
+	int err = kb_memcg_find(&c->mnt);
+
+	if (err == -ENOENT)
+		ksft_exit_skip("no memory cgroup controller mounted (cgroup v2 'memory' in cgroup.controllers, or a v1 memory hierarchy): CONFIG_MEMCG?\n");
+	if (err)
+		ksft_exit_fail_msg("cannot read /proc/self/mountinfo: %s\n",
+				   strerror(-err));
 }
 
 /*
@@ -288,126 +447,124 @@ static void check_user_cgroup(const char *path, bool need_stat)
  * hierarchy. Without the right to create one, read the memory cgroup we
  * run in (the child inherits it) and say why.
  */
-static void pick_default_cgroup(void)
+static void pick_default_cgroup(struct memcg_ctx *c)
 {
 	char name[64], why[256], stat_path[PATH_MAX + 64];
 	int err;
 
-	err = kb_memcg_find(&mnt);
-	if (err == -ENOENT)
-		ksft_exit_skip("no memory cgroup controller mounted (cgroup v2 'memory' in cgroup.controllers, or a v1 memory hierarchy): CONFIG_MEMCG?\n");
-	if (err)
-		ksft_exit_fail_msg("cannot read /proc/self/mountinfo: %s\n",
-				   strerror(-err));
-	cgver = mnt.version;
+	find_memcg(c);
+	c->ver = c->mnt.version;
 	snprintf(name, sizeof(name), "kbench_memcg_ks.%d", (int)getpid());
-	if (kb_cgroup_may_write(mnt.path, why, sizeof(why))) {
-		err = kb_cgroup_create(&mnt, mnt.path, name, &test_cg);
+	if (kb_cgroup_may_write(c->mnt.path, why, sizeof(why))) {
+		err = kb_cgroup_create(&c->mnt, c->mnt.path, name, &c->test_cg);
 		if (!err) {
-			own_cgroup = true;
-			snprintf(cgdir, sizeof(cgdir), "%s", test_cg.path);
+			c->own_cgroup = true;
+			snprintf(c->dir, sizeof(c->dir), "%s", c->test_cg.path);
 			return;
 		}
-		snprintf(why, sizeof(why), "cannot create %.150s/%s: %s", mnt.path,
-			 name, strerror(-err));
+		snprintf(why, sizeof(why), "cannot create %.150s/%s: %s",
+			 c->mnt.path, name, strerror(-err));
 	}
-	snprintf(create_note, sizeof(create_note), "%s", why);
-	err = kb_memcg_self(&mnt, cgdir, sizeof(cgdir));
-	snprintf(stat_path, sizeof(stat_path), "%s/memory.stat", cgdir);
+	snprintf(c->create_note, sizeof(c->create_note), "%s", why);
+	err = kb_memcg_self(&c->mnt, c->dir, sizeof(c->dir));
+	snprintf(stat_path, sizeof(stat_path), "%s/memory.stat", c->dir);
 	if (err || access(stat_path, R_OK)) {
-		snprintf(cgdir, sizeof(cgdir), "%s", mnt.path);
-		snprintf(stat_path, sizeof(stat_path), "%s/memory.stat", cgdir);
+		snprintf(c->dir, sizeof(c->dir), "%s", c->mnt.path);
+		snprintf(stat_path, sizeof(stat_path), "%s/memory.stat", c->dir);
 		if (access(stat_path, R_OK))
 			ksft_exit_skip("%s, and no readable memory.stat in our own memory cgroup\n",
 				       why);
 	}
 }
 
-static void pick_cgroup(bool need_stat)
+static void pick_cgroup(struct memcg_ctx *c, bool need_stat)
 {
-	if (opt.cgpath) {
-		check_user_cgroup(opt.cgpath, need_stat);
-		snprintf(cgdir, sizeof(cgdir), "%s", opt.cgpath);
+	if (c->opt.cgpath) {
+		check_user_cgroup(c, c->opt.cgpath, need_stat);
 		return;
 	}
-	if (opt.root) {
-		int err = kb_memcg_find(&mnt);
+	if (c->opt.root) {
+		find_memcg(c);
+		c->opt.cgpath_from = "--root";
+		check_user_cgroup(c, c->mnt.path, need_stat);
+		return;
+	}
+	pick_default_cgroup(c);
+}
 
-		if (err == -ENOENT)
-			ksft_exit_skip("no memory cgroup controller mounted\n");
-		if (err)
-			ksft_exit_fail_msg("cannot read /proc/self/mountinfo: %s\n",
-					   strerror(-err));
-		cgpath_from = "--root";
-		check_user_cgroup(mnt.path, need_stat);
-		snprintf(cgdir, sizeof(cgdir), "%s", mnt.path);
-		return;
-	}
-	pick_default_cgroup();
+static bool reads_inherited_cgroup(const struct memcg_ctx *c)
+{
+	return !c->own_cgroup && !c->opt.cgpath && !c->opt.root;
 }
 
 /* Start the allocating child and put it where we read. */
-static void place_child(void)
+static void place_child(struct memcg_ctx *c)
 {
+	struct child *ch = &c->child;
 	char procs[PATH_MAX + 64], why[256];
-	int err = child_start();
+	int err = child_start(ch);
 
+	ch->verdict = KSFT_SKIP;
 	if (err) {
-		snprintf(child_skip, sizeof(child_skip), "cannot fork the allocating child: %s",
-			 strerror(-err));
+		ch->verdict = kb_errno_result(err, KB_NO_CAP,
+					      "cannot fork the allocating child",
+					      ch->skip, sizeof(ch->skip));
 		return;
 	}
-	if (!own_cgroup && !opt.cgpath && !opt.root) {
-		/* Reading our own memory cgroup: the child is in it already. */
+	/* Reading our own memory cgroup: the child is in it already. */
+	if (reads_inherited_cgroup(c))
+		return;
+	cg_file(c, procs, sizeof(procs), "cgroup.procs");
+	if (!c->own_cgroup && !kb_cgroup_may_write(procs, why, sizeof(why))) {
+		snprintf(ch->skip, sizeof(ch->skip),
+			 "cannot move the allocating child into %.300s: %.400s",
+			 c->dir, why);
 		return;
 	}
-	cg_file(procs, sizeof(procs), "cgroup.procs");
-	if (!own_cgroup && !kb_cgroup_may_write(procs, why, sizeof(why))) {
-		snprintf(child_skip, sizeof(child_skip),
-			 "cannot move the allocating child into %.300s: %.400s", cgdir, why);
-		return;
+	err = kb_cgroup_move(c->dir, ch->pid);
+	if (err) {
+		snprintf(why, sizeof(why), "cannot move the allocating child into %.200s",
+			 c->dir);
+		ch->verdict = kb_errno_result(err, CAP_DAC_OVERRIDE, why,
+					      ch->skip, sizeof(ch->skip));
 	}
-	err = kb_cgroup_move(cgdir, child_pid);
-	if (err)
-		snprintf(child_skip, sizeof(child_skip),
-			 "cannot move the allocating child into %.300s: %s", cgdir,
-			 strerror(-err));
+}
+
+/* The checks that need the child: SKIP or FAIL with its reason, or 0. */
+static int child_unusable(const struct memcg_ctx *c, char *why, size_t size)
+{
+	if (!c->child.skip[0])
+		return 0;
+	snprintf(why, size, "%s", c->child.skip);
+	return c->child.verdict;
+}
+
+/* How often a comparison of two reads is tried before it fails. */
+static int match_tries(const struct memcg_ctx *c)
+{
+	return c->own_cgroup ? TRIES_OWN : TRIES_SHARED;
 }
 
 /* ---- timing ------------------------------------------------------------ */
 
-enum mode { MODE_READ, MODE_CAT, MODE_PROC, NR_MODES };
-
-static const char *const mode_name[NR_MODES] = {
-	"per_read", "per_cat", "cat_process",
-};
-
-static const char *const mode_note[NR_MODES] = {
-	"lseek(0) + read on one open fd",
-	"open + read + close",
-	"fork + exec of 'cat FILE' (stdout to /dev/null) + waitpid",
-};
-
-static char read_buf[READ_BUF_SIZE];
-static bool row_cut_short;	/* the last row hit --max-row-time */
-
 /* Read the whole file from the current offset; bytes or -errno. */
-static ssize_t read_rest(int fd)
+static ssize_t read_rest(struct memcg_ctx *c, int fd)
 {
 	size_t len = 0;
 	ssize_t n;
 
 	do {
-		n = read(fd, read_buf + len, sizeof(read_buf) - len);
+		n = read(fd, c->read_buf + len, sizeof(c->read_buf) - len);
 		if (n < 0)
 			return -errno;
 		len += n;
 		/* A short read is the whole (single record) file. */
-	} while (n > 0 && len == sizeof(read_buf));
+	} while (n > 0 && len == sizeof(c->read_buf));
 	return len;
 }
 
-static ssize_t op_per_read(int fd, const char *path, long batch)
+static ssize_t op_per_read(struct memcg_ctx *c, int fd, const char *path,
+			   long batch)
 {
 	ssize_t n = 0;
 
@@ -415,14 +572,15 @@ static ssize_t op_per_read(int fd, const char *path, long batch)
 	while (batch--) {
 		if (lseek(fd, 0, SEEK_SET) < 0)
 			return -errno;
-		n = read_rest(fd);
+		n = read_rest(c, fd);
 		if (n < 0)
 			return n;
 	}
 	return n;
 }
 
-static ssize_t op_per_cat(int fd, const char *path, long batch)
+static ssize_t op_per_cat(struct memcg_ctx *c, int fd, const char *path,
+			  long batch)
 {
 	ssize_t n = 0;
 
@@ -431,7 +589,7 @@ static ssize_t op_per_cat(int fd, const char *path, long batch)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		n = read_rest(fd);
+		n = read_rest(c, fd);
 		close(fd);
 		if (n < 0)
 			return n;
@@ -439,10 +597,9 @@ static ssize_t op_per_cat(int fd, const char *path, long batch)
 	return n;
 }
 
-static int devnull_fd = -1;
-
 /* One external cat process; its output goes to /dev/null. */
-static ssize_t op_cat_process(int fd, const char *path, long batch)
+static ssize_t op_cat_process(struct memcg_ctx *c, int fd, const char *path,
+			      long batch)
 {
 	int status;
 	pid_t pid;
@@ -454,7 +611,7 @@ static ssize_t op_cat_process(int fd, const char *path, long batch)
 		pid = fork();
 		if (pid == 0) {
 			kb_signals_unblock();
-			dup2(devnull_fd, STDOUT_FILENO);
+			dup2(c->devnull_fd, STDOUT_FILENO);
 			execlp("cat", "cat", path, (char *)NULL);
 			_exit(127);
 		}
@@ -471,35 +628,72 @@ static ssize_t op_cat_process(int fd, const char *path, long batch)
 	return 1;
 }
 
-typedef ssize_t (*op_fn)(int fd, const char *path, long batch);
+typedef ssize_t (*op_fn)(struct memcg_ctx *c, int fd, const char *path,
+			 long batch);
 
 static const op_fn mode_op[NR_MODES] = {
 	op_per_read, op_per_cat, op_cat_process,
 };
 
+/* Untimed operations before a row: a tenth, at least 1 (3 for processes). */
+static long warm_up_count(enum mode mode, long nsamples)
+{
+	long warm = nsamples / 10;
+
+	if (mode == MODE_PROC)
+		return warm < 3 ? 3 : warm;
+	return warm < 1 ? 1 : warm;
+}
+
+/* Decide once how the process rows run; say why when less than asked. */
+static void plan_priority(struct memcg_ctx *c)
+{
+	char why[200];
+
+	c->proc_prio = 0;
+	if (!c->place.pinned)
+		return;
+	if (kb_fifo_allowed(PROC_FIFO_PRIO, why, sizeof(why)))
+		c->proc_prio = PROC_FIFO_PRIO;
+	else
+		snprintf(c->sched_note, sizeof(c->sched_note),
+			 "process rows at normal priority: %s", why);
+}
+
+/* Around a process row: SCHED_FIFO (the cats inherit it), then back. */
+static void priority_enter(struct memcg_ctx *c)
+{
+	if (c->proc_prio && kb_set_prio_self(c->proc_prio)) {
+		/* e.g. RT group scheduling gives our cgroup no runtime */
+		snprintf(c->sched_note, sizeof(c->sched_note),
+			 "process rows at normal priority: SCHED_FIFO refused");
+		c->proc_prio = 0;
+	}
+}
+
+static void priority_leave(struct memcg_ctx *c)
+{
+	if (c->proc_prio)
+		kb_set_prio_self(0);
+}
+
 /*
  * Time @mode on @path: samples of @batch operations, microseconds per
  * operation. @bytes gets the size of one read. 0 or -errno.
  */
-static int time_reads(const char *path, enum mode mode, struct kb_stats *st,
-		      ssize_t *bytes, double *total_s)
+static int time_reads(struct memcg_ctx *c, const char *path, enum mode mode,
+		      struct kb_stats *st, ssize_t *bytes, double *total_s)
 {
-	long count = mode == MODE_PROC ? opt.cat_count : opt.count;
-	long batch = mode == MODE_PROC ? 1 : opt.batch;
-	long nsamples = count / batch, warm = nsamples / 10, i;
+	const struct options *o = &c->opt;
+	long count = mode == MODE_PROC ? o->cat_count : o->count;
+	long batch = mode == MODE_PROC ? 1 : o->batch;
+	long nsamples = count / batch < 2 ? 2 : count / batch, i;
 	double *samples;
 	uint64_t start;
 	ssize_t n = 0;
 	int fd = -1, err = 0;
 
-	if (nsamples < 2)
-		nsamples = 2;
-	row_cut_short = false;
-	if (warm < 1)
-		warm = 1;
-	/* A time-bounded run warms a process row up with a few only. */
-	if (opt.row_budget_s > 0 && mode == MODE_PROC && warm > 3)
-		warm = 3;
+	c->row_cut_short = false;
 	samples = calloc(nsamples, sizeof(*samples));
 	if (!samples)
 		return -ENOMEM;
@@ -510,555 +704,99 @@ static int time_reads(const char *path, enum mode mode, struct kb_stats *st,
 			return -errno;
 		}
 	}
-	for (i = -warm; i < 0 && n >= 0; i++)
-		n = mode_op[mode](fd, path, batch);
+	if (mode == MODE_PROC)
+		priority_enter(c);
+	for (i = -warm_up_count(mode, nsamples); i < 0 && n >= 0; i++)
+		n = mode_op[mode](c, fd, path, batch);
 	start = kb_now_ns();
 	for (i = 0; i < nsamples && n >= 0; i++) {
 		uint64_t t0 = kb_now_ns();
 
-		n = mode_op[mode](fd, path, batch);
+		n = mode_op[mode](c, fd, path, batch);
 		samples[i] = (double)(kb_now_ns() - t0) / batch / 1000.0;
 		/* A slow machine: stop at the row's time budget. */
-		if (opt.row_budget_s > 0 && i >= 20 &&
-		    (double)(kb_now_ns() - start) / 1e9 > opt.row_budget_s) {
+		if (o->row_budget_s > 0 && i >= 20 &&
+		    (double)(kb_now_ns() - start) / 1e9 > o->row_budget_s) {
 			nsamples = i + 1;
-			row_cut_short = true;
+			c->row_cut_short = true;
 			break;
 		}
 	}
 	*total_s = (double)(kb_now_ns() - start) / 1e9;
+	if (mode == MODE_PROC)
+		priority_leave(c);
 	if (fd >= 0)
 		close(fd);
 	if (n < 0)
 		err = (int)n;
 	else
 		kb_stats_compute(samples, nsamples, st);
-	if (mode != MODE_PROC)
-		*bytes = n;
-	else
-		*bytes = -1;
+	*bytes = mode != MODE_PROC ? n : -1;
 	free(samples);
 	return err;
 }
-
-/* ---- result table ------------------------------------------------------ */
-
-enum file_id { F_STAT, F_NUMA, NR_FILES };
-
-static const char *const file_name[NR_FILES] = {
-	"memory.stat", "memory.numa_stat",
-};
-static const char *const file_tag[NR_FILES] = { "stat", "numa_stat" };
-
-#define NR_VARIANTS	(1 + MAX_FILTERS + 1)	/* legacy, N fields, keys */
-
-struct cell {
-	bool done;
-	double median;
-	double mean;
-};
-
-/* cells[variant][file][mode]; variant 0 = legacy. */
-static struct cell cells[NR_VARIANTS][NR_FILES][NR_MODES];
-static char variant_tag[NR_VARIANTS][24];
-static int nvariants;
-static double devnull_cat_median = -1;
 
 static const char *errstr(int err)
 {
 	return err == -ENOEXEC ? "no 'cat' in PATH, or it failed" : strerror(-err);
 }
 
-static void time_row(int variant, enum file_id f, enum mode m,
-		     const char *ks_fields_note)
-{
-	char name[96], path[PATH_MAX + 64], why[PATH_MAX + 128];
-	struct kb_stats st;
-	ssize_t bytes;
-	double total_s;
-	int err;
-
-	snprintf(name, sizeof(name), "%s_%s_%s", file_tag[f],
-		 variant_tag[variant], mode_name[m]);
-	snprintf(path, sizeof(path), "%s/%s%s", cgdir, file_name[f],
-		 variant ? ".ks" : "");
-	err = time_reads(path, m, &st, &bytes, &total_s);
-	if (err) {
-		snprintf(why, sizeof(why), "%s: %s", path, errstr(err));
-		if (m == MODE_PROC && err == -ENOEXEC)
-			kb_skip(name, why);
-		else
-			kb_fail(name, why);
-		return;
-	}
-	kb_row_add(name, "us", &st);
-	kb_row_extra("batch", m == MODE_PROC ? 1 : opt.batch);
-	kb_row_extra("total_s", total_s);
-	if (row_cut_short)
-		kb_row_extra("cut_at_max_row_time", 1);
-	if (bytes >= 0)
-		kb_row_extra("bytes", (double)bytes);
-	if (variant && cells[0][f][m].done && cells[0][f][m].median > 0)
-		kb_row_extra("ratio_vs_legacy", st.median / cells[0][f][m].median);
-	if (ks_fields_note) {
-		char note[160];
-
-		snprintf(note, sizeof(note), "%s; filter: %s", mode_note[m],
-			 ks_fields_note);
-		kb_row_note(note);
-	} else {
-		kb_row_note(mode_note[m]);
-	}
-	cells[variant][f][m] = (struct cell){ true, st.median, st.mean };
-	if (!(st.min > 0))
-		kb_fail(name, "non-positive sample: the clock or the loop is broken");
-	else if (bytes == 0)
-		kb_fail(name, "read returned no data");
-	else
-		kb_pass(name);
-}
-
-static void time_devnull_cat(void)
-{
-	struct kb_stats st;
-	ssize_t bytes;
-	double total_s;
-	int err = time_reads("/dev/null", MODE_PROC, &st, &bytes, &total_s);
-
-	if (err) {
-		kb_skip("cat_devnull_process", errstr(err));
-		return;
-	}
-	kb_row_add("cat_devnull_process", "us", &st);
-	kb_row_extra("total_s", total_s);
-	kb_row_note("fork + exec of 'cat /dev/null' + waitpid: the process alone");
-	devnull_cat_median = st.median;
-	kb_pass("cat_devnull_process");
-}
-
-static void skip_file_rows(const char *tag, enum file_id f, const char *why,
-			   bool bench)
-{
-	char name[96];
-	int m;
-
-	for (m = 0; m < (bench ? 1 : NR_MODES); m++) {
-		snprintf(name, sizeof(name), "%s_%s_%s", file_tag[f], tag,
-			 mode_name[m]);
-		kb_skip(name, why);
-	}
-}
-
-static void print_table(void)
-{
-	int v, f;
-
-	ksft_print_msg("median microseconds per read (%s); ratio = ks / legacy, same file and way\n",
-		       KB_CLOCK_NAME);
-	ksft_print_msg("%-30s %12s %12s %14s\n", "file", "per_read",
-		       "per_cat", "cat_process");
-	for (v = 0; v < nvariants; v++) {
-		for (f = 0; f < NR_FILES; f++) {
-			char label[64], col[NR_MODES][32];
-			int m;
-
-			if (!cells[v][f][MODE_READ].done)
-				continue;
-			snprintf(label, sizeof(label), "%s%s%s%s", file_name[f],
-				 v ? ".ks [" : "", v ? variant_tag[v] : "",
-				 v ? "]" : "");
-			for (m = 0; m < NR_MODES; m++) {
-				const struct cell *c = &cells[v][f][m];
-				const struct cell *l = &cells[0][f][m];
-
-				if (!c->done)
-					snprintf(col[m], sizeof(col[m]), "-");
-				else if (v && l->done)
-					snprintf(col[m], sizeof(col[m]), "%.3f (x%.2f)",
-						 c->median, c->median / l->median);
-				else
-					snprintf(col[m], sizeof(col[m]), "%.3f",
-						 c->median);
-			}
-			ksft_print_msg("%-30s %12s %12s %14s\n", label,
-				       col[0], col[1], col[2]);
-		}
-	}
-	if (devnull_cat_median > 0)
-		ksft_print_msg("%-30s %12s %12s %14.3f\n", "cat /dev/null",
-			       "-", "-", devnull_cat_median);
-}
-
-/* ---- correctness checks ------------------------------------------------ */
-
-/* Keys every memory.stat of that cgroup version has had since 4.x. */
-static const char *const v1_keys[] = {
-	"cache", "rss", "mapped_file", "pgpgin", "pgpgout", "pgfault",
-	"pgmajfault", "inactive_anon", "active_anon", "inactive_file",
-	"active_file", "unevictable", "hierarchical_memory_limit",
-	"total_cache", "total_rss", NULL,
-};
-static const char *const v2_keys[] = {
-	"anon", "file", "kernel_stack", "sock", "shmem", "file_mapped",
-	"file_dirty", "file_writeback", "inactive_anon", "active_anon",
-	"inactive_file", "active_file", "unevictable", "slab_reclaimable",
-	"slab_unreclaimable", "pgfault", "pgmajfault", NULL,
-};
-
-static void check_stat_parse(void)
-{
-	static struct kb_stat st;
-	const char *const *k;
-	char why[512];
-
-	if (read_stat("memory.stat", &st, why, sizeof(why))) {
-		kb_fail("stat_parse", why);
-		return;
-	}
-	for (k = cgver == KB_CGROUP_V2 ? v2_keys : v1_keys; *k; k++) {
-		if (!kb_stat_get(&st, *k, NULL)) {
-			snprintf(why, sizeof(why), "cgroup v%d memory.stat lacks '%s'",
-				 cgver, *k);
-			kb_fail("stat_parse", why);
-			return;
-		}
-	}
-	if (st.comments) {
-		kb_fail("stat_parse", "memory.stat has '#' lines");
-		return;
-	}
-	kb_figure("stat_parse", "keys=%zu cgroup_version=%d", st.n, cgver);
-	kb_pass("stat_parse");
-}
-
-/* Concurrent updates between two counters: 2 MiB + 2 %. */
-static bool close_enough(unsigned long long a, unsigned long long b)
-{
-	unsigned long long diff = a > b ? a - b : b - a;
-	unsigned long long big = a > b ? a : b;
-
-	return diff <= 2 * MIB + big / 50;
-}
-
-/*
- * v1: every line "key=total N0=.. N1=.." must add up (pages).
- * v2: "key N0=.. N1=.." has no total: the sum must match the same key in
- * memory.stat (both bytes).
- * Returns 0 (lines checked in @lines), or -1 with @why set.
- */
-static int numa_sums_once(int *lines, char *why, size_t size)
-{
-	static char buf[READ_BUF_SIZE];
-	static struct kb_stat st;
-	char path[PATH_MAX + 64], line[4096];
-	const char *p;
-	ssize_t n;
-
-	*lines = 0;
-	cg_file(path, sizeof(path), "memory.numa_stat");
-	n = kb_read_all(path, buf, sizeof(buf));
-	if (n < 0) {
-		snprintf(why, size, "cannot read %.300s: %s", path, strerror(-n));
-		return -1;
-	}
-	if (cgver == KB_CGROUP_V2 && read_stat("memory.stat", &st, why, size))
-		return -1;
-	for (p = buf; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		struct kb_numa_line l;
-		unsigned long long sum, want, scale = 1;
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, p);
-		p = nl ? nl + 1 : p + len;
-		if (!line[0])
-			continue;
-		if (kb_numa_line_parse(line, &l)) {
-			snprintf(why, size, "unparsable line '%.100s'", line);
-			return -1;
-		}
-		sum = kb_numa_line_sum(&l);
-		if (l.has_total) {
-			want = l.total;
-			scale = page_size;
-		} else if (!kb_stat_get(&st, l.key, &want)) {
-			continue;	/* numa_stat only: nothing to compare */
-		}
-		if (!close_enough(sum * scale, want * scale)) {
-			snprintf(why, size, "%s: per-node sum %llu != %s %llu%s",
-				 l.key, sum, l.has_total ? "total" : "memory.stat",
-				 want, l.has_total ? " (pages)" : " (bytes)");
-			return -1;
-		}
-		(*lines)++;
-	}
-	if (!*lines) {
-		snprintf(why, size, "no line to check in %.300s", path);
-		return -1;
-	}
-	return 0;
-}
-
-static void check_numa_sums(void)
-{
-	char why[512];
-	int tries, lines = 0, err = -1;
-
-	if (!cg_has("memory.numa_stat")) {
-		kb_skip("numa_stat_sums", "no memory.numa_stat (kernel without CONFIG_NUMA)");
-		return;
-	}
-	/* Two files read one after the other: retry a moving counter. */
-	for (tries = 0; tries < 3 && err; tries++)
-		err = numa_sums_once(&lines, why, sizeof(why));
-	if (err) {
-		kb_fail("numa_stat_sums", why);
-		return;
-	}
-	kb_figure("numa_stat_sums", "lines=%d nodes=%d", lines,
-		  numa_available() < 0 ? 1 : numa_num_configured_nodes());
-	kb_pass("numa_stat_sums");
-}
-
-static double wait_limit_s(void)
-{
-	return kb_machine_slow() ? 30.0 : 6.0;
-}
-
-/*
- * Re-read until get() - @base passes @min_delta (growing, @sign +1) or
- * @base - get() does (falling, @sign -1), bounded by wait_limit_s():
- * stats may be flushed only every 2 s. Returns the last value read.
- */
-static int wait_for_delta(int (*get)(unsigned long long *v),
-			  unsigned long long base, long long min_delta, int sign,
-			  unsigned long long *last, double *waited_s)
-{
-	uint64_t t0 = kb_now_ns();
-	int err;
-
-	for (;;) {
-		long long delta;
-
-		err = get(last);
-		if (err)
-			return err;
-		delta = sign > 0 ? (long long)(*last - base) :
-			(long long)(base - *last);
-		*waited_s = (double)(kb_now_ns() - t0) / 1e9;
-		if (delta >= min_delta || *waited_s > wait_limit_s())
-			return 0;
-		usleep(20000);
-	}
-}
-
-static int get_anon(unsigned long long *v)
-{
-	return read_stat_key(cgver == KB_CGROUP_V2 ? "anon" : "rss", v);
-}
-
-static int numa_anon_node = -1;
-
-static int get_numa_anon(unsigned long long *v)
-{
-	static char buf[READ_BUF_SIZE];
-	char path[PATH_MAX + 64], line[4096];
-	const char *p;
-
-	cg_file(path, sizeof(path), "memory.numa_stat");
-	if (kb_read_all(path, buf, sizeof(buf)) < 0)
-		return -errno;
-	for (p = buf; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		struct kb_numa_line l;
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, p);
-		p = nl ? nl + 1 : p + len;
-		if (kb_numa_line_parse(line, &l) || strcmp(l.key, "anon"))
-			continue;
-		if (!kb_numa_line_node(&l, numa_anon_node, v))
-			return -ENOENT;
-		if (l.has_total)	/* v1 counts pages */
-			*v *= page_size;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-/* Most of the allocation must show: 3/4 of it. */
-static long long min_visible(void)
-{
-	return (long long)(opt.alloc / 4 * 3);
-}
-
-static void check_anon_growth(void)
-{
-	const char *key = cgver == KB_CGROUP_V2 ? "anon" : "rss";
-	unsigned long long before, grown = 0, after = 0;
-	double up_s = 0, down_s = 0;
-	int attempt, attempts = own_cgroup ? 1 : 3, err = 0;
-	char why[256];
-	bool up = false, down = false;
-
-	if (child_skip[0]) {
-		kb_skip("stat_anon_grows", child_skip);
-		kb_skip("stat_anon_falls", child_skip);
-		return;
-	}
-	/* A shared cgroup moves on its own: a few tries. */
-	for (attempt = 0; attempt < attempts && !(up && down); attempt++) {
-		err = get_anon(&before);
-		if (!err)
-			err = child_do(CHILD_ALLOC, opt.alloc, -1);
-		if (!err)
-			err = wait_for_delta(get_anon, before, min_visible(), 1,
-					     &grown, &up_s);
-		if (!err)
-			err = child_do(CHILD_FREE, 0, -1);
-		if (!err)
-			err = wait_for_delta(get_anon, grown, min_visible(), -1,
-					     &after, &down_s);
-		if (err)
-			break;
-		up = (long long)(grown - before) >= min_visible();
-		down = (long long)(grown - after) >= min_visible();
-	}
-	if (err) {
-		snprintf(why, sizeof(why), "%s: %s", key, strerror(-err));
-		kb_fail("stat_anon_grows", why);
-		kb_fail("stat_anon_falls", why);
-		return;
-	}
-	kb_figure("stat_anon_grows", "key=%s alloc_mib=%.1f before_mib=%.1f after_alloc_mib=%.1f delta_mib=%.1f wait_s=%.3f attempts=%d",
-		  key, opt.alloc / (double)MIB, before / (double)MIB,
-		  grown / (double)MIB,
-		  ((double)grown - (double)before) / MIB, up_s, attempt);
-	snprintf(why, sizeof(why), "%s grew by %.1f MiB after touching %.1f MiB (want >= %.1f)",
-		 key, ((double)grown - (double)before) / MIB,
-		 opt.alloc / (double)MIB, min_visible() / (double)MIB);
-	kb_result(up, "stat_anon_grows", why);
-	kb_figure("stat_anon_falls", "key=%s after_free_mib=%.1f drop_mib=%.1f wait_s=%.3f",
-		  key, after / (double)MIB,
-		  ((double)grown - (double)after) / MIB, down_s);
-	snprintf(why, sizeof(why), "%s fell by %.1f MiB after freeing %.1f MiB (want >= %.1f)",
-		 key, ((double)grown - (double)after) / MIB,
-		 opt.alloc / (double)MIB, min_visible() / (double)MIB);
-	kb_result(down, "stat_anon_falls", why);
-}
-
-/* With 2+ memory nodes, memory bound to the last one shows up there. */
-static void check_numa_node(void)
-{
-	const char *name = "numa_stat_node_local";
-	unsigned long long before, after = 0;
-	struct bitmask *mems;
-	double waited = 0;
-	int node, nodes = 0, err;
-	char why[256];
-
-	if (!cg_has("memory.numa_stat")) {
-		kb_skip(name, "no memory.numa_stat (kernel without CONFIG_NUMA)");
-		return;
-	}
-	if (numa_available() < 0) {
-		kb_skip(name, "libnuma: NUMA not available on this system");
-		return;
-	}
-	mems = numa_get_mems_allowed();
-	for (node = 0; node <= numa_max_node(); node++)
-		if (numa_bitmask_isbitset(mems, node))
-			nodes++, numa_anon_node = node;
-	numa_bitmask_free(mems);
-	if (nodes < 2) {
-		kb_skip(name, "only one NUMA node with memory (libnuma)");
-		return;
-	}
-	if (child_skip[0]) {
-		kb_skip(name, child_skip);
-		return;
-	}
-	err = get_numa_anon(&before);
-	if (!err)
-		err = child_do(CHILD_ALLOC_NODE, opt.alloc, numa_anon_node);
-	if (!err)
-		err = wait_for_delta(get_numa_anon, before, min_visible(), 1,
-				     &after, &waited);
-	child_do(CHILD_FREE, 0, -1);
-	if (err) {
-		snprintf(why, sizeof(why), "anon on node %d: %s", numa_anon_node,
-			 strerror(-err));
-		kb_fail(name, why);
-		return;
-	}
-	kb_figure(name, "node=%d nodes=%d delta_mib=%.1f wait_s=%.3f",
-		  numa_anon_node, nodes, ((double)after - (double)before) / MIB,
-		  waited);
-	snprintf(why, sizeof(why), "anon on node %d grew by %.1f MiB (want >= %.1f)",
-		 numa_anon_node, ((double)after - (double)before) / MIB,
-		 min_visible() / (double)MIB);
-	kb_result((long long)(after - before) >= min_visible(), name, why);
-}
-
 /* ---- the .ks files ----------------------------------------------------- */
 
-static bool have_ks[NR_FILES];
-static char ks_skip[NR_FILES][320];	/* why the ks part cannot run */
-static bool ks_written[NR_FILES];
-
-static void ks_path(enum file_id f, char *buf, size_t size)
+static void ks_path(const struct memcg_ctx *c, enum file_id f, char *buf,
+		    size_t size)
 {
-	snprintf(buf, size, "%s/%s.ks", cgdir, file_name[f]);
+	snprintf(buf, size, "%s/%s.ks", c->dir, file_name[f]);
 }
 
 /* Back to legacy output: an empty line. Signal-safe. */
 static void ks_reset(void *arg)
 {
+	struct memcg_ctx *c = arg;
 	char path[PATH_MAX + 64];
 	int f;
 
-	(void)arg;
 	for (f = 0; f < NR_FILES; f++) {
-		if (!ks_written[f])
+		if (!c->ks_written[f])
 			continue;
-		ks_path(f, path, sizeof(path));
+		ks_path(c, f, path, sizeof(path));
 		kb_write_str(path, "\n");
 	}
 }
 
-static int ks_write(enum file_id f, const char *filter)
+static int ks_write(struct memcg_ctx *c, enum file_id f, const char *filter)
 {
-	static bool reset_pushed;
 	char path[PATH_MAX + 64];
 
-	if (!reset_pushed && !opt.set_filter) {
-		kb_cleanup_push(ks_reset, NULL);
-		reset_pushed = true;
+	if (!c->ks_reset_pushed && !c->opt.set_filter) {
+		kb_cleanup_push(ks_reset, c);
+		c->ks_reset_pushed = true;
 	}
-	ks_written[f] = true;
-	ks_path(f, path, sizeof(path));
+	c->ks_written[f] = true;
+	ks_path(c, f, path, sizeof(path));
 	return kb_write_str(path, filter);
 }
 
-static void ks_probe(void)
+static void ks_probe(struct memcg_ctx *c)
 {
 	char path[PATH_MAX + 64], why[256];
 	int f;
 
 	for (f = 0; f < NR_FILES; f++) {
-		ks_path(f, path, sizeof(path));
-		have_ks[f] = !access(path, F_OK);
-		if (!have_ks[f])
-			snprintf(ks_skip[f], sizeof(ks_skip[f]),
+		ks_path(c, f, path, sizeof(path));
+		c->have_ks[f] = !access(path, F_OK);
+		if (!c->have_ks[f])
+			snprintf(c->ks_skip[f], sizeof(c->ks_skip[f]),
 				 "kernel has no %s.ks", file_name[f]);
 		else if (!kb_cgroup_may_write(path, why, sizeof(why)))
-			snprintf(ks_skip[f], sizeof(ks_skip[f]),
+			snprintf(c->ks_skip[f], sizeof(c->ks_skip[f]),
 				 "writing a filter needs privilege: %s", why);
 	}
 	/* numa_stat.ks without stat.ks would be odd; say the first reason. */
-	if (ks_skip[F_STAT][0] && !ks_skip[F_NUMA][0] && !have_ks[F_STAT])
-		snprintf(ks_skip[F_NUMA], sizeof(ks_skip[F_NUMA]), "%s",
-			 ks_skip[F_STAT]);
+	if (c->ks_skip[F_STAT][0] && !c->ks_skip[F_NUMA][0] &&
+	    !c->have_ks[F_STAT])
+		snprintf(c->ks_skip[F_NUMA], sizeof(c->ks_skip[F_NUMA]), "%s",
+			 c->ks_skip[F_STAT]);
 }
 
 /* Entries of vmstats.state[] every kernel with the .ks files has. */
@@ -1080,13 +818,13 @@ static void field_slots(int n, int *slots)
 }
 
 /* The .ks filter reading the slots of field_slots(). */
-static void build_field_filter(int n, char *buf, size_t size)
+static void build_field_filter(int n, bool flush, char *buf, size_t size)
 {
 	int slots[MAX_FIELDS], i;
 	size_t len = 0;
 
 	buf[0] = '\0';
-	if (!opt.no_flush)
+	if (flush)
 		len += snprintf(buf + len, size - len, "flush");
 	field_slots(n, slots);
 	for (i = 0; i < n && len < size; i++)
@@ -1095,321 +833,779 @@ static void build_field_filter(int n, char *buf, size_t size)
 }
 
 /* Default key filter: the first 8 keys of the legacy memory.stat. */
-static void default_keys(char *buf, size_t size)
+static void default_keys(struct memcg_ctx *c, char *buf, size_t size)
 {
-	static struct kb_stat st;
+	struct kb_stat st;
 	char why[256];
 	size_t len = 0, i;
 
 	buf[0] = '\0';
-	if (read_stat("memory.stat", &st, why, sizeof(why)))
+	if (read_stat(c, "memory.stat", &st, why, sizeof(why)))
 		return;
 	for (i = 0; i < st.n && i < 8; i++)
 		len += snprintf(buf + len, size - len, "%s%s", i ? "," : "",
 				st.e[i].key);
 }
 
-static void build_key_filter(char *buf, size_t size)
+static void build_key_filter(const char *keys, bool flush, char *buf,
+			     size_t size)
 {
-	snprintf(buf, size, "%s%s", opt.no_flush ? "" : "flush,", opt.keys);
+	snprintf(buf, size, "%s%s", flush ? "flush," : "", keys);
 }
 
-/* Keys of a stat-format text, '#' lines left out. */
-static int ks_read(enum file_id f, struct kb_stat *st, char *why, size_t size)
+static int ks_read(struct memcg_ctx *c, enum file_id f, struct kb_stat *st,
+		   char *why, size_t size)
 {
 	char name[64];
 
 	snprintf(name, sizeof(name), "%s.ks", file_name[f]);
-	return read_stat(name, st, why, size);
+	return read_stat(c, name, st, why, size);
 }
 
-/* The ks value must be the legacy one in bytes, pages or KiB. */
-static bool ks_value_matches(unsigned long long ks, unsigned long long legacy)
+/* ---- timed rows -------------------------------------------------------- */
+
+static void row_name(const struct memcg_ctx *c, int v, enum file_id f,
+		     enum mode m, char *name, size_t size)
 {
-	return close_enough(ks, legacy) ||
-	       close_enough(ks * (unsigned long long)page_size, legacy) ||
-	       close_enough(ks * 1024ull, legacy);
+	snprintf(name, size, "%s_%s_%s", file_tag[f], c->variant[v].tag,
+		 mode_name[m]);
 }
 
-static int ks_compare_once(char *why, size_t size, int *nkeys)
+/* Why a row of variant @v on file @f cannot run; NULL when it can. */
+static const char *row_skip(const struct memcg_ctx *c, int v, enum file_id f)
 {
-	static struct kb_stat ks, legacy;
-	char want[FILTER_LEN], *tok, *save;
-	size_t i;
+	if (f == F_NUMA && !cg_has(c, "memory.numa_stat"))
+		return "no memory.numa_stat (kernel without CONFIG_NUMA)";
+	if (c->variant[v].src == SRC_KS && c->ks_skip[f][0])
+		return c->ks_skip[f];
+	return NULL;
+}
 
-	if (ks_read(F_STAT, &ks, why, size) ||
-	    read_stat("memory.stat", &legacy, why, size))
+static void row_figures(struct memcg_ctx *c, int v, enum file_id f,
+			enum mode m, const struct kb_stats *st, ssize_t bytes,
+			double total_s, const char *name)
+{
+	const struct cell *legacy = &c->cells[0][f][m];
+
+	kb_row_add(name, "us", st);
+	kb_row_extra("batch", m == MODE_PROC ? 1 : c->opt.batch);
+	kb_row_extra("total_s", total_s);
+	if (c->row_cut_short)
+		kb_row_extra("cut_at_max_row_time", 1);
+	if (bytes >= 0)
+		kb_row_extra("bytes", (double)bytes);
+	if (v && legacy->done && legacy->median > 0)
+		kb_row_extra("ratio_vs_legacy", st->median / legacy->median);
+	if (c->variant[v].src == SRC_KS) {
+		char note[160];
+
+		snprintf(note, sizeof(note), "%s; filter: %s", mode_note[m],
+			 c->variant[v].note);
+		kb_row_note(note);
+	} else {
+		kb_row_note(mode_note[m]);
+	}
+	c->cells[v][f][m] = (struct cell){ true, st->median, st->mean };
+}
+
+/*
+ * One timed row. A .ks row writes its filter first, so that it depends on
+ * no other row. What it checks: the reads succeed and return data; the
+ * timing itself is a figure, not a verdict.
+ */
+static int time_row(struct memcg_ctx *c, int v, enum file_id f, enum mode m,
+		    const char *name, char *why, size_t size)
+{
+	const struct variant *var = &c->variant[v];
+	char path[PATH_MAX + 64];
+	struct kb_stats st;
+	ssize_t bytes;
+	double total_s;
+	int err;
+
+	if (var->src == SRC_KS) {
+		err = ks_write(c, f, var->filter);
+		if (err) {
+			snprintf(why, size, "writing the filter (%s) to %s.ks: %s",
+				 var->note, file_name[f], strerror(-err));
+			return KSFT_FAIL;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%s%s", c->dir, file_name[f],
+		 var->src == SRC_KS ? ".ks" : "");
+	err = time_reads(c, path, m, &st, &bytes, &total_s);
+	if (err) {
+		snprintf(why, size, "%s: %s", path, errstr(err));
+		return m == MODE_PROC && err == -ENOEXEC ? KSFT_SKIP : KSFT_FAIL;
+	}
+	row_figures(c, v, f, m, &st, bytes, total_s, name);
+	if (bytes == 0) {
+		snprintf(why, size, "read returned no data");
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
+}
+
+static int nr_modes(const struct memcg_ctx *c)
+{
+	return c->opt.bench ? 1 : NR_MODES;
+}
+
+/* The file rows, then one bpf_iterN row per --fields size. */
+static int nr_rows(const struct memcg_ctx *c)
+{
+	return c->nvariants * NR_FILES * nr_modes(c) + c->opt.nfields;
+}
+
+/* The variants of this run: legacy, one per --fields size, the key filter. */
+static void build_variants(struct memcg_ctx *c)
+{
+	const struct options *o = &c->opt;
+	struct variant *var;
+	int i;
+
+	c->nvariants = 0;
+	var = &c->variant[c->nvariants++];
+	snprintf(var->tag, sizeof(var->tag), "legacy");
+	var->src = SRC_LEGACY;
+	for (i = 0; i < o->nfields; i++) {
+		var = &c->variant[c->nvariants++];
+		var->src = SRC_KS;
+		snprintf(var->tag, sizeof(var->tag), "ks%d", o->fields[i]);
+		build_field_filter(o->fields[i], !o->no_flush, var->filter,
+				   sizeof(var->filter));
+		snprintf(var->note, sizeof(var->note), "%d fields%s",
+			 o->fields[i], o->no_flush ? "" : " + flush");
+	}
+	if (o->bench)
+		return;
+	var = &c->variant[c->nvariants++];
+	var->src = SRC_KS;
+	snprintf(var->tag, sizeof(var->tag), "ks_keys");
+	build_key_filter(o->keys, !o->no_flush, var->filter,
+			 sizeof(var->filter));
+	snprintf(var->note, sizeof(var->note), "memory.stat keys");
+}
+
+static void run_rows(struct memcg_ctx *c)
+{
+	int v, f, m;
+
+	for (v = 0; v < c->nvariants; v++) {
+		for (f = 0; f < NR_FILES; f++) {
+			for (m = 0; m < nr_modes(c); m++) {
+				const char *skip = row_skip(c, v, f);
+				char name[96], why[PATH_MAX + 128] = "";
+				int rc = KSFT_SKIP;
+
+				row_name(c, v, f, m, name, sizeof(name));
+				if (skip)
+					snprintf(why, sizeof(why), "%s", skip);
+				else
+					rc = time_row(c, v, f, m, name, why,
+						      sizeof(why));
+				kb_report(name, rc, why);
+			}
+		}
+	}
+}
+
+static void print_table(const struct memcg_ctx *c)
+{
+	int v, f, m;
+
+	ksft_print_msg("median microseconds per read (%s); ratio = ks / legacy, same file and way\n",
+		       KB_CLOCK_NAME);
+	ksft_print_msg("%-30s %12s %12s %14s\n", "file", "per_read",
+		       "per_cat", "cat_process");
+	for (v = 0; v < c->nvariants; v++) {
+		for (f = 0; f < NR_FILES; f++) {
+			char label[64], col[NR_MODES][32];
+
+			if (!c->cells[v][f][MODE_READ].done)
+				continue;
+			snprintf(label, sizeof(label), "%s%s%s%s", file_name[f],
+				 v ? ".ks [" : "", v ? c->variant[v].tag : "",
+				 v ? "]" : "");
+			for (m = 0; m < NR_MODES; m++) {
+				const struct cell *x = &c->cells[v][f][m];
+				const struct cell *l = &c->cells[0][f][m];
+
+				if (!x->done)
+					snprintf(col[m], sizeof(col[m]), "-");
+				else if (v && l->done)
+					snprintf(col[m], sizeof(col[m]), "%.3f (x%.2f)",
+						 x->median, x->median / l->median);
+				else
+					snprintf(col[m], sizeof(col[m]), "%.3f",
+						 x->median);
+			}
+			ksft_print_msg("%-30s %12s %12s %14s\n", label,
+				       col[0], col[1], col[2]);
+		}
+	}
+	if (c->devnull_cat_median > 0)
+		ksft_print_msg("%-30s %12s %12s %14.3f\n", "cat /dev/null",
+			       "-", "-", c->devnull_cat_median);
+}
+
+/* ---- checks of the legacy files ---------------------------------------- */
+
+/* Keys every memory.stat of that cgroup version has had since 4.x. */
+static const char *const v1_keys[] = {
+	"cache", "rss", "mapped_file", "pgpgin", "pgpgout", "pgfault",
+	"pgmajfault", "inactive_anon", "active_anon", "inactive_file",
+	"active_file", "unevictable", "hierarchical_memory_limit",
+	"total_cache", "total_rss",
+};
+static const char *const v2_keys[] = {
+	"anon", "file", "kernel_stack", "sock", "shmem", "file_mapped",
+	"file_dirty", "file_writeback", "inactive_anon", "active_anon",
+	"inactive_file", "active_file", "unevictable", "slab_reclaimable",
+	"slab_unreclaimable", "pgfault", "pgmajfault",
+};
+
+static int check_stat_parse(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	bool v2 = c->ver == KB_CGROUP_V2;
+	const char *const *keys = v2 ? v2_keys : v1_keys;
+	size_t i, n = v2 ? ARRAY_SIZE(v2_keys) : ARRAY_SIZE(v1_keys);
+	struct kb_stat st;
+
+	if (read_stat(c, "memory.stat", &st, why, size))
+		return KSFT_FAIL;
+	for (i = 0; i < n; i++) {
+		if (!kb_stat_get(&st, keys[i], NULL)) {
+			snprintf(why, size, "cgroup v%d memory.stat lacks '%s'",
+				 c->ver, keys[i]);
+			return KSFT_FAIL;
+		}
+	}
+	if (st.comments) {
+		snprintf(why, size, "memory.stat has '#' lines");
+		return KSFT_FAIL;
+	}
+	kb_figure("stat_parse", "keys=%zu cgroup_version=%d", st.n, c->ver);
+	return KSFT_PASS;
+}
+
+static double wait_limit_s(void)
+{
+	return kb_machine_slow() ? 30.0 : 6.0;
+}
+
+typedef int (*get_fn)(struct memcg_ctx *c, unsigned long long *v);
+
+/*
+ * Re-read until get() - @base passes @min_delta (growing, @sign +1) or
+ * @base - get() does (falling, @sign -1), bounded by wait_limit_s():
+ * stats may be flushed only every 2 s. Returns the last value read.
+ */
+static int wait_for_delta(struct memcg_ctx *c, get_fn get,
+			  unsigned long long base, long long min_delta,
+			  int sign, unsigned long long *last, double *waited_s)
+{
+	uint64_t t0 = kb_now_ns();
+	int err;
+
+	for (;;) {
+		long long delta;
+
+		err = get(c, last);
+		if (err)
+			return err;
+		delta = sign > 0 ? (long long)(*last - base) :
+			(long long)(base - *last);
+		*waited_s = (double)(kb_now_ns() - t0) / 1e9;
+		if (delta >= min_delta || *waited_s > wait_limit_s())
+			return 0;
+		usleep(20000);
+	}
+}
+
+static const char *anon_key(const struct memcg_ctx *c)
+{
+	return c->ver == KB_CGROUP_V2 ? "anon" : "rss";
+}
+
+static int get_anon(struct memcg_ctx *c, unsigned long long *v)
+{
+	return read_stat_key(c, anon_key(c), v);
+}
+
+/* Most of an allocation must show: 3/4 of it. */
+static long long min_visible(const struct memcg_ctx *c)
+{
+	return (long long)(c->opt.alloc / 4 * 3);
+}
+
+/* Charge --alloc through the child and wait until anon shows it. */
+static int charge_and_wait(struct memcg_ctx *c, unsigned long long *before,
+			   unsigned long long *grown, double *waited)
+{
+	int err = get_anon(c, before);
+
+	if (!err)
+		err = child_do(&c->child, CHILD_ALLOC, c->opt.alloc, -1);
+	if (!err)
+		err = wait_for_delta(c, get_anon, *before, min_visible(c), 1,
+				     grown, waited);
+	return err;
+}
+
+/*
+ * The numa_stat lines of a cgroup holding a known, large charge: per key,
+ * the nodes add up to the total (v1) or to memory.stat (v2, read before
+ * and after) within MATCH_TOL_PPM, and the charge shows in the anon line.
+ */
+static int numa_sums_once(struct memcg_ctx *c, int *lines,
+			  unsigned long long *anon, char *why, size_t size)
+{
+	struct kb_stat before, after;
+	struct kb_numa_line l;
+	bool v2 = c->ver == KB_CGROUP_V2;
+	ssize_t n;
+	int err;
+
+	if (v2 && read_stat(c, "memory.stat", &before, why, size))
 		return -1;
-	snprintf(want, sizeof(want), "%s", opt.keys);
-	for (tok = strtok_r(want, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!kb_stat_get(&ks, tok, NULL)) {
-			snprintf(why, size, "filtered key '%s' missing from memory.stat.ks",
-				 tok);
-			return -1;
-		}
+	n = read_text(c, "memory.numa_stat", why, size);
+	if (n < 0)
+		return -1;
+	if (v2 && read_stat(c, "memory.stat", &after, why, size))
+		return -1;
+	if (kb_numa_check_sums(c->text, (size_t)n, v2 ? &before : NULL,
+			       v2 ? &after : NULL, MATCH_TOL_PPM, lines, why,
+			       size))
+		return -1;
+	err = kb_numa_stat_find(c->text, (size_t)n, "anon", &l);
+	if (err) {
+		snprintf(why, size, "no anon line in memory.numa_stat: %s",
+			 strerror(-err));
+		return -1;
 	}
-	for (i = 0; i < ks.n; i++) {
-		unsigned long long lv;
-
-		if (!kb_stat_get(&legacy, ks.e[i].key, &lv)) {
-			snprintf(why, size, "memory.stat.ks key '%s' not in memory.stat",
-				 ks.e[i].key);
-			return -1;
-		}
-		if (!ks_value_matches(ks.e[i].value, lv)) {
-			snprintf(why, size, "%s: ks %llu vs legacy %llu (bytes, pages, KiB all differ)",
-				 ks.e[i].key, ks.e[i].value, lv);
-			return -1;
-		}
-	}
-	*nkeys = (int)ks.n;
+	*anon = kb_numa_line_sum(&l) * (l.has_total ? c->page_size : 1);
 	return 0;
 }
 
-static void check_ks_matches(void)
+static int check_numa_sums(void *ctx, char *why, size_t size)
 {
-	char filter[FILTER_LEN], why[512];
-	int tries, err = -1, nkeys = 0;
+	struct memcg_ctx *c = ctx;
+	unsigned long long before = 0, grown = 0, anon = 0;
+	bool charged = !c->child.skip[0];
+	double waited = 0;
+	int tries, lines = 0, err = -1;
 
-	build_key_filter(filter, sizeof(filter));
-	err = ks_write(F_STAT, filter);
+	if (!cg_has(c, "memory.numa_stat")) {
+		snprintf(why, size, "no memory.numa_stat (kernel without CONFIG_NUMA)");
+		return KSFT_SKIP;
+	}
+	/* Without the right to place the child, the sums without a charge. */
+	if (c->child.skip[0] && c->child.verdict == KSFT_FAIL)
+		return child_unusable(c, why, size);
+	if (charged && charge_and_wait(c, &before, &grown, &waited)) {
+		child_do(&c->child, CHILD_FREE, 0, -1);
+		snprintf(why, size, "charging %llu bytes through the child failed",
+			 c->opt.alloc);
+		return KSFT_FAIL;
+	}
+	/* Files read one after the other: retry a moving counter. */
+	for (tries = 0; tries < match_tries(c) && err; tries++)
+		err = numa_sums_once(c, &lines, &anon, why, size);
+	if (charged)
+		child_do(&c->child, CHILD_FREE, 0, -1);
+	if (err)
+		return KSFT_FAIL;
+	kb_figure("numa_stat_sums", "lines=%d nodes=%d charged_mib=%.1f anon_mib=%.1f tries=%d",
+		  lines, numa_available() < 0 ? 1 : numa_num_configured_nodes(),
+		  charged ? c->opt.alloc / (double)MIB : 0, anon / (double)MIB,
+		  tries);
+	if (charged && (long long)anon < min_visible(c)) {
+		snprintf(why, size, "the anon line adds up to %.1f MiB with %.1f MiB charged",
+			 anon / (double)MIB, c->opt.alloc / (double)MIB);
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
+}
+
+/* A shared cgroup moves on its own: a few tries there. */
+static int anon_attempts(const struct memcg_ctx *c)
+{
+	return c->own_cgroup ? 1 : 3;
+}
+
+static int check_anon_grows(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	unsigned long long before = 0, grown = 0;
+	double waited = 0;
+	int attempt, rc, err = 0;
+	bool up = false;
+
+	rc = child_unusable(c, why, size);
+	if (rc)
+		return rc;
+	for (attempt = 0; attempt < anon_attempts(c) && !up && !err; attempt++) {
+		err = charge_and_wait(c, &before, &grown, &waited);
+		child_do(&c->child, CHILD_FREE, 0, -1);
+		up = (long long)(grown - before) >= min_visible(c);
+	}
 	if (err) {
-		snprintf(why, sizeof(why), "writing '%.200s': %s", filter,
+		snprintf(why, size, "%s: %s", anon_key(c), strerror(-err));
+		return KSFT_FAIL;
+	}
+	kb_figure("stat_anon_grows", "key=%s alloc_mib=%.1f before_mib=%.1f after_alloc_mib=%.1f delta_mib=%.1f wait_s=%.3f attempts=%d",
+		  anon_key(c), c->opt.alloc / (double)MIB, before / (double)MIB,
+		  grown / (double)MIB,
+		  ((double)grown - (double)before) / MIB, waited, attempt);
+	snprintf(why, size, "%s grew by %.1f MiB after touching %.1f MiB (want >= %.1f)",
+		 anon_key(c), ((double)grown - (double)before) / MIB,
+		 c->opt.alloc / (double)MIB, min_visible(c) / (double)MIB);
+	return up ? KSFT_PASS : KSFT_FAIL;
+}
+
+static int check_anon_falls(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	unsigned long long before = 0, grown = 0, after = 0;
+	double up_s = 0, down_s = 0;
+	int attempt, rc, err = 0;
+	bool down = false;
+
+	rc = child_unusable(c, why, size);
+	if (rc)
+		return rc;
+	for (attempt = 0; attempt < anon_attempts(c) && !down && !err;
+	     attempt++) {
+		err = charge_and_wait(c, &before, &grown, &up_s);
+		if (!err)
+			err = child_do(&c->child, CHILD_FREE, 0, -1);
+		if (!err)
+			err = wait_for_delta(c, get_anon, grown, min_visible(c),
+					     -1, &after, &down_s);
+		down = !err && (long long)(grown - after) >= min_visible(c);
+	}
+	if (err) {
+		snprintf(why, size, "%s: %s", anon_key(c), strerror(-err));
+		return KSFT_FAIL;
+	}
+	kb_figure("stat_anon_falls", "key=%s after_free_mib=%.1f drop_mib=%.1f wait_s=%.3f attempts=%d",
+		  anon_key(c), after / (double)MIB,
+		  ((double)grown - (double)after) / MIB, down_s, attempt);
+	snprintf(why, size, "%s fell by %.1f MiB after freeing %.1f MiB (want >= %.1f)",
+		 anon_key(c), ((double)grown - (double)after) / MIB,
+		 c->opt.alloc / (double)MIB, min_visible(c) / (double)MIB);
+	return down ? KSFT_PASS : KSFT_FAIL;
+}
+
+/* The node the NUMA check binds memory to: the last with memory. */
+static int last_memory_node(int *nodes)
+{
+	struct bitmask *mems = numa_get_mems_allowed();
+	int node, last = -1;
+
+	*nodes = 0;
+	for (node = 0; node <= numa_max_node(); node++) {
+		if (numa_bitmask_isbitset(mems, node)) {
+			++*nodes;
+			last = node;
+		}
+	}
+	numa_bitmask_free(mems);
+	return last;
+}
+
+static int numa_anon_node_value(struct memcg_ctx *c, int node,
+				unsigned long long *v)
+{
+	struct kb_numa_line l;
+	char why[256];
+	ssize_t n = read_text(c, "memory.numa_stat", why, sizeof(why));
+	int err;
+
+	if (n < 0)
+		return (int)n;
+	err = kb_numa_stat_find(c->text, (size_t)n, "anon", &l);
+	if (err)
+		return err;
+	if (!kb_numa_line_node(&l, node, v))
+		return -ENOENT;
+	if (l.has_total)	/* v1 counts pages */
+		*v *= c->page_size;
+	return 0;
+}
+
+static int get_numa_anon(struct memcg_ctx *c, unsigned long long *v)
+{
+	return numa_anon_node_value(c, c->numa_node, v);
+}
+
+/* With 2+ memory nodes, memory bound to the last one shows up there. */
+static int check_numa_node(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	unsigned long long before, after = 0;
+	double waited = 0;
+	int node, nodes, rc, err;
+
+	if (!cg_has(c, "memory.numa_stat")) {
+		snprintf(why, size, "no memory.numa_stat (kernel without CONFIG_NUMA)");
+		return KSFT_SKIP;
+	}
+	if (numa_available() < 0) {
+		snprintf(why, size, "libnuma: NUMA not available on this system");
+		return KSFT_SKIP;
+	}
+	node = last_memory_node(&nodes);
+	if (nodes < 2) {
+		snprintf(why, size, "only one NUMA node with memory (libnuma)");
+		return KSFT_SKIP;
+	}
+	rc = child_unusable(c, why, size);
+	if (rc)
+		return rc;
+	c->numa_node = node;
+	err = get_numa_anon(c, &before);
+	if (!err)
+		err = child_do(&c->child, CHILD_ALLOC_NODE, c->opt.alloc, node);
+	if (!err)
+		err = wait_for_delta(c, get_numa_anon, before, min_visible(c),
+				     1, &after, &waited);
+	child_do(&c->child, CHILD_FREE, 0, -1);
+	if (err) {
+		snprintf(why, size, "anon on node %d: %s", node, strerror(-err));
+		return KSFT_FAIL;
+	}
+	kb_figure("numa_stat_node_local", "node=%d nodes=%d delta_mib=%.1f wait_s=%.3f",
+		  node, nodes, ((double)after - (double)before) / MIB, waited);
+	snprintf(why, size, "anon on node %d grew by %.1f MiB (want >= %.1f)",
+		 node, ((double)after - (double)before) / MIB,
+		 min_visible(c) / (double)MIB);
+	return (long long)(after - before) >= min_visible(c) ? KSFT_PASS :
+							       KSFT_FAIL;
+}
+
+/*
+ * The process alone, to subtract from the cat_process rows. Checked: every
+ * cat exits 0 (op_cat_process); the timing is a figure.
+ */
+static int time_devnull_cat(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	const char *name = "cat_devnull_process";
+	struct kb_stats st;
+	ssize_t bytes;
+	double total_s;
+	int err = time_reads(c, "/dev/null", MODE_PROC, &st, &bytes, &total_s);
+
+	if (err) {
+		snprintf(why, size, "%s", errstr(err));
+		return err == -ENOEXEC ? KSFT_SKIP : KSFT_FAIL;
+	}
+	kb_row_add(name, "us", &st);
+	kb_row_extra("total_s", total_s);
+	kb_row_note("fork + exec of 'cat /dev/null' + waitpid: the process alone");
+	c->devnull_cat_median = st.median;
+	return KSFT_PASS;
+}
+
+/* ---- checks of the .ks files ------------------------------------------- */
+
+static int ks_ready(const struct memcg_ctx *c, char *why, size_t size)
+{
+	if (!c->ks_skip[F_STAT][0])
+		return KSFT_PASS;
+	snprintf(why, size, "%s", c->ks_skip[F_STAT]);
+	return KSFT_SKIP;
+}
+
+/* The key filter the checks write: always with flush, as memory.stat. */
+static void check_filter(const struct memcg_ctx *c, char *buf, size_t size)
+{
+	build_key_filter(c->opt.keys, true, buf, size);
+}
+
+/* Write the key filter and see it applied: exactly its keys, in order. */
+static int ks_set_key_filter(struct memcg_ctx *c, const char *filter,
+			     struct kb_stat *ks, char *why, size_t size)
+{
+	char reason[256];
+	int err = ks_write(c, F_STAT, filter);
+
+	if (err) {
+		snprintf(why, size, "writing '%.200s': %s", filter,
 			 strerror(-err));
-		kb_fail("ks_matches_legacy", why);
-		return;
+		return -1;
 	}
-	for (tries = 0, err = -1; tries < 3 && err; tries++)
-		err = ks_compare_once(why, sizeof(why), &nkeys);
-	if (err) {
-		kb_fail("ks_matches_legacy", why);
-		return;
+	if (ks_read(c, F_STAT, ks, why, size))
+		return -1;
+	if (kb_ks_keys_match(ks, filter, reason, sizeof(reason))) {
+		snprintf(why, size, "filter '%.200s' not applied: %s", filter,
+			 reason);
+		return -1;
 	}
-	kb_figure("ks_matches_legacy", "keys=%d filter=%s", nkeys, filter);
-	kb_pass("ks_matches_legacy");
+	return 0;
 }
 
-/* Same keys in the same order (values move). */
-static bool same_keys(const struct kb_stat *a, const struct kb_stat *b)
+/*
+ * What every .ks check starts with: SKIP without a writable .ks file,
+ * FAIL unless the key filter takes effect; KSFT_PASS to go on.
+ */
+static int ks_check_start(struct memcg_ctx *c, char *filter, size_t fsize,
+			  struct kb_stat *ks, char *why, size_t size)
 {
-	size_t i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (strcmp(a->e[i].key, b->e[i].key))
-			return false;
-	return true;
+	if (ks_ready(c, why, size))
+		return KSFT_SKIP;
+	check_filter(c, filter, fsize);
+	if (ks_set_key_filter(c, filter, ks, why, size))
+		return KSFT_FAIL;
+	return KSFT_PASS;
 }
 
-static void check_ks_invalid(void)
+/* memory.stat, the .ks file, memory.stat: the .ks values in between. */
+static int ks_values_once(struct memcg_ctx *c, struct kb_stat *ks,
+			  char *why, size_t size)
 {
+	struct kb_stat before, after;
+
+	if (read_stat(c, "memory.stat", &before, why, size) ||
+	    ks_read(c, F_STAT, ks, why, size) ||
+	    read_stat(c, "memory.stat", &after, why, size))
+		return -1;
+	return kb_stat_values_bracketed(ks, &before, &after, MATCH_TOL_PPM,
+					why, size);
+}
+
+static int check_ks_matches(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	char filter[FILTER_LEN];
+	struct kb_stat ks;
+	int tries, rc, err = -1;
+
+	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
+	if (rc != KSFT_PASS)
+		return rc;
+	for (tries = 0; tries < match_tries(c) && err; tries++)
+		err = ks_values_once(c, &ks, why, size);
+	if (err)
+		return KSFT_FAIL;
+	kb_figure("ks_matches_legacy", "keys=%zu comments=%zu tries=%d tolerance_pct=%.3f filter=%s",
+		  ks.n, ks.comments, tries, MATCH_TOL_PPM / 1e4, filter);
+	return KSFT_PASS;
+}
+
+/* A filter of MAX_FIELDS + 1 fields: one over the limit. */
+static void too_many_fields(char *buf, size_t size)
+{
+	size_t len = 0;
+	int k;
+
+	for (k = 0; k <= MAX_FIELDS && len < size; k++)
+		len += snprintf(buf + len, size - len, "%svmstats.state[%d]",
+				k ? "," : "", k % 8);
+}
+
+static int check_ks_invalid(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
 	static const char *const bad[] = {
 		"flush,kbench_no_such_field",
 		"flush,vmstats.state[",
-		NULL,	/* 129 fields: over the limit */
+		"",	/* too_many_fields() */
 	};
-	static struct kb_stat before, after;
-	char filter[FILTER_LEN], why[512];
-	const char *name = "ks_invalid_filter_rejected";
-	int i, err;
+	char filter[FILTER_LEN], big[FILTER_LEN * 2], reason[256];
+	struct kb_stat ks;
+	size_t i;
+	int rc, err;
 
-	build_key_filter(filter, sizeof(filter));
-	err = ks_write(F_STAT, filter);
-	if (err) {
-		snprintf(why, sizeof(why), "setting the key filter: %s",
-			 strerror(-err));
-		kb_fail(name, why);
-		return;
-	}
-	if (ks_read(F_STAT, &before, why, sizeof(why))) {
-		kb_fail(name, why);
-		return;
-	}
-	for (i = 0; i < 3; i++) {
-		char big[FILTER_LEN * 2];
-		const char *text = bad[i];
+	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
+	if (rc != KSFT_PASS)
+		return rc;
+	too_many_fields(big, sizeof(big));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *text = bad[i][0] ? bad[i] : big;
 
-		if (!text) {
-			size_t len = 0;
-			int k;
-
-			for (k = 0; k <= MAX_FIELDS; k++)
-				len += snprintf(big + len, sizeof(big) - len,
-						"%svmstats.state[%d]", k ? "," : "",
-						k % 8);
-			text = big;
-		}
-		err = ks_write(F_STAT, text);
+		err = ks_write(c, F_STAT, text);
 		if (err != -EINVAL) {
-			snprintf(why, sizeof(why), "filter '%.60s%s' %s%s (want EINVAL)",
+			snprintf(why, size, "filter '%.60s%s' %s%s (want EINVAL)",
 				 text, strlen(text) > 60 ? "..." : "",
 				 err ? "rejected with " : "accepted",
 				 err ? strerror(-err) : "");
-			kb_fail(name, why);
-			return;
+			return KSFT_FAIL;
 		}
-		if (ks_read(F_STAT, &after, why, sizeof(why)))
-			break;
-		if (!same_keys(&before, &after)) {
-			snprintf(why, sizeof(why), "after the rejected filter '%.60s' the output changed (%zu keys, was %zu)",
-				 text, after.n, before.n);
-			kb_fail(name, why);
-			return;
+		if (ks_read(c, F_STAT, &ks, why, size))
+			return KSFT_FAIL;
+		if (kb_ks_keys_match(&ks, filter, reason, sizeof(reason))) {
+			snprintf(why, size, "after the rejected filter '%.60s' the previous filter is gone: %s",
+				 text, reason);
+			return KSFT_FAIL;
 		}
-		ksft_print_msg("%s: '%.50s%s' rejected: %s\n", name, text,
-			       strlen(text) > 50 ? "..." : "", strerror(-err));
+		ksft_print_msg("ks_invalid_filter_rejected: '%.50s%s' rejected: %s\n",
+			       text, strlen(text) > 50 ? "..." : "",
+			       strerror(-err));
 	}
-	if (i < 3) {
-		kb_fail(name, why);
-		return;
-	}
-	kb_pass(name);
+	return KSFT_PASS;
 }
 
-static void check_ks_reset(void)
+/*
+ * A reset proves something only after a filter took effect: first the
+ * key filter must show exactly its keys, then an empty line must bring
+ * back exactly the keys of memory.stat.
+ */
+static int check_ks_reset(void *ctx, char *why, size_t size)
 {
-	static struct kb_stat ks, legacy;
-	const char *name = "ks_empty_write_resets";
-	char why[512];
-	int err;
+	struct memcg_ctx *c = ctx;
+	struct kb_stat ks, legacy;
+	char filter[FILTER_LEN];
+	int rc, err;
 
-	err = ks_write(F_STAT, "\n");
+	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
+	if (rc != KSFT_PASS)
+		return rc;
+	err = ks_write(c, F_STAT, "\n");
 	if (err) {
-		snprintf(why, sizeof(why), "writing an empty line: %s",
-			 strerror(-err));
-		kb_fail(name, why);
-		return;
+		snprintf(why, size, "writing an empty line: %s", strerror(-err));
+		return KSFT_FAIL;
 	}
-	if (ks_read(F_STAT, &ks, why, sizeof(why)) ||
-	    read_stat("memory.stat", &legacy, why, sizeof(why))) {
-		kb_fail(name, why);
-		return;
-	}
-	if (!same_keys(&ks, &legacy)) {
-		snprintf(why, sizeof(why), "after reset memory.stat.ks has %zu keys, memory.stat %zu (or another order)",
+	if (ks_read(c, F_STAT, &ks, why, size) ||
+	    read_stat(c, "memory.stat", &legacy, why, size))
+		return KSFT_FAIL;
+	if (!kb_stat_same_keys(&ks, &legacy)) {
+		snprintf(why, size, "after reset memory.stat.ks has %zu keys, memory.stat %zu (or another order)",
 			 ks.n, legacy.n);
-		kb_fail(name, why);
-		return;
+		return KSFT_FAIL;
 	}
-	kb_figure(name, "keys=%zu", ks.n);
-	kb_pass(name);
-}
-
-/* Time one filter on both .ks files. */
-static void time_filter(int variant, const char *filter, const char *note)
-{
-	char why[320];
-	int f, m, err;
-
-	for (f = 0; f < NR_FILES; f++) {
-		int modes = opt.bench ? 1 : NR_MODES;
-		char name[96];
-
-		if (ks_skip[f][0]) {
-			skip_file_rows(variant_tag[variant], f, ks_skip[f],
-				       opt.bench);
-			continue;
-		}
-		err = ks_write(f, filter);
-		if (err) {
-			snprintf(why, sizeof(why), "writing the filter (%s) to %s.ks: %s",
-				 note, file_name[f], strerror(-err));
-			for (m = 0; m < modes; m++) {
-				snprintf(name, sizeof(name), "%s_%s_%s",
-					 file_tag[f], variant_tag[variant],
-					 mode_name[m]);
-				kb_fail(name, why);
-			}
-			continue;
-		}
-		for (m = 0; m < modes; m++)
-			time_row(variant, f, m, note);
-	}
-}
-
-/* ---- the whole run ----------------------------------------------------- */
-
-static int planned_tests(void)
-{
-	int filters = opt.nfields + (opt.bench ? 0 : 1);
-	int modes = opt.bench ? 1 : NR_MODES;
-	int n = NR_FILES * modes * (1 + filters);
-
-	n += opt.nfields;	/* bpf_iter rows */
-	if (!opt.bench)
-		n += 5 + 1 + 3 + 1;	/* checks, cat /dev/null, ks checks, bpf_iter check */
-	return n;
-}
-
-static void run_legacy(void)
-{
-	int f, m;
-
-	for (f = 0; f < NR_FILES; f++) {
-		for (m = 0; m < (opt.bench ? 1 : NR_MODES); m++) {
-			if (f == F_NUMA && !cg_has("memory.numa_stat")) {
-				char name[96];
-
-				snprintf(name, sizeof(name), "numa_stat_legacy_%s",
-					 mode_name[m]);
-				kb_skip(name, "no memory.numa_stat (kernel without CONFIG_NUMA)");
-				continue;
-			}
-			time_row(0, f, m, NULL);
-		}
-	}
-}
-
-static void run_ks(void)
-{
-	char filter[FILTER_LEN], note[64];
-	int i;
-
-	if (!opt.bench) {
-		if (ks_skip[F_STAT][0]) {
-			kb_skip("ks_matches_legacy", ks_skip[F_STAT]);
-			kb_skip("ks_invalid_filter_rejected", ks_skip[F_STAT]);
-			kb_skip("ks_empty_write_resets", ks_skip[F_STAT]);
-		} else {
-			check_ks_matches();
-			check_ks_invalid();
-			check_ks_reset();
-		}
-	}
-	for (i = 0; i < opt.nfields; i++) {
-		nvariants++;
-		snprintf(variant_tag[nvariants - 1], sizeof(variant_tag[0]),
-			 "ks%d", opt.fields[i]);
-		build_field_filter(opt.fields[i], filter, sizeof(filter));
-		snprintf(note, sizeof(note), "%d fields%s", opt.fields[i],
-			 opt.no_flush ? "" : " + flush");
-		time_filter(nvariants - 1, filter, note);
-	}
-	if (!opt.bench) {
-		nvariants++;
-		snprintf(variant_tag[nvariants - 1], sizeof(variant_tag[0]),
-			 "ks_keys");
-		build_key_filter(filter, sizeof(filter));
-		time_filter(nvariants - 1, filter, "memory.stat keys");
-	}
-	ks_reset(NULL);
+	kb_figure("ks_empty_write_resets", "keys=%zu", ks.n);
+	return KSFT_PASS;
 }
 
 /* ---- BPF cgroup iterator: the mainline answer ------------------------ */
 
-/* A program that cannot run here SKIPs; one that broke FAILs. */
-static void bpf_result_or_skip(int err, const char *name, const char *why)
+/* The iterator, loaded at first use; one load serves the check and rows. */
+static struct kb_mcb *bpf_iter_get(struct memcg_ctx *c)
 {
-	if (kb_bpf_err_is_environment(err))
-		kb_skip(name, why);
-	else
-		kb_fail(name, why);
+	struct bpf_state *bs = &c->bpf;
+
+	if (!bs->tried) {
+		bs->tried = true;
+		bs->b = kb_mcb_open(c->dir, !c->opt.no_flush, &bs->load_ns,
+				    &bs->err, bs->why, sizeof(bs->why));
+	}
+	return bs->b;
+}
+
+/* Why the iterator cannot run: SKIP when the kernel or caller cannot. */
+static int bpf_iter_unusable(struct memcg_ctx *c, char *why, size_t size)
+{
+	snprintf(why, size, "%s", c->bpf.why);
+	return kb_bpf_err_is_environment(c->bpf.err) ? KSFT_SKIP : KSFT_FAIL;
 }
 
 /* A counter the iterator read must be a memory.stat value, unit aside. */
-static bool bpf_value_in_stat(long long v, const struct kb_stat *st)
+static bool bpf_value_in_stat(const struct memcg_ctx *c, long long v,
+			      const struct kb_stat *st)
 {
 	unsigned long long u = v < 0 ? 0 : (unsigned long long)v;
 	size_t i;
@@ -1417,7 +1613,7 @@ static bool bpf_value_in_stat(long long v, const struct kb_stat *st)
 	for (i = 0; i < st->n; i++) {
 		unsigned long long s = st->e[i].value;
 
-		if (s == u || s == u * (unsigned long long)page_size ||
+		if (s == u || s == u * (unsigned long long)c->page_size ||
 		    s == u * 1024ull)
 			return true;
 	}
@@ -1430,234 +1626,299 @@ static bool bpf_value_in_stat(long long v, const struct kb_stat *st)
  * shows them all, every non-zero counter is one of memory.stat's values.
  * 0, or -1 with @why.
  */
-static int bpf_compare_once(struct kb_mcb *b, char *why, size_t size,
+static int bpf_compare_once(struct memcg_ctx *c, char *why, size_t size,
 			    int *nonzero)
 {
-	static struct kb_stat st;
+	const char *anon_key = c->ver == KB_CGROUP_V2 ? "anon" : "rss";
 	unsigned long long anon = 0;
 	const int64_t *vals;
-	long n, i;
 	bool anon_seen = false;
+	struct kb_stat st;
+	long n, i;
 
-	n = kb_mcb_read(b, &vals);
+	n = kb_mcb_read(c->bpf.b, &vals);
 	if (n < 0) {
 		snprintf(why, size, "iterator read: %s", strerror((int)-n));
 		return -1;
 	}
-	if (read_stat("memory.stat", &st, why, size))
+	if (read_stat(c, "memory.stat", &st, why, size))
 		return -1;
-	kb_stat_get(&st, cgver == KB_CGROUP_V2 ? "anon" : "rss", &anon);
+	kb_stat_get(&st, anon_key, &anon);
 	*nonzero = 0;
 	for (i = 0; i < n; i++) {
 		if (vals[i] == 0)
 			continue;
 		(*nonzero)++;
-		if ((unsigned long long)vals[i] * page_size == anon)
+		if ((unsigned long long)vals[i] * c->page_size == anon)
 			anon_seen = true;
 		/* v1's memory.stat shows a subset (no slab, no kernel). */
-		if (cgver == KB_CGROUP_V2 && !bpf_value_in_stat(vals[i], &st)) {
+		if (c->ver == KB_CGROUP_V2 &&
+		    !bpf_value_in_stat(c, vals[i], &st)) {
 			snprintf(why, size, "vmstats.state[%ld] = %lld is no memory.stat value (x1, x%ld or x1024)",
-				 i, (long long)vals[i], page_size);
+				 i, (long long)vals[i], c->page_size);
 			return -1;
 		}
 	}
 	if (anon && !anon_seen) {
 		snprintf(why, size, "memory.stat %s = %llu is none of the %d non-zero counters x%ld",
-			 cgver == KB_CGROUP_V2 ? "anon" : "rss", anon, *nonzero,
-			 page_size);
+			 anon_key, anon, *nonzero, c->page_size);
 		return -1;
 	}
 	return 0;
 }
 
-static void check_bpf_matches_stat(struct kb_mcb *b)
+static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
 {
-	const char *name = "bpf_iter_matches_stat";
+	struct memcg_ctx *c = ctx;
 	int slots[STATE_SPAN], try, nonzero = 0;
-	char why[PATH_MAX + 256];
 
+	if (!bpf_iter_get(c))
+		return bpf_iter_unusable(c, why, size);
 	field_slots(STATE_SPAN, slots);
-	if (kb_mcb_select(b, slots, STATE_SPAN, why, sizeof(why))) {
-		kb_fail(name, why);
-		return;
-	}
+	if (kb_mcb_select(c->bpf.b, slots, STATE_SPAN, why, size))
+		return KSFT_FAIL;
 	/* Counters move between the two reads now and then: try again. */
 	for (try = 0; try < 5; try++)
-		if (!bpf_compare_once(b, why, sizeof(why), &nonzero))
+		if (!bpf_compare_once(c, why, size, &nonzero))
 			break;
-	kb_figure(name, "slots=%d nonzero=%d tries=%d flush=%s", STATE_SPAN,
-		  nonzero, try < 5 ? try + 1 : 5, kb_mcb_flush_name(b));
+	kb_figure("bpf_iter_matches_stat", "slots=%d nonzero=%d tries=%d flush=%s",
+		  STATE_SPAN, nonzero, try < 5 ? try + 1 : 5,
+		  kb_mcb_flush_name(c->bpf.b));
 	if (try == 5)
-		kb_fail(name, why);
-	else if (!nonzero)
-		kb_fail(name, "every counter the iterator read is 0");
-	else
-		kb_pass(name);
+		return KSFT_FAIL;
+	if (!nonzero) {
+		snprintf(why, size, "every counter the iterator read is 0");
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
 }
 
-static void time_bpf_row(struct kb_mcb *b, int n, uint64_t load_ns)
+static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
+			char *why, size_t size)
 {
-	char name[32], why[PATH_MAX + 256], note[200];
+	const struct options *o = &c->opt;
+	const struct cell *legacy = &c->cells[0][F_STAT][MODE_READ];
 	int slots[MAX_FIELDS], err, v;
 	struct kb_stats st;
 	double total_s;
+	char note[200];
 
-	snprintf(name, sizeof(name), "bpf_iter%d", n);
+	if (!bpf_iter_get(c))
+		return bpf_iter_unusable(c, why, size);
 	field_slots(n, slots);
-	err = kb_mcb_select(b, slots, n, why, sizeof(why));
+	err = kb_mcb_select(c->bpf.b, slots, n, why, size);
 	if (!err)
-		err = kb_mcb_time(b, opt.count, opt.batch, opt.row_budget_s,
+		err = kb_mcb_time(c->bpf.b, o->count, o->batch, o->row_budget_s,
 				  &st, &total_s);
 	if (err) {
-		snprintf(why, sizeof(why), "iterator read: %s", strerror(-err));
-		kb_fail(name, why);
-		return;
+		snprintf(why, size, "iterator read: %s", strerror(-err));
+		return KSFT_FAIL;
 	}
 	kb_row_add(name, "us", &st);
-	kb_row_extra("batch", opt.batch);
+	kb_row_extra("batch", o->batch);
 	kb_row_extra("total_s", total_s);
-	kb_row_extra("load_ms", load_ns / 1e6);
-	if (cells[0][F_STAT][MODE_READ].done)
-		kb_row_extra("ratio_vs_legacy",
-			     st.median / cells[0][F_STAT][MODE_READ].median);
-	for (v = 1; v < nvariants; v++)
-		if (!strcmp(variant_tag[v] + 2, name + 8) &&
-		    cells[v][F_STAT][MODE_READ].done)
-			kb_row_extra("ratio_vs_ks",
-				     st.median / cells[v][F_STAT][MODE_READ].median);
+	kb_row_extra("load_ms", c->bpf.load_ns / 1e6);
+	if (legacy->done && legacy->median > 0)
+		kb_row_extra("ratio_vs_legacy", st.median / legacy->median);
+	for (v = 1; v < c->nvariants; v++) {
+		const struct cell *ks = &c->cells[v][F_STAT][MODE_READ];
+
+		if (!strcmp(c->variant[v].tag + 2, name + 8) && ks->done &&
+		    ks->median > 0)
+			kb_row_extra("ratio_vs_ks", st.median / ks->median);
+	}
 	snprintf(note, sizeof(note), "create + read + close of a cgroup iterator fd: %s, then %d vmstats.state[] counters by CO-RE; load_ms: the program's load, once for all rows",
-		 kb_mcb_flush_name(b), n);
+		 kb_mcb_flush_name(c->bpf.b), n);
 	kb_row_note(note);
 	if (st.min > 0)
-		kb_pass(name);
-	else
-		kb_fail(name, "non-positive sample: the clock or the loop is broken");
+		return KSFT_PASS;
+	snprintf(why, size, "non-positive sample: the clock or the loop is broken");
+	return KSFT_FAIL;
 }
 
-/* One program load serves the check and every row. */
-static void run_bpf_iter(void)
+/* bpf_iterN rows, one per --fields size, after the file rows. */
+static void run_bpf_rows(struct memcg_ctx *c)
 {
-	char why[PATH_MAX + 256], name[32];
-	struct kb_mcb *b;
-	uint64_t load_ns;
-	int i, err;
+	char name[32], why[PATH_MAX + 256];
+	int i;
 
-	b = kb_mcb_open(cgdir, !opt.no_flush, &load_ns, &err, why, sizeof(why));
-	if (b && !opt.bench)
-		check_bpf_matches_stat(b);
-	else if (!opt.bench)
-		bpf_result_or_skip(err, "bpf_iter_matches_stat", why);
-	for (i = 0; i < opt.nfields; i++) {
-		if (b) {
-			time_bpf_row(b, opt.fields[i], load_ns);
-			continue;
-		}
-		snprintf(name, sizeof(name), "bpf_iter%d", opt.fields[i]);
-		bpf_result_or_skip(err, name, why);
+	for (i = 0; i < c->opt.nfields; i++) {
+		snprintf(name, sizeof(name), "bpf_iter%d", c->opt.fields[i]);
+		why[0] = '\0';
+		kb_report(name, time_bpf_row(c, c->opt.fields[i], name, why,
+					     sizeof(why)), why);
 	}
-	if (b)
-		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms, once for the rows above\n",
-			       load_ns / 1e6);
-	kb_mcb_free(b);
+	if (c->bpf.b)
+		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms, once for the check and the rows\n",
+			       c->bpf.load_ns / 1e6);
 }
 
-static void record_params(void)
+/* ---- the test tables --------------------------------------------------- */
+
+#define T(name, fn, desc)	{ name, fn, desc }
+
+/*
+ * The checks, then the timed rows (not in this table: their names depend
+ * on --fields). -t picks checks and leaves the rows out; --bench runs
+ * the rows only.
+ */
+static const struct kb_test checks[] = {
+	T("stat_parse", check_stat_parse,
+	  "memory.stat parses and has the keys of its cgroup version"),
+	T("numa_stat_sums", check_numa_sums,
+	  "with 64 MiB charged, per-node values add up to the totals"),
+	T("stat_anon_grows", check_anon_grows,
+	  "anon (v2) / rss (v1) grows by a touched allocation"),
+	T("stat_anon_falls", check_anon_falls,
+	  "... and falls when it is freed"),
+	T("numa_stat_node_local", check_numa_node,
+	  "memory bound to a node shows on that node (2+ nodes)"),
+	T("cat_devnull_process", time_devnull_cat,
+	  "timing: fork + exec of 'cat /dev/null' + wait"),
+	T("ks_matches_legacy", check_ks_matches,
+	  "memory.stat.ks: exactly the filter's keys, memory.stat's values"),
+	T("ks_invalid_filter_rejected", check_ks_invalid,
+	  "bad filters fail with EINVAL and keep the previous one"),
+	T("ks_empty_write_resets", check_ks_reset,
+	  "after a filter took effect, an empty write restores memory.stat"),
+	T("bpf_iter_matches_stat", check_bpf_matches_stat,
+	  "a BPF cgroup iterator's counters are memory.stat's values"),
+};
+
+static size_t nr_checks(const struct memcg_ctx *c)
 {
+	return c->opt.bench ? 0 : c->common.nselected;
+}
+
+static bool rows_selected(const struct memcg_ctx *c)
+{
+	return !c->common.any_selected;
+}
+
+static void run_checks(struct memcg_ctx *c)
+{
+	size_t i;
+
+	if (c->opt.bench)
+		return;
+	for (i = 0; i < ARRAY_SIZE(checks); i++) {
+		char why[1024] = "";
+
+		if (!c->common.selected[i])
+			continue;
+		kb_report(checks[i].name, checks[i].fn(c, why, sizeof(why)),
+			  why);
+	}
+}
+
+/* ---- the whole run ----------------------------------------------------- */
+
+static void record_params(struct memcg_ctx *c)
+{
+	const struct options *o = &c->opt;
 	char path[PATH_MAX + 64];
-	struct stat sb;
+	ssize_t n;
 
-	kb_param_str("cgroup", cgdir);
-	kb_param_num("cgroup_version", cgver);
-	kb_param_str("cgroup_origin", own_cgroup ? "created" :
-		     opt.cgpath ? "CGPATH" : opt.root ? "root" : "own (inherited)");
-	kb_param_num("count", opt.count);
-	kb_param_num("batch", opt.batch);
-	kb_param_num("cat_count", opt.cat_count);
-	kb_param_num("alloc_bytes", (double)opt.alloc);
-	kb_param_num("page_size", page_size);
-	kb_param_num("ks_stat", have_ks[F_STAT]);
-	kb_param_num("ks_numa_stat", have_ks[F_NUMA]);
-	kb_param_num("flush", !opt.no_flush);
-	kb_param_num("max_row_time_s", opt.row_budget_s);
+	kb_param_str("cgroup", c->dir);
+	kb_param_num("cgroup_version", c->ver);
+	kb_param_str("cgroup_origin", c->own_cgroup ? "created" :
+		     o->cgpath ? "CGPATH" : o->root ? "root" : "own (inherited)");
+	kb_param_num("count", o->count);
+	kb_param_num("batch", o->batch);
+	kb_param_num("cat_count", o->cat_count);
+	kb_param_num("alloc_bytes", (double)o->alloc);
+	kb_param_num("page_size", c->page_size);
+	kb_param_num("ks_stat", c->have_ks[F_STAT]);
+	kb_param_num("ks_numa_stat", c->have_ks[F_NUMA]);
+	kb_param_num("flush", !o->no_flush);
+	kb_param_num("max_row_time_s", o->row_budget_s);
 	kb_param_num("clock_overhead_ns", kb_clock_overhead_ns());
-	cg_file(path, sizeof(path), "memory.stat");
-	if (!stat(path, &sb))
-		kb_param_num("stat_bytes", (double)kb_read_all(path, read_buf,
-							       sizeof(read_buf)));
+	kb_param_num("process_fifo_prio", c->proc_prio);
+	cg_file(c, path, sizeof(path), "memory.stat");
+	n = kb_read_all(path, c->read_buf, sizeof(c->read_buf));
+	if (n >= 0)
+		kb_param_num("stat_bytes", (double)n);
 }
 
-static void run_tests(void)
+static void run_tests(struct memcg_ctx *c)
 {
+	const struct options *o = &c->opt;
 	uint64_t t0 = kb_now_ns();
+	char where[160];
 
 	ksft_print_header();
-	ksft_set_plan(planned_tests());
-	ksft_print_msg("cgroup v%d %s (%s)\n", cgver, cgdir,
-		       own_cgroup ? "created for this run" :
-		       opt.cgpath ? cgpath_from : opt.root ? "root of the hierarchy" :
-		       "the one we run in");
-	if (create_note[0])
-		ksft_print_msg("not creating a cgroup: %s\n", create_note);
+	ksft_set_plan(nr_checks(c) + (rows_selected(c) ? nr_rows(c) : 0));
+	ksft_print_msg("cgroup v%d %s (%s)\n", c->ver, c->dir,
+		       c->own_cgroup ? "created for this run" :
+		       o->cgpath ? o->cgpath_from :
+		       o->root ? "root of the hierarchy" : "the one we run in");
+	if (c->create_note[0])
+		ksft_print_msg("not creating a cgroup: %s\n", c->create_note);
 	ksft_print_msg("reads per row %ld (batches of %ld), cat processes %ld, clock %s\n",
-		       opt.count, opt.batch, opt.cat_count, KB_CLOCK_NAME);
-	if (!have_ks[F_STAT])
+		       o->count, o->batch, o->cat_count, KB_CLOCK_NAME);
+	kb_placement_describe(&c->place, where, sizeof(where));
+	ksft_print_msg("placement: %s%s\n", where,
+		       c->proc_prio ? "; process rows at SCHED_FIFO 1" : "");
+	if (c->sched_note[0])
+		ksft_print_msg("%s\n", c->sched_note);
+	if (!c->have_ks[F_STAT])
 		ksft_print_msg("kernel has no memory.stat.ks in %s: the ks rows skip, the legacy rows run\n",
-			       cgdir);
-	if (!opt.bench) {
-		check_stat_parse();
-		check_numa_sums();
-		check_anon_growth();
-		check_numa_node();
-		time_devnull_cat();
+			       c->dir);
+	run_checks(c);
+	if (rows_selected(c)) {
+		run_rows(c);
+		run_bpf_rows(c);
 	}
-	run_legacy();
-	run_ks();
-	run_bpf_iter();
-	print_table();
+	kb_mcb_free(c->bpf.b);
+	c->bpf.b = NULL;
+	ks_reset(c);
+	if (rows_selected(c))
+		print_table(c);
 	ksft_print_msg("wall time %.1f s\n", (double)(kb_now_ns() - t0) / 1e9);
 }
 
 /* --set-filter: write the filter to both .ks files and leave it there. */
-static int set_filter_mode(void)
+static int set_filter_mode(struct memcg_ctx *c)
 {
+	const struct options *o = &c->opt;
 	char filter[FILTER_LEN];
 	int f, err, written = 0;
 
-	if (!strcmp(opt.set_filter, "reset")) {
+	if (!strcmp(o->set_filter, "reset")) {
 		snprintf(filter, sizeof(filter), "\n");
-	} else if (isdigit((unsigned char)opt.set_filter[0])) {
-		int n = (int)kb_parse_ll(opt.set_filter, "--set-filter", 1,
+	} else if (isdigit((unsigned char)o->set_filter[0])) {
+		int n = (int)kb_parse_ll(o->set_filter, "--set-filter", 1,
 					 MAX_FIELDS);
 
-		build_field_filter(n, filter, sizeof(filter));
+		build_field_filter(n, !o->no_flush, filter, sizeof(filter));
 	} else {
-		build_key_filter(filter, sizeof(filter));
+		build_key_filter(o->keys, !o->no_flush, filter, sizeof(filter));
 	}
-	ks_probe();
+	ks_probe(c);
 	for (f = 0; f < NR_FILES; f++) {
-		if (!have_ks[f]) {
+		if (!c->have_ks[f]) {
 			printf("%s: kernel has no %s.ks in %s: no filter set\n",
-			       kb_prog(), file_name[f], cgdir);
+			       kb_prog(), file_name[f], c->dir);
 			continue;
 		}
-		err = ks_write(f, filter);
+		err = ks_write(c, f, filter);
 		if (err) {
 			fprintf(stderr, "%s: writing '%s' to %s/%s.ks: %s\n",
-				kb_prog(), filter, cgdir, file_name[f],
+				kb_prog(), filter, c->dir, file_name[f],
 				strerror(-err));
 			return 1;
 		}
-		printf("%s: %s/%s.ks: filter set to '%s'\n", kb_prog(), cgdir,
+		printf("%s: %s/%s.ks: filter set to '%s'\n", kb_prog(), c->dir,
 		       file_name[f], filter[0] == '\n' ? "" : filter);
 		written++;
 	}
 	return written ? 0 : KSFT_SKIP;
 }
-
 /* ---- command line ------------------------------------------------------ */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *ctx)
 {
+	(void)ctx;
 	fprintf(f,
 "Usage: %s [OPTION]...\n"
 "Time reads of a memory cgroup's memory.stat and memory.numa_stat, legacy\n"
@@ -1696,6 +1957,7 @@ static void usage(FILE *f)
 "  -k, --keys=LIST     key-name filter, e.g. anon,file,shmem (default: the\n"
 "                      first 8 keys of memory.stat)\n"
 "      --no-flush      leave out the leading 'flush' token\n"
+
 "Modes:\n"
 "      --bench         the seed's sequence only: per_read rows of the\n"
 "                      legacy files, then of the .ks files with each filter\n"
@@ -1705,53 +1967,52 @@ static void usage(FILE *f)
 "                      or reset to legacy, to both .ks files and exit\n"
 "                      (the filter stays)\n"
 "      --full          the seed-sized run (--count %d --cat-count %d)\n"
-"      --json=FILE     write every figure as kbench JSON to FILE\n"
-"  -h, --help          this help\n"
 "\n"
+"-t NAME runs the checks named (see -l) and no timing row. The program\n"
+"runs pinned to one CPU and the process rows at SCHED_FIFO 1 when\n"
+"permitted (CAP_SYS_NICE or RLIMIT_RTPRIO); --no-pin leaves both to the\n"
+"scheduler.\n"
 "Figures are microseconds per read (%s). Writing a filter or creating a\n"
 "cgroup needs write access (ownership or CAP_DAC_OVERRIDE): without it\n"
-"those parts skip. A filter we write is reset to legacy at the end.\n"
-"Exit status: 0 pass, 1 a test failed, 2 bad usage, 4 everything skipped.\n",
+"those parts skip. A filter we write is reset to legacy at the end.\n",
 		kb_prog(), DEFAULT_COUNT, FULL_COUNT, SLOW_COUNT,
 		DEFAULT_CAT_COUNT, FULL_CAT_COUNT, MAX_FIELDS, FULL_COUNT,
 		FULL_COUNT, FULL_CAT_COUNT, KB_CLOCK_NAME);
 }
 
-static void parse_fields(const char *arg)
+static void parse_fields(struct options *opt, const char *arg)
 {
 	char buf[256], *tok, *save;
 
+	kb_check_list(arg, "--fields");
 	if (strlen(arg) >= sizeof(buf))
 		kb_usage_error("--fields: list too long");
 	snprintf(buf, sizeof(buf), "%s", arg);
-	opt.nfields = 0;
+	opt->nfields = 0;
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (opt.nfields == MAX_FILTERS)
+		if (opt->nfields == MAX_FILTERS)
 			kb_usage_error("--fields: at most %d sizes", MAX_FILTERS);
-		opt.fields[opt.nfields++] =
+		opt->fields[opt->nfields++] =
 			(int)kb_parse_ll(tok, "--fields", 1, MAX_FIELDS);
 	}
-	if (!opt.nfields)
+	if (!opt->nfields)
 		kb_usage_error("--fields: empty list");
 }
 
 /* Key names and BTF paths: letters, digits, '_', '.', '[', ']'. */
-static void parse_keys(const char *arg)
+static void parse_keys(struct options *opt, const char *arg)
 {
 	const char *p;
 	int n = 1;
 
-	if (!*arg || strlen(arg) >= sizeof(opt.keys) - 8)
-		kb_usage_error("invalid value '%s' for --keys: empty or too long",
-			       arg);
+	kb_check_list(arg, "--keys");
+	if (strlen(arg) >= sizeof(opt->keys) - 8)
+		kb_usage_error("invalid value '%s' for --keys: too long", arg);
 	for (p = arg; *p; p++) {
-		if (*p == ',') {
-			if (p == arg || p[1] == ',' || !p[1])
-				kb_usage_error("invalid value '%s' for --keys: empty key",
-					       arg);
+		if (*p == ',')
 			n++;
-		} else if (!isalnum((unsigned char)*p) && !strchr("_.[]", *p)) {
+		else if (!isalnum((unsigned char)*p) && !strchr("_.[]", *p)) {
 			kb_usage_error("invalid value '%s' for --keys: bad character '%c'",
 				       arg, *p);
 		}
@@ -1759,170 +2020,186 @@ static void parse_keys(const char *arg)
 	if (n > MAX_FIELDS)
 		kb_usage_error("invalid value '%s' for --keys: more than %d keys",
 			       arg, MAX_FIELDS);
-	snprintf(opt.keys, sizeof(opt.keys), "%s", arg);
-	opt.keys_set = true;
+	snprintf(opt->keys, sizeof(opt->keys), "%s", arg);
+	opt->keys_set = true;
 }
 
-static void parse_options(int argc, char **argv)
-{
-	enum { OPT_FULL = 256, OPT_JSON, OPT_ROOT, OPT_CATS, OPT_NOFLUSH,
-	       OPT_BENCH, OPT_SET, OPT_BUDGET };
-	static const struct option longopts[] = {
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "root", no_argument, NULL, OPT_ROOT },
-		{ "count", required_argument, NULL, 'n' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "cat-count", required_argument, NULL, OPT_CATS },
-		{ "alloc", required_argument, NULL, 'm' },
-		{ "fields", required_argument, NULL, 'f' },
-		{ "keys", required_argument, NULL, 'k' },
-		{ "no-flush", no_argument, NULL, OPT_NOFLUSH },
-		{ "bench", no_argument, NULL, OPT_BENCH },
-		{ "set-filter", required_argument, NULL, OPT_SET },
-		{ "max-row-time", required_argument, NULL, OPT_BUDGET },
-		{ "full", no_argument, NULL, OPT_FULL },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *env = getenv("CGPATH");
-	bool big;
-	int c;
+enum { OPT_ROOT = 256, OPT_CATS, OPT_NOFLUSH, OPT_BENCH, OPT_SET, OPT_BUDGET };
 
-	opt.alloc = DEFAULT_ALLOC;
-	opt.row_budget_s = -1;
-	while ((c = getopt_long(argc, argv, "c:n:b:m:f:k:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (!*optarg)
-				kb_usage_error("--cgroup: empty path");
-			opt.cgpath = optarg;
-			break;
-		case OPT_ROOT:
-			opt.root = true;
-			break;
-		case 'n':
-			opt.count = kb_parse_ll(optarg, "--count", 2, 100000000);
-			break;
-		case 'b':
-			opt.batch = kb_parse_ll(optarg, "--batch", 1, 100000);
-			break;
-		case OPT_CATS:
-			opt.cat_count = kb_parse_ll(optarg, "--cat-count", 2, 1000000);
-			break;
-		case 'm':
-			opt.alloc = kb_parse_size(optarg, "--alloc", 4 * MIB,
-						  4096 * MIB);
-			break;
-		case 'f':
-			parse_fields(optarg);
-			break;
-		case 'k':
-			parse_keys(optarg);
-			break;
-		case OPT_NOFLUSH:
-			opt.no_flush = true;
-			break;
-		case OPT_BENCH:
-			opt.bench = true;
-			break;
-		case OPT_SET:
-			opt.set_filter = optarg;
-			break;
-		case OPT_BUDGET:
-			opt.row_budget_s = (double)kb_parse_duration(optarg,
-								      "--max-row-time");
-			break;
-		case OPT_FULL:
-			opt.full = true;
-			break;
-		case OPT_JSON:
-			opt.json = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			kb_usage_hint();
-		}
+static const struct option longopts[] = {
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "root", no_argument, NULL, OPT_ROOT },
+	{ "count", required_argument, NULL, 'n' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "cat-count", required_argument, NULL, OPT_CATS },
+	{ "alloc", required_argument, NULL, 'm' },
+	{ "fields", required_argument, NULL, 'f' },
+	{ "keys", required_argument, NULL, 'k' },
+	{ "no-flush", no_argument, NULL, OPT_NOFLUSH },
+	{ "bench", no_argument, NULL, OPT_BENCH },
+	{ "set-filter", required_argument, NULL, OPT_SET },
+	{ "max-row-time", required_argument, NULL, OPT_BUDGET },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void on_option(int c, const char *arg, void *ctx)
+{
+	struct options *opt = ctx;
+
+	switch (c) {
+	case 'c':
+		if (!*arg)
+			kb_usage_error("--cgroup: empty path");
+		opt->cgpath = arg;
+		break;
+	case OPT_ROOT:
+		opt->root = true;
+		break;
+	case 'n':
+		opt->count = kb_parse_ll(arg, "--count", 2, 100000000);
+		break;
+	case 'b':
+		opt->batch = kb_parse_ll(arg, "--batch", 1, 100000);
+		break;
+	case OPT_CATS:
+		opt->cat_count = kb_parse_ll(arg, "--cat-count", 2, 1000000);
+		break;
+	case 'm':
+		opt->alloc = kb_parse_size(arg, "--alloc", 4 * MIB, 4096 * MIB);
+		break;
+	case 'f':
+		parse_fields(opt, arg);
+		break;
+	case 'k':
+		parse_keys(opt, arg);
+		break;
+	case OPT_NOFLUSH:
+		opt->no_flush = true;
+		break;
+	case OPT_BENCH:
+		opt->bench = true;
+		break;
+	case OPT_SET:
+		opt->set_filter = arg;
+		break;
+	case OPT_BUDGET:
+		opt->row_budget_s = kb_parse_seconds(arg, "--max-row-time",
+						     0.001, 86400);
+		break;
 	}
-	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
-	if (opt.root && opt.cgpath)
+}
+
+/* Defaults that depend on other options, after the whole line. */
+static void finish_options(struct options *opt, const struct kb_opts *common)
+{
+	const char *env = getenv("CGPATH");
+	bool big = common->full || opt->bench;
+	static const int seed_sizes[] = { 3, 16, 32, 64, 128 };
+
+	if (opt->root && opt->cgpath)
 		kb_usage_error("--root and --cgroup exclude each other");
-	if (opt.bench && opt.set_filter)
+	if (opt->bench && opt->set_filter)
 		kb_usage_error("--bench and --set-filter exclude each other");
-	if (!opt.cgpath && !opt.root && env && *env) {
-		opt.cgpath = env;
-		cgpath_from = "CGPATH";
+	if (!opt->cgpath && !opt->root && env && *env) {
+		opt->cgpath = env;
+		opt->cgpath_from = "CGPATH";
 	}
-	if (opt.set_filter && strcmp(opt.set_filter, "reset") &&
-	    !isdigit((unsigned char)opt.set_filter[0]))
-		parse_keys(opt.set_filter);
-	big = opt.full || opt.bench;
+	if (opt->set_filter && strcmp(opt->set_filter, "reset") &&
+	    !isdigit((unsigned char)opt->set_filter[0]))
+		parse_keys(opt, opt->set_filter);
 	/*
 	 * The quick default run bounds each row in time, so that an emulated
 	 * guest (cat processes there take ~100 ms) still ends in time.
 	 */
-	if (!opt.count && !opt.cat_count && !big && opt.row_budget_s < 0)
-		opt.row_budget_s = kb_machine_slow() ? 1.0 : DEFAULT_ROW_BUDGET_S;
-	if (opt.row_budget_s < 0)
-		opt.row_budget_s = 0;
-	if (!opt.count)
-		opt.count = big ? FULL_COUNT :
-			    kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
-	if (!opt.cat_count)
-		opt.cat_count = opt.full ? FULL_CAT_COUNT :
-				kb_machine_slow() ? SLOW_CAT_COUNT :
-				DEFAULT_CAT_COUNT;
-	if (!opt.batch) {
-		opt.batch = opt.count / 200;
-		opt.batch = opt.batch < 1 ? 1 : opt.batch > 1000 ? 1000 : opt.batch;
+	if (!opt->count && !opt->cat_count && !big && opt->row_budget_s < 0)
+		opt->row_budget_s = kb_machine_slow() ? 1.0 : DEFAULT_ROW_BUDGET_S;
+	if (opt->row_budget_s < 0)
+		opt->row_budget_s = 0;
+	if (!opt->count)
+		opt->count = big ? FULL_COUNT :
+			     kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
+	if (!opt->cat_count)
+		opt->cat_count = kb_pick_count(common, DEFAULT_CAT_COUNT,
+					       FULL_CAT_COUNT, SLOW_CAT_COUNT);
+	if (!opt->batch) {
+		opt->batch = opt->count / 200;
+		opt->batch = opt->batch < 1 ? 1 :
+			     opt->batch > 1000 ? 1000 : opt->batch;
 	}
-	if (opt.batch > opt.count / 2)
+	if (opt->batch > opt->count / 2)
 		kb_usage_error("--batch %ld: at most half of --count (%ld)",
-			       opt.batch, opt.count);
-	if (!opt.nfields) {
-		static const int seed_sizes[] = { 3, 16, 32, 64, 128 };
-
-		for (c = 0; c < 5; c++)
-			opt.fields[opt.nfields++] = seed_sizes[c];
+			       opt->batch, opt->count);
+	if (!opt->nfields) {
+		memcpy(opt->fields, seed_sizes, sizeof(seed_sizes));
+		opt->nfields = ARRAY_SIZE(seed_sizes);
 	}
 }
 
+static void parse_options(struct memcg_ctx *c, int argc, char **argv)
+{
+	const struct kb_cli cli = {
+		.short_opts = "c:n:b:m:f:k:", .long_opts = longopts,
+		.on_option = on_option, .ctx = &c->opt, .usage = usage,
+		.tests = checks, .ntests = ARRAY_SIZE(checks),
+		.placement = true,
+	};
+
+	c->opt.alloc = DEFAULT_ALLOC;
+	c->opt.cgpath_from = "--cgroup";
+	c->opt.row_budget_s = -1;
+	kb_parse_args(argc, argv, &cli, &c->common);
+	finish_options(&c->opt, &c->common);
+}
+
+/* Static: the cleanup handlers keep pointers into it until exit. */
+static struct memcg_ctx ctx = {
+	.child = { .pid = -1, .req_fd = -1, .ack_fd = -1 },
+	.devnull_fd = -1,
+	.numa_node = -1,
+	.devnull_cat_median = -1,
+};
+
 int main(int argc, char **argv)
 {
+	struct memcg_ctx *c = &ctx;
+	int err;
+
 	kb_init("memcg_ks", argc, argv);
-	parse_options(argc, argv);
-	page_size = sysconf(_SC_PAGESIZE);
-	devnull_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	snprintf(variant_tag[0], sizeof(variant_tag[0]), "legacy");
-	nvariants = 1;
+	parse_options(c, argc, argv);
+	c->page_size = sysconf(_SC_PAGESIZE);
+	c->devnull_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-	if (opt.set_filter) {
-		if (!opt.cgpath)
-			opt.root = true;
-		pick_cgroup(false);
-		return set_filter_mode();
+	if (c->opt.set_filter) {
+		if (!c->opt.cgpath)
+			c->opt.root = true;
+		pick_cgroup(c, false);
+		return set_filter_mode(c);
 	}
-	pick_cgroup(true);
-	if (!opt.keys_set)
-		default_keys(opt.keys, sizeof(opt.keys));
-	if (!opt.bench)
-		place_child();
-	if (!child_skip[0] && child_pid > 0) {
-		int err = child_do(CHILD_ALLOC, BASE_ALLOC, -1);
-
+	pick_cgroup(c, true);
+	if (!c->opt.keys_set)
+		default_keys(c, c->opt.keys, sizeof(c->opt.keys));
+	build_variants(c);
+	if (!c->opt.bench)
+		place_child(c);
+	else
+		snprintf(c->child.skip, sizeof(c->child.skip), "--bench");
+	/* --bench runs no check: the verdict is never used */
+	if (!c->child.skip[0]) {
+		err = child_do(&c->child, CHILD_ALLOC, BASE_ALLOC, -1);
 		if (err)
-			snprintf(child_skip, sizeof(child_skip),
-				 "the child cannot allocate: %s", strerror(-err));
+			c->child.verdict = kb_errno_result(err, KB_NO_CAP,
+							   "the child cannot allocate",
+							   c->child.skip,
+							   sizeof(c->child.skip));
 	}
-	ks_probe();
-	record_params();
-	run_tests();
-	kill_child(NULL);
-	ks_reset(NULL);
-	if (own_cgroup && kb_cgroup_remove(&test_cg))
-		ksft_print_msg("cgroup %s still there after removal\n", test_cg.path);
-	kb_finish(opt.json);
+	ks_probe(c);
+	kb_placement_setup(&c->place, c->common.no_pin, false);
+	plan_priority(c);
+	record_params(c);
+	run_tests(c);
+	child_kill(&c->child);
+	if (c->own_cgroup && kb_cgroup_remove(&c->test_cg))
+		ksft_print_msg("cgroup %s still there after removal\n",
+			       c->test_cg.path);
+	kb_finish(c->common.json);
 }

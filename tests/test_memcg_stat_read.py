@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of bench/memcg_stat_read.py (the memcg_ks side-by-side table)."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+
+import memcg_stat_read  # noqa: E402
+
+
+def doc(rows):
+    return {"kernel": {"release": "6.12"}, "clock": "CLOCK_MONOTONIC",
+            "params": {"cgroup_version": 2, "cgroup": "/sys/fs/cgroup/x",
+                       "cgroup_origin": "created", "count": 100,
+                       "batch": 10, "cat_count": 5},
+            "rows": rows}
+
+
+def row(name, median, status="ok"):
+    return {"name": name, "status": status, "median": median}
+
+
+class TableTest(unittest.TestCase):
+    def test_ratios(self):
+        lines = memcg_stat_read.table(doc([
+            row("stat_legacy_per_read", 5.0),
+            row("stat_legacy_per_cat", 10.0),
+            row("stat_legacy_cat_process", 1000.0),
+            row("stat_ks3_per_read", 1.0),
+            row("cat_devnull_process", 900.0),
+        ]))
+        text = "\n".join(lines)
+        self.assertIn("200.0", text)           # cat / read
+        self.assertIn("100.0", text)           # cat / per_cat
+        self.assertRegex(text, r"memory\.stat\.ks +ks3 +x0\.20")
+        self.assertIn("cat /dev/null", text)
+
+    def test_failed_rows_left_out(self):
+        lines = memcg_stat_read.table(doc([
+            row("stat_legacy_per_read", 5.0),
+            row("stat_ks3_per_read", 1.0, status="fail"),
+        ]))
+        self.assertIn("no .ks rows", "\n".join(lines))
+
+    def test_bad_file_is_exit_2(self):
+        self.assertEqual(memcg_stat_read.main(["x", "/nonexistent.json"]), 2)
+        self.assertEqual(memcg_stat_read.main(["x"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
