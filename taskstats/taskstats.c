@@ -779,7 +779,8 @@ static int v1_own_path(const struct kb_mount *m, const char *proc_cgroup,
 	for (tok = strtok_r(opts, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save))
 		if (strcmp(tok, "rw") && strcmp(tok, "ro") &&
-		    !kb_proc_cgroup_path(proc_cgroup, KB_CGROUP_V1, tok, path,
+		    !kb_proc_cgroup_path(proc_cgroup, strlen(proc_cgroup),
+					 KB_CGROUP_V1, tok, path,
 					 size))
 			return 0;
 	return -ENOENT;
@@ -803,11 +804,14 @@ static int cgroup_dirs_parse(const char *mountinfo, const char *proc_cgroup,
 		snprintf(line, sizeof(line), "%.*s",
 			 (int)(nl ? nl - at : (ptrdiff_t)strlen(at)), at);
 		at = nl ? nl + 1 : NULL;
-		if (kb_mountinfo_parse_line(line, m) || strcmp(m->root, "/"))
+		if (kb_mountinfo_parse_line(line, strlen(line), m) ||
+		    strcmp(m->root, "/"))
 			continue;
 		if (!strcmp(m->fstype, "cgroup2"))
-			err = kb_proc_cgroup_path(proc_cgroup, KB_CGROUP_V2,
-						  NULL, path, sizeof(path));
+			err = kb_proc_cgroup_path(proc_cgroup,
+						  strlen(proc_cgroup),
+						  KB_CGROUP_V2, NULL, path,
+						  sizeof(path));
 		else if (!strcmp(m->fstype, "cgroup"))
 			err = v1_own_path(m, proc_cgroup, path, sizeof(path));
 		else
