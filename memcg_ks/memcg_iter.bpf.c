@@ -104,24 +104,28 @@ static __always_inline int dump(struct bpf_iter__cgroup *ctx, __u32 flushed)
 SEC("iter.s/cgroup")
 int dump_memcg_rstat(struct bpf_iter__cgroup *ctx)
 {
-	if (ctx->cgroup)
-		cgroup_rstat_flush(ctx->cgroup);
+	struct cgroup *cgrp = ctx->cgroup;
+
+	if (!cgrp)
+		return 0;
+	cgroup_rstat_flush(cgrp);
 	return dump(ctx, KB_MCI_FLUSHED_CGROUP);
 }
 
 SEC("iter.s/cgroup")
 int dump_memcg_kfuncs(struct bpf_iter__cgroup *ctx)
 {
+	struct cgroup *cgrp = ctx->cgroup;
 	struct mem_cgroup *memcg;
 	__u32 flushed = 0;
 
-	if (ctx->cgroup) {
-		memcg = bpf_get_mem_cgroup(&ctx->cgroup->self);
-		if (memcg) {
-			bpf_mem_cgroup_flush_stats(memcg);
-			bpf_put_mem_cgroup(memcg);
-			flushed = KB_MCI_FLUSHED_MEMCG;
-		}
+	if (!cgrp)
+		return 0;
+	memcg = bpf_get_mem_cgroup(&cgrp->self);
+	if (memcg) {
+		bpf_mem_cgroup_flush_stats(memcg);
+		bpf_put_mem_cgroup(memcg);
+		flushed = KB_MCI_FLUSHED_MEMCG;
 	}
 	return dump(ctx, flushed);
 }
