@@ -38,7 +38,7 @@ struct kb_mcb {
 int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
 		  size_t whylen)
 {
-	int i, span = 0;
+	int i;
 
 	if (n < 1 || n > KB_MCI_MAX_FIELDS) {
 		snprintf(why, whylen, "%d counters: 1 to %d", n, KB_MCI_MAX_FIELDS);
@@ -51,11 +51,8 @@ int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
 			return -EINVAL;
 		}
 		b->skel->bss->fields[i] = slots[i];
-		if (slots[i] + 1 > span)
-			span = slots[i] + 1;
 	}
 	b->skel->bss->nr_fields = n;
-	b->skel->bss->span = span;
 	return 0;
 }
 
@@ -199,7 +196,9 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 	b->flags = h.flags;
 	if (h.flags & KB_MCI_NO_MEMCG)
 		return -ENODATA;
-	if ((size_t)got != sizeof(h) + h.nr * sizeof(int64_t))
+	/* The program writes all KB_MCI_MAX_FIELDS slots, h.nr of them set. */
+	if (h.nr > KB_MCI_MAX_FIELDS ||
+	    (size_t)got != sizeof(h) + KB_MCI_MAX_FIELDS * sizeof(int64_t))
 		return -EBADMSG;
 	*vals = (const int64_t *)(b->buf.data + sizeof(h));
 	return h.nr;

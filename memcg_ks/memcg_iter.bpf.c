@@ -46,7 +46,6 @@ struct mem_cgroup___new {
 /* The selection, set by user space between reads: one load serves all. */
 __u32 nr_fields;
 __u32 fields[KB_MCI_MAX_FIELDS];
-__u32 span;	/* slots read: max(fields) + 1 */
 
 struct {
 	struct kb_mci_header h;
@@ -73,7 +72,7 @@ static __always_inline int dump(struct bpf_iter__cgroup *ctx, __u32 flushed)
 {
 	struct cgroup *cgrp = ctx->cgroup;
 	struct cgroup_subsys_state *css;
-	__u32 i, n = nr_fields, len = span;
+	__u32 i, n = nr_fields;
 	const void *base;
 
 	if (!cgrp)
@@ -89,15 +88,19 @@ static __always_inline int dump(struct bpf_iter__cgroup *ctx, __u32 flushed)
 	}
 	out.h.flags |= flushed;
 	base = state_base(css);
-	if (len > KB_MCI_MAX_STATE)
-		len = KB_MCI_MAX_STATE;
-	if (n > KB_MCI_MAX_FIELDS)
-		n = KB_MCI_MAX_FIELDS;
-	bpf_probe_read_kernel(state, len * sizeof(state[0]), base);
-	for (i = 0; i < KB_MCI_MAX_FIELDS && i < n; i++)
+	/*
+	 * Constant sizes only: older verifiers (6.1, 6.12) lose the bounds
+	 * of sizes computed from map values. The struct holding state[] is
+	 * larger than the span read, and user space reads h.nr values.
+	 */
+	bpf_probe_read_kernel(state, sizeof(state), base);
+	for (i = 0; i < KB_MCI_MAX_FIELDS; i++) {
+		if (i >= n)
+			break;
 		out.v[i] = state[fields[i] & (KB_MCI_MAX_STATE - 1)];
-	out.h.nr = n;
-	bpf_seq_write(ctx->meta->seq, &out, sizeof(out.h) + n * sizeof(out.v[0]));
+	}
+	out.h.nr = i;
+	bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
 	return 0;
 }
 
