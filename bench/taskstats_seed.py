@@ -12,7 +12,7 @@ import json
 import sys
 
 METHODS = ["netlink_per_pid", "netlink_batched", "procfs", "procfs_pread",
-           "ioctl"]
+           "ioctl", "bpf_iter"]
 SEED = {"1000": {"netlink_per_pid": 0.004446851, "ioctl": 0.001553733},
         "10000": {"netlink_per_pid": 0.047024986, "ioctl": 0.023290664}}
 
@@ -60,6 +60,12 @@ def print_tables(rows, kernel, sizes):
             v = pass_s(rows, n, m)
             cells.append(f"{base / v:16.2f}x" if base and v else f"{'-':>17}")
         print(f"{int(rows[n]['_n']):<16}" + "".join(cells))
+    print()
+    for n in sizes:
+        r = rows[n].get("bpf_iter") or {}
+        if r.get("status") == "ok" and "load_ms" in r.get("extra", {}):
+            print(f"bpf_iter at {n}: program load {r['extra']['load_ms']:.3f} "
+                  "ms, once (not in the passes above)")
     print()
     print("seed (2021, RFC kernel):")
     for n, s in SEED.items():

@@ -3,8 +3,9 @@
 #
 # Reproduce the table of seed 000 (the /proc/taskstats RFC benchmark):
 # seconds per pass over 1000 and 10000 processes, for every method, in one
-# run, with the ratio of each method to per-pid netlink. Goal: batched
-# netlink at least 1.2x faster than per-pid netlink at 1000 processes.
+# run, with the ratio of each method to per-pid netlink, and what loading
+# the bpf_iter program costs once. Goal: batched netlink at least 1.2x
+# faster than per-pid netlink at 1000 processes.
 #
 # Usage: bench/taskstats_seed.sh [-p PASSES] [-K BATCH] [-s "1000 10000"] [-o DIR]
 # Needs CAP_NET_ADMIN for the netlink rows (run as root).
@@ -20,7 +21,7 @@ goal=1.2
 rows=netlink_per_pid,netlink_batched,procfs,procfs_pread,ioctl,children_reaped
 
 usage() {
-	sed -n '4,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '4,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 while getopts "p:K:s:o:h" o; do

@@ -9,6 +9,7 @@
 #include "kbench.h"
 #include "kselftest.h"	/* ARRAY_SIZE */
 #include "netlink.h"
+#include "taskstats_bpf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -531,6 +532,8 @@ static const struct {
 		"pread at offset 0 of /proc/PID/stat, schedstat and io kept open" },
 	[KB_TS_IOCTL] = { "ioctl",
 		"one TASKSTATS_IOC_ATTR_PID ioctl per pid on /proc/taskstats (RFC, not in mainline)" },
+	[KB_TS_BPF_ITER] = { "bpf_iter",
+		"one read() loop on a BPF task iterator that keeps the tasks by comm in the kernel (mainline)" },
 };
 
 struct kb_ts_ctx {
@@ -544,6 +547,9 @@ struct kb_ts_ctx {
 	int *fds;		/* procfs_pread: NR_PROC_FILES per pid of a chunk */
 	size_t chunk;		/* pids per chunk */
 	bool fds_open;		/* the single chunk stays open across passes */
+	struct kb_tsb *tsb;	/* bpf_iter */
+	struct kb_ts_slot *slots;	/* bpf_iter: pids sorted, with their index */
+	uint64_t load_ns;
 	char readbuf[4096];
 };
 
@@ -837,6 +843,105 @@ static bool ioctl_pid(struct kb_ts_ctx *ctx, pid_t pid)
 	return ts.pid == id;
 }
 
+/* ---- BPF task iterator ---------------------------------------------- */
+
+struct kb_ts_slot {
+	pid_t pid;
+	size_t index;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	pid_t x = ((const struct kb_ts_slot *)a)->pid;
+	pid_t y = ((const struct kb_ts_slot *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+static bool read_comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	got = read(fd, comm, len - 1);
+	close(fd);
+	if (got <= 0)
+		return false;
+	comm[got] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return true;
+}
+
+/*
+ * The kernel-side filter: the longest comm prefix all pids share (their
+ * common comm when they were selected by it). Records of other tasks
+ * that pass it are dropped by pid in user space.
+ */
+static void common_comm(const pid_t *pids, size_t n, char *filter, size_t len)
+{
+	char comm[64];
+	size_t i, k;
+
+	filter[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (!read_comm(pids[i], comm, sizeof(comm)))
+			continue;
+		if (!filter[0] && i == 0) {
+			comm[len - 1] = '\0';
+			memcpy(filter, comm, len);
+			continue;
+		}
+		for (k = 0; filter[k] && filter[k] == comm[k]; k++)
+			;
+		filter[k] = '\0';
+	}
+}
+
+static int bpf_setup(struct kb_ts_ctx *ctx, char *why, size_t whylen)
+{
+	char filter[16];
+	size_t i;
+	int err;
+
+	ctx->slots = malloc((ctx->n ? ctx->n : 1) * sizeof(*ctx->slots));
+	if (!ctx->slots)
+		return -ENOMEM;
+	for (i = 0; i < ctx->n; i++) {
+		ctx->slots[i].pid = ctx->pids[i];
+		ctx->slots[i].index = i;
+	}
+	qsort(ctx->slots, ctx->n, sizeof(*ctx->slots), cmp_slot);
+	common_comm(ctx->pids, ctx->n, filter, sizeof(filter));
+	ctx->tsb = kb_tsb_open(filter, &ctx->load_ns, &err, why, whylen);
+	return ctx->tsb ? 0 : err;
+}
+
+static long pass_bpf(struct kb_ts_ctx *ctx, bool *ok)
+{
+	struct kb_ts_slot key, *hit;
+	struct kb_ts_stats ts;
+	long got, i, answered = 0;
+
+	memset(ok, 0, ctx->n * sizeof(*ok));
+	got = kb_tsb_pass(ctx->tsb);
+	for (i = 0; i < got; i++) {
+		kb_tsb_get(ctx->tsb, i, &ts);
+		key.pid = ts.pid;
+		hit = bsearch(&key, ctx->slots, ctx->n, sizeof(*ctx->slots),
+			      cmp_slot);
+		if (hit && !ok[hit->index]) {
+			ok[hit->index] = true;
+			answered++;
+		}
+	}
+	return got < 0 ? got : answered;
+}
+
 /* ---- contexts and passes --------------------------------------------- */
 
 struct kb_ts_ctx *kb_ts_ctx_new(enum kb_ts_method m, unsigned int batch,
@@ -871,6 +976,9 @@ struct kb_ts_ctx *kb_ts_ctx_new(enum kb_ts_method m, unsigned int batch,
 	case KB_TS_IOCTL:
 		*err = ioctl_setup(ctx, why, whylen);
 		break;
+	case KB_TS_BPF_ITER:
+		*err = bpf_setup(ctx, why, whylen);
+		break;
 	default:
 		*err = -EINVAL;
 		snprintf(why, whylen, "unknown method");
@@ -894,6 +1002,8 @@ void kb_ts_ctx_free(struct kb_ts_ctx *ctx)
 	if (ctx->fds && ctx->fds_open)
 		close_fds(ctx, ctx->n);
 	free(ctx->fds);
+	kb_tsb_free(ctx->tsb);
+	free(ctx->slots);
 	free(ctx);
 }
 
@@ -902,6 +1012,11 @@ size_t kb_ts_ctx_chunks(const struct kb_ts_ctx *ctx)
 	if (ctx->method != KB_TS_PROCFS_PREAD || !ctx->chunk)
 		return 1;
 	return (ctx->n + ctx->chunk - 1) / ctx->chunk;
+}
+
+uint64_t kb_ts_ctx_load_ns(const struct kb_ts_ctx *ctx)
+{
+	return ctx->load_ns;
 }
 
 long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx)
@@ -930,6 +1045,9 @@ long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
 	case KB_TS_IOCTL:
 		for (i = 0; i < ctx->n; i++)
 			answered += ok[i] = ioctl_pid(ctx, ctx->pids[i]);
+		break;
+	case KB_TS_BPF_ITER:
+		answered = pass_bpf(ctx, ok);
 		break;
 	default:
 		return -EINVAL;

@@ -208,6 +208,7 @@ enum kb_ts_method {
 	KB_TS_PROCFS,
 	KB_TS_PROCFS_PREAD,
 	KB_TS_IOCTL,
+	KB_TS_BPF_ITER,
 	KB_TS_NR_METHODS,
 };
 
@@ -250,6 +251,12 @@ long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns);
 
 /* Chunks a procfs_pread pass needs (1 = every fd stays open). */
 size_t kb_ts_ctx_chunks(const struct kb_ts_ctx *ctx);
+
+/*
+ * What opening, loading and attaching the BPF program of a bpf_iter
+ * context took in ns (0 for other methods): paid once, not per pass.
+ */
+uint64_t kb_ts_ctx_load_ns(const struct kb_ts_ctx *ctx);
 
 /* Receive buffer of a netlink context in bytes (0 for other methods). */
 long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx);

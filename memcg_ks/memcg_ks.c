@@ -38,7 +38,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpf_iter.h"
 #include "cgroup.h"
+#include "memcg_bpf.h"
 #include "kbench_ktap.h"
 #include "rtsched.h"
 
@@ -161,6 +163,13 @@ struct memcg_ctx {
 	char text[READ_BUF_SIZE];	/* read_text(): the last file read */
 	char stat_text[READ_BUF_SIZE];	/* read_stat()'s, apart from it */
 	char read_buf[READ_BUF_SIZE];	/* the timed reads land here */
+	struct bpf_state {		/* the cgroup iterator, loaded once */
+		bool tried;
+		struct kb_mcb *b;
+		uint64_t load_ns;
+		int err;
+		char why[PATH_MAX + 256];
+	} bpf;
 };
 
 static const char *const file_name[NR_FILES] = {
@@ -793,29 +802,34 @@ static void ks_probe(struct memcg_ctx *c)
 /* Entries of vmstats.state[] every kernel with the .ks files has. */
 #define STATE_SPAN	32
 
-/* The seed's filters: N fields of vmstats.state[], 3 = its own pick. */
+/*
+ * The seed's selections: N slots of vmstats.state[], 3 = its own pick.
+ * The array is shorter than 128 on current kernels (6.12: ~40 counters;
+ * a bounds-checking kernel rejects state[40]): N > 3 cycles through its
+ * first STATE_SPAN entries, N fields all the same.
+ */
+static void field_slots(int n, int *slots)
+{
+	static const int seed3[] = { 14, 16, 5 };
+	int i;
+
+	for (i = 0; i < n; i++)
+		slots[i] = n == 3 ? seed3[i] : i % STATE_SPAN;
+}
+
+/* The .ks filter reading the slots of field_slots(). */
 static void build_field_filter(int n, bool flush, char *buf, size_t size)
 {
+	int slots[MAX_FIELDS], i;
 	size_t len = 0;
-	int i;
 
 	buf[0] = '\0';
 	if (flush)
 		len += snprintf(buf + len, size - len, "flush");
-	if (n == 3) {
-		snprintf(buf + len, size - len,
-			 "%svmstats.state[14],vmstats.state[16],vmstats.state[5]",
-			 len ? "," : "");
-		return;
-	}
-	/*
-	 * The array is shorter than 128 on current kernels (6.12: ~40
-	 * counters; a bounds-checking kernel rejects state[40]): cycle
-	 * through its first STATE_SPAN entries, N fields all the same.
-	 */
+	field_slots(n, slots);
 	for (i = 0; i < n && len < size; i++)
 		len += snprintf(buf + len, size - len, "%svmstats.state[%d]",
-				len ? "," : "", i % STATE_SPAN);
+				len ? "," : "", slots[i]);
 }
 
 /* Default key filter: the first 8 keys of the legacy memory.stat. */
@@ -937,9 +951,10 @@ static int nr_modes(const struct memcg_ctx *c)
 	return c->opt.bench ? 1 : NR_MODES;
 }
 
+/* The file rows, then one bpf_iterN row per --fields size. */
 static int nr_rows(const struct memcg_ctx *c)
 {
-	return c->nvariants * NR_FILES * nr_modes(c);
+	return c->nvariants * NR_FILES * nr_modes(c) + c->opt.nfields;
 }
 
 /* The variants of this run: legacy, one per --fields size, the key filter. */
@@ -1566,6 +1581,178 @@ static int check_ks_reset(void *ctx, char *why, size_t size)
 	return KSFT_PASS;
 }
 
+/* ---- BPF cgroup iterator: the mainline answer ------------------------ */
+
+/* The iterator, loaded at first use; one load serves the check and rows. */
+static struct kb_mcb *bpf_iter_get(struct memcg_ctx *c)
+{
+	struct bpf_state *bs = &c->bpf;
+
+	if (!bs->tried) {
+		bs->tried = true;
+		bs->b = kb_mcb_open(c->dir, !c->opt.no_flush, &bs->load_ns,
+				    &bs->err, bs->why, sizeof(bs->why));
+	}
+	return bs->b;
+}
+
+/* Why the iterator cannot run: SKIP when the kernel or caller cannot. */
+static int bpf_iter_unusable(struct memcg_ctx *c, char *why, size_t size)
+{
+	snprintf(why, size, "%s", c->bpf.why);
+	return kb_bpf_err_is_environment(c->bpf.err) ? KSFT_SKIP : KSFT_FAIL;
+}
+
+/* A counter the iterator read must be a memory.stat value, unit aside. */
+static bool bpf_value_in_stat(const struct memcg_ctx *c, long long v,
+			      const struct kb_stat *st)
+{
+	unsigned long long u = v < 0 ? 0 : (unsigned long long)v;
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		unsigned long long s = st->e[i].value;
+
+		if (s == u || s == u * (unsigned long long)c->page_size ||
+		    s == u * 1024ull)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Slots 0..STATE_SPAN-1 after the iterator's flush, then memory.stat:
+ * memory.stat's anon (v1: rss) is one of the counters, and on v2, which
+ * shows them all, every non-zero counter is one of memory.stat's values.
+ * 0, or -1 with @why.
+ */
+static int bpf_compare_once(struct memcg_ctx *c, char *why, size_t size,
+			    int *nonzero)
+{
+	const char *anon_key = c->ver == KB_CGROUP_V2 ? "anon" : "rss";
+	unsigned long long anon = 0;
+	const int64_t *vals;
+	bool anon_seen = false;
+	struct kb_stat st;
+	long n, i;
+
+	n = kb_mcb_read(c->bpf.b, &vals);
+	if (n < 0) {
+		snprintf(why, size, "iterator read: %s", strerror((int)-n));
+		return -1;
+	}
+	if (read_stat(c, "memory.stat", &st, why, size))
+		return -1;
+	kb_stat_get(&st, anon_key, &anon);
+	*nonzero = 0;
+	for (i = 0; i < n; i++) {
+		if (vals[i] == 0)
+			continue;
+		(*nonzero)++;
+		if ((unsigned long long)vals[i] * c->page_size == anon)
+			anon_seen = true;
+		/* v1's memory.stat shows a subset (no slab, no kernel). */
+		if (c->ver == KB_CGROUP_V2 &&
+		    !bpf_value_in_stat(c, vals[i], &st)) {
+			snprintf(why, size, "vmstats.state[%ld] = %lld is no memory.stat value (x1, x%ld or x1024)",
+				 i, (long long)vals[i], c->page_size);
+			return -1;
+		}
+	}
+	if (anon && !anon_seen) {
+		snprintf(why, size, "memory.stat %s = %llu is none of the %d non-zero counters x%ld",
+			 anon_key, anon, *nonzero, c->page_size);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	int slots[STATE_SPAN], try, nonzero = 0;
+
+	if (!bpf_iter_get(c))
+		return bpf_iter_unusable(c, why, size);
+	field_slots(STATE_SPAN, slots);
+	if (kb_mcb_select(c->bpf.b, slots, STATE_SPAN, why, size))
+		return KSFT_FAIL;
+	/* Counters move between the two reads now and then: try again. */
+	for (try = 0; try < 5; try++)
+		if (!bpf_compare_once(c, why, size, &nonzero))
+			break;
+	kb_figure("bpf_iter_matches_stat", "slots=%d nonzero=%d tries=%d flush=%s",
+		  STATE_SPAN, nonzero, try < 5 ? try + 1 : 5,
+		  kb_mcb_flush_name(c->bpf.b));
+	if (try == 5)
+		return KSFT_FAIL;
+	if (!nonzero) {
+		snprintf(why, size, "every counter the iterator read is 0");
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
+}
+
+static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
+			char *why, size_t size)
+{
+	const struct options *o = &c->opt;
+	const struct cell *legacy = &c->cells[0][F_STAT][MODE_READ];
+	int slots[MAX_FIELDS], err, v;
+	struct kb_stats st;
+	double total_s;
+	char note[200];
+
+	if (!bpf_iter_get(c))
+		return bpf_iter_unusable(c, why, size);
+	field_slots(n, slots);
+	err = kb_mcb_select(c->bpf.b, slots, n, why, size);
+	if (!err)
+		err = kb_mcb_time(c->bpf.b, o->count, o->batch, o->row_budget_s,
+				  &st, &total_s);
+	if (err) {
+		snprintf(why, size, "iterator read: %s", strerror(-err));
+		return KSFT_FAIL;
+	}
+	kb_row_add(name, "us", &st);
+	kb_row_extra("batch", o->batch);
+	kb_row_extra("total_s", total_s);
+	kb_row_extra("load_ms", c->bpf.load_ns / 1e6);
+	if (legacy->done && legacy->median > 0)
+		kb_row_extra("ratio_vs_legacy", st.median / legacy->median);
+	for (v = 1; v < c->nvariants; v++) {
+		const struct cell *ks = &c->cells[v][F_STAT][MODE_READ];
+
+		if (!strcmp(c->variant[v].tag + 2, name + 8) && ks->done &&
+		    ks->median > 0)
+			kb_row_extra("ratio_vs_ks", st.median / ks->median);
+	}
+	snprintf(note, sizeof(note), "create + read + close of a cgroup iterator fd: %s, then %d vmstats.state[] counters by CO-RE; load_ms: the program's load, once for all rows",
+		 kb_mcb_flush_name(c->bpf.b), n);
+	kb_row_note(note);
+	if (st.min > 0)
+		return KSFT_PASS;
+	snprintf(why, size, "non-positive sample: the clock or the loop is broken");
+	return KSFT_FAIL;
+}
+
+/* bpf_iterN rows, one per --fields size, after the file rows. */
+static void run_bpf_rows(struct memcg_ctx *c)
+{
+	char name[32], why[PATH_MAX + 256];
+	int i;
+
+	for (i = 0; i < c->opt.nfields; i++) {
+		snprintf(name, sizeof(name), "bpf_iter%d", c->opt.fields[i]);
+		why[0] = '\0';
+		kb_report(name, time_bpf_row(c, c->opt.fields[i], name, why,
+					     sizeof(why)), why);
+	}
+	if (c->bpf.b)
+		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms, once for the check and the rows\n",
+			       c->bpf.load_ns / 1e6);
+}
+
 /* ---- the test tables --------------------------------------------------- */
 
 #define T(name, fn, desc)	{ name, fn, desc }
@@ -1594,6 +1781,8 @@ static const struct kb_test checks[] = {
 	  "bad filters fail with EINVAL and keep the previous one"),
 	T("ks_empty_write_resets", check_ks_reset,
 	  "after a filter took effect, an empty write restores memory.stat"),
+	T("bpf_iter_matches_stat", check_bpf_matches_stat,
+	  "a BPF cgroup iterator's counters are memory.stat's values"),
 };
 
 static size_t nr_checks(const struct memcg_ctx *c)
@@ -1676,8 +1865,12 @@ static void run_tests(struct memcg_ctx *c)
 		ksft_print_msg("kernel has no memory.stat.ks in %s: the ks rows skip, the legacy rows run\n",
 			       c->dir);
 	run_checks(c);
-	if (rows_selected(c))
+	if (rows_selected(c)) {
 		run_rows(c);
+		run_bpf_rows(c);
+	}
+	kb_mcb_free(c->bpf.b);
+	c->bpf.b = NULL;
 	ks_reset(c);
 	if (rows_selected(c))
 		print_table(c);

@@ -52,7 +52,11 @@ static void usage(FILE *f)
 "  -K, --batch=K   requests per sendmsg in netlink_batched (default %d)\n"
 "  -h, --help      this help\n"
 "\n"
-"Netlink modes need CAP_NET_ADMIN. Exit status: 0 done, 1 the method\n"
+"bpf_iter first prints what loading its program took, once:\n"
+"  load: S.NNNNNNNNN\n"
+"\n"
+"Netlink modes need CAP_NET_ADMIN; bpf_iter needs CAP_BPF and CAP_PERFMON\n"
+"(or CAP_SYS_ADMIN) and a kernel with BTF. Exit status: 0 done, 1 the method\n"
 "failed or no process matched, 2 bad usage.\n",
 		KB_TS_DEFAULT_BATCH);
 }
@@ -99,7 +103,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			       argc - optind, argc - optind == 1 ? "" : "s");
 	m = kb_ts_method_parse(argv[optind]);
 	if (m < 0)
-		kb_usage_error("unknown MODE '%s' (0, 1, netlink_per_pid, netlink_batched, procfs, procfs_pread or ioctl)",
+		kb_usage_error("unknown MODE '%s' (0, 1, netlink_per_pid, netlink_batched, procfs, procfs_pread, ioctl or bpf_iter)",
 			       argv[optind]);
 	o->method = m;
 	o->name = argv[optind + 1];
@@ -168,6 +172,11 @@ int main(int argc, char **argv)
 	if (!ok)
 		return 1;
 	ctx = new_ctx(&o, pids, n);
+	ns = kb_ts_ctx_load_ns(ctx);
+	if (o.method == KB_TS_BPF_ITER)
+		printf("load: %3llu.%09llu\n",
+		       (unsigned long long)(ns / 1000000000ull),
+		       (unsigned long long)(ns % 1000000000ull));
 	for (pass = 0; !o.count || pass < o.count; pass++) {
 		if (pass)
 			sleep_one_second();

@@ -38,6 +38,8 @@
 #include "children.h"
 #include "netlink.h"
 #include "taskstats.h"
+#include "bpf_iter.h"
+#include "taskstats_bpf.h"
 
 #define DEFAULT_PROCS		1000
 #define FULL_PROCS		10000
@@ -60,6 +62,7 @@ struct method_run {
 	struct kb_stats st;
 	long rcvbuf;		/* netlink: the receive buffer granted */
 	size_t chunks;		/* procfs_pread: chunks of open fds */
+	double load_ms;		/* bpf_iter: the program's load, once */
 	bool done;		/* st and the row are filled */
 	char why[200];
 };
@@ -776,7 +779,8 @@ static int v1_own_path(const struct kb_mount *m, const char *proc_cgroup,
 	for (tok = strtok_r(opts, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save))
 		if (strcmp(tok, "rw") && strcmp(tok, "ro") &&
-		    !kb_proc_cgroup_path(proc_cgroup, KB_CGROUP_V1, tok, path,
+		    !kb_proc_cgroup_path(proc_cgroup, strlen(proc_cgroup),
+					 KB_CGROUP_V1, tok, path,
 					 size))
 			return 0;
 	return -ENOENT;
@@ -800,11 +804,14 @@ static int cgroup_dirs_parse(const char *mountinfo, const char *proc_cgroup,
 		snprintf(line, sizeof(line), "%.*s",
 			 (int)(nl ? nl - at : (ptrdiff_t)strlen(at)), at);
 		at = nl ? nl + 1 : NULL;
-		if (kb_mountinfo_parse_line(line, m) || strcmp(m->root, "/"))
+		if (kb_mountinfo_parse_line(line, strlen(line), m) ||
+		    strcmp(m->root, "/"))
 			continue;
 		if (!strcmp(m->fstype, "cgroup2"))
-			err = kb_proc_cgroup_path(proc_cgroup, KB_CGROUP_V2,
-						  NULL, path, sizeof(path));
+			err = kb_proc_cgroup_path(proc_cgroup,
+						  strlen(proc_cgroup),
+						  KB_CGROUP_V2, NULL, path,
+						  sizeof(path));
 		else if (!strcmp(m->fstype, "cgroup"))
 			err = v1_own_path(m, proc_cgroup, path, sizeof(path));
 		else
@@ -1434,7 +1441,8 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 				sizeof(run->why));
 	if (!run->ts) {
 		/* ENOENT: no /proc/taskstats, the RFC's kernel only. */
-		if (err != -ENOENT && !kb_errno_is_environment(err, CAP_NET_ADMIN))
+		if (m == KB_TS_BPF_ITER ? !kb_bpf_err_is_environment(err) :
+		    err != -ENOENT && !kb_errno_is_environment(err, CAP_NET_ADMIN))
 			run->state = RUN_FAIL;
 		return;
 	}
@@ -1507,6 +1515,7 @@ static void bench_once(struct ctx *c)
 			kb_stats_compute(run->samples, c->passes, &run->st);
 			run->rcvbuf = kb_ts_ctx_rcvbuf(run->ts);
 			run->chunks = kb_ts_ctx_chunks(run->ts);
+			run->load_ms = kb_ts_ctx_load_ns(run->ts) / 1e6;
 		}
 		kb_ts_ctx_free(run->ts);
 		run->ts = NULL;
@@ -1534,6 +1543,8 @@ static void add_row(struct ctx *c, enum kb_ts_method m)
 	}
 	if (m == KB_TS_PROCFS_PREAD)
 		kb_row_extra("chunks", run->chunks);
+	if (m == KB_TS_BPF_ITER)	/* paid once, before the passes */
+		kb_row_extra("load_ms", run->load_ms);
 	kb_row_note(kb_ts_method_desc(m));
 }
 
@@ -1582,6 +1593,11 @@ static int row_ioctl(void *arg, char *why, size_t len)
 	return method_row(arg, KB_TS_IOCTL, why, len);
 }
 
+static int row_bpf_iter(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_BPF_ITER, why, len);
+}
+
 /* The seed's table, plus the spread and the ratio to per-pid netlink. */
 static void print_table(const struct ctx *c)
 {
@@ -1611,6 +1627,33 @@ static void print_table(const struct ctx *c)
 			       r->st.median * scale, r->st.min * scale,
 			       r->st.max * scale, r->st.median, speedup);
 	}
+	if (c->runs[KB_TS_BPF_ITER].done)
+		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms once, before the passes (%.1f median passes)\n",
+			       c->runs[KB_TS_BPF_ITER].load_ms,
+			       c->runs[KB_TS_BPF_ITER].load_ms /
+			       (c->runs[KB_TS_BPF_ITER].st.median * scale * 1e3));
+}
+
+/*
+ * The BPF task iterator reads what TASKSTATS_CMD_GET answers for a
+ * sleeper (lib/taskstats_bpf.c compares the fields).
+ */
+static int test_bpf_iter_matches_netlink(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	int rc = netlink_ready(c, true, why, len);
+
+	if (rc != KSFT_PASS)
+		return rc;
+	if (!c->sleepers.n) {
+		snprintf(why, len, "no sleepers could be spawned");
+		return KSFT_SKIP;
+	}
+	rc = kb_tsb_matches_netlink(c->sleepers.pids[0], SLEEPER_COMM, why,
+				    len);
+	if (rc == KSFT_PASS)
+		kb_figure("bpf_iter_matches_netlink", "%s", why);
+	return rc;
 }
 
 /* Last: every child we made is gone once we kill and reap them. */
@@ -1649,11 +1692,13 @@ static struct kb_test tests[] = {
 	T(error_malformed, "malformed requests get their documented errno"),
 	T(ioctl_matches_netlink, "RFC ioctl agrees with /proc and netlink"),
 	T(ioctl_errors, "RFC ioctl's ESRCH/EFAULT/EINVAL/EPERM"),
+	T(bpf_iter_matches_netlink, "BPF task iterator agrees with netlink"),
 	M(netlink_per_pid, row_netlink_per_pid),
 	M(netlink_batched, row_netlink_batched),
 	M(procfs, row_procfs),
 	M(procfs_pread, row_procfs_pread),
 	M(ioctl, row_ioctl),
+	M(bpf_iter, row_bpf_iter),
 	T(children_reaped, "no child is left after the run"),
 };
 

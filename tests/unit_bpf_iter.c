@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of lib/bpf_iter.c and the BPF loaders as tests/run.sh builds
+ * them, without the BPF toolchain: every entry point must report "built
+ * without BPF support" as a reason for a SKIP, never crash or pass.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bpf_iter.h"
+#include "kbench_ktap.h"
+#include "memcg_bpf.h"
+#include "taskstats_bpf.h"
+
+static char why[256];
+
+static void test_usable_says_why(void)
+{
+	int err = kb_bpf_usable(why, sizeof(why));
+
+	kb_result(!kb_bpf_built() && err == -EOPNOTSUPP &&
+		  strstr(why, "built without BPF support") &&
+		  kb_bpf_err_is_environment(err),
+		  "usable_without_bpf_is_a_skip", why);
+}
+
+static void test_loaders_skip(void)
+{
+	uint64_t load_ns = 1;
+	int err = 0;
+
+	why[0] = '\0';
+	kb_result(!kb_tsb_open("kb_sleeper", &load_ns, &err, why, sizeof(why)) &&
+		  err == -EOPNOTSUPP && load_ns == 0 && why[0],
+		  "task_iterator_open_skips", why);
+	why[0] = '\0';
+	load_ns = 1;
+	kb_result(!kb_mcb_open("/sys/fs/cgroup", true, &load_ns, &err, why,
+			       sizeof(why)) &&
+		  err == -EOPNOTSUPP && load_ns == 0 && why[0],
+		  "cgroup_iterator_open_skips", why);
+}
+
+static void test_error_classes(void)
+{
+	kb_result(kb_bpf_err_is_environment(-EPERM) &&
+		  kb_bpf_err_is_environment(-ENOENT) &&
+		  !kb_bpf_err_is_environment(-EINVAL) &&
+		  !kb_bpf_err_is_environment(-EBADMSG),
+		  "verifier_rejection_is_a_failure", NULL);
+}
+
+static void test_load_reason(void)
+{
+	kb_bpf_load_reason(-EPERM, "loading X", why, sizeof(why));
+	kb_result(!strncmp(why, "loading X: ", 11) && strstr(why, "CAP_BPF"),
+		  "load_reason_names_the_capability", why);
+}
+
+int main(int argc, char **argv)
+{
+	kb_init("unit_bpf_iter", argc, argv);
+	ksft_print_header();
+	ksft_set_plan(5);
+	test_usable_says_why();
+	test_loaders_skip();
+	test_error_classes();
+	test_load_reason();
+	kb_finish(NULL);
+}
