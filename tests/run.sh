@@ -195,17 +195,15 @@ lint_python() {
 # checkpatch.pl of the provisioned tree over every C file; the false
 # positives of user-space code are listed in tests/checkpatch-false-positives.
 checkpatch() {
-	local files f ignore bad=0
+	local files ignore bad=0
 	need perl
 	ignore=$(sed 's/#.*//' "$top/tests/checkpatch-false-positives" | xargs | tr ' ' ,)
 	[[ -n $ignore ]] || fail "empty tests/checkpatch-false-positives"
 	mapfile -t files < <(project_files '*.[ch]')
 	((${#files[@]})) || fail "no C file found"
-	for f in "${files[@]}"; do
-		perl "$ksrc/scripts/checkpatch.pl" --no-tree --terse --show-types \
-			--no-summary --ignore "$ignore" -f "$f" >"$work/cp.out" 2>&1 || bad=1
-		sed "s|^$top/||" "$work/cp.out"
-	done
+	perl "$ksrc/scripts/checkpatch.pl" --no-tree --terse --show-types \
+		--no-summary --ignore "$ignore" -f "${files[@]}" >"$work/cp.out" 2>&1 || bad=1
+	sed "s|^$top/||" "$work/cp.out"
 	echo "checkpatch: ${#files[@]} files, ignored types: $ignore"
 	((bad == 0)) || fail "checkpatch found warnings or errors"
 }
