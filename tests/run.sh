@@ -188,7 +188,7 @@ lint_python() {
 	printf 'lint: %s\n' "${files[@]#"$top"/}"
 	PYTHONPYCACHEPREFIX=$work/pycache python3 -m py_compile "${files[@]}" ||
 		fail "py_compile rejected a file"
-	need pyflakes3:python3-pyflakes
+	need pyflakes3
 	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
 }
 
