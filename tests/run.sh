@@ -57,8 +57,18 @@ step() {
 	steps+=("$1:${2:-$1}")
 }
 
+# A selected step that does not exist is bad usage, not a silent skip.
+check_selection() {
+	local want names=" ${steps[*]%%:*} "
+	for want in "${only[@]}"; do
+		[[ $names == *" $want "* ]] ||
+			die_usage "no step '$want' (steps:$names)"
+	done
+}
+
 run_steps() {
 	local s name fn rc
+	check_selection
 	echo "TAP version 13"
 	echo "1..${#steps[@]}"
 	for s in "${steps[@]}"; do
