@@ -83,6 +83,11 @@ run_steps() {
 		echo "# --- $name"
 		rc=0
 		("$fn") >"$work/$name.log" 2>&1 || rc=$?
+		if ((rc != 0 && rc != 4)); then
+			# The failures first: the tail below may not reach them.
+			grep -E '^[[:space:]#]*not ok|^FAIL' "$work/$name.log" |
+				head -n 20 | sed 's/^/# failure: /'
+		fi
 		sed 's/^/# /' "$work/$name.log" | tail -n 40
 		if ((rc == 0)); then
 			echo "ok $n $name"
