@@ -413,7 +413,7 @@ bad_usage() {
 	expect_usage_error() {
 		rc=0
 		checked=$((checked + 1))
-		timeout 20 "$@" >/dev/null 2>"$work/err" || rc=$?
+		timeout 60 "$@" >/dev/null 2>"$work/err" || rc=$?
 		if ((rc != 2)) || [[ ! -s $work/err ]]; then
 			echo "FAIL: '$*' exited $rc (want 2), stderr: $(head -c 200 "$work/err")"
 			errs=$((errs + 1))
@@ -459,8 +459,11 @@ sigterm_check() {
 	local ns=()
 	need pgrep:procps pkill:procps ipcs:util-linux setsid:util-linux \
 		mountpoint:util-linux unshare:util-linux
+	# In a chroot / is no mount point: its propagation cannot change.
 	if unshare --ipc --mount true 2>/dev/null; then
 		ns=(unshare --ipc --mount --propagation private)
+	elif unshare --ipc --mount --propagation unchanged true 2>/dev/null; then
+		ns=(unshare --ipc --mount --propagation unchanged)
 	else
 		echo "note: no private IPC namespace here: other IPC users may show up"
 	fi
