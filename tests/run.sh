@@ -24,6 +24,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=tests/run.sh
 # shellcheck source=../scripts/lib.bash
 . "$top/scripts/lib.bash"
+# shellcheck source=common.bash
+. "$top/tests/common.bash"
 
 quick='' vm='' testkernel='' only=()
 for a in "$@"; do
@@ -109,12 +111,6 @@ run_steps() {
 	((failed == 0))
 }
 
-# fail MESSAGE: end the step as failed (on stderr, so that it is seen
-# from inside a command substitution too).
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 # need COMMAND[:PACKAGE]...: SKIP the step (exit 4) naming each missing
 # command and the Debian package that has it (default: the command).
@@ -132,14 +128,6 @@ need() {
 	exit 4
 }
 
-# The program list, DIR:PROGRAM per line; never empty.
-programs() {
-	local list
-	list=$("$top/run_all.sh" --no-build --list) ||
-		fail "run_all.sh --list failed"
-	[[ -n $list ]] || fail "run_all.sh --list printed no program"
-	echo "$list"
-}
 
 # Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
 project_files() {

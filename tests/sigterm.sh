@@ -15,6 +15,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=tests/sigterm.sh
 # shellcheck source=../scripts/lib.bash
 . "$top/scripts/lib.bash"
+# shellcheck source=common.bash
+. "$top/tests/common.bash"
 
 run_all=''
 case ${1:-} in
@@ -31,19 +33,7 @@ esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-sigterm.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
-# The program list, DIR:PROGRAM per line; never empty.
-programs() {
-	local list
-	list=$("$top/run_all.sh" --no-build --list) ||
-		fail "run_all.sh --list failed"
-	[[ -n $list ]] || fail "run_all.sh --list printed no program"
-	echo "$list"
-}
 
 # Drop the names ending in ".PID" of a live process: another run's
 # (make check of another clone), not something this one left behind.
