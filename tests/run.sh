@@ -24,6 +24,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=tests/run.sh
 # shellcheck source=../scripts/lib.bash
 . "$top/scripts/lib.bash"
+# shellcheck source=common.bash
+. "$top/tests/common.bash"
 
 quick='' vm='' testkernel='' only=()
 for a in "$@"; do
@@ -57,8 +59,18 @@ step() {
 	steps+=("$1:${2:-$1}")
 }
 
+# A selected step that does not exist is bad usage, not a silent skip.
+check_selection() {
+	local want names=" ${steps[*]%%:*} "
+	for want in "${only[@]}"; do
+		[[ $names == *" $want "* ]] ||
+			die_usage "no step '$want' (steps:$names)"
+	done
+}
+
 run_steps() {
 	local s name fn rc
+	check_selection
 	echo "TAP version 13"
 	echo "1..${#steps[@]}"
 	for s in "${steps[@]}"; do
@@ -73,6 +85,11 @@ run_steps() {
 		echo "# --- $name"
 		rc=0
 		("$fn") >"$work/$name.log" 2>&1 || rc=$?
+		if ((rc != 0 && rc != 4)); then
+			# The failures first: the tail below may not reach them.
+			grep -E '^[[:space:]#]*not ok|^FAIL' "$work/$name.log" |
+				head -n 20 | sed 's/^/# failure: /'
+		fi
 		sed 's/^/# /' "$work/$name.log" | tail -n 40
 		if ((rc == 0)); then
 			echo "ok $n $name"
@@ -94,12 +111,6 @@ run_steps() {
 	((failed == 0))
 }
 
-# fail MESSAGE: end the step as failed (on stderr, so that it is seen
-# from inside a command substitution too).
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 # need COMMAND[:PACKAGE]...: SKIP the step (exit 4) naming each missing
 # command and the Debian package that has it (default: the command).
@@ -117,14 +128,6 @@ need() {
 	exit 4
 }
 
-# The program list, DIR:PROGRAM per line; never empty.
-programs() {
-	local list
-	list=$("$top/run_all.sh" --no-build --list) ||
-		fail "run_all.sh --list failed"
-	[[ -n $list ]] || fail "run_all.sh --list printed no program"
-	echo "$list"
-}
 
 # Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
 project_files() {
@@ -188,7 +191,7 @@ lint_python() {
 	printf 'lint: %s\n' "${files[@]#"$top"/}"
 	PYTHONPYCACHEPREFIX=$work/pycache python3 -m py_compile "${files[@]}" ||
 		fail "py_compile rejected a file"
-	need pyflakes3:python3-pyflakes
+	need pyflakes3
 	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
 }
 
@@ -403,7 +406,7 @@ bad_usage() {
 	expect_usage_error() {
 		rc=0
 		checked=$((checked + 1))
-		timeout 20 "$@" >/dev/null 2>"$work/err" || rc=$?
+		timeout 60 "$@" >/dev/null 2>"$work/err" || rc=$?
 		if ((rc != 2)) || [[ ! -s $work/err ]]; then
 			echo "FAIL: '$*' exited $rc (want 2), stderr: $(head -c 200 "$work/err")"
 			errs=$((errs + 1))
@@ -450,8 +453,11 @@ sigterm_check() {
 	local ns=()
 	need pgrep:procps pkill:procps ipcs:util-linux setsid:util-linux \
 		mountpoint:util-linux unshare:util-linux
+	# In a chroot / is no mount point: its propagation cannot change.
 	if unshare --ipc --mount true 2>/dev/null; then
 		ns=(unshare --ipc --mount --propagation private)
+	elif unshare --ipc --mount --propagation unchanged true 2>/dev/null; then
+		ns=(unshare --ipc --mount --propagation unchanged)
 	else
 		echo "note: no private IPC namespace here: other IPC users may show up"
 	fi

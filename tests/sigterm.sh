@@ -8,13 +8,15 @@
 #
 # Usage: tests/sigterm.sh [--run-all]
 # Exit status: 0 nothing left behind, 1 something was, 2 bad usage,
-# 4 POSIX queues cannot be seen (/dev/mqueue cannot be mounted).
+# 4 POSIX queues cannot be seen (mqueue cannot be mounted).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=tests/sigterm.sh
 # shellcheck source=../scripts/lib.bash
 . "$top/scripts/lib.bash"
+# shellcheck source=common.bash
+. "$top/tests/common.bash"
 
 run_all=''
 case ${1:-} in
@@ -31,19 +33,7 @@ esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-sigterm.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
-# The program list, DIR:PROGRAM per line; never empty.
-programs() {
-	local list
-	list=$("$top/run_all.sh" --no-build --list) ||
-		fail "run_all.sh --list failed"
-	[[ -n $list ]] || fail "run_all.sh --list printed no program"
-	echo "$list"
-}
 
 # Drop the names ending in ".PID" of a live process: another run's
 # (make check of another clone), not something this one left behind.
@@ -61,7 +51,7 @@ snapshot() {
 		ipcs -q | awk 'NR > 3 && NF' | awk '{print "msq", $2}'
 		ipcs -m | awk 'NR > 3 && NF' | awk '{print "shm", $2}'
 		ipcs -s | awk 'NR > 3 && NF' | awk '{print "sem", $2}'
-		find /dev/mqueue -mindepth 1 -maxdepth 1 -printf 'mq %f\n'
+		find "$mq_dir" -mindepth 1 -maxdepth 1 -printf 'mq %f\n'
 		find /sys/fs/cgroup -maxdepth 3 -type d -name '*kbench*' 2>/dev/null |
 			not_of_live_process | sed 's/^/cg /'
 		for f in /proc/sys/kernel/task_delayacct /proc/sys/fs/mqueue/*; do
@@ -70,16 +60,18 @@ snapshot() {
 	} | sort
 }
 
-# POSIX queues are only visible where mqueue is mounted: mount it for the
-# step (unmounted again when the step ends), or SKIP, never look blind.
+# POSIX queues are only visible through an mqueue mount of this IPC
+# namespace: mount a fresh one in the work directory (unmounted at exit;
+# /dev/mqueue, if mounted, may belong to another namespace), or SKIP,
+# never look blind.
+mq_dir=$work/mqueue
 see_mqueues() {
-	mountpoint -q /dev/mqueue && return 0
-	mkdir -p /dev/mqueue 2>/dev/null
-	mount -t mqueue none /dev/mqueue 2>/dev/null || {
-		echo "cannot mount /dev/mqueue: leaked POSIX queues would go unseen"
+	mkdir -p "$mq_dir"
+	mount -t mqueue none "$mq_dir" 2>/dev/null || {
+		echo "cannot mount an mqueue file system: leaked POSIX queues would go unseen"
 		exit 4
 	}
-	trap 'umount /dev/mqueue; rm -rf "$work"' EXIT
+	trap 'umount "$mq_dir"; rm -rf "$work"' EXIT
 }
 
 # still_running PID: PID exists and has not exited (a zombie has).
