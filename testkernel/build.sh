@@ -246,20 +246,30 @@ prepare_tree() {
 	echo "$frag_key" >"$tree/.kbench-config"
 }
 
-# Every option the fragments ask for must have survived olddefconfig.
+# Every option the fragments ask for must have survived olddefconfig. A
+# later fragment may override an earlier one (testkernel/kernel.config
+# comes last and switches debug info off): the last word on a symbol counts.
 check_config() {
 	local frag line sym lost=()
+	local -A want=()
 
 	while read -r frag; do
 		while read -r line; do
 			if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
-				grep -qxF "$line" "$tree/.config" || lost+=("$line")
+				want[${BASH_REMATCH[1]}]=$line
 			elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
-				sym=${BASH_REMATCH[1]}
-				! grep -q "^$sym=[ym]" "$tree/.config" || lost+=("$sym=n")
+				want[${BASH_REMATCH[1]}]=n
 			fi
 		done <"$frag"
 	done < <(config_fragments)
+	for sym in "${!want[@]}"; do
+		line=${want[$sym]}
+		if [[ $line == n ]]; then
+			! grep -q "^$sym=[ym]" "$tree/.config" || lost+=("$sym=n")
+		else
+			grep -qxF "$line" "$tree/.config" || lost+=("$line")
+		fi
+	done
 	((${#lost[@]} == 0)) ||
 		die 1 "options the kernel configuration could not take: ${lost[*]}"
 }
