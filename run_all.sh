@@ -22,7 +22,8 @@ printing one KTAP stream on stdout.
                       comma list); default: every test directory
   -l, --list          list the test programs and exit
       --json DIR      keep every program's results in DIR/<program>.json
-                      (compare two runs with scripts/compare.py)
+                      and the KTAP stream in DIR/run_all.ktap (compare
+                      two runs with scripts/compare.py)
   -r, --repeat N      run every program N times (default 1), interleaved
                       across programs; DIR/<program>.json keeps each
                       repetition's figures beside their summary
