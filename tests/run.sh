@@ -519,6 +519,13 @@ ab_runner() {
 		fail "no repeat key in the merged JSON"
 }
 
+# The LAVA translation (KTAP + JSON -> lava-test-case) and job generator.
+lava_parser() {
+	need python3
+	python3 -m unittest discover -s "$top/tests" -p test_lava.py \
+		-t "$top/tests" -v
+}
+
 step build_collection
 step config_is_union
 step shellcheck shellcheck_scripts
@@ -533,6 +540,7 @@ step run_all_sigterm
 step sanitizers
 step pmqtest_faults
 step ab_runner
+step lava_parser
 if [[ -z $quick ]]; then
 	step collection_as_nobody
 	step in_tree_6_12
