@@ -364,6 +364,83 @@ class Main(unittest.TestCase):
         self.assertEqual(calls.count("lava-test-set stop"), 2)
 
 
+class JobCheck(unittest.TestCase):
+    """The host side: LAVA's results against the KTAP in the job's log."""
+
+    LOG = [{"dt": "t", "lvl": "info", "msg": "start: 3 test"},
+           {"dt": "t", "lvl": "target", "msg": "root@kbench:~# run"}]
+
+    def log_of(self, text):
+        return self.LOG + [{"dt": "t", "lvl": "target", "msg": line + "\r"}
+                           for line in text.splitlines()] + \
+            [{"dt": "t", "lvl": "target", "msg": "<LAVA_SIGNAL_ENDRUN>"}]
+
+    def api_of(self, sets, **change):
+        out = []
+        for s in sets:
+            for c in s.cases:
+                res = change.get(c.name, c.result)
+                m = c.measurement
+                out.append({"name": c.name, "result": res,
+                            "measurement": None if m is None else f"{m:.10f}",
+                            "unit": c.units or "",
+                            "metadata": f"definition: 1_kbench\nset: {s.name}"
+                                        f"\ncase: {c.name}\n"})
+        out.append({"name": "kbench", "result": "pass", "measurement": None,
+                    "metadata": {"definition": "lava", "case": "kbench"}})
+        return {"results": out}
+
+    def test_stream_from_log(self):
+        text = stream(prog("syscall_overhead", SYSCALL))
+        self.assertEqual(lava.stream_of_log(self.log_of(text)), text)
+        self.assertEqual(lava.stream_of_log(self.LOG), "")
+
+    def test_measurements_from_figure_lines(self):
+        sets = lava.translate(ktap.parse(stream(prog("syscall_overhead",
+                                                     SYSCALL))))
+        c = cases(sets)["syscall_overhead", "getppid"]
+        self.assertEqual((c.measurement, c.units), (0.259, "us"))
+
+    def test_matching_and_mismatching_results(self):
+        text = stream(prog("syscall_overhead", SYSCALL),
+                      prog("taskstats", TASKSTATS))
+        want = lava.translate(ktap.parse(text))
+        got = lava.api_cases(self.api_of(want))
+        self.assertEqual(lava.compare_api(want, got), [])
+        self.assertIn("getpid", lava.table(got))
+        got = lava.api_cases(self.api_of(want, getpid="fail"))
+        self.assertEqual(lava.compare_api(want, got), [
+            "syscall_overhead/getpid: LAVA says fail, the KTAP pass"])
+        got = lava.api_cases(self.api_of(want))
+        del got["taskstats", "procfs"]
+        got["x", "y"] = ("pass", None, None)
+        self.assertEqual(lava.compare_api(want, got), [
+            "taskstats/procfs: not in LAVA's results",
+            "x/y: in LAVA's results only"])
+
+    def test_check_job_command(self):
+        if yaml is None:
+            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+        text = stream(prog("taskstats", TASKSTATS))
+        want = lava.translate(ktap.parse(text))
+        with tempfile.TemporaryDirectory() as d:
+            tests, log = os.path.join(d, "t.json"), os.path.join(d, "l.yaml")
+            with open(tests, "w", encoding="utf-8") as f:
+                json.dump(self.api_of(want), f)
+            with open(log, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.log_of(text), f)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(lava.main(["--check-job", tests, log]), 0)
+            self.assertIn("all matching the job's KTAP", out.getvalue())
+            with open(log, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.LOG, f)
+            with redirect_stdout(io.StringIO()), \
+                    redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+            self.assertIn("no KTAP stream", err.getvalue())
+
+
 def load_generator():
     spec = importlib.util.spec_from_file_location(
         "lava_job", os.path.join(SCRIPTS, "lava-job.py"))

@@ -37,6 +37,8 @@ RUNNER_SET = "run_all"
 TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
                    r"(?: \((?:(base|candidate), )?repetition (\d+) of (\d+)\))?$")
 TITLE_COMMENT = re.compile(r"^# (selftests: kbench/.*)$")
+# A row's figures as a program prints them: "# NAME: unit=us n=... median=..."
+FIGURE_LINE = re.compile(r"^# (.+?): (unit=\S+(?: \S+=\S+)*)$")
 # What a KTAP result counts as for LAVA: XFAIL is the expected outcome.
 LAVA_RESULT = {"pass": "pass", "xfail": "pass", "skip": "skip",
                "fail": "fail", "xpass": "fail", "error": "fail"}
@@ -213,11 +215,37 @@ def _measured(kw, row, value):
     return kw
 
 
+def ktap_figures(doc):
+    """{row name: {key: value}} of the figure lines of one program's KTAP
+    (the rows that carry a unit)."""
+    out = {}
+    for _, text in doc.lines if doc is not None else []:
+        m = FIGURE_LINE.match(text)
+        if m:
+            out[m.group(1)] = dict(w.split("=", 1) for w in m.group(2).split())
+    return out
+
+
+def _ktap_rows(apps):
+    """Rows of the program's figure lines, one repetition per run: the
+    measurements when there is no JSON (a LAVA log, a stream alone)."""
+    rows = {}
+    for app in apps:
+        for name, fig in ktap_figures(app.child).items():
+            row = rows.setdefault(name, results.Row(name, fig.get("unit")))
+            try:
+                row.add_rep({"median": float(fig["median"])})
+            except (KeyError, ValueError):
+                row.add_rep({"status": "fail", "reason": "no median"})
+    return rows
+
+
 def _program_set(name, apps, test):
-    """The test set of one program from its runs and its results."""
+    """The test set of one program from its runs and its results (or,
+    without them, its figure lines)."""
     tset = TestSet(case_name(name))
     nreps = len(apps)
-    rows = test.rows if test is not None else {}
+    rows = test.rows if test is not None else _ktap_rows(apps)
     per_check = {}
     for app in apps:
         checks = _checks(app.child) if app.child is not None else []
@@ -326,6 +354,111 @@ def any_failed(sets):
     return any(c.result == "fail" for s in sets for c in s.cases)
 
 
+def stream_of_log(entries):
+    """The run_all.sh stream in a LAVA job log (its 'target' lines), from
+    its first top-level version line to its top-level totals line."""
+    out, inside = [], False
+    for e in entries:
+        if not isinstance(e, dict) or e.get("lvl") != "target":
+            continue
+        msg = e.get("msg")
+        if not isinstance(msg, str):
+            continue
+        line = msg.rstrip("\r\n")
+        if not inside and ktap.VERSION.match(line):
+            inside = True
+        if inside:
+            out.append(line)
+            if line.startswith("# Totals:"):
+                break
+    return "\n".join(out) + "\n" if out else ""
+
+
+def api_cases(tests):
+    """{(set, case): (result, measurement, unit)} of the objects of LAVA's
+    /api/v0.2/jobs/ID/tests/ ('results' of its pages, or a list)."""
+    if isinstance(tests, dict):
+        tests = tests.get("results", [])
+    out = {}
+    for t in tests:
+        meta = t.get("metadata") or {}
+        if isinstance(meta, str):
+            meta = {k.strip(): v.strip() for k, _, v in
+                    (line.partition(":") for line in meta.splitlines())}
+        if str(meta.get("definition", "")).endswith("lava"):
+            continue
+        m = t.get("measurement")
+        out[(meta.get("set") or "", t.get("name"))] = (
+            t.get("result"), float(m) if m not in (None, "") else None,
+            t.get("unit") or None)
+    return out
+
+
+def compare_api(sets, got):
+    """Messages for every case of SETS that LAVA's GOT lacks or holds
+    with another result or measurement, and for every case LAVA holds
+    that SETS lacks."""
+    problems = []
+    want = {}
+    for tset in sets:
+        for c in tset.cases:
+            want[(tset.name, c.name)] = c
+    for key, c in want.items():
+        if key not in got:
+            problems.append(f"{key[0]}/{key[1]}: not in LAVA's results")
+            continue
+        result, measurement, _ = got[key]
+        if result != c.result:
+            problems.append(f"{key[0]}/{key[1]}: LAVA says {result}, the "
+                            f"KTAP {c.result}")
+        # The KTAP prints 4 decimals, LAVA keeps the JSON's figure.
+        if c.measurement is not None and (measurement is None or abs(
+                measurement - c.measurement) > 1e-4 + 1e-6 * c.measurement):
+            problems.append(f"{key[0]}/{key[1]}: LAVA's measurement "
+                            f"{measurement}, the KTAP's {c.measurement}")
+    for key in got:
+        if key not in want:
+            problems.append(f"{key[0]}/{key[1]}: in LAVA's results only")
+    return problems
+
+
+def table(got):
+    """LAVA's results as a table: set, case, result, median, unit."""
+    rows = [("set", "case", "result", "median", "unit")]
+    for (tset, name), (result, m, unit) in got.items():
+        rows.append((tset, name, result,
+                     format_measurement(m) if m is not None else "",
+                     unit or ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "".join(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  "
+                   f"{r[2]:<{widths[2]}}  {r[3]:>{widths[3]}}  {r[4]}"
+                   .rstrip() + "\n" for r in rows)
+
+
+def check_job(tests_path, log_path):
+    """Print LAVA's results of a kbench job as a table and compare them
+    with the cases of the KTAP the job printed; 0 when they match."""
+    import json
+    import yaml  # Debian: python3-yaml; only the host side needs it
+    with open(tests_path, encoding="utf-8") as f:
+        got = api_cases(json.load(f))
+    with open(log_path, encoding="utf-8") as f:
+        log = yaml.safe_load(f) or []
+    text = stream_of_log(log)
+    sys.stdout.write(table(got))
+    if not text:
+        print(f"kbtools.lava: no KTAP stream in the job's log {log_path}",
+              file=sys.stderr)
+        return 1
+    problems = compare_api(translate(ktap.parse(text)), got)
+    for p in problems:
+        print(f"kbtools.lava: mismatch: {p}", file=sys.stderr)
+    print(f"{len(got)} LAVA test cases, "
+          f"{'all' if not problems else len(got) - len(problems)} "
+          f"matching the job's KTAP")
+    return 1 if problems else 0
+
+
 def _read_stream(path):
     if path == "-":
         return sys.stdin.read()
@@ -338,13 +471,25 @@ def main(argv=None):
         prog="python3 -m kbtools.lava",
         description="Report a run_all.sh KTAP stream (and its --json "
                     "results) as LAVA test sets and cases.")
-    p.add_argument("ktap", help="the run_all.sh output, or - for stdin")
+    p.add_argument("ktap", nargs="?",
+                   help="the run_all.sh output, or - for stdin")
     p.add_argument("--json", metavar="DIR",
                    help="the run's --json directory (measurements)")
     p.add_argument("--exec", action="store_true", dest="execute",
                    help="run lava-test-set/lava-test-case (in a LAVA test "
                         "shell) instead of printing them")
+    p.add_argument("--check-job", nargs=2, metavar=("TESTS.json", "LOG.yaml"),
+                   help="compare a job's results (LAVA's /api/v0.2/jobs/ID/"
+                        "tests/) with the KTAP in its log (.../logs/)")
     args = p.parse_args(argv)
+    if args.check_job:
+        try:
+            return check_job(*args.check_job)
+        except (OSError, ValueError) as e:
+            print(f"kbtools.lava: {e}", file=sys.stderr)
+            return 2
+    if args.ktap is None:
+        p.error("no KTAP stream given")
     if args.execute and not shutil.which("lava-test-case"):
         print("kbtools.lava: lava-test-case not found: --exec runs inside "
               "a LAVA test shell (without it, the commands are printed)",
