@@ -173,8 +173,6 @@ EOF
 	manage users list 2>/dev/null | grep -qw admin ||
 		manage users add --superuser --staff --passwd admin admin \
 			>>"$state/manage.log" 2>&1
-	manage tokens list --user admin 2>/dev/null | grep -q . ||
-		manage tokens add --user admin >>"$state/manage.log" 2>&1
 	manage device-types add qemu >>"$state/manage.log" 2>&1 || true
 	manage workers add "$worker" >>"$state/manage.log" 2>&1 || true
 	mkdir -p "$(dirname "$dict")"
@@ -196,6 +194,11 @@ write_guest_init() {
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# bash's process substitution needs /dev/fd, which devtmpfs lacks.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/pts /dev/shm /dev/mqueue
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
@@ -319,9 +322,26 @@ stop_daemon() {
 	rm -f "$state/$name.pid"
 }
 
-manage_token() {
-	manage tokens list --user admin --csv 2>/dev/null | tail -n 1 |
-		cut -d, -f2
+# The worker's token file, from the server's record of the worker.
+worker_token() {
+	local f=$root/var/lib/lava/dispatcher/worker/token
+	[[ -s $f ]] && return 0
+	mkdir -p "$(dirname "$f")"
+	manage workers details "$worker" | sed -n 's/^token *: //p' >"$f"
+	chmod 600 "$f"
+	[[ -s $f ]] || die 1 "no token for worker $worker (setup incomplete?)"
+}
+
+# The admin's API token (made on first use): CSV rows id,secret,description.
+admin_token() {
+	local secret
+	secret=$(manage tokens list --user admin --csv | sed -n '2s/^[^,]*,\([^,]*\),.*/\1/p')
+	if [[ -z $secret ]]; then
+		manage tokens add --user admin >/dev/null
+		secret=$(manage tokens list --user admin --csv | sed -n '2s/^[^,]*,\([^,]*\),.*/\1/p')
+	fi
+	[[ -n $secret ]] || die 1 "cannot make an API token for admin"
+	echo "$secret"
 }
 
 do_start() {
@@ -333,7 +353,8 @@ do_start() {
 	mount_root
 	check_ports
 	pg_start
-	[[ -s $state/token ]] || manage_token >"$state/token"
+	admin_token >"$state/token"
+	worker_token
 	start_daemon gunicorn gunicorn lava_server.wsgi --workers 2 \
 		--bind "127.0.0.1:$port" --timeout 120
 	start_daemon scheduler lava-server manage lava-scheduler
