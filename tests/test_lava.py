@@ -395,6 +395,14 @@ class JobCheck(unittest.TestCase):
         self.assertEqual(lava.stream_of_log(self.log_of(text)), text)
         self.assertEqual(lava.stream_of_log(self.LOG), "")
 
+    def test_kernel_messages_left_out(self):
+        text = stream(prog("taskstats", TASKSTATS))
+        log = self.log_of(text)
+        log.insert(6, {"dt": "t", "lvl": "target", "msg": "[   86.693185] "
+                       "netlink: 'taskstats': attribute type 1 has an "
+                       "invalid length."})
+        self.assertEqual(lava.stream_of_log(log), text)
+
     def test_measurements_from_figure_lines(self):
         sets = lava.translate(ktap.parse(stream(prog("syscall_overhead",
                                                      SYSCALL))))

@@ -38,6 +38,9 @@ TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
                    r"(?: \((?:(base|candidate), )?repetition (\d+) of (\d+)\))?$")
 TITLE_COMMENT = re.compile(r"^# (selftests: kbench/.*)$")
 # A row's figures as a program prints them: "# NAME: unit=us n=... median=..."
+# The kernel's console messages, interleaved with the stream on a serial
+# console: "[   86.693185] netlink: ...".
+KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\] ")
 FIGURE_LINE = re.compile(r"^# (.+?): (unit=\S+(?: \S+=\S+)*)$")
 # What a KTAP result counts as for LAVA: XFAIL is the expected outcome.
 LAVA_RESULT = {"pass": "pass", "xfail": "pass", "skip": "skip",
@@ -355,8 +358,9 @@ def any_failed(sets):
 
 
 def stream_of_log(entries):
-    """The run_all.sh stream in a LAVA job log (its 'target' lines), from
-    its first top-level version line to its top-level totals line."""
+    """The run_all.sh stream in a LAVA job log (its 'target' lines, less
+    the kernel's console messages), from its first top-level version line
+    to its top-level totals line."""
     out, inside = [], False
     for e in entries:
         if not isinstance(e, dict) or e.get("lvl") != "target":
@@ -365,6 +369,8 @@ def stream_of_log(entries):
         if not isinstance(msg, str):
             continue
         line = msg.rstrip("\r\n")
+        if KERNEL_LINE.match(line):
+            continue
         if not inside and ktap.VERSION.match(line):
             inside = True
         if inside:
