@@ -17,10 +17,18 @@ Cases of one program's set:
   PROGRAM               the runner's verdict on the program
   crashed, timeout,     failed cases for a program killed by a signal,
   truncated             timed out, or whose KTAP ended early
-and the set "run_all" holds "ktap" (the stream is well-formed KTAP) and,
-when the stream ended before its plan, "truncated".
+and the set "run_all" holds "ktap" (the stream is well-formed KTAP),
+"truncated" when the stream ended before its plan or totals, and
+"results" when the JSON is unreadable. Without --json, measurements come
+from the programs' figure lines ("# NAME: unit=us ... median=...").
 Exit status: 0 when every case passed or skipped, 1 when one failed,
 2 on bad usage or unreadable input.
+
+  python3 -m kbtools.lava --check-job TESTS.json LOG.yaml
+
+prints a finished job's results (LAVA's /api/v0.2/jobs/ID/tests/) as a
+table and checks them, case by case, against the cases of the KTAP in
+the job's log (/api/v0.2/jobs/ID/logs/); exit 1 on any difference.
 """
 
 import argparse
@@ -37,10 +45,10 @@ RUNNER_SET = "run_all"
 TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
                    r"(?: \((?:(base|candidate), )?repetition (\d+) of (\d+)\))?$")
 TITLE_COMMENT = re.compile(r"^# (selftests: kbench/.*)$")
-# A row's figures as a program prints them: "# NAME: unit=us n=... median=..."
 # The kernel's console messages, interleaved with the stream on a serial
 # console: "[   86.693185] netlink: ...".
 KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\] ")
+# A row's figures as a program prints them: "# NAME: unit=us n=... median=..."
 FIGURE_LINE = re.compile(r"^# (.+?): (unit=\S+(?: \S+=\S+)*)$")
 # What a KTAP result counts as for LAVA: XFAIL is the expected outcome.
 LAVA_RESULT = {"pass": "pass", "xfail": "pass", "skip": "skip",
