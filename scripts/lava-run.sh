@@ -46,5 +46,9 @@ rc=0
 ((rc == 0)) || msg "run_all.sh exited $rc"
 mode=()
 command -v lava-test-case >/dev/null && mode=(--exec)
+trc=0
 PYTHONPATH="$top/scripts" python3 -m kbtools.lava "${mode[@]}" \
-	--json "$out/json" "$out/run.ktap"
+	--json "$out/json" "$out/run.ktap" || trc=$?
+# Bad usage stays exit 2 for the caller, after the failed cases.
+((rc != 2)) || exit 2
+exit "$trc"
