@@ -39,12 +39,16 @@ def compression_of(url):
 def run_command(args):
     """The guest's command line: lava-run.sh with run_all.sh's options."""
     cmd = [f"{args.kbench_dir}/scripts/lava-run.sh"]
+    if args.machine_slow:
+        cmd.insert(0, "KSFT_MACHINE_SLOW=yes")
     for t in args.test:
         cmd += ["-t", t]
     if args.repeat != 1:
         cmd += ["--repeat", str(args.repeat)]
     if args.full:
         cmd.append("--full")
+    if args.timeout is not None:
+        cmd += ["--timeout", str(args.timeout)]
     return " ".join(cmd)
 
 
@@ -156,6 +160,13 @@ def positive(text):
     return n
 
 
+def seconds(text):
+    if not re.match(r"^[0-9]+$", text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of "
+                                         f"seconds")
+    return int(text)
+
+
 def test_name(text):
     for name in text.split(","):
         if not TEST_NAME.match(name):
@@ -187,6 +198,13 @@ def parse_args(argv):
                    help="run every program N times (default 1)")
     p.add_argument("--full", action="store_true",
                    help="the programs' full measurements (long)")
+    p.add_argument("--timeout", type=seconds, metavar="SECS",
+                   help="every program's runner timeout (run_all.sh -o; "
+                        "0 = none): TCG runs slower than the settings "
+                        "files expect")
+    p.add_argument("--machine-slow", action="store_true",
+                   help="KSFT_MACHINE_SLOW=yes: every program scales its "
+                        "work down")
     p.add_argument("-o", "--output", help="write the job here (default "
                    "stdout)")
     p.add_argument("--job-name")

@@ -50,7 +50,8 @@ chroot under $base (KBENCH_LAVA_DIR), for the kbench LAVA job.
 run options:
   --kernel IMAGE   the kernel to boot (default: Debian 12's 6.1 kernel,
                    fetched into the chroot with apt-get download)
-  -t NAME, -r N, --repeat N, --full   passed to the job (run_all.sh)
+  -t NAME, -r N, --repeat N, --full, --timeout SECS, --machine-slow
+                   passed to scripts/lava-job.py (run_all.sh's options)
   --keep-rootfs    reuse the guest rootfs packed by the last run
 
 Needs root, debootstrap, curl, jq, the Debian mirror ($mirror;
@@ -411,7 +412,12 @@ do_run() {
 			job_args+=("$1" "$2")
 			shift
 			;;
-		--full) job_args+=(--full) ;;
+		--timeout)
+			(($# >= 2)) || die_usage "option '$1' needs a number of seconds"
+			job_args+=("$1" "$2")
+			shift
+			;;
+		--full | --machine-slow) job_args+=("$1") ;;
 		--keep-rootfs) keep=1 ;;
 		*) die_usage "unknown option '$1'" ;;
 		esac

@@ -510,6 +510,11 @@ class JobGenerator(unittest.TestCase):
                                             "taskstats", "--repeat", "3",
                                             "--full"])
         self.assertGreaterEqual(test["timeout"]["minutes"], 3 * 240)
+        step = self.generate("--timeout", "600", "--machine-slow")[
+            "actions"][2]["test"]["definitions"][0]["repository"]["run"][
+            "steps"][0]
+        self.assertEqual(step, "KSFT_MACHINE_SLOW=yes "
+                               "/opt/kbench/scripts/lava-run.sh --timeout 600")
         self.assertGreater(job["timeouts"]["job"]["minutes"],
                            test["timeout"]["minutes"])
 
@@ -525,7 +530,7 @@ class JobGenerator(unittest.TestCase):
         self.assertEqual(boot["method"], "u-boot")
 
     def test_bad_usage(self):
-        for bad in (["--repeat", "0"], ["-t", "a b"],
+        for bad in (["--repeat", "0"], ["-t", "a b"], ["--timeout", "1m"],
                     ["--kernel-arg", "quiet"], ["--kernel", "vmlinuz"]):
             with self.subTest(bad=bad), redirect_stderr(io.StringIO()):
                 with self.assertRaises(SystemExit) as cm:
