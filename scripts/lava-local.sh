@@ -36,7 +36,7 @@ chroot under $base (KBENCH_LAVA_DIR), for the kbench LAVA job.
 
   setup     debootstrap the chroot, install PostgreSQL and LAVA 2023.01
             from Debian, create the admin, the qemu device and the worker
-            (about 1.5 GB of disk, 5-15 minutes; once)
+            (about 2 GB of disk, 5-20 minutes; once)
   start     mount /proc, /sys, /dev into the chroot, start PostgreSQL,
             gunicorn (127.0.0.1:$port, KBENCH_LAVA_PORT), lava-scheduler
             and lava-worker
