@@ -597,6 +597,13 @@ kcidb_export() {
 	echo "kcidb.py: $(grep -c '"build_id"' "$work/kcidb.json") tests exported and valid"
 }
 
+# The LAVA translation (KTAP + JSON -> lava-test-case) and job generator.
+lava_parser() {
+	need python3
+	python3 -m unittest discover -s "$top/tests" -p test_lava.py \
+		-t "$top/tests" -v
+}
+
 step build_collection
 step config_is_union
 step shellcheck shellcheck_scripts
@@ -613,6 +620,7 @@ step pmqtest_faults
 step ab_runner
 step kcidb_export
 step report_in_browser
+step lava_parser
 if [[ -z $quick ]]; then
 	step collection_as_nobody
 	step in_tree_6_12

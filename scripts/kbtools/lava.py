@@ -1,0 +1,539 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Translate a run_all.sh KTAP stream and its --json results into LAVA
+test cases: one test set per kbench program, one case per KTAP check
+(pass/fail/skip), the row's median as the case's measurement.
+
+  python3 -m kbtools.lava [--json DIR] [--exec] KTAP_FILE|-
+
+Without --exec it prints the lava-test-set / lava-test-case commands as a
+shell script; with --exec (inside a LAVA test shell) it runs them.
+
+Cases of one program's set:
+  CHECK                 every KTAP check; a timing row adds
+                        --measurement MEDIAN --units UNIT
+  CHECK.repK            with --repeat N > 1: repetition K's check and
+                        median; CHECK then holds the worst result and the
+                        median of the repetitions' medians
+  PROGRAM               the runner's verdict on the program
+  crashed, timeout,     failed cases for a program killed by a signal,
+  truncated             timed out, or whose KTAP ended early
+and the set "run_all" holds "ktap" (the stream is well-formed KTAP),
+"truncated" when the stream ended before its plan or totals, and
+"results" when the JSON is unreadable. Without --json, measurements come
+from the programs' figure lines ("# NAME: unit=us ... median=...").
+Exit status: 0 when every case passed or skipped, 1 when one failed,
+2 on bad usage or unreadable input.
+
+  python3 -m kbtools.lava --check-job TESTS.json LOG.yaml
+
+prints a finished job's results (LAVA's /api/v0.2/jobs/ID/tests/) as a
+table and checks them, case by case, against the cases of the KTAP in
+the job's log (/api/v0.2/jobs/ID/logs/); exit 1 on any difference.
+"""
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+from kbtools import ktap, results, stats
+
+RUNNER_SET = "run_all"
+TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
+                   r"(?: \((?:(base|candidate), )?repetition (\d+) of (\d+)\))?$")
+TITLE_COMMENT = re.compile(r"^# (selftests: kbench/.*)$")
+# The kernel's console messages, interleaved with the stream on a serial
+# console: "[   86.693185] netlink: ...".
+KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\] ")
+# A row's figures as a program prints them: "# NAME: unit=us n=... median=..."
+FIGURE_LINE = re.compile(r"^# (.+?): (unit=\S+(?: \S+=\S+)*)$")
+# What a KTAP result counts as for LAVA: XFAIL is the expected outcome.
+LAVA_RESULT = {"pass": "pass", "xfail": "pass", "skip": "skip",
+               "fail": "fail", "xpass": "fail", "error": "fail"}
+NAME_OK = re.compile(r"^[-_.a-zA-Z0-9]+$")
+# Readable spellings of characters LAVA refuses in names; any other one
+# becomes '_'.
+NAME_MAP = {"@": "_at_", "%": "pct", "+": "plus", "=": "-", ":": ".",
+            "/": "_", " ": "_"}
+
+
+def case_name(text):
+    """TEXT as a LAVA test case or set name ([-_.a-zA-Z0-9]+)."""
+    out = "".join(c if NAME_OK.match(c) else NAME_MAP.get(c, "_")
+                  for c in text.strip())
+    return out or "unnamed"
+
+
+class Case:
+    """One lava-test-case: name, result, optional measurement and units,
+    and a note printed before it (a skip reason, a failure's cause)."""
+
+    def __init__(self, name, result, measurement=None, units=None,
+                 note=None):
+        self.name = name
+        self.result = result
+        self.measurement = measurement
+        self.units = units
+        self.note = note
+
+    def command(self):
+        cmd = ["lava-test-case", self.name, "--result", self.result]
+        if self.measurement is not None:
+            cmd += ["--measurement", format_measurement(self.measurement),
+                    "--units", case_name(self.units or "none")]
+        return cmd
+
+    def __repr__(self):
+        return f"Case({self.name!r}, {self.result!r}, {self.measurement!r})"
+
+
+class TestSet:
+    """The cases of one test set, names made unique within it."""
+
+    def __init__(self, name):
+        self.name = name
+        self.cases = []
+        self._names = set()
+
+    def add(self, name, result, **kw):
+        base = case_name(name)
+        unique, k = base, 1
+        while unique in self._names:
+            k += 1
+            unique = f"{base}.{k}"
+        self._names.add(unique)
+        self.cases.append(Case(unique, result, **kw))
+
+
+def format_measurement(value):
+    """A plain decimal LAVA stores (no exponent)."""
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return text if text not in ("", "-0") else "0"
+
+
+def worst(outcomes):
+    """fail over pass over skip."""
+    if "fail" in outcomes:
+        return "fail"
+    return "pass" if "pass" in outcomes else "skip"
+
+
+class Appearance:
+    """One run of one program in the stream: its runner result line (None
+    when the stream ended first) and its nested document."""
+
+    def __init__(self, program, side, rep, result, child):
+        self.program = program
+        self.side = side
+        self.rep = rep
+        self.result = result
+        self.child = child
+
+
+def _parse_title(title):
+    m = TITLE.match(title.strip())
+    if not m:
+        return None
+    return m.group(1), m.group(2) or "base", int(m.group(3) or 1)
+
+
+def appearances(doc):
+    """Every program run of a run_all.sh stream, in order, including one
+    whose result line never came."""
+    out = []
+    for r in doc.results:
+        parsed = _parse_title(r.name)
+        if parsed:
+            out.append(Appearance(*parsed, r, r.child))
+    closed = {id(r.child) for r in doc.results if r.child is not None}
+    open_children = [c for c in doc.children if id(c) not in closed]
+    titles = [m.group(1) for _, text in doc.lines
+              for m in [TITLE_COMMENT.match(text)] if m]
+    if len(titles) > len(out):
+        parsed = _parse_title(titles[len(out)])
+        if parsed:
+            child = open_children[-1] if open_children else None
+            out.append(Appearance(*parsed, None, child))
+    return out
+
+
+def _checks(doc, prefix=""):
+    """(name, result) of every check of DOC, nested ones as PARENT.NAME."""
+    out = []
+    for r in doc.results:
+        name = prefix + (r.name or str(r.number))
+        if r.child is not None:
+            out += _checks(r.child, name + ".")
+        out.append((name, r))
+    return out
+
+
+def _complete(doc):
+    """DOC has its version, plan and as many results as planned, and so
+    have its nested documents."""
+    if doc is None or not doc.version or doc.plan is None or \
+            len(doc.results) != doc.plan:
+        return False
+    if any(msg.startswith("nested document not closed") or
+           msg.startswith("bail out") for _, msg in doc.problems):
+        return False
+    return all(_complete(c) for c in doc.children)
+
+
+def _ending(app):
+    """(case name, note) for a program that did not end normally."""
+    if app.result is None:
+        return "truncated", "the stream ended while the program ran"
+    comment = app.result.comment
+    if comment.upper().startswith("TIMEOUT"):
+        return "timeout", comment
+    m = re.match(r"exit=(\d+)$", comment)
+    if m and int(m.group(1)) > 128:
+        return "crashed", f"{comment} (signal {int(m.group(1)) - 128})"
+    if app.result.directive != "SKIP" and not _complete(app.child):
+        return "truncated", "the program's KTAP ended before its plan"
+    return None
+
+
+def _verdict(app):
+    if app.result is None:
+        return "fail", "no result line"
+    return LAVA_RESULT[app.result.kind], app.result.comment or None
+
+
+def _rep_median(row, rep, nreps):
+    """Repetition REP's median of ROW, when its repetitions are aligned."""
+    if row is None or len(row.reps) != nreps:
+        return None
+    fig = row.reps[rep - 1]
+    v = fig.get("median")
+    if fig.get("status", "ok") != "ok" or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def _summary_median(row):
+    vals = row.values("median") if row is not None else []
+    return stats.median(vals) if vals else None
+
+
+def _measured(kw, row, value):
+    if value is not None:
+        kw.update(measurement=value, units=row.unit)
+    return kw
+
+
+def ktap_figures(doc):
+    """{row name: {key: value}} of the figure lines of one program's KTAP
+    (the rows that carry a unit)."""
+    out = {}
+    for _, text in doc.lines if doc is not None else []:
+        m = FIGURE_LINE.match(text)
+        if m:
+            out[m.group(1)] = dict(w.split("=", 1) for w in m.group(2).split())
+    return out
+
+
+def _ktap_rows(apps):
+    """Rows of the program's figure lines, one repetition per run: the
+    measurements when there is no JSON (a LAVA log, a stream alone)."""
+    rows = {}
+    for app in apps:
+        for name, fig in ktap_figures(app.child).items():
+            row = rows.setdefault(name, results.Row(name, fig.get("unit")))
+            try:
+                row.add_rep({"median": float(fig["median"])})
+            except (KeyError, ValueError):
+                row.add_rep({"status": "fail", "reason": "no median"})
+    return rows
+
+
+def _program_set(name, apps, test):
+    """The test set of one program from its runs and its results (or,
+    without them, its figure lines)."""
+    tset = TestSet(case_name(name))
+    nreps = len(apps)
+    rows = test.rows if test is not None else _ktap_rows(apps)
+    per_check = {}
+    for app in apps:
+        checks = _checks(app.child) if app.child is not None else []
+        for check, r in checks:
+            res = LAVA_RESULT[r.kind]
+            per_check.setdefault(check, []).append((res, r.reason))
+            if nreps > 1:
+                row = rows.get(check)
+                tset.add(f"{check}.rep{app.rep}", res, **_measured(
+                    {"note": r.reason or None}, row,
+                    _rep_median(row, app.rep, nreps)))
+    for check, seen in per_check.items():
+        row = rows.get(check)
+        reasons = sorted({why for _, why in seen if why})
+        tset.add(check, worst([res for res, _ in seen]),
+                 **_measured({"note": "; ".join(reasons) or None}, row,
+                             _summary_median(row)))
+    for rname, row in rows.items():
+        if rname not in per_check:
+            res = {"ok": "pass", "skip": "skip"}.get(row.status, "fail")
+            tset.add(rname, res, **_measured({"note": row.reason}, row,
+                                             _summary_median(row)))
+    verdicts = [_verdict(a) for a in apps]
+    tset.add(name, worst([v for v, _ in verdicts]),
+             note="; ".join(n for _, n in verdicts if n) or None)
+    for app in apps:
+        end = _ending(app)
+        if end:
+            where = f" (repetition {app.rep})" if nreps > 1 else ""
+            tset.add(end[0], "fail", note=end[1] + where)
+    return tset
+
+
+def translate(doc, run=None):
+    """The test sets of a parsed run_all.sh stream DOC, with the
+    measurements of RUN (a kbtools.results.Run, or None)."""
+    by_program = {}
+    for app in appearances(doc):
+        key = app.program if app.side == "base" else \
+            f"{app.program}.{app.side}"
+        by_program.setdefault(key, []).append(app)
+    sets = []
+    for key, apps in by_program.items():
+        test = run.tests.get(apps[0].program) if run is not None else None
+        if apps[0].side != "base":
+            test = None
+        sets.append(_program_set(key, apps, test))
+    runner = TestSet(RUNNER_SET)
+    problems = ktap.check(doc)
+    runner.add("ktap", "fail" if problems else "pass",
+               note="; ".join(problems[:5]) or None)
+    if doc.version is None or doc.plan is None or \
+            len(doc.results) != doc.plan or doc.totals is None:
+        runner.add("truncated", "fail",
+                   note=f"{len(doc.results)} of "
+                        f"{doc.plan if doc.plan is not None else '?'} "
+                        f"program results, totals line "
+                        f"{'present' if doc.totals else 'missing'}")
+    sets.append(runner)
+    return sets
+
+
+def commands(sets):
+    """(note or None, argv) of every command reporting SETS."""
+    out = []
+    for tset in sets:
+        out.append((None, ["lava-test-set", "start", tset.name]))
+        for case in tset.cases:
+            note = f"{tset.name}/{case.name}: {case.result}: {case.note}" \
+                if case.note else None
+            out.append((note, case.command()))
+        out.append((None, ["lava-test-set", "stop"]))
+    return out
+
+
+def shell_script(sets):
+    """The commands as a shell script, notes as comments."""
+    lines = []
+    for note, argv in commands(sets):
+        if note:
+            lines.append("# " + note.replace("\n", " "))
+        lines.append(" ".join(shlex.quote(a) for a in argv))
+    return "\n".join(lines) + "\n"
+
+
+def run_commands(sets):
+    """Run the commands, the notes on stdout (the LAVA log) first; the
+    number of commands that failed."""
+    failed = 0
+    for note, argv in commands(sets):
+        if note:
+            print(f"kbench: {note}", flush=True)
+        try:
+            rc = subprocess.run(argv, check=False).returncode
+        except OSError as e:
+            print(f"kbtools.lava: {argv[0]}: {e.strerror}", file=sys.stderr)
+            rc = 1
+        if rc:
+            print(f"kbtools.lava: '{shlex.join(argv)}' exited {rc}",
+                  file=sys.stderr)
+            failed += 1
+    return failed
+
+
+def any_failed(sets):
+    return any(c.result == "fail" for s in sets for c in s.cases)
+
+
+def stream_of_log(entries):
+    """The run_all.sh stream in a LAVA job log (its 'target' lines, less
+    the kernel's console messages), from its first top-level version line
+    to its top-level totals line."""
+    out, inside = [], False
+    for e in entries:
+        if not isinstance(e, dict) or e.get("lvl") != "target":
+            continue
+        msg = e.get("msg")
+        if not isinstance(msg, str):
+            continue
+        line = msg.rstrip("\r\n")
+        if KERNEL_LINE.match(line):
+            continue
+        if not inside and ktap.VERSION.match(line):
+            inside = True
+        if inside:
+            out.append(line)
+            if line.startswith("# Totals:"):
+                break
+    return "\n".join(out) + "\n" if out else ""
+
+
+def api_cases(tests):
+    """{(set, case): (result, measurement, unit)} of the objects of LAVA's
+    /api/v0.2/jobs/ID/tests/ ('results' of its pages, or a list)."""
+    if isinstance(tests, dict):
+        tests = tests.get("results", [])
+    out = {}
+    for t in tests:
+        meta = t.get("metadata") or {}
+        if isinstance(meta, str):
+            meta = {k.strip(): v.strip() for k, _, v in
+                    (line.partition(":") for line in meta.splitlines())}
+        if str(meta.get("definition", "")).endswith("lava"):
+            continue
+        m = t.get("measurement")
+        out[(meta.get("set") or "", t.get("name"))] = (
+            t.get("result"), float(m) if m not in (None, "") else None,
+            t.get("unit") or None)
+    return out
+
+
+def compare_api(sets, got):
+    """Messages for every case of SETS that LAVA's GOT lacks or holds
+    with another result or measurement, and for every case LAVA holds
+    that SETS lacks."""
+    problems = []
+    want = {}
+    for tset in sets:
+        for c in tset.cases:
+            want[(tset.name, c.name)] = c
+    for key, c in want.items():
+        if key not in got:
+            problems.append(f"{key[0]}/{key[1]}: not in LAVA's results")
+            continue
+        result, measurement, _ = got[key]
+        if result != c.result:
+            problems.append(f"{key[0]}/{key[1]}: LAVA says {result}, the "
+                            f"KTAP {c.result}")
+        # The KTAP prints 4 decimals, LAVA keeps the JSON's figure.
+        if c.measurement is not None and (measurement is None or abs(
+                measurement - c.measurement) > 1e-4 + 1e-6 * c.measurement):
+            problems.append(f"{key[0]}/{key[1]}: LAVA's measurement "
+                            f"{measurement}, the KTAP's {c.measurement}")
+    for key in got:
+        if key not in want:
+            problems.append(f"{key[0]}/{key[1]}: in LAVA's results only")
+    return problems
+
+
+def table(got):
+    """LAVA's results as a table: set, case, result, median, unit."""
+    rows = [("set", "case", "result", "median", "unit")]
+    for (tset, name), (result, m, unit) in got.items():
+        rows.append((tset, name, result,
+                     format_measurement(m) if m is not None else "",
+                     unit or ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "".join(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  "
+                   f"{r[2]:<{widths[2]}}  {r[3]:>{widths[3]}}  {r[4]}"
+                   .rstrip() + "\n" for r in rows)
+
+
+def check_job(tests_path, log_path):
+    """Print LAVA's results of a kbench job as a table and compare them
+    with the cases of the KTAP the job printed; 0 when they match."""
+    import json
+    import yaml  # Debian: python3-yaml; only the host side needs it
+    with open(tests_path, encoding="utf-8") as f:
+        got = api_cases(json.load(f))
+    with open(log_path, encoding="utf-8") as f:
+        log = yaml.safe_load(f) or []
+    text = stream_of_log(log)
+    sys.stdout.write(table(got))
+    if not text:
+        print(f"kbtools.lava: no KTAP stream in the job's log {log_path}",
+              file=sys.stderr)
+        return 1
+    problems = compare_api(translate(ktap.parse(text)), got)
+    for p in problems:
+        print(f"kbtools.lava: mismatch: {p}", file=sys.stderr)
+    print(f"{len(got)} LAVA test cases, "
+          f"{'all' if not problems else len(got) - len(problems)} "
+          f"matching the job's KTAP")
+    return 1 if problems else 0
+
+
+def _read_stream(path):
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python3 -m kbtools.lava",
+        description="Report a run_all.sh KTAP stream (and its --json "
+                    "results) as LAVA test sets and cases.")
+    p.add_argument("ktap", nargs="?",
+                   help="the run_all.sh output, or - for stdin")
+    p.add_argument("--json", metavar="DIR",
+                   help="the run's --json directory (measurements)")
+    p.add_argument("--exec", action="store_true", dest="execute",
+                   help="run lava-test-set/lava-test-case (in a LAVA test "
+                        "shell) instead of printing them")
+    p.add_argument("--check-job", nargs=2, metavar=("TESTS.json", "LOG.yaml"),
+                   help="compare a job's results (LAVA's /api/v0.2/jobs/ID/"
+                        "tests/) with the KTAP in its log (.../logs/)")
+    args = p.parse_args(argv)
+    if args.check_job:
+        try:
+            return check_job(*args.check_job)
+        except (OSError, ValueError) as e:
+            print(f"kbtools.lava: {e}", file=sys.stderr)
+            return 2
+    if args.ktap is None:
+        p.error("no KTAP stream given")
+    if args.execute and not shutil.which("lava-test-case"):
+        print("kbtools.lava: lava-test-case not found: --exec runs inside "
+              "a LAVA test shell (without it, the commands are printed)",
+              file=sys.stderr)
+        return 2
+    try:
+        text = _read_stream(args.ktap)
+    except OSError as e:
+        print(f"kbtools.lava: cannot read {args.ktap}: {e.strerror}",
+              file=sys.stderr)
+        return 2
+    run, bad_json = None, None
+    if args.json and (os.path.isfile(args.json) or (
+            os.path.isdir(args.json) and any(
+                f.endswith(".json") for f in os.listdir(args.json)))):
+        try:
+            run = results.load(args.json)
+        except results.ResultError as e:
+            bad_json = str(e)
+    sets = translate(ktap.parse(text), run)
+    if bad_json:
+        # The checks still count; unreadable figures are a failure.
+        sets[-1].add("results", "fail", note=bad_json)
+    if args.execute:
+        if run_commands(sets):
+            return 1
+    else:
+        sys.stdout.write(shell_script(sets))
+    return 1 if any_failed(sets) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

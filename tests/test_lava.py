@@ -1,0 +1,542 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of scripts/kbtools/lava.py (run_all.sh KTAP + JSON -> LAVA test
+cases) and scripts/lava-job.py (the LAVA job definition), on recorded
+streams: every way a run can go wrong must give a failed case."""
+
+import importlib.util
+import io
+import json
+import os
+import re
+import shlex
+import stat
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "..", "scripts")
+sys.path.insert(0, SCRIPTS)
+
+from kbtools import ktap, lava, results  # noqa: E402
+
+try:
+    import yaml
+except ImportError:
+    yaml = None
+
+LAVA_NAME = re.compile(r"^[-_.a-zA-Z0-9]+$")
+
+# Recorded from 'run_all.sh -t syscall_overhead,taskstats' (trimmed).
+SYSCALL = """\
+    TAP version 13
+    # Subtest: selftests: kbench/syscall_overhead: syscall_overhead
+    # clock: CLOCK_MONOTONIC, overhead of one read: 26.9 ns
+    1..2
+    # getpid: unit=us n=1000 mean=0.2301 median=0.2217 min=0.2 max=0.9
+    ok 1 getpid
+    # getppid: unit=us n=1000 mean=0.2702 median=0.2590 min=0.2 max=1.1
+    ok 2 getppid
+    # Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 error:0
+"""
+TASKSTATS = """\
+    TAP version 13
+    # Subtest: selftests: kbench/taskstats: taskstats
+    1..3
+    ok 1 family_resolves
+    ok 2 ioctl_errors # SKIP kernel has no /proc/taskstats
+    # procfs: unit=us n=1000 median=133.41
+    ok 3 procfs
+    # Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0
+"""
+
+
+def title(prog, rep=None, reps=None):
+    t = f"selftests: kbench/{prog}: {prog}"
+    return t + (f" (repetition {rep} of {reps})" if rep else "")
+
+
+def stream(*programs, plan=None, totals=True):
+    """A run_all.sh stream of (program, nested KTAP, result comment,
+    repetition, repetitions) tuples; a comment of None leaves the result
+    line out (a stream cut while the program ran)."""
+    out = ["TAP version 13", f"1..{plan or len(programs)}"]
+    count = {"pass": 0, "fail": 0, "skip": 0}
+    for n, (prog, body, comment, rep, reps) in enumerate(programs, 1):
+        t = title(prog, rep, reps)
+        out.append(f"# {t}")
+        out += body.splitlines()
+        if comment is None:
+            break
+        bad = comment.startswith(("exit=", "TIMEOUT"))
+        count["fail" if bad else "skip" if comment == "SKIP" else "pass"] += 1
+        out.append(f"{'not ok' if bad else 'ok'} {n} {t}" +
+                   (f" # {comment}" if comment else ""))
+    if totals:
+        out.append("# Totals: pass:{pass} fail:{fail} xfail:0 xpass:0 "
+                   "skip:{skip} error:0".format(**count))
+    return "\n".join(out) + "\n"
+
+
+def prog(name, body, comment="", rep=None, reps=None):
+    return (name, body, comment, rep, reps)
+
+
+def json_doc(test, rows):
+    return {"schema": "kbench-results/1", "test": test, "rows": [
+        {"name": n, "status": "ok", "unit": "us", "n": 1000, "median": m}
+        for n, m in rows]}
+
+
+def cases(sets):
+    """{(set, case): Case}."""
+    return {(s.name, c.name): c for s in sets for c in s.cases}
+
+
+def failed(sets):
+    return sorted(k for k, c in cases(sets).items() if c.result == "fail")
+
+
+class CaseNames(unittest.TestCase):
+    def test_kbench_row_names(self):
+        self.assertEqual(lava.case_name("fork@1.70MB"), "fork_at_1.70MB")
+        self.assertEqual(lava.case_name("posix_spawn_exec@1GiB"),
+                         "posix_spawn_exec_at_1GiB")
+        self.assertEqual(lava.case_name("getpid"), "getpid")
+        self.assertEqual(lava.case_name("read memory.stat"),
+                         "read_memory.stat")
+        self.assertEqual(lava.case_name("p99%"), "p99pct")
+        self.assertEqual(lava.case_name("a=b:c/d+e"), "a-b.c_dpluse")
+        self.assertEqual(lava.case_name(""), "unnamed")
+
+    def test_every_character_maps_to_a_valid_name(self):
+        for code in range(1, 0x250):
+            name = lava.case_name(f"x{chr(code)}y")
+            self.assertRegex(name, LAVA_NAME, repr(chr(code)))
+
+    def test_clashing_names_made_unique(self):
+        tset = lava.TestSet("s")
+        for name in ("a b", "a/b", "a_b"):
+            tset.add(name, "pass")
+        self.assertEqual([c.name for c in tset.cases],
+                         ["a_b", "a_b.2", "a_b.3"])
+
+
+class Translate(unittest.TestCase):
+    def translate(self, text, docs=()):
+        run = None
+        if docs:
+            run = results.Run("t")
+            for d in docs:
+                results.add_doc(run, "mem", d)
+        return lava.translate(ktap.parse(text), run)
+
+    def test_checks_and_measurements(self):
+        text = stream(prog("syscall_overhead", SYSCALL),
+                      prog("taskstats", TASKSTATS))
+        sets = self.translate(text, [
+            json_doc("syscall_overhead", [("getpid", 0.2217),
+                                          ("getppid", 0.259)]),
+            json_doc("taskstats", [("procfs", 133.41)])])
+        self.assertEqual([s.name for s in sets],
+                         ["syscall_overhead", "taskstats", "run_all"])
+        got = cases(sets)
+        c = got["syscall_overhead", "getpid"]
+        self.assertEqual(c.command(), ["lava-test-case", "getpid", "--result",
+                                       "pass", "--measurement", "0.2217",
+                                       "--units", "us"])
+        self.assertEqual(got["syscall_overhead", "syscall_overhead"].result,
+                         "pass")
+        self.assertEqual(got["taskstats", "procfs"].measurement, 133.41)
+        self.assertIsNone(got["taskstats", "family_resolves"].measurement)
+        self.assertEqual(got["run_all", "ktap"].result, "pass")
+        self.assertEqual(failed(sets), [])
+
+    def test_skip_keeps_its_reason(self):
+        sets = self.translate(stream(prog("taskstats", TASKSTATS)))
+        c = cases(sets)["taskstats", "ioctl_errors"]
+        self.assertEqual(c.result, "skip")
+        self.assertEqual(c.note, "kernel has no /proc/taskstats")
+        script = lava.shell_script(sets)
+        self.assertIn("# taskstats/ioctl_errors: skip: kernel has no "
+                      "/proc/taskstats\nlava-test-case ioctl_errors "
+                      "--result skip\n", script)
+
+    def test_program_that_skips_entirely(self):
+        body = "    TAP version 13\n    1..0 # SKIP no memory controller\n"
+        sets = self.translate(stream(prog("memcg_ks", body, "SKIP")))
+        got = cases(sets)
+        self.assertEqual(got["memcg_ks", "memcg_ks"].result, "skip")
+        self.assertEqual(failed(sets), [])
+
+    def test_nested_ktap(self):
+        body = ("    KTAP version 1\n    1..2\n"
+                "        KTAP version 1\n        1..2\n"
+                "        ok 1 small\n        not ok 2 large\n"
+                "    not ok 1 sizes\n    ok 2 other # XFAIL known\n")
+        sets = self.translate(stream(prog("p", body, "exit=1")))
+        got = cases(sets)
+        self.assertEqual(got["p", "sizes.small"].result, "pass")
+        self.assertEqual(got["p", "sizes.large"].result, "fail")
+        self.assertEqual(got["p", "sizes"].result, "fail")
+        self.assertEqual(got["p", "other"].result, "pass")
+        self.assertEqual(got["p", "p"].result, "fail")
+        self.assertNotIn(("p", "crashed"), got)
+        self.assertNotIn(("p", "truncated"), got)
+
+    def test_crashed_program(self):
+        cut = "\n".join(SYSCALL.splitlines()[:5]) + "\n"
+        sets = self.translate(stream(prog("syscall_overhead", cut, "exit=139"),
+                                     prog("taskstats", TASKSTATS)))
+        # The crash also left the program's KTAP short of its plan.
+        self.assertEqual(failed(sets), [("run_all", "ktap"),
+                                        ("syscall_overhead", "crashed"),
+                                        ("syscall_overhead",
+                                         "syscall_overhead")])
+        self.assertIn("signal 11", cases(sets)["syscall_overhead",
+                                               "crashed"].note)
+
+    def test_timeout(self):
+        sets = self.translate(stream(prog("syscall_overhead", SYSCALL[:200],
+                                          "TIMEOUT 45 seconds")))
+        self.assertIn(("syscall_overhead", "timeout"), failed(sets))
+
+    def test_ok_program_with_short_ktap_is_truncated(self):
+        short = SYSCALL.replace("    ok 2 getppid\n", "")
+        sets = self.translate(stream(prog("syscall_overhead", short)))
+        self.assertIn(("syscall_overhead", "truncated"), failed(sets))
+
+    def test_stream_cut_inside_a_program(self):
+        cut = "\n".join(TASKSTATS.splitlines()[:4]) + "\n"
+        text = stream(prog("syscall_overhead", SYSCALL),
+                      prog("taskstats", cut, None), plan=2, totals=False)
+        sets = self.translate(text)
+        self.assertEqual(failed(sets), [("run_all", "ktap"),
+                                        ("run_all", "truncated"),
+                                        ("taskstats", "taskstats"),
+                                        ("taskstats", "truncated")])
+        # What did arrive is still reported.
+        self.assertEqual(cases(sets)["taskstats", "family_resolves"].result,
+                         "pass")
+
+    def test_stream_cut_between_programs(self):
+        text = stream(prog("syscall_overhead", SYSCALL), plan=2,
+                      totals=False)
+        self.assertIn(("run_all", "truncated"), failed(self.translate(text)))
+
+    def test_every_cut_of_a_stream_fails(self):
+        """No prefix of a good stream passes for a complete run."""
+        text = stream(prog("syscall_overhead", SYSCALL),
+                      prog("taskstats", TASKSTATS))
+        lines = text.splitlines(keepends=True)
+        self.assertEqual(failed(self.translate(text)), [])
+        for n in range(len(lines)):
+            with self.subTest(lines=n):
+                self.assertNotEqual(failed(self.translate("".join(lines[:n]))),
+                                    [])
+
+    def test_empty_stream(self):
+        self.assertEqual(failed(self.translate("")),
+                         [("run_all", "ktap"), ("run_all", "truncated")])
+
+    def test_repetitions(self):
+        reps = [json_doc("syscall_overhead", [("getpid", m), ("getppid", 1)])
+                for m in (0.2, 0.3, 0.7)]
+        merged = results.merge_docs(reps)
+        text = stream(*[prog("syscall_overhead", SYSCALL, "", k, 3)
+                        for k in (1, 2, 3)])
+        got = cases(self.translate(text, [merged]))
+        self.assertEqual(got["syscall_overhead", "getpid.rep1"].measurement,
+                         0.2)
+        self.assertEqual(got["syscall_overhead", "getpid.rep3"].measurement,
+                         0.7)
+        self.assertEqual(got["syscall_overhead", "getpid"].measurement, 0.3)
+        self.assertEqual(got["syscall_overhead", "getpid"].result, "pass")
+
+    def test_one_failed_repetition_fails_the_check(self):
+        bad = SYSCALL.replace("ok 1 getpid", "not ok 1 getpid")
+        text = stream(prog("syscall_overhead", SYSCALL, "", 1, 2),
+                      prog("syscall_overhead", bad, "exit=1", 2, 2))
+        got = cases(self.translate(text))
+        self.assertEqual(got["syscall_overhead", "getpid.rep1"].result, "pass")
+        self.assertEqual(got["syscall_overhead", "getpid.rep2"].result, "fail")
+        self.assertEqual(got["syscall_overhead", "getpid"].result, "fail")
+
+    def test_rows_only_in_json_are_reported(self):
+        sets = self.translate(stream(prog("syscall_overhead", SYSCALL)), [
+            json_doc("syscall_overhead", [("fork@1.70MB", 165.1)])])
+        c = cases(sets)["syscall_overhead", "fork_at_1.70MB"]
+        self.assertEqual((c.result, c.measurement, c.units),
+                         ("pass", 165.1, "us"))
+
+    def test_measurement_format(self):
+        self.assertEqual(lava.format_measurement(245.568), "245.568")
+        self.assertEqual(lava.format_measurement(3.0), "3")
+        self.assertEqual(lava.format_measurement(1e-9), "0")
+        self.assertEqual(lava.format_measurement(1234567.5), "1234567.5")
+
+
+class Main(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def main(self, *argv, env_path=None):
+        out, err = io.StringIO(), io.StringIO()
+        old = os.environ.get("PATH", "")
+        if env_path is not None:
+            os.environ["PATH"] = env_path
+        try:
+            with redirect_stdout(out), redirect_stderr(err):
+                rc = lava.main(list(argv))
+        finally:
+            os.environ["PATH"] = old
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_printed_script(self):
+        ktap_file = self.write("run.ktap", stream(prog("syscall_overhead",
+                                                       SYSCALL)))
+        os.mkdir(os.path.join(self.dir, "json"))
+        self.write("json/syscall_overhead.json", json.dumps(
+            json_doc("syscall_overhead", [("getpid", 0.25)])))
+        rc, out, _ = self.main("--json", os.path.join(self.dir, "json"),
+                               ktap_file)
+        self.assertEqual(rc, 0)
+        cmds = [shlex.split(line) for line in out.splitlines()
+                if not line.startswith("#")]
+        self.assertEqual(cmds[0], ["lava-test-set", "start",
+                                   "syscall_overhead"])
+        self.assertIn(["lava-test-case", "getpid", "--result", "pass",
+                       "--measurement", "0.25", "--units", "us"], cmds)
+        self.assertEqual(cmds[-1], ["lava-test-set", "stop"])
+
+    def test_broken_json_is_a_failed_case(self):
+        ktap_file = self.write("run.ktap", stream(prog("syscall_overhead",
+                                                       SYSCALL)))
+        bad = self.write("bad.json", "{")
+        rc, out, _ = self.main("--json", bad, ktap_file)
+        self.assertEqual(rc, 1)
+        self.assertIn("lava-test-case results --result fail", out)
+
+    def test_truncated_stream_exits_1(self):
+        ktap_file = self.write("run.ktap", "TAP version 13\n1..3\n")
+        rc, out, _ = self.main(ktap_file)
+        self.assertEqual(rc, 1)
+        self.assertIn("lava-test-case truncated --result fail", out)
+
+    def test_bad_usage(self):
+        rc, _, err = self.main(os.path.join(self.dir, "missing"))
+        self.assertEqual(rc, 2)
+        self.assertIn("cannot read", err)
+        ktap_file = self.write("run.ktap", "")
+        rc, _, err = self.main("--exec", ktap_file, env_path=self.dir)
+        self.assertEqual(rc, 2)
+        self.assertIn("lava-test-case not found", err)
+
+    def test_exec_calls_the_lava_helpers(self):
+        """--exec runs lava-test-set/-case (here: scripts that log their
+        arguments, standing in for LAVA's own helpers)."""
+        log = os.path.join(self.dir, "calls")
+        for helper in ("lava-test-case", "lava-test-set"):
+            path = self.write(helper, f"#!/bin/sh\necho {helper} \"$@\" "
+                                      f">>{log}\n")
+            os.chmod(path, stat.S_IRWXU)
+        ktap_file = self.write("run.ktap", stream(prog("taskstats",
+                                                       TASKSTATS)))
+        rc, out, _ = self.main("--exec", ktap_file,
+                               env_path=self.dir + ":/bin:/usr/bin")
+        self.assertEqual(rc, 0)
+        with open(log, encoding="utf-8") as f:
+            calls = f.read().splitlines()
+        self.assertEqual(calls[0], "lava-test-set start taskstats")
+        self.assertIn("lava-test-case ioctl_errors --result skip", calls)
+        self.assertIn("kbench: taskstats/ioctl_errors: skip:", out)
+        self.assertEqual(calls.count("lava-test-set stop"), 2)
+
+
+class JobCheck(unittest.TestCase):
+    """The host side: LAVA's results against the KTAP in the job's log."""
+
+    LOG = [{"dt": "t", "lvl": "info", "msg": "start: 3 test"},
+           {"dt": "t", "lvl": "target", "msg": "root@kbench:~# run"}]
+
+    def log_of(self, text):
+        return self.LOG + [{"dt": "t", "lvl": "target", "msg": line + "\r"}
+                           for line in text.splitlines()] + \
+            [{"dt": "t", "lvl": "target", "msg": "<LAVA_SIGNAL_ENDRUN>"}]
+
+    def api_of(self, sets, **change):
+        out = []
+        for s in sets:
+            for c in s.cases:
+                res = change.get(c.name, c.result)
+                m = c.measurement
+                out.append({"name": c.name, "result": res,
+                            "measurement": None if m is None else f"{m:.10f}",
+                            "unit": c.units or "",
+                            "metadata": f"definition: 1_kbench\nset: {s.name}"
+                                        f"\ncase: {c.name}\n"})
+        out.append({"name": "kbench", "result": "pass", "measurement": None,
+                    "metadata": {"definition": "lava", "case": "kbench"}})
+        return {"results": out}
+
+    def test_stream_from_log(self):
+        text = stream(prog("syscall_overhead", SYSCALL))
+        self.assertEqual(lava.stream_of_log(self.log_of(text)), text)
+        self.assertEqual(lava.stream_of_log(self.LOG), "")
+
+    def test_kernel_messages_left_out(self):
+        text = stream(prog("taskstats", TASKSTATS))
+        log = self.log_of(text)
+        log.insert(6, {"dt": "t", "lvl": "target", "msg": "[   86.693185] "
+                       "netlink: 'taskstats': attribute type 1 has an "
+                       "invalid length."})
+        self.assertEqual(lava.stream_of_log(log), text)
+
+    def test_measurements_from_figure_lines(self):
+        sets = lava.translate(ktap.parse(stream(prog("syscall_overhead",
+                                                     SYSCALL))))
+        c = cases(sets)["syscall_overhead", "getppid"]
+        self.assertEqual((c.measurement, c.units), (0.259, "us"))
+
+    def test_matching_and_mismatching_results(self):
+        text = stream(prog("syscall_overhead", SYSCALL),
+                      prog("taskstats", TASKSTATS))
+        want = lava.translate(ktap.parse(text))
+        got = lava.api_cases(self.api_of(want))
+        self.assertEqual(lava.compare_api(want, got), [])
+        self.assertIn("getpid", lava.table(got))
+        got = lava.api_cases(self.api_of(want, getpid="fail"))
+        self.assertEqual(lava.compare_api(want, got), [
+            "syscall_overhead/getpid: LAVA says fail, the KTAP pass"])
+        got = lava.api_cases(self.api_of(want))
+        del got["taskstats", "procfs"]
+        got["x", "y"] = ("pass", None, None)
+        self.assertEqual(lava.compare_api(want, got), [
+            "taskstats/procfs: not in LAVA's results",
+            "x/y: in LAVA's results only"])
+
+    def test_check_job_command(self):
+        if yaml is None:
+            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+        text = stream(prog("taskstats", TASKSTATS))
+        want = lava.translate(ktap.parse(text))
+        with tempfile.TemporaryDirectory() as d:
+            tests, log = os.path.join(d, "t.json"), os.path.join(d, "l.yaml")
+            with open(tests, "w", encoding="utf-8") as f:
+                json.dump(self.api_of(want), f)
+            with open(log, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.log_of(text), f)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(lava.main(["--check-job", tests, log]), 0)
+            self.assertIn("all matching the job's KTAP", out.getvalue())
+            with open(log, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.LOG, f)
+            with redirect_stdout(io.StringIO()), \
+                    redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+            self.assertIn("no KTAP stream", err.getvalue())
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location(
+        "lava_job", os.path.join(SCRIPTS, "lava-job.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class JobGenerator(unittest.TestCase):
+    URLS = ["--kernel", "https://lab/vmlinuz-6.1",
+            "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]
+
+    def setUp(self):
+        if yaml is None:
+            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+        self.gen = load_generator()
+
+    def generate(self, *argv):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "job.yaml")
+            self.assertEqual(self.gen.main(list(self.URLS + list(argv)) +
+                                           ["-o", path]), 0)
+            with open(path, encoding="utf-8") as f:
+                return yaml.safe_load(f)
+
+    def test_qemu_job(self):
+        job = self.generate()
+        self.assertEqual(job["device_type"], "qemu")
+        self.assertIs(job["context"]["no_kvm"], True)
+        self.assertEqual([list(a)[0] for a in job["actions"]],
+                         ["deploy", "boot", "test"])
+        deploy, boot, test = (list(a.values())[0] for a in job["actions"])
+        kernel, ramdisk = deploy["images"]["kernel"], deploy["images"]["ramdisk"]
+        self.assertEqual(kernel["url"], "https://lab/vmlinuz-6.1")
+        self.assertNotIn("quiet", kernel["image_arg"])
+        self.assertIn("console=ttyS0", kernel["image_arg"])
+        self.assertEqual(ramdisk["url"], "https://lab/kbench-rootfs.cpio.gz")
+        self.assertEqual(ramdisk["format"], "cpio.newc")
+        self.assertEqual(ramdisk["compression"], "gz")
+        self.assertEqual(ramdisk["overlays"], {"lava": True})
+        self.assertEqual((deploy["to"], boot["method"], boot["media"]),
+                         ("tmpfs", "qemu", "tmpfs"))
+        for t in (job["timeouts"]["job"], deploy["timeout"], boot["timeout"],
+                  test["timeout"]):
+            self.assertGreater(t["minutes"], 0)
+        (definition,) = test["definitions"]
+        self.assertEqual(definition["from"], "inline")
+        self.assertEqual(definition["repository"]["metadata"]["format"],
+                         "Lava-Test Test Definition 1.0")
+        self.assertEqual(definition["repository"]["run"]["steps"],
+                         ["/opt/kbench/scripts/lava-run.sh"])
+
+    def test_options_passed_through(self):
+        job = self.generate("-t", "syscall_overhead", "-t", "taskstats",
+                            "--repeat", "3", "--full")
+        test = job["actions"][2]["test"]
+        step = test["definitions"][0]["repository"]["run"]["steps"][0]
+        self.assertEqual(step.split()[1:], ["-t", "syscall_overhead", "-t",
+                                            "taskstats", "--repeat", "3",
+                                            "--full"])
+        self.assertGreaterEqual(test["timeout"]["minutes"], 3 * 240)
+        step = self.generate("--timeout", "600", "--machine-slow")[
+            "actions"][2]["test"]["definitions"][0]["repository"]["run"][
+            "steps"][0]
+        self.assertEqual(step, "KSFT_MACHINE_SLOW=yes "
+                               "/opt/kbench/scripts/lava-run.sh --timeout 600")
+        self.assertGreater(job["timeouts"]["job"]["minutes"],
+                           test["timeout"]["minutes"])
+
+    def test_board(self):
+        job = self.generate("--device-type", "bcm2711-rpi-4-b",
+                            "--deploy-to", "tftp", "--boot-method", "u-boot",
+                            "--arch", "arm64")
+        self.assertNotIn("no_kvm", job["context"])
+        self.assertIn("console=ttyAMA0", job["context"]["extra_kernel_args"])
+        deploy, boot = (list(a.values())[0] for a in job["actions"][:2])
+        self.assertEqual(deploy["to"], "tftp")
+        self.assertNotIn("image_arg", deploy["images"]["kernel"])
+        self.assertEqual(boot["method"], "u-boot")
+
+    def test_bad_usage(self):
+        for bad in (["--repeat", "0"], ["-t", "a b"], ["--timeout", "1m"],
+                    ["--kernel-arg", "quiet"], ["--kernel", "vmlinuz"]):
+            with self.subTest(bad=bad), redirect_stderr(io.StringIO()):
+                with self.assertRaises(SystemExit) as cm:
+                    self.gen.main(self.URLS + bad)
+                self.assertEqual(cm.exception.code, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
