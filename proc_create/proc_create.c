@@ -274,7 +274,7 @@ struct kb_clone_args {
 	uint64_t tls;
 };
 
-#ifdef __x86_64__
+#if defined(__x86_64__)
 /*
  * clone3(CLONE_VM | CLONE_VFORK) without a stack of its own: the child runs
  * on the parent's stack, as after vfork(), so it must not return into C
@@ -301,7 +301,53 @@ static long clone3_vfork_exit(struct kb_clone_args *args, volatile int *wrote)
 		     : "rcx", "r11", "memory");
 	return ret;
 }
+#elif defined(__i386__)
+/* The same on i386: int $0x80 leaves every register but eax alone. */
+static long clone3_vfork_exit(struct kb_clone_args *args, volatile int *wrote)
+{
+	long ret;
 
+	asm volatile("int $0x80\n\t"
+		     "test %%eax, %%eax\n\t"
+		     "jnz 1f\n\t"
+		     "movl $1, (%%edx)\n\t"
+		     "mov %[nr_exit], %%eax\n\t"
+		     "mov %[status], %%ebx\n\t"
+		     "int $0x80\n"
+		     "1:"
+		     : "=a" (ret)
+		     : "0" ((long)__NR_clone3), "b" (args),
+		       "c" (sizeof(*args)), "d" (wrote),
+		       [nr_exit] "i" (__NR_exit), [status] "i" (CHILD_STATUS)
+		     : "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+/* The same on arm64: svc #0 with the number in x8, arguments in x0..x2. */
+static long clone3_vfork_exit(struct kb_clone_args *args, volatile int *wrote)
+{
+	register long x0 asm("x0") = (long)args;
+	register long x1 asm("x1") = (long)sizeof(*args);
+	register volatile int *x2 asm("x2") = wrote;
+	register long x8 asm("x8") = __NR_clone3;
+
+	asm volatile("svc #0\n\t"
+		     "cbnz x0, 1f\n\t"
+		     "mov w9, #1\n\t"
+		     "str w9, [x2]\n\t"
+		     "mov x8, %[nr_exit]\n\t"
+		     "mov x0, %[status]\n\t"
+		     "svc #0\n"
+		     "1:"
+		     : "+r" (x0)
+		     : "r" (x1), "r" (x2), "r" (x8),
+		       [nr_exit] "i" (__NR_exit), [status] "i" (CHILD_STATUS)
+		     : "x9", "memory");
+	return x0;
+}
+#endif
+
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
 static int create_clone3_vfork(struct pc_ctx *c, pid_t *pid)
 {
 	struct kb_clone_args args = {
