@@ -86,7 +86,12 @@ LOCAL_HDRS += $(KBENCH_LIB)/kbench.h $(KBENCH_LIB)/kbench_ktap.h
 # build, or back) are rebuilt: they depend on a stamp naming the target
 # triplet, rewritten (below) only when the triplet changes. lib.mk's rule
 # leaves LOCAL_HDRS out of the compiler's command line.
-KB_TARGET_STAMP = $(OUTPUT)/.kbench-target
+# Written here, before lib.mk's rules are read (make caches what it has
+# seen of a directory); OUTPUT as lib.mk will set it.
+KB_TARGET_STAMP := $(or $(OUTPUT),$(CURDIR))/.kbench-target
+ifneq ($(shell cat $(KB_TARGET_STAMP) 2>/dev/null),$(kb_triplet))
+$(shell mkdir -p $(dir $(KB_TARGET_STAMP)) && echo $(kb_triplet) >$(KB_TARGET_STAMP))
+endif
 LOCAL_HDRS += $(KB_TARGET_STAMP)
 EXTRA_CLEAN += $(KB_TARGET_STAMP)
 KBENCH_SRCS := $(KBENCH_LIB)/kbench.c $(KBENCH_EXTRA_SRCS)
@@ -97,6 +102,5 @@ include $(KSFT_DIR)/lib.mk
 # opt in by listing themselves in KBENCH_LINKED.
 $(TEST_GEN_PROGS) $(addprefix $(OUTPUT)/,$(KBENCH_LINKED)): $(KBENCH_SRCS)
 
-ifneq ($(shell cat $(KB_TARGET_STAMP) 2>/dev/null),$(kb_triplet))
-$(shell mkdir -p $(OUTPUT) && echo $(kb_triplet) >$(KB_TARGET_STAMP))
-endif
+# An empty recipe: a stamp that is missing after all is made, not an error.
+$(KB_TARGET_STAMP): ;
