@@ -43,6 +43,11 @@ kb_debarch := $(strip \
 	$(if $(filter i386-% i486-% i586-% i686-%,$(kb_triplet)),i386) \
 	$(if $(filter aarch64-%,$(kb_triplet)),arm64) \
 	$(if $(filter arm-%-gnueabihf,$(kb_triplet)),armhf))
+# Listing the programs (emit_tests, as run_all.sh does in a guest without
+# a compiler) and clean need no compiler and no libraries.
+kb_builds := $(filter-out emit_tests clean,$(or $(MAKECMDGOALS),all))
+
+ifneq ($(kb_builds),)
 ifeq ($(kb_triplet),)
 $(error kbench: no compiler $(kb_cc): install gcc$(if $(CROSS_COMPILE),-$(CROSS_COMPILE:%-=%)) (Debian package of the cross toolchain))
 endif
@@ -73,6 +78,9 @@ ifneq ($(KBENCH_NEEDS_NUMA),)
 ifneq ($(call kb_links,numa.h,numa),y)
 $(error kbench: libnuma for $(kb_triplet) not found (<numa.h>, -lnuma): $(call kb_missing,libnuma-dev)$(if $(CROSS_COMPILE),, or numactl-devel))
 endif
+endif
+endif
+ifneq ($(KBENCH_NEEDS_NUMA),)
 LDLIBS += -lnuma
 endif
 
@@ -89,8 +97,10 @@ LOCAL_HDRS += $(KBENCH_LIB)/kbench.h $(KBENCH_LIB)/kbench_ktap.h
 # Written here, before lib.mk's rules are read (make caches what it has
 # seen of a directory); OUTPUT as lib.mk will set it.
 KB_TARGET_STAMP := $(or $(OUTPUT),$(CURDIR))/.kbench-target
+ifneq ($(kb_builds),)
 ifneq ($(shell cat $(KB_TARGET_STAMP) 2>/dev/null),$(kb_triplet))
 $(shell mkdir -p $(dir $(KB_TARGET_STAMP)) && echo $(kb_triplet) >$(KB_TARGET_STAMP))
+endif
 endif
 LOCAL_HDRS += $(KB_TARGET_STAMP)
 EXTRA_CLEAN += $(KB_TARGET_STAMP)

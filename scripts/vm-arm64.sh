@@ -183,8 +183,9 @@ build_collection() {
 	mkdir -p "$stage"
 	tar -C "$top" --exclude=./.cache --exclude=./.git -cf - . | tar -C "$stage" -xf -
 	msg "cross-building the collection for arm64 in $stage"
-	make -s -C "$stage" ARCH=arm64 CROSS_COMPILE="$cross" \
-		KBENCH_CACHE="$cache" KSRC="${KSRC:-$("$top/scripts/provision-ksrc.sh")}" \
+	ksrc=${KSRC:-$("$top/scripts/provision-ksrc.sh")} ||
+		die "$EXIT_SETUP" "no kernel tree for the kselftest harness"
+	KBENCH_CACHE=$cache make -s -C "$stage" ARCH=arm64 CROSS_COMPILE="$cross" KSRC="$ksrc" \
 		>"$state/build.log" 2>&1 || {
 		tail -n 20 "$state/build.log" >&2
 		die "$EXIT_SETUP" "the arm64 cross build failed"
@@ -199,8 +200,12 @@ make_overlay() {
 	mkdir -p "$o/kbench"
 	tar -C "$collection" -cf - . | tar -C "$o/kbench" -xf -
 	install -m 755 "$top/scripts/arm64-init.sh" "$o/init"
+	# run_all.sh lists a test's programs with its Makefile (emit_tests),
+	# which reads the harness's lib.mk; nothing in the guest compiles.
+	mkdir -p "$o/ksrc/tools/testing/selftests"
+	cp "$ksrc/tools/testing/selftests/lib.mk" "$o/ksrc/tools/testing/selftests/"
 	{
-		printf 'export KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=%q\n' "${KSFT_MACHINE_SLOW:-yes}"
+		printf 'export KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=%q KSRC=/ksrc\n' "${KSFT_MACHINE_SLOW:-yes}"
 		printf 'args=(%s)\n' "$( ((${#guest_args[@]})) && printf '%q ' "${guest_args[@]}")"
 		[[ -n $json_dir ]] && printf 'args+=(--json /tmp/json)\njson=/tmp/json\n'
 	} >"$o/kbench-args"
