@@ -628,10 +628,9 @@ step run_all_sigterm
 step sanitizers
 step pmqtest_faults
 step ab_runner
-step cross_arm64
-step cross_i386
-step i386_host_run
 if [[ -z $quick ]]; then
+	step cross_arm64
+	step cross_i386
 	step collection_as_nobody
 	step in_tree_6_12
 	step in_tree_6_1
@@ -639,6 +638,7 @@ if [[ -z $quick ]]; then
 fi
 if [[ -n $vm ]]; then
 	step vm_debian_6_1
+	step i386_host_run
 	step vm_arm64_6_12
 fi
 if [[ -n $testkernel ]]; then
