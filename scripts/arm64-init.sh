@@ -9,6 +9,14 @@
 # exit status, and powers off. Not meant to be started by hand.
 set -uo pipefail
 
+# It mounts over /proc, /tmp, /dev/shm, ... and powers the machine off:
+# only ever as the init (PID 1) of the guest.
+if (($$ != 1)); then
+	echo "arm64-init.sh: the arm64 guest's /init (run by scripts/vm-arm64.sh), not a command" >&2
+	echo "Try 'scripts/vm-run.sh --help' for more information." >&2
+	exit 2
+fi
+
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
