@@ -46,6 +46,8 @@ printing one KTAP stream on stdout.
                       default is the 'timeout=' of the test's settings file
       --kernel IMAGE  boot IMAGE under virtme-ng/QEMU and run there instead
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
+      --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
+                      collection, arm64 guest under TCG)
       --no-build      do not run make first
   -h, --help          this help
 
@@ -148,6 +150,9 @@ while (($#)); do
 	--vs-prefix=*)
 		vs_prefix=${1#*=}
 		vs_prefix_set=1
+		;;
+	--arch | --arch=*)
+		die_usage "option '--arch' needs --kernel IMAGE (it picks the guest's architecture)"
 		;;
 	--fail-above)
 		(($# >= 2)) || die_usage "option '$1' needs a percentage"

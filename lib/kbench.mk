@@ -30,16 +30,57 @@ ifeq ($(wildcard $(KSFT_DIR)/lib.mk),)
 $(error kbench: no kselftest lib.mk in $(KSFT_DIR): KSRC must be a kernel source tree)
 endif
 
-# A missing library header gets a message naming the Debian package.
-kb_have_header = $(shell printf '#include <%s>\n' $(1) | \
-	$(CROSS_COMPILE)gcc -E -x c - >/dev/null 2>&1 && echo y)
-ifneq ($(call kb_have_header,sys/capability.h),y)
-$(error kbench: <sys/capability.h> not found: install libcap-dev (Debian/Ubuntu) or libcap-devel)
+# Cross builds (CROSS_COMPILE=aarch64-linux-gnu-, i686-linux-gnu-, ...)
+# link against the target's libcap and libnuma: Debian's multiarch
+# packages (libcap-dev:arm64), or the same packages unpacked into
+# .cache/cross/<arch>/ by scripts/cross-libs.sh where multiarch cannot be
+# installed. The host's headers are no proof: a cross gcc also searches
+# /usr/include, so the checks link.
+kb_cc := $(CROSS_COMPILE)gcc
+kb_triplet := $(shell $(kb_cc) -dumpmachine 2>/dev/null)
+kb_debarch := $(strip \
+	$(if $(filter x86_64-%,$(kb_triplet)),amd64) \
+	$(if $(filter i386-% i486-% i586-% i686-%,$(kb_triplet)),i386) \
+	$(if $(filter aarch64-%,$(kb_triplet)),arm64) \
+	$(if $(filter arm-%-gnueabihf,$(kb_triplet)),armhf))
+# Listing the programs (emit_tests, as run_all.sh does in a guest without
+# a compiler) and clean need no compiler and no libraries.
+kb_builds := $(filter-out emit_tests clean,$(or $(MAKECMDGOALS),all))
+
+ifneq ($(kb_builds),)
+ifeq ($(kb_triplet),)
+$(error kbench: no compiler $(kb_cc): install gcc$(if $(CROSS_COMPILE),-$(CROSS_COMPILE:%-=%)) (Debian package of the cross toolchain))
+endif
+
+ifneq ($(CROSS_COMPILE),)
+KBENCH_CROSS_LIBS ?= $(or $(KBENCH_CACHE),$(KBENCH_DIR)/.cache)/cross/$(kb_debarch)
+ifneq ($(wildcard $(KBENCH_CROSS_LIBS)/usr/include),)
+kb_cross_cflags := -isystem $(KBENCH_CROSS_LIBS)/usr/include
+kb_multiarch := $(shell $(kb_cc) -print-multiarch)
+kb_cross_ldflags := -L$(KBENCH_CROSS_LIBS)/usr/lib/$(kb_multiarch) \
+	-Wl,-rpath-link,$(KBENCH_CROSS_LIBS)/lib/$(kb_multiarch)
+override CFLAGS += $(kb_cross_cflags)
+override LDFLAGS += $(kb_cross_ldflags)
+endif
+endif
+
+# kb_links HEADER LIB: y when a program including HEADER links with -lLIB.
+kb_links = $(shell t=$$(mktemp) && printf '\043include <%s>\nint main(void){return 0;}\n' $(1) | \
+	$(kb_cc) $(kb_cross_cflags) -x c - -o $$t $(kb_cross_ldflags) -l$(2) >/dev/null 2>&1 && echo y; rm -f $$t)
+# kb_missing DEV-PACKAGE: the message naming what to install.
+kb_comma := ,
+kb_missing = install $(1)$(if $(CROSS_COMPILE),:$(kb_debarch) (dpkg --add-architecture $(kb_debarch); apt-get update; apt-get install $(1):$(kb_debarch))$(kb_comma) or unpack it with scripts/cross-libs.sh $(kb_debarch)) (Debian/Ubuntu)
+
+ifneq ($(call kb_links,sys/capability.h,cap),y)
+$(error kbench: libcap for $(kb_triplet) not found (<sys/capability.h>, -lcap): $(call kb_missing,libcap-dev)$(if $(CROSS_COMPILE),, or libcap-devel))
 endif
 ifneq ($(KBENCH_NEEDS_NUMA),)
-ifneq ($(call kb_have_header,numa.h),y)
-$(error kbench: <numa.h> not found: install libnuma-dev (Debian/Ubuntu) or numactl-devel)
+ifneq ($(call kb_links,numa.h,numa),y)
+$(error kbench: libnuma for $(kb_triplet) not found (<numa.h>, -lnuma): $(call kb_missing,libnuma-dev)$(if $(CROSS_COMPILE),, or numactl-devel))
 endif
+endif
+endif
+ifneq ($(KBENCH_NEEDS_NUMA),)
 LDLIBS += -lnuma
 endif
 
@@ -49,6 +90,20 @@ override CFLAGS += $(KHDR_INCLUDES) -I$(KSFT_DIR) -I$(KBENCH_LIB)
 LDLIBS += -lcap -lm
 
 LOCAL_HDRS += $(KBENCH_LIB)/kbench.h $(KBENCH_LIB)/kbench_ktap.h
+# Programs built for another target (make CROSS_COMPILE=... after a native
+# build, or back) are rebuilt: they depend on a stamp naming the target
+# triplet, rewritten (below) only when the triplet changes. lib.mk's rule
+# leaves LOCAL_HDRS out of the compiler's command line.
+# Written here, before lib.mk's rules are read (make caches what it has
+# seen of a directory); OUTPUT as lib.mk will set it.
+KB_TARGET_STAMP := $(or $(OUTPUT),$(CURDIR))/.kbench-target
+ifneq ($(kb_builds),)
+ifneq ($(shell cat $(KB_TARGET_STAMP) 2>/dev/null),$(kb_triplet))
+$(shell mkdir -p $(dir $(KB_TARGET_STAMP)) && echo $(kb_triplet) >$(KB_TARGET_STAMP))
+endif
+endif
+LOCAL_HDRS += $(KB_TARGET_STAMP)
+EXTRA_CLEAN += $(KB_TARGET_STAMP)
 KBENCH_SRCS := $(KBENCH_LIB)/kbench.c $(KBENCH_EXTRA_SRCS)
 
 include $(KSFT_DIR)/lib.mk
@@ -56,3 +111,6 @@ include $(KSFT_DIR)/lib.mk
 # Every test program links the shared helpers; extended helper programs
 # opt in by listing themselves in KBENCH_LINKED.
 $(TEST_GEN_PROGS) $(addprefix $(OUTPUT)/,$(KBENCH_LINKED)): $(KBENCH_SRCS)
+
+# An empty recipe: a stamp that is missing after all is made, not an error.
+$(KB_TARGET_STAMP): ;

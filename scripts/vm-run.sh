@@ -45,6 +45,11 @@ IMAGE is one of:
 
 VM options:
   -k, --kernel IMAGE      the kernel to boot (required)
+      --arch ARCH         x86_64 (default) or arm64: cross-build the
+                          collection and boot an arm64 IMAGE under
+                          qemu-system-aarch64 (TCG), a Debian arm64 root
+                          filesystem built once into .cache/vm/ (see
+                          scripts/vm-arm64.sh -h)
       --accel MODE        auto (default), kvm or tcg; auto uses KVM only
                           when a probe boot shows it can run a guest here
                           (the result is cached in .cache/vm/kvm-probe)
@@ -158,6 +163,8 @@ parse_args() {
 			shift
 			;;
 		--console=*) console_keep=${1#*=} ;;
+		--arch) shift ;;
+		--arch=*) ;;
 		-h | --help)
 			usage
 			exit 0
@@ -701,9 +708,28 @@ report() {
 	exit "$rc"
 }
 
+# --arch arm64 hands the whole command line to the arm64 runner.
+dispatch_arch() {
+	local arch=x86_64 all=("$@")
+
+	while (($#)); do
+		case $1 in
+		--arch) arch=${2:-} ;;
+		--arch=*) arch=${1#*=} ;;
+		esac
+		shift
+	done
+	case $arch in
+	x86_64 | amd64) return 0 ;;
+	arm64 | aarch64) exec "$top/scripts/vm-arm64.sh" "${all[@]}" ;;
+	*) die_usage "invalid --arch '$arch' (use x86_64 or arm64)" ;;
+	esac
+}
+
 main() {
 	local rc
 
+	dispatch_arch "$@"
 	parse_args "$@"
 	state=$(mktemp -d "${TMPDIR:-/tmp}/kbench-vm.XXXXXX")
 	trap cleanup EXIT

@@ -633,7 +633,7 @@ static int row_error(struct ctx *c, const struct row *r, const char *stage,
 static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
 {
 	const struct row *r = &rows[idx];
-	unsigned int batch = r->batch ? (c->batch ? c->batch : r->batch) : 1;
+	unsigned int batch = r->batch ? (c->batch ? (unsigned int)c->batch : r->batch) : 1;
 	double *samples;
 	int err = 0;
 

@@ -9,9 +9,12 @@
 # a 6.1 tree and a clang (LLVM=1, O=, gen_tar) build, bad-usage handling
 # and what is left behind after SIGTERM.
 #
-# Usage: tests/run.sh [--quick] [--vm] [--testkernel] [STEP...]
+# Usage: tests/run.sh [--quick] [--vm] [--arm64] [--testkernel] [STEP...]
 #   --quick       skip the in-tree (6.1/6.12, clang) and unprivileged steps
-#   --vm          also boot a Debian kernel and run the collection in it
+#   --vm          also boot a Debian kernel and run the collection in it,
+#                 and run the 32-bit build on this host
+#   --arm64       also boot Debian's arm64 6.12 kernel under TCG (slow;
+#                 not yet part of make check-all)
 #   --testkernel  also build (or reuse) the patched test kernel and run
 #                 taskstats and memcg_ks on it (testkernel/run.sh)
 #   STEP      run only these steps (see the names printed)
@@ -27,14 +30,15 @@ prog=tests/run.sh
 # shellcheck source=common.bash
 . "$top/tests/common.bash"
 
-quick='' vm='' testkernel='' only=()
+quick='' vm='' arm64='' testkernel='' only=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
 	--vm) vm=1 ;;
+	--arm64) arm64=1 ;;
 	--testkernel) testkernel=1 ;;
 	-h | --help)
-		help_from_header "$0" 12 20
+		help_from_header "$0" 12 23
 		exit 0
 		;;
 	-*) die_usage "unknown option '$a'" ;;
@@ -604,6 +608,101 @@ lava_parser() {
 		-t "$top/tests" -v
 }
 
+# ---- other architectures (issue 16) ----------------------------------
+
+# elf_class_machine FILE: "ELF32 Intel 80386", "ELF64 AArch64", ...
+elf_class_machine() {
+	readelf -h "$1" | awk -F: '/^ *Class:/ { gsub(/ /, "", $2); c = $2 }
+		/^ *Machine:/ { sub(/^ +/, "", $2); m = $2 }
+		END { print c, m }'
+}
+
+# all_built_for DIR WANT: every program of the collection in DIR (a
+# standalone copy, or an install tree) is an ELF of WANT.
+all_built_for() {
+	local dir prog f got
+	while IFS=: read -r dir prog; do
+		f=$1/$dir/$prog
+		[[ -f $f ]] || fail "$dir/$prog was not built in $1"
+		got=$(elf_class_machine "$f")
+		[[ $got == "$2" ]] || fail "$dir/$prog is '$got', not '$2'"
+		echo "$dir/$prog: $got"
+	done <<<"$(programs)"
+}
+
+# The tree holding the kselftest harness (a copy of the clone would
+# provision its own).
+provisioned() {
+	KSRC_VERSION=6.12 "$top/scripts/provision-ksrc.sh" || fail "cannot provision the 6.12 tree"
+}
+
+# cross_one ARCH TRIPLET WANT: standalone (a copy of the clone) and in a
+# kernel tree (make -C tools/testing/selftests ARCH= CROSS_COMPILE=
+# TARGETS=kbench install), every program an ELF of WANT.
+cross_one() {
+	local arch=$1 cc=$2- want=$3 copy=$work/cross-$1 sel
+	need git "${cc}gcc:gcc-$2" readelf:binutils
+	# Debian's architecture names are ARCH's here (arm64, i386).
+	"$top/scripts/cross-libs.sh" "$arch" >/dev/null ||
+		fail "no $arch libcap/libnuma (scripts/cross-libs.sh $arch)"
+	rm -rf "$copy"
+	mkdir -p "$copy"
+	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
+	KBENCH_CACHE=$top/.cache make -s -C "$copy" ARCH="$arch" CROSS_COMPILE="$cc" \
+		KSRC="$(provisioned)" >"$work/cross-$arch.log" 2>&1 ||
+		{ tail -n 30 "$work/cross-$arch.log"; fail "standalone $arch build failed"; }
+	all_built_for "$copy" "$want"
+	sel=$(place_in_tree 6.12) || exit 1
+	KBENCH_CACHE=$top/.cache make -C "$sel" ARCH="$arch" CROSS_COMPILE="$cc" \
+		TARGETS=kbench install INSTALL_PATH="$work/cross-install-$arch" \
+		>"$work/cross-intree-$arch.log" 2>&1 ||
+		{ tail -n 30 "$work/cross-intree-$arch.log"; fail "in-tree $arch build failed"; }
+	all_built_for "$work/cross-install-$arch/kbench" "$want"
+}
+
+cross_arm64() { cross_one arm64 aarch64-linux-gnu "ELF64 AArch64"; }
+cross_i386() { cross_one i386 i686-linux-gnu "ELF32 Intel 80386"; }
+
+# The collection as 32-bit x86 programs on this 64-bit kernel (compat
+# system calls, compat netlink): every program passes, or skips with a
+# reason (ktap_check.py --skip-reasons).
+i386_host_run() {
+	local copy=$work/i386-run out=$work/i386.ktap rc=0
+	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils python3
+	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
+	[[ -e /lib/i386-linux-gnu/libcap.so.2 && -e /usr/lib/i386-linux-gnu/libnuma.so.1 ]] ||
+		fail "no 32-bit libcap/libnuma to run with: apt-get install libcap2:i386 libnuma1:i386"
+	"$top/scripts/cross-libs.sh" i386 >/dev/null || fail "scripts/cross-libs.sh i386"
+	rm -rf "$copy"
+	mkdir -p "$copy"
+	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
+	KBENCH_CACHE=$top/.cache make -s -C "$copy" ARCH=i386 \
+		CROSS_COMPILE=i686-linux-gnu- KSRC="$(provisioned)" >"$work/i386.log" 2>&1 ||
+		{ tail -n 30 "$work/i386.log"; fail "i386 build failed"; }
+	all_built_for "$copy" "ELF32 Intel 80386"
+	KSRC=$(provisioned) "$copy/run_all.sh" --no-build --json "$work/i386-json" \
+		>"$out" 2>"$work/i386.err" || rc=$?
+	cat "$out" "$work/i386.err"
+	((rc == 0)) || fail "the 32-bit collection exited $rc"
+	every_program_ok "$out" || fail "not every 32-bit program ran"
+	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
+		fail "KTAP check of the 32-bit run failed"
+}
+
+# The arm64 guest: Debian's 6.12 arm64 kernel under TCG.
+vm_arm64_6_12() {
+	local out=$work/arm64.ktap rc=0
+	need qemu-system-aarch64:qemu-system-arm aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
+		mmdebstrap cpio
+	"$top/run_all.sh" --kernel debian-6.12 --arch arm64 --json "$work/arm64-json" \
+		>"$out" || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "the arm64 guest run exited $rc"
+	every_program_ok "$out" || fail "not every program ran in the arm64 guest"
+	grep -q '"arch": "aarch64"' "$work/arm64-json/syscall_overhead.json" ||
+		fail "no arm64 JSON copied back"
+}
+
 step build_collection
 step config_is_union
 step shellcheck shellcheck_scripts
@@ -622,6 +721,8 @@ step kcidb_export
 step report_in_browser
 step lava_parser
 if [[ -z $quick ]]; then
+	step cross_arm64
+	step cross_i386
 	step collection_as_nobody
 	step in_tree_6_12
 	step in_tree_6_1
@@ -629,6 +730,10 @@ if [[ -z $quick ]]; then
 fi
 if [[ -n $vm ]]; then
 	step vm_debian_6_1
+	step i386_host_run
+fi
+if [[ -n $arm64 ]]; then
+	step vm_arm64_6_12
 fi
 if [[ -n $testkernel ]]; then
 	step testkernel_patched

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the arm64 guest that scripts/vm-arm64.sh boots (the initramfs
+# is the cached root filesystem plus a cpio holding this file, the
+# cross-built collection in /kbench and its arguments in /kbench-args).
+# Runs the collection with run_all.sh, prints its KTAP on the console,
+# then the --json results as a base64 tar between marker lines, then the
+# exit status, and powers off. Not meant to be started by hand.
+set -uo pipefail
+
+# It mounts over /proc, /tmp, /dev/shm, ... and powers the machine off:
+# only ever as the init (PID 1) of the guest.
+if (($$ != 1)); then
+	echo "arm64-init.sh: the arm64 guest's /init (run by scripts/vm-arm64.sh), not a command" >&2
+	echo "Try 'scripts/vm-run.sh --help' for more information." >&2
+	exit 2
+fi
+
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# What udev would add: bash's process substitution needs /dev/fd.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+mkdir -p /dev/pts /dev/shm /dev/mqueue /tmp
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t mqueue mqueue /dev/mqueue
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# Kernel messages would interleave with the KTAP on the one console.
+dmesg -n 1
+
+args=()
+json=
+# shellcheck source=/dev/null
+. /kbench-args	# sets args=(...) and json=DIR (the guest's path)
+
+echo "vm-run: guest up: Linux $(uname -r) $(uname -m), accel=${KBENCH_GUEST:-?}," \
+	"KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-}, $(nproc) CPUs," \
+	"$(awk '/^MemTotal:/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+
+cd /kbench || exit 1
+./run_all.sh --no-build "${args[@]}" 2>&1
+rc=$?
+
+if [[ -n $json ]]; then
+	echo "vm-run: json begin"
+	tar -C "$json" -czf - . | base64
+	echo "vm-run: json end"
+fi
+echo "vm-run: guest done: exit status $rc"
+sync
+echo o >/proc/sysrq-trigger
+sleep 10
