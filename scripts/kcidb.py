@@ -118,7 +118,7 @@ def main(argv=None):
     try:
         write(export(args), args.output)
     except (kcidb.ExportError, results.ResultError) as e:
-        print(f"kcidb.py: {e}", file=sys.stderr)
+        print(f"kcidb.py: {results.one_line(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"kcidb.py: cannot write {args.output}: {e.strerror}",

@@ -113,9 +113,9 @@ def compare_one(base, cand, threshold_pct=DEFAULT_THRESHOLD_PCT,
     need = stats.min_reps(alpha)
     common = set(base.tests) & set(cand.tests)
     if not common:
-        raise ResultError(f"no test is in both '{base.label}' "
+        raise ResultError(f"no test is in both {base.path or base.label} "
                           f"({', '.join(sorted(base.tests))}) and "
-                          f"'{cand.label}' "
+                          f"{cand.path or cand.label} "
                           f"({', '.join(sorted(cand.tests))})")
     out = []
     for tname in _names(base.tests, cand.tests):
