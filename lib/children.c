@@ -19,15 +19,25 @@
 /* Headroom left for the rest of the system (shells, other tests). */
 #define KB_PROC_MARGIN	256
 
+long kb_loadavg_threads(const char *text)
+{
+	const char *slash = strchr(text, '/');
+	char *end;
+	long n;
+
+	if (!slash)
+		return -1;
+	n = strtol(slash + 1, &end, 10);
+	return end == slash + 1 || n < 0 ? -1 : n;
+}
+
 static long threads_now(void)
 {
-	char buf[128], *slash;
+	char buf[128];
 
-	/* /proc/loadavg: "0.00 0.01 0.05 RUNNABLE/TOTAL LASTPID" */
 	if (kb_read_file("/proc/loadavg", buf, sizeof(buf)))
 		return -1;
-	slash = strchr(buf, '/');
-	return slash ? strtol(slash + 1, NULL, 10) : -1;
+	return kb_loadavg_threads(buf);
 }
 
 /* Processes owned by @uid: RLIMIT_NPROC counts them per real user. */

@@ -39,6 +39,12 @@ struct kb_proc_limits {
 int kb_proc_limits(struct kb_proc_limits *lim);
 
 /*
+ * Threads in the system from the text of /proc/loadavg
+ * ("0.00 0.01 0.05 RUNNABLE/TOTAL LASTPID"): TOTAL, or -1 if malformed.
+ */
+long kb_loadavg_threads(const char *text);
+
+/*
  * Fork @n children that set their comm to @comm (15 characters at most,
  * NULL keeps ours), arm PR_SET_PDEATHSIG(SIGKILL) and pause until killed.
  * They are registered for cleanup on the first call. Returns 0, or -errno

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kbench generic netlink and taskstats helpers: a NETLINK_GENERIC socket,
- * family lookup, request building, attribute walking, and decoding of
- * taskstats / cgroupstats replies by attribute length, for any struct
- * taskstats version from 1 up (fields the reply is too short to hold read
- * as zero).
- *
- * Nothing here depends on the struct taskstats of the installed uapi
- * headers: a 6.1 header says version 13 (416 bytes) while a 6.18 kernel
- * replies version 16 (560 bytes), and version 15 moved fields.
+ * kbench generic netlink helpers: a NETLINK_GENERIC socket, family
+ * lookup, request building, message and attribute walking, and
+ * request/reply round trips. Every decoder works on a buffer (a message
+ * already received), so it can be tested and fuzzed without a socket.
+ * The taskstats family lives in taskstats.h.
  */
 #ifndef KBENCH_NETLINK_H
 #define KBENCH_NETLINK_H
@@ -87,6 +83,35 @@ uint32_t kb_nl_next_seq(struct kb_nl *nl);
  */
 int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq);
 
+/* Room for one received datagram of the round trips below. */
+#define KB_NL_RECV_MAX	16384
+
+/*
+ * Decodes one reply message into @out; returns what the round trip
+ * returns (0 or a value >= 0 on success, -errno otherwise).
+ */
+typedef int (*kb_nl_reply_fn)(const struct nlmsghdr *nlh, void *out);
+
+/* The ack decoder: kb_nlmsg_error() as a kb_nl_reply_fn. */
+int kb_nl_ack_decode(const struct nlmsghdr *nlh, void *out);
+
+/* Send @req whole and decode the reply with its sequence number. */
+int kb_nl_transact(struct kb_nl *nl, const struct kb_nl_req *req,
+		   kb_nl_reply_fn parse, void *out);
+
+/*
+ * Receive until the message with @seq arrives; stray messages (late
+ * replies to an abandoned request, exit notifications) are skipped.
+ * @buf must hold one whole datagram. Returns the message (inside @buf)
+ * or NULL with *@err set.
+ */
+const struct nlmsghdr *kb_nl_recv_seq(struct kb_nl *nl, uint32_t seq,
+				      void *buf, size_t size, int *err);
+
+/* The message of @seq in one datagram @buf[0..@len), or NULL. */
+const struct nlmsghdr *kb_nlmsg_find_seq(const void *buf, size_t len,
+					 uint32_t seq);
+
 /*
  * Walk the netlink messages of one datagram: returns the message at
  * *@off and advances *@off, or NULL at the end or on a truncated or
@@ -140,137 +165,10 @@ int kb_nla_get_u32(const struct nlattr *nla, uint32_t *val);
  */
 int kb_genl_family_id(struct kb_nl *nl, const char *name);
 
-/* ---- taskstats ------------------------------------------------------- */
-
-#define KB_TS_COMM_LEN	32
-
-/* The fields of struct taskstats kbench reads, decoded by offset. */
-struct kb_taskstats {
-	uint16_t version;
-	size_t len;		/* payload bytes the kernel sent */
-	uint32_t exitcode;	/* wait status of an exited task */
-	uint8_t flag;
-	int8_t nice;
-	uint64_t cpu_count;		/* delay accounting */
-	uint64_t cpu_delay_total;	/* ns */
-	uint64_t blkio_count;
-	uint64_t blkio_delay_total;
-	uint64_t swapin_count;
-	uint64_t swapin_delay_total;
-	uint64_t cpu_run_real_total;	/* ns */
-	uint64_t cpu_run_virtual_total;
-	char comm[KB_TS_COMM_LEN + 1];
-	uint32_t uid;
-	uint32_t gid;
-	uint32_t pid;
-	uint32_t ppid;
-	uint32_t btime;
-	uint64_t etime;		/* us */
-	uint64_t utime;		/* us */
-	uint64_t stime;		/* us */
-	uint64_t minflt;
-	uint64_t majflt;
-	uint64_t read_char;
-	uint64_t write_char;
-	uint64_t read_bytes;
-	uint64_t write_bytes;
-	uint64_t nvcsw;
-	uint64_t nivcsw;
-	uint64_t tgid;		/* version 12 and later */
-};
-
 /*
- * Decode a struct taskstats payload of @len bytes. Fields beyond @len
- * stay zero. Version 15 (6.14/6.15), which inserted delay max/min fields
- * in the middle of the struct, is decoded with its own offsets.
- * Returns 0, or -EBADMSG when not even the version fits.
+ * Decode a CTRL_CMD_GETFAMILY reply: the family id (> 0), the -errno of
+ * an error message, or -EBADMSG (no id, a short or zero id). @out unused.
  */
-int kb_taskstats_decode(const void *data, size_t len,
-			struct kb_taskstats *ts);
-
-/* The ac_pid offset the RFC /proc/taskstats ioctl reads its argument at. */
-#define KB_TS_AC_PID_OFFSET	128
-
-/* One TASKSTATS_TYPE_AGGR_PID/TGID block of a reply. */
-struct kb_ts_aggr {
-	bool present;
-	uint32_t id;		/* TASKSTATS_TYPE_PID / _TGID value */
-	bool has_stats;
-	struct kb_taskstats stats;
-};
-
-struct kb_ts_reply {
-	struct kb_ts_aggr pid;	/* TASKSTATS_TYPE_AGGR_PID */
-	struct kb_ts_aggr tgid;	/* TASKSTATS_TYPE_AGGR_TGID */
-};
-
-/*
- * Parse one TASKSTATS_CMD_NEW message (a GET reply or an exit
- * notification). Returns 0, the -errno of an NLMSG_ERROR message, or
- * -EBADMSG when the message holds no aggregate with stats.
- */
-int kb_taskstats_parse(const struct nlmsghdr *nlh, struct kb_ts_reply *r);
-
-/* Resolve the TASKSTATS family into @nl->family. 0 or -errno. */
-int kb_taskstats_open(struct kb_nl *nl, size_t rcvbuf,
-		      unsigned int timeout_ms);
-
-/*
- * Build a TASKSTATS_CMD_GET request for @id: @attr is
- * TASKSTATS_CMD_ATTR_PID or TASKSTATS_CMD_ATTR_TGID.
- */
-void kb_taskstats_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
-		      uint32_t id, uint32_t seq);
-
-/*
- * One round trip: GET @id (pid or tgid attribute), wait for its reply.
- * Returns 0 with @r filled, or -errno (-ESRCH for a task that does not
- * exist, -EPERM without CAP_NET_ADMIN).
- */
-int kb_taskstats_get(struct kb_nl *nl, uint16_t attr, uint32_t id,
-		     struct kb_ts_reply *r);
-
-/*
- * Register (@reg) or deregister the exit listener for the CPUs in
- * @cpulist ("0-3"). Waits for the kernel's ack. 0 or -errno.
- */
-int kb_taskstats_listener(struct kb_nl *nl, bool reg, const char *cpulist);
-
-/* ---- batched queries ------------------------------------------------- */
-
-/*
- * Query every pid in @pids[0..@n) with up to @batch requests per
- * sendmsg(); replies are drained with recvmmsg() and matched to their
- * request by sequence number. @ok[i] is set for each pid answered with
- * its own stats (the reply's pid must equal the request's).
- * Returns the number answered, or -errno for a socket failure (-ENOBUFS:
- * the receive buffer overflowed and replies were lost).
- * @batch == 1 is the per-pid send-then-receive loop.
- */
-struct kb_ts_batch;
-struct kb_ts_batch *kb_ts_batch_new(unsigned int batch);
-void kb_ts_batch_free(struct kb_ts_batch *b);
-long kb_ts_batch_query(struct kb_nl *nl, struct kb_ts_batch *b,
-		       const pid_t *pids, size_t n, bool *ok);
-
-/* Receive buffer that holds @batch replies with room to spare (bytes). */
-size_t kb_ts_batch_rcvbuf(unsigned int batch);
-
-/* ---- cgroupstats ----------------------------------------------------- */
-
-struct kb_cgroupstats {
-	uint64_t nr_sleeping;
-	uint64_t nr_running;
-	uint64_t nr_stopped;
-	uint64_t nr_uninterruptible;
-	uint64_t nr_io_wait;
-};
-
-/*
- * CGROUPSTATS_CMD_GET for the cgroup directory open at @dirfd (same
- * TASKSTATS family). Returns 0 or -errno.
- */
-int kb_cgroupstats_get(struct kb_nl *nl, int dirfd,
-		       struct kb_cgroupstats *cs);
+int kb_genl_family_id_decode(const struct nlmsghdr *nlh, void *out);
 
 #endif /* KBENCH_NETLINK_H */

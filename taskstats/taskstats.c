@@ -4,7 +4,12 @@
  * each method (per-pid netlink, batched netlink, procfs, procfs with
  * pread, the RFC /proc/taskstats ioctl), and whether the taskstats
  * interface answers correctly (family, own pid, TGID aggregation, delay
- * accounting, exit notifications, cgroupstats, errors).
+ * accounting, exit notifications, cgroupstats, errors), checked against
+ * /proc where it can be.
+ *
+ * The checks and the method rows are one table (test_memcontrol.c's
+ * shape): each test returns a KSFT_* code with its reason, reads what
+ * main probed once from the context, and depends on no other test.
  *
  * The program spawns its own N sleeping children; every one is killed and
  * reaped at the end, on SIGINT/SIGTERM, and dies with us on SIGKILL.
@@ -17,7 +22,6 @@
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +34,7 @@
 #include <linux/taskstats.h>
 
 #include "kbench_ktap.h"
+#include "cgroup.h"
 #include "children.h"
 #include "netlink.h"
 #include "taskstats.h"
@@ -44,22 +49,40 @@
 #define NL_TIMEOUT_MS		5000
 #define DELAYACCT_KNOB		"/proc/sys/kernel/task_delayacct"
 
-struct options {
-	long procs;
+enum run_state { RUN_UNSELECTED, RUN_ACTIVE, RUN_SKIP, RUN_FAIL };
+
+/* One method's context, samples and verdict during the interleaved run. */
+struct method_run {
+	bool selected;
+	enum run_state state;
+	struct kb_ts_ctx *ts;
+	double *samples;	/* us per process, one per timed pass */
+	struct kb_stats st;
+	long rcvbuf;		/* netlink: the receive buffer granted */
+	size_t chunks;		/* procfs_pread: chunks of open fds */
+	bool done;		/* st and the row are filled */
+	char why[200];
+};
+
+/* Everything the tests share: options, what main probed, children. */
+struct ctx {
+	struct kb_opts common;
+	long procs;		/* -1: the default for the run size */
 	long passes;
 	long warmup;
 	unsigned int batch;
-	const char *json;
-	bool full;
-	bool procs_set;
-	bool passes_set;
+	double burn_scale;	/* shorter CPU burns on slow machines */
+	long ticks_per_s;	/* /proc/PID/stat's clock ticks */
+	/* Probed once in main. */
+	bool have_admin;	/* CAP_NET_ADMIN: TASKSTATS_CMD_GET */
+	int family_err;		/* 0, or -errno of the family lookup */
+	int family_id;
+	bool sleepers_spawned;
+	size_t nr_process;	/* sleepers spawned, for the table */
+	struct kb_children sleepers, helpers;
+	bool bench_done;
+	struct method_run runs[KB_TS_NR_METHODS];
 };
-
-static struct options opt;
-static struct kb_children sleepers, helpers;
-static bool have_admin;		/* CAP_NET_ADMIN: TASKSTATS_CMD_GET */
-static int family_err;		/* 0 when the TASKSTATS family resolved */
-static double burn_scale = 1.0;	/* shorter CPU burns on slow machines */
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -89,157 +112,272 @@ static void burn_cpu_ms(long ms)
 }
 
 /* Kill and reap one helper child. */
-static void end_helper(pid_t pid)
+static void end_helper(struct ctx *c, pid_t pid)
 {
 	if (pid <= 0)
 		return;
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	kb_children_forget(&helpers, pid);
+	kb_children_forget(&c->helpers, pid);
+}
+
+/* Read one byte a child sends when it is ready, within 30 s. 0 or -errno. */
+static int wait_ready(int fd, void *buf, size_t size)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 30000) <= 0)
+		return -ETIMEDOUT;
+	return read(fd, buf, size) == (ssize_t)size ? 0 : -EIO;
 }
 
 /*
- * The common skip reasons of the netlink tests. Returns NULL when the
- * test can run.
+ * Wait until task @tid sleeps ('S' in /proc/TID/stat), so that its
+ * counters hold still while two sources read them. 0 or -errno.
  */
-static const char *netlink_skip_reason(bool needs_admin)
+static int wait_at_rest(pid_t tid, struct kb_ts_proc *p)
 {
-	static char why[128];
+	int tries, err = 0;
 
-	if (family_err == -ENOENT)
-		return "kernel has no TASKSTATS genetlink family (CONFIG_TASKSTATS off)";
-	if (family_err) {
-		snprintf(why, sizeof(why), "cannot resolve the TASKSTATS family: %s",
-			 strerror(-family_err));
-		return why;
+	for (tries = 0; tries < 200; tries++) {
+		err = kb_ts_proc_read(tid, p);
+		if (err || p->stat.state == 'S')
+			return err;
+		sleep_ms(10);
 	}
-	if (needs_admin && !have_admin)
-		return "needs CAP_NET_ADMIN (TASKSTATS_CMD_GET is admin-only)";
-	return NULL;
+	return -ETIMEDOUT;
 }
 
-static bool skip_netlink_test(const char *name, bool needs_admin)
+/* The sleepers, spawned by the first test that needs them. */
+static struct kb_children *get_sleepers(struct ctx *c)
 {
-	const char *why = netlink_skip_reason(needs_admin);
-
-	if (why)
-		kb_skip(name, why);
-	return why != NULL;
-}
-
-/* A socket on the TASKSTATS family; fails the test @name on error. */
-static bool open_ts(const char *name, struct kb_nl *nl, size_t rcvbuf,
-		    unsigned int timeout_ms)
-{
-	char why[128];
-	int err = kb_taskstats_open(nl, rcvbuf, timeout_ms);
-
-	if (!err)
-		return true;
-	snprintf(why, sizeof(why), "cannot open a TASKSTATS socket: %s",
-		 strerror(-err));
-	kb_fail(name, why);
-	return false;
-}
-
-/* ---- correctness: family and own pid --------------------------------- */
-
-static void test_family(void)
-{
-	const char *name = "family_resolves";
-	struct kb_nl nl;
-	char why[128];
-	int id;
-
-	family_err = kb_nl_open(&nl, 0, NL_TIMEOUT_MS);
-	if (family_err) {
-		snprintf(why, sizeof(why), "cannot open a NETLINK_GENERIC socket: %s",
-			 strerror(-family_err));
-		kb_fail(name, why);
-		return;
-	}
-	id = kb_genl_family_id(&nl, TASKSTATS_GENL_NAME);
-	kb_nl_close(&nl);
-	family_err = id < 0 ? id : 0;
-	if (id == -ENOENT) {
-		kb_skip(name, netlink_skip_reason(false));
-		return;
-	}
-	if (id < 0) {
-		snprintf(why, sizeof(why), "CTRL_CMD_GETFAMILY failed: %s",
-			 strerror(-id));
-		kb_fail(name, why);
-		return;
-	}
-	kb_figure(name, "family_id=%d", id);
-	kb_pass(name);
-}
-
-static bool check_self_reply(const struct kb_ts_reply *r, char *why,
-			     size_t whylen)
-{
-	const struct kb_taskstats *ts = &r->pid.stats;
-	uint32_t me = getpid();
-	char comm[64] = "";
-
-	kb_read_file("/proc/self/comm", comm, sizeof(comm));
-	if (!r->pid.present || !r->pid.has_stats)
-		snprintf(why, whylen, "reply has no TASKSTATS_TYPE_AGGR_PID with stats");
-	else if (r->pid.id != me || ts->pid != me)
-		snprintf(why, whylen, "asked for pid %u, reply says pid %u, ac_pid %u",
-			 me, r->pid.id, ts->pid);
-	else if (strcmp(ts->comm, comm))
-		snprintf(why, whylen, "ac_comm '%s' is not our comm '%s'",
-			 ts->comm, comm);
-	else if (ts->version == 0)
-		snprintf(why, whylen, "version is 0");
-	else if (ts->len < KB_TS_AC_PID_OFFSET + sizeof(uint32_t))
-		snprintf(why, whylen, "payload of %zu bytes is too short for ac_pid",
-			 ts->len);
-	else
-		return true;
-	return false;
-}
-
-static void test_get_self(void)
-{
-	const char *name = "get_self";
-	struct kb_ts_reply r, rt;
-	struct kb_nl nl;
-	char why[160];
+	struct kb_proc_limits lim;
+	long want = c->procs;
 	int err;
 
-	if (skip_netlink_test(name, true) ||
-	    !open_ts(name, &nl, 0, NL_TIMEOUT_MS))
-		return;
-	err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
-	if (!err)
-		err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID, getpid(), &rt);
-	kb_nl_close(&nl);
-	if (err) {
-		snprintf(why, sizeof(why), "TASKSTATS_CMD_GET of our own pid/tgid: %s",
-			 strerror(-err));
-		kb_fail(name, why);
-		return;
+	if (c->sleepers_spawned)
+		return &c->sleepers;
+	c->sleepers_spawned = true;
+	err = kb_proc_limits(&lim);
+	if (err)
+		ksft_exit_fail_msg("cannot read process limits: %s\n", strerror(-err));
+	kb_figure("limits", "pid_max=%ld threads_max=%ld threads_now=%ld rlimit_nproc=%ld nproc_exempt=%d available=%ld bound=%s",
+		  lim.pid_max, lim.threads_max, lim.nr_threads, lim.nproc_soft,
+		  lim.nproc_exempt, lim.available, lim.bound);
+	if (want > lim.available) {
+		ksft_print_msg("asked for %ld processes, %s leaves room for %ld: using %ld\n",
+			       want, lim.bound, lim.available, lim.available);
+		want = lim.available;
 	}
-	kb_figure(name, "version=%u payload_bytes=%zu header_version=%d header_bytes=%zu",
+	err = kb_children_spawn(&c->sleepers, want, SLEEPER_COMM);
+	if (err)
+		ksft_print_msg("fork failed after %zu sleepers: %s\n",
+			       c->sleepers.n, strerror(-err));
+	c->nr_process = c->sleepers.n;
+	kb_param_num("nr_process", c->sleepers.n);
+	kb_param_num("nr_process_requested", c->procs);
+	kb_param_str("process_limit", lim.bound);
+	ksft_print_msg("%zu sleeping children (comm '%s')\n", c->sleepers.n,
+		       SLEEPER_COMM);
+	return &c->sleepers;
+}
+
+/* ---- what every netlink test needs ----------------------------------- */
+
+/* Resolve the TASKSTATS family once, for every test to read. */
+static void probe_family(struct ctx *c)
+{
+	struct kb_nl nl;
+	int id;
+
+	c->family_err = kb_nl_open(&nl, 0, NL_TIMEOUT_MS);
+	if (c->family_err)
+		return;
+	id = kb_genl_family_id(&nl, TASKSTATS_GENL_NAME);
+	kb_nl_close(&nl);
+	c->family_err = id < 0 ? id : 0;
+	c->family_id = id > 0 ? id : 0;
+}
+
+/*
+ * KSFT_PASS when the netlink tests can run, else KSFT_SKIP (no TASKSTATS
+ * family: CONFIG_TASKSTATS off; no CAP_NET_ADMIN for @needs_admin) or
+ * KSFT_FAIL (the lookup broke) with the reason in @why.
+ */
+static int netlink_ready(const struct ctx *c, bool needs_admin, char *why,
+			 size_t len)
+{
+	if (c->family_err == -ENOENT) {
+		snprintf(why, len, "kernel has no TASKSTATS genetlink family (CONFIG_TASKSTATS off)");
+		return KSFT_SKIP;
+	}
+	if (c->family_err)
+		return kb_errno_result(c->family_err, KB_NO_CAP,
+				       "resolving the TASKSTATS family", why,
+				       len);
+	if (needs_admin && !c->have_admin) {
+		snprintf(why, len, "needs CAP_NET_ADMIN (TASKSTATS_CMD_GET is admin-only)");
+		return KSFT_SKIP;
+	}
+	return KSFT_PASS;
+}
+
+/* A socket on the TASKSTATS family. KSFT_PASS, or the verdict on error. */
+static int open_ts(struct kb_nl *nl, size_t rcvbuf, unsigned int timeout_ms,
+		   char *why, size_t len)
+{
+	int err = kb_ts_open(nl, rcvbuf, timeout_ms);
+
+	if (!err)
+		return KSFT_PASS;
+	return kb_errno_result(err, KB_NO_CAP, "opening a TASKSTATS socket",
+			       why, len);
+}
+
+/* A failed TASKSTATS_CMD_GET: the verdict, "WHAT: error" in @why. */
+static int get_failed(int err, const char *what, char *why, size_t len)
+{
+	return kb_errno_result(err, CAP_NET_ADMIN, what, why, len);
+}
+
+/* KSFT_PASS when taskstats' @ts agrees with /proc's @p on @what. */
+static int against_proc(const struct ctx *c, const struct kb_ts_stats *ts,
+			const struct kb_ts_proc *p, unsigned int what,
+			const char *label, char *why, size_t len)
+{
+	char diff[200];
+
+	if (kb_ts_matches_proc(ts, p, what, c->ticks_per_s, diff,
+			       sizeof(diff)))
+		return KSFT_PASS;
+	snprintf(why, len, "%s: %s", label, diff);
+	return KSFT_FAIL;
+}
+
+/* ---- family and own pid ---------------------------------------------- */
+
+static int test_family_resolves(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	int rc = netlink_ready(c, false, why, len);
+
+	if (rc != KSFT_PASS)
+		return rc;
+	kb_figure("family_resolves", "family_id=%d", c->family_id);
+	return KSFT_PASS;
+}
+
+static int check_self_reply(const struct kb_ts_reply *r, char *why,
+			    size_t len)
+{
+	const struct kb_ts_stats *ts = &r->pid.stats;
+	uint32_t me = getpid();
+
+	if (!r->pid.present || !r->pid.has_stats)
+		snprintf(why, len, "reply has no TASKSTATS_TYPE_AGGR_PID with stats");
+	else if (r->pid.id != me || ts->pid != me)
+		snprintf(why, len, "asked for pid %u, reply says pid %u, ac_pid %u",
+			 me, r->pid.id, ts->pid);
+	else if (ts->version == 0)
+		snprintf(why, len, "version is 0");
+	else if (ts->len < KB_TS_AC_PID_OFFSET + sizeof(uint32_t))
+		snprintf(why, len, "payload of %zu bytes is too short for ac_pid",
+			 ts->len);
+	else
+		return KSFT_PASS;
+	return KSFT_FAIL;
+}
+
+static int rest_child(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * A child at rest, queried by netlink, against /proc/PID/stat and status:
+ * pid, ppid, comm, context switches exact, CPU time within bounds.
+ */
+static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
+			    size_t len)
+{
+	pid_t child = kb_children_fork(&c->helpers, rest_child, NULL);
+	struct kb_ts_proc before, after;
+	struct kb_ts_reply r;
+	int err;
+
+	if (child < 0)
+		return kb_errno_result(child, KB_NO_CAP, "fork", why, len);
+	err = wait_at_rest(child, &before);
+	if (!err)
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, child, &r);
+	if (!err)
+		err = kb_ts_proc_read(child, &after);
+	end_helper(c, child);
+	if (err)
+		return get_failed(err, "GET of a child at rest", why, len);
+	kb_figure("get_self", "rest_child=%d ppid=%u comm=%s nvcsw=%llu nivcsw=%llu cpu_us=%llu proc_cpu_ticks=%llu",
+		  child, r.pid.stats.ppid, r.pid.stats.comm,
+		  (unsigned long long)r.pid.stats.nvcsw,
+		  (unsigned long long)r.pid.stats.nivcsw,
+		  (unsigned long long)(r.pid.stats.utime + r.pid.stats.stime),
+		  (unsigned long long)(after.stat.utime + after.stat.stime));
+	if (before.nvcsw != after.nvcsw || before.nivcsw != after.nivcsw) {
+		snprintf(why, len, "the child at rest switched context during the query");
+		return KSFT_FAIL;
+	}
+	return against_proc(c, &r.pid.stats, &after,
+			    KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
+			    "a child at rest against /proc", why, len);
+}
+
+static int test_get_self(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	struct kb_ts_reply r, rt;
+	struct kb_ts_proc self;
+	struct kb_nl nl;
+	int err, rc;
+
+	rc = netlink_ready(c, true, why, len);
+	if (rc == KSFT_PASS)
+		rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
+	if (!err)
+		err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_TGID, getpid(), &rt);
+	if (!err)
+		err = kb_ts_proc_read(getpid(), &self);
+	if (err) {
+		kb_nl_close(&nl);
+		return get_failed(err, "TASKSTATS_CMD_GET of our own pid/tgid",
+				  why, len);
+	}
+	kb_figure("get_self", "version=%u payload_bytes=%zu header_version=%d header_bytes=%zu",
 		  r.pid.stats.version, r.pid.stats.len, TASKSTATS_VERSION,
 		  sizeof(struct taskstats));
 	kb_param_num("taskstats_version", r.pid.stats.version);
 	kb_param_num("taskstats_bytes", r.pid.stats.len);
-	if (!check_self_reply(&r, why, sizeof(why))) {
-		kb_fail(name, why);
-		return;
+	rc = check_self_reply(&r, why, len);
+	if (rc == KSFT_PASS)
+		rc = against_proc(c, &r.pid.stats, &self, KB_TS_CMP_IDS,
+				  "our own pid against /proc", why, len);
+	if (rc == KSFT_PASS &&
+	    (!rt.tgid.present || rt.tgid.id != (uint32_t)getpid())) {
+		snprintf(why, len, "TGID query of our own tgid has no matching TASKSTATS_TYPE_AGGR_TGID");
+		rc = KSFT_FAIL;
 	}
-	if (!rt.tgid.present || rt.tgid.id != (uint32_t)getpid()) {
-		kb_fail(name, "TGID query of our own tgid has no matching TASKSTATS_TYPE_AGGR_TGID");
-		return;
-	}
-	kb_pass(name);
+	if (rc == KSFT_PASS)
+		rc = check_rest_child(c, &nl, why, len);
+	kb_nl_close(&nl);
+	return rc;
 }
 
-/* ---- correctness: TGID aggregation ----------------------------------- */
+/* ---- TGID aggregation ------------------------------------------------ */
 
 #define TGID_THREADS	3	/* the main thread and two more */
 
@@ -273,215 +411,215 @@ static int tgid_child(void *arg)
 	return 0;
 }
 
-/* Read @n tids from @fd within 30 s. 0 or -errno. */
+/* Read the @n tids of the burners once each has burnt. 0 or -errno. */
 static int read_tids(int fd, pid_t *tids, int n)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int got = 0;
+	int i, err = 0;
 
-	while (got < n) {
-		if (poll(&pfd, 1, 30000) <= 0)
-			return -ETIMEDOUT;
-		if (read(fd, &tids[got], sizeof(*tids)) != sizeof(*tids))
-			return -EIO;
-		got++;
+	for (i = 0; i < n && !err; i++)
+		err = wait_ready(fd, &tids[i], sizeof(tids[i]));
+	return err;
+}
+
+/* Compare the TGID aggregate with its threads and with /proc. */
+static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
+		      const pid_t *tids, long burn_ms, char *why, size_t len)
+{
+	struct kb_ts_stats threads[TGID_THREADS];
+	struct kb_ts_reply r;
+	struct kb_ts_proc p;
+	int i, err;
+
+	for (i = 0, err = 0; i < TGID_THREADS && !err; i++)
+		err = wait_at_rest(tids[i], &p);
+	for (i = 0; i < TGID_THREADS && !err; i++) {
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, tids[i], &r);
+		threads[i] = r.pid.stats;
 	}
+	if (!err)
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_TGID, child, &r);
+	if (!err)
+		err = kb_ts_proc_read(child, &p);
+	if (err)
+		return get_failed(err, "GET of the threads and their group",
+				  why, len);
+	if (!r.tgid.present || !r.tgid.has_stats ||
+	    r.tgid.id != (uint32_t)child) {
+		snprintf(why, len, "TGID query: no matching AGGR_TGID");
+		return KSFT_FAIL;
+	}
+	kb_figure("tgid_aggregate", "threads=%d burn_ms_each=%ld source=%s tgid_cpu_us=%llu tgid_utime_stime_us=%llu proc_cpu_ticks=%llu tgid_nvcsw=%llu",
+		  TGID_THREADS, burn_ms,
+		  r.tgid.stats.cpu_run_virtual_total ? "cpu_run_virtual_total" :
+						       "utime+stime",
+		  (unsigned long long)r.tgid.stats.cpu_run_virtual_total / 1000,
+		  (unsigned long long)(r.tgid.stats.utime + r.tgid.stats.stime),
+		  (unsigned long long)(p.stat.utime + p.stat.stime),
+		  (unsigned long long)r.tgid.stats.nvcsw);
+	if (!kb_ts_tgid_plausible(&r.tgid.stats, threads, TGID_THREADS,
+				  TGID_THREADS * burn_ms * 1000, why, len))
+		return KSFT_FAIL;
+	return against_proc(c, &r.tgid.stats, &p, KB_TS_CMP_CPU,
+			    "TGID against /proc/PID/stat", why, len);
+}
+
+static int test_tgid_aggregate(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	struct burner b = { .burn_ms = (long)(100 * c->burn_scale) };
+	pid_t tids[TGID_THREADS], child;
+	int fds[2], err, rc;
+	struct kb_nl nl;
+
+	rc = netlink_ready(c, true, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	if (pipe2(fds, O_CLOEXEC))
+		return kb_errno_result(errno, KB_NO_CAP, "pipe2", why, len);
+	b.fd = fds[1];
+	child = kb_children_fork(&c->helpers, tgid_child, &b);
+	close(fds[1]);
+	err = child < 0 ? child : read_tids(fds[0], tids, TGID_THREADS);
+	close(fds[0]);
+	if (err)
+		rc = kb_errno_result(err, KB_NO_CAP, "multi-threaded child",
+				     why, len);
+	else
+		rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
+	if (!err && rc == KSFT_PASS) {
+		rc = judge_tgid(c, &nl, child, tids, b.burn_ms, why, len);
+		kb_nl_close(&nl);
+	}
+	end_helper(c, child);
+	return rc;
+}
+
+/* ---- delay accounting ------------------------------------------------ */
+
+#define WPCOPY_PAGES	64
+
+struct cow_area {
+	char *buf;		/* WPCOPY_PAGES pages the parent touched */
+	long page;
+	int fd;			/* pipe: one byte once every page is copied */
+};
+
+/* Write every page shared with the parent: one copy-on-write each. */
+static int cow_child(void *arg)
+{
+	struct cow_area *a = arg;
+	char done = 1;
+	int i;
+
+	for (i = 0; i < WPCOPY_PAGES; i++)
+		a->buf[(size_t)i * a->page] = 2;
+	if (write(a->fd, &done, 1) != 1)
+		return 1;
+	for (;;)
+		pause();
 	return 0;
 }
 
 /*
- * CPU time of a task in us. cpu_run_virtual_total is the scheduler's own
- * runtime in ns (filled when CONFIG_TASK_DELAY_ACCT is built in): exact,
- * unlike utime + stime, which are sampled by the tick and undercounted by
- * an emulated guest that loses ticks.
+ * Fork a cow_child with kernel.task_delayacct at @knob (delays are
+ * allocated at fork) and fetch its stats once it has written its pages.
  */
-static uint64_t cpu_us(const struct kb_taskstats *ts, bool precise)
+static int cow_stats(struct ctx *c, struct kb_nl *nl, struct cow_area *a,
+		     const char *knob, struct kb_ts_stats *ts)
 {
-	return precise ? ts->cpu_run_virtual_total / 1000 : ts->utime + ts->stime;
-}
-
-/* Compare the TGID aggregate with the sum of the threads. */
-static void judge_tgid(const char *name, struct kb_nl *nl, pid_t child,
-		       const pid_t *tids, long burn_ms)
-{
-	struct kb_taskstats threads[TGID_THREADS];
-	uint64_t sum = 0, total, expect = TGID_THREADS * burn_ms * 1000;
 	struct kb_ts_reply r;
-	bool precise;
-	char why[200];
-	int i, err;
-
-	for (i = 0; i < TGID_THREADS; i++) {
-		err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_PID, tids[i], &r);
-		if (err) {
-			snprintf(why, sizeof(why), "GET of thread %d: %s",
-				 tids[i], strerror(-err));
-			kb_fail(name, why);
-			return;
-		}
-		threads[i] = r.pid.stats;
-	}
-	err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_TGID, child, &r);
-	if (err || !r.tgid.present || !r.tgid.has_stats ||
-	    r.tgid.id != (uint32_t)child) {
-		snprintf(why, sizeof(why), "TGID query: %s",
-			 err ? strerror(-err) : "no matching AGGR_TGID");
-		kb_fail(name, why);
-		return;
-	}
-	precise = r.tgid.stats.cpu_run_virtual_total != 0;
-	for (i = 0; i < TGID_THREADS; i++)
-		sum += cpu_us(&threads[i], precise);
-	total = cpu_us(&r.tgid.stats, precise);
-	kb_figure(name, "threads=%d burn_ms_each=%ld source=%s tgid_cpu_us=%llu sum_of_threads_us=%llu",
-		  TGID_THREADS, burn_ms,
-		  precise ? "cpu_run_virtual_total" : "utime+stime",
-		  (unsigned long long)total, (unsigned long long)sum);
-	/*
-	 * The scheduler's runtime holds all the threads burnt (1 % for
-	 * rounding); tick-sampled time may miss up to 25 %.
-	 */
-	if (precise ? total * 100 < expect * 99 : total * 4 < expect * 3)
-		snprintf(why, sizeof(why), "TGID cpu time %llu us is below the %llu us the threads burnt",
-			 (unsigned long long)total, (unsigned long long)expect);
-	else if (total * 100 < sum * (precise ? 99 : 90))
-		snprintf(why, sizeof(why), "TGID cpu time %llu us is below the sum of its threads, %llu us",
-			 (unsigned long long)total, (unsigned long long)sum);
-	else {
-		kb_pass(name);
-		return;
-	}
-	kb_fail(name, why);
-}
-
-static void test_tgid_aggregate(void)
-{
-	const char *name = "tgid_aggregate";
-	struct burner b = { .burn_ms = (long)(100 * burn_scale) };
-	pid_t tids[TGID_THREADS], child;
 	int fds[2], err;
-	struct kb_nl nl;
-	char why[128];
+	pid_t child;
+	char done;
 
-	if (skip_netlink_test(name, true))
-		return;
-	if (pipe2(fds, O_CLOEXEC)) {
-		kb_fail(name, "pipe2 failed");
-		return;
-	}
-	b.fd = fds[1];
-	child = kb_children_fork(&helpers, tgid_child, &b);
+	err = kb_write_str(DELAYACCT_KNOB, knob);
+	if (err)
+		return err;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	a->fd = fds[1];
+	child = kb_children_fork(&c->helpers, cow_child, a);
 	close(fds[1]);
-	err = child < 0 ? child : read_tids(fds[0], tids, TGID_THREADS);
+	err = child < 0 ? child : wait_ready(fds[0], &done, 1);
 	close(fds[0]);
-	if (err) {
-		snprintf(why, sizeof(why), "multi-threaded child: %s",
-			 strerror(-err));
-		kb_fail(name, why);
-	} else if (open_ts(name, &nl, 0, NL_TIMEOUT_MS)) {
-		judge_tgid(name, &nl, child, tids, b.burn_ms);
-		kb_nl_close(&nl);
-	}
-	end_helper(child);
+	if (!err)
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, child, &r);
+	if (!err)
+		*ts = r.pid.stats;
+	end_helper(c, child);
+	return err;
 }
 
-/* ---- correctness: delay accounting ----------------------------------- */
-
-/* The first CPU we may run on: both spinners share it. */
-static int first_allowed_cpu(void)
+/* Both children's stats over a fresh, touched, non-huge area. */
+static int cow_both(struct ctx *c, struct kb_nl *nl, struct kb_ts_stats *on,
+		    struct kb_ts_stats *off)
 {
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			return cpu;
-	return 0;
-}
-
-static int spin_child(void *arg)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(*(int *)arg, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	for (;;)
-		;
-	return 0;
-}
-
-static void judge_delays(const char *name, struct kb_nl *nl, pid_t pid,
-			 long wait_ms)
-{
-	struct kb_ts_reply r1, r2;
-	char why[200];
+	struct cow_area a = { .page = sysconf(_SC_PAGESIZE) };
+	size_t size = (size_t)a.page * WPCOPY_PAGES;
 	int err;
 
-	sleep_ms(wait_ms);
-	err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &r1);
-	sleep_ms(wait_ms);
+	a.buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a.buf == MAP_FAILED)
+		return -errno;
+	/* One huge page would be one copy, not WPCOPY_PAGES. */
+	madvise(a.buf, size, MADV_NOHUGEPAGE);
+	memset(a.buf, 1, size);
+	err = cow_stats(c, nl, &a, "1", on);
 	if (!err)
-		err = kb_taskstats_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &r2);
-	if (err) {
-		snprintf(why, sizeof(why), "GET of the spinner: %s", strerror(-err));
-		kb_fail(name, why);
-		return;
-	}
-	kb_figure(name, "cpu_delay_count=%llu->%llu cpu_delay_total_ns=%llu->%llu",
-		  (unsigned long long)r1.pid.stats.cpu_count,
-		  (unsigned long long)r2.pid.stats.cpu_count,
-		  (unsigned long long)r1.pid.stats.cpu_delay_total,
-		  (unsigned long long)r2.pid.stats.cpu_delay_total);
-	if (r2.pid.stats.cpu_count > r1.pid.stats.cpu_count &&
-	    r2.pid.stats.cpu_delay_total > r1.pid.stats.cpu_delay_total &&
-	    r1.pid.stats.cpu_delay_total > 0) {
-		kb_pass(name);
-		return;
-	}
-	kb_fail(name, "cpu_delay_count / cpu_delay_total of a task competing for its CPU did not grow");
+		err = cow_stats(c, nl, &a, "0", off);
+	munmap(a.buf, size);
+	return err;
 }
 
-static void test_delay_accounting(void)
+static int test_delay_accounting(void *arg, char *why, size_t len)
 {
-	const char *name = "delay_accounting";
-	char old[32], why[160];
-	pid_t spin[2] = { -1, -1 };
-	int cpu = first_allowed_cpu(), err, i;
+	struct ctx *c = arg;
+	struct kb_ts_stats on, off;
 	struct kb_nl nl;
+	char old[32];
+	int err, rc;
 
-	if (skip_netlink_test(name, true))
-		return;
+	rc = netlink_ready(c, true, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
 	if (access(DELAYACCT_KNOB, F_OK)) {
-		kb_skip(name, "no kernel.task_delayacct (CONFIG_TASK_DELAY_ACCT off)");
-		return;
+		snprintf(why, len, "no kernel.task_delayacct (CONFIG_TASK_DELAY_ACCT off)");
+		return KSFT_SKIP;
 	}
+	/* kb_knob_set() saves the value for the cleanup stack to restore. */
 	err = kb_read_file(DELAYACCT_KNOB, old, sizeof(old));
 	if (!err)
-		err = kb_knob_set(DELAYACCT_KNOB, "1");
-	if (err) {
-		snprintf(why, sizeof(why), "cannot turn on kernel.task_delayacct: %s",
-			 strerror(-err));
-		kb_skip(name, why);
-		return;
-	}
-	for (i = 0; i < 2; i++)
-		spin[i] = kb_children_fork(&helpers, spin_child, &cpu);
-	if (spin[0] < 0 || spin[1] < 0)
-		kb_fail(name, "cannot fork the spinners");
-	else if (open_ts(name, &nl, 0, NL_TIMEOUT_MS)) {
-		judge_delays(name, &nl, spin[0], (long)(100 * burn_scale));
-		kb_nl_close(&nl);
-	}
-	for (i = 0; i < 2; i++)
-		end_helper(spin[i]);
+		err = kb_knob_set(DELAYACCT_KNOB, old);
+	if (err)
+		return kb_errno_result(err, CAP_SYS_ADMIN,
+				       "writing kernel.task_delayacct", why, len);
+	rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	err = cow_both(c, &nl, &on, &off);
+	kb_nl_close(&nl);
 	/* Restore now; the cleanup stack writes the same value again at exit. */
 	kb_write_str(DELAYACCT_KNOB, old);
+	if (err)
+		return get_failed(err, "copy-on-write children", why, len);
+	kb_figure("delay_accounting", "pages=%d wpcopy_count=%llu wpcopy_delay_total_ns=%llu knob_off_wpcopy_count=%llu knob_off_wpcopy_delay_total_ns=%llu cpu_delay_count=%llu version=%u",
+		  WPCOPY_PAGES, (unsigned long long)on.wpcopy_count,
+		  (unsigned long long)on.wpcopy_delay_total,
+		  (unsigned long long)off.wpcopy_count,
+		  (unsigned long long)off.wpcopy_delay_total,
+		  (unsigned long long)on.cpu_count, on.version);
+	if (on.version < 13) {
+		snprintf(why, len, "struct taskstats version %u has no wpcopy_* (version 13, Linux 6.0)",
+			 on.version);
+		return KSFT_SKIP;
+	}
+	if (!kb_ts_wpcopy_plausible(&on, &off, WPCOPY_PAGES, why, len))
+		return KSFT_FAIL;
+	return KSFT_PASS;
 }
 
-/* ---- correctness: exit notification ---------------------------------- */
+/* ---- exit notification ----------------------------------------------- */
 
 #define EXIT_CODE	7
 
@@ -495,54 +633,61 @@ static int exit_child(void *arg)
  * Wait up to 5 s for the exit record of @pid among everything the
  * listener receives (other tasks exit too). 0 or -errno.
  */
+/* Is our record in the datagram @buf[0..@n)? Leaves it in @r. */
+static bool has_exit_record(const char *buf, size_t n, pid_t pid,
+			    struct kb_ts_reply *r)
+{
+	const struct nlmsghdr *nlh;
+	size_t off = 0;
+
+	while ((nlh = kb_nlmsg_next(buf, n, &off)))
+		if (!kb_ts_parse(nlh, r) && r->pid.present &&
+		    r->pid.id == (uint32_t)pid)
+			return true;
+	return false;
+}
+
 static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 			    int *drops)
 {
 	uint64_t end = kb_now_ns() + 5000000000ull;
-	const struct nlmsghdr *nlh;
-	static char buf[65536];
-	size_t off;
+	const size_t size = 65536;
+	char *buf = malloc(size);
+	int err = -ETIMEDOUT;
 	ssize_t n;
 
-	while (kb_now_ns() < end) {
-		n = kb_nl_recv(nl, buf, sizeof(buf));
-		if (n == -ENOBUFS) {
+	if (!buf)
+		return -ENOMEM;
+	while (err == -ETIMEDOUT && kb_now_ns() < end) {
+		n = kb_nl_recv(nl, buf, size);
+		if (n == -ENOBUFS)
 			(*drops)++;
-			continue;
-		}
-		if (n == -EAGAIN)
-			continue;
-		if (n < 0)
-			return n;
-		off = 0;
-		while ((nlh = kb_nlmsg_next(buf, n, &off)))
-			if (!kb_taskstats_parse(nlh, r) && r->pid.present &&
-			    r->pid.id == (uint32_t)pid)
-				return 0;
+		else if (n < 0 && n != -EAGAIN)
+			err = n;
+		else if (n > 0 && has_exit_record(buf, n, pid, r))
+			err = 0;
 	}
-	return -ETIMEDOUT;
+	free(buf);
+	return err;
 }
 
-static void judge_exit(const char *name, const struct kb_ts_reply *r,
-		       pid_t pid)
+static int judge_exit(const struct kb_ts_reply *r, pid_t pid, char *why,
+		      size_t len)
 {
-	const struct kb_taskstats *ts = &r->pid.stats;
+	const struct kb_ts_stats *ts = &r->pid.stats;
 	int status = ts->exitcode;
-	char why[160];
 
-	kb_figure(name, "ac_pid=%u ac_exitcode=0x%x aggr_tgid=%d version=%u",
+	kb_figure("exit_notification", "ac_pid=%u ac_exitcode=0x%x aggr_tgid=%d version=%u",
 		  ts->pid, ts->exitcode, r->tgid.present, ts->version);
 	if (!r->pid.has_stats || ts->pid != (uint32_t)pid)
-		snprintf(why, sizeof(why), "exit record of pid %d carries ac_pid %u",
+		snprintf(why, len, "exit record of pid %d carries ac_pid %u",
 			 pid, ts->pid);
 	else if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_CODE)
-		snprintf(why, sizeof(why), "ac_exitcode 0x%x is not exit(%d)",
+		snprintf(why, len, "ac_exitcode 0x%x is not exit(%d)",
 			 ts->exitcode, EXIT_CODE);
-	else {
-		kb_pass(name);
-		return;
-	}
-	kb_fail(name, why);
+	else
+		return KSFT_PASS;
+	return KSFT_FAIL;
 }
 
 /*
@@ -550,10 +695,10 @@ static void judge_exit(const char *name, const struct kb_ts_reply *r,
  * tasks exiting meanwhile may overrun the socket (ENOBUFS, counted in
  * *@drops) and take our record with them.
  */
-static int exit_attempt(struct kb_nl *nl, struct kb_ts_reply *r, pid_t *pid,
-			int *drops)
+static int exit_attempt(struct ctx *c, struct kb_nl *nl,
+			struct kb_ts_reply *r, pid_t *pid, int *drops)
 {
-	pid_t child = kb_children_fork(&helpers, exit_child, NULL);
+	pid_t child = kb_children_fork(&c->helpers, exit_child, NULL);
 	int err;
 
 	*pid = child;
@@ -561,212 +706,282 @@ static int exit_attempt(struct kb_nl *nl, struct kb_ts_reply *r, pid_t *pid,
 		return child;
 	err = wait_exit_record(nl, child, r, drops);
 	waitpid(child, NULL, 0);
-	kb_children_forget(&helpers, child);
+	kb_children_forget(&c->helpers, child);
 	return err;
 }
 
-static void test_exit_notification(void)
+static int test_exit_notification(void *arg, char *why, size_t len)
 {
-	const char *name = "exit_notification";
-	char cpus[256], why[160];
-	int err, drops = 0, tries;
+	struct ctx *c = arg;
+	int err, drops = 0, tries, rc;
 	struct kb_ts_reply r;
-	struct kb_nl nl;
 	pid_t child = -1;
+	struct kb_nl nl;
+	char cpus[256];
 
-	if (skip_netlink_test(name, true))
-		return;
+	rc = netlink_ready(c, true, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
 	if (kb_read_file("/sys/devices/system/cpu/online", cpus, sizeof(cpus)))
-		snprintf(cpus, sizeof(cpus), "0-%ld", sysconf(_SC_NPROCESSORS_CONF) - 1);
-	if (!open_ts(name, &nl, 4 << 20, 500))
-		return;
-	err = kb_taskstats_listener(&nl, true, cpus);
+		snprintf(cpus, sizeof(cpus), "0-%ld",
+			 sysconf(_SC_NPROCESSORS_CONF) - 1);
+	rc = open_ts(&nl, 4 << 20, 500, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	err = kb_ts_listener(&nl, true, cpus);
 	if (err) {
-		snprintf(why, sizeof(why), "TASKSTATS_CMD_ATTR_REGISTER_CPUMASK %.64s: %s",
-			 cpus, strerror(-err));
-		kb_fail(name, why);
 		kb_nl_close(&nl);
-		return;
+		return get_failed(err, "TASKSTATS_CMD_ATTR_REGISTER_CPUMASK",
+				  why, len);
 	}
 	for (tries = 0; tries < 3; tries++) {
-		err = exit_attempt(&nl, &r, &child, &drops);
+		err = exit_attempt(c, &nl, &r, &child, &drops);
 		if (err != -ETIMEDOUT || !drops)
 			break;
 	}
-	kb_taskstats_listener(&nl, false, cpus);
+	kb_ts_listener(&nl, false, cpus);
 	kb_nl_close(&nl);
 	if (err == -ETIMEDOUT && drops) {
-		snprintf(why, sizeof(why), "exit records of other tasks overran the socket (%d ENOBUFS) in %d attempts",
+		/* Not the kernel's fault: the machine is too busy to tell. */
+		snprintf(why, len, "exit records of other tasks overran the socket (%d ENOBUFS) in %d attempts",
 			 drops, tries);
-		kb_skip(name, why);
-	} else if (err) {
-		snprintf(why, sizeof(why), "no exit record for pid %d: %s",
-			 child, strerror(-err));
-		kb_fail(name, why);
-	} else {
-		judge_exit(name, &r, child);
+		return KSFT_SKIP;
 	}
+	if (err) {
+		snprintf(why, len, "no exit record for pid %d: %s", child,
+			 strerror(-err));
+		return KSFT_FAIL;
+	}
+	return judge_exit(&r, child, why, len);
 }
 
-/* ---- correctness: cgroupstats ---------------------------------------- */
+/* ---- cgroupstats ----------------------------------------------------- */
 
 #define MAX_CGROUP_DIRS	16
-#define CGROUP_PATH_MAX	600
+#define CGROUP_TEXT_MAX	65536
 
-struct cgroup_mount {
-	char dir[256];
-	char opts[260];		/* ",super,options," */
+struct cgroup_dir {
+	char path[PATH_MAX];
 	bool v2;
 };
 
-/* Every cgroup mount at the hierarchy root ("/" as mount root). */
-static int cgroup_mounts(struct cgroup_mount *mnts, int max)
+/* Our cgroup in the v1 hierarchy mounted at @m, from /proc/self/cgroup. */
+static int v1_own_path(const struct kb_mount *m, const char *proc_cgroup,
+		       char *path, size_t size)
 {
-	char line[1024], root[256], dir[256], type[32], opts[256];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int n = 0;
+	char opts[sizeof(m->super_opts)], *tok, *save;
 
-	while (f && n < max && fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(line, "%*s %*s %*s %255s %255s", root, dir) != 2 ||
-		    sscanf(sep, " - %31s %*s %255s", type, opts) != 2 ||
-		    strcmp(root, "/"))
-			continue;
-		if (strcmp(type, "cgroup2") && strcmp(type, "cgroup"))
-			continue;
-		snprintf(mnts[n].dir, sizeof(mnts[n].dir), "%s", dir);
-		snprintf(mnts[n].opts, sizeof(mnts[n].opts), ",%s,", opts);
-		mnts[n].v2 = !strcmp(type, "cgroup2");
-		n++;
-	}
-	if (f)
-		fclose(f);
-	return n;
-}
-
-/* Does a v1 mount carry every controller of "cpu,cpuacct"? */
-static bool mount_has(const struct cgroup_mount *m, const char *ctrls)
-{
-	char list[256], tok[260], *save, *t;
-
-	snprintf(list, sizeof(list), "%s", ctrls);
-	for (t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		snprintf(tok, sizeof(tok), ",%s,", t);
-		if (!strstr(m->opts, tok))
-			return false;
-	}
-	return !m->v2;
+	snprintf(opts, sizeof(opts), "%s", m->super_opts);
+	/* Any controller (or name=) of the mount names its line. */
+	for (tok = strtok_r(opts, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, "rw") && strcmp(tok, "ro") &&
+		    !kb_proc_cgroup_path(proc_cgroup, KB_CGROUP_V1, tok, path,
+					 size))
+			return 0;
+	return -ENOENT;
 }
 
 /*
- * Our own cgroup directories, cgroup2 first, then each v1 hierarchy.
- * The kernel's cgroupstats_build() accepts only directories of a v1
- * ("cgroup") mount and answers EINVAL for cgroup2, so on a pure cgroup2
- * system the check skips. Returns how many were found.
+ * Our own cgroup directories, from the texts of /proc/self/mountinfo and
+ * /proc/self/cgroup: one per hierarchy mounted at its root. Returns how
+ * many were found.
  */
-static int own_cgroup_dirs(char dirs[][CGROUP_PATH_MAX], int max)
+static int cgroup_dirs_parse(const char *mountinfo, const char *proc_cgroup,
+			     struct cgroup_dir *dirs, int max)
 {
-	struct cgroup_mount mnts[MAX_CGROUP_DIRS];
-	char line[1024], ctrls[256], path[300];
-	int nm = cgroup_mounts(mnts, MAX_CGROUP_DIRS), n = 0, i, pass;
-	FILE *f;
+	char line[PATH_MAX * 2 + 1024], path[PATH_MAX];
+	const char *at = mountinfo, *nl;
+	struct kb_mount *m = malloc(sizeof(*m));
+	int n = 0, err;
 
-	for (pass = 0; pass < 2; pass++) {
-		f = fopen("/proc/self/cgroup", "re");
-		while (f && n < max && fgets(line, sizeof(line), f)) {
-			ctrls[0] = '\0';
-			if (sscanf(line, "%*[0-9]:%255[^:]:%299s", ctrls, path) != 2 &&
-			    sscanf(line, "%*[0-9]::%299s", path) != 1)
-				continue;
-			for (i = 0; i < nm && n < max; i++) {
-				bool v2 = !ctrls[0];
-
-				if (pass != !v2 || (v2 ? !mnts[i].v2 : !mount_has(&mnts[i], ctrls)))
-					continue;
-				snprintf(dirs[n++], CGROUP_PATH_MAX, "%s%s", mnts[i].dir,
-					 strcmp(path, "/") ? path : "");
-				break;
-			}
-		}
-		if (f)
-			fclose(f);
+	while (m && at && *at && n < max) {
+		nl = strchr(at, '\n');
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(nl ? nl - at : (ptrdiff_t)strlen(at)), at);
+		at = nl ? nl + 1 : NULL;
+		if (kb_mountinfo_parse_line(line, m) || strcmp(m->root, "/"))
+			continue;
+		if (!strcmp(m->fstype, "cgroup2"))
+			err = kb_proc_cgroup_path(proc_cgroup, KB_CGROUP_V2,
+						  NULL, path, sizeof(path));
+		else if (!strcmp(m->fstype, "cgroup"))
+			err = v1_own_path(m, proc_cgroup, path, sizeof(path));
+		else
+			continue;
+		if (err)
+			continue;
+		dirs[n].v2 = !strcmp(m->fstype, "cgroup2");
+		snprintf(dirs[n].path, sizeof(dirs[n].path), "%.2000s%.2000s",
+			 m->point, strcmp(path, "/") ? path : "");
+		n++;
 	}
+	free(m);
 	return n;
 }
 
-/* CGROUPSTATS_CMD_GET on @dir, retried until the sleepers all sleep. */
-static int query_cgroup(struct kb_nl *nl, const char *dir,
-			struct kb_cgroupstats *cs)
+static int own_cgroup_dirs(struct cgroup_dir *dirs, int max)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err, tries;
+	char *mountinfo = malloc(CGROUP_TEXT_MAX);
+	char proc_cgroup[4096];
+	int n = -ENOMEM;
+
+	if (mountinfo) {
+		n = kb_read_file("/proc/self/mountinfo", mountinfo,
+				 CGROUP_TEXT_MAX);
+		if (n >= 0)
+			n = kb_read_file("/proc/self/cgroup", proc_cgroup,
+					 sizeof(proc_cgroup));
+		if (n >= 0)
+			n = cgroup_dirs_parse(mountinfo, proc_cgroup, dirs,
+					      max);
+	}
+	free(mountinfo);
+	return n;
+}
+
+/* Lines of @dir/tasks (the threads in a v1 cgroup), or -errno. */
+static long cgroup_tasks(int dirfd)
+{
+	int fd = openat(dirfd, "tasks", O_RDONLY | O_CLOEXEC);
+	long lines = 0;
+	FILE *f;
+	int ch;
 
 	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((ch = getc(f)) != EOF)
+		lines += ch == '\n';
+	fclose(f);
+	return lines;
+}
+
+/*
+ * CGROUPSTATS_CMD_GET on @dirfd, retried until the @sleepers all sleep;
+ * *@tasks: the most tasks the cgroup held around the query.
+ */
+static int query_cgroup(struct kb_nl *nl, int dirfd, size_t sleepers,
+			struct kb_ts_cgroupstats *cs, long *tasks)
+{
+	long before, after;
+	int err, tries;
+
 	/* A sleeper just forked may not have reached pause() yet. */
 	for (tries = 0; tries < 100; tries++) {
-		err = kb_cgroupstats_get(nl, fd, cs);
-		if (err || cs->nr_sleeping >= sleepers.n)
+		before = cgroup_tasks(dirfd);
+		err = kb_ts_cgroupstats_get(nl, dirfd, cs);
+		after = cgroup_tasks(dirfd);
+		*tasks = before > after ? before : after;
+		if (err || cs->nr_sleeping >= sleepers)
 			break;
 		sleep_ms(100);
 	}
+	return err;
+}
+
+/* The answer for a directory outside any cgroup fs (EINVAL expected). */
+static int query_not_cgroup(struct kb_nl *nl)
+{
+	struct kb_ts_cgroupstats cs;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = kb_ts_cgroupstats_get(nl, fd, &cs);
 	close(fd);
 	return err;
 }
 
-static void test_cgroupstats(void)
+/* One of our cgroup directories: v1 must answer, v2 must say EINVAL. */
+static int judge_cgroup_dir(struct kb_nl *nl, const struct cgroup_dir *d,
+			    size_t nsleepers, char *why, size_t len)
 {
-	const char *name = "cgroupstats";
-	char dirs[MAX_CGROUP_DIRS][CGROUP_PATH_MAX], why[200];
-	struct kb_cgroupstats cs;
-	int ndirs, i, err = -ENOENT;
-	struct kb_nl nl;
+	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+	struct kb_ts_cgroupstats cs = { 0 };
+	char what[PATH_MAX + 64];
+	long tasks = 0;
 
-	if (skip_netlink_test(name, false))
-		return;
-	if (!sleepers.n) {
-		kb_skip(name, "no sleepers could be spawned");
-		return;
+	snprintf(what, sizeof(what), "opening %.2000s", d->path);
+	if (fd < 0)
+		return kb_errno_result(errno, KB_NO_CAP, what, why, len);
+	if (d->v2) {
+		err = kb_ts_cgroupstats_get(nl, fd, &cs);
+		close(fd);
+		kb_figure("cgroupstats", "cgroup=%s v2=1 answer=%s", d->path,
+			  err ? strerrorname_np(-err) : "stats");
+		if (err == -EINVAL)
+			return KSFT_PASS;
+		snprintf(why, len, "cgroup v2 directory %.200s: %s, not EINVAL (cgroupstats_build() takes v1 only)",
+			 d->path, err ? strerror(-err) : "answered");
+		return KSFT_FAIL;
 	}
-	ndirs = own_cgroup_dirs(dirs, MAX_CGROUP_DIRS);
-	if (!ndirs) {
-		kb_skip(name, "no cgroup hierarchy mounted to query");
-		return;
-	}
-	if (!open_ts(name, &nl, 0, NL_TIMEOUT_MS))
-		return;
-	/* EINVAL: this kernel does not take that kind of directory. */
-	for (i = 0; i < ndirs; i++) {
-		err = query_cgroup(&nl, dirs[i], &cs);
-		if (err != -EINVAL && err != -EACCES && err != -ENOENT)
-			break;
-	}
-	kb_nl_close(&nl);
-	if (err == -EINVAL || err == -EACCES || err == -ENOENT || err == -EPERM) {
-		snprintf(why, sizeof(why), "no cgroup directory of ours accepted by CGROUPSTATS_CMD_GET (%s; it takes cgroup v1 directories only)",
-			 strerror(-err));
-		kb_skip(name, why);
-		return;
-	}
-	if (err) {
-		snprintf(why, sizeof(why), "CGROUPSTATS_CMD_GET on %.100s: %s",
-			 dirs[i], strerror(-err));
-		kb_fail(name, why);
-		return;
-	}
-	kb_figure(name, "cgroup=%s nr_sleeping=%llu nr_running=%llu nr_stopped=%llu nr_uninterruptible=%llu nr_io_wait=%llu sleepers=%zu",
-		  dirs[i], (unsigned long long)cs.nr_sleeping,
+	err = query_cgroup(nl, fd, nsleepers, &cs, &tasks);
+	close(fd);
+	snprintf(what, sizeof(what), "CGROUPSTATS_CMD_GET on v1 %.2000s",
+		 d->path);
+	if (err)
+		return kb_errno_result(err, KB_NO_CAP, what, why, len);
+	kb_figure("cgroupstats", "cgroup=%s nr_sleeping=%llu nr_running=%llu nr_stopped=%llu nr_uninterruptible=%llu nr_io_wait=%llu sleepers=%zu tasks=%ld",
+		  d->path, (unsigned long long)cs.nr_sleeping,
 		  (unsigned long long)cs.nr_running,
 		  (unsigned long long)cs.nr_stopped,
 		  (unsigned long long)cs.nr_uninterruptible,
-		  (unsigned long long)cs.nr_io_wait, sleepers.n);
-	if (cs.nr_sleeping >= sleepers.n)
-		kb_pass(name);
-	else
-		kb_fail(name, "nr_sleeping is below the number of our sleepers");
+		  (unsigned long long)cs.nr_io_wait, nsleepers, tasks);
+	if (tasks < 0)
+		return kb_errno_result(tasks, KB_NO_CAP, "reading tasks", why,
+				       len);
+	if (!kb_ts_cgroupstats_plausible(&cs, nsleepers, tasks, why, len))
+		return KSFT_FAIL;
+	return KSFT_PASS;
 }
 
-/* ---- correctness: errors --------------------------------------------- */
+static int test_cgroupstats(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	struct cgroup_dir dirs[MAX_CGROUP_DIRS];
+	int ndirs, i, nv1 = 0, rc, not_cg;
+	size_t nsleepers;
+	struct kb_nl nl;
+
+	rc = netlink_ready(c, false, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	nsleepers = get_sleepers(c)->n;
+	ndirs = own_cgroup_dirs(dirs, MAX_CGROUP_DIRS);
+	if (ndirs < 0)
+		return kb_errno_result(ndirs, KB_NO_CAP,
+				       "reading /proc/self/mountinfo and cgroup",
+				       why, len);
+	rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	not_cg = query_not_cgroup(&nl);
+	kb_figure("cgroupstats", "not_a_cgroup=%s",
+		  not_cg ? strerrorname_np(-not_cg) : "stats");
+	if (not_cg != -EINVAL) {
+		snprintf(why, len, "a directory outside cgroupfs: %s, not EINVAL",
+			 not_cg ? strerror(-not_cg) : "answered");
+		rc = KSFT_FAIL;
+	}
+	for (i = 0; i < ndirs && rc == KSFT_PASS; i++) {
+		nv1 += !dirs[i].v2;
+		rc = judge_cgroup_dir(&nl, &dirs[i], nsleepers, why, len);
+	}
+	kb_nl_close(&nl);
+	if (rc == KSFT_PASS && !nv1) {
+		snprintf(why, len, "no cgroup v1 hierarchy mounted: CGROUPSTATS_CMD_GET takes v1 directories only (%d v2 answered EINVAL)",
+			 ndirs);
+		rc = KSFT_SKIP;
+	}
+	return rc;
+}
+
+/* ---- errors ---------------------------------------------------------- */
 
 static int reaped_child(void *arg)
 {
@@ -775,48 +990,63 @@ static int reaped_child(void *arg)
 }
 
 /* A pid that belonged to a child we reaped: nobody has it now. */
-static pid_t dead_pid(void)
+static pid_t dead_pid(struct ctx *c)
 {
-	pid_t pid = kb_children_fork(&helpers, reaped_child, NULL);
+	pid_t pid = kb_children_fork(&c->helpers, reaped_child, NULL);
 
 	if (pid > 0) {
 		waitpid(pid, NULL, 0);
-		kb_children_forget(&helpers, pid);
+		kb_children_forget(&c->helpers, pid);
 	}
 	return pid;
 }
 
-static void test_error_esrch(void)
+/* A request's answer by name: "ack", "ESRCH", "no-reply". */
+static const char *answer_name(int ans)
 {
-	const char *name = "error_esrch";
-	int err_pid = 0, err_tgid = 0, tries;
+	const char *name;
+
+	if (ans == 1)
+		return "accepted";
+	if (ans == 0)
+		return "ack";
+	if (ans == -EAGAIN)
+		return "no-reply";
+	name = strerrorname_np(-ans);
+	return name ? name : "unknown-errno";
+}
+
+static int test_error_esrch(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	int err_pid = 0, err_tgid = 0, tries, rc;
 	struct kb_ts_reply r;
 	struct kb_nl nl;
-	char why[160];
 	pid_t pid;
 
-	if (skip_netlink_test(name, true) ||
-	    !open_ts(name, &nl, 0, NL_TIMEOUT_MS))
-		return;
+	rc = netlink_ready(c, true, why, len);
+	if (rc == KSFT_PASS)
+		rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
 	/* Retry when the pid was taken again between reap and query. */
 	for (tries = 0; tries < 5; tries++) {
-		pid = dead_pid();
+		pid = dead_pid(c);
 		if (pid < 0)
 			break;
-		err_pid = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
-		err_tgid = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID, pid, &r);
+		err_pid = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
+		err_tgid = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_TGID, pid, &r);
 		if (err_pid && err_tgid)
 			break;
 	}
 	kb_nl_close(&nl);
-	kb_figure(name, "pid=%s tgid=%s", strerror(-err_pid), strerror(-err_tgid));
-	if (err_pid == -ESRCH && err_tgid == -ESRCH) {
-		kb_pass(name);
-		return;
-	}
-	snprintf(why, sizeof(why), "GET of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
-		 strerror(-err_pid), strerror(-err_tgid));
-	kb_fail(name, why);
+	kb_figure("error_esrch", "pid=%s tgid=%s", answer_name(err_pid),
+		  answer_name(err_tgid));
+	if (err_pid == -ESRCH && err_tgid == -ESRCH)
+		return KSFT_PASS;
+	snprintf(why, len, "GET of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
+		 answer_name(err_pid), answer_name(err_tgid));
+	return KSFT_FAIL;
 }
 
 /* Send a crafted request with NLM_F_ACK; returns the kernel's answer. */
@@ -829,127 +1059,134 @@ static int send_crafted(struct kb_nl *nl, struct kb_nl_req *req, size_t len)
 	return err ? err : kb_nl_wait_ack(nl, req->nlh.nlmsg_seq);
 }
 
-static const char *answer_name(int ans)
-{
-	static char buf[4][48];
-	static int i;
+/* One malformed request and the answer the kernel documents for it. */
+struct malformed {
+	const char *name;
+	int want;		/* -errno; -EAGAIN: no reply at all */
+	int got;
+};
 
-	i = (i + 1) % 4;
-	if (ans == 1)
-		return "accepted";
-	if (ans == 0)
-		return "ack";
-	if (ans == -EAGAIN)
-		return "no-reply";
-	snprintf(buf[i], sizeof(buf[i]), "%s", strerror(-ans));
-	return buf[i];
-}
-
-static void test_error_malformed(void)
+/*
+ * The requests of the kernel's taskstats error paths: no command
+ * attribute (taskstats_user_cmd: EINVAL), a 2-byte pid (the NLA_U32
+ * policy: ERANGE), an unknown command (genetlink: EOPNOTSUPP), and a
+ * header claiming more bytes than were sent (netlink_rcv_skb() drops it
+ * without a reply).
+ */
+static void send_malformed(struct kb_nl *nl, struct malformed *m)
 {
-	const char *name = "error_malformed";
-	int no_attr, short_attr, bad_cmd, truncated, after;
 	struct kb_nl_req req;
-	struct kb_ts_reply r;
 	uint16_t short_pid = 1;
-	struct kb_nl nl;
-	char why[200];
 
-	if (skip_netlink_test(name, true) || !open_ts(name, &nl, 0, 1000))
-		return;
-	kb_genl_req_init(&req, nl.family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(&nl));
-	no_attr = send_crafted(&nl, &req, req.nlh.nlmsg_len);
+	kb_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
+			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+	m[0].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
-	kb_genl_req_init(&req, nl.family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(&nl));
-	kb_nla_append(&req, TASKSTATS_CMD_ATTR_PID, &short_pid, sizeof(short_pid));
-	short_attr = send_crafted(&nl, &req, req.nlh.nlmsg_len);
+	kb_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
+			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+	kb_nla_append(&req, TASKSTATS_CMD_ATTR_PID, &short_pid,
+		      sizeof(short_pid));
+	m[1].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
-	kb_genl_req_init(&req, nl.family, 0x7f, TASKSTATS_GENL_VERSION,
-			 kb_nl_next_seq(&nl));
-	bad_cmd = send_crafted(&nl, &req, req.nlh.nlmsg_len);
+	kb_genl_req_init(&req, nl->family, 0x7f, TASKSTATS_GENL_VERSION,
+			 kb_nl_next_seq(nl));
+	m[2].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
-	/* A header claiming more bytes than were sent: dropped, not parsed. */
-	kb_taskstats_req(&req, nl.family, TASKSTATS_CMD_ATTR_PID, getpid(),
-			 kb_nl_next_seq(&nl));
+	kb_ts_req(&req, nl->family, TASKSTATS_CMD_ATTR_PID, getpid(),
+		  kb_nl_next_seq(nl));
 	req.nlh.nlmsg_len += 64;
-	truncated = send_crafted(&nl, &req, req.nlh.nlmsg_len - 64);
-
-	after = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
-	kb_nl_close(&nl);
-	kb_figure(name, "no_attr=%s short_attr=%s unknown_cmd=%s truncated=%s get_after=%s",
-		  answer_name(no_attr), answer_name(short_attr),
-		  answer_name(bad_cmd), answer_name(truncated),
-		  answer_name(after));
-	if (no_attr >= 0 || short_attr >= 0 || bad_cmd >= 0 ||
-	    no_attr == -EAGAIN || short_attr == -EAGAIN || bad_cmd == -EAGAIN)
-		snprintf(why, sizeof(why), "a malformed request was not answered with an error");
-	else if (truncated >= 0)
-		snprintf(why, sizeof(why), "a truncated message was processed");
-	else if (after)
-		snprintf(why, sizeof(why), "the socket no longer answers a valid GET: %s",
-			 strerror(-after));
-	else {
-		kb_pass(name);
-		return;
-	}
-	kb_fail(name, why);
+	m[3].got = send_crafted(nl, &req, req.nlh.nlmsg_len - 64);
 }
 
-/* ---- correctness: the RFC ioctl on /proc/taskstats -------------------- */
+static int test_error_malformed(void *arg, char *why, size_t len)
+{
+	struct malformed m[] = {
+		{ "no_attr", -EINVAL, 0 }, { "short_attr", -ERANGE, 0 },
+		{ "unknown_cmd", -EOPNOTSUPP, 0 }, { "truncated", -EAGAIN, 0 },
+	};
+	struct ctx *c = arg;
+	struct kb_ts_reply r;
+	struct kb_nl nl;
+	int after, rc;
+	size_t i;
+
+	rc = netlink_ready(c, true, why, len);
+	if (rc == KSFT_PASS)
+		rc = open_ts(&nl, 0, 1000, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	send_malformed(&nl, m);
+	after = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
+	kb_nl_close(&nl);
+	kb_figure("error_malformed", "%s=%s %s=%s %s=%s %s=%s get_after=%s",
+		  m[0].name, answer_name(m[0].got), m[1].name,
+		  answer_name(m[1].got), m[2].name, answer_name(m[2].got),
+		  m[3].name, answer_name(m[3].got), answer_name(after));
+	for (i = 0; i < ARRAY_SIZE(m); i++) {
+		if (m[i].got == m[i].want)
+			continue;
+		snprintf(why, len, "%s: answered %s, want %s", m[i].name,
+			 answer_name(m[i].got), answer_name(m[i].want));
+		return KSFT_FAIL;
+	}
+	if (after) {
+		snprintf(why, len, "the socket no longer answers a valid GET: %s",
+			 strerror(-after));
+		return KSFT_FAIL;
+	}
+	return KSFT_PASS;
+}
+
+/* ---- the RFC ioctl on /proc/taskstats -------------------------------- */
 
 /* Room for any struct taskstats a kernel may copy back. */
 #define IOCTL_BUF_SIZE		4096
 /* Next number of the RFC's range: no such command. */
 #define TASKSTATS_IOC_UNKNOWN	_IO('T', 3)
 
-static bool skip_ioctl_test(const char *name)
+/* KSFT_PASS when the kernel has the RFC's file, else KSFT_SKIP. */
+static int ioctl_ready(char *why, size_t len)
 {
 	if (!access(KB_PROC_TASKSTATS, F_OK))
-		return false;
-	kb_skip(name, "kernel has no " KB_PROC_TASKSTATS " (RFC ioctl interface, not in mainline)");
-	return true;
+		return KSFT_PASS;
+	snprintf(why, len, "kernel has no " KB_PROC_TASKSTATS " (RFC ioctl interface, not in mainline)");
+	return KSFT_SKIP;
 }
 
-static const char *ioctl_answer(int err)
+/* Open the RFC's file: KSFT_PASS with *@fd, or the verdict. */
+static int open_proc_taskstats(int *fd, char *why, size_t len)
 {
-	return err ? strerror(-err) : "ok";
+	int rc = ioctl_ready(why, len);
+
+	if (rc != KSFT_PASS)
+		return rc;
+	*fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0)
+		return KSFT_PASS;
+	return kb_errno_result(errno, KB_NO_CAP, "opening " KB_PROC_TASKSTATS,
+			       why, len);
 }
 
 /* One ioctl query of @id into @buf; 0 or -errno. */
 static int ioctl_query(int fd, unsigned long cmd, uint32_t id, void *buf,
-		       struct kb_taskstats *ts)
+		       struct kb_ts_stats *ts)
 {
 	memset(buf, 0, IOCTL_BUF_SIZE);
 	memcpy((char *)buf + KB_TS_AC_PID_OFFSET, &id, sizeof(id));
 	if (ioctl(fd, cmd, buf))
 		return -errno;
 	if (ts)
-		kb_taskstats_decode(buf, IOCTL_BUF_SIZE, ts);
+		kb_ts_decode(buf, IOCTL_BUF_SIZE, ts);
 	return 0;
 }
 
-static int open_proc_taskstats(const char *name)
-{
-	int fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
-	char why[160];
-
-	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot open %s: %s",
-			 KB_PROC_TASKSTATS, strerror(errno));
-		kb_fail(name, why);
-	}
-	return fd;
-}
-
-/* Fields that cannot change between two queries of a sleeping task. */
-static bool same_stats(const struct kb_taskstats *a,
-		       const struct kb_taskstats *b, bool per_pid,
-		       char *why, size_t whylen)
+/* Fields that cannot change between two queries of a task at rest. */
+static bool same_stats(const struct kb_ts_stats *a,
+		       const struct kb_ts_stats *b, bool per_pid,
+		       char *why, size_t len)
 {
 #define DIFFERS(f) (a->f != b->f && \
-	snprintf(why, whylen, #f ": ioctl %llu, netlink %llu", \
+	snprintf(why, len, #f ": ioctl %llu, netlink %llu", \
 		 (unsigned long long)a->f, (unsigned long long)b->f))
 	if (DIFFERS(version) || DIFFERS(nvcsw) || DIFFERS(nivcsw))
 		return false;
@@ -958,71 +1195,161 @@ static bool same_stats(const struct kb_taskstats *a,
 		return false;
 #undef DIFFERS
 	if (per_pid && strcmp(a->comm, b->comm)) {
-		snprintf(why, whylen, "comm: ioctl '%s', netlink '%s'",
-			 a->comm, b->comm);
+		snprintf(why, len, "comm: ioctl '%s', netlink '%s'", a->comm,
+			 b->comm);
 		return false;
 	}
 	return true;
 }
 
-/* The ioctl answers what TASKSTATS_CMD_GET answers, for pid and tgid. */
-static void test_ioctl_matches_netlink(void)
-{
-	const char *name = "ioctl_matches_netlink";
-	pid_t pid = sleepers.n ? sleepers.pids[0] : getpid();
-	struct kb_taskstats by_ioctl, by_ioctl_tgid;
-	struct kb_ts_reply r, rt;
-	char why[200], *buf;
-	struct kb_nl nl;
-	int fd, err;
+/* Both interfaces' answers for @pid (pid and tgid), and /proc's. */
+struct three_answers {
+	struct kb_ts_stats ioctl_pid, ioctl_tgid;
+	struct kb_ts_reply nl_pid, nl_tgid;
+	struct kb_ts_proc proc;
+};
 
-	if (skip_ioctl_test(name) || skip_netlink_test(name, true))
-		return;
-	fd = open_proc_taskstats(name);
-	if (fd < 0)
-		return;
-	buf = calloc(1, IOCTL_BUF_SIZE);
-	if (!buf || !open_ts(name, &nl, 0, NL_TIMEOUT_MS)) {
-		if (!buf)
-			kb_fail(name, "out of memory");
-		free(buf);
-		close(fd);
-		return;
-	}
-	err = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, pid, buf, &by_ioctl);
+static int ask_three(int fd, struct kb_nl *nl, pid_t pid,
+		     struct three_answers *a)
+{
+	char *buf = calloc(1, IOCTL_BUF_SIZE);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = wait_at_rest(pid, &a->proc);
+	if (!err)
+		err = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, pid, buf,
+				  &a->ioctl_pid);
 	if (!err)
 		err = ioctl_query(fd, TASKSTATS_IOC_ATTR_TGID, pid, buf,
-				  &by_ioctl_tgid);
-	if (err)
-		snprintf(why, sizeof(why), "ioctl query of pid %d: %s",
-			 (int)pid, strerror(-err));
-	if (!err) {
-		err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
-		if (!err)
-			err = kb_taskstats_get(&nl, TASKSTATS_CMD_ATTR_TGID,
-					       pid, &rt);
-		if (err)
-			snprintf(why, sizeof(why), "TASKSTATS_CMD_GET of pid %d: %s",
-				 (int)pid, strerror(-err));
-	}
-	kb_nl_close(&nl);
+				  &a->ioctl_tgid);
+	if (!err)
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, pid, &a->nl_pid);
+	if (!err)
+		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_TGID, pid, &a->nl_tgid);
 	free(buf);
+	return err;
+}
+
+/*
+ * The ioctl answers what /proc says (an independent source, so a layout
+ * bug shared by both taskstats interfaces cannot cancel out) and what
+ * TASKSTATS_CMD_GET answers, for pid and tgid.
+ */
+static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
+{
+	struct ctx *c = arg;
+	struct three_answers a;
+	pid_t child = -1;
+	struct kb_nl nl;
+	int fd, err, rc;
+
+	rc = ioctl_ready(why, len);
+	if (rc == KSFT_PASS)
+		rc = netlink_ready(c, true, why, len);
+	if (rc == KSFT_PASS)
+		rc = open_proc_taskstats(&fd, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
+	if (rc == KSFT_PASS) {
+		child = kb_children_fork(&c->helpers, rest_child, NULL);
+		err = child < 0 ? child : ask_three(fd, &nl, child, &a);
+		kb_nl_close(&nl);
+		end_helper(c, child);
+		if (err)
+			rc = get_failed(err, "ioctl and netlink queries", why,
+					len);
+	}
 	close(fd);
-	if (err) {
-		kb_fail(name, why);
-		return;
+	if (rc != KSFT_PASS)
+		return rc;
+	kb_figure("ioctl_matches_netlink", "pid=%d version=%u nvcsw=%llu tgid_nvcsw=%llu proc_nvcsw=%llu",
+		  (int)child, a.ioctl_pid.version,
+		  (unsigned long long)a.ioctl_pid.nvcsw,
+		  (unsigned long long)a.ioctl_tgid.nvcsw,
+		  (unsigned long long)a.proc.nvcsw);
+	rc = against_proc(c, &a.ioctl_pid, &a.proc,
+			  KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
+			  "ioctl against /proc", why, len);
+	if (rc != KSFT_PASS)
+		return rc;
+	if (!same_stats(&a.ioctl_pid, &a.nl_pid.pid.stats, true, why, len) ||
+	    !same_stats(&a.ioctl_tgid, &a.nl_tgid.tgid.stats, false, why, len))
+		return KSFT_FAIL;
+	return KSFT_PASS;
+}
+
+struct ioctl_errors {
+	int gone_pid, gone_tgid, null_ptr, ro_ptr, unknown, after;
+};
+
+/* A buffer the kernel can read (so the pid is read) but not write back. */
+static int ioctl_read_only(int fd, uint32_t pid)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = IOCTL_BUF_SIZE + page;
+	char *ro = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int err;
+
+	if (ro == MAP_FAILED)
+		return -ENOMEM;
+	memcpy(ro + KB_TS_AC_PID_OFFSET, &pid, sizeof(pid));
+	mprotect(ro, size, PROT_READ);
+	err = ioctl(fd, TASKSTATS_IOC_ATTR_PID, ro) ? -errno : 0;
+	munmap(ro, size);
+	return err;
+}
+
+static void ask_errors(struct ctx *c, int fd, char *buf,
+		       struct ioctl_errors *e)
+{
+	uint32_t me = getpid();
+	int tries;
+	pid_t pid;
+
+	/* Retry when the pid was taken again between reap and query. */
+	for (tries = 0; tries < 5; tries++) {
+		pid = dead_pid(c);
+		if (pid < 0)
+			break;
+		e->gone_pid = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, pid,
+					  buf, NULL);
+		e->gone_tgid = ioctl_query(fd, TASKSTATS_IOC_ATTR_TGID, pid,
+					   buf, NULL);
+		if (e->gone_pid && e->gone_tgid)
+			break;
 	}
-	kb_figure(name, "pid=%d version=%u nvcsw=%llu tgid_nvcsw=%llu",
-		  (int)pid, by_ioctl.version,
-		  (unsigned long long)by_ioctl.nvcsw,
-		  (unsigned long long)by_ioctl_tgid.nvcsw);
-	if (!same_stats(&by_ioctl, &r.pid.stats, true, why, sizeof(why)) ||
-	    !same_stats(&by_ioctl_tgid, &rt.tgid.stats, false, why,
-			sizeof(why))) {
-		kb_fail(name, why);
-		return;
-	}
-	kb_pass(name);
+	e->null_ptr = ioctl(fd, TASKSTATS_IOC_ATTR_PID, NULL) ? -errno : 0;
+	e->ro_ptr = ioctl_read_only(fd, me);
+	e->unknown = ioctl_query(fd, TASKSTATS_IOC_UNKNOWN, me, buf, NULL);
+	e->after = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, me, buf, NULL);
+}
+
+static int judge_ioctl_errors(const struct ioctl_errors *e, char *why,
+			      size_t len)
+{
+	kb_figure("ioctl_errors", "gone_pid=%s gone_tgid=%s null_pointer=%s read_only_buffer=%s unknown_cmd=%s query_after=%s",
+		  answer_name(e->gone_pid), answer_name(e->gone_tgid),
+		  answer_name(e->null_ptr), answer_name(e->ro_ptr),
+		  answer_name(e->unknown), answer_name(e->after));
+	if (e->gone_pid != -ESRCH || e->gone_tgid != -ESRCH)
+		snprintf(why, len, "query of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
+			 answer_name(e->gone_pid), answer_name(e->gone_tgid));
+	else if (e->null_ptr != -EFAULT || e->ro_ptr != -EFAULT)
+		snprintf(why, len, "bad buffer: NULL %s, read-only %s (want EFAULT)",
+			 answer_name(e->null_ptr), answer_name(e->ro_ptr));
+	else if (e->unknown != -EINVAL)
+		snprintf(why, len, "unknown command: %s (want EINVAL)",
+			 answer_name(e->unknown));
+	else if (e->after)
+		snprintf(why, len, "a valid query after the errors failed: %s",
+			 answer_name(e->after));
+	else
+		return KSFT_PASS;
+	return KSFT_FAIL;
 }
 
 /*
@@ -1031,124 +1358,45 @@ static void test_ioctl_matches_netlink(void)
  * unknown command; EPERM without CAP_NET_ADMIN. A valid query must still
  * work afterwards.
  */
-static void test_ioctl_errors(void)
+static int test_ioctl_errors(void *arg, char *why, size_t len)
 {
-	const char *name = "ioctl_errors";
-	int fd, esrch_pid = 0, esrch_tgid = 0, null_ptr, ro_ptr, unknown, after;
-	long page = sysconf(_SC_PAGESIZE);
-	char why[240], *buf, *ro;
-	uint32_t me = getpid();
-	int tries;
-	pid_t pid;
+	struct ctx *c = arg;
+	struct ioctl_errors e = { 0 };
+	int fd, rc, unpriv;
+	char *buf;
 
-	if (skip_ioctl_test(name))
-		return;
-	fd = open_proc_taskstats(name);
-	if (fd < 0)
-		return;
+	rc = open_proc_taskstats(&fd, why, len);
+	if (rc != KSFT_PASS)
+		return rc;
 	buf = calloc(1, IOCTL_BUF_SIZE);
 	if (!buf) {
-		kb_fail(name, "out of memory");
 		close(fd);
-		return;
+		snprintf(why, len, "out of memory");
+		return KSFT_FAIL;
 	}
-	if (!have_admin) {
-		after = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, me, buf, NULL);
-		free(buf);
-		close(fd);
-		kb_figure(name, "unprivileged_query=%s", ioctl_answer(after));
-		if (after == -EPERM)
-			kb_pass(name);
-		else
-			kb_fail(name, "a query without CAP_NET_ADMIN did not fail with EPERM");
-		return;
-	}
-	/* Retry when the pid was taken again between reap and query. */
-	for (tries = 0; tries < 5; tries++) {
-		pid = dead_pid();
-		if (pid < 0)
-			break;
-		esrch_pid = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, pid, buf, NULL);
-		esrch_tgid = ioctl_query(fd, TASKSTATS_IOC_ATTR_TGID, pid, buf, NULL);
-		if (esrch_pid && esrch_tgid)
-			break;
-	}
-	null_ptr = ioctl(fd, TASKSTATS_IOC_ATTR_PID, NULL) ? -errno : 0;
-	/* Readable, so the pid is read; not writable, so the copy back fails. */
-	ro = mmap(NULL, IOCTL_BUF_SIZE + page, PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ro == MAP_FAILED) {
-		ro_ptr = -ENOMEM;
+	if (!c->have_admin) {
+		unpriv = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, getpid(), buf,
+				     NULL);
+		kb_figure("ioctl_errors", "unprivileged_query=%s",
+			  answer_name(unpriv));
+		if (unpriv != -EPERM) {
+			snprintf(why, len, "a query without CAP_NET_ADMIN answered %s, not EPERM",
+				 answer_name(unpriv));
+			rc = KSFT_FAIL;
+		}
 	} else {
-		memcpy(ro + KB_TS_AC_PID_OFFSET, &me, sizeof(me));
-		mprotect(ro, IOCTL_BUF_SIZE + page, PROT_READ);
-		ro_ptr = ioctl(fd, TASKSTATS_IOC_ATTR_PID, ro) ? -errno : 0;
-		munmap(ro, IOCTL_BUF_SIZE + page);
+		ask_errors(c, fd, buf, &e);
+		rc = judge_ioctl_errors(&e, why, len);
 	}
-	unknown = ioctl_query(fd, TASKSTATS_IOC_UNKNOWN, me, buf, NULL);
-	after = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, me, buf, NULL);
 	free(buf);
 	close(fd);
-	kb_figure(name, "gone_pid=%s gone_tgid=%s null_pointer=%s read_only_buffer=%s unknown_cmd=%s query_after=%s",
-		  ioctl_answer(esrch_pid), ioctl_answer(esrch_tgid),
-		  ioctl_answer(null_ptr), ioctl_answer(ro_ptr),
-		  ioctl_answer(unknown), ioctl_answer(after));
-	if (esrch_pid != -ESRCH || esrch_tgid != -ESRCH)
-		snprintf(why, sizeof(why), "query of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
-			 ioctl_answer(esrch_pid), ioctl_answer(esrch_tgid));
-	else if (null_ptr != -EFAULT || ro_ptr != -EFAULT)
-		snprintf(why, sizeof(why), "bad buffer: NULL %s, read-only %s (want EFAULT)",
-			 ioctl_answer(null_ptr), ioctl_answer(ro_ptr));
-	else if (unknown != -EINVAL)
-		snprintf(why, sizeof(why), "unknown command: %s (want EINVAL)",
-			 ioctl_answer(unknown));
-	else if (after)
-		snprintf(why, sizeof(why), "a valid query after the errors failed: %s",
-			 ioctl_answer(after));
-	else {
-		kb_pass(name);
-		return;
-	}
-	kb_fail(name, why);
+	return rc;
 }
 
 /* ---- the benchmark --------------------------------------------------- */
 
-struct method_result {
-	bool done;
-	struct kb_stats st;	/* us per process */
-	double pass_min_s, pass_med_s, pass_max_s;
-};
-
-static struct method_result results[KB_TS_NR_METHODS];
-
-static bool method_needs_admin(enum kb_ts_method m)
-{
-	return m == KB_TS_NETLINK_PER_PID || m == KB_TS_NETLINK_BATCHED;
-}
-
-/* Errors that mean "this kernel or user cannot", not "broken". */
-static bool err_is_environment(int err)
-{
-	return err == -ENOENT || err == -EPERM || err == -EACCES ||
-	       err == -ENOTTY || err == -EMFILE || err == -ENFILE ||
-	       err == -EPROTONOSUPPORT || err == -EAFNOSUPPORT;
-}
-
-enum run_state { RUN_ACTIVE, RUN_SKIP, RUN_FAIL };
-
-/* One method's context, samples and verdict during the interleaved run. */
-struct method_run {
-	enum run_state state;
-	struct kb_ts_ctx *ctx;
-	double *samples;	/* us per process, one per timed pass */
-	char why[200];
-};
-
-static struct method_run runs[KB_TS_NR_METHODS];
-
 static void run_fail(struct method_run *run, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__printf(2, 3);
 
 static void run_fail(struct method_run *run, const char *fmt, ...)
 {
@@ -1160,54 +1408,61 @@ static void run_fail(struct method_run *run, const char *fmt, ...)
 	run->state = RUN_FAIL;
 }
 
-static void prepare_method(enum kb_ts_method m)
+static bool method_needs_admin(enum kb_ts_method m)
 {
-	struct method_run *run = &runs[m];
-	const char *why = method_needs_admin(m) ?
-			  netlink_skip_reason(true) : NULL;
+	return m == KB_TS_NETLINK_PER_PID || m == KB_TS_NETLINK_BATCHED;
+}
+
+static void prepare_method(struct ctx *c, enum kb_ts_method m)
+{
+	struct method_run *run = &c->runs[m];
+	struct kb_children *s = get_sleepers(c);
 	int err;
 
 	run->state = RUN_SKIP;
-	if (why) {
-		snprintf(run->why, sizeof(run->why), "%s", why);
-		return;
-	}
-	if (!sleepers.n) {
-		snprintf(run->why, sizeof(run->why), "no sleepers could be spawned");
-		return;
-	}
-	run->ctx = kb_ts_ctx_new(m, opt.batch, sleepers.pids, sleepers.n, &err,
-				 run->why, sizeof(run->why));
-	if (!run->ctx) {
-		if (!err_is_environment(err))
+	if (method_needs_admin(m) &&
+	    netlink_ready(c, true, run->why, sizeof(run->why)) != KSFT_PASS) {
+		if (c->family_err && c->family_err != -ENOENT)
 			run->state = RUN_FAIL;
 		return;
 	}
-	run->samples = calloc(opt.passes, sizeof(*run->samples));
+	if (!s->n) {
+		run_fail(run, "no sleepers could be spawned");
+		return;
+	}
+	run->ts = kb_ts_ctx_new(m, c->batch, s->pids, s->n, &err, run->why,
+				sizeof(run->why));
+	if (!run->ts) {
+		/* ENOENT: no /proc/taskstats, the RFC's kernel only. */
+		if (err != -ENOENT && !kb_errno_is_environment(err, CAP_NET_ADMIN))
+			run->state = RUN_FAIL;
+		return;
+	}
+	run->samples = calloc(c->passes, sizeof(*run->samples));
 	if (!run->samples)
 		ksft_exit_fail_msg("out of memory\n");
 	run->state = RUN_ACTIVE;
 }
 
 /* One pass of method @m; a broken pass or a missing pid fails it. */
-static void one_pass(enum kb_ts_method m, long pass, bool *ok)
+static void one_pass(struct ctx *c, enum kb_ts_method m, long pass, bool *ok)
 {
-	struct method_run *run = &runs[m];
-	size_t n = sleepers.n, i;
+	struct method_run *run = &c->runs[m];
+	size_t n = c->sleepers.n, i;
 	uint64_t ns;
 	long got;
 
-	got = kb_ts_pass(run->ctx, ok, &ns);
+	got = kb_ts_pass(run->ts, ok, &ns);
 	if (got == -ENOBUFS) {
 		run_fail(run, "replies lost: ENOBUFS (receive buffer too small for -K %u)",
-			 opt.batch);
+			 c->batch);
 	} else if (got < 0) {
 		run_fail(run, "pass failed: %s", strerror(-got));
 	} else if ((size_t)got != n) {
 		for (i = 0; i < n && ok[i]; i++)
 			;
 		run_fail(run, "pass %ld: %zu of %zu live pids unanswered (first: %d)",
-			 pass, n - got, n, i < n ? sleepers.pids[i] : -1);
+			 pass, n - got, n, i < n ? c->sleepers.pids[i] : -1);
 	} else if (pass >= 0) {
 		run->samples[pass] = (double)ns / 1000.0 / (double)n;
 	}
@@ -1218,160 +1473,222 @@ static void one_pass(enum kb_ts_method m, long pass, bool *ok)
  * the machine (other tests, other tenants) hits every method alike and
  * the ratios stay meaningful.
  */
-static void run_interleaved(void)
+static void run_interleaved(struct ctx *c)
 {
-	bool *ok = calloc(sleepers.n ? sleepers.n : 1, sizeof(*ok));
+	bool *ok = calloc(c->sleepers.n ? c->sleepers.n : 1, sizeof(*ok));
 	long p;
 	int m;
 
 	if (!ok)
 		ksft_exit_fail_msg("out of memory\n");
-	for (p = -opt.warmup; p < opt.passes; p++)
+	for (p = -c->warmup; p < c->passes; p++)
 		for (m = 0; m < KB_TS_NR_METHODS; m++)
-			if (runs[m].state == RUN_ACTIVE)
-				one_pass(m, p, ok);
+			if (c->runs[m].state == RUN_ACTIVE)
+				one_pass(c, m, p, ok);
 	free(ok);
 }
 
-static void add_row(enum kb_ts_method m)
+/* Time every selected method once, whichever method row asks first. */
+static void bench_once(struct ctx *c)
 {
-	struct method_result *res = &results[m];
-	const char *name = kb_ts_method_name(m);
-	double scale = (double)sleepers.n / 1e6;	/* us/process -> s/pass */
+	int m;
 
-	res->done = true;
-	res->pass_min_s = res->st.min * scale;
-	res->pass_med_s = res->st.median * scale;
-	res->pass_max_s = res->st.max * scale;
-	kb_row_add(name, "us", &res->st);
-	kb_row_extra("nr_process", sleepers.n);
-	kb_row_extra("pass_s_median", res->pass_med_s);
-	kb_row_extra("pass_s_min", res->pass_min_s);
-	kb_row_extra("pass_s_max", res->pass_max_s);
-	if (results[KB_TS_NETLINK_PER_PID].done)
+	if (c->bench_done)
+		return;
+	c->bench_done = true;
+	for (m = 0; m < KB_TS_NR_METHODS; m++)
+		if (c->runs[m].selected)
+			prepare_method(c, m);
+	run_interleaved(c);
+	for (m = 0; m < KB_TS_NR_METHODS; m++) {
+		struct method_run *run = &c->runs[m];
+
+		if (run->state == RUN_ACTIVE) {
+			kb_stats_compute(run->samples, c->passes, &run->st);
+			run->rcvbuf = kb_ts_ctx_rcvbuf(run->ts);
+			run->chunks = kb_ts_ctx_chunks(run->ts);
+		}
+		kb_ts_ctx_free(run->ts);
+		run->ts = NULL;
+	}
+}
+
+static void add_row(struct ctx *c, enum kb_ts_method m)
+{
+	const struct method_run *base = &c->runs[KB_TS_NETLINK_PER_PID];
+	struct method_run *run = &c->runs[m];
+	double scale = (double)c->sleepers.n / 1e6;	/* us/process -> s/pass */
+
+	run->done = true;
+	kb_row_add(kb_ts_method_name(m), "us", &run->st);
+	kb_row_extra("nr_process", c->sleepers.n);
+	kb_row_extra("pass_s_median", run->st.median * scale);
+	kb_row_extra("pass_s_min", run->st.min * scale);
+	kb_row_extra("pass_s_max", run->st.max * scale);
+	if (base->done)
 		kb_row_extra("speedup_vs_per_pid",
-			     results[KB_TS_NETLINK_PER_PID].st.median / res->st.median);
+			     base->st.median / run->st.median);
 	if (m == KB_TS_NETLINK_BATCHED) {
-		kb_row_extra("batch", opt.batch);
-		kb_row_extra("rcvbuf_bytes", kb_ts_ctx_rcvbuf(runs[m].ctx));
+		kb_row_extra("batch", c->batch);
+		kb_row_extra("rcvbuf_bytes", run->rcvbuf);
 	}
 	if (m == KB_TS_PROCFS_PREAD)
-		kb_row_extra("chunks", kb_ts_ctx_chunks(runs[m].ctx));
+		kb_row_extra("chunks", run->chunks);
 	kb_row_note(kb_ts_method_desc(m));
 }
 
-static void report_method(enum kb_ts_method m)
+/*
+ * A method row: every pass answered every live pid with its own record
+ * (the pid in the reply, /proc/PID/stat's first field, ac_pid); the
+ * figures are the time per process.
+ */
+static int method_row(struct ctx *c, enum kb_ts_method m, char *why,
+		      size_t len)
 {
-	struct method_run *run = &runs[m];
-	const char *name = kb_ts_method_name(m);
+	struct method_run *run = &c->runs[m];
 
-	if (run->state == RUN_SKIP) {
-		kb_skip(name, run->why);
-	} else if (run->state == RUN_FAIL) {
-		kb_fail(name, run->why);
-	} else {
-		kb_stats_compute(run->samples, opt.passes, &results[m].st);
-		add_row(m);
-		if (results[m].st.min > 0)
-			kb_pass(name);
-		else
-			kb_fail(name, "non-positive pass time: the clock or the loop is broken");
-	}
-	kb_ts_ctx_free(run->ctx);
-	run->ctx = NULL;
-	free(run->samples);
-	run->samples = NULL;
+	bench_once(c);
+	snprintf(why, len, "%s", run->why);
+	if (run->state == RUN_SKIP)
+		return KSFT_SKIP;
+	if (run->state == RUN_FAIL)
+		return KSFT_FAIL;
+	add_row(c, m);
+	return KSFT_PASS;
 }
 
-static void run_methods(void)
+static int row_netlink_per_pid(void *arg, char *why, size_t len)
 {
-	int m;
+	return method_row(arg, KB_TS_NETLINK_PER_PID, why, len);
+}
 
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
-		prepare_method(m);
-	run_interleaved();
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
-		report_method(m);
+static int row_netlink_batched(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_NETLINK_BATCHED, why, len);
+}
+
+static int row_procfs(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_PROCFS, why, len);
+}
+
+static int row_procfs_pread(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_PROCFS_PREAD, why, len);
+}
+
+static int row_ioctl(void *arg, char *why, size_t len)
+{
+	return method_row(arg, KB_TS_IOCTL, why, len);
 }
 
 /* The seed's table, plus the spread and the ratio to per-pid netlink. */
-static void print_table(void)
+static void print_table(const struct ctx *c)
 {
-	const struct method_result *base = &results[KB_TS_NETLINK_PER_PID];
+	const struct method_run *base = &c->runs[KB_TS_NETLINK_PER_PID];
+	double scale = (double)c->nr_process / 1e6;
+	char speedup[16];
 	int m;
 
+	if (!c->bench_done)
+		return;
 	ksft_print_msg("%d passes after %ld warm-up, methods interleaved, %s; seconds per pass\n",
-		       (int)opt.passes, opt.warmup, KB_CLOCK_NAME);
+		       (int)c->passes, c->warmup, KB_CLOCK_NAME);
 	ksft_print_msg("%-16s %10s %12s %12s %12s %11s %8s\n", "method",
 		       "nr_process", "median_s", "min_s", "max_s", "us/process",
 		       "speedup");
 	for (m = 0; m < KB_TS_NR_METHODS; m++) {
-		const struct method_result *r = &results[m];
+		const struct method_run *r = &c->runs[m];
 
 		if (!r->done)
 			continue;
-		char speedup[16] = "-";
-
+		snprintf(speedup, sizeof(speedup), "-");
 		if (base->done)
 			snprintf(speedup, sizeof(speedup), "%.2fx",
 				 base->st.median / r->st.median);
 		ksft_print_msg("%-16s %10zu %12.9f %12.9f %12.9f %11.3f %8s\n",
-			       kb_ts_method_name(m), sleepers.n, r->pass_med_s,
-			       r->pass_min_s, r->pass_max_s, r->st.median,
-			       speedup);
+			       kb_ts_method_name(m), c->nr_process,
+			       r->st.median * scale, r->st.min * scale,
+			       r->st.max * scale, r->st.median, speedup);
 	}
 }
 
-/* ---- sleepers -------------------------------------------------------- */
-
-static void spawn_sleepers(void)
+/* Last: every child we made is gone once we kill and reap them. */
+static int test_children_reaped(void *arg, char *why, size_t len)
 {
-	struct kb_proc_limits lim;
-	long want = opt.procs;
-	int err;
+	struct ctx *c = arg;
 
-	err = kb_proc_limits(&lim);
-	if (err)
-		ksft_exit_fail_msg("cannot read process limits: %s\n", strerror(-err));
-	kb_figure("limits", "pid_max=%ld threads_max=%ld threads_now=%ld rlimit_nproc=%ld nproc_exempt=%d available=%ld bound=%s",
-		  lim.pid_max, lim.threads_max, lim.nr_threads, lim.nproc_soft,
-		  lim.nproc_exempt, lim.available, lim.bound);
-	if (want > lim.available) {
-		ksft_print_msg("asked for %ld processes, %s leaves room for %ld: using %ld\n",
-			       want, lim.bound, lim.available, lim.available);
-		want = lim.available;
-	}
-	err = kb_children_spawn(&sleepers, want, SLEEPER_COMM);
-	if (err)
-		ksft_print_msg("fork failed after %zu sleepers: %s\n", sleepers.n,
-			       strerror(-err));
-	kb_param_num("nr_process", sleepers.n);
-	kb_param_num("nr_process_requested", opt.procs);
-	kb_param_str("process_limit", lim.bound);
-	ksft_print_msg("%zu sleeping children (comm '%s')\n", sleepers.n,
-		       SLEEPER_COMM);
+	kb_children_release(&c->sleepers);
+	kb_children_release(&c->helpers);
+	if (kb_children_none_left())
+		return KSFT_PASS;
+	snprintf(why, len, "a child is left after killing and reaping all of them");
+	return KSFT_FAIL;
 }
 
-static void test_sleepers_reaped(void)
+/* ---- the table ------------------------------------------------------- */
+
+#define T(name, desc)	{ #name, test_##name, desc }
+#define M(name, fn)	{ #name, fn, NULL }
+
+/*
+ * KTAP order and names are an API: checks, one row per method (named by
+ * kb_ts_method_name(), desc from kb_ts_method_desc()), children_reaped.
+ * A new method is an enum value and a methods[] entry in the library,
+ * a row_NAME() function above and an M() line here; build_tests() stops
+ * the program when a method has no row.
+ */
+static struct kb_test tests[] = {
+	T(family_resolves, "the TASKSTATS genetlink family resolves"),
+	T(get_self, "GET of our pid/tgid and of a child at rest, against /proc"),
+	T(tgid_aggregate, "TGID aggregate of 3 burning threads: sum, bounds, /proc"),
+	T(delay_accounting, "wpcopy_* count COW faults only with task_delayacct=1"),
+	T(exit_notification, "an exit record with ac_exitcode reaches a listener"),
+	T(cgroupstats, "CGROUPSTATS_CMD_GET counts our sleepers, v2 answers EINVAL"),
+	T(error_esrch, "GET of a gone pid/tgid answers ESRCH"),
+	T(error_malformed, "malformed requests get their documented errno"),
+	T(ioctl_matches_netlink, "RFC ioctl agrees with /proc and netlink"),
+	T(ioctl_errors, "RFC ioctl's ESRCH/EFAULT/EINVAL/EPERM"),
+	M(netlink_per_pid, row_netlink_per_pid),
+	M(netlink_batched, row_netlink_batched),
+	M(procfs, row_procfs),
+	M(procfs_pread, row_procfs_pread),
+	M(ioctl, row_ioctl),
+	T(children_reaped, "no child is left after the run"),
+};
+
+/* The table row of method @m; every method has one. */
+static int method_row_index(enum kb_ts_method m)
 {
-	kb_children_release(&sleepers);
-	kb_children_release(&helpers);
-	kb_result(kb_children_none_left(), "children_reaped",
-		  "a child is left after killing and reaping all of them");
+	int i = kb_test_index(tests, ARRAY_SIZE(tests), kb_ts_method_name(m));
+
+	if (i < 0)
+		ksft_exit_fail_msg("test table: no row for method %s\n",
+				   kb_ts_method_name(m));
+	return i;
+}
+
+/* Method rows take their descriptions from the library. */
+static void build_tests(void)
+{
+	int m;
+
+	for (m = 0; m < KB_TS_NR_METHODS; m++)
+		tests[method_row_index(m)].desc = kb_ts_method_desc(m);
 }
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(FILE *f)
+static void usage(FILE *f, void *arg)
 {
-	int m;
-
+	(void)arg;
 	fprintf(f,
 "Usage: %s [OPTION]...\n"
 "Spawn N sleeping processes and measure what one pass fetching the\n"
 "statistics of all of them costs by each method; check that the taskstats\n"
-"interface answers correctly. Prints KTAP: one result per check and per\n"
-"method, figures on '# NAME: key=value' lines, then the seed's table.\n"
+"interface answers correctly, against /proc where it can. Prints KTAP: one\n"
+"result per check and per method, figures on '# NAME: key=value' lines,\n"
+"then the seed's table.\n"
 "\n"
 "  -N, --processes=N  sleeping processes (default %d, %d with --full,\n"
 "                     %d when KSFT_MACHINE_SLOW=yes); capped by pid_max,\n"
@@ -1379,118 +1696,88 @@ static void usage(FILE *f)
 "  -K, --batch=K      requests per sendmsg for netlink_batched (default %d)\n"
 "  -p, --passes=P     timed passes per method (default %d; %d when slow)\n"
 "  -w, --warmup=W     untimed passes first (default %d)\n"
-"      --full         the seed's larger run (-N %d)\n"
-"      --json=FILE    write the results as kbench JSON to FILE\n"
-"  -h, --help         this help\n"
-"\n"
-"Methods (KTAP/JSON row names):\n",
-		kb_prog(), DEFAULT_PROCS, FULL_PROCS, SLOW_PROCS,
-		KB_TS_DEFAULT_BATCH, DEFAULT_PASSES, SLOW_PASSES,
-		DEFAULT_WARMUP, FULL_PROCS);
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
-		fprintf(f, "  %-16s %s\n", kb_ts_method_name(m),
-			kb_ts_method_desc(m));
-	fprintf(f,
-"\n"
-"Checks: family_resolves get_self tgid_aggregate delay_accounting\n"
-"exit_notification cgroupstats error_esrch error_malformed\n"
-"ioctl_matches_netlink ioctl_errors children_reaped\n"
 "\n"
 "Row figures are microseconds per process (median of the passes) with\n"
-"pass_s_* in seconds per pass and speedup_vs_per_pid. Netlink rows need\n"
-"CAP_NET_ADMIN and skip without it; ioctl skips unless the kernel has the\n"
-"RFC's /proc/taskstats. Exit status: 0 pass, 1 a check failed, 2 bad\n"
-"usage, 4 everything skipped.\n");
+"pass_s_* in seconds per pass and speedup_vs_per_pid. Netlink rows and\n"
+"checks need CAP_NET_ADMIN and skip without it; ioctl skips unless the\n"
+"kernel has the RFC's /proc/taskstats. 'taskstats -l' lists the tests.\n",
+		kb_prog(), DEFAULT_PROCS, FULL_PROCS, SLOW_PROCS,
+		KB_TS_DEFAULT_BATCH, DEFAULT_PASSES, SLOW_PASSES,
+		DEFAULT_WARMUP);
 }
 
-static void parse_options(int argc, char **argv)
+static void on_option(int opt, const char *arg, void *ctx)
 {
-	enum { OPT_FULL = 256, OPT_JSON };
-	static const struct option longopts[] = {
-		{ "processes", required_argument, NULL, 'N' },
-		{ "batch", required_argument, NULL, 'K' },
-		{ "passes", required_argument, NULL, 'p' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "full", no_argument, NULL, OPT_FULL },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	struct ctx *c = ctx;
 
-	opt.batch = KB_TS_DEFAULT_BATCH;
-	opt.warmup = DEFAULT_WARMUP;
-	while ((c = getopt_long(argc, argv, "N:K:p:w:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'N':
-			opt.procs = kb_parse_ll(optarg, "--processes", 1, 4194304);
-			opt.procs_set = true;
-			break;
-		case 'K':
-			opt.batch = kb_parse_ll(optarg, "--batch", 1, KB_TS_MAX_BATCH);
-			break;
-		case 'p':
-			opt.passes = kb_parse_ll(optarg, "--passes", 1, 1000000);
-			opt.passes_set = true;
-			break;
-		case 'w':
-			opt.warmup = kb_parse_ll(optarg, "--warmup", 0, 1000000);
-			break;
-		case OPT_FULL:
-			opt.full = true;
-			break;
-		case OPT_JSON:
-			opt.json = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			kb_usage_hint();
-		}
+	switch (opt) {
+	case 'N':
+		c->procs = kb_parse_ll(arg, "--processes", 1, 4194304);
+		break;
+	case 'K':
+		c->batch = kb_parse_ll(arg, "--batch", 1, KB_TS_MAX_BATCH);
+		break;
+	case 'p':
+		c->passes = kb_parse_ll(arg, "--passes", 1, 1000000);
+		break;
+	case 'w':
+		c->warmup = kb_parse_ll(arg, "--warmup", 0, 1000000);
+		break;
 	}
-	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!opt.procs_set)
-		opt.procs = opt.full ? FULL_PROCS :
-			    kb_machine_slow() ? SLOW_PROCS : DEFAULT_PROCS;
-	if (!opt.passes_set)
-		opt.passes = kb_machine_slow() ? SLOW_PASSES : DEFAULT_PASSES;
-	if (kb_machine_slow())
-		burn_scale = 0.5;
 }
 
-#define NR_CHECKS	11	/* the correctness tests, children_reaped included */
+static const struct option longopts[] = {
+	{ "processes", required_argument, NULL, 'N' },
+	{ "batch", required_argument, NULL, 'K' },
+	{ "passes", required_argument, NULL, 'p' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void parse_options(int argc, char **argv, struct ctx *c)
+{
+	const struct kb_cli cli = {
+		.short_opts = "N:K:p:w:", .long_opts = longopts,
+		.on_option = on_option, .ctx = c, .usage = usage,
+		.tests = tests, .ntests = ARRAY_SIZE(tests),
+	};
+	int m;
+
+	c->procs = -1;
+	c->passes = -1;
+	c->batch = KB_TS_DEFAULT_BATCH;
+	c->warmup = DEFAULT_WARMUP;
+	kb_parse_args(argc, argv, &cli, &c->common);
+	if (c->procs < 0)
+		c->procs = kb_pick_count(&c->common, DEFAULT_PROCS, FULL_PROCS,
+					 SLOW_PROCS);
+	if (c->passes < 0)
+		c->passes = kb_pick_count(&c->common, DEFAULT_PASSES,
+					  DEFAULT_PASSES, SLOW_PASSES);
+	c->burn_scale = kb_machine_slow() ? 0.5 : 1.0;
+	for (m = 0; m < KB_TS_NR_METHODS; m++)
+		c->runs[m].selected = c->common.selected[method_row_index(m)];
+}
 
 int main(int argc, char **argv)
 {
+	static struct ctx c;
+
 	kb_init("taskstats", argc, argv);
-	parse_options(argc, argv);
-	have_admin = kb_have_cap(CAP_NET_ADMIN);
-	kb_param_num("passes", opt.passes);
-	kb_param_num("warmup", opt.warmup);
-	kb_param_num("batch", opt.batch);
-	kb_param_num("cap_net_admin", have_admin);
+	build_tests();
+	parse_options(argc, argv, &c);
+	c.have_admin = kb_have_cap(CAP_NET_ADMIN);
+	c.ticks_per_s = sysconf(_SC_CLK_TCK);
+	probe_family(&c);
+	kb_param_num("passes", c.passes);
+	kb_param_num("warmup", c.warmup);
+	kb_param_num("batch", c.batch);
+	kb_param_num("cap_net_admin", c.have_admin);
 
 	ksft_print_header();
-	ksft_set_plan(NR_CHECKS + KB_TS_NR_METHODS);
-	if (!have_admin)
+	if (!c.have_admin)
 		ksft_print_msg("no CAP_NET_ADMIN: TASKSTATS_CMD_GET checks and netlink rows skip\n");
-	spawn_sleepers();
-
-	test_family();
-	test_get_self();
-	test_tgid_aggregate();
-	test_delay_accounting();
-	test_exit_notification();
-	test_cgroupstats();
-	test_error_esrch();
-	test_error_malformed();
-	test_ioctl_matches_netlink();
-	test_ioctl_errors();
-
-	run_methods();
-	print_table();
-	test_sleepers_reaped();
-	kb_finish(opt.json);
+	kb_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	print_table(&c);
+	kb_finish(c.common.json);
 }

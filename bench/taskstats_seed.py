@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The seed 000 table from the JSON files of bench/taskstats_seed.sh.
+
+Usage: taskstats_seed.py OUTDIR GOAL SIZE...
+Reads OUTDIR/taskstats_SIZE.json for each SIZE, prints seconds per pass
+(median) per method, the ratio of each to per-pid netlink and the goal
+(netlink_batched GOAL times faster than netlink_per_pid at 1000
+processes). Exit status 1 when the goal is missed or not measured.
+"""
+import json
+import sys
+
+METHODS = ["netlink_per_pid", "netlink_batched", "procfs", "procfs_pread",
+           "ioctl"]
+SEED = {"1000": {"netlink_per_pid": 0.004446851, "ioctl": 0.001553733},
+        "10000": {"netlink_per_pid": 0.047024986, "ioctl": 0.023290664}}
+
+
+def load(outdir, sizes):
+    """Rows by name per size, the process count and the kernel release."""
+    rows, kernel = {}, "?"
+    for n in sizes:
+        with open(f"{outdir}/taskstats_{n}.json") as f:
+            doc = json.load(f)
+        rows[n] = {r["name"]: r for r in doc["rows"]}
+        rows[n]["_n"] = doc["params"].get("nr_process", n)
+        kernel = doc["kernel"]["release"]
+    return rows, kernel
+
+
+def pass_s(rows, n, m):
+    r = rows[n].get(m)
+    if not r or r.get("status") != "ok" or "extra" not in r:
+        return None
+    return r["extra"]["pass_s_median"]
+
+
+def header():
+    return f"{'process-count':<16}" + "".join(f"{m:>17}" for m in METHODS)
+
+
+def print_tables(rows, kernel, sizes):
+    print(f"kernel {kernel}; seconds per pass over all processes (median)")
+    print(header())
+    print("-" * (16 + 17 * len(METHODS)))
+    for n in sizes:
+        cells = []
+        for m in METHODS:
+            v = pass_s(rows, n, m)
+            cells.append(f"{v:17.9f}" if v is not None else f"{'skip':>17}")
+        print(f"{int(rows[n]['_n']):<16}" + "".join(cells))
+    print()
+    print("ratio per-pid netlink / method (x faster than netlink_per_pid)")
+    print(header())
+    for n in sizes:
+        base = pass_s(rows, n, "netlink_per_pid")
+        cells = []
+        for m in METHODS:
+            v = pass_s(rows, n, m)
+            cells.append(f"{base / v:16.2f}x" if base and v else f"{'-':>17}")
+        print(f"{int(rows[n]['_n']):<16}" + "".join(cells))
+    print()
+    print("seed (2021, RFC kernel):")
+    for n, s in SEED.items():
+        print(f"  {n:>6}: netlink {s['netlink_per_pid']:.9f}  "
+              f"ioctl {s['ioctl']:.9f}  "
+              f"({s['netlink_per_pid'] / s['ioctl']:.2f}x)")
+
+
+def judge_goal(rows, goal):
+    if "1000" not in rows:
+        return 0
+    base = pass_s(rows, "1000", "netlink_per_pid")
+    bat = pass_s(rows, "1000", "netlink_batched")
+    if not (base and bat):
+        print("\ngoal: not measured (netlink rows skipped: run as root)")
+        return 1
+    r = base / bat
+    verdict = "met" if r >= goal else "MISSED"
+    print(f"\ngoal: netlink_batched >= {goal}x faster than netlink_per_pid "
+          f"at 1000: {r:.2f}x, {verdict}")
+    return 0 if r >= goal else 1
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    outdir, goal, sizes = argv[1], float(argv[2]), argv[3:]
+    rows, kernel = load(outdir, sizes)
+    print_tables(rows, kernel, sizes)
+    return judge_goal(rows, goal)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
