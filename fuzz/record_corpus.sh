@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Record seed inputs for the fuzz harnesses from the running kernel:
-# /proc/PID/stat (also of a task whose comm holds ") ("), the memory
+# /proc/PID/stat (also of a task whose comm holds ") ("), status and
+# comm, the memory
 # controller's memory.stat and memory.numa_stat, /proc/self/mountinfo
 # and /proc/self/cgroup, and (with RECORDER, fuzz/record_corpus.c) the
 # kernel's netlink replies to taskstats requests. Each seed is named
@@ -45,6 +46,8 @@ done
 # Task stat lines, also of a comm with spaces and parentheses.
 cp /proc/self/stat "$dir/proc_stat/self-$rel"
 cp /proc/1/stat "$dir/proc_stat/init-$rel"
+cp /proc/self/status "$dir/proc_stat/status-$rel"
+cp /proc/self/comm "$dir/proc_stat/comm-$rel"
 odd=$(mktemp -d)
 cp /bin/sleep "$odd/a) (b c"
 "$odd/a) (b c" 5 &
