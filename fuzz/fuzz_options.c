@@ -14,11 +14,10 @@
 #include <string.h>
 
 #include "kbench.h"
+#include "wrap_exit.h"
 
 static jmp_buf usage_exit;
 static int expected_status;
-
-void __real_exit(int status);
 
 /* libFuzzer's own exit() goes through here too: only a parser's is caught. */
 void __wrap_exit(int status)

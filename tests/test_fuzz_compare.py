@@ -18,7 +18,6 @@ from fuzz_props import MISSING, SCRIPTS
 if not MISSING:
     from hypothesis import given, strategies as st
     import compare as compare_cli
-    from kbtools import results
 
 
 def valid_doc(test="t", scale=1.0):
