@@ -13,11 +13,9 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import MISSING, SCRIPTS
+from fuzz_props import MISSING, SCRIPTS, fuzz_settings, given, st
 
-if not MISSING:
-    from hypothesis import given, strategies as st
-    import compare as compare_cli
+import compare as compare_cli  # noqa: E402
 
 
 def valid_doc(test="t", scale=1.0):
@@ -62,8 +60,8 @@ class CompareProperties(unittest.TestCase):
             one_line_error(self, rc, err, "compare.py",
                            (self.base, self.cand))
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.data() if not MISSING else None)
+    @fuzz_settings()
+    @given(st.data())
     def test_mutated_document(self, data):
         fuzz_props.write_text(self.base, json.dumps(
             fuzz_props.mutate(data, valid_doc())))
@@ -71,16 +69,16 @@ class CompareProperties(unittest.TestCase):
         fmt = data.draw(st.sampled_from(["text", "email", "json"]))
         self.check(*self.compare("-f", fmt))
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.data() if not MISSING else None)
+    @fuzz_settings()
+    @given(st.data())
     def test_spoiled_text(self, data):
         fuzz_props.write_text(self.base, json.dumps(valid_doc()))
         fuzz_props.write_text(self.cand, fuzz_props.broken_json_text(
             data, valid_doc(scale=1.1)))
         self.check(*self.compare())
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(fuzz_props.json_values() if not MISSING else None)
+    @fuzz_settings()
+    @given(fuzz_props.json_values())
     def test_any_json(self, value):
         fuzz_props.write_text(self.base, json.dumps(value))
         fuzz_props.write_text(self.cand, json.dumps(valid_doc()))

@@ -15,11 +15,9 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import HERE, MISSING, SCRIPTS
+from fuzz_props import HERE, MISSING, SCRIPTS, fuzz_settings, given, st
 
-if not MISSING:
-    from hypothesis import given, strategies as st
-    import kcidb as kcidb_cli
+import kcidb as kcidb_cli  # noqa: E402
 
 RECORDED = os.path.join(HERE, "data", "kcidb", "host")
 
@@ -58,8 +56,8 @@ class KcidbProperties(unittest.TestCase):
         with open(os.path.join(self.dir, name), encoding="utf-8") as f:
             return json.load(f)
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.data() if not MISSING else None)
+    @fuzz_settings()
+    @given(st.data())
     def test_mutated_results(self, data):
         self.fresh_copy()
         name = data.draw(st.sampled_from(programs()))
@@ -67,8 +65,8 @@ class KcidbProperties(unittest.TestCase):
         fuzz_props.write_text(os.path.join(self.dir, name), json.dumps(doc))
         self.export()
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.data() if not MISSING else None)
+    @fuzz_settings()
+    @given(st.data())
     def test_spoiled_results(self, data):
         self.fresh_copy()
         name = data.draw(st.sampled_from(programs()))
@@ -77,16 +75,16 @@ class KcidbProperties(unittest.TestCase):
                                   data, self.load(name)))
         self.export()
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(fuzz_props.ktap_lines() if not MISSING else None)
+    @fuzz_settings()
+    @given(fuzz_props.ktap_lines())
     def test_any_run_all_ktap(self, lines):
         self.fresh_copy()
         fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
                               "\n".join(lines) + "\n")
         self.export()
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.data() if not MISSING else None)
+    @fuzz_settings()
+    @given(st.data())
     def test_mutated_run_all_ktap(self, data):
         """The recorded stream with lines dropped, doubled or changed."""
         self.fresh_copy()

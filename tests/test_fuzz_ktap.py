@@ -9,12 +9,10 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import MISSING
+from fuzz_props import MISSING, fuzz_settings, given, st
 
-if not MISSING:
-    from hypothesis import given, strategies as st
-    import ktap_check
-    from kbtools import ktap
+import ktap_check  # noqa: E402
+from kbtools import ktap  # noqa: E402
 
 
 @unittest.skipIf(MISSING, MISSING or "")
@@ -35,27 +33,26 @@ class KtapProperties(unittest.TestCase):
             self.assertTrue(line.startswith("ktap_check.py: "), err)
         return rc, err
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
+    @fuzz_settings()
     @given(fuzz_props.ktap_lines() if not MISSING else None,
-           st.sampled_from([(), ("--no-fail",), ("--skip-reasons",)])
-           if not MISSING else None)
+           st.sampled_from([(), ("--no-fail",), ("--skip-reasons",)]))
     def test_ktap_like_lines(self, lines, opts):
         self.check_file("\n".join(lines) + "\n", *opts)
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.text(max_size=400) if not MISSING else None)
+    @fuzz_settings()
+    @given(st.text(max_size=400))
     def test_any_text(self, text):
         self.check_file(text)
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
-    @given(st.binary(max_size=400) if not MISSING else None)
+    @fuzz_settings()
+    @given(st.binary(max_size=400))
     def test_any_bytes(self, data):
         with open(self.path, "wb") as f:
             f.write(data)
         rc, out, err = fuzz_props.run_main(ktap_check.main, [self.path])
         self.assertIn(rc, (0, 1), err)
 
-    @fuzz_props.fuzz_settings() if not MISSING else (lambda f: f)
+    @fuzz_settings()
     @given(st.lists(st.tuples(st.sampled_from(["ok", "not ok", "skip"]),
                               st.text(st.characters(
                                   whitelist_categories=("L", "N"),
