@@ -79,7 +79,11 @@ seed cgroup own-dirs 004 "$mi" /proc/self/cgroup
 rm -f "$mi"
 
 if [[ -n $recorder ]]; then
-	"$recorder" "$dir/netlink" "$rel" ||
+	if "$recorder" "$dir/netlink" "$rel"; then
+		# The burst's replies in one datagram, as a busy socket delivers.
+		cat "$dir/netlink/burst"[0-9]"-$rel" >"$dir/netlink/burst-all-$rel"
+	else
 		echo "record_corpus.sh: netlink replies not recorded (taskstats needs root and CONFIG_TASKSTATS)" >&2
+	fi
 fi
 echo "record_corpus.sh: $(find "$dir" -type f | wc -l) seeds in $dir"
