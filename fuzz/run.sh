@@ -9,7 +9,8 @@
 #   -t SECONDS  time per harness (default 30)
 #   HARNESS     options, proc_stat, cgroup, netlink
 # Each harness starts from the seeds in fuzz/corpus/HARNESS and what
-# earlier runs kept in OUT/corpus/HARNESS (new inputs go there). Prints
+# earlier runs kept in OUT/corpus/HARNESS (new inputs go there), with the
+# words of fuzz/HARNESS.dict when there is one. Prints
 # one line of figures per harness (executions, coverage, corpus). A
 # failure leaves OUT/artifacts/HARNESS-crash-SHA1 (or -leak-, -timeout-,
 # -oom-) and prints the command that reproduces it. Exit 0 when every
@@ -68,8 +69,10 @@ for h; do
 	}
 	mkdir -p "$out/corpus/$h" "$out/artifacts"
 	log=$out/$h.log
+	dict=()
+	[[ -f $here/$h.dict ]] && dict=(-dict="$here/$h.dict")
 	rc=0
-	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+	"$bin" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 		-max_len="$(max_len "$h")" -close_fd_mask=3 \
 		-artifact_prefix="$out/artifacts/$h-" -print_final_stats=1 \
 		"$out/corpus/$h" "$here/corpus/$h" >"$log" 2>&1 || rc=$?
