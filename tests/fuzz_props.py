@@ -10,10 +10,16 @@ import io
 import json
 import os
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
+
+# hypothesis keeps a cache in ./.hypothesis unless told otherwise: not in
+# the tree.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(
+    tempfile.gettempdir(), f"kbench-hypothesis-{os.getuid()}"))
 
 try:
     from hypothesis import HealthCheck, given, settings, strategies as st
