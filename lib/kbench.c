@@ -971,41 +971,65 @@ unsigned long long kb_parse_duration(const char *s, const char *what)
 						    100.0 * 365 * 86400);
 }
 
+static const struct {
+	const char *suffix;
+	unsigned long long bytes;
+} size_units[] = {
+	{ "", 1 }, { "B", 1 },
+	{ "K", 1ull << 10 }, { "KB", 1ull << 10 }, { "KiB", 1ull << 10 },
+	{ "M", 1ull << 20 }, { "MB", 1ull << 20 }, { "MiB", 1ull << 20 },
+	{ "G", 1ull << 30 }, { "GB", 1ull << 30 }, { "GiB", 1ull << 30 },
+};
+
+/*
+ * @s (digits, an optional '.' and digits: decimal_prefix()) times @mult
+ * in whole bytes, without going through a double for the integer part so
+ * that every value up to ULLONG_MAX is exact. -1 on overflow.
+ */
+static int decimal_times(const char *s, unsigned long long mult,
+			 unsigned long long *bytes)
+{
+	unsigned long long v = 0;
+	double frac = 0, scale = 1;
+
+	for (; isdigit((unsigned char)*s); s++)
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (unsigned int)(*s - '0'), &v))
+			return -1;
+	if (__builtin_mul_overflow(v, mult, &v))
+		return -1;
+	if (*s == '.')
+		for (s++; isdigit((unsigned char)*s); s++) {
+			scale /= 10;
+			frac += (*s - '0') * scale;
+		}
+	/* frac * mult < mult <= 1 GiB: exact enough in a double. */
+	if (__builtin_add_overflow(v, (unsigned long long)(frac * mult), &v))
+		return -1;
+	*bytes = v;
+	return 0;
+}
+
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max)
 {
-	double num, mult;
-	const char *suf;
+	size_t len = decimal_prefix(s), i;
+	unsigned long long bytes;
 
-	if (split_number(s, &num, &suf))
+	if (!len)
 		kb_usage_error("invalid value '%s' for %s: not a size", s, what);
-	switch (toupper((unsigned char)*suf)) {
-	case '\0':
-	case 'B':
-		mult = 1;
-		break;
-	case 'K':
-		mult = 1024.0;
-		break;
-	case 'M':
-		mult = 1024.0 * 1024;
-		break;
-	case 'G':
-		mult = 1024.0 * 1024 * 1024;
-		break;
-	default:
-		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use K, M or G)",
-			       s, what, suf);
-	}
-	if (*suf && suf[1] && strcasecmp(suf + 1, "B") && strcasecmp(suf + 1, "iB"))
-		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use K, M or G)",
-			       s, what, suf);
-	num *= mult;
-	if (num < (double)min || num > (double)max)
+	for (i = 0; i < ARRAY_SIZE(size_units); i++)
+		if (!strcasecmp(s + len, size_units[i].suffix))
+			break;
+	if (i == ARRAY_SIZE(size_units))
+		kb_usage_error("invalid value '%s' for %s: unknown suffix '%s' (use B, K, M or G)",
+			       s, what, s + len);
+	if (decimal_times(s, size_units[i].bytes, &bytes) ||
+	    bytes < min || bytes > max)
 		kb_usage_error("invalid value '%s' for %s: must be between %llu and %llu bytes",
 			       s, what, min, max);
-	return (unsigned long long)num;
+	return bytes;
 }
 
 /* ---- skip or fail ------------------------------------------------------ */

@@ -296,7 +296,12 @@ double kb_parse_seconds(const char *s, const char *what, double min,
 			double max);
 /* Durations of at least one second, whole seconds (kb_parse_seconds). */
 unsigned long long kb_parse_duration(const char *s, const char *what);
-/* Sizes with an optional K, M, G suffix (powers of 1024) or B. */
+/*
+ * A size in bytes: a decimal number (a fraction is allowed: "1.5G") with
+ * an optional suffix B, K, M or G (powers of 1024; "KB" and "KiB" spell
+ * "K"; any case), between @min and @max. Exact for any value up to
+ * ULLONG_MAX; a fraction of a byte is dropped.
+ */
 unsigned long long kb_parse_size(const char *s, const char *what,
 				 unsigned long long min,
 				 unsigned long long max);

@@ -91,11 +91,16 @@ def main(argv=None):
         entries = compare.compare(base, cands, args.threshold, args.stat,
                                   args.alpha)
     except results.ResultError as e:
-        print(f"compare.py: {e}", file=sys.stderr)
+        print(f"compare.py: {results.one_line(str(e))}", file=sys.stderr)
         return 2
     fmt = compare.FORMATS[args.format]
-    sys.stdout.write(fmt(base, cands, entries, args.stat, args.threshold,
-                         args.alpha))
+    try:
+        sys.stdout.write(fmt(base, cands, entries, args.stat, args.threshold,
+                             args.alpha))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (| head): end quietly, also at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if args.fail_above is None:
         return 0
     over = compare.fail_rows(entries, args.fail_above)

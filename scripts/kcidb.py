@@ -118,17 +118,18 @@ def main(argv=None):
     try:
         write(export(args), args.output)
     except (kcidb.ExportError, results.ResultError) as e:
-        print(f"kcidb.py: {e}", file=sys.stderr)
+        print(f"kcidb.py: {results.one_line(str(e))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (| head): end quietly. Before OSError,
+        # of which it is one.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except OSError as e:
         print(f"kcidb.py: cannot write {args.output}: {e.strerror}",
               file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        # The reader went away (| head): end quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     return 0
 
 

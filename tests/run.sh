@@ -575,6 +575,44 @@ ab_runner() {
 		fail "no repeat key in the merged JSON"
 }
 
+# The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a short
+# fixed time from the recorded seeds plus what earlier runs kept in
+# fuzz/build/corpus. A crash fails the step and leaves its reproducer in
+# fuzz/build/artifacts/ (fuzz/run.sh prints the command). A clang without
+# the libFuzzer runtime fails the step: it is not a pass.
+fuzz_short() {
+	local out=$top/fuzz/build seconds=${KBENCH_FUZZ_SECONDS:-25}
+	need clang make
+	printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }\n' \
+		>"$work/probe.c"
+	if ! clang -fsanitize=fuzzer,address,undefined -o "$work/probe" \
+		"$work/probe.c" 2>"$work/probe.err"; then
+		cat "$work/probe.err"
+		echo libclang-rt-14-dev >>"$work/missing"
+		fail "clang cannot link libFuzzer (apt-get install libclang-rt-14-dev)"
+	fi
+	make -s -C "$top/fuzz" OUT="$out" all || fail "cannot build the fuzz harnesses"
+	"$top/fuzz/run.sh" -o "$out" -t "$seconds" options proc_stat cgroup netlink ||
+		fail "a fuzz harness found a crash (reproducer above)"
+}
+
+# Property-based tests (hypothesis) of compare.py, ktap_check.py and
+# kcidb.py with Debian's python3: any input gives a result or a one-line
+# error. A missing hypothesis fails the step; a skipped test fails it too.
+python_properties() {
+	local py=/usr/bin/python3 log=$work/properties.log
+	[[ -x $py ]] || fail "no $py (Debian's python3)"
+	if ! "$py" -c 'import hypothesis' 2>/dev/null; then
+		echo python3-hypothesis >>"$work/missing"
+		fail "hypothesis is missing (apt-get install python3-hypothesis)"
+	fi
+	(cd "$top/tests" && KBENCH_FUZZ_EXAMPLES=${KBENCH_FUZZ_EXAMPLES:-100} \
+		"$py" -m unittest discover -v -s . -p 'test_fuzz_*.py') 2>&1 |
+		tee "$log" || true
+	grep -q '^OK' "$log" || fail "a property does not hold (falsifying example above)"
+	! grep -q 'skipped' "$log" || fail "a property test was skipped"
+}
+
 # The KCIDB exporter: its tests with kcidb-io itself (from PyPI into a
 # venv of the collection's cache), then a short real run exported and
 # validated. A missing kcidb-io fails the step rather than skipping it.
@@ -717,6 +755,8 @@ step run_all_sigterm
 step sanitizers
 step pmqtest_faults
 step ab_runner
+step fuzz_short
+step python_properties
 step kcidb_export
 step report_in_browser
 step lava_parser

@@ -137,6 +137,7 @@ static int child_exit_code(void (*fn)(const void *arg), const void *arg)
 
 static void parse_ll_1_100(const void *s) { kb_parse_ll(s, "-i", 1, 100); }
 static void parse_size_pos(const void *s) { kb_parse_size(s, "-m", 1, 1ull << 40); }
+static void parse_size_all(const void *s) { kb_parse_size(s, "-m", 0, ~0ull); }
 static void parse_dbl_0_10(const void *s) { kb_parse_double(s, "-T", 0, 10); }
 static void parse_secs_1m(const void *s) { kb_parse_seconds(s, "-T", 0, 60); }
 static void parse_duration(const void *s) { kb_parse_duration(s, "-D"); }
@@ -150,6 +151,9 @@ static const struct bad_value bad_values[] = {
 	{ parse_size_pos, "10X" }, { parse_size_pos, "0" },
 	{ parse_size_pos, "-5M" }, { parse_size_pos, "0x10" },
 	{ parse_size_pos, "1e3" }, { parse_size_pos, "" },
+	{ parse_size_pos, "1BB" }, { parse_size_pos, "1Bib" },
+	{ parse_size_pos, "1iB" }, { parse_size_pos, "1KBB" },
+	{ parse_size_all, "17179869184G" }, { parse_size_all, "18446744073709551616" },
 	{ parse_ll_1_100, "12abc" }, { parse_ll_1_100, "0" },
 	{ parse_ll_1_100, "0x10" }, { parse_ll_1_100, " 5" },
 	{ parse_ll_1_100, "+5" }, { parse_ll_1_100, "5 " },
@@ -193,6 +197,9 @@ static int parsers_accept_valid(void *ctx, char *reason, size_t len)
 		       kb_parse_size("2G", "x", 1, ~0ull) == 2147483648ull &&
 		       kb_parse_size("100MiB", "x", 1, ~0ull) == 104857600 &&
 		       kb_parse_size("4096", "x", 1, ~0ull) == 4096 &&
+		       kb_parse_size("18446744073709551615", "x", 0, ~0ull) == ~0ull &&
+		       kb_parse_size("17179869183G", "x", 0, ~0ull) == 17179869183ull << 30 &&
+		       kb_parse_size("2kb", "x", 1, ~0ull) == 2048 &&
 		       kb_parse_ll("010", "x", 0, 100) == 10 &&
 		       kb_parse_ll("-7", "x", -10, 100) == -7 &&
 		       close_to(kb_parse_double("0.25", "x", 0, 1), 0.25) &&

@@ -57,8 +57,9 @@ def _compare_row(cand, test, brow, crow, stat, alpha, need):
     multiple-testing step (verdict 'pending' when it is testable)."""
     name = brow.name
     if brow.unit != crow.unit and brow.unit and crow.unit:
-        raise ResultError(f"{test}: row '{name}': unit '{brow.unit}' in "
-                          f"the baseline, '{crow.unit}' in the candidate")
+        raise ResultError(f"{cand.path or cand.label}: {test}: row "
+                          f"'{name}': unit '{brow.unit}' in the baseline, "
+                          f"'{crow.unit}' in the candidate")
     unit = brow.unit or crow.unit
     if brow.status != "ok" or crow.status != "ok":
         return _entry(cand, test, name, unit, "skipped",
@@ -113,9 +114,9 @@ def compare_one(base, cand, threshold_pct=DEFAULT_THRESHOLD_PCT,
     need = stats.min_reps(alpha)
     common = set(base.tests) & set(cand.tests)
     if not common:
-        raise ResultError(f"no test is in both '{base.label}' "
+        raise ResultError(f"no test is in both {base.path or base.label} "
                           f"({', '.join(sorted(base.tests))}) and "
-                          f"'{cand.label}' "
+                          f"{cand.path or cand.label} "
                           f"({', '.join(sorted(cand.tests))})")
     out = []
     for tname in _names(base.tests, cand.tests):

@@ -232,7 +232,10 @@ class Exporter:
                           start=start, env=env,
                           misc={"repetitions": len(headers)})
             for row in rows.values():
-                self._add_row(build, run_key, name, row, start, env)
+                try:
+                    self._add_row(build, run_key, name, row, start, env)
+                except ExportError as e:
+                    raise ExportError(f"{run.path}: {e}") from e
             for check, (cstatus, reason) in prog_checks.items():
                 if check in rows:
                     continue

@@ -34,6 +34,12 @@ class ResultError(Exception):
     """Input that is not kbench results; the message names file and row."""
 
 
+def one_line(text):
+    """text with line breaks and other unprintable characters escaped, so
+    that an error quoting a value from a file stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class Row:
     """One row of a test: its identity and its figures per repetition."""
 
@@ -154,6 +160,25 @@ def _check_row(path, i, row):
         _check_figures(path, f"{where}: repetition {k}", rep)
 
 
+# Header members readers use, and the JSON type each must have if present.
+HEADER_TYPES = {"kernel": dict, "machine": dict, "params": dict,
+                "date": str, "end_date": str, "cmdline": str,
+                "repeat": int, "repetitions": list}
+TYPE_NAMES = {dict: "an object", str: "a string", int: "an integer",
+              list: "a list"}
+
+
+def _check_header(path, doc):
+    for key, kind in HEADER_TYPES.items():
+        v = doc.get(key)
+        if v is not None and (not isinstance(v, kind) or isinstance(v, bool)):
+            raise ResultError(f"{path}: '{key}' is not {TYPE_NAMES[kind]}")
+    for i, rep in enumerate(doc.get("repetitions") or [], 1):
+        if not isinstance(rep, dict):
+            raise ResultError(f"{path}: repetition header {i} is not an "
+                              f"object")
+
+
 def check_doc(path, doc):
     """Raise ResultError unless doc is a well-formed kbench results doc."""
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
@@ -165,6 +190,7 @@ def check_doc(path, doc):
     schema = doc.get("schema", SCHEMA)
     if schema != SCHEMA:
         raise ResultError(f"{path}: schema '{schema}' is not {SCHEMA}")
+    _check_header(path, doc)
     seen = set()
     for i, row in enumerate(doc["rows"], 1):
         _check_row(path, i, row)
@@ -391,7 +417,7 @@ def main(argv=None):
         else:
             merge_dirs(argv[1], argv[2:])
     except (ResultError, OSError) as e:
-        print(f"kbtools.results: {e}", file=sys.stderr)
+        print(f"kbtools.results: {one_line(str(e))}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer harness: the /proc/PID text decoders: kb_proc_stat_parse()
+ * (stat), and taskstats' kb_ts_stat_is_pid() (stat), kb_ts_comm_matches()
+ * (comm) and kb_ts_proc_status_parse() (status). The input is the file's
+ * text; the stat parser gets it NUL-terminated as its reader passes it,
+ * the others an exact-length copy.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kbench.h"
+#include "taskstats.h"
+
+static void taskstats_readers(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size ? size : 1);
+	struct kb_ts_proc p;
+
+	if (!buf)
+		return;
+	memcpy(buf, data, size);
+	kb_ts_comm_matches(buf, (ssize_t)size, "taskstats");
+	kb_ts_proc_status_parse(buf, size, &p);
+	free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kb_proc_stat st;
+	char *text;
+
+	taskstats_readers(data, size);
+	/* kb_proc_stat_read() reads at most 1023 bytes. */
+	if (size > 1023)
+		return 0;
+	text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	/* It reads up to the NUL its callers put after the text. */
+	kb_ts_stat_is_pid(text, (ssize_t)size, 1);
+	if (kb_proc_stat_parse(text, &st) == 0 &&
+	    memchr(st.comm, '\0', sizeof(st.comm)) == NULL)
+		abort();
+	free(text);
+	return 0;
+}

@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Property-based tests of scripts/compare.py and kbtools.results: any
+JSON input gives a comparison or one line on stderr naming the file,
+with exit status 2; never a traceback, never a hang. Plus the named
+error cases (duplicate rows, non-finite numbers, wrong types, missing
+keys, truncated files) and output into a closed pipe."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import fuzz_props
+from fuzz_props import MISSING, SCRIPTS, fuzz_settings, given, st
+
+import compare as compare_cli  # noqa: E402
+
+
+def valid_doc(test="t", scale=1.0):
+    rows = []
+    for i, name in enumerate(("getpid", "getsid")):
+        v = (i + 1) * scale
+        rows.append({"name": name, "unit": "us", "status": "ok", "n": 100,
+                     "mean": v, "median": v, "min": v * 0.9, "max": v * 2,
+                     "stddev": v / 10, "rsd_pct": 10.0, "p99": v * 1.5})
+    rows.append({"name": "skipped", "status": "skip", "reason": "no"})
+    return {"schema": "kbench-results/1", "test": test,
+            "kernel": {"release": "6.18"}, "date": "2026-01-01T00:00:00Z",
+            "cmdline": "./" + test, "params": {}, "rows": rows}
+
+
+def one_line_error(testcase, rc, err, prog, paths):
+    """Exit 2 with exactly one line on stderr, naming one of paths."""
+    testcase.assertEqual(rc, 2, err)
+    lines = err.strip("\n").split("\n")
+    testcase.assertEqual(len(lines), 1, err)
+    testcase.assertTrue(lines[0].startswith(prog + ": "), err)
+    testcase.assertTrue(any(p in lines[0] for p in paths), err)
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class CompareProperties(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.base = os.path.join(self.tmp.name, "base.json")
+        self.cand = os.path.join(self.tmp.name, "cand.json")
+
+    def compare(self, *extra):
+        return fuzz_props.run_main(compare_cli.main,
+                                   list(extra) + [self.base, self.cand])
+
+    def check(self, rc, out, err):
+        if rc == 0:
+            self.assertTrue(out)
+            self.assertEqual(err, "")
+        else:
+            one_line_error(self, rc, err, "compare.py",
+                           (self.base, self.cand))
+
+    @fuzz_settings()
+    @given(st.data())
+    def test_mutated_document(self, data):
+        fuzz_props.write_text(self.base, json.dumps(
+            fuzz_props.mutate(data, valid_doc())))
+        fuzz_props.write_text(self.cand, json.dumps(valid_doc(scale=1.1)))
+        fmt = data.draw(st.sampled_from(["text", "email", "json"]))
+        self.check(*self.compare("-f", fmt))
+
+    @fuzz_settings()
+    @given(st.data())
+    def test_spoiled_text(self, data):
+        fuzz_props.write_text(self.base, json.dumps(valid_doc()))
+        fuzz_props.write_text(self.cand, fuzz_props.broken_json_text(
+            data, valid_doc(scale=1.1)))
+        self.check(*self.compare())
+
+    @fuzz_settings()
+    @given(fuzz_props.json_values())
+    def test_any_json(self, value):
+        fuzz_props.write_text(self.base, json.dumps(value))
+        fuzz_props.write_text(self.cand, json.dumps(valid_doc()))
+        self.check(*self.compare())
+
+
+def write(path, doc):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class NamedErrors(unittest.TestCase):
+    """Each kind of bad input is an error naming the file and the row."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.path = os.path.join(self.tmp.name, "t.json")
+        self.good = os.path.join(self.tmp.name, "good.json")
+        write(self.good, valid_doc())
+
+    def error(self, doc):
+        write(self.path, doc)
+        rc, out, err = fuzz_props.run_main(compare_cli.main,
+                                           [self.good, self.path])
+        one_line_error(self, rc, err, "compare.py", (self.path,))
+        return err
+
+    def test_duplicate_row(self):
+        doc = valid_doc()
+        doc["rows"].append(dict(doc["rows"][0]))
+        self.assertIn("'getpid'", self.error(doc))
+
+    def test_non_finite(self):
+        text = json.dumps(valid_doc()).replace('"median": 2.0',
+                                               '"median": 1e999')
+        self.assertIn("'getsid'", self.error(text))
+        for word in ("NaN", "Infinity"):
+            text = json.dumps(valid_doc()).replace('"mean": 2.0',
+                                                   f'"mean": {word}')
+            self.error(text)
+
+    def test_wrong_types(self):
+        for key, value in (("median", "2"), ("unit", 3), ("status", 1),
+                           ("median", True), ("name", ["x"]),
+                           ("repetitions", {"a": 1}), ("n", [1])):
+            doc = valid_doc()
+            doc["rows"][1][key] = value
+            err = self.error(doc)
+            if key != "name":
+                self.assertIn("'getsid'", err)
+
+    def test_repetition_of_wrong_type(self):
+        doc = valid_doc()
+        doc["rows"][0]["repetitions"] = [{"median": "fast"}]
+        self.assertIn("'getpid'", self.error(doc))
+
+    def test_missing_keys(self):
+        for key in ("rows", "test"):
+            doc = valid_doc()
+            del doc[key]
+            self.error(doc)
+        doc = valid_doc()
+        del doc["rows"][1]["name"]
+        self.assertIn("row 2", self.error(doc))
+
+    def test_truncated(self):
+        self.error(json.dumps(valid_doc())[:-7])
+        self.error("")
+
+
+class ClosedPipe(unittest.TestCase):
+    """`compare.py A B | head -1` ends quietly (no hypothesis needed)."""
+
+    def test_compare_into_closed_pipe(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for side, scale in (("a", 1.0), ("b", 1.2)):
+                d = os.path.join(tmp, side)
+                os.makedirs(d)
+                for test in ("t%d" % i for i in range(40)):
+                    write(os.path.join(d, test + ".json"),
+                          valid_doc(test, scale))
+                paths.append(d)
+            p = subprocess.run(
+                [sys.executable, os.path.join(SCRIPTS, "compare.py")] + paths
+, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, check=False, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r, w = os.pipe()
+            os.close(r)
+            p = subprocess.run(
+                [sys.executable, os.path.join(SCRIPTS, "compare.py")] + paths,
+                stdout=w, stderr=subprocess.PIPE, check=False, text=True)
+            os.close(w)
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertEqual(p.stderr, "")
+            self.assertIn(p.returncode, (0, 1, 120, -13), p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
