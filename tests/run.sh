@@ -708,8 +708,11 @@ i386_host_run() {
 	local copy=$work/i386-run out=$work/i386.ktap rc=0
 	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils python3
 	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
-	[[ -e /lib/i386-linux-gnu/libcap.so.2 && -e /usr/lib/i386-linux-gnu/libnuma.so.1 ]] ||
-		fail "no 32-bit libcap/libnuma to run with: apt-get install libcap2:i386 libnuma1:i386"
+	if [[ ! -e /lib/i386-linux-gnu/libcap.so.2 || ! -e /usr/lib/i386-linux-gnu/libnuma.so.1 ]]; then
+		echo "missing the 32-bit libcap/libnuma to run with (dpkg --add-architecture i386; apt-get install libcap2:i386 libnuma1:i386)"
+		echo "libcap2:i386 libnuma1:i386" >>"$work/missing"
+		exit 4
+	fi
 	"$top/scripts/cross-libs.sh" i386 >/dev/null || fail "scripts/cross-libs.sh i386"
 	rm -rf "$copy"
 	mkdir -p "$copy"
