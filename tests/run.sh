@@ -135,6 +135,13 @@ need() {
 
 # Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
 project_files() {
+	# In a clone, git knows what is ours: generated files (vmlinux.h, BPF
+	# skeletons, fuzz builds) are ignored, never linted.
+	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$top" ls-files --cached --others --exclude-standard -- "$1" |
+			sed "s|^|$top/|" | sort
+		return
+	fi
 	find "$top" \( -name .git -o -path "$top/.cache" -o -path "$top/out" \
 		-o -path "$top/build" \) -prune -o -type f -name "$1" -print | sort
 }
