@@ -1313,7 +1313,7 @@ static void probe_child_write(struct pc_ctx *c, enum method_id id)
  */
 static void probe_spawn_returns_after_exec(struct pc_ctx *c, enum method_id id)
 {
-	static char *missing_argv[] = { "kbench-no-such-helper", NULL };
+	static char *const missing_argv[] = { "kbench-no-such-helper", NULL };
 	char *why = c->sharing_why[id];
 	size_t len = sizeof(c->sharing_why[id]);
 	pid_t pid = 0;
