@@ -213,7 +213,7 @@ static ssize_t read_into(struct memcg_ctx *c, const char *name, char *buf,
 	cg_file(c, path, sizeof(path), name);
 	n = kb_read_all(path, buf, bsize);
 	if (n < 0)
-		snprintf(why, size, "cannot read %.300s: %s", path,
+		snprintf(why, size, "cannot read %.200s: %s", path,
 			 strerror((int)-n));
 	return n;
 }
