@@ -26,6 +26,11 @@ KB_BPF_MK_DIR := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))
 KB_BPF_OUT := $(or $(OUTPUT),$(CURDIR))
 CLANG ?= clang
 BPFTOOL ?= bpftool
+# A cross build leaves BPF out: the system's libbpf and the running
+# kernel's BTF are the host's, not the target's.
+ifneq ($(CROSS_COMPILE),)
+KBENCH_BPF ?= n
+endif
 KBENCH_BPF ?= y
 
 # In a kernel tree kbench sits at tools/testing/selftests/kbench.

@@ -688,8 +688,14 @@ cross_one() {
 	local arch=$1 cc=$2- want=$3 copy=$work/cross-$1 sel
 	need git "${cc}gcc:gcc-$2" readelf:binutils
 	# Debian's architecture names are ARCH's here (arm64, i386).
-	"$top/scripts/cross-libs.sh" "$arch" >/dev/null ||
-		fail "no $arch libcap/libnuma (scripts/cross-libs.sh $arch)"
+	# Fetching Debian's libcap/libnuma for ARCH needs apt to know ARCH
+	# (dpkg --add-architecture): without it, an explicit SKIP.
+	if ! "$top/scripts/cross-libs.sh" "$arch" >"$work/cross-libs-$arch.log" 2>&1; then
+		tail -n 3 "$work/cross-libs-$arch.log"
+		echo "missing the $arch libcap/libnuma (scripts/cross-libs.sh $arch: dpkg --add-architecture $arch; apt-get update)"
+		echo "libcap-dev:$arch libnuma-dev:$arch" >>"$work/missing"
+		exit 4
+	fi
 	rm -rf "$copy"
 	mkdir -p "$copy"
 	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
@@ -720,7 +726,10 @@ i386_host_run() {
 		echo "libcap2:i386 libnuma1:i386" >>"$work/missing"
 		exit 4
 	fi
-	"$top/scripts/cross-libs.sh" i386 >/dev/null || fail "scripts/cross-libs.sh i386"
+	"$top/scripts/cross-libs.sh" i386 >/dev/null || {
+		echo "missing the i386 libcap/libnuma (scripts/cross-libs.sh i386)"
+		exit 4
+	}
 	rm -rf "$copy"
 	mkdir -p "$copy"
 	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
