@@ -34,9 +34,16 @@ endif
 KBENCH_BPF ?= y
 
 # In a kernel tree kbench sits at tools/testing/selftests/kbench.
+# The system's libbpf (libbpf-dev) is preferred; the tree's tools/lib/bpf
+# is built only where the system has none (an old tree's libbpf, e.g.
+# 6.1's, does not build with today's toolchain).
 KB_BPF_TREE := $(realpath $(KB_BPF_MK_DIR)/../../../../..)
+kb_bpf_sys_libbpf := $(shell printf '\#include <bpf/libbpf.h>\n' | \
+	$(CROSS_COMPILE)gcc -E -x c - >/dev/null 2>&1 && echo y)
 ifneq ($(wildcard $(KB_BPF_TREE)/tools/lib/bpf/libbpf.h),)
+ifneq ($(kb_bpf_sys_libbpf),y)
 KBENCH_LIBBPF_SRC ?= $(KB_BPF_TREE)/tools/lib/bpf
+endif
 KB_BPF_TREE_VMLINUX := $(wildcard $(or $(O),$(KB_BPF_TREE))/vmlinux)
 endif
 VMLINUX_BTF ?= $(firstword $(KB_BPF_TREE_VMLINUX) \
