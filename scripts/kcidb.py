@@ -14,7 +14,6 @@ TOPIC < FILE. Exit status: 0 written, 2 bad input or usage.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -101,22 +100,10 @@ def export(args):
     return doc
 
 
-def write(doc, path):
-    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        write(export(args), args.output)
+        results.write_json(args.output, export(args))
     except (kcidb.ExportError, results.ResultError) as e:
         print(f"kcidb.py: {results.one_line(str(e))}", file=sys.stderr)
         return 2

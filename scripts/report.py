@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kbtools import compare as kbcompare  # noqa: E402
 from kbtools import plots  # noqa: E402
 from kbtools import report  # noqa: E402
+from kbtools import results  # noqa: E402
 
 PROG = "report.py"
 
@@ -64,16 +65,6 @@ def parse_args(argv):
     return args
 
 
-def write(path, text):
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.check:
@@ -94,7 +85,7 @@ def main(argv=None):
         print(f"Try '{PROG} -h' for more information.", file=sys.stderr)
         return 2
     try:
-        write(args.output, page)
+        results.write_text(args.output, page)
     except OSError as e:
         print(f"{PROG}: cannot write {args.output}: {e.strerror}",
               file=sys.stderr)

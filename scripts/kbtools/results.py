@@ -376,12 +376,21 @@ def _merged_row(entry):
     return row
 
 
-def write_json(path, doc):
+def write_text(path, text):
+    """Write text to path ("-": standard output) whole or not at all: a
+    reader never sees a half-written file."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1, allow_nan=False)
-        f.write("\n")
+        f.write(text)
     os.replace(tmp, path)
+
+
+def write_json(path, doc):
+    write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
 
 
 def merge_files(out, inputs):
