@@ -9,10 +9,20 @@ directory written with run_all.sh --repeat N, or a directory whose
 subdirectories are the runs. Prints, per timing row, the row's median in
 each repetition and the CV of those medians in percent, rows above PCT
 (default 5) marked; exits 0 (the figures are the result, not a check).
+
+It then splits the spread into what moves every row at once and what is
+left: the machine factor of a repetition is the median, over the rows
+measured in every repetition, of the row's log-deviation from its own
+mean; dividing it out gives each row's CV "after the machine factor".
+A large factor is the host getting faster or slower between runs (a VM
+on a shared host, frequency changes): nothing in the programs can remove
+it, and interleaving base and candidate is the defence.
 """
 
 import argparse
+import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -37,6 +47,32 @@ def merged(paths):
     return run
 
 
+def machine_factors(series):
+    """Per-repetition factor common to every row (geometric), from rows
+    given as lists of positive figures of equal length."""
+    logs = [[math.log(v) for v in vals] for vals in series]
+    devs = [[x - statistics.fmean(lv) for x in lv] for lv in logs]
+    return [math.exp(statistics.median(d[i] for d in devs))
+            for i in range(len(series[0]))]
+
+
+def print_factor_split(series):
+    """The machine factors and the median CV with and without them."""
+    reps = max((len(v) for v in series), default=0)
+    full = [v for v in series if len(v) == reps and min(v) > 0]
+    if reps < 2 or len(full) < 3:
+        return
+    factors = machine_factors(full)
+    raw = [stats.cv_pct(v) for v in full]
+    left = [stats.cv_pct([x / f for x, f in zip(v, factors)]) for v in full]
+    print("machine factor per repetition: "
+          + " ".join(f"{f:.3f}" for f in factors))
+    print(f"median CV over {len(full)} rows: {statistics.median(raw):.1f}%, "
+          f"{statistics.median(left):.1f}% after the machine factor; "
+          f"rows at or below 5%: {sum(c <= 5 for c in raw)}, then "
+          f"{sum(c <= 5 for c in left)}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--above", type=float, default=5.0, metavar="PCT")
@@ -47,13 +83,14 @@ def main(argv=None):
     except results.ResultError as e:
         print(f"run_to_run_cv.py: {e}", file=sys.stderr)
         return 2
-    lines, over, total = [], 0, 0
+    lines, over, total, series = [], 0, 0, []
     for test in run.tests.values():
         for row in test.rows.values():
             vals = row.values("median")
             if row.unit not in TIME_UNITS or len(vals) < 2:
                 continue
             cv = stats.cv_pct(vals)
+            series.append(vals)
             total += 1
             mark = "*" if cv is not None and cv > args.above else " "
             over += mark == "*"
@@ -65,6 +102,7 @@ def main(argv=None):
         print(f"{a:<{width}}  {b}  {c}")
     print(f"{over} of {total} timing rows above {args.above:g}% "
           f"run-to-run CV (*)")
+    print_factor_split(series)
     return 0
 
 
