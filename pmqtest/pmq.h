@@ -245,6 +245,10 @@ void pmq_pair_row(const char *name, const struct pmq_pair *p);
 const char *pmq_pair_problem(const struct pmq_pair *p, double max_latency_us,
 			     long long want_timeouts, char *why, size_t len);
 
+/* Why @p's count of timeouts is outside [@least, @most], or NULL. */
+const char *pmq_timeouts_problem(const struct pmq_pair *p, long long least,
+				 long long most, char *why, size_t len);
+
 /*
  * The rt-tests 2.4 JSON layout of @r next to the kbench rows, written by
  * kb_json_write(). @mode is "rt-tests" or "kselftest".

@@ -91,12 +91,24 @@ const char *pmq_pair_problem(const struct pmq_pair *p, double max_latency_us,
 			 (double)h->max / NSEC_PER_USEC, max_latency_us);
 		return why;
 	}
-	if (want_timeouts >= 0 && p->timeouts != (uint64_t)want_timeouts) {
-		snprintf(why, len, "counted %llu timeouts, expected %lld",
-			 (unsigned long long)p->timeouts, want_timeouts);
-		return why;
-	}
+	if (want_timeouts >= 0)
+		return pmq_timeouts_problem(p, want_timeouts, want_timeouts,
+					    why, len);
 	return NULL;
+}
+
+const char *pmq_timeouts_problem(const struct pmq_pair *p, long long least,
+				 long long most, char *why, size_t len)
+{
+	if (p->timeouts >= (uint64_t)least && p->timeouts <= (uint64_t)most)
+		return NULL;
+	if (least == most)
+		snprintf(why, len, "counted %llu timeouts, expected %lld",
+			 (unsigned long long)p->timeouts, least);
+	else
+		snprintf(why, len, "counted %llu timeouts, expected %lld to %lld",
+			 (unsigned long long)p->timeouts, least, most);
+	return why;
 }
 
 /* ---- JSON: the rt-tests 2.4 layout next to the kbench rows ----------- */

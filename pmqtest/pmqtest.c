@@ -216,7 +216,12 @@ static int check_timed(struct check_ctx *c, int index, char *why, size_t len)
 }
 
 /*
- * forced_timeouts: -T 0.2 -f 0.5 must count exactly 2 timeouts a cycle.
+ * forced_timeouts: -T 0.2 -f 0.5 expects 2 timeouts a cycle (at 0.2 and
+ * 0.4 s, the message at 0.5 s). The kernel promises expiry, not
+ * punctuality: a receiver or sender woken 0.1 s late (a loaded TCG
+ * guest does that) moves one expiry across the send, so the check
+ * accepts 1 to 3 a cycle and still catches a wait that never expires
+ * (0) or expires at once (a count in the thousands).
  * A check, not a cost: its row has counts, no latency figures (the
  * latency after a 0.5 s sleep measures the sleep, not the queue).
  */
@@ -239,13 +244,16 @@ static int check_forced(struct check_ctx *c, int index, char *why, size_t len)
 {
 	const char *name = "forced_timeouts";
 	const struct pmq_pair *p = &c->run->pairs[0];
-	const char *problem = pmq_pair_problem(p, 0, 2 * FORCE_LOOPS, why, len);
+	const char *problem = pmq_pair_problem(p, 0, -1, why, len);
 
 	(void)index;
-	kb_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d timeout_s=%g forcetimeout_s=%g",
+	if (!problem)
+		problem = pmq_timeouts_problem(p, FORCE_LOOPS, 3 * FORCE_LOOPS,
+					       why, len);
+	kb_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d accepted=%d-%d timeout_s=%g forcetimeout_s=%g",
 		  (unsigned long long)p->hist.count,
 		  (unsigned long long)p->timeouts, 2 * FORCE_LOOPS,
-		  FORCE_TIMEOUT_S, FORCE_DELAY_S);
+		  FORCE_LOOPS, 3 * FORCE_LOOPS, FORCE_TIMEOUT_S, FORCE_DELAY_S);
 	kb_row_status(name, "ok", NULL);
 	kb_row_extra_quiet("cycles", (double)p->hist.count);
 	kb_row_extra_quiet("timeouts", (double)p->timeouts);

@@ -147,6 +147,30 @@ static int test_timeout_count_fails(void *ctx, char *reason, size_t len)
 	return ret;
 }
 
+/* forced_timeouts' range: 1 to 3 a cycle of 3 pass, 2 and 10 do not. */
+static int test_timeout_range(void *ctx, char *reason, size_t len)
+{
+	static const unsigned long long counts[] = { 2, 3, 6, 9, 10 };
+	static const bool passes[] = { false, true, true, true, false };
+	struct pmq_run r;
+	struct pmq_pair p;
+	char why[128];
+	size_t i;
+
+	(void)ctx;
+	healthy_pair(&r, &p);
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
+		p.timeouts = counts[i];
+		if (!pmq_timeouts_problem(&p, 3, 9, why, sizeof(why)) !=
+		    passes[i]) {
+			snprintf(reason, len, "%llu timeouts in 3..9: %s",
+				 counts[i], passes[i] ? "failed" : "passed");
+			return KSFT_FAIL;
+		}
+	}
+	return KSFT_PASS;
+}
+
 /* Any check: an error a thread met. */
 static int test_thread_error_fails(void *ctx, char *reason, size_t len)
 {
@@ -216,6 +240,7 @@ static const struct kb_test tests[] = {
 	{ "pmq_max_latency_fails", test_max_latency_fails, NULL },
 	{ "pmq_spurious_timeout_fails", test_spurious_timeout_fails, NULL },
 	{ "pmq_timeout_count_fails", test_timeout_count_fails, NULL },
+	{ "pmq_timeout_range", test_timeout_range, NULL },
 	{ "pmq_thread_error_fails", test_thread_error_fails, NULL },
 	{ "pmq_setup_errno_rule", test_setup_errno_rule, NULL },
 	{ "pmq_linked_name_counted", test_linked_name_counted, NULL },
