@@ -40,6 +40,10 @@ def parse_args(argv):
     ap.add_argument("-f", "--format", choices=sorted(compare.FORMATS),
                     default="text", help="text (default), email (<= 72 "
                                          "columns) or json")
+    ap.add_argument("-t", "--test", action="append", default=[],
+                    metavar="NAME",
+                    help="compare only these test programs (repeatable or "
+                         "comma list; default: all)")
     ap.add_argument("-s", "--stat", choices=STATS, default="median",
                     help="per-repetition figure compared (default: median)")
     ap.add_argument("--threshold", type=float, metavar="PCT",
@@ -64,6 +68,9 @@ def parse_args(argv):
     if len(set(labels)) != len(labels) or "" in labels:
         ap.error("labels must be distinct and not empty")
     args.labels = labels or [None] * len(paths)
+    args.tests = [x for arg in args.test for x in arg.split(",")]
+    if "" in args.tests:
+        ap.error("test names must not be empty")
     return args
 
 
@@ -87,6 +94,8 @@ def main(argv=None):
         runs = [results.load(p, lbl) for p, lbl in
                 zip([args.base] + args.candidates, args.labels)]
         unique_labels(runs)
+        if args.tests:
+            results.select_tests(runs, args.tests)
         base, cands = runs[0], runs[1:]
         entries = compare.compare(base, cands, args.threshold, args.stat,
                                   args.alpha)

@@ -336,6 +336,19 @@ class Cli(Case):
             self.assertEqual(rc, 2, args)
             self.assertIn("compare.py", err)
 
+    def test_select_tests(self):
+        base = self.scaled("b", [("a", 100)], test="t")
+        self.scaled("b", [("x", 100)], test="u")
+        cand = self.scaled("c", [("a", 130)], test="t")
+        self.scaled("c", [("x", 100)], test="u")
+        rc, out, _ = self.run_cli("-f", "json", "-t", "u", base, cand)
+        self.assertEqual(rc, 0)
+        self.assertEqual({r["test"] for r in json.loads(out)["rows"]}, {"u"})
+        rc, _, err = self.run_cli("-t", "t,nosuch", base, cand)
+        self.assertEqual(rc, 2)
+        self.assertIn("no test 'nosuch'", err)
+        self.assertEqual(self.run_cli("-t", "", base, cand)[0], 2)
+
     def test_single_repetition_names_the_command(self):
         base = self.scaled("b1", [("a", 100)], n=1)
         cand = self.scaled("c1", [("a", 200)], n=1)

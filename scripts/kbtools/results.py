@@ -288,6 +288,19 @@ def load(path, label=None):
     return run
 
 
+def select_tests(runs, names):
+    """Keep only the tests @names in every run of @runs; a name that no
+    run holds is an error (a typo must not compare nothing)."""
+    known = {t for run in runs for t in run.tests}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ResultError(f"no test {', '.join(map(repr, unknown))} in "
+                          f"these runs (they hold: "
+                          f"{', '.join(sorted(known)) or 'nothing'})")
+    for run in runs:
+        run.tests = {n: t for n, t in run.tests.items() if n in names}
+
+
 def summarize(reps):
     """Summary figures of a row over its repetitions: median and
     percentiles are the median of the repetitions' figures, mean the mean,
