@@ -34,7 +34,8 @@ printing one KTAP stream on stdout.
                       ('--vs-prefix env' is an A/A run)
       --vs-kernel IMG A/B of two kernels: with --kernel BASE, boot BASE and
                       IMG in turn (ABBA..., one run per boot and --repeat),
-                      then print the comparison (see --kernel)
+                      then print the comparison (see --kernel); repeat it
+                      for N kernels side by side (rotated each round)
       --fail-above PCT  with --vs-*: exit 1 when a row is significantly
                       slower with its 95% interval above PCT % (compare.py)
       --report FILE   with --json: write an HTML report of the run (or of

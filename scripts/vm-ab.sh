@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A/B of two kernels: boot the base and the candidate image in turn
-# (ABBA...), one run of the collection per boot (the boot is the unit of
-# replication), keep DIR/base/ and DIR/candidate/ with every boot as one
-# repetition (and each boot's kernel log, console-K.log), and end with scripts/compare.py's table. run_all.sh
-# --kernel BASE --vs-kernel CAND hands its command line over to this.
+# A/B of two kernels, or N side by side: boot the base and the candidate
+# images in turn (ABBA..., for N kernels a rotation: each round starts
+# one kernel later), one run of the collection per boot (the boot is the
+# unit of replication), keep DIR/base/, DIR/candidate/ (and
+# DIR/candidate2/... for more) with every boot as one repetition (and each
+# boot's kernel log, console-K.log), and end with scripts/compare.py's
+# table. run_all.sh --kernel BASE --vs-kernel CAND... hands its command
+# line over to this.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,18 +18,22 @@ prog=run_all.sh
 
 usage() {
 	cat <<EOF
-Usage: $prog --kernel BASE --vs-kernel CAND [--repeat N] [--json DIR]
-                  [--fail-above PCT] [OPTION]...
+Usage: $prog --kernel BASE --vs-kernel CAND [--vs-kernel CAND2]...
+                  [--repeat N] [--json DIR] [--fail-above PCT] [OPTION]...
 Boot BASE and CAND in turn (ABBA..., N boots of each, default 5) under
 virtme-ng/QEMU, run the collection once per boot with the same options,
-and compare: one verdict per row (scripts/compare.py).
+and compare: one verdict per row (scripts/compare.py). With more
+candidates, each round boots every kernel once, starting one kernel
+later than the round before (B C1 C2, C1 C2 B, C2 B C1, ...), and the
+table shows every candidate against BASE.
 
   -k, --kernel BASE       the base kernel (an IMAGE of scripts/vm-run.sh)
-      --vs-kernel CAND    the candidate kernel
+      --vs-kernel CAND    a candidate kernel (repeatable)
   -r, --repeat N          boots of each kernel (default 5; a verdict needs
                           at least 4)
       --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
-                          JSON with one repetition per boot)
+                          JSON with one repetition per boot; further
+                          candidates in DIR/candidate2/, ...)
       --fail-above PCT    exit 1 when a row is significantly slower with
                           its 95% interval above PCT %
       --report FILE       with --json: the HTML report of the comparison
@@ -41,7 +48,7 @@ EOF
 }
 
 base=
-cand=
+cands=()
 repeat=5
 json_dir=
 fail_above=
@@ -63,10 +70,10 @@ parse_args() {
 		--kernel=*) base=${1#*=} ;;
 		--vs-kernel)
 			need_value "$1" "an image" "$@"
-			cand=$2
+			cands+=("$2")
 			shift
 			;;
-		--vs-kernel=*) cand=${1#*=} ;;
+		--vs-kernel=*) cands+=("${1#*=}") ;;
 		-r | --repeat)
 			need_value "$1" "a number" "$@"
 			repeat=$2
@@ -103,7 +110,11 @@ parse_args() {
 		shift
 	done
 	[[ -n $base ]] || die_usage "--vs-kernel needs --kernel BASE"
-	[[ -n $cand ]] || die_usage "--vs-kernel needs an image"
+	((${#cands[@]})) || die_usage "--vs-kernel needs an image"
+	local c
+	for c in "${cands[@]}"; do
+		[[ -n $c ]] || die_usage "--vs-kernel needs an image"
+	done
 	if [[ ! $repeat =~ ^[0-9]+$ ]] || ((10#$repeat < 1)); then
 		die_usage "invalid --repeat '$repeat': not a number above 0"
 	fi
@@ -145,7 +156,7 @@ boot() {
 merge_sides() {
 	local side k dirs
 
-	for side in base candidate; do
+	for side in "${sides[@]}"; do
 		dirs=()
 		for ((k = 1; k <= repeat; k++)); do
 			if compgen -G "$work/json/$side/$k/*.json" >/dev/null; then
@@ -168,33 +179,59 @@ merge_sides() {
 	done
 }
 
+# The sides' names: base, candidate, then candidate2, candidate3, ...
+name_sides() {
+	local i
+
+	sides=(base candidate)
+	for ((i = 2; i <= ${#cands[@]}; i++)); do
+		sides+=("candidate$i")
+	done
+	images=("$base" "${cands[@]}")
+}
+
 # compare.py's labels: the images' names when they tell the sides apart.
 labels() {
-	local a=${base##*/} b=${cand##*/}
+	local names=() img name
 
-	if [[ $a == "$b" || $a$b == *,* || -z $a || -z $b ]]; then
-		a=base b=candidate
+	for img in "${images[@]}"; do
+		name=${img##*/}
+		names+=("$name")
+		if [[ -z $name || $name == *,* ]]; then
+			names=()
+			break
+		fi
+	done
+	if ((${#names[@]} == 0)) ||
+		(($(printf '%s\n' "${names[@]}" | sort -u | wc -l) != ${#names[@]})); then
+		names=("${sides[@]}")
 	fi
-	echo "$a,$b"
+	(
+		IFS=,
+		echo "${names[*]}"
+	)
 }
 
 main() {
-	local k n=0 fail=0 side image order title status=0 crc=0 cmp_args
+	local k i n=0 fail=0 side image title status=0 crc=0 cmp_args
+	local nk order
 
 	parse_args "$@"
+	name_sides
+	nk=${#sides[@]}
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-ab.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	trap 'interrupted "$work"' INT TERM HUP
 	results=${json_dir:-$work/results}
 
 	echo "TAP version 13"
-	echo "1..$((2 * repeat))"
+	echo "1..$((nk * repeat))"
 	for ((k = 1; k <= repeat; k++)); do
-		order="base candidate"
-		((k % 2 == 0)) && order="candidate base"
-		for side in $order; do
-			image=$base
-			[[ $side == candidate ]] && image=$cand
+		# Round k starts k-1 kernels later: ABBA... for two.
+		for ((order = 0; order < nk; order++)); do
+			i=$(((k - 1 + order) % nk))
+			side=${sides[i]}
+			image=${images[i]}
 			n=$((n + 1))
 			title="kbench: $side $image (boot $k of $repeat)"
 			echo "# $title"
@@ -212,8 +249,8 @@ main() {
 	merged=
 	if merge_sides; then
 		merged=1
-		"$top/scripts/compare.py" "${cmp_args[@]}" "$results/base" \
-			"$results/candidate" >"$work/compare.txt" || crc=$?
+		"$top/scripts/compare.py" "${cmp_args[@]}" \
+			"${sides[@]/#/$results/}" >"$work/compare.txt" || crc=$?
 		sed 's/^/# /' "$work/compare.txt"
 		((crc != 2)) || msg "compare.py could not compare the results"
 	else

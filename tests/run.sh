@@ -556,7 +556,8 @@ ab_runner() {
 		((rc == 2)) || fail "seccomp_wrap $bad: exit $rc, want 2"
 	done
 	for bad in "--repeat 0" "-r x" "--vs-prefix=" "--vs-prefix no-such-cmd" \
-		"--fail-above 5" "--vs-kernel debian-6.1" "--vs-prefix env --fail-above x"; do
+		"--fail-above 5" "--vs-kernel debian-6.1" "--vs-prefix env --fail-above x" \
+		"--kernel debian-6.1 --vs-kernel debian-6.12 --vs-kernel="; do
 		read -r -a args <<<"$bad"
 		rc=0
 		"$top/run_all.sh" --no-build "${args[@]}" >/dev/null 2>&1 || rc=$?
