@@ -4,7 +4,8 @@
  * (stat), and taskstats' kb_ts_stat_is_pid() (stat), kb_ts_comm_matches()
  * (comm) and kb_ts_proc_status_parse() (status). The input is the file's
  * text; the stat parser gets it NUL-terminated as its reader passes it,
- * the others an exact-length copy.
+ * the others an exact-length copy (a read that filled its buffer leaves
+ * no NUL behind the text).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ static void taskstats_readers(const uint8_t *data, size_t size)
 	if (!buf)
 		return;
 	memcpy(buf, data, size);
+	kb_ts_stat_is_pid(buf, (ssize_t)size, 1);
 	kb_ts_comm_matches(buf, (ssize_t)size, "taskstats");
 	kb_ts_proc_status_parse(buf, size, &p);
 	free(buf);
@@ -40,8 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	/* It reads up to the NUL its callers put after the text. */
-	kb_ts_stat_is_pid(text, (ssize_t)size, 1);
 	if (kb_proc_stat_parse(text, &st) == 0 &&
 	    memchr(st.comm, '\0', sizeof(st.comm)) == NULL)
 		abort();
