@@ -380,8 +380,12 @@ def write_text(path, text):
     """Write text to path ("-": standard output) whole or not at all: a
     reader never sees a half-written file."""
     if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (| head): end quietly, also at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
