@@ -6,7 +6,6 @@ definition from command-line values). Any input gives a result or one
 line on stderr naming the input, with exit status 2; never a traceback
 or a hang. Output into a closed pipe ends quietly."""
 
-import importlib.util
 import json
 import os
 import shlex
@@ -17,6 +16,7 @@ import tempfile
 import unittest
 
 import fuzz_props
+import test_lava
 from fuzz_props import HERE, MISSING, SCRIPTS, fuzz_settings, given, st
 
 from kbtools import ktap, lava  # noqa: E402
@@ -34,29 +34,6 @@ LAVA_COMMANDS = ("lava-test-set", "lava-test-case")
 def recorded_stream():
     with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as f:
         return f.read()
-
-
-def api_of(sets):
-    """LAVA's /api/v0.2/jobs/ID/tests/ answer for SETS, as a lab gives it."""
-    out = []
-    for s in sets:
-        for c in s.cases:
-            m = c.measurement
-            out.append({"name": c.name, "result": c.result,
-                        "measurement": None if m is None else f"{m:.10f}",
-                        "unit": c.units or "",
-                        "metadata": f"definition: 1_kbench\nset: {s.name}"
-                                    f"\ncase: {c.name}\n"})
-    out.append({"name": "kbench", "result": "pass", "measurement": None,
-                "metadata": {"definition": "lava", "case": "kbench"}})
-    return {"results": out}
-
-
-def log_of(text):
-    """A LAVA job log (its YAML entries) that printed TEXT."""
-    return [{"dt": "t", "lvl": "info", "msg": "start: 3 test"}] + \
-        [{"dt": "t", "lvl": "target", "msg": line + "\r"}
-         for line in text.splitlines()]
 
 
 def check_script(testcase, script):
@@ -119,21 +96,9 @@ class LavaStreamProperties(unittest.TestCase):
         """The recorded stream with lines dropped, doubled, changed or
         cut off, with and without its results."""
         self.fresh_copy()
-        lines = recorded_stream().splitlines()
-        for _ in range(data.draw(st.integers(1, 4))):
-            i = data.draw(st.integers(0, len(lines) - 1))
-            how = data.draw(st.sampled_from(["drop", "double", "replace",
-                                             "cut"]))
-            if how == "drop":
-                del lines[i]
-            elif how == "double":
-                lines.insert(i, lines[i])
-            elif how == "cut":
-                del lines[i:]
-            else:
-                lines[i] = data.draw(fuzz_props.ktap_lines().filter(bool))[0]
-            if not lines:
-                break
+        lines = fuzz_props.mutate_lines(
+            data, recorded_stream().splitlines(),
+            hows=("drop", "double", "replace", "cut"))
         fuzz_props.write_text(self.ktap, "\n".join(lines) + "\n")
         self.translate(*data.draw(st.sampled_from([(), ("--json",
                                                         self.dir)])))
@@ -150,13 +115,7 @@ class LavaStreamProperties(unittest.TestCase):
         path = os.path.join(self.dir, name)
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        how = data.draw(st.sampled_from(["mutate", "spoil", "any"]))
-        if how == "mutate":
-            text = json.dumps(fuzz_props.mutate(data, doc))
-        elif how == "spoil":
-            text = fuzz_props.broken_json_text(data, doc)
-        else:
-            text = json.dumps(data.draw(fuzz_props.json_values()))
+        text = fuzz_props.spoiled_text(data, doc)
         fuzz_props.write_text(path, text)
         self.translate("--json", self.dir)
 
@@ -172,8 +131,10 @@ class LavaCheckJobProperties(unittest.TestCase):
         self.tests = os.path.join(self.tmp.name, "tests.json")
         self.log = os.path.join(self.tmp.name, "log.yaml")
         text = recorded_stream()
-        self.api = api_of(lava.translate(ktap.parse(text)))
-        self.entries = log_of(text)
+        # What a lab gives for it, as test_lava's job check builds it.
+        job = test_lava.JobCheck()
+        self.api = job.api_of(lava.translate(ktap.parse(text)))
+        self.entries = job.log_of(text)
 
     def check_job(self, tests_text, log_text):
         fuzz_props.write_text(self.tests, tests_text)
@@ -190,35 +151,15 @@ class LavaCheckJobProperties(unittest.TestCase):
     @fuzz_settings()
     @given(st.data())
     def test_mutated_tests(self, data):
-        how = data.draw(st.sampled_from(["mutate", "spoil", "any"]))
-        if how == "mutate":
-            text = json.dumps(fuzz_props.mutate(data, self.api))
-        elif how == "spoil":
-            text = fuzz_props.broken_json_text(data, self.api)
-        else:
-            text = json.dumps(data.draw(fuzz_props.json_values()))
-        self.check_job(text, yaml.safe_dump(self.entries))
+        self.check_job(fuzz_props.spoiled_text(data, self.api),
+                       yaml.safe_dump(self.entries))
 
     @fuzz_settings()
     @given(st.data())
     def test_mutated_log(self, data):
-        how = data.draw(st.sampled_from(["mutate", "spoil", "any"]))
-        if how == "mutate":
-            text = yaml.safe_dump(fuzz_props.mutate(data, self.entries))
-        elif how == "spoil":
-            # JSON is YAML: a spoiled document is a spoiled log.
-            text = fuzz_props.broken_json_text(data, self.entries)
-        else:
-            text = yaml.safe_dump(data.draw(fuzz_props.json_values()))
-        self.check_job(json.dumps(self.api), text)
-
-
-def load_generator():
-    spec = importlib.util.spec_from_file_location(
-        "lava_job", os.path.join(SCRIPTS, "lava-job.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+        # JSON is YAML: a spoiled document is a spoiled log.
+        self.check_job(json.dumps(self.api), fuzz_props.spoiled_text(
+            data, self.entries, dump=yaml.safe_dump))
 
 
 # lava-job.py's options that take free text, and what a value may hold.
@@ -240,7 +181,7 @@ class LavaJobProperties(unittest.TestCase):
             "https://lab/rootfs.cpio.gz"]
 
     def setUp(self):
-        self.gen = load_generator()
+        self.gen = test_lava.load_generator()
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         self.out = os.path.join(self.tmp.name, "job.yaml")

@@ -36,20 +36,10 @@ def report_settings():
                     print_blob=True)
 
 
-def recorded_doc():
-    with open(os.path.join(RECORDED, PROGRAM), encoding="utf-8") as f:
-        return json.load(f)
-
-
 def spoiled_text(data):
     """The recorded file mutated, spoiled or replaced by any JSON."""
-    doc = recorded_doc()
-    how = data.draw(st.sampled_from(["mutate", "spoil", "any"]))
-    if how == "mutate":
-        return json.dumps(fuzz_props.mutate(data, doc))
-    if how == "spoil":
-        return fuzz_props.broken_json_text(data, doc)
-    return json.dumps(data.draw(fuzz_props.json_values()))
+    with open(os.path.join(RECORDED, PROGRAM), encoding="utf-8") as f:
+        return fuzz_props.spoiled_text(data, json.load(f))
 
 
 @unittest.skipIf(MISSING or NO_MATPLOTLIB, MISSING or NO_MATPLOTLIB or "")
