@@ -154,6 +154,11 @@ class NamedErrors(unittest.TestCase):
         del doc["rows"][1]["name"]
         self.assertIn("row 2", self.error(doc))
 
+    def test_nested_too_deeply(self):
+        # json's decoder recurses: a RecursionError, not a traceback.
+        self.assertIn("nested too deeply",
+                      self.error("[" * 100000 + "]" * 100000))
+
     def test_truncated(self):
         self.error(json.dumps(valid_doc())[:-7])
         self.error("")

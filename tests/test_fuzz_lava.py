@@ -148,6 +148,12 @@ class LavaCheckJobProperties(unittest.TestCase):
         self.assertEqual(self.check_job(json.dumps(self.api),
                                         yaml.safe_dump(self.entries)), 0)
 
+    def test_nested_too_deeply(self):
+        deep = "[" * 100000 + "]" * 100000
+        self.assertEqual(self.check_job(deep, yaml.safe_dump(self.entries)),
+                         2)
+        self.assertEqual(self.check_job(json.dumps(self.api), deep), 2)
+
     @fuzz_settings()
     @given(st.data())
     def test_mutated_tests(self, data):

@@ -484,12 +484,12 @@ def check_job(tests_path, log_path):
     try:
         with open(tests_path, encoding="utf-8") as f:
             got = api_cases(json.load(f))
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise ValueError(f"{tests_path}: {e}") from None
     try:
         with open(log_path, encoding="utf-8") as f:
             text = stream_of_log(yaml.safe_load(f) or [])
-    except (ValueError, yaml.YAMLError) as e:
+    except (ValueError, RecursionError, yaml.YAMLError) as e:
         raise ValueError(f"{log_path}: {e}") from None
     results.write_text("-", table(got))
     if not text:

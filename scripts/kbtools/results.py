@@ -118,6 +118,9 @@ def read_json(path):
         raise ResultError(f"cannot read {path}: {e.strerror}") from e
     except ValueError as e:
         raise ResultError(f"{path} is not valid JSON: {e}") from e
+    except RecursionError:
+        raise ResultError(f"{path} is not kbench JSON: nested too "
+                          f"deeply") from None
 
 
 def _check_figures(path, where, fig):
