@@ -43,7 +43,8 @@ if [[ ${1:-} == --guest ]]; then
 fi
 
 corpus=$here/corpus host="" images=()
-while getopts r:o:k:Hh opt; do
+[[ ${1:-} == --help ]] && set -- -h
+while getopts :r:o:k:Hh opt; do
 	case $opt in
 	r) recorder=$(cd "$(dirname "$OPTARG")" && pwd)/${OPTARG##*/} ;;
 	o) corpus=$OPTARG ;;
@@ -53,7 +54,8 @@ while getopts r:o:k:Hh opt; do
 		help_from_header "${BASH_SOURCE[0]}" 4 26
 		exit 0
 		;;
-	*) die_usage "unknown option" ;;
+	:) die_usage "option -$OPTARG needs a value" ;;
+	*) die_usage "unknown option -$OPTARG" ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -87,24 +89,24 @@ image_of() {
 	echo "$img"
 }
 
-# record_guest IMAGE DIR: boot IMAGE (TCG: KVM cannot run guests on
-# every host) and record into DIR.
+# record_guest NAME IMAGE DIR: boot IMAGE (TCG: KVM cannot run guests
+# on every host) and record into DIR.
 record_guest() {
-	local img venv=${KBENCH_CACHE:-$top/.cache}/venv
+	local name=$1 img=$2 venv=${KBENCH_CACHE:-$top/.cache}/venv
 
-	img=$(image_of "$1")
+	shift 2
 	[[ $("$venv/bin/vng" --version 2>/dev/null) == "virtme-ng $vng_version" ]] ||
-		die 1 "no virtme-ng in $venv: run 'run_all.sh --kernel $1' once"
-	mkdir -p "$2"
+		die 1 "no virtme-ng in $venv: run 'run_all.sh --kernel $name' once"
+	mkdir -p "$1"
 	msg "booting $img (TCG: a few minutes)"
 	PATH=$venv/bin:$PATH timeout -k 10 600 vng --run "$img" --user root --cwd "$top" \
-		--memory 1G --force-9p --disable-kvm --rwdir="$2" \
-		--exec "$(printf '%q ' "$here/record_corpus.sh" --guest "$2" "$recorder")" \
+		--memory 1G --force-9p --disable-kvm --rwdir="$1" \
+		--exec "$(printf '%q ' "$here/record_corpus.sh" --guest "$1" "$recorder")" \
 		</dev/null >"$work/vng.log" 2>&1 || true
 	grep -E '^record_corpus' "$work/vng.log" >&2 || true
-	[[ -s $2/release ]] || {
+	[[ -s $1/release ]] || {
 		tail -n 20 "$work/vng.log" >&2
-		die 1 "nothing recorded in $1"
+		die 1 "nothing recorded in $name"
 	}
 }
 
@@ -167,6 +169,13 @@ option_seeds() {
 	done
 }
 
+# Every image first: a wrong name ends the run before anything is done.
+paths=()
+for img in "${images[@]}"; do
+	path=$(image_of "$img")
+	paths+=("$path")
+done
+
 bad=0
 option_seeds
 if [[ -n $host ]]; then
@@ -176,12 +185,12 @@ if [[ -n $host ]]; then
 fi
 n=0
 for img in "${images[@]}"; do
-	n=$((n + 1))
-	if (record_guest "$img" "$work/guest$n"); then
+	if (record_guest "$img" "${paths[n]}" "$work/guest$n"); then
 		file_raw "$work/guest$n"
 	else
 		bad=1
 	fi
+	n=$((n + 1))
 done
 msg "$(find "$corpus" -type f | wc -l) seeds in $corpus"
 exit "$bad"
