@@ -103,7 +103,7 @@ record_guest() {
 		--memory 1G --force-9p --disable-kvm --rwdir="$1" \
 		--exec "$(printf '%q ' "$here/record_corpus.sh" --guest "$1" "$recorder")" \
 		</dev/null >"$work/vng.log" 2>&1 || true
-	grep -E '^record_corpus' "$work/vng.log" >&2 || true
+	grep -a -o 'record_corpus.*' "$work/vng.log" >&2 || true
 	[[ -s $1/release ]] || {
 		tail -n 20 "$work/vng.log" >&2
 		die 1 "nothing recorded in $name"
