@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer harness: the /proc/PID text decoders: kb_proc_stat_parse()
+ * libFuzzer harness: the /proc text decoders: kb_proc_stat_parse()
  * (stat), and taskstats' kb_ts_stat_is_pid() (stat), kb_ts_comm_matches()
- * (comm) and kb_ts_proc_status_parse() (status). The input is the file's
- * text; the stat parser gets it NUL-terminated as its reader passes it,
- * the others an exact-length copy.
+ * (comm) and kb_ts_proc_status_parse() (status), and
+ * kb_loadavg_threads() (/proc/loadavg). The input is the file's text;
+ * the stat and loadavg parsers get it NUL-terminated as their readers
+ * pass it, the others an exact-length copy (a read that filled its
+ * buffer leaves no NUL behind the text).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "children.h"
 #include "kbench.h"
 #include "taskstats.h"
 
@@ -21,6 +24,7 @@ static void taskstats_readers(const uint8_t *data, size_t size)
 	if (!buf)
 		return;
 	memcpy(buf, data, size);
+	kb_ts_stat_is_pid(buf, (ssize_t)size, 1);
 	kb_ts_comm_matches(buf, (ssize_t)size, "taskstats");
 	kb_ts_proc_status_parse(buf, size, &p);
 	free(buf);
@@ -40,8 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	/* It reads up to the NUL its callers put after the text. */
-	kb_ts_stat_is_pid(text, (ssize_t)size, 1);
+	kb_loadavg_threads(text);
 	if (kb_proc_stat_parse(text, &st) == 0 &&
 	    memchr(st.comm, '\0', sizeof(st.comm)) == NULL)
 		abort();

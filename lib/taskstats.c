@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -613,15 +614,21 @@ static int netlink_setup(struct kb_ts_ctx *ctx, unsigned int batch,
 
 /* ---- procfs ---------------------------------------------------------- */
 
+/*
+ * Within @len only: a read that filled the buffer leaves no NUL behind
+ * the text, so strtol() could run on past its end.
+ */
 bool kb_ts_stat_is_pid(const char *buf, ssize_t len, pid_t pid)
 {
-	char *end;
-	long v;
+	long long v = 0;
+	ssize_t i;
 
-	if (len <= 0)
-		return false;
-	v = strtol(buf, &end, 10);
-	return end != buf && *end == ' ' && v == pid;
+	for (i = 0; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		v = v * 10 + (buf[i] - '0');
+		if (v > INT_MAX)
+			return false;
+	}
+	return i > 0 && i < len && buf[i] == ' ' && v == pid;
 }
 
 /*

@@ -20,6 +20,8 @@ def problem(path):
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         return f"{path.name}: {err}"
+    except RecursionError:
+        return f"{path.name}: JSON nested too deeply"
     machine = doc.get("machine") if isinstance(doc, dict) else None
     guest = machine.get("guest") if isinstance(machine, dict) else None
     if guest not in ("tcg", "kvm"):

@@ -13,7 +13,10 @@ README.md, "Running in a LAVA lab", for a board.
 
 import argparse
 import re
+import shlex
 import sys
+
+from kbtools import results
 
 try:
     import yaml
@@ -24,6 +27,9 @@ CONSOLE = {"amd64": "ttyS0,115200", "i386": "ttyS0,115200",
            "arm64": "ttyAMA0,115200", "arm": "ttyAMA0,115200"}
 COMPRESSIONS = ("gz", "xz", "bz2", "zstd")
 TEST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+# One word of the kernel command line inside QEMU's -append "...": no
+# blank, quote, backslash, '$', '`' or control character.
+KERNEL_WORD = re.compile(r"^[^\s\"'\\$`\x00-\x1f\x7f]+\Z")
 # A --full run takes tens of minutes natively; TCG is slower still.
 TEST_MINUTES = {"default": 30, "full": 240}
 
@@ -49,7 +55,8 @@ def run_command(args):
         cmd.append("--full")
     if args.timeout is not None:
         cmd += ["--timeout", str(args.timeout)]
-    return " ".join(cmd)
+    # A shell runs the step: --kbench-dir may hold blanks or quotes.
+    return " ".join(shlex.quote(w) for w in cmd)
 
 
 def kernel_args(args):
@@ -174,6 +181,23 @@ def test_name(text):
     return text
 
 
+def kernel_word(text):
+    if not KERNEL_WORD.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not one kernel command line word (no blanks, "
+            f"quotes, backslashes, '$', '`' or control characters)")
+    return text
+
+
+def regex(text):
+    try:
+        re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular "
+                                         f"expression: {e}") from None
+    return text
+
+
 def url(text):
     if not re.match(r"^(https?|file|ftp)://\S+$", text):
         raise argparse.ArgumentTypeError(f"'{text}' is not a URL "
@@ -220,11 +244,12 @@ def parse_args(argv):
                    help="boot method (a board: u-boot, grub, ...)")
     p.add_argument("--kernel-type", default="image",
                    help="kernel type for a board (image, zimage, uimage)")
-    p.add_argument("--init", default="/sbin/init",
+    p.add_argument("--init", default="/sbin/init", type=kernel_word,
                    help="the rootfs's init (rdinit=)")
     p.add_argument("--kernel-arg", action="append", default=[],
+                   type=kernel_word,
                    help="one more kernel command line word (repeatable)")
-    p.add_argument("--prompt", default="root@kbench:",
+    p.add_argument("--prompt", default="root@kbench:", type=regex,
                    help="shell prompt regex after login")
     p.add_argument("--login", default="root",
                    help="user to log in as at 'login:' ('' = no login)")
@@ -245,11 +270,12 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     text = yaml.safe_dump(job(args), sort_keys=False, width=1000)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    try:
+        results.write_text(args.output or "-", text)
+    except OSError as e:
+        print(f"lava-job.py: cannot write {args.output}: {e.strerror}",
+              file=sys.stderr)
+        return 2
     return 0
 
 

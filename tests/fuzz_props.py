@@ -136,6 +136,17 @@ def broken_json_text(data, doc):
     return text[:i] + data.draw(st.characters()) + text[i + 1:]
 
 
+def spoiled_text(data, doc, dump=json.dumps):
+    """The text of doc mutated (dumped with dump), spoiled, or replaced by
+    any JSON value, drawn from data."""
+    how = data.draw(st.sampled_from(["mutate", "spoil", "any"]))
+    if how == "mutate":
+        return dump(mutate(data, doc))
+    if how == "spoil":
+        return broken_json_text(data, doc)
+    return dump(data.draw(json_values()))
+
+
 def write_text(path, text):
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
         f.write(text)
@@ -162,3 +173,24 @@ def ktap_lines():
         st.builds(lambda w: f"# {w}", word),
         word)
     return st.lists(st.builds(lambda i, s: i + s, indent, line), max_size=30)
+
+
+def mutate_lines(data, lines, hows=("drop", "double", "replace")):
+    """A copy of lines (a KTAP stream's) with one to four lines dropped,
+    doubled, replaced by a KTAP-like line, or (how "cut") the stream cut
+    off there."""
+    lines = list(lines)
+    for _ in range(data.draw(st.integers(1, 4))):
+        if not lines:
+            break
+        i = data.draw(st.integers(0, len(lines) - 1))
+        how = data.draw(st.sampled_from(hows))
+        if how == "drop":
+            del lines[i]
+        elif how == "double":
+            lines.insert(i, lines[i])
+        elif how == "cut":
+            del lines[i:]
+        else:
+            lines[i] = data.draw(ktap_lines().filter(bool))[0]
+    return lines

@@ -604,9 +604,10 @@ fuzz_short() {
 		fail "a fuzz harness found a crash (reproducer above)"
 }
 
-# Property-based tests (hypothesis) of compare.py, ktap_check.py and
-# kcidb.py with Debian's python3: any input gives a result or a one-line
-# error. A missing hypothesis fails the step; a skipped test fails it too.
+# Property-based tests (hypothesis) of compare.py, kbtools.results,
+# ktap_check.py, kcidb.py, report.py, kbtools.lava and lava-job.py with
+# Debian's python3: any input gives a result or a one-line error. A
+# missing hypothesis fails the step; a skipped test fails it too.
 python_properties() {
 	local py=/usr/bin/python3 log=$work/properties.log
 	[[ -x $py ]] || fail "no $py (Debian's python3)"

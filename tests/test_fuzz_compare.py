@@ -121,6 +121,14 @@ class NamedErrors(unittest.TestCase):
             text = json.dumps(valid_doc()).replace('"mean": 2.0',
                                                    f'"mean": {word}')
             self.error(text)
+        # Too large for a double: parses as inf, outside the figures too.
+        doc = valid_doc()
+        doc["machine"] = {"cpus": 1}
+        doc["rows"][0]["extra"] = [2]
+        for old, new in (('"cpus": 1', '"cpus": 1e999'),
+                         ('"extra": [2]', '"extra": [2e999]')):
+            self.assertIn("non-finite" if "cpus" in old else "'getpid'",
+                          self.error(json.dumps(doc).replace(old, new)))
 
     def test_wrong_types(self):
         for key, value in (("median", "2"), ("unit", 3), ("status", 1),
@@ -145,6 +153,11 @@ class NamedErrors(unittest.TestCase):
         doc = valid_doc()
         del doc["rows"][1]["name"]
         self.assertIn("row 2", self.error(doc))
+
+    def test_nested_too_deeply(self):
+        # json's decoder recurses: a RecursionError, not a traceback.
+        self.assertIn("nested too deeply",
+                      self.error("[" * 100000 + "]" * 100000))
 
     def test_truncated(self):
         self.error(json.dumps(valid_doc())[:-7])

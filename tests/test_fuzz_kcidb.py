@@ -90,16 +90,7 @@ class KcidbProperties(unittest.TestCase):
         self.fresh_copy()
         path = os.path.join(self.dir, "run_all.ktap")
         with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        for _ in range(data.draw(st.integers(1, 4))):
-            i = data.draw(st.integers(0, len(lines) - 1))
-            how = data.draw(st.sampled_from(["drop", "double", "replace"]))
-            if how == "drop":
-                del lines[i]
-            elif how == "double":
-                lines.insert(i, lines[i])
-            else:
-                lines[i] = data.draw(fuzz_props.ktap_lines().filter(bool))[0]
+            lines = fuzz_props.mutate_lines(data, f.read().splitlines())
         fuzz_props.write_text(path, "\n".join(lines) + "\n")
         self.export()
 

@@ -398,7 +398,9 @@ static void test_proc_parsers(void)
 	kb_result(kb_ts_stat_is_pid("42 (x) S", 8, 42) &&
 		  !kb_ts_stat_is_pid("42 (x) S", 8, 4) &&
 		  !kb_ts_stat_is_pid("421 (x)", 7, 42) &&
-		  !kb_ts_stat_is_pid("42", 0, 42), "stat_is_pid",
+		  !kb_ts_stat_is_pid("42", 0, 42) &&
+		  !kb_ts_stat_is_pid("42 (x)", 2, 42) &&
+		  !kb_ts_stat_is_pid("-42 (x)", 7, -42), "stat_is_pid",
 		  "another task's or an empty stat was taken for ours");
 	kb_result(kb_ts_comm_matches("kb_sleeper\n", 11, "sleep") &&
 		  !kb_ts_comm_matches("kb_sleeper\n", 11, "sleeper\n") &&

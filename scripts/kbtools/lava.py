@@ -369,6 +369,8 @@ def stream_of_log(entries):
     """The run_all.sh stream in a LAVA job log (its 'target' lines, less
     the kernel's console messages), from its first top-level version line
     to its top-level totals line."""
+    if not isinstance(entries, list):
+        raise ValueError("not a LAVA job log (a list of entries)")
     out, inside = [], False
     for e in entries:
         if not isinstance(e, dict) or e.get("lvl") != "target":
@@ -388,23 +390,48 @@ def stream_of_log(entries):
     return "\n".join(out) + "\n" if out else ""
 
 
+def _api_case(t):
+    """((set, case), (result, measurement, unit)) of one LAVA test
+    result, None for LAVA's own cases; ValueError when it is not one."""
+    if not isinstance(t, dict):
+        raise ValueError("not an object")
+    meta = t.get("metadata") or {}
+    if isinstance(meta, str):
+        meta = {k.strip(): v.strip() for k, _, v in
+                (line.partition(":") for line in meta.splitlines())}
+    if not isinstance(meta, dict):
+        raise ValueError("metadata is neither text nor an object")
+    if str(meta.get("definition", "")).endswith("lava"):
+        return None
+    key = (meta.get("set") or "", t.get("name"))
+    result, m, unit = t.get("result"), t.get("measurement"), t.get("unit")
+    if not all(isinstance(v, str) for v in key + (result,)) or \
+            not isinstance(unit, (str, type(None))):
+        raise ValueError("set, name, result or unit is not text")
+    try:
+        m = float(m) if m not in (None, "") else None
+    except (TypeError, ValueError):
+        raise ValueError(f"measurement {m!r} is not a number") from None
+    return key, (result, m, unit or None)
+
+
 def api_cases(tests):
     """{(set, case): (result, measurement, unit)} of the objects of LAVA's
-    /api/v0.2/jobs/ID/tests/ ('results' of its pages, or a list)."""
+    /api/v0.2/jobs/ID/tests/ ('results' of its pages, or a list).
+    ValueError names the first result that is not one."""
     if isinstance(tests, dict):
         tests = tests.get("results", [])
+    if not isinstance(tests, list):
+        raise ValueError("not LAVA test results (a list, or an object "
+                         "with 'results')")
     out = {}
-    for t in tests:
-        meta = t.get("metadata") or {}
-        if isinstance(meta, str):
-            meta = {k.strip(): v.strip() for k, _, v in
-                    (line.partition(":") for line in meta.splitlines())}
-        if str(meta.get("definition", "")).endswith("lava"):
-            continue
-        m = t.get("measurement")
-        out[(meta.get("set") or "", t.get("name"))] = (
-            t.get("result"), float(m) if m not in (None, "") else None,
-            t.get("unit") or None)
+    for i, t in enumerate(tests):
+        try:
+            case = _api_case(t)
+        except ValueError as e:
+            raise ValueError(f"result {i + 1}: {e}") from None
+        if case:
+            out[case[0]] = case[1]
     return out
 
 
@@ -454,18 +481,25 @@ def check_job(tests_path, log_path):
     with the cases of the KTAP the job printed; 0 when they match."""
     import json
     import yaml  # Debian: python3-yaml; only the host side needs it
-    with open(tests_path, encoding="utf-8") as f:
-        got = api_cases(json.load(f))
-    with open(log_path, encoding="utf-8") as f:
-        log = yaml.safe_load(f) or []
-    text = stream_of_log(log)
-    sys.stdout.write(table(got))
+    try:
+        with open(tests_path, encoding="utf-8") as f:
+            got = api_cases(json.load(f))
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{tests_path}: {e}") from None
+    try:
+        with open(log_path, encoding="utf-8") as f:
+            text = stream_of_log(yaml.safe_load(f) or [])
+    except (ValueError, RecursionError, yaml.YAMLError) as e:
+        raise ValueError(f"{log_path}: {e}") from None
+    results.write_text("-", table(got))
     if not text:
         print(f"kbtools.lava: no KTAP stream in the job's log {log_path}",
               file=sys.stderr)
         return 1
     problems = compare_api(translate(ktap.parse(text)), got)
     for p in problems:
+        # A name from the lab may hold a newline: one line per mismatch.
+        p = p.replace("\n", "\\n").replace("\r", "\\r")
         print(f"kbtools.lava: mismatch: {p}", file=sys.stderr)
     print(f"{len(got)} LAVA test cases, "
           f"{'all' if not problems else len(got) - len(problems)} "
@@ -500,7 +534,9 @@ def main(argv=None):
         try:
             return check_job(*args.check_job)
         except (OSError, ValueError) as e:
-            print(f"kbtools.lava: {e}", file=sys.stderr)
+            # One line: YAML's and JSON's messages may span several.
+            print(f"kbtools.lava: {' '.join(str(e).split())}",
+                  file=sys.stderr)
             return 2
     if args.ktap is None:
         p.error("no KTAP stream given")
@@ -531,7 +567,7 @@ def main(argv=None):
         if run_commands(sets):
             return 1
     else:
-        sys.stdout.write(shell_script(sets))
+        results.write_text("-", shell_script(sets))
     return 1 if any_failed(sets) else 0
 
 

@@ -118,6 +118,9 @@ def read_json(path):
         raise ResultError(f"cannot read {path}: {e.strerror}") from e
     except ValueError as e:
         raise ResultError(f"{path} is not valid JSON: {e}") from e
+    except RecursionError:
+        raise ResultError(f"{path} is not kbench JSON: nested too "
+                          f"deeply") from None
 
 
 def _check_figures(path, where, fig):
@@ -146,6 +149,9 @@ def _check_row(path, i, row):
         if row.get(key) is not None and not isinstance(row[key], str):
             raise ResultError(f"{path}: {where}: '{key}' is not a string")
     _check_figures(path, where, row)
+    for key, value in row.items():
+        if key != "repetitions" and not _finite(value):
+            raise ResultError(f"{path}: {where}: '{key}' is not finite")
     reps = row.get("repetitions")
     if reps is None:
         return
@@ -158,6 +164,9 @@ def _check_row(path, i, row):
         if rep.get("status", "ok") not in STATUSES:
             raise ResultError(f"{path}: {where}: repetition {k}: bad status")
         _check_figures(path, f"{where}: repetition {k}", rep)
+        if not _finite(rep):
+            raise ResultError(f"{path}: {where}: repetition {k} holds a "
+                              f"non-finite number")
 
 
 # Header members readers use, and the JSON type each must have if present.
@@ -168,7 +177,23 @@ TYPE_NAMES = {dict: "an object", str: "a string", int: "an integer",
               list: "a list"}
 
 
+def _finite(value):
+    """No float in value (nested lists and objects too) is infinite: a
+    number too large for a double (1e999) parses as one."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def _check_header(path, doc):
+    # The rows' figures are checked row by row, with the row's name.
+    for key, value in doc.items():
+        if key != "rows" and not _finite(value):
+            raise ResultError(f"{path}: '{key}' holds a non-finite number")
     for key, kind in HEADER_TYPES.items():
         v = doc.get(key)
         if v is not None and (not isinstance(v, kind) or isinstance(v, bool)):
@@ -393,8 +418,12 @@ def write_text(path, text):
     """Write text to path ("-": standard output) whole or not at all: a
     reader never sees a half-written file."""
     if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (| head): end quietly, also at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Property-based tests of the LAVA side: kbtools.lava (a run_all.sh
+KTAP stream and its --json results as LAVA test cases; --check-job on a
+finished job's results and log) and scripts/lava-job.py (the job
+definition from command-line values). Any input gives a result or one
+line on stderr naming the input, with exit status 2; never a traceback
+or a hang. Output into a closed pipe ends quietly."""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import fuzz_props
+import test_lava
+from fuzz_props import HERE, MISSING, SCRIPTS, fuzz_settings, given, st
+
+from kbtools import ktap, lava  # noqa: E402
+
+try:
+    import yaml
+except ImportError:
+    yaml = None
+
+RECORDED = os.path.join(HERE, "data", "kcidb", "host")
+PREFIX = "kbtools.lava: "
+LAVA_COMMANDS = ("lava-test-set", "lava-test-case")
+
+
+def recorded_stream():
+    with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as f:
+        return f.read()
+
+
+def check_script(testcase, script):
+    """Every line of the printed script is a comment or one well-quoted
+    lava-test-set / lava-test-case command."""
+    for line in script.splitlines():
+        if line.startswith("# "):
+            continue
+        argv = shlex.split(line)
+        testcase.assertIn(argv[0], LAVA_COMMANDS, line)
+        if argv[1:] != ["stop"]:
+            testcase.assertTrue(lava.NAME_OK.match(argv[2]), line)
+
+
+def error_lines(testcase, rc, err, paths):
+    """Exit 0 or 1 with our messages only, or exit 2 with one line that
+    names one of PATHS."""
+    testcase.assertIn(rc, (0, 1, 2), err)
+    lines = err.strip("\n").split("\n") if err else []
+    for line in lines:
+        testcase.assertTrue(line.startswith(PREFIX), err)
+    if rc == 2:
+        testcase.assertEqual(len(lines), 1, err)
+        testcase.assertTrue(any(p in lines[0] for p in paths), err)
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class LavaStreamProperties(unittest.TestCase):
+    """A stream (and results directory) to LAVA test cases."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.dir = os.path.join(self.tmp.name, "run")
+        self.ktap = os.path.join(self.dir, "run_all.ktap")
+
+    def fresh_copy(self):
+        """The recorded run, again for each example."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.copytree(RECORDED, self.dir)
+
+    def translate(self, *opts):
+        rc, out, err = fuzz_props.run_main(lava.main, list(opts) +
+                                           [self.ktap])
+        self.assertIn(rc, (0, 1), err)
+        self.assertEqual(err, "")
+        check_script(self, out)
+        return out
+
+    @fuzz_settings()
+    @given(fuzz_props.ktap_lines() if not MISSING else None)
+    def test_any_ktap(self, lines):
+        self.fresh_copy()
+        fuzz_props.write_text(self.ktap, "\n".join(lines) + "\n")
+        self.translate()
+
+    @fuzz_settings()
+    @given(st.data())
+    def test_mutated_stream(self, data):
+        """The recorded stream with lines dropped, doubled, changed or
+        cut off, with and without its results."""
+        self.fresh_copy()
+        lines = fuzz_props.mutate_lines(
+            data, recorded_stream().splitlines(),
+            hows=("drop", "double", "replace", "cut"))
+        fuzz_props.write_text(self.ktap, "\n".join(lines) + "\n")
+        self.translate(*data.draw(st.sampled_from([(), ("--json",
+                                                        self.dir)])))
+
+    @fuzz_settings()
+    @given(st.data())
+    def test_mutated_results(self, data):
+        """A results file mutated, spoiled or replaced: a failed
+        'results' case at worst, never an exception."""
+        self.fresh_copy()
+        names = sorted(f for f in os.listdir(self.dir)
+                       if f.endswith(".json"))
+        name = data.draw(st.sampled_from(names))
+        path = os.path.join(self.dir, name)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        text = fuzz_props.spoiled_text(data, doc)
+        fuzz_props.write_text(path, text)
+        self.translate("--json", self.dir)
+
+
+@unittest.skipIf(MISSING or yaml is None,
+                 MISSING or "PyYAML missing (Debian: python3-yaml)")
+class LavaCheckJobProperties(unittest.TestCase):
+    """--check-job TESTS.json LOG.yaml on what a lab (or a hand) gives."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.tests = os.path.join(self.tmp.name, "tests.json")
+        self.log = os.path.join(self.tmp.name, "log.yaml")
+        text = recorded_stream()
+        # What a lab gives for it, as test_lava's job check builds it.
+        job = test_lava.JobCheck()
+        self.api = job.api_of(lava.translate(ktap.parse(text)))
+        self.entries = job.log_of(text)
+
+    def check_job(self, tests_text, log_text):
+        fuzz_props.write_text(self.tests, tests_text)
+        fuzz_props.write_text(self.log, log_text)
+        rc, _, err = fuzz_props.run_main(
+            lava.main, ["--check-job", self.tests, self.log])
+        error_lines(self, rc, err, (self.tests, self.log))
+        return rc
+
+    def test_recorded_job_matches(self):
+        self.assertEqual(self.check_job(json.dumps(self.api),
+                                        yaml.safe_dump(self.entries)), 0)
+
+    def test_nested_too_deeply(self):
+        deep = "[" * 100000 + "]" * 100000
+        self.assertEqual(self.check_job(deep, yaml.safe_dump(self.entries)),
+                         2)
+        self.assertEqual(self.check_job(json.dumps(self.api), deep), 2)
+
+    @fuzz_settings()
+    @given(st.data())
+    def test_mutated_tests(self, data):
+        self.check_job(fuzz_props.spoiled_text(data, self.api),
+                       yaml.safe_dump(self.entries))
+
+    @fuzz_settings()
+    @given(st.data())
+    def test_mutated_log(self, data):
+        # JSON is YAML: a spoiled document is a spoiled log.
+        self.check_job(json.dumps(self.api), fuzz_props.spoiled_text(
+            data, self.entries, dump=yaml.safe_dump))
+
+
+# lava-job.py's options that take free text, and what a value may hold.
+TEXT_OPTIONS = ("--job-name", "--kbench-dir", "--device-type", "--arch",
+                "--deploy-to", "--boot-method", "--kernel-type", "--init",
+                "--kernel-arg", "--prompt", "--login", "-t", "--kernel",
+                "--rootfs")
+NUMBER_OPTIONS = ("--repeat", "--timeout", "--memory", "--boot-minutes",
+                  "--test-minutes")
+
+
+@unittest.skipIf(MISSING or yaml is None,
+                 MISSING or "PyYAML missing (Debian: python3-yaml)")
+class LavaJobProperties(unittest.TestCase):
+    """Any option values: a job LAVA can read whose commands say what was
+    asked, or a usage error (exit 2) that names the option."""
+
+    URLS = ["--kernel", "https://lab/vmlinuz", "--rootfs",
+            "https://lab/rootfs.cpio.gz"]
+
+    def setUp(self):
+        self.gen = test_lava.load_generator()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.out = os.path.join(self.tmp.name, "job.yaml")
+
+    def check_job(self, argv):
+        rc, _, err = fuzz_props.run_main(self.gen.main,
+                                         self.URLS + argv + ["-o", self.out])
+        self.assertIn(rc, (0, 2), err)
+        if rc == 2:
+            self.assertIn("lava-job.py: error: ", err)
+            self.assertNotIn("Traceback", err)
+            return
+        self.assertEqual(err, "")
+        with open(self.out, encoding="utf-8") as f:
+            job = yaml.safe_load(f)
+        deploy, _, test = (list(a.values())[0] for a in job["actions"])
+        args = self.gen.parse_args(self.URLS + argv)
+        # Every kernel argument is one word of the kernel's command line,
+        # and that line one word of QEMU's.
+        cmdline = self.gen.kernel_args(args)
+        self.assertEqual(cmdline.split()[1:],
+                         ["rdinit=" + args.init] + args.kernel_arg)
+        image_arg = deploy["images"]["kernel"].get("image_arg")
+        if image_arg is not None:
+            self.assertEqual(shlex.split(image_arg),
+                             ["-kernel", "{kernel}", "-append", cmdline])
+        # The run step is the words it was built from.
+        step = test["definitions"][0]["repository"]["run"]["steps"][0]
+        words = shlex.split(step)
+        if args.machine_slow:
+            self.assertEqual(words.pop(0), "KSFT_MACHINE_SLOW=yes")
+        self.assertEqual(words[0], f"{args.kbench_dir}/scripts/lava-run.sh")
+        tests = [w for i, w in enumerate(words) if words[i - 1] == "-t"]
+        self.assertEqual(tests, args.test)
+
+    @fuzz_settings()
+    @given(st.lists(st.tuples(st.sampled_from(TEXT_OPTIONS + NUMBER_OPTIONS),
+                              st.text(max_size=12)), max_size=4)
+           if not MISSING else None)
+    def test_any_values(self, pairs):
+        argv = []
+        for opt, value in pairs:
+            argv += [f"{opt}={value}"]
+        self.check_job(argv)
+
+
+class ClosedPipe(unittest.TestCase):
+    def run_into_closed_pipe(self, argv):
+        r, w = os.pipe()
+        os.close(r)
+        p = subprocess.run([sys.executable] + argv, stdout=w,
+                           stderr=subprocess.PIPE, check=False, text=True,
+                           cwd=SCRIPTS)
+        os.close(w)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(p.stderr, "")
+        return p.returncode
+
+    def test_lava_script_into_closed_pipe(self):
+        self.assertIn(self.run_into_closed_pipe(
+            ["-m", "kbtools.lava", os.path.join(RECORDED, "run_all.ktap")]),
+            (0, 1))
+
+    def test_lava_job_into_closed_pipe(self):
+        if yaml is None:
+            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+        self.assertEqual(self.run_into_closed_pipe(
+            [os.path.join(SCRIPTS, "lava-job.py")] +
+            LavaJobProperties.URLS), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Property-based tests of scripts/report.py (the HTML report): a
+recorded results file mutated, spoiled or replaced, in a run of its own
+or as one side of a comparison, gives a page or an error on stderr that
+names the input (and the usage hint), with exit status 2; never a
+traceback or a hang. '-o -' into a closed pipe ends quietly. Drawing a
+page takes matplotlib a second or two: these properties try a tenth of
+KBENCH_FUZZ_EXAMPLES (at least 10)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import fuzz_props
+from fuzz_props import HERE, MISSING, SCRIPTS, given, settings, st
+
+import report as report_cli  # noqa: E402
+from kbtools import plots  # noqa: E402
+
+RECORDED = os.path.join(HERE, "data", "report", "run")
+# One small program's results: a page of it draws quickly.
+PROGRAM = "syscall_overhead.json"
+PROG = "report.py"
+NO_MATPLOTLIB = None if plots.available() else \
+    "matplotlib is missing (Debian: python3-matplotlib)"
+
+
+def report_settings():
+    return settings(max_examples=max(10, fuzz_props.EXAMPLES // 10),
+                    deadline=60000, database=None,
+                    suppress_health_check=list(fuzz_props.HealthCheck),
+                    print_blob=True)
+
+
+def spoiled_text(data):
+    """The recorded file mutated, spoiled or replaced by any JSON."""
+    with open(os.path.join(RECORDED, PROGRAM), encoding="utf-8") as f:
+        return fuzz_props.spoiled_text(data, json.load(f))
+
+
+@unittest.skipIf(MISSING or NO_MATPLOTLIB, MISSING or NO_MATPLOTLIB or "")
+class ReportProperties(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.base = os.path.join(self.tmp.name, "base")
+        self.cand = os.path.join(self.tmp.name, "cand")
+        self.page = os.path.join(self.tmp.name, "page.html")
+
+    def fresh(self, d):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        shutil.copy(os.path.join(RECORDED, PROGRAM), d)
+        return os.path.join(d, PROGRAM)
+
+    def report(self, *runs):
+        if os.path.exists(self.page):
+            os.unlink(self.page)
+        rc, out, err = fuzz_props.run_main(report_cli.main,
+                                           ["-o", self.page] + list(runs))
+        self.assertIn(rc, (0, 2), err)
+        self.assertEqual(out, "")
+        lines = err.strip("\n").split("\n")
+        if rc == 0:
+            self.assertEqual(lines, [f"{PROG}: wrote {self.page}"])
+            with open(self.page, encoding="utf-8") as f:
+                self.assertIn("</html>", f.read())
+            return
+        self.assertFalse(os.path.exists(self.page), err)
+        self.assertTrue(lines[0].startswith(f"{PROG}: "), err)
+        self.assertTrue(any(r in lines[0] for r in runs), err)
+        self.assertEqual(lines[1:], [f"Try '{PROG} -h' for more information."],
+                         err)
+
+    @report_settings()
+    @given(st.data())
+    def test_one_run(self, data):
+        fuzz_props.write_text(self.fresh(self.base), spoiled_text(data))
+        self.report(self.base)
+
+    @report_settings()
+    @given(st.data())
+    def test_comparison(self, data):
+        path = self.fresh(data.draw(st.sampled_from([self.base, self.cand])))
+        other = self.cand if path.startswith(self.base + "/") else self.base
+        self.fresh(other)
+        fuzz_props.write_text(path, spoiled_text(data))
+        self.report(self.base, self.cand)
+
+
+@unittest.skipIf(NO_MATPLOTLIB, NO_MATPLOTLIB or "")
+class ClosedPipe(unittest.TestCase):
+    def test_page_into_closed_pipe(self):
+        r, w = os.pipe()
+        os.close(r)
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"),
+                            "-o", "-", RECORDED], stdout=w,
+                           stderr=subprocess.PIPE, check=False, text=True)
+        os.close(w)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(p.stderr, "")
+        self.assertEqual(p.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
