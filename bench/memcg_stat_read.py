@@ -110,9 +110,15 @@ def bpf_lines(rows, cells):
             quotient(r["median"], ks)))
     load_ms = (ran[0].get("extra") or {}).get("load_ms")
     if load_ms is not None:
-        out.append("  program load %.1f ms, once for every row (%s)"
-                   % (load_ms, ran[0].get("note", "")))
+        out.append("  program load %.1f ms, once for every row; flush: %s"
+                   % (load_ms, flush_of(ran[0].get("note"))))
     return out
+
+
+def flush_of(note):
+    """The flush a bpf_iter row's note names ("...fd: WAY, then ...")."""
+    m = re.search(r"fd: ([^,]+)", note or "")
+    return m.group(1) if m else "?"
 
 
 def quotient(a, b):
