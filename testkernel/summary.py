@@ -17,19 +17,21 @@ prints:
 Figures from an emulated (TCG) guest are marked as such. A file that
 holds several repetitions (boots) gives the median over them.
 
---require-patched exits 1 unless every row that needs the patched kernel
-(ioctl, .ks) or BTF (bpf_iter) ran: a kernel that lost an interface or
-its BTF must not pass as one that has them.
+--require-patched KTAP exits 1 unless every row and check that needs the
+patched kernel (ioctl, .ks) or BTF (bpf_iter) passed in that run_all.sh
+KTAP stream: a kernel that lost an interface or its BTF must not pass as
+one that has them.
 """
 
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
-from kbtools import results, stats  # noqa: E402
+from kbtools import ktap, results, stats  # noqa: E402
 
 SEED_TASKSTATS = {1000: (0.004446851, 0.001553733),
                   10000: (0.047024986, 0.023290664)}
@@ -38,13 +40,17 @@ SEED_MEMCG = "seed: per read legacy ~5 us vs ks 3 fields ~0.85 us; " \
 TS_METHODS = ("netlink_per_pid", "netlink_batched", "procfs", "procfs_pread",
               "ioctl", "bpf_iter")
 KS_SIZES = (3, 16, 32, 64, 128)
-# Rows that run only on the patched kernel with BTF (and as root).
-PATCHED_TASKSTATS = ("ioctl_matches_netlink", "ioctl_errors", "ioctl",
-                     "bpf_iter_matches_netlink", "bpf_iter")
-PATCHED_MEMCG = ("ks_matches_legacy", "ks_invalid_filter_rejected",
+# Results that pass only on the patched kernel with BTF (and as root),
+# by program. Checks that pass leave no JSON row, so the KTAP is read.
+PATCHED = {
+    "taskstats": ("ioctl_matches_netlink", "ioctl_errors", "ioctl",
+                  "bpf_iter_matches_netlink", "bpf_iter"),
+    "memcg_ks": ("ks_matches_legacy", "ks_invalid_filter_rejected",
                  "ks_empty_write_resets", "stat_ks3_per_read",
-                 "bpf_iter_matches_stat") + \
-    tuple(f"bpf_iter{n}" for n in KS_SIZES)
+                 "bpf_iter_matches_stat") +
+    tuple(f"bpf_iter{n}" for n in KS_SIZES),
+}
+PROGRAM_RE = re.compile(r"selftests: kbench/[^:]+: (\S+)")
 
 
 def load(path):
@@ -185,32 +191,60 @@ def memcg_table(path):
     print(f"  ({SEED_MEMCG})")
 
 
-def not_run(path, names):
-    """'file: row status (reason)' for each of names that did not run."""
-    loaded = load(path)
-    if not loaded:
-        return [f"{path}: unreadable"]
-    rows = loaded[1]
-    out = []
-    for name in names:
-        row = rows.get(name)
-        if row is None:
-            out.append(f"{path}: {name} missing")
-        elif row["status"] != "ok":
-            out.append(f"{path}: {name} {row['status']}"
-                       f" ({row.get('reason') or 'no reason'})")
+def program_results(path):
+    """{program: {result name: Result}} of a run_all.sh KTAP stream (or
+    of run_all.sh --vs-kernel's, its candidate side)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            doc = ktap.parse(f.read())
+    except OSError as e:
+        raise results.ResultError(f"cannot read {path}: {e.strerror}") from e
+    out = {}
+    collect_programs(doc, out)
     return out
 
 
-def require_patched(ts_paths, memcg):
-    """0 when every ioctl, .ks and bpf_iter row ran, else 1 (listed)."""
-    missing = []
-    for p in ts_paths:
-        missing += not_run(p, PATCHED_TASKSTATS)
-    if memcg:
-        missing += not_run(memcg, PATCHED_MEMCG)
-    if not ts_paths and not memcg:
-        missing.append("no results given")
+def collect_programs(doc, out):
+    """Programs' results at any depth (an A/B stream nests each boot's
+    run_all.sh stream); the unpatched side of an A/B run is left out."""
+    for r in doc.results:
+        if r.child is None or r.name.startswith("kbench: base "):
+            continue
+        m = PROGRAM_RE.search(r.name)
+        if m:
+            out.setdefault(m.group(1), {}).update(
+                (c.name, c) for c in r.child.results)
+        else:
+            collect_programs(r.child, out)
+
+
+def not_run(path):
+    """'FILE: PROGRAM: NAME DID (why)' for each row of the patched
+    kernel's that did not pass in the KTAP stream at path."""
+    try:
+        progs = program_results(path)
+    except results.ResultError as e:
+        return [str(e)]
+    if not set(PATCHED) & set(progs):
+        return [f"{path}: neither {' nor '.join(PATCHED)} ran"]
+    out = []
+    for prog, got in progs.items():
+        for name in PATCHED.get(prog, ()):
+            r = got.get(name)
+            if r is None:
+                out.append(f"{path}: {prog}: {name} missing")
+            elif r.kind != "pass":
+                out.append(f"{path}: {prog}: {name} {r.kind}"
+                           f" ({r.reason or 'no reason'})")
+    return out
+
+
+def require_patched(ktap_paths):
+    """0 when every ioctl, .ks and bpf_iter row and check passed in each
+    stream, else 1 (each listed on stderr)."""
+    missing = [] if ktap_paths else ["no KTAP stream given (--ktap)"]
+    for p in ktap_paths:
+        missing += not_run(p)
     for m in missing:
         print(f"summary: did not run on the patched kernel: {m}",
               file=sys.stderr)
@@ -222,9 +256,11 @@ def main():
     ap.add_argument("--taskstats", action="append", default=[],
                     help="a taskstats.json (repeatable, one per process count)")
     ap.add_argument("--memcg", help="a memcg_ks.json")
-    ap.add_argument("--require-patched", action="store_true",
+    ap.add_argument("--require-patched", action="append", default=[],
+                    metavar="KTAP",
                     help="exit 1 unless the ioctl, .ks and bpf_iter rows "
-                    "and checks all ran (not skipped, not failed)")
+                    "and checks all passed (not skipped) in this run_all.sh "
+                    "KTAP stream (repeatable)")
     a = ap.parse_args()
     if a.taskstats:
         taskstats_table([p for p in a.taskstats if os.path.exists(p)])
@@ -232,7 +268,7 @@ def main():
     if a.memcg:
         memcg_table(a.memcg)
     if a.require_patched:
-        return require_patched(a.taskstats, a.memcg)
+        return require_patched(a.require_patched)
     return 0
 
 

@@ -35,23 +35,46 @@ def doc(test, rows, params=None):
             "date": "2026-01-01T00:00:00Z", "rows": rows}
 
 
-def taskstats_rows(bpf_status="ok"):
-    rows = [row(n) for n in summary.PATCHED_TASKSTATS
-            if n not in ("ioctl", "bpf_iter")]
-    for i, m in enumerate(summary.TS_METHODS, 1):
-        status = bpf_status if m == "bpf_iter" else "ok"
-        rows.append(row(m, status=status,
-                        extra={"pass_s_median": 0.01 * i, "load_ms": 99.0},
-                        reason=None if status == "ok" else
-                        "kernel has no BTF"))
-    return rows
+def taskstats_rows():
+    return [row(m, extra={"pass_s_median": 0.01 * i, "load_ms": 99.0})
+            for i, m in enumerate(summary.TS_METHODS, 1)]
+
+
+def program_ktap(prog, skip=(), indent=""):
+    """run_all.sh's nesting of one program whose patched-kernel results
+    pass, except those in skip."""
+    names = summary.PATCHED[prog]
+    lines = ["TAP version 13", f"1..{len(names)}"]
+    for i, n in enumerate(names, 1):
+        lines.append(f"ok {i} {n}" + (" # SKIP kernel has no BTF"
+                                       if n in skip else ""))
+    return lines
+
+
+def run_all_ktap(skip=()):
+    out = ["TAP version 13", "1..2"]
+    for i, prog in enumerate(("taskstats", "memcg_ks"), 1):
+        title = f"selftests: kbench/{prog}: {prog}"
+        out.append(f"# {title}")
+        out += ["    " + line for line in program_ktap(prog, skip)]
+        out.append(f"ok {i} {title}")
+    return out
+
+
+def ab_ktap(base_skip, cand_skip):
+    """run_all.sh --vs-kernel: each boot's run_all.sh stream nested."""
+    out = ["TAP version 13", "1..2"]
+    for i, (side, skip) in enumerate((("base", base_skip),
+                                      ("candidate", cand_skip)), 1):
+        title = f"kbench: {side} /k/{side}/bzImage (boot 1 of 1)"
+        out.append(f"# {title}")
+        out += ["    " + line for line in run_all_ktap(skip)]
+        out.append(f"ok {i} {title}")
+    return out
 
 
 def memcg_rows():
-    rows = [row(n) for n in summary.PATCHED_MEMCG
-            if not n.startswith(("bpf_iter", "stat_ks"))]
-    rows.append(row("stat_legacy_per_read", 10.0))
-    rows.append(row("bpf_iter_matches_stat"))
+    rows = [row("stat_legacy_per_read", 10.0)]
     for n in summary.KS_SIZES:
         rows.append(row(f"stat_ks{n}_per_read", n / 4))
         rows.append(row(f"bpf_iter{n}", 5.0, extra={"load_ms": 1000.0},
@@ -75,17 +98,18 @@ class SummaryTest(unittest.TestCase):
         return subprocess.run([sys.executable, SUMMARY, *args], text=True,
                               capture_output=True, check=False)
 
-    def files(self, bpf_status="ok"):
+    def write_lines(self, name, lines):
+        path = os.path.join(self.tmp.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def test_tables(self):
         ts = self.write("taskstats.json",
-                        doc("taskstats", taskstats_rows(bpf_status),
+                        doc("taskstats", taskstats_rows(),
                             {"nr_process": 1000}))
         mc = self.write("memcg_ks.json", doc("memcg_ks", memcg_rows()))
-        return ts, mc
-
-    def test_all_ran(self):
-        ts, mc = self.files()
-        p = self.run_summary("--require-patched", "--taskstats", ts,
-                             "--memcg", mc)
+        p = self.run_summary("--taskstats", ts, "--memcg", mc)
         self.assertEqual(p.returncode, 0, p.stderr)
         # bpf_iter is the 6th method: 0.06 s, 0.01 / 0.06 of per-pid.
         self.assertIn("0.06 (0.17x)", p.stdout)
@@ -94,27 +118,43 @@ class SummaryTest(unittest.TestCase):
         # bpf_iter3: 5 us, legacy 10 us, ks3 0.75 us.
         self.assertRegex(p.stdout, r"bpf_iter3 +5 +0\.50 +6\.67")
 
-    def test_skipped_bpf_row_fails(self):
-        ts, mc = self.files(bpf_status="skip")
-        p = self.run_summary("--require-patched", "--taskstats", ts,
-                             "--memcg", mc)
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("bpf_iter skip (kernel has no BTF)", p.stderr)
-        # Without the option the same files only print.
-        p = self.run_summary("--taskstats", ts, "--memcg", mc)
+    def test_all_passed(self):
+        k = self.write_lines("ktap.txt", run_all_ktap())
+        p = self.run_summary("--require-patched", k)
         self.assertEqual(p.returncode, 0, p.stderr)
 
-    def test_missing_file_fails(self):
-        ts, _ = self.files()
-        p = self.run_summary("--require-patched", "--taskstats", ts,
-                             "--memcg", os.path.join(self.tmp.name, "no"))
+    def test_skipped_bpf_row_fails(self):
+        k = self.write_lines("ktap.txt", run_all_ktap(skip=("bpf_iter",)))
+        p = self.run_summary("--require-patched", k)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("unreadable", p.stderr)
+        self.assertIn("taskstats: bpf_iter skip (kernel has no BTF)",
+                      p.stderr)
 
-    def test_nothing_given_fails(self):
-        p = self.run_summary("--require-patched")
+    def test_missing_check_fails(self):
+        lines = [x for x in run_all_ktap() if "ks_empty_write" not in x]
+        k = self.write_lines("ktap.txt", lines)
+        p = self.run_summary("--require-patched", k)
         self.assertEqual(p.returncode, 1)
+        self.assertIn("ks_empty_write_resets missing", p.stderr)
 
+    def test_ab_stream_checks_the_candidate(self):
+        k = self.write_lines("ab.txt", ab_ktap(("ioctl", "bpf_iter3"), ()))
+        p = self.run_summary("--require-patched", k)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        k = self.write_lines("ab.txt", ab_ktap((), ("bpf_iter3",)))
+        p = self.run_summary("--require-patched", k)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("memcg_ks: bpf_iter3 skip", p.stderr)
+
+    def test_no_program_or_file_fails(self):
+        k = self.write_lines("empty.txt", ["TAP version 13", "1..0"])
+        p = self.run_summary("--require-patched", k)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("neither", p.stderr)
+        p = self.run_summary("--require-patched",
+                             os.path.join(self.tmp.name, "no"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot read", p.stderr)
 
 if __name__ == "__main__":
     unittest.main()
