@@ -4,7 +4,8 @@
 
 Per file and filter: the median microseconds of one read kept-fd
 (per_read), open+read+close (per_cat) and an external cat (cat_process),
-with the ratios cat/read and cat/per_cat, then ks / legacy ratios.
+with the ratios cat/read and cat/per_cat, then ks / legacy ratios, then
+the BPF cgroup iterator rows against legacy and the .ks filters.
 """
 
 import json
@@ -13,6 +14,7 @@ import sys
 
 NAME_RE = re.compile(
     r"^(stat|numa_stat)_(legacy|ks\w*?)_(per_read|per_cat|cat_process)$")
+BPF_RE = re.compile(r"^bpf_iter(\d+)$")
 FILES = {"stat": "memory.stat", "numa_stat": "memory.numa_stat"}
 
 
@@ -68,11 +70,17 @@ def table(doc):
         out.append("%-28s %10s %10s %12.1f" % ("cat /dev/null", "-", "-",
                                                dn["median"]))
     out.append("")
+    out += ks_lines(cells, variants)
+    out.append("")
+    out += bpf_lines(rows, cells)
+    return out
+
+
+def ks_lines(cells, variants):
     ks = [v for v in variants if v != "legacy"]
     if not ks:
-        out.append("no .ks rows: the kernel has no memory.stat.ks (or no right to write a filter)")
-        return out
-    out.append("ks / legacy (median per_read):")
+        return ["no .ks rows: the kernel has no memory.stat.ks (or no right to write a filter)"]
+    out = ["ks / legacy (median per_read):"]
     for v in ks:
         for f in ("stat", "numa_stat"):
             a = cells.get((f, v, "per_read"))
@@ -80,6 +88,41 @@ def table(doc):
             if a and b:
                 out.append("  %-22s %-10s x%.2f" % (FILES[f] + ".ks", v, a / b))
     return out
+
+
+def bpf_lines(rows, cells):
+    """The bpf_iterN rows: us per read, against legacy memory.stat and
+    the .ks filter of the same size (per_read), and the load once."""
+    bpf = [r for r in rows if BPF_RE.match(r.get("name", ""))]
+    ran = [r for r in bpf if r.get("status") == "ok" and "median" in r]
+    if not ran:
+        why = bpf[0].get("reason") if bpf else None
+        return ["no bpf_iter rows ran: %s" % (why or "not in the results")]
+    out = ["BPF cgroup iterator (create + read + close of an iterator fd), "
+           "median us per read:",
+           "  %-12s %10s %10s %10s" % ("row", "per_read", "/legacy", "/ks")]
+    legacy = cells.get(("stat", "legacy", "per_read"))
+    for r in ran:
+        n = BPF_RE.match(r["name"]).group(1)
+        ks = cells.get(("stat", "ks" + n, "per_read"))
+        out.append("  %-12s %s %s %s" % (
+            r["name"], fmt(r["median"], 10), quotient(r["median"], legacy),
+            quotient(r["median"], ks)))
+    load_ms = (ran[0].get("extra") or {}).get("load_ms")
+    if load_ms is not None:
+        out.append("  program load %.1f ms, once for every row; flush: %s"
+                   % (load_ms, flush_of(ran[0].get("note"))))
+    return out
+
+
+def flush_of(note):
+    """The flush a bpf_iter row's note names ("...fd: WAY, then ...")."""
+    m = re.search(r"fd: ([^,]+)", note or "")
+    return m.group(1) if m else "?"
+
+
+def quotient(a, b):
+    return "%10.2f" % (a / b) if a and b else "%10s" % "-"
 
 
 def main(argv):

@@ -18,7 +18,7 @@ sizes="1000 10000"
 outdir=""
 goal=1.2
 # Only the method rows (and the reaping check): the other checks time nothing.
-rows=netlink_per_pid,netlink_batched,procfs,procfs_pread,ioctl,children_reaped
+rows=netlink_per_pid,netlink_batched,procfs,procfs_pread,ioctl,bpf_iter,children_reaped
 
 usage() {
 	sed -n '4,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'

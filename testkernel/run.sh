@@ -5,8 +5,9 @@
 # boot them in turn under virtme-ng (run_all.sh --kernel UNPATCHED
 # --vs-kernel PATCHED --repeat N), run taskstats and memcg_ks inside, keep
 # both JSON result sets, compare them with verdicts and print the seeds'
-# two comparisons. Fails when a run fails or the guest kernel
-# logged a WARNING, BUG or Oops. See usage() and README.md.
+# two comparisons. Fails when a run fails, a row that needs the patched
+# kernel skipped there, or the guest kernel logged a WARNING, BUG or Oops.
+# See usage() and README.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,8 +42,13 @@ Options:
                        development machine, see scripts/vm-run.sh)
   -h, --help           this help
 
+On the patched kernel the RFC ioctl, the .ks and the BPF iterator rows
+and checks must run: one that skips there (say "kernel has no BTF") fails
+the run.
+
 Exit status: 0 all passed and the guests logged no kernel warning;
-1 a test failed, a guest logged a WARNING/BUG/Oops, or a step failed;
+1 a test failed, a patched-kernel row skipped, a guest logged a
+WARNING/BUG/Oops, or a step failed;
 2 bad usage; 3 a missing host package.
 EOF
 }
@@ -172,7 +178,7 @@ ab_run() {
 }
 
 main() {
-	local k n first failed=0 counts ts_json=()
+	local k n first failed=0 counts ts_json=() ktaps=()
 
 	parse_args "$@"
 	mkdir -p "$out"
@@ -200,8 +206,16 @@ main() {
 	for n in "${counts[@]:1}"; do
 		ts_json+=("$out/patched-$n/taskstats.json")
 	done
-	python3 "$here/summary.py" "${ts_json[@]/#/--taskstats=}" \
-		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt" || true
+	# The ioctl, .ks and bpf_iter rows and checks must have passed there
+	# (a passing check leaves no JSON row: the guests' KTAP says).
+	mapfile -t ktaps < <(find "$out" -maxdepth 2 -name ktap.txt \
+		\( -path "$out/ktap.txt" -o -path "$out/patched*" \) | sort)
+	if ! python3 "$here/summary.py" "${ktaps[@]/#/--require-patched=}" \
+		"${ts_json[@]/#/--taskstats=}" \
+		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt"; then
+		msg "the patched kernel skipped rows it must run (see above)"
+		failed=1
+	fi
 	msg "results in $out"
 	if ((failed)); then
 		msg "FAILED: a run failed or a guest kernel logged trouble"

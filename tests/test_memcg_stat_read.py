@@ -45,6 +45,31 @@ class TableTest(unittest.TestCase):
         ]))
         self.assertIn("no .ks rows", "\n".join(lines))
 
+    def test_bpf_rows(self):
+        bpf = row("bpf_iter3", 2.5)
+        bpf["extra"] = {"load_ms": 950.0}
+        bpf["note"] = ("create + read + close of a cgroup iterator fd: "
+                       "cgroup_rstat_flush, then 3 counters")
+        lines = memcg_stat_read.table(doc([
+            row("stat_legacy_per_read", 5.0),
+            row("stat_ks3_per_read", 1.0),
+            bpf,
+            row("bpf_iter16", 1.0, status="skip"),
+        ]))
+        text = "\n".join(lines)
+        self.assertRegex(text, r"bpf_iter3 +2\.500 +0\.50 +2\.50")
+        self.assertNotIn("bpf_iter16", text)
+        self.assertIn("program load 950.0 ms, once for every row; flush: "
+                      "cgroup_rstat_flush", text)
+
+    def test_bpf_skip_reason(self):
+        skip = row("bpf_iter3", 0, status="skip")
+        skip["reason"] = "kernel has no BTF"
+        lines = memcg_stat_read.table(doc([row("stat_legacy_per_read", 5.0),
+                                           skip]))
+        self.assertIn("no bpf_iter rows ran: kernel has no BTF",
+                      "\n".join(lines))
+
     def test_bad_file_is_exit_2(self):
         self.assertEqual(memcg_stat_read.main(["x", "/nonexistent.json"]), 2)
         self.assertEqual(memcg_stat_read.main(["x"]), 2)
