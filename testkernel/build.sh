@@ -28,8 +28,8 @@ Build the kbench test kernel from Debian's linux-source-$version: once with
 the patch series in testkernel/patches/ applied (patched: /proc/taskstats
 ioctls, memory.stat.ks and memory.numa_stat.ks) and once without it
 (unpatched), with the same small configuration (virtme-ng's defconfig,
-the collection's config fragments, testkernel/kernel.config; with BTF,
-so the BPF iterator rows run there too).
+the collection's config fragments, testkernel/kernel.config; no debug
+info and so no BTF: the BPF iterator rows skip there).
 
 The patched kernel is built first. Images are cached in
   $cache/

@@ -6,7 +6,8 @@
 # --vs-kernel PATCHED --repeat N), run taskstats and memcg_ks inside, keep
 # both JSON result sets, compare them with verdicts and print the seeds'
 # two comparisons. Fails when a run fails, a row that needs the patched
-# kernel skipped there, or the guest kernel logged a WARNING, BUG or Oops.
+# kernel (or its BTF) skipped there, or the guest kernel logged a WARNING,
+# BUG or Oops.
 # See usage() and README.md.
 set -euo pipefail
 
@@ -42,9 +43,9 @@ Options:
                        development machine, see scripts/vm-run.sh)
   -h, --help           this help
 
-On the patched kernel the RFC ioctl, the .ks and the BPF iterator rows
-and checks must run: one that skips there (say "kernel has no BTF") fails
-the run.
+On the patched kernel the RFC ioctl and the .ks rows and checks must run,
+and the BPF iterator ones too when kernel.config turns BTF on: one that
+skips there fails the run.
 
 Exit status: 0 all passed and the guests logged no kernel warning;
 1 a test failed, a patched-kernel row skipped, a guest logged a
@@ -178,7 +179,7 @@ ab_run() {
 }
 
 main() {
-	local k n first failed=0 counts ts_json=() ktaps=()
+	local k n first failed=0 counts ts_json=() ktaps=() btf
 
 	parse_args "$@"
 	mkdir -p "$out"
@@ -210,7 +211,10 @@ main() {
 	# (a passing check leaves no JSON row: the guests' KTAP says).
 	mapfile -t ktaps < <(find "$out" -maxdepth 2 -name ktap.txt \
 		\( -path "$out/ktap.txt" -o -path "$out/patched*" \) | sort)
-	if ! python3 "$here/summary.py" "${ktaps[@]/#/--require-patched=}" \
+	# The bpf_iter rows too when the kernel was configured with BTF.
+	btf=()
+	grep -q '^CONFIG_DEBUG_INFO_BTF=y' "$here/kernel.config" && btf=(--btf)
+	if ! python3 "$here/summary.py" "${btf[@]}" "${ktaps[@]/#/--require-patched=}" \
 		"${ts_json[@]/#/--taskstats=}" \
 		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt"; then
 		msg "the patched kernel skipped rows it must run (see above)"

@@ -18,7 +18,7 @@ Figures from an emulated (TCG) guest are marked as such. A file that
 holds several repetitions (boots) gives the median over them.
 
 --require-patched KTAP exits 1 unless every row and check that needs the
-patched kernel (ioctl, .ks) or BTF (bpf_iter) passed in that run_all.sh
+patched kernel (ioctl, .ks; with --btf also bpf_iter) passed in that run_all.sh
 KTAP stream: a kernel that lost an interface or its BTF must not pass as
 one that has them.
 """
@@ -40,14 +40,17 @@ SEED_MEMCG = "seed: per read legacy ~5 us vs ks 3 fields ~0.85 us; " \
 TS_METHODS = ("netlink_per_pid", "netlink_batched", "procfs", "procfs_pread",
               "ioctl", "bpf_iter")
 KS_SIZES = (3, 16, 32, 64, 128)
-# Results that pass only on the patched kernel with BTF (and as root),
-# by program. Checks that pass leave no JSON row, so the KTAP is read.
+# Results that pass only on the patched kernel (and as root), by
+# program; BTF_ROWS only when that kernel has BTF as well (--btf).
+# Checks that pass leave no JSON row, so the KTAP is read.
 PATCHED = {
-    "taskstats": ("ioctl_matches_netlink", "ioctl_errors", "ioctl",
-                  "bpf_iter_matches_netlink", "bpf_iter"),
+    "taskstats": ("ioctl_matches_netlink", "ioctl_errors", "ioctl"),
     "memcg_ks": ("ks_matches_legacy", "ks_invalid_filter_rejected",
-                 "ks_empty_write_resets", "stat_ks3_per_read",
-                 "bpf_iter_matches_stat") +
+                 "ks_empty_write_resets", "stat_ks3_per_read"),
+}
+BTF_ROWS = {
+    "taskstats": ("bpf_iter_matches_netlink", "bpf_iter"),
+    "memcg_ks": ("bpf_iter_matches_stat",) +
     tuple(f"bpf_iter{n}" for n in KS_SIZES),
 }
 PROGRAM_RE = re.compile(r"selftests: kbench/[^:]+: (\S+)")
@@ -218,9 +221,10 @@ def collect_programs(doc, out):
             collect_programs(r.child, out)
 
 
-def not_run(path):
+def not_run(path, btf=False):
     """'FILE: PROGRAM: NAME DID (why)' for each row of the patched
-    kernel's that did not pass in the KTAP stream at path."""
+    kernel's (with btf, also each BPF iterator row) that did not pass in
+    the KTAP stream at path."""
     try:
         progs = program_results(path)
     except results.ResultError as e:
@@ -229,7 +233,9 @@ def not_run(path):
         return [f"{path}: neither {' nor '.join(PATCHED)} ran"]
     out = []
     for prog, got in progs.items():
-        for name in PATCHED.get(prog, ()):
+        names = PATCHED.get(prog, ()) + (BTF_ROWS.get(prog, ()) if btf
+                                          else ())
+        for name in names:
             r = got.get(name)
             if r is None:
                 out.append(f"{path}: {prog}: {name} missing")
@@ -239,12 +245,12 @@ def not_run(path):
     return out
 
 
-def require_patched(ktap_paths):
-    """0 when every ioctl, .ks and bpf_iter row and check passed in each
-    stream, else 1 (each listed on stderr)."""
+def require_patched(ktap_paths, btf=False):
+    """0 when every ioctl and .ks row and check (with btf, every bpf_iter
+    one too) passed in each stream, else 1 (each listed on stderr)."""
     missing = [] if ktap_paths else ["no KTAP stream given (--ktap)"]
     for p in ktap_paths:
-        missing += not_run(p)
+        missing += not_run(p, btf)
     for m in missing:
         print(f"summary: did not run on the patched kernel: {m}",
               file=sys.stderr)
@@ -258,9 +264,12 @@ def main():
     ap.add_argument("--memcg", help="a memcg_ks.json")
     ap.add_argument("--require-patched", action="append", default=[],
                     metavar="KTAP",
-                    help="exit 1 unless the ioctl, .ks and bpf_iter rows "
-                    "and checks all passed (not skipped) in this run_all.sh "
-                    "KTAP stream (repeatable)")
+                    help="exit 1 unless the ioctl and .ks rows and checks "
+                    "all passed (not skipped) in this run_all.sh KTAP "
+                    "stream (repeatable)")
+    ap.add_argument("--btf", action="store_true",
+                    help="the patched kernel has BTF: --require-patched "
+                    "requires the bpf_iter rows and checks too")
     a = ap.parse_args()
     if a.taskstats:
         taskstats_table([p for p in a.taskstats if os.path.exists(p)])
@@ -268,7 +277,7 @@ def main():
     if a.memcg:
         memcg_table(a.memcg)
     if a.require_patched:
-        return require_patched(a.require_patched)
+        return require_patched(a.require_patched, a.btf)
     return 0
 
 

@@ -43,7 +43,7 @@ def taskstats_rows():
 def program_ktap(prog, skip=(), indent=""):
     """run_all.sh's nesting of one program whose patched-kernel results
     pass, except those in skip."""
-    names = summary.PATCHED[prog]
+    names = summary.PATCHED[prog] + summary.BTF_ROWS[prog]
     lines = ["TAP version 13", f"1..{len(names)}"]
     for i, n in enumerate(names, 1):
         lines.append(f"ok {i} {n}" + (" # SKIP kernel has no BTF"
@@ -123,9 +123,11 @@ class SummaryTest(unittest.TestCase):
         p = self.run_summary("--require-patched", k)
         self.assertEqual(p.returncode, 0, p.stderr)
 
-    def test_skipped_bpf_row_fails(self):
+    def test_skipped_bpf_row_fails_with_btf(self):
         k = self.write_lines("ktap.txt", run_all_ktap(skip=("bpf_iter",)))
         p = self.run_summary("--require-patched", k)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = self.run_summary("--btf", "--require-patched", k)
         self.assertEqual(p.returncode, 1)
         self.assertIn("taskstats: bpf_iter skip (kernel has no BTF)",
                       p.stderr)
@@ -142,7 +144,7 @@ class SummaryTest(unittest.TestCase):
         p = self.run_summary("--require-patched", k)
         self.assertEqual(p.returncode, 0, p.stderr)
         k = self.write_lines("ab.txt", ab_ktap((), ("bpf_iter3",)))
-        p = self.run_summary("--require-patched", k)
+        p = self.run_summary("--btf", "--require-patched", k)
         self.assertEqual(p.returncode, 1)
         self.assertIn("memcg_ks: bpf_iter3 skip", p.stderr)
 
