@@ -161,16 +161,20 @@ check_args() {
 	tree=$(cd "$tree" && pwd)
 	[[ $(git -C "$tree" rev-parse --show-toplevel 2>/dev/null) == "$tree" ]] ||
 		die_usage "--tree '$tree' is not the top of a git work tree"
-	good=$(rev "$good") || die_usage "--good '$good': no such commit in $tree"
-	bad=$(rev "$bad") || die_usage "--bad '$bad': no such commit in $tree"
+	git -C "$tree" diff --quiet HEAD -- ||
+		die_usage "--tree '$tree' has uncommitted changes: commit or stash them"
+	good=$(rev "$good" --good)
+	bad=$(rev "$bad" --bad)
 	[[ $good != "$bad" ]] || die_usage "--good and --bad are the same commit"
 	git -C "$tree" merge-base --is-ancestor "$good" "$bad" ||
 		die_usage "--good ${good:0:12} is not an ancestor of --bad ${bad:0:12}"
 	[[ -n $state ]] || state=$(default_state)
 }
 
+# rev REV OPTION: REV's full hash, or a usage error naming OPTION.
 rev() {
-	git -C "$tree" rev-parse -q --verify "$1^{commit}"
+	git -C "$tree" rev-parse -q --verify "$1^{commit}" ||
+		die_usage "$2 '$1': no such commit in $tree"
 }
 
 default_state() {
@@ -192,9 +196,11 @@ setup_state() {
 		die_usage "a bisection was started in $state: add --resume to continue it," \
 			"or remove that directory to start over"
 	mkdir -p "$state" || die_usage "cannot create --state '$state'"
-	py init "$state" "$tree" "$good" "$bad" "$direction" "$max_repeat" \
-		"$alpha" "$threshold" "$check" "${targets[@]}" ||
+	if ! py init "$state" "$tree" "$good" "$bad" "$direction" "$max_repeat" \
+		"$alpha" "$threshold" "$check" "${targets[@]}"; then
+		rmdir "$state" 2>/dev/null || true
 		die_usage "invalid settings"
+	fi
 }
 
 load_settings() {
@@ -215,7 +221,7 @@ git_tree() {
 }
 
 bisecting() {
-	[[ -f $(git -C "$tree" rev-parse --git-path BISECT_START) ]]
+	(cd "$tree" && [[ -f $(git rev-parse --git-path BISECT_START) ]])
 }
 
 # The git bisect of the tree is ours (a --resume after a kill -9) or
@@ -271,17 +277,22 @@ subject() {
 # build HASH: sets image; fails when the commit does not build (why in
 # $work/build.err, its last lines).
 build() {
-	local out rc=0
+	local out rc=0 t=$SECONDS
 
 	run_child "$top/testkernel/build.sh" "${jobs[@]}" --tree "$tree" \
 		--commit "$1" >"$work/build.out" 2>"$work/build.err" || rc=$?
 	if ((rc == 2 || rc == 3)); then
 		cat "$work/build.err" >&2
-		die "$EXIT_SETUP" "testkernel/build.sh cannot build from $tree (exit $rc)"
+		die "$rc" "testkernel/build.sh cannot build from $tree (exit $rc)"
 	fi
 	out=$(grep '^image=' "$work/build.out" | tail -n 1) || true
 	image=${out#image=}
-	((rc == 0)) && [[ -f $image ]]
+	if ((rc == 0)) && [[ -f $image ]]; then
+		msg "built ${1:0:12} in $((SECONDS - t)) s (or cached)"
+		return 0
+	fi
+	msg "${1:0:12} does not build (exit $rc; log: $(grep -o 'log: [^)]*' "$work/build.err" | tail -n 1))"
+	return 1
 }
 
 # The guest runs only the named tests, and only the named rows of each.
@@ -334,6 +345,7 @@ boot_once() {
 	mv "$try/json" "$dir/$k"
 	mv "$try/ktap" "$dir/$k.ktap"
 	mv "$try/log" "$dir/$k.log"
+	msg "boot of ${1:0:12}: usable boot $k ($(grep -o 'boot [0-9.]* s, run [0-9.]* s' "$dir/$k.log" || true))"
 }
 
 # boot HASH IMAGE: a boot that died, timed out or left an incomplete
@@ -535,13 +547,14 @@ main() {
 	local start=$SECONDS
 
 	parse_args "$@"
+	[[ -z $resume || -n $tree ]] || load_settings
+	claim_tree
 	setup_state
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-bisect.XXXXXX")
 	current_pid=
 	owns_bisect=
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM HUP
-	claim_tree
 	guest_env
 	msg "bisecting ${good:0:12}..${bad:0:12} of $tree on ${targets[*]}" \
 		"${check:+(check $check)}; state: $state"
