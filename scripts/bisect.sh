@@ -316,28 +316,31 @@ guest_env() {
 }
 
 # boot_once HASH IMAGE: one boot; a complete KTAP stream keeps its JSON
-# as the commit's next usable boot. Sets why (the reason when not).
+# as the commit's next usable boot. Sets why (the reason when not); an
+# unusable boot's output and console are kept in STATE/failed/.
 boot_once() {
-	local dir=$state/boots/$1 try=$work/boot rc=0 k
+	local dir=$state/boots/$1 try=$work/boot rc=0 k ok=
 
 	rm -rf "$try"
 	mkdir -p "$try/json" "$dir"
 	run_child "$top/scripts/vm-run.sh" --kernel "$2" "${vm_args[@]}" \
-		-t "$tests" --json "$try/json" >"$try/ktap" 2>"$try/log" || rc=$?
+		--console "$try/console.log" -t "$tests" --json "$try/json" \
+		>"$try/ktap" 2>"$try/log" || rc=$?
 	boots_used=$((boots_used + 1))
 	case $rc in
-	0 | 1) ;;
+	0 | 1) why=$(py boot-ok "$try/ktap" "$check") && ok=1 ;;
 	124 | 125)
 		why=$(grep "^vm-run.sh: " "$try/log" | tail -n 1)
 		why=${why#vm-run.sh: }
-		return 1
 		;;
 	*)
 		cat "$try/log" >&2
 		die "$EXIT_SETUP" "scripts/vm-run.sh failed (exit $rc): not the kernel's fault"
 		;;
 	esac
-	if ! why=$(py boot-ok "$try/ktap" "$check"); then
+	if [[ -z $ok ]]; then
+		mkdir -p "$state/failed"
+		mv "$try" "$state/failed/$1-$(date +%s)"
 		return 1
 	fi
 	result=$why
@@ -345,6 +348,7 @@ boot_once() {
 	mv "$try/json" "$dir/$k"
 	mv "$try/ktap" "$dir/$k.ktap"
 	mv "$try/log" "$dir/$k.log"
+	mv "$try/console.log" "$dir/$k.console.log" 2>/dev/null || true
 	msg "boot of ${1:0:12}: usable boot $k ($(grep -o 'boot [0-9.]* s, run [0-9.]* s' "$dir/$k.log" || true))"
 }
 
