@@ -93,6 +93,7 @@ state=
 resume=
 jobs=()
 vm_args=()
+boots_used=0
 
 parse_args() {
 	while (($#)); do
@@ -465,7 +466,7 @@ measure_step() {
 			return
 		fi
 		n=$(usable "$hash")
-		if ((n % 2 == 1)); then
+		if ((n % 2 == 0)); then
 			endpoint_turn=$((endpoint_turn + 1))
 			if ((endpoint_turn % 2)); then
 				boot "$good" "$image_good" || msg "an extra boot of good failed ($why)"
