@@ -292,8 +292,18 @@ build() {
 		msg "built ${1:0:12} in $((SECONDS - t)) s (or cached)"
 		return 0
 	fi
-	msg "${1:0:12} does not build (exit $rc; log: $(grep -o 'log: [^)]*' "$work/build.err" | tail -n 1))"
+	msg "${1:0:12} does not build (exit $rc; $(grep -o 'log: [^)]*' "$work/build.err" | tail -n 1))"
 	return 1
+}
+
+# The compiler's first error, else build.sh's last word, shortened.
+build_error() {
+	local line
+
+	line=$(grep -m 1 -E ' error: |Error [0-9]+' "$work/build.err") ||
+		line=$(grep -v '^\s*$' "$work/build.err" | tail -n 1) || true
+	line=${line#build.sh: }
+	echo "${line:0:70}"
 }
 
 # The guest runs only the named tests, and only the named rows of each.
@@ -528,7 +538,7 @@ run_steps() {
 		if ! build "$hash"; then
 			cp "$work/build.err" "$state/build-$hash.err"
 			py record "$state" "$hash" "$(subject "$hash")" skip 0 \
-				"build failed: $(grep -m 1 -E 'error|Error' "$work/build.err" | cut -c1-60)"
+				"does not build: $(build_error)"
 			bisect_mark skip "$hash"
 			continue
 		fi
@@ -571,6 +581,7 @@ main() {
 		py record "$state" "$good" "$(subject "$good")" good "$(usable "$good")" endpoint
 		py record "$state" "$bad" "$(subject "$bad")" bad "$(usable "$bad")" endpoint
 	fi
+	[[ -z $resume ]] || py table "$state"
 	start_bisect
 	run_steps
 	msg "$(($(git_tree rev-list --count "$good..$bad"))) commits," \

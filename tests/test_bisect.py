@@ -334,6 +334,52 @@ class Command(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(
             self.tree, ".git", "BISECT_START")))
 
+    def rev(self, name):
+        return subprocess.run(["git", "-C", self.tree, "rev-parse", name],
+                              capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    def test_resume_a_finished_bisection(self):
+        """--resume replays the kept 'git bisect log': a bisection that
+        had found its culprit says it again, with no build or boot (the
+        endpoints' images are in the cache) and the earlier steps."""
+        state = os.path.join(self.tmp.name, "state")
+        good, bad, culprit = (self.rev("work~3"), self.rev("work"),
+                              self.rev("work~1"))
+        self.assertEqual(0, bisect.main(
+            ["init", state, self.tree, good, bad, "slower", "8", "0.01",
+             "2", "", f"{TEST}:{ROW}"]))
+        with open(os.path.join(state, bisect.SIGNAL), "w") as f:
+            json.dump([{"test": TEST, "row": ROW}], f)
+        for c in (good, bad):
+            image = subprocess.run(
+                [os.path.join(TOP, "testkernel", "build.sh"), "-n",
+                 "--tree", self.tree, "--commit", c], env=self.env,
+                capture_output=True, text=True).stdout.strip()
+            self.assertTrue(image.startswith("image="), image)
+            os.makedirs(os.path.dirname(image[6:]))
+            open(image[6:], "w").close()
+        git(self.tree, "bisect", "start", "--no-checkout", bad, good)
+        git(self.tree, "bisect", "good", self.rev("work~2"))
+        git(self.tree, "bisect", "bad", culprit)
+        with open(os.path.join(state, "bisect.log"), "w") as f:
+            f.write(subprocess.run(["git", "-C", self.tree, "bisect", "log"],
+                                   capture_output=True, text=True,
+                                   check=True).stdout)
+        git(self.tree, "bisect", "reset")
+        bisect.append_step(state, {"commit": culprit, "subject": "commit 2",
+                                   "verdict": "bad", "boots": 7})
+        rc, out, err = self.run_bisect("--resume", "--state", state)
+        self.assertEqual(0, rc, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith(culprit[:12] + "  commit 2"))
+        self.assertEqual(f"first bad commit: {culprit} commit 2", lines[-1])
+        self.assertFalse(os.path.exists(os.path.join(
+            self.tree, ".git", "BISECT_START")))
+        self.assertEqual("work", subprocess.run(
+            ["git", "-C", self.tree, "symbolic-ref", "--short", "HEAD"],
+            capture_output=True, text=True).stdout.strip())
+
     def test_endpoint_that_does_not_build(self):
         # testkernel/build.sh configures with virtme-ng's venv and checks
         # its host tools before it runs make.

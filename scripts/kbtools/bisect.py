@@ -226,11 +226,11 @@ def stream_problems(stream):
 def fmt_step(step):
     """One line: commit, subject, ratio to good with its interval,
     verdict, boots used."""
-    if step["ratio"] in (None, ""):
+    if step.get("ratio") in (None, ""):
         fig = "-"
     else:
         fig = f"x{float(step['ratio']):.3f}"
-        if step["ci_low"] not in (None, ""):
+        if step.get("ci_low") not in (None, ""):
             fig += (f" ({float(step['ci_low']):.3f}-"
                     f"{float(step['ci_high']):.3f})")
     subject = step["subject"]
