@@ -114,7 +114,8 @@ class Settings(StateCase):
 
 
 class Decisions(StateCase):
-    """Figures recorded from the demo's boots (getsid medians, us, TCG)."""
+    """Figures recorded from real runs (tests/data/bisect/figures.json
+    says which): getsid medians per repetition."""
 
     def setUp(self):
         super().setUp()
@@ -134,8 +135,8 @@ class Decisions(StateCase):
 
     def test_no_change_is_no_culprit(self):
         st = self.init()
-        signal, msg = self.endpoints(st, self.fig["good"],
-                                     self.fig["no_change_bad"])
+        signal, msg = self.endpoints(st, self.fig["no_change"]["good"],
+                                     self.fig["no_change"]["bad"])
         self.assertEqual([], signal)
         self.assertRegex(msg, r"^no culprit: good and bad do not differ on "
                               r"syscall_overhead:getsid \(x[0-9.]+, CI "
