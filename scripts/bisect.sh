@@ -141,6 +141,8 @@ py() {
 }
 
 check_args() {
+	local git_top
+
 	if [[ -n $resume && -n $state && -z $tree$good$bad$check && ${#targets[@]} -eq 0 ]]; then
 		[[ -f $state/settings.json ]] ||
 			die_usage "--resume: no bisection in '$state'"
@@ -160,8 +162,10 @@ check_args() {
 	[[ $threshold =~ ^[0-9]+(\.[0-9]+)?$ ]] || die_usage "invalid --threshold '$threshold'"
 	[[ -d $tree ]] || die_usage "--tree '$tree': no such directory"
 	tree=$(cd "$tree" && pwd)
-	[[ $(git -C "$tree" rev-parse --show-toplevel 2>/dev/null) == "$tree" ]] ||
-		die_usage "--tree '$tree' is not the top of a git work tree"
+	git_top=$(git -C "$tree" rev-parse --show-toplevel 2>&1) ||
+		die_usage "--tree '$tree': ${git_top%%$'\n'*}"
+	[[ $git_top == "$tree" ]] ||
+		die_usage "--tree '$tree' is not the top of a git work tree ($git_top is)"
 	git -C "$tree" diff --quiet HEAD -- ||
 		die_usage "--tree '$tree' has uncommitted changes: commit or stash them"
 	good=$(rev "$good" --good)

@@ -124,13 +124,17 @@ parse_args() {
 
 # --tree DIR --commit REV: a git work tree and one of its commits.
 check_tree_args() {
+	local git_top
+
 	[[ -n $commit ]] || die_usage "--tree needs --commit REV"
 	[[ -n $want_patched && -n $want_unpatched ]] ||
 		die_usage "--tree builds one commit, not the patched or unpatched kernel"
 	[[ -d $src ]] || die_usage "--tree '$src': no such directory"
 	src=$(cd "$src" && pwd)
-	[[ $(git -C "$src" rev-parse --show-toplevel 2>/dev/null) == "$src" ]] ||
-		die_usage "--tree '$src' is not the top of a git work tree"
+	git_top=$(git -C "$src" rev-parse --show-toplevel 2>&1) ||
+		die_usage "--tree '$src': ${git_top%%$'\n'*}"
+	[[ $git_top == "$src" ]] ||
+		die_usage "--tree '$src' is not the top of a git work tree ($git_top is)"
 	[[ -f $src/Makefile && -d $src/arch/x86 ]] ||
 		die_usage "--tree '$src' is not an x86 kernel source tree"
 	hash=$(git -C "$src" rev-parse -q --verify "$commit^{commit}") ||
