@@ -424,7 +424,10 @@ commit_paths() {
 # A tree left on another commit is put back on its branch (or commit),
 # also when the build is interrupted.
 restore_tree() {
-	[[ -n ${make_pid:-} ]] && { kill "$make_pid" 2>/dev/null || true; wait "$make_pid" || true; }
+	if [[ -n ${make_pid:-} ]]; then
+		kill -TERM -- -"$make_pid" 2>/dev/null || true
+		wait "$make_pid" || true
+	fi
 	if [[ -n ${orig_head:-} ]]; then
 		git -C "$src" -c advice.detachedHead=false checkout -q "$orig_head" ||
 			msg "could not put $src back on $orig_head"
@@ -450,8 +453,10 @@ build_commit() {
 	fi
 	msg "building $(git -C "$src" log -1 --format='%h %s' "$hash") ($jobs jobs, log: $log)"
 	[[ $obj == "$src" ]] || o=(O="$obj")
+	# make in a process group of its own: an interruption stops all of
+	# it before the tree is checked out again.
 	make_pid=
-	make -C "$src" "${o[@]}" -j"$jobs" LOCALVERSION=-kbench-bisect \
+	setsid make -C "$src" "${o[@]}" -j"$jobs" LOCALVERSION=-kbench-bisect \
 		bzImage >"$log" 2>&1 &
 	make_pid=$!
 	if ! wait "$make_pid"; then
