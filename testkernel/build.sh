@@ -212,9 +212,8 @@ hash_of() {
 }
 
 compute_keys() {
-	local frags series
+	local series
 
-	mapfile -t frags < <(config_fragments)
 	mapfile -t series < <(series_files)
 	((${#series[@]})) || [[ -z $want_patched ]] || die 1 "no patches in $here/patches"
 	# The tarball's name and size stand for its content (hashing 150 MB
