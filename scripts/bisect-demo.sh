@@ -143,6 +143,10 @@ lock() {
 
 # shellcheck disable=SC2317 # called from traps
 cleanup() {
+	if [[ -n ${current_pid:-} ]]; then
+		kill -TERM "$current_pid" 2>/dev/null || true
+		wait "$current_pid" 2>/dev/null || true
+	fi
 	if [[ -n ${orig:-} ]]; then
 		lock git -C "$tree" checkout -q "$orig" ||
 			msg "could not put $tree back on $orig"
@@ -158,9 +162,14 @@ run() {
 	rm -rf "${states:?}/$kind"
 	msg "$kind series: $(git_demo rev-list --count unpatched.."$tip") commits on" \
 		"unpatched, tip ${tip:0:12}${culprit:+, the delay in ${culprit:0:12}}"
+	# In the background, so that a signal reaches it (cleanup stops it).
 	"$top/scripts/bisect.sh" --tree "$tree" --good unpatched --bad "$tip" \
-		-t syscall_overhead:getsid --state "$states/$kind" "${pass[@]}" |
-		tee "$work/$kind.out" || rc=$?
+		-t syscall_overhead:getsid --state "$states/$kind" "${pass[@]}" \
+		> >(tee "$work/$kind.out") &
+	current_pid=$!
+	wait "$current_pid" || rc=$?
+	current_pid=
+	wait # for tee, which has the last line
 	last=$(tail -n 1 "$work/$kind.out")
 	msg "$kind series: exit $rc in $((SECONDS - start)) s"
 	if [[ $kind == regression ]]; then
