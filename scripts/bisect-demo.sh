@@ -36,7 +36,8 @@ testkernel's build lock) and put back on its branch afterwards.
   --keep DIR      keep the bisections' state directories in DIR
   -h, --help      this help
 
-Other options go to scripts/bisect.sh (--max-repeat, --accel, -j, ...).
+These go to scripts/bisect.sh: --max-repeat, --alpha, --threshold, -j,
+--accel, --boot-timeout, --vm-timeout (each with its value).
 Exit status: 0 the regression's culprit is the ndelay commit and the
 no-change series has no culprit; 1 otherwise; 2 bad usage.
 EOF
@@ -63,7 +64,14 @@ parse_args() {
 			usage
 			exit 0
 			;;
-		*) pass+=("$1") ;;
+		--max-repeat | --alpha | --threshold | -j | --jobs | --accel | \
+			--boot-timeout | --vm-timeout)
+			need_value "$1" "a value" "$#"
+			[[ -n $2 && $2 != -* ]] || die_usage "invalid $1 '$2'"
+			pass+=("$1" "$2")
+			shift
+			;;
+		*) die_usage "unknown argument '$1'" ;;
 		esac
 		shift
 	done
