@@ -131,7 +131,6 @@ def endpoints(settings, good, bad):
         return [], ("no culprit: none of the rows "
                     f"{', '.join(settings['targets'])} was measured on both "
                     f"good and bad")
-    e = entries[0]
     shown = [x for x in entries if x["ratio"] is not None] or entries
     e = shown[0]
     more = f" and {len(shown) - 1} more rows" if len(shown) > 1 else ""
