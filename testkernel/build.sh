@@ -48,6 +48,21 @@ Options:
       --unpatched   build (or look up) only the unpatched kernel
   -n, --dry-run     print the image paths and whether they are cached,
                     build nothing (exit 1 when one is missing)
+      --tree DIR    with --commit: build that commit of the kernel git
+                    tree DIR with the same configuration instead; DIR is
+                    left on its branch (scripts/bisect.sh uses this)
+      --commit REV  the commit of --tree to build. Its image is cached in
+                    $cache/commits/HASH-KEY/ (KEY: the
+                    configuration's inputs); the last line on stdout is
+                    image=PATH/bzImage. A clean DIR is built out of tree
+                    in $cache/obj/, one directory per tree,
+                    incrementally from commit to commit; a DIR built in
+                    place by this script (the test kernel's tree) is
+                    built in place. Exit status 1: that commit does not
+                    configure or build (the compiler's last lines on
+                    stderr, the log beside the image directory).
+      --print-tree  print the test kernel's build tree (a git repository,
+                    branches unpatched and patched-*) and exit
   -h, --help        this help
 
 Environment: KBENCH_TESTKERNEL_CACHE (default above), KBENCH_CACHE (the
@@ -67,6 +82,9 @@ jobs=$(nproc)
 want_patched=1
 want_unpatched=1
 dry_run=
+print_tree=
+src=		# --tree: a kernel git tree to build one commit of
+commit=		# --commit
 
 parse_args() {
 	while (($#)); do
@@ -81,6 +99,14 @@ parse_args() {
 		--patched) want_unpatched= ;;
 		--unpatched) want_patched= ;;
 		-n | --dry-run) dry_run=1 ;;
+		--print-tree) print_tree=1 ;;
+		--tree | --commit)
+			(($# >= 2)) || die_usage "option '$1' needs a value"
+			if [[ $1 == --tree ]]; then src=$2; else commit=$2; fi
+			shift
+			;;
+		--tree=*) src=${1#*=} ;;
+		--commit=*) commit=${1#*=} ;;
 		-h | --help)
 			usage
 			exit 0
@@ -92,6 +118,27 @@ parse_args() {
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || die_usage "invalid --jobs '$jobs': not a positive number"
 	[[ -n $want_patched$want_unpatched ]] ||
 		die_usage "--patched and --unpatched exclude each other"
+	[[ -n $src || -z $commit ]] || die_usage "--commit needs --tree DIR"
+	[[ -z $src ]] || check_tree_args
+}
+
+# --tree DIR --commit REV: a git work tree and one of its commits.
+check_tree_args() {
+	local git_top
+
+	[[ -n $commit ]] || die_usage "--tree needs --commit REV"
+	[[ -n $want_patched && -n $want_unpatched ]] ||
+		die_usage "--tree builds one commit, not the patched or unpatched kernel"
+	[[ -d $src ]] || die_usage "--tree '$src': no such directory"
+	src=$(cd "$src" && pwd)
+	git_top=$(git -C "$src" rev-parse --show-toplevel 2>&1) ||
+		die_usage "--tree '$src': ${git_top%%$'\n'*}"
+	[[ $git_top == "$src" ]] ||
+		die_usage "--tree '$src' is not the top of a git work tree ($git_top is)"
+	[[ -f $src/Makefile && -d $src/arch/x86 ]] ||
+		die_usage "--tree '$src' is not an x86 kernel source tree"
+	hash=$(git -C "$src" rev-parse -q --verify "$commit^{commit}") ||
+		die_usage "--commit '$commit': no such commit in $src"
 }
 
 check_host() {
@@ -150,20 +197,28 @@ find_tarball() {
 	rm -rf "$dl"
 }
 
+# inputs_key SOURCE: the key of the configuration's inputs: the recipe,
+# what stands for the source, the fragments.
+inputs_key() {
+	local frags
+
+	mapfile -t frags < <(config_fragments)
+	{ echo "recipe $recipe"; [[ -z $1 ]] || echo "$1"; cat "${frags[@]}"; } |
+		sha256sum | cut -c1-12
+}
+
 hash_of() {
 	sha256sum "$@" | awk '{ print $1 }' | sha256sum | cut -c1-12
 }
 
 compute_keys() {
-	local frags series
+	local series
 
-	mapfile -t frags < <(config_fragments)
 	mapfile -t series < <(series_files)
 	((${#series[@]})) || [[ -z $want_patched ]] || die 1 "no patches in $here/patches"
 	# The tarball's name and size stand for its content (hashing 150 MB
 	# on every run costs more than it protects against).
-	frag_key=$({ echo "recipe $recipe"; stat -c '%n %s' "$tarball";
-		cat "${frags[@]}"; } | sha256sum | cut -c1-12)
+	frag_key=$(inputs_key "$(stat -c '%n %s' "$tarball")")
 	series_key=none
 	((${#series[@]} == 0)) || series_key=$(hash_of "${series[@]}")
 	tree=$cache/tree-$(stat -c '%n %s' "$tarball" | sha256sum | cut -c1-12)/linux-source-$version
@@ -214,7 +269,7 @@ git_tree() {
 # once per tarball; configure it whenever the configuration inputs change
 # (make then rebuilds only what the changed options touch).
 prepare_tree() {
-	local tmp frags log
+	local tmp
 
 	if [[ ! -f $tree/.kbench-ready ]]; then
 		rm -rf "${tree%/*}"
@@ -231,26 +286,39 @@ prepare_tree() {
 	fi
 	[[ $(cat "$tree/.kbench-config" 2>/dev/null) == "$frag_key" ]] && return
 
+	configure_kernel "$tree" "$tree" "$cache/config.log"
+}
+
+# configure_kernel SRC OBJ LOG: virtme-ng's defconfig and the fragments
+# into OBJ/.config (OBJ is SRC, or a directory for make O=).
+configure_kernel() {
+	local frags
+
 	msg "configuring: virtme-ng defconfig + $(config_fragments | wc -l) fragments"
 	ensure_vng
-	rm -f "$tree/.kbench-config"
-	log=$cache/config.log
+	rm -f "$2/.kbench-config"
 	mapfile -t frags < <(config_fragments)
-	if ! (cd "$tree" && virtme-configkernel --defconfig &&
-		scripts/kconfig/merge_config.sh -m .config "${frags[@]}" &&
-		make -s olddefconfig) >"$log" 2>&1; then
-		tail -n 20 "$log" >&2
-		die 1 "configuring the kernel failed (log: $log)"
+	if ! (cd "$1" && if [[ $2 == "$1" ]]; then
+		virtme-configkernel --defconfig &&
+			scripts/kconfig/merge_config.sh -m .config "${frags[@]}" &&
+			make -s olddefconfig
+	else
+		KBUILD_OUTPUT=$2 virtme-configkernel --defconfig &&
+			scripts/kconfig/merge_config.sh -m -O "$2" "$2/.config" "${frags[@]}" &&
+			make -s O="$2" olddefconfig
+	fi) >"$3" 2>&1; then
+		tail -n 20 "$3" >&2
+		die 1 "configuring the kernel failed (log: $3)"
 	fi
-	check_config
-	echo "$frag_key" >"$tree/.kbench-config"
+	check_config "$2/.config"
+	echo "$frag_key" >"$2/.kbench-config"
 }
 
 # Every option the fragments ask for must have survived olddefconfig. A
 # later fragment may override an earlier one (testkernel/kernel.config
 # comes last and switches debug info off): the last word on a symbol counts.
 check_config() {
-	local frag line sym lost=()
+	local frag line sym lost=() config=${1:-$tree/.config}
 	local -A want=()
 
 	while read -r frag; do
@@ -265,9 +333,9 @@ check_config() {
 	for sym in "${!want[@]}"; do
 		line=${want[$sym]}
 		if [[ $line == n ]]; then
-			! grep -q "^$sym=[ym]" "$tree/.config" || lost+=("$sym=n")
+			! grep -q "^$sym=[ym]" "$config" || lost+=("$sym=n")
 		else
-			grep -qxF "$line" "$tree/.config" || lost+=("$line")
+			grep -qxF "$line" "$config" || lost+=("$line")
 		fi
 	done
 	((${#lost[@]} == 0)) ||
@@ -334,13 +402,100 @@ report_cached() {
 	fi
 }
 
+# ---- one commit of another tree (--tree DIR --commit REV) ----------------
+
+# commit_paths: the image directory of the commit (hash set by parse_args)
+# and the directory it is built in: out of tree for a clean DIR, in place
+# for a tree this script configured (no second build of the same source).
+commit_paths() {
+	frag_key=$(inputs_key "")
+	out_commit=$cache/commits/$hash-$frag_key
+	obj=$cache/obj/$(echo "$src" | sha256sum | cut -c1-12)
+	if [[ -f $src/.kbench-config ]]; then
+		obj=$src
+	elif [[ -e $src/.config || -d $src/include/config ]]; then
+		die_usage "--tree '$src' holds a build of its own (.config): kbench" \
+			"builds out of tree and kbuild needs a clean source tree" \
+			"('make mrproper' there, or give a separate git worktree)"
+	fi
+}
+
+# A tree left on another commit is put back on its branch (or commit),
+# also when the build is interrupted.
+restore_tree() {
+	if [[ -n ${make_pid:-} ]]; then
+		kill -TERM -- -"$make_pid" 2>/dev/null || true
+		wait "$make_pid" || true
+	fi
+	if [[ -n ${orig_head:-} ]]; then
+		git -C "$src" -c advice.detachedHead=false checkout -q "$orig_head" ||
+			msg "could not put $src back on $orig_head"
+		orig_head=
+	fi
+}
+
+# Check out the commit, configure when needed, build; keep the image,
+# its config and the commit's one-line log in out_commit.
+build_commit() {
+	local log=$cache/commits/build-$hash.log start=$SECONDS o=()
+
+	git -C "$src" diff --quiet HEAD -- ||
+		die_usage "--tree '$src' has uncommitted changes: commit or stash them"
+	orig_head=$(git -C "$src" symbolic-ref -q --short HEAD) ||
+		orig_head=$(git -C "$src" rev-parse HEAD)
+	trap restore_tree EXIT
+	trap 'exit 130' INT TERM HUP
+	git -C "$src" -c advice.detachedHead=false checkout -q --detach "$hash"
+	mkdir -p "$cache/commits" "$obj"
+	if [[ $(cat "$obj/.kbench-config" 2>/dev/null) != "$frag_key" ]]; then
+		configure_kernel "$src" "$obj" "$log"
+	fi
+	msg "building $(git -C "$src" log -1 --format='%h %s' "$hash") ($jobs jobs, log: $log)"
+	[[ $obj == "$src" ]] || o=(O="$obj")
+	# make in a process group of its own: an interruption stops all of
+	# it before the tree is checked out again.
+	make_pid=
+	setsid make -C "$src" "${o[@]}" -j"$jobs" LOCALVERSION=-kbench-bisect \
+		bzImage >"$log" 2>&1 &
+	make_pid=$!
+	if ! wait "$make_pid"; then
+		make_pid=
+		tail -n 30 "$log" >&2
+		die 1 "building $hash failed (log: $log)"
+	fi
+	make_pid=
+	rm -rf "$out_commit.tmp"
+	mkdir -p "$out_commit.tmp"
+	cp "$obj/arch/x86/boot/bzImage" "$obj/.config" "$log" "$out_commit.tmp/"
+	git -C "$src" log -1 --format='%H %s' "$hash" >"$out_commit.tmp/commit"
+	rm -rf "$out_commit"
+	mv "$out_commit.tmp" "$out_commit"
+	restore_tree
+	msg "built $hash in $((SECONDS - start)) s: $out_commit/bzImage"
+}
+
+main_commit() {
+	commit_paths
+	if [[ ! -f $out_commit/bzImage && -z $dry_run ]]; then
+		check_host
+		mkdir -p "$cache"
+		exec 9>"$cache/.lock-build"
+		flock 9
+		[[ -f $out_commit/bzImage ]] || build_commit
+	fi
+	echo "image=$out_commit/bzImage"
+	[[ -f $out_commit/bzImage ]]
+}
+
 main() {
 	local not_built=0 start=$SECONDS
 
 	parse_args "$@"
+	[[ -z $src ]] || { main_commit; return; }
 	mkdir -p "$cache"
 	find_tarball
 	compute_keys
+	[[ -z $print_tree ]] || { echo "$tree"; return; }
 	if [[ -n $dry_run ]]; then
 		report_cached patched "$want_patched" "$out_patched" || not_built=1
 		report_cached unpatched "$want_unpatched" "$out_unpatched" || not_built=1

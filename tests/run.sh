@@ -583,6 +583,21 @@ ab_runner() {
 		fail "no repeat key in the merged JSON"
 }
 
+# scripts/bisect.sh without kernel builds: usage, state and --resume, the
+# tree left on its branch, the decisions on recorded boots; the demo's
+# usage. The end-to-end check is scripts/bisect-demo.sh (not here: it
+# builds and boots kernels for ~30 min).
+bisect_tool() {
+	local rc=0
+	need python3 git
+	python3 -m unittest discover -s "$top/tests" -p test_bisect.py -t "$top/tests" -v ||
+		fail "tests/test_bisect.py failed"
+	"$top/scripts/bisect-demo.sh" --only nothing >/dev/null 2>&1 || rc=$?
+	((rc == 2)) || fail "bisect-demo.sh --only nothing: exit $rc, want 2"
+	"$top/scripts/bisect-demo.sh" --help | grep -q 'no-change' ||
+		fail "bisect-demo.sh --help"
+}
+
 # The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a short
 # fixed time from the recorded seeds plus what earlier runs kept in
 # fuzz/build/corpus. A crash fails the step and leaves its reproducer in
@@ -776,6 +791,7 @@ step run_all_sigterm
 step sanitizers
 step pmqtest_faults
 step ab_runner
+step bisect_tool
 step fuzz_short
 step python_properties
 step kcidb_export

@@ -74,11 +74,17 @@ def _compare_row(cand, test, brow, crow, stat, alpha, need):
     if not vb or not vc:
         return _entry(cand, test, name, unit, "skipped",
                       f"no '{stat}' figure")
+    return _test_values(_entry(cand, test, name, unit, "pending"), vb, vc,
+                        alpha, need)
+
+
+def _test_values(e, vb, vc, alpha, need):
+    """Fill entry e from the two sides' per-repetition figures; its
+    verdict stays 'pending' when it is testable."""
     mb, mc = stats.median(vb), stats.median(vc)
-    e = _entry(cand, test, name, unit, "pending", n_base=len(vb),
-               n_candidate=len(vc), base=mb, value=mc,
-               ratio=mc / mb if mb > 0 else None,
-               cv_base=stats.cv_pct(vb), cv_candidate=stats.cv_pct(vc))
+    e.update(n_base=len(vb), n_candidate=len(vc), base=mb, value=mc,
+             ratio=mc / mb if mb > 0 else None,
+             cv_base=stats.cv_pct(vb), cv_candidate=stats.cv_pct(vc))
     if len(vb) >= 2 and len(vc) >= 2:
         e["p_value"] = stats.mann_whitney(vb, vc)[1]
         ci = stats.ratio_ci(vb, vc, alpha)
@@ -106,6 +112,19 @@ def _decide(e, threshold_pct, alpha):
     if significant and (e["ci_low"] > 1 or e["ci_high"] < 1):
         e["note"] = f"significant but within the {threshold_pct:g}% threshold"
     return "same"
+
+
+def row_verdict(vb, vc, threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05):
+    """The entry (keys KEYS) of one row tested alone, from the base's and
+    the candidate's per-repetition figures: no other row to adjust for,
+    so q = p."""
+    e = dict.fromkeys(KEYS)
+    e.update(verdict="pending", n_base=0, n_candidate=0)
+    _test_values(e, vb, vc, alpha, stats.min_reps(alpha))
+    if e["verdict"] == "pending":
+        e["p_adjusted"] = e["p_value"]
+        e["verdict"] = _decide(e, threshold_pct, alpha)
+    return e
 
 
 def compare_one(base, cand, threshold_pct=DEFAULT_THRESHOLD_PCT,
