@@ -36,15 +36,16 @@ cache=${KBENCH_CACHE:-$top/.cache}
 # make, coreutils' timeout, mawk, sed, grep, find), the guest's /init
 # (mount, util-linux's dmesg, tar, gzip), the collection's libraries
 # (libcap2, libnuma1; memcg_ks runs cat), procps for debugging, the
-# users (base-passwd) and base-files' /etc.
+# users (base-passwd) and base-files' /etc. usr-is-merged says the /usr
+# merge is done (below), else apt would pick usrmerge and its perl.
 packages=(
 	base-files base-passwd bash dash coreutils make mawk sed grep findutils
-	tar gzip mount util-linux procps libcap2 libnuma1
+	tar gzip mount util-linux procps libcap2 libnuma1 usr-is-merged
 )
-# What the guest would never read.
+# What the guest would never read (gconv: iconv's charset modules).
 excludes=(--exclude=./usr/share/doc --exclude=./usr/share/man
 	--exclude=./usr/share/info --exclude=./usr/share/locale
-	--exclude=./usr/share/lintian)
+	--exclude=./usr/share/lintian --exclude=./usr/lib/aarch64-linux-gnu/gconv)
 format=1	# bump when the layout below changes
 key=$(printf '%s\n' "$format" "${packages[@]}" | sha256sum | cut -c1-12)
 out=$cache/vm/arm64-root-$key.cpio
