@@ -769,6 +769,8 @@ i386_host_run() {
 	every_program_ok "$out" || fail "not every 32-bit program ran"
 	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
 		fail "KTAP check of the 32-bit run failed"
+	grep -q '"user_bits": 32' "$work/i386-json/taskstats.json" ||
+		fail "taskstats' JSON does not say it ran as a 32-bit program"
 }
 
 # The arm64 guest: Debian's 6.12 arm64 kernel under TCG, the collection
@@ -785,8 +787,8 @@ vm_arm64_6_12() {
 	every_program_ok "$out" || fail "not every program ran in the arm64 guest"
 	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
 		fail "KTAP check of the arm64 guest's stream failed"
-	grep -q '"arch": "aarch64"' "$work/arm64-json/syscall_overhead.json" ||
-		fail "no arm64 JSON copied back"
+	grep -q '"arch": "aarch64", "hostname": "[^"]*", "user_bits": 64' \
+		"$work/arm64-json/syscall_overhead.json" || fail "no arm64 JSON copied back"
 }
 
 step build_collection
