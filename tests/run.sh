@@ -773,6 +773,57 @@ i386_host_run() {
 		fail "taskstats' JSON does not say it ran as a 32-bit program"
 }
 
+# taskstats as a 32-bit program on the patched test kernel: the
+# /proc/taskstats ioctl through the kernel's compat path
+# (compat_ptr_ioctl) and the netlink replies to a 32-bit caller. The
+# ioctl checks and row must run (no SKIP) and pass. The image is
+# testkernel/build.sh's (cached), or $KBENCH_TESTKERNEL_IMAGE.
+testkernel_i386() {
+	local cache=${KBENCH_CACHE:-$top/.cache} copy libs img t rc=0
+	local out=$work/tk-i386.ktap m=i386-linux-gnu
+	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils file python3
+	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
+	if [[ ! -e /lib/ld-linux.so.2 ]]; then
+		echo libc6-i386 >>"$work/missing"
+		echo "missing the 32-bit C library (libc6-i386)"
+		exit 4
+	fi
+	libs=$(foreign_libs i386)
+	# KBENCH_TESTKERNEL_IMAGE: a patched image built elsewhere.
+	img=${KBENCH_TESTKERNEL_IMAGE:-}
+	if [[ -z $img ]]; then
+		img=$("$top/testkernel/build.sh" --patched | sed -n 's/^patched=//p') ||
+			fail "testkernel/build.sh --patched failed"
+	fi
+	[[ -f $img ]] || fail "no patched test kernel image '$img'"
+	# The guest sees this host's root but its own /tmp, and starts with
+	# a fresh environment: the copy lives in the cache, its libraries
+	# are found by their run path.
+	copy=$cache/vm/i386-kbench
+	rm -rf "$copy"
+	mkdir -p "$copy"
+	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
+	KBENCH_CACHE=$cache make -s -C "$copy" ARCH=i386 CROSS_COMPILE=i686-linux-gnu- \
+		KSRC="$(provisioned)" LDFLAGS="-Wl,-rpath,$libs/lib/$m:$libs/usr/lib/$m" \
+		>"$work/tk-i386.log" 2>&1 ||
+		{ tail -n 30 "$work/tk-i386.log"; fail "i386 build failed"; }
+	[[ $(elf_class_machine "$copy/taskstats/taskstats") == "ELF32 Intel 80386" ]] ||
+		fail "taskstats is not a 32-bit x86 program"
+	(cd "$copy" && KBENCH_CACHE=$cache KSRC=$(provisioned) ./run_all.sh --kernel "$img" --no-build \
+		-t taskstats --json "$copy/json") >"$out" || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "the 32-bit taskstats on the test kernel exited $rc"
+	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
+		fail "KTAP check failed"
+	for t in ioctl_matches_netlink ioctl_errors ioctl; do
+		grep -qE "^    ok [0-9]+ $t\$" "$out" ||
+			fail "$t did not run and pass in the 32-bit taskstats"
+	done
+	grep -q '"user_bits": 32' "$copy/json/taskstats.json" ||
+		fail "taskstats' JSON does not say it ran as a 32-bit program"
+	rm -rf "$copy"
+}
+
 # The arm64 guest: Debian's 6.12 arm64 kernel under TCG, the collection
 # cross-built; its KTAP as strict as the host's, its JSON back.
 vm_arm64_6_12() {
@@ -827,5 +878,6 @@ if [[ -n $vm || -n $arm64 ]]; then
 fi
 if [[ -n $testkernel ]]; then
 	step testkernel_patched
+	step testkernel_i386
 fi
 run_steps
