@@ -191,7 +191,8 @@ build_collection() {
 	local stage=$vmcache/arm64-kbench
 
 	mkdir -p "$stage"
-	tar -C "$top" --exclude=./.cache --exclude=./.git -cf - . | tar -C "$stage" -xf -
+	tar -C "$top" --exclude=./.cache --exclude=./.git --exclude=./out -cf - . |
+		tar -C "$stage" -xf -
 	# Debian's arm64 libcap/libnuma, unless multiarch ones are installed
 	# (the build then names what is missing).
 	"$top/scripts/cross-libs.sh" arm64 >/dev/null ||
