@@ -73,7 +73,8 @@ update_lists() {
 
 	msg "fetching Debian's $arch package indices into $d"
 	for try in 1 2 3; do
-		if apt-get "${opts[@]}" -q update >"$log" 2>&1; then
+		# --error-on=any: a failed fetch is an error, not a warning.
+		if apt-get "${opts[@]}" -q update --error-on=any >"$log" 2>&1; then
 			rm -f "$d/incomplete"
 			return 0
 		fi

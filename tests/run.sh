@@ -689,9 +689,10 @@ provisioned() {
 mirror_trouble() {
 	local d=${KBENCH_CACHE:-$top/.cache}/apt/$1
 
+	# On stderr: callers may capture stdout (foreign_libs).
 	if (($2 == 3)) && [[ -e $d/incomplete ]]; then
-		grep -E '^(E|W):' "$d/update.log" | tail -n 5
-		echo "Debian's $1 package indices cannot be fetched now (mirror or network): $3 not checked"
+		grep -E '^(E|W):' "$d/update.log" | tail -n 5 >&2
+		echo "Debian's $1 package indices cannot be fetched now (mirror or network): $3 not checked" >&2
 		exit 4
 	fi
 	fail "$3: setup failed (exit status $2)"
@@ -704,7 +705,7 @@ foreign_libs() {
 
 	"$top/scripts/cross-libs.sh" "$1" 2>"$log" || rc=$?
 	((rc == 0)) && return 0
-	cat "$log"
+	cat "$log" >&2
 	mirror_trouble "$1" "$((rc == 1 ? 3 : rc))" "the $1 libraries"
 }
 
