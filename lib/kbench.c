@@ -440,6 +440,8 @@ static void json_header(FILE *f)
 	kb_json_string(f, u.machine);
 	fputs(", \"hostname\": ", f);
 	kb_json_string(f, u.nodename);
+	/* 32 for an i386 program on an x86_64 kernel: "arch" is the kernel's. */
+	fprintf(f, ", \"user_bits\": %zu", sizeof(void *) * 8);
 	fprintf(f, ", \"cpus\": %ld, \"guest\": ", sysconf(_SC_NPROCESSORS_ONLN));
 	if (guest && *guest)
 		kb_json_string(f, guest);

@@ -3,14 +3,17 @@
 #
 # Unpack Debian's libcap and libnuma packages of another architecture into
 # .cache/cross/ARCH/, where lib/kbench.mk finds them for a cross build
-# (make CROSS_COMPILE=...). For hosts where the multiarch packages
-# (apt-get install libcap-dev:ARCH libnuma-dev:ARCH) cannot be installed,
-# for example when the host's libc6-dev is newer than ARCH's in the
-# indices. Needs the architecture in APT's indices: dpkg --add-architecture
-# ARCH && apt-get update.
+# (make CROSS_COMPILE=...), instead of the multiarch packages (apt-get
+# install libcap-dev:ARCH libnuma-dev:ARCH), which need dpkg
+# --add-architecture and may not install beside a newer host libc6-dev.
+# The packages come from Debian's ARCH indices of scripts/foreign-apt.sh:
+# the host's APT setup is not changed.
 #
 #   cross-libs.sh ARCH        arm64, i386, armhf, ...
 #   KBENCH_CACHE              cache directory (default: <kbench>/.cache)
+#
+# Prints the directory. Exit status: 0; 1 a package could not be fetched;
+# 2 bad usage; 3 no index of ARCH could be fetched (mirror or network).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,18 +39,24 @@ if [[ -f $dest/.kbench-unpacked ]]; then
 	echo "$dest"
 	exit 0
 fi
-known=" $(dpkg --print-architecture) $(dpkg --print-foreign-architectures | tr '\n' ' ')"
-[[ $known == *" $arch "* ]] ||
-	die 1 "APT does not know architecture $arch: dpkg --add-architecture $arch && apt-get update"
-
 mkdir -p "$cache/cross"
+exec 9>"$cache/cross/.lock-$arch"
+flock 9
+if [[ -f $dest/.kbench-unpacked ]]; then
+	echo "$dest"
+	exit 0
+fi
 dl=$(mktemp -d "$cache/cross/dl.XXXXXX")
 trap 'rm -rf "$dl"' EXIT
-chmod 755 "$dl"	# _apt downloads into it
 msg "fetching ${packages[*]/%/:$arch}"
-if ! (cd "$dl" && apt-get download "${packages[@]/%/:$arch}") >"$dl/log" 2>&1; then
-	grep -E '^E:' "$dl/log" >&2 || tail -n 3 "$dl/log" >&2
-	die 1 "cannot download the $arch packages (apt-get update?)"
+rc=0
+(cd "$dl" && "$top/scripts/foreign-apt.sh" "$arch" apt-get download "${packages[@]}") \
+	>"$dl/log" 2>&1 || rc=$?
+if ((rc != 0)); then
+	grep -E '^(E|W):|foreign-apt' "$dl/log" >&2 || tail -n 3 "$dl/log" >&2
+	# 3: no index of ARCH could be fetched (a mirror or network problem).
+	((rc == 3)) || rc=1
+	die "$rc" "cannot download the $arch packages"
 fi
 for deb in "$dl"/*.deb; do
 	dpkg-deb -x "$deb" "$dl/root"

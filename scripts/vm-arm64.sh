@@ -6,7 +6,10 @@
 # -cpu max) with a cached Debian arm64 root filesystem as its initramfs
 # (scripts/arm64-rootfs.sh) and run the collection there. The guest's KTAP
 # streams to stdout, --json results are copied back, the exit status is
-# the guest's. See usage() and scripts/README-vm.md.
+# the guest's. Debian's arm64 packages (kernel, root filesystem, cross
+# libraries) come from the private arm64 indices of scripts/foreign-apt.sh:
+# the host's APT setup is not changed. See usage() and
+# scripts/README-vm.md.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,8 +32,7 @@ initramfs (no modules needed). KTAP goes to stdout as it runs.
 
 IMAGE is one of:
   debian-6.12, debian-6.1   Debian's arm64 kernel of that series
-                            (apt-get download, needs the arm64
-                            architecture: dpkg --add-architecture arm64)
+                            (fetched once into .cache/vm/kernels/)
   linux-image-...           an exact Debian arm64 package name
   FILE                      an arm64 Image (or Image.gz / vmlinuz) with
                             virtio, PL011 console and initramfs support
@@ -42,8 +44,9 @@ VM options: -m/--memory SIZE (default 2G), --cpus N (default 2),
 the guest (-t NAME, --json DIR, --full, -o SECS, ...).
 
 Host needs (Debian packages): qemu-system-arm, gcc-aarch64-linux-gnu,
-mmdebstrap, qemu-user-static, cpio; libcap-dev:arm64 and
-libnuma-dev:arm64 or scripts/cross-libs.sh arm64.
+cpio. Debian's arm64 libcap/libnuma for the cross build are fetched into
+.cache/cross/arm64/ (scripts/cross-libs.sh), the guest's root into
+.cache/vm/ (scripts/arm64-rootfs.sh), no emulation involved.
 
 Exit status: the guest's run_all.sh status; 2 bad usage; 3 missing host
 package, failed download or build; 124 timeout; 125 the guest died.
@@ -111,7 +114,6 @@ check_host() {
 	command -v qemu-system-aarch64 >/dev/null || missing+=(qemu-system-arm)
 	command -v "${cross}gcc" >/dev/null || missing+=(gcc-aarch64-linux-gnu)
 	command -v cpio >/dev/null || missing+=(cpio)
-	command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 	((${#missing[@]} == 0)) ||
 		die "$EXIT_SETUP" "missing host packages: ${missing[*]} (apt-get install ${missing[*]})"
 }
@@ -123,12 +125,18 @@ debian_arm64() {
 	case $1 in
 	debian-6.1) meta=linux-image-arm64 re='^linux-image-6\.1\.0-[0-9]+-arm64$' ;;
 	debian-6.12) meta=linux-image-6.12-arm64 re='^linux-image-6\.12\.[0-9]+\+deb[0-9]+-arm64$' ;;
-	*) return 1 ;;
 	esac
-	pkg=$(apt-cache depends "$meta:arm64" 2>/dev/null |
+	pkg=$("$top/scripts/foreign-apt.sh" arm64 apt-cache depends "$meta" |
 		awk '$1 == "Depends:" { sub(/:arm64$/, "", $2); print $2 }' |
 		grep -E "$re" | head -n 1) || true
-	[[ -n $pkg ]] || die "$EXIT_SETUP" "no Debian arm64 package for $1 (dpkg --add-architecture arm64; apt-get update)"
+	if [[ -z $pkg ]]; then
+		# Offline or a mirror hiccup: the newest one fetched before.
+		pkg=$(find "$vmcache/kernels" -mindepth 2 -maxdepth 2 -name .kbench-unpacked \
+			-path '*_arm64/*' 2>/dev/null | sed 's|/[^/]*$||; s|.*/||; s|_arm64$||' |
+			grep -E "$re" | sort -V | tail -n 1) || true
+		[[ -n $pkg ]] || die "$EXIT_SETUP" "no Debian arm64 package for $1 in Debian's arm64 indices (scripts/foreign-apt.sh arm64 update)"
+		msg "warning: $1 not found in Debian's arm64 indices; using $pkg fetched before"
+	fi
 	echo "$pkg"
 }
 
@@ -141,8 +149,9 @@ fetch_arm64() {
 		msg "fetching Debian package $1:arm64"
 		dl=$(mktemp -d "$vmcache/dl.XXXXXX")
 		chmod 755 "$dl"
-		if ! (cd "$dl" && apt-get download "$1:arm64") >"$dl/log" 2>&1; then
-			grep -E '^E:' "$dl/log" >&2 || true
+		if ! (cd "$dl" && "$top/scripts/foreign-apt.sh" arm64 apt-get download "$1") \
+			>"$dl/log" 2>&1; then
+			grep -E '^E:|foreign-apt' "$dl/log" >&2 || true
 			rm -rf "$dl"
 			die "$EXIT_SETUP" "cannot download $1:arm64"
 		fi
@@ -162,11 +171,12 @@ fetch_arm64() {
 resolve_kernel() {
 	local pkg
 
-	if pkg=$(debian_arm64 "$kernel"); then
-		kimg=$(fetch_arm64 "$pkg")
+	if [[ $kernel == debian-6.1 || $kernel == debian-6.12 ]]; then
+		pkg=$(debian_arm64 "$kernel") || exit
+		kimg=$(fetch_arm64 "$pkg") || exit
 		kdesc="$kernel ($pkg, arm64)"
 	elif [[ $kernel == linux-image-* && ! -e $kernel ]]; then
-		kimg=$(fetch_arm64 "${kernel%:arm64}")
+		kimg=$(fetch_arm64 "${kernel%:arm64}") || exit
 		kdesc="$kernel (arm64)"
 	elif [[ -f $kernel && -r $kernel ]]; then
 		kimg=$(cd "$(dirname "$kernel")" && pwd)/$(basename "$kernel")
@@ -181,7 +191,12 @@ build_collection() {
 	local stage=$vmcache/arm64-kbench
 
 	mkdir -p "$stage"
-	tar -C "$top" --exclude=./.cache --exclude=./.git -cf - . | tar -C "$stage" -xf -
+	tar -C "$top" --exclude=./.cache --exclude=./.git --exclude=./out -cf - . |
+		tar -C "$stage" -xf -
+	# Debian's arm64 libcap/libnuma, unless multiarch ones are installed
+	# (the build then names what is missing).
+	"$top/scripts/cross-libs.sh" arm64 >/dev/null ||
+		msg "warning: no arm64 libcap/libnuma from scripts/cross-libs.sh"
 	msg "cross-building the collection for arm64 in $stage"
 	ksrc=${KSRC:-$("$top/scripts/provision-ksrc.sh")} ||
 		die "$EXIT_SETUP" "no kernel tree for the kselftest harness"
@@ -205,7 +220,10 @@ make_overlay() {
 	mkdir -p "$o/ksrc/tools/testing/selftests"
 	cp "$ksrc/tools/testing/selftests/lib.mk" "$o/ksrc/tools/testing/selftests/"
 	{
-		printf 'export KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=%q KSRC=/ksrc\n' "${KSFT_MACHINE_SLOW:-yes}"
+		# KBENCH_BPF=n: the cross build left BPF out; the listing (make
+		# emit_tests) must not look for clang in a guest without one.
+		printf 'export KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=%q KSRC=/ksrc KBENCH_BPF=n\n' \
+			"${KSFT_MACHINE_SLOW:-yes}"
 		printf 'args=(%s)\n' "$( ((${#guest_args[@]})) && printf '%q ' "${guest_args[@]}")"
 		[[ -n $json_dir ]] && printf 'args+=(--json /tmp/json)\njson=/tmp/json\n'
 	} >"$o/kbench-args"
@@ -214,7 +232,8 @@ make_overlay() {
 }
 
 # Console lines: the KTAP to stdout, the JSON tar to the --json directory,
-# the marker lines to the state directory.
+# the marker lines to the state directory. The kernel's own lines after
+# the run (sysrq's power-off) stay in the console log only.
 filter_console() {
 	local line in_json=
 
@@ -234,7 +253,7 @@ filter_console() {
 		*)
 			if [[ -n $in_json ]]; then
 				printf '%s\n' "$line" >>"$state/json.b64"
-			elif [[ -e $state/booted ]]; then
+			elif [[ -e $state/booted && ! -e $state/done ]]; then
 				printf '%s\n' "$line"
 			fi
 			;;

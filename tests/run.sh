@@ -12,9 +12,9 @@
 # Usage: tests/run.sh [--quick] [--vm] [--arm64] [--testkernel] [STEP...]
 #   --quick       skip the in-tree (6.1/6.12, clang) and unprivileged steps
 #   --vm          also boot a Debian kernel and run the collection in it,
-#                 and run the 32-bit build on this host
-#   --arm64       also boot Debian's arm64 6.12 kernel under TCG (slow;
-#                 not yet part of make check-all)
+#                 run the 32-bit build on this host, and boot Debian's
+#                 arm64 6.12 kernel under TCG with the arm64 build
+#   --arm64       the arm64 guest alone (without the rest of --vm)
 #   --testkernel  also build (or reuse) the patched test kernel and run
 #                 taskstats and memcg_ks on it (testkernel/run.sh)
 #   STEP      run only these steps (see the names printed)
@@ -698,6 +698,34 @@ provisioned() {
 	KSRC_VERSION=6.12 "$top/scripts/provision-ksrc.sh" || fail "cannot provision the 6.12 tree"
 }
 
+# mirror_trouble ARCH STATUS WHAT: after a setup failure (STATUS 3) of a
+# step that fetched Debian's ARCH packages, SKIP when the private indices
+# of scripts/foreign-apt.sh could not all be fetched (a mirror in the
+# middle of a sync, no network): that says nothing about the code. Any
+# other failure fails the step.
+mirror_trouble() {
+	local d=${KBENCH_CACHE:-$top/.cache}/apt/$1
+
+	# On stderr: callers may capture stdout (foreign_libs).
+	if (($2 == 3)) && [[ -e $d/incomplete ]]; then
+		grep -E '^(E|W):' "$d/update.log" | tail -n 5 >&2
+		echo "Debian's $1 package indices cannot be fetched now (mirror or network): $3 not checked" >&2
+		exit 4
+	fi
+	fail "$3: setup failed (exit status $2)"
+}
+
+# foreign_libs ARCH: Debian's libcap/libnuma of ARCH unpacked
+# (scripts/cross-libs.sh); prints their directory.
+foreign_libs() {
+	local rc=0 log=$work/cross-libs-$1.log
+
+	"$top/scripts/cross-libs.sh" "$1" 2>"$log" || rc=$?
+	((rc == 0)) && return 0
+	cat "$log" >&2
+	mirror_trouble "$1" "$((rc == 1 ? 3 : rc))" "the $1 libraries"
+}
+
 # cross_one ARCH TRIPLET WANT: standalone (a copy of the clone) and in a
 # kernel tree (make -C tools/testing/selftests ARCH= CROSS_COMPILE=
 # TARGETS=kbench install), every program an ELF of WANT.
@@ -705,14 +733,7 @@ cross_one() {
 	local arch=$1 cc=$2- want=$3 copy=$work/cross-$1 sel
 	need git "${cc}gcc:gcc-$2" readelf:binutils
 	# Debian's architecture names are ARCH's here (arm64, i386).
-	# Fetching Debian's libcap/libnuma for ARCH needs apt to know ARCH
-	# (dpkg --add-architecture): without it, an explicit SKIP.
-	if ! "$top/scripts/cross-libs.sh" "$arch" >"$work/cross-libs-$arch.log" 2>&1; then
-		tail -n 3 "$work/cross-libs-$arch.log"
-		echo "missing the $arch libcap/libnuma (scripts/cross-libs.sh $arch: dpkg --add-architecture $arch; apt-get update)"
-		echo "libcap-dev:$arch libnuma-dev:$arch" >>"$work/missing"
-		exit 4
-	fi
+	foreign_libs "$arch" >/dev/null
 	rm -rf "$copy"
 	mkdir -p "$copy"
 	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
@@ -733,20 +754,25 @@ cross_i386() { cross_one i386 i686-linux-gnu "ELF32 Intel 80386"; }
 
 # The collection as 32-bit x86 programs on this 64-bit kernel (compat
 # system calls, compat netlink): every program passes, or skips with a
-# reason (ktap_check.py --skip-reasons).
+# reason (ktap_check.py --skip-reasons). They run with the 32-bit C
+# library of libc6-i386 (or libc6:i386) and the system's libcap2:i386 and
+# libnuma1:i386 when installed, else the same packages unpacked by
+# scripts/cross-libs.sh (LD_LIBRARY_PATH): no dpkg --add-architecture.
 i386_host_run() {
-	local copy=$work/i386-run out=$work/i386.ktap rc=0
+	local copy=$work/i386-run out=$work/i386.ktap rc=0 libs m=i386-linux-gnu
+	local ldpath=${LD_LIBRARY_PATH:-}
 	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils python3
 	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
-	if [[ ! -e /lib/i386-linux-gnu/libcap.so.2 || ! -e /usr/lib/i386-linux-gnu/libnuma.so.1 ]]; then
-		echo "missing the 32-bit libcap/libnuma to run with (dpkg --add-architecture i386; apt-get install libcap2:i386 libnuma1:i386)"
-		echo "libcap2:i386 libnuma1:i386" >>"$work/missing"
+	if [[ ! -e /lib/ld-linux.so.2 ]]; then
+		echo libc6-i386 >>"$work/missing"
+		echo "missing the 32-bit C library (libc6-i386)"
 		exit 4
 	fi
-	"$top/scripts/cross-libs.sh" i386 >/dev/null || {
-		echo "missing the i386 libcap/libnuma (scripts/cross-libs.sh i386)"
-		exit 4
-	}
+	libs=$(foreign_libs i386)
+	if [[ ! -e /lib/$m/libcap.so.2 || ! -e /usr/lib/$m/libnuma.so.1 ]]; then
+		ldpath=$libs/lib/$m:$libs/usr/lib/$m${ldpath:+:$ldpath}
+		echo "32-bit libcap/libnuma from $libs (no libcap2:i386 libnuma1:i386 installed)"
+	fi
 	rm -rf "$copy"
 	mkdir -p "$copy"
 	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
@@ -754,27 +780,84 @@ i386_host_run() {
 		CROSS_COMPILE=i686-linux-gnu- KSRC="$(provisioned)" >"$work/i386.log" 2>&1 ||
 		{ tail -n 30 "$work/i386.log"; fail "i386 build failed"; }
 	all_built_for "$copy" "ELF32 Intel 80386"
-	KSRC=$(provisioned) "$copy/run_all.sh" --no-build --json "$work/i386-json" \
-		>"$out" 2>"$work/i386.err" || rc=$?
+	KSRC=$(provisioned) LD_LIBRARY_PATH=$ldpath "$copy/run_all.sh" --no-build \
+		--json "$work/i386-json" >"$out" 2>"$work/i386.err" || rc=$?
 	cat "$out" "$work/i386.err"
 	((rc == 0)) || fail "the 32-bit collection exited $rc"
 	every_program_ok "$out" || fail "not every 32-bit program ran"
 	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
 		fail "KTAP check of the 32-bit run failed"
+	grep -q '"user_bits": 32' "$work/i386-json/taskstats.json" ||
+		fail "taskstats' JSON does not say it ran as a 32-bit program"
 }
 
-# The arm64 guest: Debian's 6.12 arm64 kernel under TCG.
+# taskstats as a 32-bit program on the patched test kernel: the
+# /proc/taskstats ioctl through the kernel's compat path
+# (compat_ptr_ioctl) and the netlink replies to a 32-bit caller. The
+# ioctl checks and row must run (no SKIP) and pass. The image is
+# testkernel/build.sh's (cached), or $KBENCH_TESTKERNEL_IMAGE.
+testkernel_i386() {
+	local cache=${KBENCH_CACHE:-$top/.cache} copy libs img t rc=0
+	local out=$work/tk-i386.ktap m=i386-linux-gnu
+	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils file python3
+	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
+	if [[ ! -e /lib/ld-linux.so.2 ]]; then
+		echo libc6-i386 >>"$work/missing"
+		echo "missing the 32-bit C library (libc6-i386)"
+		exit 4
+	fi
+	libs=$(foreign_libs i386)
+	# KBENCH_TESTKERNEL_IMAGE: a patched image built elsewhere.
+	img=${KBENCH_TESTKERNEL_IMAGE:-}
+	if [[ -z $img ]]; then
+		img=$("$top/testkernel/build.sh" --patched | sed -n 's/^patched=//p') ||
+			fail "testkernel/build.sh --patched failed"
+	fi
+	[[ -f $img ]] || fail "no patched test kernel image '$img'"
+	# The guest sees this host's root but its own /tmp, and starts with
+	# a fresh environment: the copy lives in the cache, its libraries
+	# are found by their run path.
+	copy=$cache/vm/i386-kbench
+	rm -rf "$copy"
+	mkdir -p "$copy"
+	project_tar | tar -xf - -C "$copy" || fail "cannot copy the clone"
+	KBENCH_CACHE=$cache make -s -C "$copy" ARCH=i386 CROSS_COMPILE=i686-linux-gnu- \
+		KSRC="$(provisioned)" LDFLAGS="-Wl,-rpath,$libs/lib/$m:$libs/usr/lib/$m" \
+		>"$work/tk-i386.log" 2>&1 ||
+		{ tail -n 30 "$work/tk-i386.log"; fail "i386 build failed"; }
+	[[ $(elf_class_machine "$copy/taskstats/taskstats") == "ELF32 Intel 80386" ]] ||
+		fail "taskstats is not a 32-bit x86 program"
+	(cd "$copy" && KBENCH_CACHE=$cache KSRC=$(provisioned) ./run_all.sh --kernel "$img" --no-build \
+		-t taskstats --json "$copy/json") >"$out" || rc=$?
+	cat "$out"
+	((rc == 0)) || fail "the 32-bit taskstats on the test kernel exited $rc"
+	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
+		fail "KTAP check failed"
+	for t in ioctl_matches_netlink ioctl_errors ioctl; do
+		grep -qE "^    ok [0-9]+ $t\$" "$out" ||
+			fail "$t did not run and pass in the 32-bit taskstats"
+	done
+	grep -q '"user_bits": 32' "$copy/json/taskstats.json" ||
+		fail "taskstats' JSON does not say it ran as a 32-bit program"
+	rm -rf "$copy"
+}
+
+# The arm64 guest: Debian's 6.12 arm64 kernel under TCG, the collection
+# cross-built; its KTAP as strict as the host's, its JSON back.
 vm_arm64_6_12() {
 	local out=$work/arm64.ktap rc=0
 	need qemu-system-aarch64:qemu-system-arm aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
-		mmdebstrap cpio
+		cpio dpkg-deb:dpkg
 	"$top/run_all.sh" --kernel debian-6.12 --arch arm64 --json "$work/arm64-json" \
 		>"$out" || rc=$?
 	cat "$out"
+	((rc != 3)) || mirror_trouble arm64 "$rc" "the arm64 guest"
 	((rc == 0)) || fail "the arm64 guest run exited $rc"
 	every_program_ok "$out" || fail "not every program ran in the arm64 guest"
-	grep -q '"arch": "aarch64"' "$work/arm64-json/syscall_overhead.json" ||
-		fail "no arm64 JSON copied back"
+	"$top/scripts/ktap_check.py" --no-fail --skip-reasons "$out" ||
+		fail "KTAP check of the arm64 guest's stream failed"
+	grep -q '"arch": "aarch64", "hostname": "[^"]*", "user_bits": 64' \
+		"$work/arm64-json/syscall_overhead.json" || fail "no arm64 JSON copied back"
 }
 
 step build_collection
@@ -809,10 +892,11 @@ if [[ -n $vm ]]; then
 	step vm_debian_6_1
 	step i386_host_run
 fi
-if [[ -n $arm64 ]]; then
+if [[ -n $vm || -n $arm64 ]]; then
 	step vm_arm64_6_12
 fi
 if [[ -n $testkernel ]]; then
 	step testkernel_patched
+	step testkernel_i386
 fi
 run_steps
