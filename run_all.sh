@@ -237,11 +237,16 @@ if [[ -n $build ]]; then
 fi
 
 # "dir:prog" for every test program, from lib.mk's emit_tests.
+# A listing that fails or names nothing is an error, never an empty pass.
 programs=()
 for t in "${tests[@]}"; do
+	listing=$(make -s --no-print-directory -C "$top/$t" COLLECTION="$t" emit_tests) ||
+		die 1 "cannot list the programs of $t (make emit_tests failed; is KSRC set?)"
+	before=${#programs[@]}
 	while read -r line; do
 		[[ -n $line ]] && programs+=("$line")
-	done < <(make -s --no-print-directory -C "$top/$t" COLLECTION="$t" emit_tests)
+	done <<<"$listing"
+	((${#programs[@]} > before)) || die 1 "$t lists no test program"
 done
 
 if [[ -n $list ]]; then

@@ -451,6 +451,14 @@ bad_usage() {
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
 	expect_usage_error "$top/tests/run.sh" --bogus
 	expect_usage_error "$top/scripts/report.py" /nonexistent
+	# A collection it cannot list is a failure, never an empty plan.
+	rc=0
+	KSRC=/nonexistent "$top/run_all.sh" --no-build -t syscall_overhead \
+		>"$work/nolist.out" 2>/dev/null || rc=$?
+	if ((rc != 1)) || grep -q '^1\.\.' "$work/nolist.out"; then
+		echo "FAIL: run_all.sh without a kselftest tree exited $rc: $(head -c 200 "$work/nolist.out")"
+		errs=$((errs + 1))
+	fi
 	echo "$checked bad invocations checked"
 	((errs == 0)) || fail "$errs usage errors were not handled"
 }
