@@ -12,8 +12,13 @@ README.md, "Running in a LAVA lab", for a board.
 """
 
 import argparse
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kbtools import cli  # noqa: E402
 
 try:
     import yaml
@@ -238,6 +243,7 @@ def parse_args(argv):
     return args
 
 
+@cli.command("lava-job.py")
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if yaml is None:
@@ -246,10 +252,11 @@ def main(argv=None):
         return 2
     text = yaml.safe_dump(job(args), sort_keys=False, width=1000)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
+        with cli.writing(args.output), \
+                open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        sys.stdout.write(text)
+        cli.write_stdout(text)
     return 0
 
 
