@@ -5,9 +5,11 @@ it, run as a user runs them: through a pipe whose reader goes away."""
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,6 +74,28 @@ class Command(unittest.TestCase):
             with cli.reading("x"):
                 raise PermissionError(13, "Permission denied")
         self.assertEqual(str(e.exception), "cannot read x: Permission denied")
+
+
+class JsonTable(unittest.TestCase):
+    def test_usage_unreadable_and_table(self):
+        def table(doc):
+            return [f"{k}={v}" for k, v in sorted(doc.items())]
+
+        def main(argv):
+            return cli.json_table_main("b.py", table, argv)
+
+        self.assertEqual(quiet_call(main, ["b.py"])[0], 2)
+        self.assertEqual(quiet_call(main, ["b.py", "-h"])[0], 2)
+        rc, err = quiet_call(main, ["b.py", "/nonexistent.json"])
+        self.assertEqual(rc, 1)
+        self.assertTrue(err.startswith("b.py: /nonexistent.json: "), err)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"b": 2, "a": 1}, f)
+            f.flush()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = main(["b.py", f.name])
+        self.assertEqual((rc, out.getvalue()), (0, "a=1\nb=2\n"))
 
 
 class ClosedPipe(unittest.TestCase):

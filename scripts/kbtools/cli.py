@@ -18,11 +18,14 @@
   --fail-above verdict).
 - writing(PATH) and reading(PATH) turn an OSError into
   "cannot write PATH: reason" or "cannot read PATH: reason".
+- json_table_main() is the whole main() of a bench script that prints the
+  lines a function makes from one kbench JSON file.
 """
 
 import contextlib
 import functools
 import io
+import json
 import os
 import sys
 
@@ -98,3 +101,20 @@ def command(prog, errors=()):
         return run
     return wrap
 
+
+def json_table_main(prog, table, argv):
+    """main(sys.argv) of a bench script: print table(doc) of the JSON file
+    argv[1], one line per item. 2 on bad usage, 1 when the file cannot be
+    read or holds no table (table raises ValueError or KeyError)."""
+    if len(argv) != 2 or argv[1].startswith("-"):
+        print(f"usage: {prog} JSON", file=sys.stderr)
+        return 2
+    try:
+        with open(argv[1], encoding="utf-8") as f:
+            doc = json.load(f)
+        lines = table(doc)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{prog}: {argv[1]}: {e}", file=sys.stderr)
+        return 1
+    write_stdout("\n".join(lines) + "\n")
+    return 0
