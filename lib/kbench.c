@@ -1093,6 +1093,7 @@ bool kb_errno_is_environment(int err, int cap)
 	switch (err) {
 	case ENOSYS:
 	case EOPNOTSUPP:
+	case EROFS:
 		return true;
 	case EPERM:
 	case EACCES:
@@ -1127,6 +1128,8 @@ bool kb_errno_explain(int err, int cap, const char *what, char *buf,
 	ename = strerrorname_np(err);
 	if (env && (err == ENOSYS || err == EOPNOTSUPP)) {
 		lacks = ": not supported by this kernel";
+	} else if (env && err == EROFS) {
+		lacks = ": mounted read-only here";
 	} else if (env && lacks_cap(cap)) {
 		snprintf(need, sizeof(need), ": needs %s", kb_cap_name(cap));
 		lacks = need;

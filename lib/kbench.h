@@ -255,6 +255,8 @@ int kb_read_long(const char *path, long *val);
  * lacks something, so that the test SKIPs, rather than that the kernel
  * misbehaved, so that it FAILs. The environment lacks it when:
  *  - ENOSYS, EOPNOTSUPP (= ENOTSUP): the kernel has no such call or mode;
+ *  - EROFS: the file system was mounted read-only (a container's /sys or
+ *    /proc/sys): whoever set the machine up decided, not the kernel;
  *  - EPERM, EACCES: only when @cap (a capability, KB_CAP_BPF or KB_NO_CAP)
  *    is one this process does not have in its effective set, when a
  *    seccomp filter is in force (Seccomp: 2 in /proc/self/status: a

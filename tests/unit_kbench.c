@@ -525,7 +525,8 @@ static int errno_rule(void *ctx, char *reason, size_t len)
 	ok = kb_errno_is_environment(ENOSYS, KB_NO_CAP) &&
 	     kb_errno_is_environment(-ENOSYS, KB_NO_CAP) &&
 	     kb_errno_is_environment(EOPNOTSUPP, KB_NO_CAP) &&
-	     kb_errno_is_environment(ENOTSUP, KB_NO_CAP);
+	     kb_errno_is_environment(ENOTSUP, KB_NO_CAP) &&
+	     kb_errno_is_environment(-EROFS, KB_NO_CAP);
 	/* EPERM/EACCES with no capability to blame: only under a filter. */
 	ok &= kb_errno_is_environment(EPERM, KB_NO_CAP) == filtered &&
 	      kb_errno_is_environment(-EACCES, KB_NO_CAP) == filtered;
