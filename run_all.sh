@@ -124,26 +124,26 @@ done
 while (($#)); do
 	case $1 in
 	-t | --test)
-		(($# >= 2)) || die_usage "option '$1' needs a test name"
+		need_value "$1" "a test name" $#
 		add_tests "$2"
 		shift
 		;;
 	--test=*) add_tests "${1#*=}" ;;
 	-l | --list) list=1 ;;
 	--json)
-		(($# >= 2)) || die_usage "option '$1' needs a directory"
+		need_value "$1" "a directory" $#
 		json_dir=$2
 		shift
 		;;
 	--json=*) json_dir=${1#*=} ;;
 	-r | --repeat)
-		(($# >= 2)) || die_usage "option '$1' needs a number"
+		need_value "$1" "a number" $#
 		repeat=$2
 		shift
 		;;
 	--repeat=*) repeat=${1#*=} ;;
 	--vs-prefix)
-		(($# >= 2)) || die_usage "option '$1' needs a command"
+		need_value "$1" "a command" $#
 		vs_prefix=$2
 		vs_prefix_set=1
 		shift
@@ -156,26 +156,26 @@ while (($#)); do
 		die_usage "option '--arch' needs --kernel IMAGE (it picks the guest's architecture)"
 		;;
 	--fail-above)
-		(($# >= 2)) || die_usage "option '$1' needs a percentage"
+		need_value "$1" "a percentage" $#
 		fail_above=$2
 		shift
 		;;
 	--fail-above=*) fail_above=${1#*=} ;;
 	--report)
-		(($# >= 2)) || die_usage "option '$1' needs a file name"
+		need_value "$1" "a file name" $#
 		report=$2
 		shift
 		;;
 	--report=*) report=${1#*=} ;;
 	--full) full=1 ;;
 	-o | --timeout)
-		(($# >= 2)) || die_usage "option '$1' needs a number of seconds"
+		need_value "$1" "a number of seconds" $#
 		timeout_override=$2
 		shift
 		;;
 	--timeout=*) timeout_override=${1#*=} ;;
 	--nest)
-		(($# >= 2)) || die_usage "option '$1' needs 'indent' or 'hash'"
+		need_value "$1" "'indent' or 'hash'" $#
 		nest=$2
 		shift
 		;;
@@ -196,9 +196,7 @@ if [[ -n $timeout_override && ! $timeout_override =~ ^[0-9]+$ ]]; then
 	die_usage "invalid timeout '$timeout_override': not a number of seconds"
 fi
 if [[ -n $repeat ]]; then
-	if [[ ! $repeat =~ ^[0-9]+$ ]] || ((10#$repeat < 1)); then
-		die_usage "invalid --repeat '$repeat': not a number above 0"
-	fi
+	check_repeat "$repeat"
 	repeat=$((10#$repeat))
 fi
 if [[ -n $vs_prefix_set ]]; then
@@ -215,20 +213,13 @@ fi
 if [[ -n $fail_above ]]; then
 	[[ -n $vs_prefix_set ]] ||
 		die_usage "--fail-above needs --vs-prefix or --vs-kernel (or use scripts/compare.py)"
-	[[ $fail_above =~ ^[0-9]+([.][0-9]+)?$ ]] ||
-		die_usage "invalid --fail-above '$fail_above': not a percentage"
+	check_fail_above "$fail_above"
 fi
 if [[ -n $json_dir ]]; then
-	[[ $json_dir != -* ]] || die_usage "invalid --json directory '$json_dir'"
-	mkdir -p "$json_dir" || die_usage "cannot create directory '$json_dir'"
+	check_json_dir "$json_dir"
 	json_dir=$(cd "$json_dir" && pwd)
 fi
-if [[ -n $report ]]; then
-	[[ -n $json_dir ]] || die_usage "--report needs --json DIR"
-	[[ $report != -* ]] || die_usage "invalid --report file '$report'"
-	# Fail now, not after the whole run, when the report cannot be drawn.
-	"$top/scripts/report.py" --check || die_usage "--report: cannot draw plots"
-fi
+[[ -z $report ]] || check_report "$report" "$json_dir"
 ((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
 
 if [[ -n $build ]]; then

@@ -6,8 +6,13 @@ relative to the smallest size, and fork's cost per resident page.
 
 Usage: bench/fork_vs_size.py JSON
 """
-import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+
+from kbtools import cli  # noqa: E402
 
 METHODS = ["fork", "vfork", "posix_spawn"]
 
@@ -73,19 +78,5 @@ def table(doc):
     return out
 
 
-def main(argv):
-    if len(argv) != 2 or argv[1].startswith("-"):
-        print("usage: fork_vs_size.py JSON", file=sys.stderr)
-        return 2
-    try:
-        with open(argv[1]) as f:
-            doc = json.load(f)
-        print("\n".join(table(doc)))
-    except (OSError, ValueError, KeyError) as e:
-        print("fork_vs_size.py: %s: %s" % (argv[1], e), file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(cli.json_table_main("fork_vs_size.py", table, sys.argv))

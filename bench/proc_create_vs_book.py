@@ -5,8 +5,13 @@ Programming Interface (elapsed, parent CPU, rate for 100,000 creations).
 
 Usage: bench/proc_create_vs_book.py JSON
 """
-import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+
+from kbtools import cli  # noqa: E402
 
 # Table 28-3: elapsed s, parent CPU s, rate per size.
 BOOK = {
@@ -55,20 +60,5 @@ def table(doc):
     return out
 
 
-def main(argv):
-    if len(argv) != 2 or argv[1].startswith("-"):
-        print("usage: proc_create_vs_book.py JSON", file=sys.stderr)
-        return 2
-    try:
-        with open(argv[1]) as f:
-            doc = json.load(f)
-        print("\n".join(table(doc)))
-    except (OSError, ValueError, KeyError) as e:
-        print("proc_create_vs_book.py: %s: %s" % (argv[1], e),
-              file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(cli.json_table_main("proc_create_vs_book.py", table, sys.argv))

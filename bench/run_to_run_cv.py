@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
-from kbtools import results, stats  # noqa: E402
+from kbtools import cli, results, stats  # noqa: E402
 from kbtools.compare import TIME_UNITS  # noqa: E402
 
 
@@ -73,16 +73,13 @@ def print_factor_split(series):
           f"{sum(c <= 5 for c in left)}")
 
 
+@cli.command("run_to_run_cv.py", errors=(results.ResultError,))
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--above", type=float, default=5.0, metavar="PCT")
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args(argv)
-    try:
-        run = merged(args.runs)
-    except results.ResultError as e:
-        print(f"run_to_run_cv.py: {e}", file=sys.stderr)
-        return 2
+    run = merged(args.runs)
     lines, over, total, series = [], 0, 0, []
     for test in run.tests.values():
         for row in test.rows.values():

@@ -32,17 +32,6 @@ bool kb_bpf_built(void)
 #endif
 }
 
-static bool have_bpf_caps(void)
-{
-	if (kb_have_cap(CAP_SYS_ADMIN))
-		return true;
-#ifdef CAP_BPF
-	return kb_have_cap(CAP_BPF) && kb_have_cap(CAP_PERFMON);
-#else
-	return false;
-#endif
-}
-
 int kb_bpf_usable(char *why, size_t whylen)
 {
 	if (!kb_bpf_built()) {
@@ -59,8 +48,9 @@ int kb_bpf_usable(char *why, size_t whylen)
 			 KB_BTF_VMLINUX);
 		return -ENOENT;
 	}
-	if (!have_bpf_caps()) {
-		snprintf(why, whylen, "BPF iterators need CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN");
+	if (!kb_have_cap(KB_CAP_BPF)) {
+		snprintf(why, whylen, "BPF iterators need %s",
+			 kb_cap_name(KB_CAP_BPF));
 		return -EPERM;
 	}
 	return 0;
@@ -143,23 +133,21 @@ static char last_warning[1];
 
 void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen)
 {
-	const char *hint = "";
+	bool caps = kb_have_cap(KB_CAP_BPF);
+	char hint[128] = "";
 
-	if (err == -EPERM || err == -EACCES)
-		hint = " (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)";
+	/* The verifier answers EACCES too: a capable caller was rejected. */
+	if ((err == -EPERM || err == -EACCES) && !caps)
+		snprintf(hint, sizeof(hint), " (needs %s)", kb_cap_name(KB_CAP_BPF));
+	else if (err == -EPERM)
+		snprintf(hint, sizeof(hint), " (refused despite %s: lockdown, an LSM or a user namespace?)",
+			 kb_cap_name(KB_CAP_BPF));
 	else if (err == -ENOENT || err == -ESRCH)
-		hint = " (the kernel lacks a type, iterator target or kfunc the program needs)";
-	else if (err == -EINVAL)
-		hint = " (rejected by the verifier or an unsupported iterator)";
+		snprintf(hint, sizeof(hint), " (the kernel lacks a type, iterator target or kfunc the program needs)");
+	else if (err == -EINVAL || err == -EACCES)
+		snprintf(hint, sizeof(hint), " (rejected by the verifier or an unsupported iterator)");
 	snprintf(why, whylen, "%s: %s%s%s%s", what, strerror(-err), hint,
 		 last_warning[0] ? "; libbpf: " : "", last_warning);
-}
-
-bool kb_bpf_err_is_environment(int err)
-{
-	return err == -EOPNOTSUPP || err == -ENOENT ||
-	       err == -ESRCH || err == -EPERM || err == -EACCES ||
-	       err == -EBADF;
 }
 
 void kb_bpf_buf_free(struct kb_bpf_buf *buf)

@@ -40,12 +40,6 @@ void kb_bpf_quiet_libbpf(void);
  */
 void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen);
 
-/*
- * True when a failed open/load/attach (-errno @err) means "this kernel or
- * caller cannot" (SKIP), false when our program or loader broke (FAIL).
- */
-bool kb_bpf_err_is_environment(int err);
-
 struct kb_bpf_buf {
 	char *data;
 	size_t len;

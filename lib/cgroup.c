@@ -459,18 +459,8 @@ bool kb_cgroup_may_write(const char *path, char *why, size_t size)
 {
 	if (!faccessat(AT_FDCWD, path, W_OK, AT_EACCESS))
 		return true;
-	if (errno != EACCES && errno != EPERM && errno != EROFS) {
-		snprintf(why, size, "%s: %s", path, strerror(errno));
-		return false;
-	}
-	if (errno != EROFS && kb_have_cap(CAP_DAC_OVERRIDE))
-		return true;
-	if (errno == EROFS)
-		snprintf(why, size, "%s is on a read-only file system", path);
-	else
-		snprintf(why, size, "no write access to %s (not its owner, no %s)",
-			 path, kb_cap_name(CAP_DAC_OVERRIDE));
-	return false;
+	/* Anything but the environment's refusal: the write itself says. */
+	return !kb_errno_explain(errno, CAP_DAC_OVERRIDE, path, why, size);
 }
 
 /* cgroup v2: the controller must be enabled in the parent for children. */

@@ -164,9 +164,10 @@ int kb_cgroup_remove(struct kb_cgroup *cg);
 int kb_cgroup_move(const char *dir, pid_t pid);
 
 /*
- * Whether we may write @path: write access for our effective ids, or
- * CAP_DAC_OVERRIDE (libcap). When not, a reason naming what is missing
- * goes to @why.
+ * Whether we may write @path: false only when the errno rule says that
+ * the environment refuses it (no write access for our effective ids and
+ * no CAP_DAC_OVERRIDE, a read-only mount, ...), with the reason in @why;
+ * any other failure of the check leaves the write itself to fail.
  */
 bool kb_cgroup_may_write(const char *path, char *why, size_t size);
 

@@ -513,7 +513,7 @@ bool kb_emulated_guest(void)
 	return v && !strcmp(v, "tcg");
 }
 
-bool kb_have_cap(cap_value_t cap)
+static bool have_one_cap(cap_value_t cap)
 {
 	cap_flag_value_t val = CAP_CLEAR;
 	cap_t caps = cap_get_proc();
@@ -526,11 +526,27 @@ bool kb_have_cap(cap_value_t cap)
 	return val == CAP_SET;
 }
 
+bool kb_have_cap(cap_value_t cap)
+{
+	if (cap != KB_CAP_BPF)
+		return have_one_cap(cap);
+	if (have_one_cap(CAP_SYS_ADMIN))
+		return true;
+#ifdef CAP_BPF
+	return have_one_cap(CAP_BPF) && have_one_cap(CAP_PERFMON);
+#else
+	return false;
+#endif
+}
+
 const char *kb_cap_name(cap_value_t cap)
 {
 	static char buf[64];
-	char *name = cap_to_name(cap);
+	char *name;
 
+	if (cap == KB_CAP_BPF)
+		return "CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN";
+	name = cap_to_name(cap);
 	snprintf(buf, sizeof(buf), "%s", name ? name : "unknown capability");
 	for (char *p = buf; *p; p++)
 		*p = toupper((unsigned char)*p);
@@ -1052,6 +1068,21 @@ static bool under_seccomp_filter(void)
 	return cached;
 }
 
+/* The initial user namespace maps every uid onto itself. */
+static bool in_child_user_ns(void)
+{
+	static int cached = -1;
+	unsigned long inside, outside, count;
+	char buf[256];
+
+	if (cached < 0) {
+		cached = kb_read_all("/proc/self/uid_map", buf, sizeof(buf)) > 0 &&
+			 (sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3 ||
+			  inside || outside || count != 4294967295UL);
+	}
+	return cached;
+}
+
 static bool lacks_cap(int cap)
 {
 	return cap != KB_NO_CAP && !kb_have_cap((cap_value_t)cap);
@@ -1064,13 +1095,27 @@ bool kb_errno_is_environment(int err, int cap)
 	switch (err) {
 	case ENOSYS:
 	case EOPNOTSUPP:
+	case EROFS:
 		return true;
 	case EPERM:
 	case EACCES:
-		return lacks_cap(cap) || under_seccomp_filter();
+		return lacks_cap(cap) || under_seccomp_filter() ||
+		       in_child_user_ns();
 	default:
 		return false;
 	}
+}
+
+bool kb_lookup_errno_is_environment(int err, int cap)
+{
+	return err == ENOENT || err == -ENOENT ||
+	       kb_errno_is_environment(err, cap);
+}
+
+bool kb_bpf_errno_is_environment(int err)
+{
+	return err == ESRCH || err == -ESRCH ||
+	       kb_lookup_errno_is_environment(err, KB_CAP_BPF);
 }
 
 bool kb_errno_explain(int err, int cap, const char *what, char *buf,
@@ -1085,11 +1130,15 @@ bool kb_errno_explain(int err, int cap, const char *what, char *buf,
 	ename = strerrorname_np(err);
 	if (env && (err == ENOSYS || err == EOPNOTSUPP)) {
 		lacks = ": not supported by this kernel";
+	} else if (env && err == EROFS) {
+		lacks = ": mounted read-only here";
 	} else if (env && lacks_cap(cap)) {
 		snprintf(need, sizeof(need), ": needs %s", kb_cap_name(cap));
 		lacks = need;
-	} else if (env) {
+	} else if (env && under_seccomp_filter()) {
 		lacks = ": refused by a seccomp filter";
+	} else if (env) {
+		lacks = ": refused in a user namespace (capabilities there do not count)";
 	}
 	snprintf(buf, len, "%s: %s (%s)%s", what, strerror(err),
 		 ename ? ename : "?", lacks);

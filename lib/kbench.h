@@ -166,7 +166,14 @@ bool kb_machine_slow(void);
  */
 bool kb_emulated_guest(void);
 
-/* True when @cap is in our effective set (libcap). */
+/*
+ * The capabilities that load and attach a BPF tracing program (iterators
+ * are tracing programs): CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN. A
+ * pseudo-capability for kb_have_cap(), kb_cap_name() and the errno rule.
+ */
+#define KB_CAP_BPF	(-2)
+
+/* True when @cap (or every capability of KB_CAP_BPF) is in our effective set (libcap). */
 bool kb_have_cap(cap_value_t cap);
 const char *kb_cap_name(cap_value_t cap);
 
@@ -248,14 +255,44 @@ int kb_read_long(const char *path, long *val);
  * lacks something, so that the test SKIPs, rather than that the kernel
  * misbehaved, so that it FAILs. The environment lacks it when:
  *  - ENOSYS, EOPNOTSUPP (= ENOTSUP): the kernel has no such call or mode;
- *  - EPERM, EACCES: only when @cap (a capability, or KB_NO_CAP) is one this
- *    process does not have in its effective set, or when a seccomp filter
- *    is in force (Seccomp: 2 in /proc/self/status: a container's profile
- *    answers EPERM for calls it blocks).
- * Everything else (EINVAL, ENOSPC, ENOMEM, EAGAIN, ...) is a failure: a
- * kernel that leaks ids until ENOSPC must not turn green.
+ *  - EROFS: the file system was mounted read-only (a container's /sys or
+ *    /proc/sys): whoever set the machine up decided, not the kernel;
+ *  - EPERM, EACCES: only when @cap (a capability, KB_CAP_BPF or KB_NO_CAP)
+ *    is one this process does not have in its effective set, when a
+ *    seccomp filter is in force (Seccomp: 2 in /proc/self/status: a
+ *    container's profile answers EPERM for calls it blocks), or when the
+ *    process runs in a user namespace other than the initial one (the
+ *    kernel checks most capabilities against the initial namespace, where
+ *    such a process has none).
+ * Everything else (EINVAL, ENOSPC, ENOMEM, EAGAIN, ENOENT, ...) is a
+ * failure: a kernel that leaks ids until ENOSPC must not turn green.
+ *
+ * The rule has two named extensions, for the calls whose absence the
+ * kernel reports with another errno; nothing else in kbench decides skip
+ * or fail from an errno:
+ *  - kb_lookup_errno_is_environment(): resolving a kernel interface by
+ *    name (a genetlink family, a /proc file only some kernels have);
+ *  - kb_bpf_errno_is_environment(): opening, loading or attaching one of
+ *    kbench's BPF programs.
  */
 bool kb_errno_is_environment(int err, int cap);
+
+/*
+ * The rule, extended for looking up a kernel interface by name: ENOENT
+ * then means that this kernel has no such interface (CONFIG_TASKSTATS off,
+ * no /proc/taskstats), also the environment's.
+ */
+bool kb_lookup_errno_is_environment(int err, int cap);
+
+/*
+ * The rule, extended for a BPF program's open, load or attach (libbpf's
+ * -errno), with KB_CAP_BPF as the capability: the lookup extension's
+ * ENOENT (no kernel BTF, or a BTF type or iterator target this kernel
+ * lacks), and ESRCH (libbpf: a kfunc or ksym the kernel's BTF lacks).
+ * A verifier rejection (EINVAL, EACCES with every capability) or a
+ * malformed object (EBADMSG...) is a failure of our program.
+ */
+bool kb_bpf_errno_is_environment(int err);
 
 /*
  * Fill @buf with "WHAT: strerror (ENAME)" and, when the error is the

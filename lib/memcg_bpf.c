@@ -77,10 +77,12 @@ static int attach(struct kb_mcb *b, const char *cgdir, char *why,
 	b->link = bpf_program__attach_iter(b->prog, &opts);
 	err = b->link ? 0 : -errno;
 	close(fd);
-	if (err == -EBADF || err == -EOPNOTSUPP)
+	if (err == -EBADF || err == -EOPNOTSUPP) {
 		snprintf(why, whylen, "the cgroup iterator cannot walk %s (a cgroup v1 hierarchy before 6.6?): %s",
 			 cgdir, strerror(-err));
-	else if (err)
+		/* The fd is ours and open: EBADF is the kernel's "not v2". */
+		err = -EOPNOTSUPP;
+	} else if (err)
 		kb_bpf_load_reason(err, "attaching the cgroup iterator", why,
 				   whylen);
 	return err;

@@ -248,18 +248,20 @@ int kb_tsb_matches_netlink(pid_t pid, const char *comm, char *why,
 
 	b = kb_tsb_open(comm, &load_ns, &err, why, whylen);
 	if (!b)
-		return kb_bpf_err_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
+		return kb_bpf_errno_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
 	err = kb_ts_open(&nl, 0, 5000);
 	if (err) {
 		snprintf(why, whylen, "no TASKSTATS netlink socket: %s",
 			 strerror(-err));
 		kb_tsb_free(b);
-		return KSFT_SKIP;
+		return kb_lookup_errno_is_environment(err, KB_NO_CAP) ?
+		       KSFT_SKIP : KSFT_FAIL;
 	}
 	err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
 	kb_nl_close(&nl);
-	if (err == -EPERM) {
-		snprintf(why, whylen, "TASKSTATS_CMD_GET needs CAP_NET_ADMIN (EPERM)");
+	if (err && kb_errno_is_environment(err, CAP_NET_ADMIN)) {
+		kb_errno_explain(err, CAP_NET_ADMIN, "TASKSTATS_CMD_GET", why,
+				 whylen);
 		kb_tsb_free(b);
 		return KSFT_SKIP;
 	}

@@ -1600,7 +1600,7 @@ static struct kb_mcb *bpf_iter_get(struct memcg_ctx *c)
 static int bpf_iter_unusable(struct memcg_ctx *c, char *why, size_t size)
 {
 	snprintf(why, size, "%s", c->bpf.why);
-	return kb_bpf_err_is_environment(c->bpf.err) ? KSFT_SKIP : KSFT_FAIL;
+	return kb_bpf_errno_is_environment(c->bpf.err) ? KSFT_SKIP : KSFT_FAIL;
 }
 
 /* A counter the iterator read must be a memory.stat value, unit aside. */

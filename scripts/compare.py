@@ -19,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kbtools import compare, results  # noqa: E402
+from kbtools import cli, compare, results  # noqa: E402
 
 STATS = ("median", "mean", "min", "max", "p90", "p99")
 
@@ -88,28 +88,21 @@ def unique_labels(runs):
             run.label = f"{run.label}#{i}"
 
 
+@cli.command("compare.py", errors=(results.ResultError,))
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        runs = [results.load(p, lbl) for p, lbl in
-                zip([args.base] + args.candidates, args.labels)]
-        unique_labels(runs)
-        if args.tests:
-            results.select_tests(runs, args.tests)
-        base, cands = runs[0], runs[1:]
-        entries = compare.compare(base, cands, args.threshold, args.stat,
-                                  args.alpha)
-    except results.ResultError as e:
-        print(f"compare.py: {results.one_line(str(e))}", file=sys.stderr)
-        return 2
+    runs = [results.load(p, lbl) for p, lbl in
+            zip([args.base] + args.candidates, args.labels)]
+    unique_labels(runs)
+    if args.tests:
+        results.select_tests(runs, args.tests)
+    base, cands = runs[0], runs[1:]
+    entries = compare.compare(base, cands, args.threshold, args.stat,
+                              args.alpha)
     fmt = compare.FORMATS[args.format]
-    try:
-        sys.stdout.write(fmt(base, cands, entries, args.stat, args.threshold,
-                             args.alpha))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (| head): end quietly, also at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    # A reader that went away (| head) still gets --fail-above's verdict.
+    cli.write_stdout(fmt(base, cands, entries, args.stat, args.threshold,
+                         args.alpha))
     if args.fail_above is None:
         return 0
     over = compare.fail_rows(entries, args.fail_above)

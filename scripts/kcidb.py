@@ -19,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kbtools import kcidb, ktap, results  # noqa: E402
+from kbtools import cli, kcidb, ktap, results  # noqa: E402
 
 
 def parse_args(argv):
@@ -100,23 +100,12 @@ def export(args):
     return doc
 
 
+@cli.command("kcidb.py", errors=(kcidb.ExportError, results.ResultError))
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        results.write_json(args.output, export(args))
-    except (kcidb.ExportError, results.ResultError) as e:
-        print(f"kcidb.py: {results.one_line(str(e))}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # The reader went away (| head): end quietly. Before OSError,
-        # of which it is one.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except OSError as e:
-        print(f"kcidb.py: cannot write {args.output}: {e.strerror}",
-              file=sys.stderr)
-        return 2
+    doc = export(args)
+    with cli.writing(args.output):
+        results.write_json(args.output, doc)
     return 0
 
 

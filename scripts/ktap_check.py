@@ -31,9 +31,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kbtools import ktap  # noqa: E402
+from kbtools import cli, ktap  # noqa: E402
 
 
+@cli.command("ktap_check.py")
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="ktap_check.py",
                                  description="Strict KTAP stream check.")
@@ -43,16 +44,12 @@ def main(argv=None):
     ap.add_argument("--skip-reasons", action="store_true",
                     help="every SKIP must give a reason")
     opts = ap.parse_args(argv)
-    try:
+    with cli.reading(opts.file):
         if opts.file:
             with open(opts.file, encoding="utf-8", errors="replace") as f:
                 text = f.read()
         else:
             text = sys.stdin.read()
-    except OSError as e:
-        print(f"ktap_check.py: cannot read {opts.file}: {e.strerror}",
-              file=sys.stderr)
-        return 2
     errors = ktap.check(ktap.parse(text), no_fail=opts.no_fail,
                         skip_reasons=opts.skip_reasons)
     for e in errors:

@@ -12,11 +12,14 @@ README.md, "Running in a LAVA lab", for a board.
 """
 
 import argparse
+import os
 import re
 import shlex
 import sys
 
-from kbtools import results
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kbtools import cli, results  # noqa: E402
 
 try:
     import yaml
@@ -263,6 +266,7 @@ def parse_args(argv):
     return args
 
 
+@cli.command("lava-job.py")
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if yaml is None:
@@ -270,12 +274,8 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     text = yaml.safe_dump(job(args), sort_keys=False, width=1000)
-    try:
+    with cli.writing(args.output or "-"):
         results.write_text(args.output or "-", text)
-    except OSError as e:
-        print(f"lava-job.py: cannot write {args.output}: {e.strerror}",
-              file=sys.stderr)
-        return 2
     return 0
 
 

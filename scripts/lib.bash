@@ -59,3 +59,34 @@ need_value() {
 help_from_header() {
 	sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//'
 }
+
+# ---- option values run_all.sh and scripts/vm-ab.sh share ----------------
+# Each check ends the script with a usage error when the value is bad.
+
+# check_repeat N: --repeat's value, a number above 0.
+check_repeat() {
+	if [[ ! $1 =~ ^[0-9]+$ ]] || ((10#$1 < 1)); then
+		die_usage "invalid --repeat '$1': not a number above 0"
+	fi
+}
+
+# check_fail_above PCT: --fail-above's value, a percentage.
+check_fail_above() {
+	[[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]] ||
+		die_usage "invalid --fail-above '$1': not a percentage"
+}
+
+# check_json_dir DIR: --json's directory, created when missing.
+check_json_dir() {
+	[[ $1 != -* ]] || die_usage "invalid --json directory '$1'"
+	mkdir -p "$1" || die_usage "cannot create directory '$1'"
+}
+
+# check_report FILE JSON_DIR: --report FILE needs --json DIR and plots;
+# checked before the run, not after it.
+check_report() {
+	[[ -n $2 ]] || die_usage "--report needs --json DIR"
+	[[ $1 != -* ]] || die_usage "invalid --report file '$1'"
+	"$(dirname "${BASH_SOURCE[0]}")/report.py" --check ||
+		die_usage "--report: cannot draw plots"
+}

@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from kbtools import cli  # noqa: E402
 from kbtools import compare as kbcompare  # noqa: E402
 from kbtools import plots  # noqa: E402
 from kbtools import report  # noqa: E402
@@ -65,6 +66,7 @@ def parse_args(argv):
     return args
 
 
+@cli.command(PROG)
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.check:
@@ -84,12 +86,8 @@ def main(argv=None):
         print(f"{PROG}: {e}", file=sys.stderr)
         print(f"Try '{PROG} -h' for more information.", file=sys.stderr)
         return 2
-    try:
+    with cli.writing(args.output):
         results.write_text(args.output, page)
-    except OSError as e:
-        print(f"{PROG}: cannot write {args.output}: {e.strerror}",
-              file=sys.stderr)
-        return 2
     if args.output != "-":
         print(f"{PROG}: wrote {args.output}", file=sys.stderr)
     return 0

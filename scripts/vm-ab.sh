@@ -55,45 +55,41 @@ fail_above=
 report=
 pass_args=()
 
-need_value() {
-	(($# >= 3)) || die_usage "option '$1' needs $2"
-}
-
 parse_args() {
 	while (($#)); do
 		case $1 in
 		-k | --kernel)
-			need_value "$1" "an image" "$@"
+			need_value "$1" "an image" $#
 			base=$2
 			shift
 			;;
 		--kernel=*) base=${1#*=} ;;
 		--vs-kernel)
-			need_value "$1" "an image" "$@"
+			need_value "$1" "an image" $#
 			cands+=("$2")
 			shift
 			;;
 		--vs-kernel=*) cands+=("${1#*=}") ;;
 		-r | --repeat)
-			need_value "$1" "a number" "$@"
+			need_value "$1" "a number" $#
 			repeat=$2
 			shift
 			;;
 		--repeat=*) repeat=${1#*=} ;;
 		--json)
-			need_value "$1" "a directory" "$@"
+			need_value "$1" "a directory" $#
 			json_dir=$2
 			shift
 			;;
 		--json=*) json_dir=${1#*=} ;;
 		--fail-above)
-			need_value "$1" "a percentage" "$@"
+			need_value "$1" "a percentage" $#
 			fail_above=$2
 			shift
 			;;
 		--fail-above=*) fail_above=${1#*=} ;;
 		--report)
-			need_value "$1" "a file name" "$@"
+			need_value "$1" "a file name" $#
 			report=$2
 			shift
 			;;
@@ -115,22 +111,14 @@ parse_args() {
 	for c in "${cands[@]}"; do
 		[[ -n $c ]] || die_usage "--vs-kernel needs an image"
 	done
-	if [[ ! $repeat =~ ^[0-9]+$ ]] || ((10#$repeat < 1)); then
-		die_usage "invalid --repeat '$repeat': not a number above 0"
-	fi
+	check_repeat "$repeat"
 	repeat=$((10#$repeat))
-	if [[ -n $fail_above && ! $fail_above =~ ^[0-9]+([.][0-9]+)?$ ]]; then
-		die_usage "invalid --fail-above '$fail_above': not a percentage"
-	fi
+	[[ -z $fail_above ]] || check_fail_above "$fail_above"
 	if [[ -n $json_dir ]]; then
-		[[ $json_dir != -* ]] || die_usage "invalid --json directory '$json_dir'"
-		mkdir -p "$json_dir" || die_usage "cannot create directory '$json_dir'"
+		check_json_dir "$json_dir"
 		json_dir=$(cd "$json_dir" && pwd)
 	fi
-	if [[ -n $report ]]; then
-		[[ -n $json_dir ]] || die_usage "--report needs --json DIR"
-		"$top/scripts/report.py" --check || die_usage "--report: cannot draw plots"
-	fi
+	[[ -z $report ]] || check_report "$report" "$json_dir"
 	return 0
 }
 

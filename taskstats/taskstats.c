@@ -1424,12 +1424,13 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 {
 	struct method_run *run = &c->runs[m];
 	struct kb_children *s = get_sleepers(c);
-	int err;
+	int err, ready;
 
 	run->state = RUN_SKIP;
-	if (method_needs_admin(m) &&
-	    netlink_ready(c, true, run->why, sizeof(run->why)) != KSFT_PASS) {
-		if (c->family_err && c->family_err != -ENOENT)
+	ready = method_needs_admin(m) ?
+		netlink_ready(c, true, run->why, sizeof(run->why)) : KSFT_PASS;
+	if (ready != KSFT_PASS) {
+		if (ready == KSFT_FAIL)
 			run->state = RUN_FAIL;
 		return;
 	}
@@ -1441,8 +1442,8 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 				sizeof(run->why));
 	if (!run->ts) {
 		/* ENOENT: no /proc/taskstats, the RFC's kernel only. */
-		if (m == KB_TS_BPF_ITER ? !kb_bpf_err_is_environment(err) :
-		    err != -ENOENT && !kb_errno_is_environment(err, CAP_NET_ADMIN))
+		if (m == KB_TS_BPF_ITER ? !kb_bpf_errno_is_environment(err) :
+		    !kb_lookup_errno_is_environment(err, CAP_NET_ADMIN))
 			run->state = RUN_FAIL;
 		return;
 	}

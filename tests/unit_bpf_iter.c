@@ -20,7 +20,7 @@ static void test_usable_says_why(void)
 
 	kb_result(!kb_bpf_built() && err == -EOPNOTSUPP &&
 		  strstr(why, "built without BPF support") &&
-		  kb_bpf_err_is_environment(err),
+		  kb_bpf_errno_is_environment(err),
 		  "usable_without_bpf_is_a_skip", why);
 }
 
@@ -43,10 +43,17 @@ static void test_loaders_skip(void)
 
 static void test_error_classes(void)
 {
-	kb_result(kb_bpf_err_is_environment(-EPERM) &&
-		  kb_bpf_err_is_environment(-ENOENT) &&
-		  !kb_bpf_err_is_environment(-EINVAL) &&
-		  !kb_bpf_err_is_environment(-EBADMSG),
+	/* EPERM/EACCES: the one rule, with KB_CAP_BPF as the capability. */
+	bool perm_env = kb_errno_is_environment(-EPERM, KB_CAP_BPF);
+
+	kb_result(kb_bpf_errno_is_environment(-EPERM) == perm_env &&
+		  kb_bpf_errno_is_environment(-EACCES) == perm_env &&
+		  kb_bpf_errno_is_environment(-ENOENT) &&
+		  kb_bpf_errno_is_environment(ESRCH) &&
+		  kb_bpf_errno_is_environment(-EOPNOTSUPP) &&
+		  !kb_bpf_errno_is_environment(-EINVAL) &&
+		  !kb_bpf_errno_is_environment(-EBADF) &&
+		  !kb_bpf_errno_is_environment(-EBADMSG),
 		  "verifier_rejection_is_a_failure", NULL);
 }
 

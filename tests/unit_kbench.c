@@ -471,6 +471,16 @@ static bool seccomp_filtered(void)
 	return p && atoi(p + 9) == 2;
 }
 
+/* Whether a user namespace other than the initial one holds us. */
+static bool in_child_user_ns(void)
+{
+	char buf[256];
+
+	if (kb_read_all("/proc/self/uid_map", buf, sizeof(buf)) < 0)
+		return false;
+	return !strstr(buf, "0 4294967295");
+}
+
 /* Drop CAP_SYS_ADMIN from the effective set (always allowed). */
 static bool drop_sys_admin(void)
 {
@@ -507,7 +517,7 @@ static void errno_rule_without_cap(const void *arg)
 
 static int errno_rule(void *ctx, char *reason, size_t len)
 {
-	bool filtered = seccomp_filtered();
+	bool filtered = seccomp_filtered() || in_child_user_ns();
 	char why[160];
 	bool ok;
 
@@ -515,7 +525,8 @@ static int errno_rule(void *ctx, char *reason, size_t len)
 	ok = kb_errno_is_environment(ENOSYS, KB_NO_CAP) &&
 	     kb_errno_is_environment(-ENOSYS, KB_NO_CAP) &&
 	     kb_errno_is_environment(EOPNOTSUPP, KB_NO_CAP) &&
-	     kb_errno_is_environment(ENOTSUP, KB_NO_CAP);
+	     kb_errno_is_environment(ENOTSUP, KB_NO_CAP) &&
+	     kb_errno_is_environment(-EROFS, KB_NO_CAP);
 	/* EPERM/EACCES with no capability to blame: only under a filter. */
 	ok &= kb_errno_is_environment(EPERM, KB_NO_CAP) == filtered &&
 	      kb_errno_is_environment(-EACCES, KB_NO_CAP) == filtered;
@@ -525,6 +536,12 @@ static int errno_rule(void *ctx, char *reason, size_t len)
 	      !strcmp(why, "msgget: No space left on device (ENOSPC)");
 	ok &= kb_errno_result(EINVAL, KB_NO_CAP, "x", why, sizeof(why)) == KSFT_FAIL &&
 	      kb_errno_result(ENOSYS, KB_NO_CAP, "x", why, sizeof(why)) == KSFT_SKIP;
+	/* The named extensions add their errnos and nothing else. */
+	ok &= kb_lookup_errno_is_environment(-ENOENT, KB_NO_CAP) &&
+	      !kb_lookup_errno_is_environment(ESRCH, KB_NO_CAP) &&
+	      !kb_lookup_errno_is_environment(-EINVAL, KB_NO_CAP) &&
+	      kb_bpf_errno_is_environment(-ESRCH) &&
+	      !kb_bpf_errno_is_environment(EBADF);
 	if (!ok)
 		return verdict(false, reason, len, "an errno was classified wrongly");
 	return verdict(!child_exit_code(errno_rule_without_cap, NULL), reason,

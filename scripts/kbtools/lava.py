@@ -39,7 +39,7 @@ import shutil
 import subprocess
 import sys
 
-from kbtools import ktap, results, stats
+from kbtools import cli, ktap, results, stats
 
 RUNNER_SET = "run_all"
 TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
@@ -514,6 +514,7 @@ def _read_stream(path):
         return f.read()
 
 
+@cli.command("kbtools.lava")
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python3 -m kbtools.lava",
@@ -545,12 +546,8 @@ def main(argv=None):
               "a LAVA test shell (without it, the commands are printed)",
               file=sys.stderr)
         return 2
-    try:
+    with cli.reading(args.ktap):
         text = _read_stream(args.ktap)
-    except OSError as e:
-        print(f"kbtools.lava: cannot read {args.ktap}: {e.strerror}",
-              file=sys.stderr)
-        return 2
     run, bad_json = None, None
     if args.json and (os.path.isfile(args.json) or (
             os.path.isdir(args.json) and any(
@@ -567,7 +564,7 @@ def main(argv=None):
         if run_commands(sets):
             return 1
     else:
-        results.write_text("-", shell_script(sets))
+        cli.write_stdout(shell_script(sets))
     return 1 if any_failed(sets) else 0
 
 

@@ -418,12 +418,8 @@ def write_text(path, text):
     """Write text to path ("-": standard output) whole or not at all: a
     reader never sees a half-written file."""
     if path == "-":
-        try:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (| head): end quietly, also at exit.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        from kbtools import cli  # cli imports this module
+        cli.write_stdout(text)
         return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

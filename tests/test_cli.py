@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of scripts/kbtools/cli.py: how every command line ends (a one-line
+error and exit 2, a closed pipe ends quietly), and of the commands that use
+it, run as a user runs them: through a pipe whose reader goes away."""
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+
+from kbtools import cli, results  # noqa: E402
+
+
+def quiet_call(main, argv=None):
+    """(return value, stderr) of main(argv)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, err.getvalue()
+
+
+class Command(unittest.TestCase):
+    def test_error_kinds_are_one_line_and_2(self):
+        @cli.command("t.py", errors=(results.ResultError,))
+        def main(argv=None):
+            raise results.ResultError("bad\nfile")
+
+        rc, err = quiet_call(main)
+        self.assertEqual(rc, 2)
+        self.assertEqual(err, "t.py: bad\\nfile\n")
+
+    def test_other_errors_propagate(self):
+        @cli.command("t.py")
+        def main(argv=None):
+            raise KeyError("bug")
+
+        with self.assertRaises(KeyError):
+            main()
+
+    def test_return_value_and_argv_pass_through(self):
+        @cli.command("t.py")
+        def main(argv=None):
+            return len(argv)
+
+        self.assertEqual(main(["a", "b", "c"]), 3)
+
+    def test_broken_pipe_is_quiet_success(self):
+        @cli.command("t.py")
+        def main(argv=None):
+            raise BrokenPipeError()
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(quiet_call(main), (0, ""))
+
+    def test_writing_and_reading_name_the_file(self):
+        @cli.command("t.py")
+        def main(argv=None):
+            with cli.writing("/nonexistent/dir/out"):
+                open("/nonexistent/dir/out", "w", encoding="utf-8")
+            return 0
+
+        rc, err = quiet_call(main)
+        self.assertEqual(rc, 2)
+        self.assertEqual(err, "t.py: cannot write /nonexistent/dir/out: "
+                              "No such file or directory\n")
+        with self.assertRaises(cli.Error) as e:
+            with cli.reading("x"):
+                raise PermissionError(13, "Permission denied")
+        self.assertEqual(str(e.exception), "cannot read x: Permission denied")
+
+
+class JsonTable(unittest.TestCase):
+    def test_usage_unreadable_and_table(self):
+        def table(doc):
+            return [f"{k}={v}" for k, v in sorted(doc.items())]
+
+        def main(argv):
+            return cli.json_table_main("b.py", table, argv)
+
+        self.assertEqual(quiet_call(main, ["b.py"])[0], 2)
+        self.assertEqual(quiet_call(main, ["b.py", "-h"])[0], 2)
+        rc, err = quiet_call(main, ["b.py", "/nonexistent.json"])
+        self.assertEqual(rc, 1)
+        self.assertTrue(err.startswith("b.py: /nonexistent.json: "), err)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"b": 2, "a": 1}, f)
+            f.flush()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = main(["b.py", f.name])
+        self.assertEqual((rc, out.getvalue()), (0, "a=1\nb=2\n"))
+
+
+class ClosedPipe(unittest.TestCase):
+    """A command whose reader exits at once ends with 0 and says nothing
+    (no traceback, no "Exception ignored" at exit)."""
+
+    def run_into_closed_pipe(self, *cmd):
+        reader = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+        reader.wait()
+        proc = subprocess.run([sys.executable] + list(cmd),
+                              stdout=reader.stdin, stderr=subprocess.PIPE,
+                              text=True, check=False)
+        reader.stdin.close()
+        return proc
+
+    def test_lava_job_to_a_closed_pipe(self):
+        if importlib.util.find_spec("yaml") is None:
+            self.skipTest("needs PyYAML (python3-yaml)")
+        # Large enough that the write itself meets the closed pipe.
+        proc = self.run_into_closed_pipe(
+            os.path.join(TOP, "scripts", "lava-job.py"),
+            "--kernel", "http://x/bzImage", "--rootfs", "http://x/r.ext4")
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+
+
+if __name__ == "__main__":
+    unittest.main()
