@@ -760,6 +760,17 @@ cross_one() {
 cross_arm64() { cross_one arm64 aarch64-linux-gnu "ELF64 AArch64"; }
 cross_i386() { cross_one i386 i686-linux-gnu "ELF32 Intel 80386"; }
 
+# 32-bit x86 programs need an x86_64 host and the i386 C library; without
+# them the step SKIPs and names the package.
+need_i386_runtime() {
+	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
+	if [[ ! -e /lib/ld-linux.so.2 ]]; then
+		echo libc6-i386 >>"$work/missing"
+		echo "missing the 32-bit C library (libc6-i386)"
+		exit 4
+	fi
+}
+
 # The collection as 32-bit x86 programs on this 64-bit kernel (compat
 # system calls, compat netlink): every program passes, or skips with a
 # reason (ktap_check.py --skip-reasons). They run with the 32-bit C
@@ -770,12 +781,7 @@ i386_host_run() {
 	local copy=$work/i386-run out=$work/i386.ktap rc=0 libs m=i386-linux-gnu
 	local ldpath=${LD_LIBRARY_PATH:-}
 	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils python3
-	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
-	if [[ ! -e /lib/ld-linux.so.2 ]]; then
-		echo libc6-i386 >>"$work/missing"
-		echo "missing the 32-bit C library (libc6-i386)"
-		exit 4
-	fi
+	need_i386_runtime
 	libs=$(foreign_libs i386)
 	if [[ ! -e /lib/$m/libcap.so.2 || ! -e /usr/lib/$m/libnuma.so.1 ]]; then
 		ldpath=$libs/lib/$m:$libs/usr/lib/$m${ldpath:+:$ldpath}
@@ -808,12 +814,7 @@ testkernel_i386() {
 	local cache=${KBENCH_CACHE:-$top/.cache} copy libs img t rc=0
 	local out=$work/tk-i386.ktap m=i386-linux-gnu
 	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils file python3
-	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
-	if [[ ! -e /lib/ld-linux.so.2 ]]; then
-		echo libc6-i386 >>"$work/missing"
-		echo "missing the 32-bit C library (libc6-i386)"
-		exit 4
-	fi
+	need_i386_runtime
 	libs=$(foreign_libs i386)
 	# KBENCH_TESTKERNEL_IMAGE: a patched image built elsewhere.
 	img=${KBENCH_TESTKERNEL_IMAGE:-}
