@@ -300,7 +300,9 @@ collection_as_nobody() {
 		fail "cannot build the collection's copy"
 	chmod -R a+rX "$copy"
 	mkdir -m 777 "$copy/json"
-	(cd "$copy" && KSRC="$copy/ksrc" "${nobody[@]}" \
+	# A temporary directory of its own: the caller's TMPDIR may be root's.
+	mkdir -m 1777 "$copy/tmp"
+	(cd "$copy" && TMPDIR="$copy/tmp" KSRC="$copy/ksrc" "${nobody[@]}" \
 		"$copy/kbench/run_all.sh" --no-build --json "$copy/json") >"$out" || rc=$?
 	cat "$out"
 	((rc == 0)) || fail "run_all.sh as nobody exited $rc"
