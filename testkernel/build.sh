@@ -29,7 +29,7 @@ the patch series in testkernel/patches/ applied (patched: /proc/taskstats
 ioctls, memory.stat.ks and memory.numa_stat.ks) and once without it
 (unpatched), with the same small configuration (virtme-ng's defconfig,
 the collection's config fragments, testkernel/kernel.config; no debug
-info and so no BTF: the BPF iterator rows skip there).
+info and so no BTF: the BPF iterator rows skip there, unless --btf).
 
 The patched kernel is built first. Images are cached in
   $cache/
@@ -46,6 +46,10 @@ Options:
   -j, --jobs N      parallel make jobs (default: the number of CPUs)
       --patched     build (or look up) only the patched kernel
       --unpatched   build (or look up) only the unpatched kernel
+      --btf         add testkernel/btf.config: debug info and BTF, so
+                    that the BPF iterator rows run beside the RFC ioctl
+                    and the .ks files (other images, cached apart; a
+                    full rebuild of the tree, about 1.5 times as long)
   -n, --dry-run     print the image paths and whether they are cached,
                     build nothing (exit 1 when one is missing)
       --tree DIR    with --commit: build that commit of the kernel git
@@ -83,6 +87,7 @@ want_patched=1
 want_unpatched=1
 dry_run=
 print_tree=
+btf=		# --btf: testkernel/btf.config as the last fragment
 src=		# --tree: a kernel git tree to build one commit of
 commit=		# --commit
 
@@ -100,6 +105,7 @@ parse_args() {
 		--unpatched) want_patched= ;;
 		-n | --dry-run) dry_run=1 ;;
 		--print-tree) print_tree=1 ;;
+		--btf) btf=1 ;;
 		--tree | --commit)
 			(($# >= 2)) || die_usage "option '$1' needs a value"
 			if [[ $1 == --tree ]]; then src=$2; else commit=$2; fi
@@ -177,6 +183,7 @@ config_fragments() {
 		[[ -f $frag ]] && echo "$frag"
 	done
 	echo "$here/kernel.config"
+	[[ -z $btf ]] || echo "$here/btf.config"
 }
 
 find_tarball() {
@@ -227,13 +234,22 @@ compute_keys() {
 
 # The images are keyed by the configuration the inputs produced (its set
 # options), so that a new fragment that changes nothing rebuilds nothing.
-# Unknown ("unconfigured") until the tree is configured for the inputs.
+# Unknown ("unconfigured") until the tree has been configured for the
+# inputs once: the key is remembered per inputs (keys/), so that going
+# back to images built before (with or without --btf) reconfigures and
+# rebuilds nothing.
 image_paths() {
-	local base_key=unconfigured
+	local base_key=unconfigured memo=$cache/keys/$frag_key
 
 	if [[ $(cat "$tree/.kbench-config" 2>/dev/null) == "$frag_key" ]]; then
 		base_key=$({ echo "recipe $recipe"; stat -c '%n %s' "$tarball";
 			grep '^CONFIG_' "$tree/.config"; } | sha256sum | cut -c1-12)
+		if [[ $(cat "$memo" 2>/dev/null) != "$base_key" ]]; then
+			mkdir -p "${memo%/*}"
+			echo "$base_key" >"$memo.tmp" && mv "$memo.tmp" "$memo"
+		fi
+	elif [[ -f $memo ]]; then
+		base_key=$(<"$memo")
 	fi
 	out_patched=$cache/patched-$base_key-$series_key
 	out_unpatched=$cache/unpatched-$base_key

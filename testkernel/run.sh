@@ -39,13 +39,15 @@ Options:
                        1000; the first one runs with memcg_ks, each other
                        one in a boot of its own, e.g. 1000,10000)
       --patched-only   build and boot only the patched kernel (no compare)
+      --btf            the kernels built with BTF (build.sh --btf), so
+                       that the BPF iterator rows run there too
       --accel MODE     auto, kvm or tcg (default: tcg; KVM hangs on the
                        development machine, see scripts/vm-run.sh)
   -h, --help           this help
 
 On the patched kernel the RFC ioctl and the .ks rows and checks must run,
-and the BPF iterator ones too when kernel.config turns BTF on: one that
-skips there fails the run.
+and the BPF iterator ones too with --btf: one that skips there fails
+the run.
 
 Exit status: 0 all passed and the guests logged no kernel warning;
 1 a test failed, a patched-kernel row skipped, a guest logged a
@@ -59,6 +61,7 @@ repeat=4
 procs=1000
 accel=tcg
 kernels=(patched unpatched)
+btf=()		# --btf: for build.sh and summary.py
 
 parse_args() {
 	while (($#)); do
@@ -82,6 +85,7 @@ parse_args() {
 			;;
 		--repeat=*) repeat=${1#*=} ;;
 		--patched-only) kernels=(patched) ;;
+		--btf) btf=(--btf) ;;
 		--accel)
 			(($# >= 2)) || die_usage "option '$1' needs auto, kvm or tcg"
 			accel=$2
@@ -109,7 +113,7 @@ build_kernels() {
 	local line status=0 which=()
 
 	[[ " ${kernels[*]} " == *" unpatched "* ]] || which=(--patched)
-	"$here/build.sh" "${which[@]}" >"$out/build.txt" || status=$?
+	"$here/build.sh" "${which[@]}" "${btf[@]}" >"$out/build.txt" || status=$?
 	if ((status)); then
 		msg "build.sh failed (exit $status)"
 		exit "$status"
@@ -179,7 +183,7 @@ ab_run() {
 }
 
 main() {
-	local k n first failed=0 counts ts_json=() ktaps=() btf
+	local k n first failed=0 counts ts_json=() ktaps=()
 
 	parse_args "$@"
 	mkdir -p "$out"
@@ -211,9 +215,7 @@ main() {
 	# (a passing check leaves no JSON row: the guests' KTAP says).
 	mapfile -t ktaps < <(find "$out" -maxdepth 2 -name ktap.txt \
 		\( -path "$out/ktap.txt" -o -path "$out/patched*" \) | sort)
-	# The bpf_iter rows too when the kernel was configured with BTF.
-	btf=()
-	grep -q '^CONFIG_DEBUG_INFO_BTF=y' "$here/kernel.config" && btf=(--btf)
+	# The bpf_iter rows too when the kernels were built with BTF.
 	if ! python3 "$here/summary.py" "${btf[@]}" "${ktaps[@]/#/--require-patched=}" \
 		"${ts_json[@]/#/--taskstats=}" \
 		--memcg="$out/patched/memcg_ks.json" | tee "$out/summary.txt"; then
