@@ -23,6 +23,11 @@
 
 #define KB_BPF_READ_CHUNK	(64 * 1024)
 
+/* Why lib/kbench_bpf.mk left the BPF parts out (it says, when it did). */
+#ifndef KBENCH_BPF_WHY
+#define KBENCH_BPF_WHY	"install clang bpftool libbpf-dev and rebuild"
+#endif
+
 bool kb_bpf_built(void)
 {
 #ifdef KBENCH_HAVE_BPF
@@ -35,7 +40,8 @@ bool kb_bpf_built(void)
 int kb_bpf_usable(char *why, size_t whylen)
 {
 	if (!kb_bpf_built()) {
-		snprintf(why, whylen, "built without BPF support (install clang bpftool libbpf-dev and rebuild)");
+		snprintf(why, whylen, "built without BPF support (%s)",
+			 KBENCH_BPF_WHY);
 		return -EOPNOTSUPP;
 	}
 	/* An invalid command: EINVAL when bpf() exists, ENOSYS when not. */

@@ -67,10 +67,17 @@ ifeq ($(VMLINUX_BTF),)
 kb_bpf_missing += BTF
 endif
 
+# KB_BPF_WHY: why the parts were left out, for the rows' skip reason.
 ifneq ($(KBENCH_BPF),y)
 KB_BPF_ON :=
+ifneq ($(CROSS_COMPILE),)
+KB_BPF_WHY := a cross build leaves them out
+else
+KB_BPF_WHY := KBENCH_BPF=$(KBENCH_BPF)
+endif
 else ifneq ($(strip $(kb_bpf_missing)),)
 KB_BPF_ON :=
+KB_BPF_WHY := missing at build time: $(strip $(kb_bpf_missing)); apt-get install clang bpftool libbpf-dev and rebuild
 $(warning kbench: BPF iterator rows left out, missing:$(kb_bpf_missing) \
 (Debian: apt-get install clang bpftool libbpf-dev; BTF: a kernel with \
 CONFIG_DEBUG_INFO_BTF or VMLINUX_BTF=FILE). The rows will SKIP.)
@@ -124,6 +131,10 @@ CFLAGS += -DKBENCH_HAVE_BPF -I$(KB_BPF_OUT) $(KB_BPF_INC)
 LDLIBS += $(KB_BPF_LIBS)
 # lib.mk drops LOCAL_HDRS from the link line: the skeletons go there.
 LOCAL_HDRS += $(KB_BPF_SKELS)
+endif
+
+ifneq ($(KB_BPF_ON),y)
+CFLAGS += -DKBENCH_BPF_WHY='"$(KB_BPF_WHY)"'
 endif
 
 # Generated files go with "make clean" whether or not BPF was built.
