@@ -33,8 +33,9 @@ hash, so a second bisection over the same range builds nothing), and
 booted under virtme-ng/QEMU (scripts/vm-run.sh; only the named tests
 run, only the named rows through KSELFTEST_<TEST>_ARGS). First good and
 bad are measured in alternating boots: bad must be 'slower' than good
-(compare.py's verdict; 'faster' with --faster) on a named row, else the
-bisection stops with 'no culprit'. Every step's kernel is then booted in
+(compare.py's verdict; 'faster' with --faster) on a named row. While it
+is not, each gets one more boot, up to --max-repeat; then the bisection
+stops with 'no culprit'. Every step's kernel is then booted in
 turn with the endpoints (an endpoint boot after every second step
 boot); it is bad when it is slower than good, good when it is faster
 than bad and not slower than good, on every row where the endpoints
@@ -413,39 +414,57 @@ boot_endpoint() {
 	fi
 }
 
-# Good and bad in turn (ABBA) until each has the boots a verdict needs.
+# measure_endpoints N: good and bad in turn (ABBA) until each has N boots.
 measure_endpoints() {
-	local need k=0 order side
+	local order side
 
-	need=$(py get "$state" min_boots)
-	[[ -n $check ]] && need=1
-	while (($(usable "$good") < need || $(usable "$bad") < need)); do
-		k=$((k + 1))
+	while (($(usable "$good") < $1 || $(usable "$bad") < $1)); do
+		endpoint_round=$((endpoint_round + 1))
 		order="good bad"
-		((k % 2 == 0)) && order="bad good"
+		((endpoint_round % 2 == 0)) && order="bad good"
 		for side in $order; do
 			boot_endpoint "$side"
 		done
 	done
 }
 
+# The endpoints are looked at once each has the boots a verdict needs,
+# then after every further boot of each while they do not differ, up to
+# --max-repeat each (at --alpha per look, as a step is): a change the
+# noise hides at 5 boots is not given up on, and good and bad that do
+# not differ at --max-repeat end the bisection with 'no culprit'.
 compare_endpoints() {
-	local g b rc=0
+	local rc n
 
+	endpoint_round=0
 	if [[ -n $check ]]; then
-		g=$(py boot-ok "$state/boots/$good/1.ktap" "$check")
-		b=$(py boot-ok "$state/boots/$bad/1.ktap" "$check")
-		if [[ $g != ok || $b != "not ok" ]]; then
-			echo "no culprit: $check is '$g' on good and '$b' on bad"
-			exit "$EXIT_NO_CULPRIT"
-		fi
-		echo '{}' >"$state/signal.json"
+		measure_endpoints 1
+		check_endpoints
 		return
 	fi
-	py endpoints "$state" || rc=$?
-	((rc == 0)) && return
-	((rc == 1)) && exit "$EXIT_NO_CULPRIT"
-	die "$EXIT_SETUP" "could not compare the endpoints' results"
+	n=$(py get "$state" min_boots)
+	while :; do
+		measure_endpoints "$n"
+		rc=0
+		py endpoints "$state" "$((n >= max_repeat))" || rc=$?
+		((rc == 0)) && return
+		((rc == 1)) && exit "$EXIT_NO_CULPRIT"
+		((rc == 10)) || die "$EXIT_SETUP" "could not compare the endpoints' results"
+		n=$((n + 1))
+	done
+}
+
+# --check: CHECK must be ok on good and not ok on bad.
+check_endpoints() {
+	local g b
+
+	g=$(py boot-ok "$state/boots/$good/1.ktap" "$check")
+	b=$(py boot-ok "$state/boots/$bad/1.ktap" "$check")
+	if [[ $g != ok || $b != "not ok" ]]; then
+		echo "no culprit: $check is '$g' on good and '$b' on bad"
+		exit "$EXIT_NO_CULPRIT"
+	fi
+	echo '{}' >"$state/signal.json"
 }
 
 # ---- the steps ------------------------------------------------------------------------
@@ -580,7 +599,6 @@ main() {
 	build_endpoint good "$good"
 	build_endpoint bad "$bad"
 	if [[ ! -f $state/signal.json ]]; then
-		measure_endpoints
 		compare_endpoints
 		py record "$state" "$good" "$(subject "$good")" good "$(usable "$good")" endpoint
 		py record "$state" "$bad" "$(subject "$bad")" bad "$(usable "$bad")" endpoint

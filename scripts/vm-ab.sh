@@ -155,11 +155,30 @@ boot_try() {
 	current_pid=
 }
 
+# Each boot's kernel log (and a failed try's), for whoever checks them
+# for trouble: RESULTS/SIDE/console-K[-failed].log, whether or not the
+# boots left results.
+keep_consoles() {
+	local side k f
+
+	for side in "${sides[@]}"; do
+		mkdir -p "$results/$side"
+		for ((k = 1; k <= repeat; k++)); do
+			for f in "$side-$k" "$side-$k-failed"; do
+				if [[ -f $work/console/$f.log ]]; then
+					cp "$work/console/$f.log" "$results/$side/console-${f#"$side-"}.log"
+				fi
+			done
+		done
+	done
+}
+
 # Merge each side's boots (those that left results) into one directory;
 # fails when a side has none.
 merge_sides() {
 	local side k dirs
 
+	keep_consoles
 	for side in "${sides[@]}"; do
 		dirs=()
 		for ((k = 1; k <= repeat; k++)); do
@@ -174,16 +193,6 @@ merge_sides() {
 		PYTHONPATH="$top/scripts" python3 -m kbtools.results merge-dirs \
 			"$results/$side" "${dirs[@]}" ||
 			die 1 "could not merge the $side boots' results"
-		# Each boot's kernel log, for whoever checks it for trouble.
-		for ((k = 1; k <= repeat; k++)); do
-			if [[ -f $work/console/$side-$k.log ]]; then
-				cp "$work/console/$side-$k.log" "$results/$side/console-$k.log"
-			fi
-			if [[ -f $work/console/$side-$k-failed.log ]]; then
-				cp "$work/console/$side-$k-failed.log" \
-					"$results/$side/console-$k-failed.log"
-			fi
-		done
 	done
 }
 

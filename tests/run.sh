@@ -541,6 +541,25 @@ vm_debian_6_1() {
 	"$top/scripts/ci-vm.sh"
 }
 
+# A kernel A/B whose boots die before the tests start (rdinit that does
+# not exist: a panic at boot): each boot is tried once more, said in the
+# stream, the failed try's console kept, and no verdict comes of it.
+ab_boot_retry() {
+	local out=$work/retry rc=0
+
+	need python3
+	"$top/run_all.sh" --kernel debian-6.1 --vs-kernel debian-6.1 --repeat 1 \
+		--append rdinit=/nonexistent -t syscall_overhead --json "$out" \
+		>"$work/retry.ktap" 2>"$work/retry.err" || rc=$?
+	((rc == 1)) || fail "exit $rc, want 1: $(tail -n 3 "$work/retry.err")"
+	(($(grep -c '^# .* boot 1 ended before the tests started (exit 125): trying once more$' \
+		"$work/retry.ktap") == 2)) || fail "no second try of each side's boot"
+	(($(grep -c '^not ok [12] kbench: ' "$work/retry.ktap") == 2)) ||
+		fail "the failed boots are not 'not ok'"
+	[[ -f $out/base/console-1-failed.log ]] ||
+		fail "the failed try's console was not kept"
+}
+
 # The ioctl and .ks code paths on a kernel that has the interfaces.
 testkernel_patched() {
 	need file python3
@@ -902,6 +921,7 @@ if [[ -z $quick ]]; then
 fi
 if [[ -n $vm ]]; then
 	step vm_debian_6_1
+	step ab_boot_retry
 	step i386_host_run
 fi
 if [[ -n $vm || -n $arm64 ]]; then

@@ -142,6 +142,35 @@ class Decisions(StateCase):
                               r"syscall_overhead:getsid \(x[0-9.]+, CI "
                               r"[0-9.]+-[0-9.]+, same\)$")
 
+    def test_endpoints_look_again_before_the_cap(self):
+        """Not different yet: exit 10 and a progress line before the last
+        look, the 'no culprit' line (exit 1) only at --max-repeat."""
+        st = self.init()
+        self.boots(st["good"], self.fig["no_change"]["good"])
+        self.boots(st["bad"], self.fig["no_change"]["bad"])
+        for final, rc, line in (("0", bisect.EXIT_MORE,
+                                 r"^endpoints: no difference yet on .*: one "
+                                 r"more boot of each$"),
+                                ("1", 1, r"^no culprit: good and bad do not "
+                                         r"differ on ")):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(rc, bisect.main(["endpoints", self.state,
+                                                  final]))
+            self.assertRegex(out.getvalue().strip(), line)
+            self.assertFalse(os.path.exists(
+                os.path.join(self.state, bisect.SIGNAL)))
+        self.assertEqual(2, bisect.main(["endpoints", self.state, "x"]))
+        # A difference is kept at any look.
+        self.state = os.path.join(self.tmp.name, "state2")
+        st = self.init()
+        self.boots(st["good"], self.fig["good"])
+        self.boots(st["bad"], self.fig["bad"])
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(0, bisect.main(["endpoints", self.state, "0"]))
+        self.assertTrue(os.path.exists(os.path.join(self.state,
+                                                    bisect.SIGNAL)))
+
     def test_wrong_direction_is_no_culprit(self):
         st = self.init(direction="faster")
         signal, msg = self.endpoints(st, self.fig["good"], self.fig["bad"])

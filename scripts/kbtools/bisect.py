@@ -31,6 +31,8 @@ STEP_KEYS = ("commit", "subject", "ratio", "ci_low", "ci_high", "verdict",
              "boots", "note")
 # A step's class, as git bisect names it.
 CLASSES = ("good", "bad", "skip")
+# cmd_endpoints: not different yet, before the last look.
+EXIT_MORE = 10
 OPPOSITE = {"slower": "faster", "faster": "slower"}
 
 
@@ -269,15 +271,24 @@ def _signal(state):
         raise BisectError(f"{state}: the endpoints were not compared yet")
 
 
-def cmd_endpoints(state):
+def cmd_endpoints(state, final="1"):
     """Compare good and bad; exit 0 and keep the signal rows when they
-    differ, else print the 'no culprit' line and exit 1."""
+    differ. Else, on the final look (FINAL 1: each has --max-repeat
+    boots), print the 'no culprit' line and exit 1; on an earlier one
+    print how far it got and exit EXIT_MORE (boot each once more)."""
     st = load_settings(state)
     good = load_run(state, st["good"], "good")
     bad = load_run(state, st["bad"], "bad")
     if not good.tests or not bad.tests:
         raise BisectError("no usable boot of good or bad")
+    if final not in ("0", "1"):
+        raise BisectError(f"FINAL '{final}' is not 0 or 1")
     signal, message = endpoints(st, good, bad)
+    if message and final == "0":
+        print(message.replace("no culprit: good and bad do not differ",
+                              "endpoints: no difference yet", 1)
+              + ": one more boot of each")
+        return EXIT_MORE
     for s in signal:
         e = compare.row_verdict(row_values(good, s["test"], s["row"]),
                                 row_values(bad, s["test"], s["row"]),
@@ -386,7 +397,7 @@ USAGE = """usage: python3 -m kbtools.bisect COMMAND ARGS
   init STATE TREE GOOD BAD slower|faster MAX_REPEAT ALPHA THRESHOLD CHECK
        TARGET...         (CHECK '' for a figure)
   get STATE KEY
-  endpoints STATE
+  endpoints STATE [FINAL]  (FINAL 0: exit 10 when they do not differ yet)
   classify STATE COMMIT BOOTS MAX_BOOTS SUBJECT USED
   record STATE COMMIT SUBJECT good|bad|skip USED [NOTE]
   table STATE
@@ -396,7 +407,7 @@ USAGE = """usage: python3 -m kbtools.bisect COMMAND ARGS
 COMMANDS = {
     "init": (cmd_init, 10, 99),
     "get": (cmd_get, 2, 2),
-    "endpoints": (cmd_endpoints, 1, 1),
+    "endpoints": (cmd_endpoints, 1, 2),
     "classify": (cmd_classify, 6, 6),
     "record": (cmd_record, 5, 6),
     "table": (cmd_table, 1, 1),
