@@ -200,6 +200,32 @@ class Decisions(StateCase):
                 self.assertEqual(step["verdict"], c)
                 self.assertEqual(len(step["values"]), e["n_candidate"])
 
+    def test_demo_run_replayed(self):
+        """The end-to-end demo's boots: the endpoints differ at 5+5, each
+        step gets its recorded class from the endpoint boots there were
+        then, and the no-change series differs at none of its looks."""
+        demo = self.fig["demo"]["regression"]
+        st = self.init()
+        signal, _ = self.endpoints(st, demo["good"][:5], demo["bad"][:5])
+        self.assertEqual([{"test": TEST, "row": ROW}], signal)
+        for step in demo["steps"]:
+            with self.subTest(step=step["subject"]):
+                shutil.rmtree(self.state, ignore_errors=True)
+                st = self.init()
+                self.boots(st["good"], demo["good"][:step["good_boots"]])
+                self.boots(st["bad"], demo["bad"][:step["bad_boots"]])
+                c, _ = self.classify(st, step["values"])
+                self.assertEqual(step["verdict"], c)
+        nc = self.fig["demo"]["no_change"]
+        for n in range(5, len(nc["good"]) + 1):
+            with self.subTest(no_change_boots=n):
+                shutil.rmtree(self.state, ignore_errors=True)
+                st = self.init()
+                signal, msg = self.endpoints(st, nc["good"][:n],
+                                             nc["bad"][:n])
+                self.assertEqual([], signal)
+                self.assertIn("do not differ", msg)
+
     def test_too_few_boots_wants_more(self):
         st = self.init()
         self.boots(st["good"], self.fig["good"])
