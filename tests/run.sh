@@ -547,7 +547,7 @@ vm_debian_6_1() {
 ab_boot_retry() {
 	local out=$work/retry rc=0
 
-	need python3
+	need file python3
 	"$top/run_all.sh" --kernel debian-6.1 --vs-kernel debian-6.1 --repeat 1 \
 		--append rdinit=/nonexistent -t syscall_overhead --json "$out" \
 		>"$work/retry.ktap" 2>"$work/retry.err" || rc=$?
