@@ -570,6 +570,16 @@ guest_command() {
 		"$top/scripts/vm-guest.sh" "$args"
 }
 
+# guest_hidden DIR: virtme-ng's guest init mounts an empty tmpfs over
+# /var/tmp, /var/log and /run, so a clone (or a KSRC) below them is not
+# there in the guest unless handed over as a directory of its own.
+guest_hidden() {
+	case $1/ in
+	/var/tmp/* | /var/log/* | /run/*) return 0 ;;
+	esac
+	return 1
+}
+
 # Start vng in the background, its stdout and stderr through pipes (QEMU
 # opens /proc/self/fd/1 and 2 itself and would truncate a redirected
 # file), under timeout(1) in its own process group so that one signal
@@ -584,6 +594,10 @@ start_vm() {
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
 	[[ -n $json_dir ]] && vng+=(--rwdir="$json_dir")
+	guest_hidden "$top" && vng+=(--rodir="$top")
+	if [[ -n ${KSRC:-} && $KSRC != "$top"/* ]] && guest_hidden "$KSRC"; then
+		vng+=(--rodir="$KSRC")
+	fi
 	for a in "${appends[@]}"; do
 		vng+=(--append "$a")
 	done

@@ -558,6 +558,9 @@ ab_boot_retry() {
 		fail "the failed boots are not 'not ok'"
 	[[ -f $out/base/console-1-failed.log ]] ||
 		fail "the failed try's console was not kept"
+	# The boots must have died of the panic, not of anything else.
+	grep -q 'Kernel panic' "$out/base/console-1-failed.log" ||
+		fail "the failed try did not panic: $(grep -m 1 'vm-run.sh: ' "$work/retry.err")"
 }
 
 # The ioctl and .ks code paths on a kernel that has the interfaces.
