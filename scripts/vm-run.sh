@@ -701,6 +701,10 @@ report() {
 		if grep -q 'Kernel panic' "$state/console.log"; then
 			die "$EXIT_GUEST" "$kdesc panicked at boot: $(grep -m 1 -o 'Kernel panic.*' "$state/console.log")"
 		fi
+		if ((rc == 127)); then
+			msg "hint: exit status 127 is the guest's 'command not found':" \
+				"$top/scripts/vm-guest.sh was not there in the guest"
+		fi
 		die "$EXIT_GUEST" "$kdesc did not boot (vng exit status $rc)"
 	fi
 	read -r up upline <"$state/booted"
