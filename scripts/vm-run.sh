@@ -593,9 +593,17 @@ start_vm() {
 	vng+=(--append "modprobe.blacklist=$unused_modules")
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
+	# vng mounts every --rwdir, in order, before any --rodir: a hidden
+	# clone that holds the --json directory goes first and read-write.
+	if guest_hidden "$top"; then
+		if [[ -n $json_dir && $json_dir/ == "$top"/* ]]; then
+			vng+=(--rwdir="$top")
+		else
+			vng+=(--rodir="$top")
+		fi
+	fi
 	[[ -n $json_dir ]] && vng+=(--rwdir="$json_dir")
-	guest_hidden "$top" && vng+=(--rodir="$top")
-	if [[ -n ${KSRC:-} && $KSRC != "$top"/* ]] && guest_hidden "$KSRC"; then
+	if [[ -n ${KSRC:-} && $KSRC/ != "$top"/* ]] && guest_hidden "$KSRC"; then
 		vng+=(--rodir="$KSRC")
 	fi
 	for a in "${appends[@]}"; do
