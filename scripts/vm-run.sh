@@ -571,13 +571,39 @@ guest_command() {
 }
 
 # guest_hidden DIR: virtme-ng's guest init mounts an empty tmpfs over
-# /var/tmp, /var/log and /run, so a clone (or a KSRC) below them is not
-# there in the guest unless handed over as a directory of its own.
+# /var/tmp, /var/log and /run, so a clone (or its cache, or a KSRC)
+# below them is not there in the guest unless handed over as a
+# directory of its own.
 guest_hidden() {
 	case $1/ in
 	/var/tmp/* | /var/log/* | /run/*) return 0 ;;
 	esac
 	return 1
+}
+
+# hidden_mounts: vng's options for the directories the guest needs that
+# it would not see, outermost only. vng mounts every --rwdir, in order,
+# before any --rodir, so one that holds the --json directory is handed
+# over read-write (and before it), the others read-only.
+hidden_mounts() {
+	local d o need=() outer=()
+
+	for d in "$top" "$cache" "${KSRC:-}"; do
+		[[ -n $d && -d $d ]] && guest_hidden "$d" && need+=("$(cd "$d" && pwd)")
+	done
+	for d in "${need[@]}"; do
+		for o in "${need[@]}"; do
+			[[ $d/ == "$o"/?* ]] && continue 2
+		done
+		[[ " ${outer[*]} " == *" $d "* ]] || outer+=("$d")
+	done
+	for d in "${outer[@]}"; do
+		if [[ -n $json_dir && $json_dir/ == "$d"/* ]]; then
+			echo "--rwdir=$d"
+		else
+			echo "--rodir=$d"
+		fi
+	done
 }
 
 # Start vng in the background, its stdout and stderr through pipes (QEMU
@@ -593,19 +619,8 @@ start_vm() {
 	vng+=(--append "modprobe.blacklist=$unused_modules")
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
-	# vng mounts every --rwdir, in order, before any --rodir: a hidden
-	# clone that holds the --json directory goes first and read-write.
-	if guest_hidden "$top"; then
-		if [[ -n $json_dir && $json_dir/ == "$top"/* ]]; then
-			vng+=(--rwdir="$top")
-		else
-			vng+=(--rodir="$top")
-		fi
-	fi
+	mapfile -t -O "${#vng[@]}" vng < <(hidden_mounts)
 	[[ -n $json_dir ]] && vng+=(--rwdir="$json_dir")
-	if [[ -n ${KSRC:-} && $KSRC/ != "$top"/* ]] && guest_hidden "$KSRC"; then
-		vng+=(--rodir="$KSRC")
-	fi
 	for a in "${appends[@]}"; do
 		vng+=(--append "$a")
 	done
