@@ -151,10 +151,7 @@ lock() {
 
 # shellcheck disable=SC2317 # called from traps
 cleanup() {
-	if [[ -n ${current_pid:-} ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
+	stop_child
 	if [[ -n ${orig:-} ]]; then
 		lock git -C "$tree" checkout -q "$orig" ||
 			msg "could not put $tree back on $orig"
@@ -171,12 +168,9 @@ run() {
 	msg "$kind series: $(git_demo rev-list --count unpatched.."$tip") commits on" \
 		"unpatched, tip ${tip:0:12}${culprit:+, the delay in ${culprit:0:12}}"
 	# In the background, so that a signal reaches it (cleanup stops it).
-	"$top/scripts/bisect.sh" --tree "$tree" --good unpatched --bad "$tip" \
-		-t syscall_overhead:getsid --state "$states/$kind" "${pass[@]}" \
-		> >(tee "$work/$kind.out") &
-	current_pid=$!
-	wait "$current_pid" || rc=$?
-	current_pid=
+	run_child "$top/scripts/bisect.sh" --tree "$tree" --good unpatched \
+		--bad "$tip" -t syscall_overhead:getsid --state "$states/$kind" \
+		"${pass[@]}" > >(tee "$work/$kind.out") || rc=$?
 	wait # for tee, which has the last line
 	last=$(tail -n 1 "$work/$kind.out")
 	msg "$kind series: exit $rc in $((SECONDS - start)) s"

@@ -251,27 +251,12 @@ save_log() {
 
 # shellcheck disable=SC2317 # called from traps
 cleanup() {
-	if [[ -n ${current_pid:-} ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
+	stop_child
 	if [[ -n ${owns_bisect:-} ]] && bisecting; then
 		save_log || true
 		git_tree bisect reset >/dev/null 2>&1 || true
 	fi
 	[[ -z ${work:-} ]] || rm -rf "$work"
-}
-
-# run_child CMD...: run CMD in the background so that a signal can stop
-# it; its exit status is the function's.
-run_child() {
-	local rc=0
-
-	"$@" &
-	current_pid=$!
-	wait "$current_pid" || rc=$?
-	current_pid=
-	return "$rc"
 }
 
 subject() {
@@ -589,7 +574,6 @@ main() {
 	claim_tree
 	setup_state
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-bisect.XXXXXX")
-	current_pid=
 	owns_bisect=
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM HUP

@@ -122,8 +122,6 @@ parse_args() {
 	return 0
 }
 
-current_pid=
-
 # boot SIDE IMAGE K: one boot, its KTAP nested; sets rc. A boot that
 # timed out or died before the tests started (no KTAP at all: under TCG
 # about 1 boot in 25 panics early) is tried once more, as scripts/bisect.sh
@@ -148,11 +146,8 @@ boot() {
 # boot_try IMAGE CONSOLE JSON_DIR: scripts/vm-run.sh once; sets rc.
 boot_try() {
 	rc=0
-	"$top/scripts/vm-run.sh" --kernel "$1" --console "$2" \
-		"${pass_args[@]}" --json "$3" >"$work/ktap" &
-	current_pid=$!
-	wait "$current_pid" || rc=$?
-	current_pid=
+	run_child "$top/scripts/vm-run.sh" --kernel "$1" --console "$2" \
+		"${pass_args[@]}" --json "$3" >"$work/ktap" || rc=$?
 }
 
 # Each boot's kernel log (and a failed try's), for whoever checks them
