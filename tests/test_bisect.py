@@ -182,6 +182,12 @@ class Decisions(StateCase):
         signal, msg = self.endpoints(st, self.fig["good"], self.fig["bad"])
         self.assertEqual([], signal)
         self.assertIn("was measured on both", msg)
+        # More boots cannot measure a row that is in no boot: the last
+        # word at once, also before the last look.
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(1, bisect.main(["endpoints", self.state, "0"]))
+        self.assertRegex(out.getvalue(), r"^no culprit: none of the rows ")
 
     def classify(self, st, step_values, max_boots=8):
         self.boots("s" * 40, step_values)

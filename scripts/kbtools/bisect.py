@@ -33,6 +33,9 @@ STEP_KEYS = ("commit", "subject", "ratio", "ci_low", "ci_high", "verdict",
 CLASSES = ("good", "bad", "skip")
 # cmd_endpoints: not different yet, before the last look.
 EXIT_MORE = 10
+# The 'no culprit' line of endpoints that were measured and do not differ
+# (more boots may still tell them apart), before 'ROW (figure, verdict)'.
+NO_DIFFERENCE = "no culprit: good and bad do not differ on "
 OPPOSITE = {"slower": "faster", "faster": "slower"}
 
 
@@ -136,9 +139,8 @@ def endpoints(settings, good, bad):
     shown = [x for x in entries if x["ratio"] is not None] or entries
     e = shown[0]
     more = f" and {len(shown) - 1} more rows" if len(shown) > 1 else ""
-    return [], (f"no culprit: good and bad do not differ on "
-                f"{e['test']}:{e['name']}{more} ({figure(e)}, "
-                f"{e['verdict']})")
+    return [], (f"{NO_DIFFERENCE}{e['test']}:{e['name']}{more} "
+                f"({figure(e)}, {e['verdict']})")
 
 
 def figure(e):
@@ -284,10 +286,9 @@ def cmd_endpoints(state, final="1"):
     if final not in ("0", "1"):
         raise BisectError(f"FINAL '{final}' is not 0 or 1")
     signal, message = endpoints(st, good, bad)
-    if message and final == "0":
-        print(message.replace("no culprit: good and bad do not differ",
-                              "endpoints: no difference yet", 1)
-              + ": one more boot of each")
+    if message and final == "0" and message.startswith(NO_DIFFERENCE):
+        print(f"endpoints: no difference yet on "
+              f"{message[len(NO_DIFFERENCE):]}: one more boot of each")
         return EXIT_MORE
     for s in signal:
         e = compare.row_verdict(row_values(good, s["test"], s["row"]),
