@@ -420,6 +420,21 @@ static void json_row(FILE *f, const struct kb_row *row)
 	fputc('}', f);
 }
 
+/*
+ * "real", or "icount" with its shift when QEMU's instruction counter
+ * drives the guest's clocks (KBENCH_ICOUNT=SHIFT, set by the VM runner):
+ * then one virtual ns is 2^SHIFT guest instructions' worth of time.
+ */
+static void json_clock_mode(FILE *f)
+{
+	int shift = kb_icount_shift();
+
+	if (shift < 0)
+		fputs(", \"clock_mode\": \"real\"", f);
+	else
+		fprintf(f, ", \"clock_mode\": \"icount\", \"icount_shift\": %d", shift);
+}
+
 static void json_header(FILE *f)
 {
 	const char *guest = getenv("KBENCH_GUEST");
@@ -447,7 +462,9 @@ static void json_header(FILE *f)
 		kb_json_string(f, guest);
 	else
 		fputs("null", f);
-	fprintf(f, ", \"machine_slow\": %s},\n", kb_machine_slow() ? "true" : "false");
+	fprintf(f, ", \"machine_slow\": %s", kb_machine_slow() ? "true" : "false");
+	json_clock_mode(f);
+	fputs("},\n", f);
 	fputs("  \"date\": ", f);
 	kb_json_string(f, doc.start);
 	fputs(",\n  \"end_date\": ", f);
@@ -504,6 +521,21 @@ bool kb_machine_slow(void)
 	const char *v = getenv("KSFT_MACHINE_SLOW");
 
 	return v && (!strcmp(v, "yes") || !strcmp(v, "1"));
+}
+
+int kb_icount_shift(void)
+{
+	const char *v = getenv("KBENCH_ICOUNT");
+	char *end;
+	long shift;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	shift = strtol(v, &end, 10);
+	if (errno || *end || shift < 0 || shift > 10)
+		return -1;
+	return shift;
 }
 
 bool kb_emulated_guest(void)

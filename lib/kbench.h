@@ -167,6 +167,14 @@ bool kb_machine_slow(void);
 bool kb_emulated_guest(void);
 
 /*
+ * The shift of QEMU's -icount when it drives this guest's clocks
+ * (KBENCH_ICOUNT=SHIFT, set by run_all.sh --kernel ... --icount), else
+ * -1. Figures are then exact counts of guest instructions (2^SHIFT per
+ * virtual ns), recorded as machine.clock_mode "icount" in the JSON.
+ */
+int kb_icount_shift(void);
+
+/*
  * The capabilities that load and attach a BPF tracing program (iterators
  * are tracing programs): CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN. A
  * pseudo-capability for kb_have_cap(), kb_cap_name() and the errno rule.

@@ -25,6 +25,9 @@ def problems(doc):
         out.append("escaped parameter does not round-trip")
     if "nan_param" not in params or params["nan_param"] is not None:
         out.append("NaN parameter is not null")
+    if doc["machine"].get("clock_mode") != "real":
+        out.append(f"machine.clock_mode is {doc['machine'].get('clock_mode')!r}, "
+                   f"not 'real'")
     rows = {r.get("name"): r for r in doc["rows"]}
     one = rows.get("row_one", {})
     out += [f"row_one lacks {k!r}" for k in ROW_KEYS if k not in one]

@@ -660,6 +660,32 @@ static int clock_overhead_positive(void *ctx, char *reason, size_t len)
 		       "reading the clock took no time");
 }
 
+/* KBENCH_ICOUNT: a shift of 0-10, anything else is no icount. */
+static int icount_shift_parse(void *ctx, char *reason, size_t len)
+{
+	static const struct { const char *v; int want; } cases[] = {
+		{ "0", 0 }, { "3", 3 }, { "10", 10 }, { "", -1 }, { "11", -1 },
+		{ "-1", -1 }, { "1x", -1 }, { "x", -1 },
+	};
+	size_t i;
+	int got;
+
+	(void)ctx;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		setenv("KBENCH_ICOUNT", cases[i].v, 1);
+		got = kb_icount_shift();
+		if (got != cases[i].want) {
+			snprintf(reason, len, "KBENCH_ICOUNT='%s' gave %d, want %d",
+				 cases[i].v, got, cases[i].want);
+			unsetenv("KBENCH_ICOUNT");
+			return KSFT_FAIL;
+		}
+	}
+	unsetenv("KBENCH_ICOUNT");
+	return verdict(kb_icount_shift() == -1, reason, len,
+		       "no KBENCH_ICOUNT is not 'real'");
+}
+
 #define T(x) { #x, x, NULL }
 static const struct kb_test tests[] = {
 	T(stats_known_values),
@@ -679,6 +705,7 @@ static const struct kb_test tests[] = {
 	T(cleanup_stack_order),
 	T(cleanup_signal_reraised),
 	T(clock_overhead_positive),
+	T(icount_shift_parse),
 };
 #undef T
 
