@@ -17,8 +17,10 @@ import check_guest_json  # noqa: E402
 import check_unit_json  # noqa: E402
 
 UNIT_DOC = {
-    "schema": "kbench-results/1", "test": "unit", "kernel": {}, "machine": {},
-    "date": "", "cmdline": "", "clock": "CLOCK_MONOTONIC",
+    "schema": "kbench-results/1", "test": "unit", "kernel": {},
+    "machine": {"clock_mode": "real"}, "date": "", "cmdline": "",
+    "clock": "CLOCK_MONOTONIC",
+    "boot_id": "f726f994-7fc2-4fe3-ae88-66717bd4daad",
     "params": {"quote\"and\\slash": "tab\there\nnewline", "nan_param": None},
     "rows": [
         {"name": "row_one", "unit": "us", "n": 2, "mean": 2.0, "min": 1,
@@ -47,6 +49,9 @@ class UnitJsonTest(unittest.TestCase):
         self.assertTrue(corrupt(lambda d: d["rows"][0].update(n=3)))
         self.assertTrue(corrupt(lambda d: d["rows"][0].pop("rsd_pct")))
         self.assertTrue(corrupt(lambda d: d["rows"][1].update(reason="")))
+        self.assertTrue(corrupt(lambda d: d["machine"].update(
+            clock_mode="icount")))
+        self.assertTrue(corrupt(lambda d: d.pop("boot_id")))
 
 
 class GuestJsonTest(unittest.TestCase):

@@ -27,6 +27,8 @@ import hashlib
 import re
 import statistics
 
+from kbtools.results import INSN
+
 PATH_SAFE = re.compile(r"[A-Za-z0-9_]")
 ORIGIN_RE = re.compile(r"^[a-z0-9_]+$")
 COMPONENT_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -233,7 +235,8 @@ class Exporter:
                           misc={"repetitions": len(headers)})
             for row in rows.values():
                 try:
-                    self._add_row(build, run_key, name, row, start, env)
+                    self._add_row(build, run_key, name, row, start, env,
+                                  test)
                 except ExportError as e:
                     raise ExportError(f"{run.path}: {e}") from e
             for check, (cstatus, reason) in prog_checks.items():
@@ -242,7 +245,8 @@ class Exporter:
                 self.add_test(build, run_key, test_path(name, check),
                               cstatus, comment=reason, start=start, env=env)
 
-    def _add_row(self, build, run_key, program, row, start, env):
+    def _add_row(self, build, run_key, program, row, start, env,
+                 test=None):
         path = test_path(program, row.name)
         if row.status == "ok" and row.unit is None and row.values("median"):
             raise ExportError(f"{program}: row '{row.name}' has figures "
@@ -261,9 +265,16 @@ class Exporter:
                 misc["means"] = means
             if row.note:
                 misc["note"] = row.note
-            self.add_test(build, run_key, path, "DONE",
-                          number={"value": median_of(values),
-                                  "unit": row.unit},
+            number = {"value": median_of(values), "unit": row.unit}
+            scale = test.insn_per_unit(row.unit) if test is not None \
+                else None
+            if scale is not None:
+                # Exact mode: instructions, the virtual time kept beside.
+                misc["virtual_time"] = dict(number)
+                misc["clock_mode"] = "icount"
+                number = {"value": number["value"] * scale,
+                          "unit": INSN}
+            self.add_test(build, run_key, path, "DONE", number=number,
                           misc=misc, start=start, env=env)
             return
         self.add_test(build, run_key, path, _status_of(row.status),
@@ -284,7 +295,8 @@ def _any_doc(run):
 
 def _environment(doc):
     machine = doc.get("machine") or {}
-    misc = {k: machine[k] for k in ("arch", "cpus", "guest", "machine_slow")
+    misc = {k: machine[k] for k in ("arch", "cpus", "guest", "machine_slow",
+                                    "clock_mode", "icount_shift")
             if machine.get(k) is not None}
     env = {"comment": f"{machine.get('hostname') or 'host'}"
                       + (f" ({machine['guest']} guest)"

@@ -220,8 +220,15 @@ def _summary_median(row):
     return stats.median(vals) if vals else None
 
 
-def _measured(kw, row, value):
-    if value is not None:
+def _measured(kw, row, value, test=None):
+    """kw with the row's measurement: in instructions (units insn) for a
+    run under QEMU's instruction counter, else as the row's unit."""
+    if value is None:
+        return kw
+    scale = test.insn_per_unit(row.unit) if test is not None else None
+    if scale is not None:
+        kw.update(measurement=value * scale, units=results.INSN)
+    else:
         kw.update(measurement=value, units=row.unit)
     return kw
 
@@ -267,18 +274,18 @@ def _program_set(name, apps, test):
                 row = rows.get(check)
                 tset.add(f"{check}.rep{app.rep}", res, **_measured(
                     {"note": r.reason or None}, row,
-                    _rep_median(row, app.rep, nreps)))
+                    _rep_median(row, app.rep, nreps), test))
     for check, seen in per_check.items():
         row = rows.get(check)
         reasons = sorted({why for _, why in seen if why})
         tset.add(check, worst([res for res, _ in seen]),
                  **_measured({"note": "; ".join(reasons) or None}, row,
-                             _summary_median(row)))
+                             _summary_median(row), test))
     for rname, row in rows.items():
         if rname not in per_check:
             res = {"ok": "pass", "skip": "skip"}.get(row.status, "fail")
             tset.add(rname, res, **_measured({"note": row.reason}, row,
-                                             _summary_median(row)))
+                                             _summary_median(row), test))
     verdicts = [_verdict(a) for a in apps]
     tset.add(name, worst([v for v, _ in verdicts]),
              note="; ".join(n for _, n in verdicts if n) or None)
