@@ -24,9 +24,10 @@ printing one KTAP stream on stdout.
       --json DIR      keep every program's results in DIR/<program>.json
                       and the KTAP stream in DIR/run_all.ktap (compare
                       two runs with scripts/compare.py)
-  -r, --repeat N      run every program N times (default 1), interleaved
+  -r, --repeat [N]    run every program N times (default 1), interleaved
                       across programs; DIR/<program>.json keeps each
-                      repetition's figures beside their summary
+                      repetition's figures beside their summary; without
+                      N, as many as the design needs (see below)
       --vs-prefix CMD A/B on this kernel: run every program plainly (the
                       base) and as 'CMD PROG ARGS' (the candidate),
                       alternating ABBA..., results in DIR/base and
@@ -52,8 +53,13 @@ printing one KTAP stream on stdout.
       --no-build      do not run make first
   -h, --help          this help
 
-Default --repeat with --vs-prefix or --vs-kernel: 5. A verdict needs at
-least 4 repetitions per side; more find smaller changes.
+Default --repeat with --vs-prefix or --vs-kernel: the design's, the
+fewest repetitions per side with which one changed row among the rows
+compared can be flagged (7 for the whole collection, 6 for
+syscall_overhead alone; python3 -m kbtools.design), said before the
+run starts. An explicit --repeat below it runs, with a warning here and
+in the comparison (its rows read no-verdict, not same). With --icount
+(--vs-kernel): one boot per kernel, its exact rows need no more.
 
 Environment: KSRC=/path/to/linux picks the kernel tree that supplies the
 kselftest harness (default: one provisioned from Debian's linux-source
@@ -80,6 +86,7 @@ all_tests() {
 	make -s --no-print-directory -C "$top" list
 }
 
+readonly ICOUNT_TIMEOUT_FACTOR=4
 tests=()
 json_dir=
 repeat=
@@ -137,9 +144,13 @@ while (($#)); do
 		;;
 	--json=*) json_dir=${1#*=} ;;
 	-r | --repeat)
-		need_value "$1" "a number" $#
-		repeat=$2
-		shift
+		# Without a number: as many as the design needs.
+		if (($# >= 2)) && [[ $2 =~ ^[0-9]+$ ]]; then
+			repeat=$2
+			shift
+		else
+			repeat=design
+		fi
 		;;
 	--repeat=*) repeat=${1#*=} ;;
 	--vs-prefix)
@@ -195,7 +206,7 @@ done
 if [[ -n $timeout_override && ! $timeout_override =~ ^[0-9]+$ ]]; then
 	die_usage "invalid timeout '$timeout_override': not a number of seconds"
 fi
-if [[ -n $repeat ]]; then
+if [[ -n $repeat && $repeat != design ]]; then
 	check_repeat "$repeat"
 	repeat=$((10#$repeat))
 fi
@@ -205,7 +216,7 @@ if [[ -n $vs_prefix_set ]]; then
 	command -v "${prefix[0]}" >/dev/null ||
 		die_usage "--vs-prefix: command '${prefix[0]}' not found"
 	sides=(base candidate)
-	repeat=${repeat:-5}
+	repeat=${repeat:-design}
 else
 	sides=(base)
 	repeat=${repeat:-1}
@@ -221,6 +232,30 @@ if [[ -n $json_dir ]]; then
 fi
 [[ -z $report ]] || check_report "$report" "$json_dir"
 ((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
+
+# design_repeat: the repetitions the design needs for these tests
+# (kbtools.design): sets repeat when none was given, and says why (or
+# warns when --repeat N is below it) in design_lines, before the run.
+design_lines=()
+design_repeat() {
+	local out given=()
+
+	[[ $repeat != design ]] && given=(--given "$repeat")
+	out=$(PYTHONPATH="$top/scripts" python3 -m kbtools.design "${given[@]}" "${tests[@]}") ||
+		die 1 "cannot work out the repetitions (python3 -m kbtools.design)"
+	mapfile -t design_lines <<<"$out"
+	[[ $repeat == design ]] && repeat=${design_lines[0]}
+	design_lines=("${design_lines[@]:1}")
+	printf '%s\n' "${design_lines[@]/#/$prog: }" >&2
+}
+if [[ -n ${KBENCH_ICOUNT:-} && -n $vs_prefix_set && $repeat == design ]]; then
+	# Under QEMU's instruction counter the exact rows need no design:
+	# two repetitions per side show each side's spread.
+	repeat=2
+	design_lines=("exact mode (icount): 2 repetitions per side")
+elif [[ $repeat == design || ( -n $vs_prefix_set && -z $list ) ]]; then
+	design_repeat
+fi
 
 if [[ -n $build ]]; then
 	make -s --no-print-directory -C "$top" TESTS="${tests[*]}" all >&2 ||
@@ -286,6 +321,10 @@ run_program() {
 	local dir=$1 name=$2 title=$3 side=$4 k=$5 secs args=() envvar extra
 	local cmd=() json
 	secs=${timeout_override:-$(settings_timeout "$top/$dir")}
+	# Under QEMU's instruction counter a virtual second is a billion
+	# instructions: a 1-GHz machine that does one per cycle, slower than
+	# the machines the settings' timeouts were set for.
+	[[ -n ${KBENCH_ICOUNT:-} && -z $timeout_override ]] && secs=$((secs * ICOUNT_TIMEOUT_FACTOR))
 	[[ -n $full && -z $timeout_override ]] && secs=0
 	[[ -n $full ]] && args+=(--full)
 	json=$(json_file "$name" "$side" "$k")
@@ -366,6 +405,7 @@ fi
 
 echo "TAP version 13"
 echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
+((${#design_lines[@]} == 0)) || printf '# %s\n' "${design_lines[@]}"
 n=0 pass=0 fail=0 skip=0
 for ((k = 1; k <= repeat; k++)); do
 	for p in "${programs[@]}"; do
