@@ -507,13 +507,6 @@ def check_job(tests_path, log_path):
     return 1 if problems else 0
 
 
-def _read_stream(path):
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
-
-
 @cli.command("kbtools.lava")
 def main(argv=None):
     p = argparse.ArgumentParser(
@@ -547,7 +540,9 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     with cli.reading(args.ktap):
-        text = _read_stream(args.ktap)
+        # A file's problems in the 'ktap' case name it and the line.
+        doc = ktap.parse(sys.stdin.read()) if args.ktap == "-" else \
+            ktap.read(args.ktap)
     run, bad_json = None, None
     if args.json and (os.path.isfile(args.json) or (
             os.path.isdir(args.json) and any(
@@ -556,7 +551,7 @@ def main(argv=None):
             run = results.load(args.json)
         except results.ResultError as e:
             bad_json = str(e)
-    sets = translate(ktap.parse(text), run)
+    sets = translate(doc, run)
     if bad_json:
         # The checks still count; unreadable figures are a failure.
         sets[-1].add("results", "fail", note=bad_json)
