@@ -158,6 +158,27 @@ class NamedErrors(unittest.TestCase):
         # json's decoder recurses: a RecursionError, not a traceback.
         self.assertIn("nested too deeply",
                       self.error("[" * 100000 + "]" * 100000))
+        # Deep enough for the readers' own walks (800 levels: a
+        # RecursionError after json read it), or deeper than kbench's
+        # documents ever are (33).
+        for depth in (800, 33):
+            doc = json.dumps(valid_doc())[:-1] + ', "x": ' + \
+                "[" * depth + "]" * depth + "}"
+            self.assertIn("nested too deeply", self.error(doc))
+        doc = valid_doc()
+        doc["x"] = json.loads("[" * 31 + "]" * 31)
+        write(self.path, doc)
+        self.assertEqual(fuzz_props.run_main(
+            compare_cli.main, [self.good, self.path])[0], 0)
+
+    def test_lone_surrogate(self):
+        # JSON's escape "\ud800" is no character: nothing could print it.
+        doc = valid_doc()
+        doc["rows"][1]["name"] = "\ud800"
+        self.assertIn("lone surrogate", self.error(doc))
+        doc = valid_doc()
+        doc["kernel"]["\udfff"] = 1
+        self.assertIn("lone surrogate", self.error(doc))
 
     def test_truncated(self):
         self.error(json.dumps(valid_doc())[:-7])

@@ -476,6 +476,15 @@ def table(got):
                    .rstrip() + "\n" for r in rows)
 
 
+def _text(doc: object) -> object:
+    """DOC, when results.text_problem() finds nothing in it (a lone
+    surrogate could not be printed); ValueError otherwise."""
+    problem = results.text_problem(doc)
+    if problem:
+        raise ValueError(problem)
+    return doc
+
+
 def check_job(tests_path, log_path):
     """Print LAVA's results of a kbench job as a table and compare them
     with the cases of the KTAP the job printed; 0 when they match."""
@@ -483,12 +492,12 @@ def check_job(tests_path, log_path):
     import yaml  # Debian: python3-yaml; only the host side needs it
     try:
         with open(tests_path, encoding="utf-8") as f:
-            got = api_cases(json.load(f))
+            got = api_cases(_text(json.load(f)))
     except (ValueError, RecursionError) as e:
         raise ValueError(f"{tests_path}: {e}") from None
     try:
         with open(log_path, encoding="utf-8") as f:
-            text = stream_of_log(yaml.safe_load(f) or [])
+            text = stream_of_log(_text(yaml.safe_load(f) or []))
     except (ValueError, RecursionError, yaml.YAMLError) as e:
         raise ValueError(f"{log_path}: {e}") from None
     results.write_text("-", table(got))
