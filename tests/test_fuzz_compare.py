@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import MISSING, SCRIPTS, fuzz_settings, given, st
+from fuzz_props import MISSING, SCRIPTS, prop, st
 
 import compare as compare_cli  # noqa: E402
 
@@ -60,25 +60,22 @@ class CompareProperties(unittest.TestCase):
             one_line_error(self, rc, err, "compare.py",
                            (self.base, self.cand))
 
-    @fuzz_settings()
-    @given(st.data())
-    def test_mutated_document(self, data):
+    @prop(edit=fuzz_props.edits(valid_doc()),
+          fmt=st.sampled_from(["text", "email", "json"]))
+    def test_mutated_document(self, edit, fmt):
         fuzz_props.write_text(self.base, json.dumps(
-            fuzz_props.mutate(data, valid_doc())))
+            fuzz_props.edited(valid_doc(), edit)))
         fuzz_props.write_text(self.cand, json.dumps(valid_doc(scale=1.1)))
-        fmt = data.draw(st.sampled_from(["text", "email", "json"]))
         self.check(*self.compare("-f", fmt))
 
-    @fuzz_settings()
-    @given(st.data())
-    def test_spoiled_text(self, data):
+    @prop(breakage=fuzz_props.breakages(valid_doc(scale=1.1)))
+    def test_spoiled_text(self, breakage):
         fuzz_props.write_text(self.base, json.dumps(valid_doc()))
         fuzz_props.write_text(self.cand, fuzz_props.broken_json_text(
-            data, valid_doc(scale=1.1)))
+            valid_doc(scale=1.1), breakage))
         self.check(*self.compare())
 
-    @fuzz_settings()
-    @given(fuzz_props.json_values())
+    @prop(value=fuzz_props.json_values())
     def test_any_json(self, value):
         fuzz_props.write_text(self.base, json.dumps(value))
         fuzz_props.write_text(self.cand, json.dumps(valid_doc()))

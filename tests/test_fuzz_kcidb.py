@@ -15,15 +15,14 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import HERE, MISSING, SCRIPTS, fuzz_settings, given, st
+from fuzz_props import HERE, MISSING, SCRIPTS, prop
 
 import kcidb as kcidb_cli  # noqa: E402
 
 RECORDED = os.path.join(HERE, "data", "kcidb", "host")
-
-
-def programs():
-    return sorted(f for f in os.listdir(RECORDED) if f.endswith(".json"))
+DOCS = fuzz_props.load_docs(RECORDED)
+with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as _f:
+    STREAM = _f.read().splitlines()
 
 
 @unittest.skipIf(MISSING, MISSING or "")
@@ -51,47 +50,41 @@ class KcidbProperties(unittest.TestCase):
             self.assertEqual(len(lines), 1, err)
             self.assertTrue(lines[0].startswith("kcidb.py: "), err)
             self.assertIn(self.dir, lines[0], err)
+            # A KTAP line it cannot use is named by its line number.
+            if "run_all.ktap" in lines[0]:
+                self.assertRegex(lines[0], r"run_all\.ktap: line \d+: ")
 
-    def load(self, name):
-        with open(os.path.join(self.dir, name), encoding="utf-8") as f:
-            return json.load(f)
-
-    @fuzz_settings()
-    @given(st.data())
-    def test_mutated_results(self, data):
+    @prop(case=fuzz_props.file_and(DOCS, fuzz_props.edits))
+    def test_mutated_results(self, case):
         self.fresh_copy()
-        name = data.draw(st.sampled_from(programs()))
-        doc = fuzz_props.mutate(data, self.load(name))
-        fuzz_props.write_text(os.path.join(self.dir, name), json.dumps(doc))
+        name, edit = case
+        fuzz_props.write_text(os.path.join(self.dir, name), json.dumps(
+            fuzz_props.edited(DOCS[name], edit)))
         self.export()
 
-    @fuzz_settings()
-    @given(st.data())
-    def test_spoiled_results(self, data):
+    @prop(case=fuzz_props.file_and(DOCS, fuzz_props.breakages))
+    def test_spoiled_results(self, case):
         self.fresh_copy()
-        name = data.draw(st.sampled_from(programs()))
+        name, breakage = case
         fuzz_props.write_text(os.path.join(self.dir, name),
-                              fuzz_props.broken_json_text(
-                                  data, self.load(name)))
+                              fuzz_props.broken_json_text(DOCS[name],
+                                                          breakage))
         self.export()
 
-    @fuzz_settings()
-    @given(fuzz_props.ktap_lines())
+    @prop(lines=fuzz_props.ktap_lines())
     def test_any_run_all_ktap(self, lines):
         self.fresh_copy()
         fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
                               "\n".join(lines) + "\n")
         self.export()
 
-    @fuzz_settings()
-    @given(st.data())
-    def test_mutated_run_all_ktap(self, data):
+    @prop(edits=fuzz_props.line_edits(STREAM))
+    def test_mutated_run_all_ktap(self, edits):
         """The recorded stream with lines dropped, doubled or changed."""
         self.fresh_copy()
-        path = os.path.join(self.dir, "run_all.ktap")
-        with open(path, encoding="utf-8") as f:
-            lines = fuzz_props.mutate_lines(data, f.read().splitlines())
-        fuzz_props.write_text(path, "\n".join(lines) + "\n")
+        fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
+                              "\n".join(fuzz_props.edited_lines(
+                                  STREAM, edits)) + "\n")
         self.export()
 
 
