@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import MISSING, SCRIPTS, prop, st
+from fuzz_props import MISSING, SCRIPTS, example, prop, st
 
 import compare as compare_cli  # noqa: E402
 
@@ -60,6 +60,17 @@ class CompareProperties(unittest.TestCase):
             one_line_error(self, rc, err, "compare.py",
                            (self.base, self.cand))
 
+    # Issue 22: a kernel member of another type and a row name that is
+    # an object ended in a traceback, two rows of one name were compared
+    # silently. Later: an error quoting a value with a line break spanned
+    # two lines, a unit mismatch did not name the file; a lone surrogate
+    # ("\ud800") in a name ended in a traceback (issue 34's audit).
+    @example(edit=("replace", ("kernel",), ["x"]), fmt="text")
+    @example(edit=("replace", ("rows", 0, "name"), {"a": 1}), fmt="text")
+    @example(edit=("duplicate", ("rows", 0), None), fmt="json")
+    @example(edit=("replace", ("rows", 1, "status"), "a\nb"), fmt="text")
+    @example(edit=("replace", ("rows", 0, "unit"), "ms"), fmt="email")
+    @example(edit=("replace", ("rows", 0, "name"), "\ud800"), fmt="text")
     @prop(edit=fuzz_props.edits(valid_doc()),
           fmt=st.sampled_from(["text", "email", "json"]))
     def test_mutated_document(self, edit, fmt):
@@ -68,6 +79,9 @@ class CompareProperties(unittest.TestCase):
         fuzz_props.write_text(self.cand, json.dumps(valid_doc(scale=1.1)))
         self.check(*self.compare("-f", fmt))
 
+    # Issue 22: NaN and numbers too large for a double.
+    @example(breakage=("nonfinite", 265, "NaN"))
+    @example(breakage=("nonfinite", 231, "1e999"))
     @prop(breakage=fuzz_props.breakages(valid_doc(scale=1.1)))
     def test_spoiled_text(self, breakage):
         fuzz_props.write_text(self.base, json.dumps(valid_doc()))

@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import HERE, MISSING, SCRIPTS, prop
+from fuzz_props import HERE, MISSING, SCRIPTS, example, prop
 
 import kcidb as kcidb_cli  # noqa: E402
 
@@ -54,6 +54,13 @@ class KcidbProperties(unittest.TestCase):
             if "run_all.ktap" in lines[0]:
                 self.assertRegex(lines[0], r"run_all\.ktap: line \d+: ")
 
+    # A row without its unit was reported without the file; a lone
+    # surrogate ("\ud800") in a name ended in a traceback (issue 34's
+    # audit).
+    @example(case=("syscall_overhead.json", ("remove", ("rows", 0, "unit"),
+                                             None)))
+    @example(case=("syscall_overhead.json",
+                   ("replace", ("rows", 0, "name"), "\ud800")))
     @prop(case=fuzz_props.file_and(DOCS, fuzz_props.edits))
     def test_mutated_results(self, case):
         self.fresh_copy()
@@ -62,6 +69,10 @@ class KcidbProperties(unittest.TestCase):
             fuzz_props.edited(DOCS[name], edit)))
         self.export()
 
+    # Found by this property: 1e999 (read as infinity) outside the rows'
+    # figures, in machine.cpus and in a row's "extra", reached the writer.
+    @example(case=("syscall_overhead.json", ("nonfinite", 238, "1e999")))
+    @example(case=("syscall_overhead.json", ("nonfinite", 891, "1e999")))
     @prop(case=fuzz_props.file_and(DOCS, fuzz_props.breakages))
     def test_spoiled_results(self, case):
         self.fresh_copy()
@@ -71,6 +82,9 @@ class KcidbProperties(unittest.TestCase):
                                                           breakage))
         self.export()
 
+    @example(lines=["TAP version 13", "1..1",
+                    "# selftests: kbench/t: t", "    TAP version 13",
+                    "    1..1", "    ok 0 ", "ok 1 selftests: kbench/t: t"])
     @prop(lines=fuzz_props.ktap_lines())
     def test_any_run_all_ktap(self, lines):
         self.fresh_copy()
@@ -78,6 +92,9 @@ class KcidbProperties(unittest.TestCase):
                               "\n".join(lines) + "\n")
         self.export()
 
+    # Issue 34: a test line without a name ("    ok 0 ") made kcidb.py
+    # fail without naming the file or the line.
+    @example(edits=[(2, "replace", "    ok 0 ")])
     @prop(edits=fuzz_props.line_edits(STREAM))
     def test_mutated_run_all_ktap(self, edits):
         """The recorded stream with lines dropped, doubled or changed."""

@@ -17,7 +17,7 @@ import unittest
 
 import fuzz_props
 import test_lava
-from fuzz_props import HERE, MISSING, SCRIPTS, prop, st
+from fuzz_props import HERE, MISSING, SCRIPTS, example, prop, st
 
 from kbtools import ktap, lava  # noqa: E402
 
@@ -101,6 +101,8 @@ class LavaStreamProperties(unittest.TestCase):
         fuzz_props.write_text(self.ktap, "\n".join(lines) + "\n")
         self.translate()
 
+    # Issue 34's stream: a test line without a name.
+    @example(edits=[(2, "replace", "    ok 0 ")], with_json=True)
     @prop(edits=fuzz_props.line_edits(
         STREAM, hows=("drop", "double", "replace", "cut")),
         with_json=st.booleans())
@@ -151,11 +153,29 @@ class LavaCheckJobProperties(unittest.TestCase):
         self.assertEqual(self.check_job(deep, yaml.safe_dump(ENTRIES)), 2)
         self.assertEqual(self.check_job(json.dumps(API), deep), 2)
 
+    # Found by this property: results of another shape (not a list, a
+    # result that is no object, metadata that is a list, a measurement
+    # that is no number) ended in a traceback, and a mismatch named with
+    # a line break printed two lines. Issue 34's audit: a lone surrogate
+    # ("\ud800") in a name could not be printed.
+    @example(spoiling=("any", [0]))
+    @example(spoiling=("any", {"results": 0}))
+    @example(spoiling=("mutate", ("replace", ("results", 0, "metadata"),
+                                  [0])))
+    @example(spoiling=("mutate", ("replace", ("results", 0, "measurement"),
+                                  "x")))
+    @example(spoiling=("mutate", ("replace", ("results", 0, "name"), "\n")))
+    @example(spoiling=("mutate", ("replace", ("results", 0, "name"),
+                                  "\ud800")))
     @prop(spoiling=fuzz_props.spoilings(API))
     def test_mutated_tests(self, spoiling):
         self.check_job(fuzz_props.spoiled_text(API, spoiling),
                        yaml.safe_dump(ENTRIES))
 
+    # Found by this property: YAML's errors (an unclosed flow sequence)
+    # and a log that is no list ended in a traceback.
+    @example(spoiling=("spoil", ("truncate", 5)))
+    @example(spoiling=("any", 1))
     @prop(spoiling=fuzz_props.spoilings(ENTRIES))
     def test_mutated_log(self, spoiling):
         # JSON is YAML: a spoiled document is a spoiled log.
@@ -218,6 +238,14 @@ class LavaJobProperties(unittest.TestCase):
         tests = [w for i, w in enumerate(words) if words[i - 1] == "-t"]
         self.assertEqual(tests, args.test)
 
+    # Found by this property: a kernel argument or init with a blank or a
+    # quote went into QEMU's -append "..." as is, a --kbench-dir with a
+    # blank into the run step unquoted; a --prompt that is no regular
+    # expression was accepted.
+    @example(pairs=[("--kernel-arg", "a b")])
+    @example(pairs=[("--init", "'")])
+    @example(pairs=[("--kbench-dir", " ")])
+    @example(pairs=[("--prompt", "(")])
     @prop(pairs=st.lists(st.tuples(
         st.sampled_from(TEXT_OPTIONS + NUMBER_OPTIONS),
         st.text(max_size=12)), max_size=4))
