@@ -3,6 +3,8 @@
 # kbench: kernel interface cost selftests.
 #
 # Standalone:  make [KSRC=/path/to/linux] [TESTS="a b"] [all|run_tests|install|clean]
+#              make fuzz         exploration: the libFuzzer harnesses and
+#                                the property tests, random (fuzz/)
 #              make check        the project's own tests (tests/run.sh)
 # In a kernel tree (tools/testing/selftests/kbench):
 #              make -C tools/testing/selftests TARGETS=kbench/<test> run_tests
@@ -54,8 +56,15 @@ check:
 check-all:
 	$(KBENCH_TOP)/tests/run.sh --vm --testkernel
 
+# Exploration, beside make check's fixed regression run: each libFuzzer
+# harness FUZZ_SECONDS (30) seconds, then the Python readers' property
+# tests with FUZZ_EXAMPLES (1000) fresh random examples each. A finding
+# of either does not stop the other (README, "Fuzzing").
+fuzz:
+	$(MAKE) -k -C $(KBENCH_TOP)/fuzz run properties
+
 # Print the tests this Makefile sees.
 list:
 	@echo $(TESTS)
 
-.PHONY: all run_tests clean install emit_tests check check-all list
+.PHONY: all run_tests clean install emit_tests check check-all fuzz list

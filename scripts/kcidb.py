@@ -63,8 +63,7 @@ def load_ktap(path):
         if side not in ("base", "candidate") or not os.path.isfile(f):
             return None, None
     try:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            return ktap.parse(fh.read()), side
+        return ktap.read(f), side
     except OSError as e:
         raise kcidb.ExportError(f"cannot read {f}: {e.strerror}") from e
 
@@ -100,7 +99,8 @@ def export(args):
     return doc
 
 
-@cli.command("kcidb.py", errors=(kcidb.ExportError, results.ResultError))
+@cli.command("kcidb.py", errors=(kcidb.ExportError, results.ResultError,
+                                 ktap.LineError))
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     doc = export(args)

@@ -27,6 +27,7 @@ import hashlib
 import re
 import statistics
 
+from kbtools import ktap
 from kbtools.results import INSN
 
 PATH_SAFE = re.compile(r"[A-Za-z0-9_]")
@@ -323,7 +324,8 @@ PROGRAM_TITLE = re.compile(r"^selftests: kbench/([^:]+): (\S+)"
 def program_checks(doc, side=None):
     """{program: ({check: (STATUS, reason)}, program STATUS or None)} from
     a run_all.sh KTAP stream (of an A/B stream, SIDE's programs only);
-    repetitions of a check keep the worst."""
+    repetitions of a check keep the worst. A check without a name is a
+    ktap.LineError naming the stream's file and line."""
     rank = {"PASS": 0, "SKIP": 1, "FAIL": 2, "ERROR": 3}
     out = {}
     for res in doc.results:
@@ -337,6 +339,10 @@ def program_checks(doc, side=None):
             status = mine
         if res.child is not None:
             for r in res.child.results:
+                if not r.name:
+                    raise ktap.LineError(
+                        res.child, r.line, f"test line without a name: "
+                        f"{r.text!r} (a KCIDB test path needs one)")
                 new = (_ktap_status(r), r.reason or None)
                 old = checks.get(r.name)
                 if old is None or rank[new[0]] > rank[old[0]]:

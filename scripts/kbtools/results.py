@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+from typing import Any, Optional
 
 from kbtools import stats
 
@@ -146,18 +147,51 @@ def _reject_constant(name):
     raise ValueError(f"non-finite number {name}")
 
 
-def read_json(path):
-    """Parse the JSON file at path; NaN and Infinity are errors."""
+# Deeper than any kbench document (a row's repetition's members are at 5):
+# the readers walk documents recursively.
+MAX_DEPTH = 32
+
+
+def text_problem(doc: Any) -> Optional[str]:
+    """Why DOC cannot be read as kbench JSON (nested deeper than
+    MAX_DEPTH, or a string holding a lone surrogate: an escape such as
+    "\\ud800" that is no character), or None."""
+    todo = [(doc, 0)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{value[:40]!r} holds a lone surrogate, which is " \
+                       f"no character"
+        elif isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return "nested too deeply"
+            items = list(value.items()) if isinstance(value, dict) else \
+                [(None, v) for v in value]
+            for key, v in items:
+                todo += [(key, depth + 1), (v, depth + 1)]
+    return None
+
+
+def read_json(path: str) -> Any:
+    """Parse the JSON file at path; NaN and Infinity are errors, and so
+    are what text_problem() finds."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f, parse_constant=_reject_constant)
+            doc = json.load(f, parse_constant=_reject_constant)
     except OSError as e:
         raise ResultError(f"cannot read {path}: {e.strerror}") from e
     except ValueError as e:
         raise ResultError(f"{path} is not valid JSON: {e}") from e
     except RecursionError:
-        raise ResultError(f"{path} is not kbench JSON: nested too "
-                          f"deeply") from None
+        doc, problem = None, "nested too deeply"
+    else:
+        problem = text_problem(doc)
+    if problem:
+        raise ResultError(f"{path} is not kbench JSON: {problem}")
+    return doc
 
 
 def _check_figures(path, where, fig):
