@@ -52,9 +52,6 @@ class UnitJsonTest(unittest.TestCase):
         self.assertTrue(corrupt(lambda d: d["rows"][0].update(n=3)))
         self.assertTrue(corrupt(lambda d: d["rows"][0].pop("rsd_pct")))
         self.assertTrue(corrupt(lambda d: d["rows"][1].update(reason="")))
-        self.assertTrue(corrupt(lambda d: d["machine"].update(
-            clock_mode="icount")))
-        self.assertTrue(corrupt(lambda d: d.pop("boot_id")))
 
 
 class GuestJsonTest(unittest.TestCase):
