@@ -207,6 +207,15 @@ lint_python() {
 	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
 }
 
+# mypy over scripts/kbtools and the kbench front door (mypy.ini: the
+# typed modules strictly; those not typed yet are listed there).
+type_check() {
+	need mypy
+	(cd "$top" && mypy --config-file mypy.ini \
+		--cache-dir "${KBENCH_CACHE:-$top/.cache}/mypy") ||
+		fail "mypy found problems"
+}
+
 # checkpatch.pl of the provisioned tree over every C file; the false
 # positives of user-space code are listed in tests/checkpatch-false-positives.
 checkpatch() {
@@ -449,6 +458,9 @@ bad_usage() {
 		[[ -x $s ]] || continue
 		expect_usage_error "$s" --no-such-option
 	done
+	expect_usage_error "$top/kbench" --no-such-option
+	expect_usage_error "$top/kbench" kernel no-such-task
+	expect_usage_error "$top/kbench" kernel build --no-such-option
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
@@ -898,6 +910,7 @@ step build_collection
 step config_is_union
 step shellcheck shellcheck_scripts
 step lint_python
+step mypy type_check
 step checkpatch
 step unit_c
 step unit_python

@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import functools
 import json
+import re
 import sys
 from typing import (Any, Callable, Iterator, List, NoReturn, Optional,
                     Sequence, Tuple, Type)
@@ -108,12 +109,36 @@ class UsageParser(argparse.ArgumentParser):
     """argparse as the collection's bash scripts end bad usage: the
     problem on stderr ("PROG: message"), a hint, exit status 2."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, help_text: str = "",
+                 **kwargs: Any) -> None:
+        """help_text: -h/--help prints it as is (the bash scripts' own
+        usage text) instead of argparse's."""
         kwargs.setdefault("allow_abbrev", False)
+        if help_text:
+            kwargs["add_help"] = False
         super().__init__(*args, **kwargs)
+        if help_text:
+            self.add_argument("-h", "--help", action=_PrintHelp, nargs=0,
+                              default=help_text)
 
     def error(self, message: str) -> NoReturn:
+        # argparse's words as the bash scripts said them.
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            message = f"unknown argument '{m.group(1)}'"
+        m = re.match(r"argument (-[^/ ]+)(/\S+)?: expected one argument",
+                     message)
+        if m:
+            message = f"option '{m.group(1)}' needs a value"
         print(f"{self.prog}: {one_line(message)}", file=sys.stderr)
         print(f"Try '{self.prog} --help' for more information.",
               file=sys.stderr)
         sys.exit(2)
+
+
+class _PrintHelp(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser,
+                 namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        print(self.default, end="")
+        parser.exit(0)
