@@ -47,6 +47,11 @@ def _kernel_source(argv: List[str], prog: str) -> int:
     return ksrc.main(argv, prog)
 
 
+def _lava_local(argv: List[str], prog: str) -> int:
+    from kbtools import lava_local
+    return lava_local.main(argv, prog)
+
+
 TASKS: Dict[str, Task] = {
     "run": Task("run the collection here, or in a guest with --kernel "
                 "(run_all.sh)", script="run_all.sh"),
@@ -85,6 +90,9 @@ GROUPS: Dict[str, Dict[str, Task]] = {
     "lava": {
         "job": Task("write the LAVA job of a run (scripts/lava-job.py)",
                     script="scripts/lava-job.py"),
+        "local": Task("a throwaway LAVA server and worker on this machine "
+                      "(setup, start, run, stop, destroy; "
+                      "scripts/lava-local.sh)", main=_lava_local),
         "cases": Task("a KTAP stream as LAVA test cases, or a finished "
                       "job checked (python3 -m kbtools.lava)",
                       script="scripts/kbtools/lava.py"),
