@@ -52,6 +52,11 @@ def _lava_local(argv: List[str], prog: str) -> int:
     return lava_local.main(argv, prog)
 
 
+def _corpus(argv: List[str], prog: str) -> int:
+    from kbtools import corpus
+    return corpus.main(argv, prog)
+
+
 TASKS: Dict[str, Task] = {
     "run": Task("run the collection here, or in a guest with --kernel "
                 "(run_all.sh)", script="run_all.sh"),
@@ -97,11 +102,16 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                       "job checked (python3 -m kbtools.lava)",
                       script="scripts/kbtools/lava.py"),
     },
+    "corpus": {
+        "record": Task("record fuzz seeds from real kernels "
+                       "(fuzz/record_corpus.sh)", main=_corpus),
+    },
 }
 
 GROUP_SUMMARY = {
     "kernel": "the test kernel: build, run, summary; kernel sources",
     "lava": "LAVA: the job, a local lab, the results as test cases",
+    "corpus": "the fuzz harnesses' seeds",
 }
 
 

@@ -32,7 +32,8 @@ import sys
 from typing import (Any, Callable, Iterator, List, NoReturn, Optional,
                     Sequence, Tuple, Type)
 
-from kbtools.output import one_line, stdout_gone, write_stdout
+from kbtools import proc
+from kbtools.output import msg, one_line, stdout_gone, write_stdout
 
 Main = Callable[[Optional[List[str]]], int]
 
@@ -142,3 +143,35 @@ class _PrintHelp(argparse.Action):
                  option_string: Optional[str] = None) -> None:
         print(self.default, end="")
         parser.exit(0)
+
+
+class Failure(Exception):
+    """A step of a host task that failed: its message, and the exit
+    status (1 failed, 3 a missing host package or download)."""
+
+    def __init__(self, message: str, status: int = 1):
+        self.status = status
+        super().__init__(message)
+
+
+def orchestrate(prog: str, body: Callable[[], int]) -> int:
+    """Run a host task's body with signals stopping its children, and
+    end it as the bash scripts did: Failure is "PROG: message" and its
+    status, a command that could not run 1, Error bad usage (2, with a
+    hint), a signal 130 once the body's finally: blocks have run."""
+    try:
+        with proc.stop_on_signals():
+            return body()
+    except Error as e:
+        msg(prog, one_line(str(e)))
+        print(f"Try '{prog} --help' for more information.", file=sys.stderr)
+        return 2
+    except Failure as e:
+        msg(prog, str(e))
+        return e.status
+    except proc.Failed as e:
+        msg(prog, str(e))
+        return 1
+    except proc.Interrupted:
+        msg(prog, "interrupted")
+        return 130

@@ -46,12 +46,7 @@ PACKAGE_OF = {"xz": "xz-utils"}
 EXIT_FAILED, EXIT_USAGE, EXIT_MISSING = 1, 2, 3
 
 
-class Failure(Exception):
-    """A build step that failed: exit status 1 (3: a missing package)."""
-
-    def __init__(self, message: str, status: int = EXIT_FAILED):
-        self.status = status
-        super().__init__(message)
+Failure = cli.Failure
 
 
 def cache_dir() -> str:
@@ -661,21 +656,6 @@ def build_main(argv: Sequence[str], prog: str = "kbench kernel build") -> int:
     failed, 2 bad usage, 3 a missing host package, 130 interrupted."""
     a = parse_build_args(prog, argv)
     b = Builder(prog, jobs=int(a.jobs), btf=a.btf)
-    try:
-        with proc.stop_on_signals():
-            if a.tree:
-                return build_commit(b, a)
-            return build_test_kernel(b, a)
-    except cli.Error as e:
-        msg(prog, str(e))
-        print(f"Try '{prog} --help' for more information.", file=sys.stderr)
-        return EXIT_USAGE
-    except (Failure, vng.Missing) as e:
-        msg(prog, str(e))
-        return e.status if isinstance(e, Failure) else EXIT_MISSING
-    except proc.Failed as e:
-        msg(prog, str(e))
-        return EXIT_FAILED
-    except proc.Interrupted:
-        msg(prog, "interrupted")
-        return 130
+    if a.tree:
+        return cli.orchestrate(prog, lambda: build_commit(b, a))
+    return cli.orchestrate(prog, lambda: build_test_kernel(b, a))

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from typing import Iterator, Sequence
 
-from kbtools import paths, proc
+from kbtools import cli, paths, proc
 from kbtools.output import msg
 
 DEFAULT_VERSION = "6.12"
@@ -114,13 +114,11 @@ def main(argv: Sequence[str], prog: str = "provision-ksrc") -> int:
               "KBENCH_CACHE from the environment)", file=sys.stderr)
         return 2
     version = os.environ.get("KSRC_VERSION") or DEFAULT_VERSION
-    try:
-        with proc.stop_on_signals():
+
+    def body() -> int:
+        try:
             print(provision(paths.cache_dir(), version, prog), flush=True)
-    except (SourceMissing, proc.Failed) as e:
-        msg(prog, str(e))
-        return 1
-    except proc.Interrupted:
-        msg(prog, "interrupted")
-        return 130
-    return 0
+        except SourceMissing as e:
+            raise cli.Failure(str(e)) from e
+        return 0
+    return cli.orchestrate(prog, body)

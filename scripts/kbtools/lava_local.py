@@ -52,10 +52,7 @@ APT_SOURCES = ("/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list",
 EXIT_FAILED, EXIT_USAGE, EXIT_MISSING = 1, 2, 3
 
 
-class Failure(Exception):
-    def __init__(self, message: str, status: int = EXIT_FAILED):
-        self.status = status
-        super().__init__(message)
+Failure = cli.Failure
 
 
 # ---- the host's Debian mirror ------------------------------------------------
@@ -774,21 +771,13 @@ def main(argv: Sequence[str], prog: str = "kbench lava local") -> int:
     if cmd != "run" and rest:
         cli.UsageParser(prog=prog).error(f"unknown option '{rest[0]}'")
     os.umask(0o077)
-    try:
-        with proc.stop_on_signals():
-            if cmd == "run":
-                lab.run(rest)
-            elif cmd == "check":
-                return lab.check()
-            else:
-                actions[cmd]()
-    except Failure as e:
-        msg(prog, str(e))
-        return e.status
-    except proc.Failed as e:
-        msg(prog, str(e))
-        return EXIT_FAILED
-    except proc.Interrupted:
-        msg(prog, "interrupted")
-        return 130
-    return 0
+
+    def body() -> int:
+        if cmd == "run":
+            lab.run(rest)
+        elif cmd == "check":
+            return lab.check()
+        else:
+            actions[cmd]()
+        return 0
+    return cli.orchestrate(prog, body)

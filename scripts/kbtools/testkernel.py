@@ -552,12 +552,4 @@ def run_main(argv: Sequence[str], prog: str = "kbench kernel run") -> int:
     """testkernel/run.sh: 0 all passed, 1 a failure, 2 bad usage, 3 a
     missing host package, 130 interrupted."""
     a = parse_run_args(prog, argv)
-    try:
-        with proc.stop_on_signals():
-            return Run(prog, a).run()
-    except proc.Failed as e:
-        msg(prog, str(e))
-        return 1
-    except proc.Interrupted:
-        msg(prog, "interrupted")
-        return 130
+    return cli.orchestrate(prog, Run(prog, a).run)

@@ -10,14 +10,17 @@ import os
 import sys
 from typing import Dict, Optional
 
-from kbtools import paths, proc
+from kbtools import cli, paths, proc
 from kbtools.output import msg
 
 VERSION = os.environ.get("KBENCH_VNG_VERSION", "1.42")
 
 
-class Missing(Exception):
+class Missing(cli.Failure):
     """virtme-ng could not be installed: exit status 3."""
+
+    def __init__(self, message: str):
+        super().__init__(message, 3)
 
 
 def venv_dir(cache: Optional[str] = None) -> str:
