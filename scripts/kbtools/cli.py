@@ -175,3 +175,6 @@ def orchestrate(prog: str, body: Callable[[], int]) -> int:
     except proc.Interrupted:
         msg(prog, "interrupted")
         return 130
+    except OSError as e:
+        msg(prog, one_line(f"{e.filename or ''}: {e.strerror or e}"))
+        return 1

@@ -142,9 +142,13 @@ class Recorder:
         # The burst's replies in one datagram, as a busy socket delivers
         # them.
         if os.path.isfile(os.path.join(raw, "taskstats-burst-0")):
-            burst = sorted(glob.glob(os.path.join(raw,
-                                                  "taskstats-burst-[0-9]")))
-            self.put("netlink", origin, "taskstats-burst-all", None, burst)
+            with open(os.path.join(self.corpus, "netlink",
+                                   f"{origin}-taskstats-burst-all"),
+                      "wb") as out:
+                for path in sorted(glob.glob(os.path.join(
+                        raw, "taskstats-burst-[0-9]"))):
+                    with open(path, "rb") as f:
+                        out.write(f.read())
         count = sum(len(files) for _, _, files in os.walk(raw))
         msg(self.prog, f"{origin} ({release}): {count} files filed")
 

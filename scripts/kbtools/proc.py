@@ -93,6 +93,18 @@ def stop_group(child: "subprocess.Popen[bytes]",
     child.wait()
 
 
+def _usable(stream: Optional[IO[str]]) -> Optional[IO[str]]:
+    """stream when a child can write to it (it has a file descriptor),
+    else None: the child then writes to kbench's own stdout."""
+    try:
+        if stream is not None:
+            stream.fileno()
+            return stream
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
 def run(cmd: Sequence[str], *, log: Optional[str] = None,
         cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
         timeout: Optional[float] = None, stdout: Optional[IO[str]] = None,
@@ -105,7 +117,7 @@ def run(cmd: Sequence[str], *, log: Optional[str] = None,
     try:
         if log is not None:
             out = open(log, "a" if append else "w", encoding="utf-8")
-        sink = out if out is not None else stdout
+        sink = out if out is not None else _usable(stdout)
         try:
             child = subprocess.Popen(
                 list(cmd), cwd=cwd, env=None if env is None else dict(env),
