@@ -176,12 +176,16 @@ config_is_union() {
 		fail "top-level config is not the union of the test fragments"
 }
 
-# Every bash script, by name or by shebang.
+# Every bash script, by name or by shebang (the first line's: a Python
+# file may hold a guest's script as text).
 shell_scripts() {
+	local f
 	{
 		project_files '*.sh'
 		grep -rlE --exclude-dir=.git --exclude-dir=.cache --exclude-dir=out \
-			'^#!/bin/(ba)?sh' "$top" || true
+			'^#!/bin/(ba)?sh' "$top" | while IFS= read -r f; do
+			head -n 1 "$f" | grep -qE '^#!/bin/(ba)?sh' && echo "$f"
+		done || true
 	} | sort -u
 }
 
