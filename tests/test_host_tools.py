@@ -22,7 +22,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import __main__ as front  # noqa: E402
-from kbtools import cli, corpus, kernel, ksrc, proc  # noqa: E402
+from kbtools import cli, corpus, debian, kernel, ksrc, proc  # noqa: E402
 
 
 def quiet(fn, *args):
@@ -488,6 +488,93 @@ class Corpus(unittest.TestCase):
                          sorted(["linux-image-6.1.0-10-amd64",
                                  "linux-image-6.1.0-9-amd64"],
                                 key=corpus.version_key))
+
+
+class Debian(unittest.TestCase):
+    """foreign-apt.sh and cross-libs.sh: apt mocked."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.cache = tmp.name
+        env = mock.patch.dict(os.environ, {"KBENCH_CACHE": self.cache})
+        env.start()
+        self.addCleanup(env.stop)
+        sleep = mock.patch.object(debian.time, "sleep")
+        self.sleep = sleep.start()
+        self.addCleanup(sleep.stop)
+
+    def test_update_tries_three_times_then_3_without_indices(self):
+        with mock.patch.object(debian.proc, "run", return_value=100) as run:
+            rc, _, err = quiet(debian.apt_main, ["arm64", "update"], "f")
+        self.assertEqual(3, rc)
+        self.assertEqual(3, run.call_count)
+        self.assertEqual([mock.call(15), mock.call(30)],
+                         self.sleep.call_args_list)
+        cmd = run.call_args.args[0]
+        self.assertEqual(["apt-get", "-o", "APT::Architecture=arm64"],
+                         cmd[:3])
+        self.assertIn(f"Dir::State={self.cache}/apt/arm64/state", cmd)
+        self.assertEqual(["-q", "update", "--error-on=any"], cmd[-3:])
+        self.assertIn("cannot fetch Debian's arm64 package indices", err)
+        self.assertTrue(os.path.exists(os.path.join(
+            self.cache, "apt", "arm64", "incomplete")))
+
+    def test_old_indices_are_used_with_a_warning(self):
+        lists = os.path.join(self.cache, "apt", "arm64", "state", "lists")
+        os.makedirs(lists)
+        index = os.path.join(lists, "m_dists_x_main_binary-arm64_Packages")
+        open(index, "w").close()
+        day_ago = time.time() - 86400
+        os.utime(index, (day_ago, day_ago))
+        # (apt would hold ARCH's lock until it ends: not here, where the
+        # exec is mocked and this process goes on.)
+        with mock.patch.object(debian.proc, "run", return_value=100), \
+                mock.patch.object(debian.ForeignApt, "lock"), \
+                mock.patch.object(debian.os, "execvp") as execvp:
+            rc, _, err = quiet(debian.apt_main, ["arm64", "apt-cache",
+                                                 "policy", "x"], "f")
+            # Fresh and complete: no update, straight to apt.
+            os.unlink(os.path.join(self.cache, "apt", "arm64",
+                                   "incomplete"))
+            os.utime(index)
+            with mock.patch.object(debian.proc, "run") as run:
+                quiet(debian.apt_main, ["arm64", "apt-get", "download",
+                                        "p"], "f")
+            run.assert_not_called()
+        self.assertIn("warning: some of Debian's arm64 package indices "
+                      "failed", err)
+        (first, second) = [c.args for c in execvp.call_args_list]
+        self.assertEqual(("apt-cache", ["policy", "x"]),
+                         (first[0], first[1][-2:]))
+        self.assertEqual(("apt-get", ["download", "p"]),
+                         (second[0], second[1][-2:]))
+
+    def test_cross_libs_failures(self):
+        for apt_rc, want in ((3, 3), (100, 1)):
+            with mock.patch.object(debian.proc, "run",
+                                   return_value=apt_rc) as run:
+                rc, out, err = quiet(debian.cross_libs_main, ["arm64"], "x")
+            self.assertEqual((want, ""), (rc, out))
+            self.assertIn("cannot download the arm64 packages", err)
+            self.assertEqual([paths for paths in run.call_args.args[0][1:]],
+                             ["arm64", "apt-get", "download",
+                              *debian.CROSS_PACKAGES])
+        self.assertEqual([".lock-arm64"],
+                         os.listdir(os.path.join(self.cache, "cross")))
+
+    def test_unpack_aims_absolute_links_into_the_tree(self):
+        root = os.path.join(self.cache, "root")
+        os.makedirs(os.path.join(root, "usr", "lib"))
+        os.symlink("/lib/x/libcap.so.2", os.path.join(root, "usr", "lib",
+                                                      "libcap.so"))
+        os.symlink("libnuma.so.1", os.path.join(root, "usr", "lib",
+                                                "libnuma.so"))
+        debian.unpack([], root, "/dest")
+        self.assertEqual("/dest/lib/x/libcap.so.2", os.readlink(
+            os.path.join(root, "usr", "lib", "libcap.so")))
+        self.assertEqual("libnuma.so.1", os.readlink(
+            os.path.join(root, "usr", "lib", "libnuma.so")))
 
 
 class FrontDoor(unittest.TestCase):

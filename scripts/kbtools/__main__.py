@@ -57,6 +57,16 @@ def _corpus(argv: List[str], prog: str) -> int:
     return corpus.main(argv, prog)
 
 
+def _debian_apt(argv: List[str], prog: str) -> int:
+    from kbtools import debian
+    return debian.apt_main(argv, prog)
+
+
+def _debian_cross_libs(argv: List[str], prog: str) -> int:
+    from kbtools import debian
+    return debian.cross_libs_main(argv, prog)
+
+
 TASKS: Dict[str, Task] = {
     "run": Task("run the collection here, or in a guest with --kernel "
                 "(run_all.sh)", script="run_all.sh"),
@@ -106,12 +116,22 @@ GROUPS: Dict[str, Dict[str, Task]] = {
         "record": Task("record fuzz seeds from real kernels "
                        "(fuzz/record_corpus.sh)", main=_corpus),
     },
+    "debian": {
+        "apt": Task("apt-get or apt-cache on another architecture's "
+                    "package indices, kept apart from the host's "
+                    "(scripts/foreign-apt.sh)", main=_debian_apt),
+        "cross-libs": Task("unpack another architecture's libcap and "
+                           "libnuma for a cross build "
+                           "(scripts/cross-libs.sh)",
+                           main=_debian_cross_libs),
+    },
 }
 
 GROUP_SUMMARY = {
     "kernel": "the test kernel: build, run, summary; kernel sources",
     "lava": "LAVA: the job, a local lab, the results as test cases",
     "corpus": "the fuzz harnesses' seeds",
+    "debian": "Debian packages of other architectures",
 }
 
 
@@ -129,11 +149,11 @@ def help_text(prog: str) -> str:
              "kernels, boot guests, compare, bisect and report.", "",
              "Tasks:"]
     for name, task in TASKS.items():
-        lines += entry(2, name, 11, task.summary)
+        lines += entry(2, name, 13, task.summary)
     for group, tasks in GROUPS.items():
-        lines += entry(2, group, 11, GROUP_SUMMARY[group] + ":")
+        lines += entry(2, group, 13, GROUP_SUMMARY[group] + ":")
         for name, task in tasks.items():
-            lines += entry(4, name, 9, task.summary)
+            lines += entry(4, name, 11, task.summary)
     lines += ["",
               f"'{prog} TASK --help' tells a task's options. A task shown "
               "with a script is",
@@ -151,7 +171,7 @@ def group_help(prog: str, group: str) -> str:
     lines = [f"Usage: {prog} {group} TASK [ARG]...",
              f"{GROUP_SUMMARY[group]}.", "", "Tasks:"]
     for name, task in GROUPS[group].items():
-        lines += entry(2, name, 11, task.summary)
+        lines += entry(2, name, 13, task.summary)
     return "\n".join(lines) + "\n"
 
 
