@@ -563,6 +563,25 @@ class Debian(unittest.TestCase):
         self.assertEqual([".lock-arm64"],
                          os.listdir(os.path.join(self.cache, "cross")))
 
+    def test_rootfs_name_and_failures(self):
+        fs = debian.ARM64_ROOTFS
+        self.assertEqual(sh("printf '%s\\n' " + " ".join(
+            [str(fs.layout), *fs.packages]) + " | sha256sum | cut -c1-12"),
+            fs.key())
+        with mock.patch.object(debian.shutil, "which", return_value=None):
+            rc, _, err = quiet(debian.arm64_rootfs_main, [], "r")
+        self.assertEqual(3, rc)
+        self.assertIn("apt-get install apt dpkg cpio", err)
+        with mock.patch.object(debian.proc, "run", return_value=100) as run:
+            rc, out, err = quiet(debian.arm64_rootfs_main, [], "r")
+        self.assertEqual((3, ""), (rc, out))
+        self.assertIn("cannot fetch the arm64 packages", err)
+        self.assertEqual(["arm64", "apt-get", "-q", "-y", "--download-only"],
+                         run.call_args.args[0][1:6])
+        self.assertEqual([".lock-arm64-rootfs"],
+                         os.listdir(os.path.join(self.cache, "vm")))
+        self.assertEqual(2, quiet(debian.arm64_rootfs_main, ["x"], "r")[0])
+
     def test_unpack_aims_absolute_links_into_the_tree(self):
         root = os.path.join(self.cache, "root")
         os.makedirs(os.path.join(root, "usr", "lib"))

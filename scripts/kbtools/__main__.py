@@ -67,6 +67,11 @@ def _debian_cross_libs(argv: List[str], prog: str) -> int:
     return debian.cross_libs_main(argv, prog)
 
 
+def _debian_arm64_rootfs(argv: List[str], prog: str) -> int:
+    from kbtools import debian
+    return debian.arm64_rootfs_main(argv, prog)
+
+
 TASKS: Dict[str, Task] = {
     "run": Task("run the collection here, or in a guest with --kernel "
                 "(run_all.sh)", script="run_all.sh"),
@@ -124,6 +129,9 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                            "libnuma for a cross build "
                            "(scripts/cross-libs.sh)",
                            main=_debian_cross_libs),
+        "arm64-rootfs": Task("the arm64 guest's root filesystem, a cpio "
+                             "of Debian packages (scripts/arm64-rootfs.sh)",
+                             main=_debian_arm64_rootfs),
     },
 }
 
@@ -149,11 +157,11 @@ def help_text(prog: str) -> str:
              "kernels, boot guests, compare, bisect and report.", "",
              "Tasks:"]
     for name, task in TASKS.items():
-        lines += entry(2, name, 13, task.summary)
+        lines += entry(2, name, 15, task.summary)
     for group, tasks in GROUPS.items():
-        lines += entry(2, group, 13, GROUP_SUMMARY[group] + ":")
+        lines += entry(2, group, 15, GROUP_SUMMARY[group] + ":")
         for name, task in tasks.items():
-            lines += entry(4, name, 11, task.summary)
+            lines += entry(4, name, 13, task.summary)
     lines += ["",
               f"'{prog} TASK --help' tells a task's options. A task shown "
               "with a script is",
@@ -171,7 +179,7 @@ def group_help(prog: str, group: str) -> str:
     lines = [f"Usage: {prog} {group} TASK [ARG]...",
              f"{GROUP_SUMMARY[group]}.", "", "Tasks:"]
     for name, task in GROUPS[group].items():
-        lines += entry(2, name, 13, task.summary)
+        lines += entry(2, name, 15, task.summary)
     return "\n".join(lines) + "\n"
 
 

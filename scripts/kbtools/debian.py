@@ -7,6 +7,7 @@ mirrors, proxies and keys, a private state in the collection's cache.
     kbench debian apt ARCH apt-get|apt-cache ARG...   (scripts/foreign-apt.sh)
     kbench debian apt ARCH update
     kbench debian cross-libs ARCH                      (scripts/cross-libs.sh)
+    kbench debian arm64-rootfs                         (scripts/arm64-rootfs.sh)
 
 The indices are fetched on first use and again when older than
 KBENCH_APT_MAX_AGE seconds (default 21600). A mirror caught in the middle
@@ -18,17 +19,28 @@ cross-libs unpacks libcap's and libnuma's packages of ARCH into
 .cache/cross/ARCH/, where lib/kbench.mk finds them for a cross build,
 instead of the multiarch packages, which need dpkg --add-architecture and
 may not install beside a newer host libc6-dev.
+
+arm64-rootfs prepares, once, the root filesystem of the arm64 guest that
+scripts/vm-arm64.sh boots: Debian's packages that run_all.sh and the
+collection need, with their dependencies (apt's resolver over the arm64
+indices above), unpacked with dpkg-deb and packed as an initramfs (newc
+cpio), so that Debian's kernel needs no modules to mount its root.
+Nothing runs under emulation: the little that maintainer scripts would do
+for this guest (/etc/passwd, /etc/group, the awk and sh links) is done
+here. The cpio is rebuilt when the package list changes; delete it to
+fetch newer packages.
 """
 
 import fcntl
 import glob
+import hashlib
 import os
 import re
 import shutil
 import sys
 import tempfile
 import time
-from typing import List, Optional, Sequence
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from kbtools import cli, paths, proc
 from kbtools.output import msg
@@ -244,5 +256,172 @@ def cross_libs_main(argv: Sequence[str],
 
     def body() -> int:
         print(cross_libs(prog, argv[0], paths.cache_dir()), flush=True)
+        return 0
+    return cli.orchestrate(prog, body)
+
+
+class Rootfs(NamedTuple):
+    """A guest's root filesystem of Debian packages, as data."""
+    arch: str
+    triplet: str
+    # run_all.sh and its Makefile listing (bash, dash as make's /bin/sh,
+    # make, coreutils' timeout, mawk, sed, grep, find), the guest's /init
+    # (mount, util-linux's dmesg, tar, gzip), the collection's libraries
+    # (libcap2, libnuma1; memcg_ks runs cat), procps for debugging, the
+    # users (base-passwd) and base-files' /etc. usr-is-merged says the
+    # /usr merge is done, else apt would pick usrmerge and its perl.
+    packages: Tuple[str, ...]
+    # Files the guest cannot do without: missing, the build fails.
+    needs: Tuple[str, ...]
+    # Bump when the layout changes (part of the cpio's name).
+    layout: int = 1
+
+    def key(self) -> str:
+        """`printf '%s\\n' LAYOUT PACKAGE... | sha256sum | cut -c1-12`,
+        as arm64-rootfs.sh named the cpio."""
+        text = "".join(f"{w}\n" for w in (str(self.layout), *self.packages))
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def excludes(self) -> List[str]:
+        """What the guest never reads (gconv: iconv's charset modules)."""
+        return [f"--exclude=./{d}" for d in (
+            "usr/share/doc", "usr/share/man", "usr/share/info",
+            "usr/share/locale", "usr/share/lintian",
+            f"usr/lib/{self.triplet}/gconv")]
+
+
+ARM64_ROOTFS = Rootfs(
+    arch="arm64", triplet="aarch64-linux-gnu",
+    packages=("base-files", "base-passwd", "bash", "dash", "coreutils",
+              "make", "mawk", "sed", "grep", "findutils", "tar", "gzip",
+              "mount", "util-linux", "procps", "libcap2", "libnuma1",
+              "usr-is-merged"),
+    needs=("usr/bin/bash", "usr/bin/sh", "usr/bin/awk", "usr/bin/make",
+           "usr/bin/timeout", "usr/bin/mount", "usr/bin/dmesg",
+           "usr/bin/tar", "usr/lib/ld-linux-aarch64.so.1",
+           "usr/lib/aarch64-linux-gnu/libcap.so.2",
+           "usr/lib/aarch64-linux-gnu/libnuma.so.1"))
+
+ROOTFS_USAGE = """\
+  arm64-rootfs.sh
+  KBENCH_CACHE      cache directory (default: <kbench>/.cache)
+
+Host needs: apt, dpkg-deb, cpio. Exit status: 0, 2 bad usage, 3 a failed
+download or a missing host package.
+"""
+
+
+class RootfsBuild:
+    """One build of a Rootfs in a scratch directory WORK."""
+
+    def __init__(self, prog: str, fs: Rootfs, work: str):
+        self.prog = prog
+        self.fs = fs
+        self.work = work
+        self.root = os.path.join(work, "root")
+        self.debs = os.path.join(work, "debs")
+
+    def fetch(self) -> None:
+        """The packages and their whole dependency closure (the private
+        dpkg status is empty) into WORK/debs."""
+        os.makedirs(os.path.join(self.debs, "partial"))
+        msg(self.prog, f"fetching {len(self.fs.packages)} Debian "
+            f"{self.fs.arch} packages and their dependencies")
+        log = os.path.join(self.work, "fetch.log")
+        if proc.run([paths.script("scripts/foreign-apt.sh"), self.fs.arch,
+                     "apt-get", "-q", "-y", "--download-only", "-o",
+                     f"Dir::Cache::archives={self.debs}/", "install",
+                     *self.fs.packages], log=log) != 0:
+            lines = [line for line in proc.tail(log, 10000).splitlines()
+                     if re.search(r"^(E|W):|foreign-apt", line)]
+            sys.stderr.write("\n".join(lines) + "\n" if lines
+                             else proc.tail(log, 10))
+            raise cli.Failure(f"cannot fetch the {self.fs.arch} packages of "
+                              "the guest's root filesystem", 3)
+
+    def unpack(self) -> None:
+        """Every package into WORK/root, merged /usr as Debian 12
+        installs it (/bin, /sbin, /lib are links into /usr)."""
+        for d in ("bin", "sbin", "lib"):
+            os.makedirs(os.path.join(self.root, "usr", d), exist_ok=True)
+            os.symlink(f"usr/{d}", os.path.join(self.root, d))
+        for deb in sorted(glob.glob(os.path.join(self.debs, "*.deb"))):
+            if proc.run(["bash", "-c", 'set -o pipefail; deb=$1; shift; '
+                         'dpkg-deb --fsys-tarfile "$deb" | tar -x '
+                         '--keep-directory-symlink "$@" -C "$0"',
+                         self.root, deb, *self.fs.excludes()]) != 0:
+                raise cli.Failure(f"cannot unpack {os.path.basename(deb)}",
+                                  3)
+
+    def configure(self) -> None:
+        """The maintainer scripts' part the guest relies on."""
+        root = self.root
+        for name in ("passwd", "group"):
+            shutil.copy(os.path.join(root, "usr/share/base-passwd",
+                                     f"{name}.master"),
+                        os.path.join(root, "etc", name))
+        for link, target in (("usr/bin/awk", "mawk"), ("usr/bin/sh", "dash")):
+            if not os.path.lexists(os.path.join(root, link)):
+                os.symlink(target, os.path.join(root, link))
+        for d in ("proc", "sys", "dev", "tmp", "run"):
+            os.makedirs(os.path.join(root, d), exist_ok=True)
+        os.chmod(os.path.join(root, "tmp"), 0o1777)
+        for f in self.fs.needs:
+            if not os.path.exists(os.path.join(root, f)):
+                raise cli.Failure(f"the {self.fs.arch} root filesystem has "
+                                  f"no /{f}", 3)
+
+    def pack(self, out: str) -> None:
+        cpio = os.path.join(self.work, "cpio")
+        if proc.run(["sh", "-c", 'cd "$0" && find . -print0 | cpio --null '
+                     '-o -H newc -R 0:0 --quiet >"$1"', self.root,
+                     cpio]) != 0:
+            raise cli.Failure("cannot pack the root filesystem", 3)
+        os.rename(cpio, out)
+
+
+def rootfs(prog: str, fs: Rootfs, cache: str) -> str:
+    """The cpio of fs in CACHE/vm (built once, under a lock)."""
+    vm = os.path.join(cache, "vm")
+    out = os.path.join(vm, f"{fs.arch}-root-{fs.key()}.cpio")
+    if os.path.isfile(out):
+        return out
+    missing = [pkg for tool, pkg in (("apt-get", "apt"),
+                                     ("dpkg-deb", "dpkg"), ("cpio", "cpio"))
+               if shutil.which(tool) is None]
+    if missing:
+        raise cli.Failure(f"missing host packages: {' '.join(missing)} "
+                          f"(apt-get install {' '.join(missing)})", 3)
+    os.makedirs(vm, exist_ok=True)
+    with proc.locked(os.path.join(vm, f".lock-{fs.arch}-rootfs")):
+        if os.path.isfile(out):
+            return out
+        work = tempfile.mkdtemp(prefix=f"{fs.arch}-rootfs.", dir=vm)
+        try:
+            b = RootfsBuild(prog, fs, work)
+            b.fetch()
+            b.unpack()
+            b.configure()
+            b.pack(out)
+            debs = glob.glob(os.path.join(b.debs, "*.deb"))
+            msg(prog, f"{fs.arch} root filesystem: {len(debs)} packages, "
+                f"{os.path.getsize(out) // 1048576} MiB in {out}")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def arm64_rootfs_main(argv: Sequence[str],
+                      prog: str = "kbench debian arm64-rootfs") -> int:
+    """arm64-rootfs.sh: the cpio's path; 0; 2 bad usage; 3 a failed
+    download or a missing host package."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print(ROOTFS_USAGE, end="")
+        return 0
+    if argv:
+        cli.UsageParser(prog=prog).error("no arguments expected")
+
+    def body() -> int:
+        print(rootfs(prog, ARM64_ROOTFS, paths.cache_dir()), flush=True)
         return 0
     return cli.orchestrate(prog, body)
