@@ -150,7 +150,8 @@ class FakeLogin(http.server.BaseHTTPRequestHandler):
         body = (b'<form method="post"><input type="hidden" '
                 b'name="csrfmiddlewaretoken" value="tok"></form>')
         self.send_response(200)
-        self.send_header("Set-Cookie", "csrftoken=tok; Path=/")
+        # LAVA marks it Secure, though it serves plain HTTP here.
+        self.send_header("Set-Cookie", "csrftoken=tok; Path=/; Secure")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -166,6 +167,11 @@ class FakeLogin(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         n = int(self.headers.get("Content-Length", 0))
         form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+        if "csrftoken=tok" not in self.headers.get("Cookie", ""):
+            self.send_response(403)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         good = (form.get("csrfmiddlewaretoken") == ["tok"]
                 and form.get("username") == ["admin"]
                 and form.get("password") == [self.password])

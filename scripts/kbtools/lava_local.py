@@ -701,20 +701,23 @@ def local_opener(jar: Optional[http.cookiejar.CookieJar] = None
 def login_accepted(url: str, user: str, password: str) -> bool:
     """True when Django's login form at URL/accounts/login/ takes USER
     and PASSWORD (a redirect away from the form); False when it shows
-    the form again or cannot be reached."""
-    opener = local_opener(http.cookiejar.CookieJar())
+    the form again or cannot be reached. LAVA marks its CSRF cookie
+    Secure, which urllib keeps off plain HTTP: it is sent back by hand."""
+    jar = http.cookiejar.CookieJar()
     login = f"{url}/accounts/login/"
     try:
-        with opener.open(login, timeout=30) as r:
+        with local_opener(jar).open(login, timeout=30) as r:
             page = r.read().decode("utf-8", "replace")
         m = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         form = urllib.parse.urlencode({
             "csrfmiddlewaretoken": m.group(1) if m else "",
             "username": user, "password": password, "next": "/"}).encode()
-        req = urllib.request.Request(login, data=form,
-                                     headers={"Referer": login})
-        with opener.open(req, timeout=30) as r:
-            return bool(urllib.parse.urlparse(r.geturl()).path != "/accounts/login/")
+        cookies = "; ".join(f"{c.name}={c.value}" for c in jar)
+        req = urllib.request.Request(login, data=form, headers={
+            "Referer": login, "Cookie": cookies})
+        with local_opener().open(req, timeout=30) as r:
+            landed: str = urllib.parse.urlparse(r.geturl()).path
+            return landed != "/accounts/login/"
     except (OSError, urllib.error.URLError):
         return False
 
