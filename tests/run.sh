@@ -176,10 +176,11 @@ config_is_union() {
 		fail "top-level config is not the union of the test fragments"
 }
 
-# Every bash script, by name or by shebang (the first line's: a Python
-# file may hold a guest's script as text).
+# Every bash script, by name or by shebang.
 shell_scripts() {
 	local f
+	# The shebang of the first line: a Python file may hold a guest's
+	# script as text.
 	{
 		project_files '*.sh'
 		grep -rlE --exclude-dir=.git --exclude-dir=.cache --exclude-dir=out \
