@@ -72,6 +72,11 @@ def _debian_arm64_rootfs(argv: List[str], prog: str) -> int:
     return debian.arm64_rootfs_main(argv, prog)
 
 
+def _docs_screenshot(argv: List[str], prog: str) -> int:
+    from kbtools import screenshot
+    return screenshot.main(argv, prog)
+
+
 TASKS: Dict[str, Task] = {
     "run": Task("run the collection here, or in a guest with --kernel "
                 "(run_all.sh)", script="run_all.sh"),
@@ -133,6 +138,11 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                              "of Debian packages (scripts/arm64-rootfs.sh)",
                              main=_debian_arm64_rootfs),
     },
+    "docs": {
+        "screenshot": Task("the README's picture of an A/B report "
+                           "(scripts/make-docs-screenshot.sh)",
+                           main=_docs_screenshot),
+    },
 }
 
 GROUP_SUMMARY = {
@@ -140,6 +150,7 @@ GROUP_SUMMARY = {
     "lava": "LAVA: the job, a local lab, the results as test cases",
     "corpus": "the fuzz harnesses' seeds",
     "debian": "Debian packages of other architectures",
+    "docs": "the documentation's pictures",
 }
 
 
