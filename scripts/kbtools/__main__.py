@@ -42,6 +42,11 @@ def _kernel_summary(argv: List[str], prog: str) -> int:
     return testkernel.summary_main(argv, prog)
 
 
+def _kernel_trouble(argv: List[str], prog: str) -> int:
+    from kbtools import testkernel
+    return testkernel.trouble_main(argv, prog)
+
+
 def _kernel_source(argv: List[str], prog: str) -> int:
     from kbtools import ksrc
     return ksrc.main(argv, prog)
@@ -108,6 +113,9 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                     "compare (testkernel/run.sh)", main=_kernel_run),
         "summary": Task("the seeds' comparisons from a test-kernel run "
                         "(testkernel/summary.py)", main=_kernel_summary),
+        "trouble": Task("the kernel's own trouble lines of a guest console "
+                        "(testkernel/kernel-trouble.sh)",
+                        main=_kernel_trouble),
         "source": Task("provision a kernel source tree's tools/ and "
                        "scripts/ from Debian (scripts/provision-ksrc.sh)",
                        main=_kernel_source),

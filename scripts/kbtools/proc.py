@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import IO, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Iterator, List, Mapping, Optional, Sequence
 
 # Seconds a stopped group gets between SIGTERM and SIGKILL.
 GRACE_S = 10.0
@@ -161,17 +161,6 @@ def capture(cmd: Sequence[str], *, cwd: Optional[str] = None,
         first = (err or "").strip().splitlines()
         raise Failed(cmd, child.returncode, first[0] if first else "")
     return out or ""
-
-
-def status_output(cmd: Sequence[str]) -> Tuple[int, str]:
-    """A short command's exit status and standard output (stderr shown)."""
-    try:
-        child = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, text=True)
-    except OSError as e:
-        raise Failed(cmd, 127, e.strerror or str(e)) from e
-    out, _ = child.communicate()
-    return child.returncode, out or ""
 
 
 def succeeds(cmd: Sequence[str], *, cwd: Optional[str] = None) -> bool:

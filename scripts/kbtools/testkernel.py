@@ -299,6 +299,68 @@ def summary_main(argv: Sequence[str], prog: str = "summary.py") -> int:
     return 0
 
 
+# ---- a console's kernel trouble (testkernel/kernel-trouble.sh) -------------
+
+# The kernel's own formats, after an optional "[  12.345678] " timestamp
+# and "[T123]" caller id; a user-space program's "WARNING:" is not one.
+TROUBLE = re.compile(
+    r"^(\[ *[0-9]+\.[0-9]+\] )?(\[ *[CT][0-9]+\] )?"
+    r"(WARNING: CPU: [0-9]+ PID: [0-9]+ at [^ ]+:[0-9]+|BUG: |kernel BUG at "
+    r"|Oops|Internal error: Oops|general protection fault|Call Trace:"
+    r"|Kernel panic - not syncing)")
+TROUBLE_MAX = 5
+
+TROUBLE_USAGE = """\
+Print the lines of a guest console log in which the kernel itself
+reports trouble, in the kernel's own formats (after an optional
+"[  12.345678] " timestamp and "[T123]" caller id):
+  WARNING: CPU: N PID: N at FILE:LINE ...   (WARN_ON and friends)
+  BUG: ...  /  kernel BUG at FILE:LINE!
+  Oops ...  /  Internal error: Oops ...
+  general protection fault ...
+  Call Trace:
+  Kernel panic - not syncing: ...
+A user-space program's "WARNING:" (virtme-ng-init, systemd) is not one.
+
+  kernel-trouble.sh CONSOLE_LOG
+
+Exit status: 0 trouble found (lines on stdout), 1 none, 2 bad usage or
+an unreadable log.
+"""
+
+
+def trouble_lines(path: str) -> List[str]:
+    """The first lines of the console log at path that report the
+    kernel's own trouble (carriage returns dropped); OSError when it
+    cannot be read."""
+    found = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if TROUBLE.match(line):
+                found.append(line.rstrip("\n").replace("\r", ""))
+                if len(found) == TROUBLE_MAX:
+                    break
+    return found
+
+
+def trouble_main(argv: Sequence[str],
+                 prog: str = "kbench kernel trouble") -> int:
+    """kernel-trouble.sh: 0 trouble found, 1 none, 2 bad usage or an
+    unreadable log."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print(TROUBLE_USAGE, end="")
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-") or not argv[0]:
+        cli.UsageParser(prog=prog).error(f"usage: {prog} CONSOLE_LOG")
+    try:
+        lines = trouble_lines(argv[0])
+    except OSError:
+        msg(prog, f"cannot read '{argv[0]}'")
+        return 2
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    return 0 if lines else 1
+
+
 # ---- the run (testkernel/run.sh) -------------------------------------------
 
 RUN_USAGE = """\
@@ -425,15 +487,17 @@ class Run:
 
     def trouble(self, console: str, keep: str) -> bool:
         """True (and said) when the kernel logged trouble in console."""
-        status, lines = proc.status_output(
-            [os.path.join(paths.TESTKERNEL, "kernel-trouble.sh"), console])
+        try:
+            lines = trouble_lines(console)
+        except OSError as e:
+            self.say(f"cannot read {console}: {e.strerror}")
+            return True
         with open(keep, "w", encoding="utf-8") as f:
-            f.write(lines)
-        if status != 0:
+            f.write("".join(f"{line}\n" for line in lines))
+        if not lines:
             return False
         self.say(f"the kernel logged trouble ({console}):")
-        sys.stderr.write("".join(f"    {line}\n"
-                                 for line in lines.splitlines()))
+        sys.stderr.write("".join(f"    {line}\n" for line in lines))
         return True
 
     def boot(self, k: str, sub: str, n: int, timeout: int,
