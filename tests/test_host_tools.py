@@ -610,6 +610,15 @@ class FrontDoor(unittest.TestCase):
             self.assertIn(want, front.TASKS.keys() | front.GROUPS.keys())
         self.assertTrue(all(len(line) < 80 for line in out.splitlines()))
 
+    def test_every_main_resolves(self):
+        import importlib
+        for tasks in [front.TASKS] + list(front.GROUPS.values()):
+            for name, task in tasks.items():
+                if task.main:
+                    module, function = task.main.rsplit(".", 1)
+                    self.assertTrue(callable(getattr(importlib.import_module(
+                        f"kbtools.{module}"), function)), name)
+
     def test_every_hand_over_script_exists(self):
         scripts = [t.script for t in front.TASKS.values()] + [
             t.script for g in front.GROUPS.values() for t in g.values()]

@@ -8,6 +8,7 @@ the same arguments, to the script that still does it: its options, output
 and exit status are that script's (`kbench TASK --help` shows them).
 """
 
+import importlib
 import os
 import runpy
 import sys
@@ -22,64 +23,10 @@ Main = Callable[[List[str], str], int]
 
 class Task(NamedTuple):
     summary: str
-    # A script below the top to hand over to, or a main to call.
+    # A script below the top to hand over to, or the main to call:
+    # "MODULE.FUNCTION" of kbtools, imported when the task runs.
     script: str = ""
-    main: Optional[Main] = None
-
-
-def _kernel_build(argv: List[str], prog: str) -> int:
-    from kbtools import kernel
-    return kernel.build_main(argv, prog)
-
-
-def _kernel_run(argv: List[str], prog: str) -> int:
-    from kbtools import testkernel
-    return testkernel.run_main(argv, prog)
-
-
-def _kernel_summary(argv: List[str], prog: str) -> int:
-    from kbtools import testkernel
-    return testkernel.summary_main(argv, prog)
-
-
-def _kernel_trouble(argv: List[str], prog: str) -> int:
-    from kbtools import testkernel
-    return testkernel.trouble_main(argv, prog)
-
-
-def _kernel_source(argv: List[str], prog: str) -> int:
-    from kbtools import ksrc
-    return ksrc.main(argv, prog)
-
-
-def _lava_local(argv: List[str], prog: str) -> int:
-    from kbtools import lava_local
-    return lava_local.main(argv, prog)
-
-
-def _corpus(argv: List[str], prog: str) -> int:
-    from kbtools import corpus
-    return corpus.main(argv, prog)
-
-
-def _debian_apt(argv: List[str], prog: str) -> int:
-    from kbtools import debian
-    return debian.apt_main(argv, prog)
-
-
-def _debian_cross_libs(argv: List[str], prog: str) -> int:
-    from kbtools import debian
-    return debian.cross_libs_main(argv, prog)
-
-
-def _debian_arm64_rootfs(argv: List[str], prog: str) -> int:
-    from kbtools import debian
-    return debian.arm64_rootfs_main(argv, prog)
-
-
-def _docs_screenshot(argv: List[str], prog: str) -> int:
-    from kbtools import screenshot
-    return screenshot.main(argv, prog)
+    main: str = ""
 
 
 TASKS: Dict[str, Task] = {
@@ -108,48 +55,49 @@ GROUPS: Dict[str, Dict[str, Task]] = {
     "kernel": {
         "build": Task("build (or find cached) the patched and unpatched "
                       "test kernels, or one commit of a tree "
-                      "(testkernel/build.sh)", main=_kernel_build),
+                      "(testkernel/build.sh)", main="kernel.build_main"),
         "run": Task("boot both test kernels, run taskstats and memcg_ks, "
-                    "compare (testkernel/run.sh)", main=_kernel_run),
+                    "compare (testkernel/run.sh)", main="testkernel.run_main"),
         "summary": Task("the seeds' comparisons from a test-kernel run "
-                        "(testkernel/summary.py)", main=_kernel_summary),
+                        "(testkernel/summary.py)",
+                        main="testkernel.summary_main"),
         "trouble": Task("the kernel's own trouble lines of a guest console "
                         "(testkernel/kernel-trouble.sh)",
-                        main=_kernel_trouble),
+                        main="testkernel.trouble_main"),
         "source": Task("provision a kernel source tree's tools/ and "
                        "scripts/ from Debian (scripts/provision-ksrc.sh)",
-                       main=_kernel_source),
+                       main="ksrc.main"),
     },
     "lava": {
         "job": Task("write the LAVA job of a run (scripts/lava-job.py)",
                     script="scripts/lava-job.py"),
         "local": Task("a throwaway LAVA server and worker on this machine "
                       "(setup, start, run, stop, destroy; "
-                      "scripts/lava-local.sh)", main=_lava_local),
+                      "scripts/lava-local.sh)", main="lava_local.main"),
         "cases": Task("a KTAP stream as LAVA test cases, or a finished "
                       "job checked (python3 -m kbtools.lava)",
                       script="scripts/kbtools/lava.py"),
     },
     "corpus": {
         "record": Task("record fuzz seeds from real kernels "
-                       "(fuzz/record_corpus.sh)", main=_corpus),
+                       "(fuzz/record_corpus.sh)", main="corpus.main"),
     },
     "debian": {
         "apt": Task("apt-get or apt-cache on another architecture's "
                     "package indices, kept apart from the host's "
-                    "(scripts/foreign-apt.sh)", main=_debian_apt),
+                    "(scripts/foreign-apt.sh)", main="debian.apt_main"),
         "cross-libs": Task("unpack another architecture's libcap and "
                            "libnuma for a cross build "
                            "(scripts/cross-libs.sh)",
-                           main=_debian_cross_libs),
+                           main="debian.cross_libs_main"),
         "arm64-rootfs": Task("the arm64 guest's root filesystem, a cpio "
                              "of Debian packages (scripts/arm64-rootfs.sh)",
-                             main=_debian_arm64_rootfs),
+                             main="debian.arm64_rootfs_main"),
     },
     "docs": {
         "screenshot": Task("the README's picture of an A/B report "
                            "(scripts/make-docs-screenshot.sh)",
-                           main=_docs_screenshot),
+                           main="screenshot.main"),
     },
 }
 
@@ -230,8 +178,11 @@ def hand_over(script: str, argv: Sequence[str]) -> int:
 
 
 def run_task(task: Task, argv: List[str], prog: str) -> int:
-    if task.main is not None:
-        return task.main(argv, prog)
+    if task.main:
+        module, function = task.main.rsplit(".", 1)
+        main: Main = getattr(importlib.import_module(f"kbtools.{module}"),
+                             function)
+        return main(argv, prog)
     return hand_over(task.script, argv)
 
 

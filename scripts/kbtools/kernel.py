@@ -553,13 +553,11 @@ def parse_build_args(prog: str, argv: Sequence[str]) -> argparse.Namespace:
     ap = cli.UsageParser(prog=prog, help_text=USAGE.format(
         prog=prog, version=VERSION, cache=cache_dir(), top=paths.TOP))
     ap.add_argument("-j", "--jobs", default=str(default_jobs()))
-    ap.add_argument("--patched", action="store_true")
-    ap.add_argument("--unpatched", action="store_true")
-    ap.add_argument("--btf", action="store_true")
+    for flag in ("--patched", "--unpatched", "--btf", "--print-tree"):
+        ap.add_argument(flag, action="store_true")
     ap.add_argument("-n", "--dry-run", action="store_true")
-    ap.add_argument("--print-tree", action="store_true")
-    ap.add_argument("--tree", default="")
-    ap.add_argument("--commit", default="")
+    for option in ("--tree", "--commit"):
+        ap.add_argument(option, default="")
     a = ap.parse_args(list(argv))
     if not re.fullmatch(r"[1-9][0-9]*", a.jobs):
         ap.error(f"invalid --jobs '{a.jobs}': not a positive number")
