@@ -72,7 +72,7 @@ GROUPS: Dict[str, Dict[str, Task]] = {
         "job": Task("write the LAVA job of a run (scripts/lava-job.py)",
                     script="scripts/lava-job.py"),
         "local": Task("a throwaway LAVA server and worker on this machine "
-                      "(setup, start, run, stop, destroy; "
+                      "(setup, start, run, check, stop, destroy; "
                       "scripts/lava-local.sh)", main="lava_local.main"),
         "cases": Task("a KTAP stream as LAVA test cases, or a finished "
                       "job checked (python3 -m kbtools.lava)",
@@ -114,7 +114,8 @@ def entry(indent: int, name: str, width: int, text: str) -> List[str]:
     """A task's line(s): its name, its summary wrapped to 79 columns."""
     head = " " * indent + f"{name:<{width}}"
     return textwrap.wrap(text, 79, initial_indent=head,
-                         subsequent_indent=" " * len(head))
+                         subsequent_indent=" " * len(head),
+                         break_on_hyphens=False)
 
 
 def help_text(prog: str) -> str:
