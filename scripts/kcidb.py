@@ -17,9 +17,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli, kcidb, ktap, results  # noqa: E402
+from kbtools import cli, kcidb, ktap, results
 
 
 def parse_args(argv):

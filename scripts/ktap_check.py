@@ -28,12 +28,9 @@ Exit status: 0 clean, 1 errors found (listed on stderr), 2 bad usage.
 """
 
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli, ktap  # noqa: E402
+from kbtools import cli, ktap
 
 
 @cli.command("ktap_check.py")

@@ -12,14 +12,11 @@ README.md, "Running in a LAVA lab", for a board.
 """
 
 import argparse
-import os
 import re
 import shlex
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli, results  # noqa: E402
+from kbtools import cli, results
 
 try:
     import yaml

@@ -21,6 +21,7 @@ import sys
 from typing import Any, Optional
 
 from kbtools import stats
+from kbtools.output import one_line, write_stdout
 
 SCHEMA = "kbench-results/1"
 STATUSES = ("ok", "skip", "fail")
@@ -39,12 +40,6 @@ CLOCK_MODES = ("real", "icount")
 
 class ResultError(Exception):
     """Input that is not kbench results; the message names file and row."""
-
-
-def one_line(text):
-    """text with line breaks and other unprintable characters escaped, so
-    that an error quoting a value from a file stays one line."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Row:
@@ -505,8 +500,7 @@ def write_text(path, text):
     """Write text to path ("-": standard output) whole or not at all: a
     reader never sees a half-written file."""
     if path == "-":
-        from kbtools import cli  # cli imports this module
-        cli.write_stdout(text)
+        write_stdout(text)
         return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
