@@ -38,7 +38,7 @@ The state directory holds:
 
 import json
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import compare, exact, ktap, results, stats
 
@@ -82,7 +82,7 @@ def parse_target(text: str) -> Tuple[str, Optional[str]]:
 def make_settings(tree: str, good: str, bad: str, direction: str,
                   alpha: float, threshold: float, check: Optional[str],
                   targets: Sequence[str], mode: str = "real",
-                  step_blocks: int = STEP_BLOCKS) -> dict:
+                  step_blocks: int = STEP_BLOCKS) -> Dict[str, Any]:
     """The settings of a new bisection, checked."""
     if direction not in OPPOSITE:
         raise BisectError(f"direction '{direction}' is not slower or faster")
@@ -102,24 +102,25 @@ def make_settings(tree: str, good: str, bad: str, direction: str,
             "step_blocks": step_blocks}
 
 
-def load_settings(state: str) -> dict:
+def load_settings(state: str) -> Dict[str, Any]:
     path = os.path.join(state, SETTINGS)
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            settings: Dict[str, Any] = json.load(f)
+            return settings
     except OSError as e:
         raise BisectError(f"no bisection state in {state} ({e.strerror})")
     except ValueError as e:
         raise BisectError(f"{path} is not valid JSON: {e}")
 
 
-def save_settings(state: str, settings: dict) -> None:
+def save_settings(state: str, settings: Dict[str, Any]) -> None:
     os.makedirs(state, exist_ok=True)
     results.write_text(os.path.join(state, SETTINGS),
                        json.dumps(settings, indent=1) + "\n")
 
 
-def wanted(settings: dict, test: str, row: str) -> bool:
+def wanted(settings: Dict[str, Any], test: str, row: str) -> bool:
     """The rows the user named: every row of a test named alone."""
     for target in settings["targets"]:
         t, r = parse_target(target)
@@ -143,7 +144,7 @@ def usable_boots(state: str, commit: str) -> List[int]:
                   if n.isdigit() and os.path.isdir(os.path.join(d, n)))
 
 
-def append_tsv(path: str, keys: Sequence[str], record: dict) -> None:
+def append_tsv(path: str, keys: Sequence[str], record: Dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write("\t".join(str(record.get(k) if record.get(k) is not None
                               else "").replace("\t", " ")
@@ -158,13 +159,13 @@ def read_tsv(path: str, keys: Sequence[str]) -> List[Dict[str, str]]:
                 for ln in f if ln.strip()]
 
 
-def record_boot(state: str, boot: dict) -> None:
+def record_boot(state: str, boot: Dict[str, Any]) -> None:
     """Keep one boot (usable or not) in the state's boot schedule."""
     append_tsv(os.path.join(state, BOOTS), BOOT_KEYS, boot)
 
 
-def read_boots(state: str) -> List[dict]:
-    out: List[dict] = []
+def read_boots(state: str) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
     for b in read_tsv(os.path.join(state, BOOTS), BOOT_KEYS):
         boot: Dict[str, object] = dict(b)
         boot["block"] = int(b["block"])
@@ -173,7 +174,7 @@ def read_boots(state: str) -> List[dict]:
     return out
 
 
-def boot_figures(state: str, boot: dict, stat: str = "median"
+def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median"
                  ) -> Dict[Tuple[str, str], List[float]]:
     """(test, row) -> the figures of one usable boot: its repetitions'
     (one, or two in exact mode) in the row's unit."""
@@ -195,13 +196,13 @@ class Figures:
     records; by_boot: each one's figures by (test, row), empty for an
     unusable boot)."""
 
-    def __init__(self, boots: List[dict],
+    def __init__(self, boots: List[Dict[str, Any]],
                  by_boot: List[Dict[Tuple[str, str], List[float]]]):
         self.boots = boots
         self._by_boot = by_boot
 
     @classmethod
-    def of_state(cls, state: str, boots: List[dict]) -> "Figures":
+    def of_state(cls, state: str, boots: List[Dict[str, Any]]) -> "Figures":
         return cls(boots, [boot_figures(state, b) for b in boots])
 
     def of(self, i: int, key: Tuple[str, str]) -> List[float]:
@@ -239,7 +240,7 @@ class Figures:
 
 # ---- the schedule -----------------------------------------------------------
 
-def pattern(settings: dict, phase: str) -> str:
+def pattern(settings: Dict[str, Any], phase: str) -> str:
     icount = settings.get("mode") == "icount"
     if phase == "endpoints":
         return ICOUNT_ENDPOINT_BLOCK if icount else ENDPOINT_BLOCK
@@ -248,7 +249,7 @@ def pattern(settings: dict, phase: str) -> str:
     return ICOUNT_STEP_BLOCK if icount else STEP_BLOCK
 
 
-def next_boot(settings: dict, boots: List[dict], phase: str
+def next_boot(settings: Dict[str, Any], boots: List[Dict[str, Any]], phase: str
               ) -> Tuple[str, int, bool]:
     """(role, block, block_done) of the phase's next boot: its slot in
     the block pattern, the block's number, and whether this boot ends a
@@ -259,7 +260,7 @@ def next_boot(settings: dict, boots: List[dict], phase: str
     return ROLE[pat[slot]], taken // len(pat) + 1, slot == len(pat) - 1
 
 
-def blocks_done(settings: dict, boots: List[dict], phase: str) -> int:
+def blocks_done(settings: Dict[str, Any], boots: List[Dict[str, Any]], phase: str) -> int:
     taken = sum(1 for b in boots if b["phase"] == phase)
     return taken // len(pattern(settings, phase))
 
@@ -275,25 +276,26 @@ def _oriented(direction: str, low: List[float], high: List[float]
 def _ratio(over: Sequence[float], under: Sequence[float]) -> Optional[float]:
     if not over or not under or stats.median(under) <= 0:
         return None
-    return stats.median(over) / stats.median(under)
+    return float(stats.median(over) / stats.median(under))
 
 
-def known_row(key: Tuple[str, str]) -> Optional[dict]:
+def known_row(key: Tuple[str, str]) -> Optional[Dict[str, Any]]:
     """What A/A runs across boots showed of a row (kbtools.exact)."""
     return exact.calibration().get(f"{key[0]}:{key[1]}")
 
 
-def endpoint_alpha(settings: dict, rows: int) -> float:
+def endpoint_alpha(settings: Dict[str, Any], rows: int) -> float:
     """The level of one look at one row of the endpoints."""
-    return settings["alpha"] / (ENDPOINT_BLOCKS * max(1, rows))
+    return float(settings["alpha"]) / (ENDPOINT_BLOCKS * max(1, rows))
 
 
-def step_alpha(settings: dict) -> float:
+def step_alpha(settings: Dict[str, Any]) -> float:
     """The level of one look at a step (every signal row must agree)."""
-    return settings["alpha"] / settings.get("step_blocks", STEP_BLOCKS)
+    return float(settings["alpha"]) / int(settings.get("step_blocks",
+                                                         STEP_BLOCKS))
 
 
-def endpoint_rows(settings: dict, fig: Figures) -> List[dict]:
+def endpoint_rows(settings: Dict[str, Any], fig: Figures) -> List[Dict[str, Any]]:
     """One entry per wanted row measured on both endpoints: its ratio
     bad/good, the blocked p of the bisected direction, the boots."""
     out = []
@@ -322,18 +324,18 @@ def endpoint_rows(settings: dict, fig: Figures) -> List[dict]:
     return out
 
 
-def _row_signals(settings: dict, e: dict, rows: int) -> bool:
+def _row_signals(settings: Dict[str, Any], e: Dict[str, Any], rows: int) -> bool:
     up = 1 + settings["threshold"] / 100
     if settings.get("mode") == "icount":
-        return e["verdict"] == settings["direction"]
+        return bool(e["verdict"] == settings["direction"])
     ratio = e["ratio"]
     beyond = ratio is not None and (ratio > up if settings["direction"] ==
                                     "slower" else ratio < 1 / up)
     return beyond and e["p"] <= endpoint_alpha(settings, rows)
 
 
-def decide_endpoints(settings: dict, fig: Figures, done: int
-                     ) -> Tuple[str, List[dict], List[dict]]:
+def decide_endpoints(settings: Dict[str, Any], fig: Figures, done: int
+                     ) -> Tuple[str, List[Dict[str, Any]], List[Dict[str, Any]]]:
     """('differ', signal rows, entries) when bad differs from good in
     the bisected direction on a wanted row; ('more', ...) while more
     blocks may tell; ('none', ...) when they were not shown to differ."""
@@ -352,7 +354,7 @@ def fmt_p(p: Optional[float]) -> str:
     return "-" if p is None else (f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}")
 
 
-def describe_endpoint(settings: dict, e: dict) -> str:
+def describe_endpoint(settings: Dict[str, Any], e: Dict[str, Any]) -> str:
     """'syscall_overhead:getsid (x2.081, p 0.0002 over 8+8 boots)'."""
     fig = compare.fmt_ratio(e["ratio"])
     if settings.get("mode") == "icount":
@@ -362,7 +364,7 @@ def describe_endpoint(settings: dict, e: dict) -> str:
             f"of their own time, {e['good']}+{e['bad']} boots)")
 
 
-def no_culprit_line(settings: dict, entries: List[dict]) -> str:
+def no_culprit_line(settings: Dict[str, Any], entries: List[Dict[str, Any]]) -> str:
     if not entries:
         return ("no culprit: none of the rows "
                 f"{', '.join(settings['targets'])} was measured on both "
@@ -373,8 +375,8 @@ def no_culprit_line(settings: dict, entries: List[dict]) -> str:
             f"{describe_endpoint(settings, best)}{more}")
 
 
-def _step_row(settings: dict, fig: Figures, phase: str,
-              key: Tuple[str, str]) -> dict:
+def _step_row(settings: Dict[str, Any], fig: Figures, phase: str,
+              key: Tuple[str, str]) -> Dict[str, Any]:
     """p_bad (the step like bad: beyond good in the bisected direction)
     and p_good (like good: short of bad), over the step's blocks."""
     d = settings["direction"]
@@ -390,8 +392,8 @@ def _step_row(settings: dict, fig: Figures, phase: str,
             "ratio": _ratio(s, g), "boots": len(s)}
 
 
-def _icount_step_row(settings: dict, fig: Figures, phase: str,
-                     key: Tuple[str, str]) -> dict:
+def _icount_step_row(settings: Dict[str, Any], fig: Figures, phase: str,
+                     key: Tuple[str, str]) -> Dict[str, Any]:
     """The exact rule against the endpoints' boots: bad when the step
     differs from good as bad does and not from bad."""
     s = fig.reps(phase, "step", key)
@@ -410,8 +412,8 @@ def _icount_step_row(settings: dict, fig: Figures, phase: str,
     return out
 
 
-def decide_step(settings: dict, fig: Figures, signal: List[dict],
-                commit: str, done: int) -> Tuple[str, dict]:
+def decide_step(settings: Dict[str, Any], fig: Figures, signal: List[Dict[str, Any]],
+                commit: str, done: int) -> Tuple[str, Dict[str, Any]]:
     """(class, detail) of the step COMMIT after `done` blocks: good or
     bad when every signal row says so, 'more' while undecided and more
     blocks may tell, 'skip' after the last or when a row reads between
@@ -449,7 +451,7 @@ def decide_step(settings: dict, fig: Figures, signal: List[dict],
 
 # ---- error, consistency and the step table -----------------------------------
 
-def error_bound(settings: dict, steps: List[dict]) -> Optional[float]:
+def error_bound(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> Optional[float]:
     """The probability that the answer is wrong, at most: the endpoints'
     alpha plus each decided step's (the union bound). None in exact
     mode, which has no statistical error."""
@@ -457,10 +459,10 @@ def error_bound(settings: dict, steps: List[dict]) -> Optional[float]:
         return None
     decided = [s for s in steps if s.get("verdict") in ("good", "bad")
                and s.get("note") != "endpoint"]
-    return settings["alpha"] * (1 + len(decided))
+    return float(settings["alpha"]) * (1 + len(decided))
 
 
-def error_line(settings: dict, steps: List[dict]) -> str:
+def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
     bound = error_bound(settings, steps)
     if settings.get("check"):
         return ("error: a functional check, one boot per step: as right "
@@ -477,7 +479,7 @@ def error_line(settings: dict, steps: List[dict]) -> str:
             f"boots within a block exchangeable)")
 
 
-def contradictions(steps: List[dict]) -> List[dict]:
+def contradictions(steps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Decided steps whose opposite test came within NEAR: a good step
     that read nearly as bad, or a bad one nearly as good."""
     out = []
@@ -492,7 +494,7 @@ def contradictions(steps: List[dict]) -> List[dict]:
     return out
 
 
-def fmt_step(step: dict) -> str:
+def fmt_step(step: Dict[str, Any]) -> str:
     """One line: commit, subject, ratio to good, verdict, boots, note."""
     if step.get("ratio") in (None, ""):
         fig = "-"
@@ -511,11 +513,11 @@ def fmt_step(step: dict) -> str:
     return line
 
 
-def append_step(state: str, step: dict) -> None:
+def append_step(state: str, step: Dict[str, Any]) -> None:
     append_tsv(os.path.join(state, STEPS), STEP_KEYS, step)
 
 
-def read_steps(state: str) -> List[dict]:
+def read_steps(state: str) -> List[Dict[str, Any]]:
     return read_tsv(os.path.join(state, STEPS), STEP_KEYS)
 
 
@@ -527,7 +529,7 @@ def check_result(stream: str, name: str) -> str:
     test, _, check = name.rpartition(":")
     doc = ktap.parse(stream)
 
-    def walk(d, inside):
+    def walk(d: ktap.Document, inside: bool) -> Optional[str]:
         for r in d.results:
             here = inside or not test or test in r.name
             if here and r.name == check:

@@ -16,10 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import cli, results, stats
+from kbtools import output, results, stats
 
 PROG = "bisect.sh"
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -118,13 +118,13 @@ class Interrupted(Exception):
 
 
 def msg(text: str) -> None:
-    print(f"{PROG}: {results.one_line(text)}", file=sys.stderr, flush=True)
+    print(f"{PROG}: {output.one_line(text)}", file=sys.stderr, flush=True)
 
 
 # ---- options ------------------------------------------------------------------
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise Usage(message)
 
 
@@ -157,7 +157,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def _number(text: str, what: str, kind=float):
+def _number(text: str, what: str, kind: Callable[[str], Any] = float
+            ) -> Any:
     try:
         return kind(text)
     except ValueError:
@@ -277,15 +278,16 @@ class Runner:
         self.work = work
         self.jobs = jobs
         self.vm_args = vm_args
-        self.child: Optional[subprocess.Popen] = None
+        self.child: Optional["subprocess.Popen[str]"] = None
 
     def run(self, cmd: List[str], out: str, err: str,
-            env: Optional[dict] = None) -> int:
+            env: Optional[Dict[str, Any]] = None) -> int:
         with open(out, "w") as o, open(err, "w") as e:
-            self.child = subprocess.Popen(cmd, stdout=o, stderr=e,
-                                          stdin=subprocess.DEVNULL, env=env)
+            child = subprocess.Popen(cmd, stdout=o, stderr=e, text=True,
+                                     stdin=subprocess.DEVNULL, env=env)
+            self.child = child
             try:
-                return self.child.wait()
+                return child.wait()
             finally:
                 self.child = None
 
@@ -322,7 +324,7 @@ class Runner:
         return None
 
     def boot_once(self, commit: str, image: str, tests: str,
-                  env: dict) -> Optional[int]:
+                  env: Dict[str, Any]) -> Optional[int]:
         """One boot: the number of the commit's new usable boot, or None
         (the reason in self.why, the try kept in STATE/failed/)."""
         try_dir = os.path.join(self.work, "boot")
@@ -379,7 +381,7 @@ def read_lines(path: str) -> List[str]:
 
 def build_log_hint(err: str) -> str:
     with open(err, errors="replace") as f:
-        logs = re.findall(r"log: [^)]*", f.read())
+        logs: List[str] = re.findall(r"log: [^)]*", f.read())
     return logs[-1] if logs else "see above"
 
 
@@ -392,9 +394,9 @@ def build_error(err: str) -> str:
     return first.removeprefix("build.sh: ")[:70]
 
 
-def guest_env(targets: Sequence[str]) -> Tuple[str, dict]:
+def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
     """(the tests to run, the environment that runs only the named rows)."""
-    want: dict = {}
+    want: Dict[str, Any] = {}
     for t in targets:
         test, row = kb.parse_target(t)
         if row is None or want.get(test) == "all":
@@ -415,14 +417,14 @@ def guest_env(targets: Sequence[str]) -> Tuple[str, dict]:
 # ---- the bisection ---------------------------------------------------------
 
 class Bisection:
-    def __init__(self, settings: dict, state: str, tree: Tree,
+    def __init__(self, settings: Dict[str, Any], state: str, tree: Tree,
                  runner: Runner):
         self.st = settings
         self.state = state
         self.tree = tree
         self.runner = runner
         self.tests, self.env = guest_env(settings["targets"])
-        self.images: dict = {}
+        self.images: Dict[str, str] = {}
         self.owns_bisect = False
 
     # -- boots
@@ -446,8 +448,8 @@ class Bisection:
         return True
 
     def commit_of(self, role: str, step: str) -> str:
-        return {"good": self.st["good"], "bad": self.st["bad"],
-                "step": step}[role]
+        return str({"good": self.st["good"], "bad": self.st["bad"],
+                    "step": step}[role])
 
     def boot_block(self, phase: str, step: str = "") -> None:
         """Boot the rest of the phase's current block; an endpoint that
@@ -536,14 +538,14 @@ class Bisection:
             self.record({"commit": commit, "subject": self.tree.subject(
                 commit), "verdict": role, "boots": n, "note": "endpoint"})
 
-    def record(self, step: dict) -> None:
+    def record(self, step: Dict[str, Any]) -> None:
         kb.append_step(self.state, step)
         print(kb.fmt_step({k: ("" if v is None else v)
                            for k, v in step.items()}), flush=True)
 
     # -- steps
 
-    def classify(self, commit: str, signal: List[dict]) -> dict:
+    def classify(self, commit: str, signal: List[Dict[str, Any]]) -> Dict[str, Any]:
         """Boot the step in blocks until it is decided; its step line."""
         subject = self.tree.subject(commit)
         if self.st.get("check"):
@@ -627,7 +629,7 @@ class Bisection:
     def finish(self, out: str) -> None:
         steps = kb.read_steps(self.state)
         print(kb.error_line(self.st, steps), flush=True)
-        kind, commits = outcome(out)
+        kind, commits = outcome(out) or ("undecided", [])
         bad_steps = kb.contradictions(steps)
         if bad_steps:
             where = ", ".join(contradiction(s) for s in bad_steps)
@@ -642,7 +644,7 @@ class Bisection:
                    f"{' '.join(c[:12] for c in commits)} (skipped: not "
                    f"built, not booted or undecided)", EXIT_UNDECIDED)
 
-    def widened(self, steps: List[dict], bad_steps: List[dict]) -> List[str]:
+    def widened(self, steps: List[Dict[str, Any]], bad_steps: List[Dict[str, Any]]) -> List[str]:
         """The commits between the decisions that still stand: reachable
         from every trusted bad one, from no trusted good one."""
         distrust = {s["commit"] for s in bad_steps}
@@ -663,14 +665,14 @@ class BootFailed(Exception):
     """A step's boot failed twice."""
 
 
-def contradiction(step: dict) -> str:
+def contradiction(step: Dict[str, Any]) -> str:
     """'HASH (good, yet bad p 0.01)' of a contradicted step."""
     opposite = "p_bad" if step["verdict"] == "good" else "p_good"
     return (f"{step['commit'][:12]} ({step['verdict']}, yet {opposite[2:]} "
             f"p {kb.fmt_p(float(step[opposite]))})")
 
 
-def outcome(out: str):
+def outcome(out: str) -> Optional[Tuple[str, List[str]]]:
     """('culprit', [hash]) or ('undecided', [hashes]) from git bisect's
     words, or None while it goes on."""
     m = re.search(r"^([0-9a-f]{40}) is the first bad commit", out, re.M)
@@ -694,7 +696,7 @@ def default_state(tree: str, good: str, bad: str, direction: str,
     return os.path.join(cache, "kbench", "bisect", key[:12])
 
 
-def new_settings(args: argparse.Namespace, tree: Tree) -> dict:
+def new_settings(args: argparse.Namespace, tree: Tree) -> Dict[str, Any]:
     good = tree.rev(args.good, "--good")
     bad = tree.rev(args.bad, "--bad")
     if good == bad:
@@ -730,7 +732,7 @@ def claim_tree(tree: Tree, state: str, resume: bool) -> None:
                 f"reset' ends it)")
 
 
-def prepare(args: argparse.Namespace) -> Tuple[dict, str, Tree]:
+def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str, Tree]:
     """(settings, state, tree) of a new or resumed bisection."""
     if args.resume and not args.tree:
         if not args.state or not os.path.exists(
@@ -762,7 +764,7 @@ def prepare(args: argparse.Namespace) -> Tuple[dict, str, Tree]:
     return st, state, tree
 
 
-def vm_args(args: argparse.Namespace, st: dict) -> List[str]:
+def vm_args(args: argparse.Namespace, st: Dict[str, Any]) -> List[str]:
     out = []
     for opt in VM_OPTIONS:
         value = getattr(args, opt[2:].replace("-", "_"), None)
@@ -774,7 +776,7 @@ def vm_args(args: argparse.Namespace, st: dict) -> List[str]:
     return out
 
 
-def on_signal(signum, frame):
+def on_signal(signum: int, frame: Any) -> None:
     raise Interrupted()
 
 
@@ -827,7 +829,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         args = parse_args(argv)
         if args.help:
-            cli.write_stdout(USAGE)
+            output.write_stdout(USAGE)
             return 0
         return run(args)
     except Usage as e:

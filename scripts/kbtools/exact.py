@@ -36,7 +36,7 @@ reads 'same' here.
 
 import json
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import stats
 
@@ -51,23 +51,23 @@ NEAR_FLOOR_PCT = 0.1
 CLASSES = ("exact", "near", "noisy")
 CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "icount_classes.json")
-_calibration: Optional[Dict[str, dict]] = None
+_calibration: Optional[Dict[str, Dict[str, Any]]] = None
 
 
-def calibration(path: str = CLASSES_FILE) -> Dict[str, dict]:
+def calibration(path: str = CLASSES_FILE) -> Dict[str, Dict[str, Any]]:
     """'TEST:ROW' -> {'class', 'spread_pct', 'boots'} measured across
     boots; empty when the file is missing."""
     global _calibration
-    if _calibration is None or path != CLASSES_FILE:
-        try:
-            with open(path, encoding="utf-8") as f:
-                rows = json.load(f)["rows"]
-        except (OSError, ValueError, KeyError):
-            rows = {}
-        if path != CLASSES_FILE:
-            return rows
+    if _calibration is not None and path == CLASSES_FILE:
+        return _calibration
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows: Dict[str, Dict[str, Any]] = json.load(f)["rows"]
+    except (OSError, ValueError, KeyError):
+        rows = {}
+    if path == CLASSES_FILE:
         _calibration = rows
-    return _calibration
+    return rows
 
 
 def worse(a: str, b: str) -> str:
@@ -108,7 +108,7 @@ def _margin(cls: str, vb: Sequence[float], vc: Sequence[float],
 
 
 def decide(vb: Sequence[float], vc: Sequence[float],
-           known: Optional[dict] = None) -> Tuple[str, str, Optional[str]]:
+           known: Optional[Dict[str, Any]] = None) -> Tuple[str, str, Optional[str]]:
     """(class, verdict, note) of a row from each side's repetitions (in
     instructions per operation, two or more each) and what A/A runs
     across boots showed of it (known: a calibration() entry); the

@@ -20,7 +20,7 @@ start and a small jitter make every replay another resample.
 
 import json
 import random
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from kbtools import bisect as kb
 from kbtools import compare
@@ -31,7 +31,7 @@ KEY = ("syscall_overhead", "getsid")
 JITTER = 3
 
 
-def load_series(path: str) -> List[dict]:
+def load_series(path: str) -> List[Dict[str, Any]]:
     """The boots of a recorded series: kind ('good' or 'bad'), value."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
@@ -44,7 +44,7 @@ class Source:
     moves the clock one recorded boot on and takes one of the JITTER
     nearest boots of its kind from there (the series wraps around)."""
 
-    def __init__(self, series: List[dict], rng: random.Random):
+    def __init__(self, series: List[Dict[str, Any]], rng: random.Random):
         self.series = series
         self.rng = rng
         self.clock = rng.randrange(len(series))
@@ -58,7 +58,7 @@ class Source:
             [i + len(self.series) for i in idx if i < self.clock]
         near = sorted(after)[:JITTER]
         pick = self.rng.choice(near) % len(self.series)
-        return self.series[pick]["value"]
+        return float(self.series[pick]["value"])
 
 
 class Line:
@@ -73,7 +73,7 @@ class Line:
         return "bad" if i >= self.culprit else "good"
 
 
-def _git_next(lo: int, hi: int, skipped: set) -> Optional[int]:
+def _git_next(lo: int, hi: int, skipped: Set[int]) -> Optional[int]:
     """The commit git bisect would test in (lo, hi): the untested one
     nearest the middle."""
     cands = [i for i in range(lo + 1, hi) if i not in skipped]
@@ -86,11 +86,11 @@ def _git_next(lo: int, hi: int, skipped: set) -> Optional[int]:
 class NewRule:
     """kbtools.bisect's decisions on simulated boots."""
 
-    def __init__(self, settings: dict, line: Line, source: Source):
+    def __init__(self, settings: Dict[str, Any], line: Line, source: Source):
         self.st = settings
         self.line = line
         self.source = source
-        self.boots: List[dict] = []
+        self.boots: List[Dict[str, Any]] = []
         self.figs: List[Dict[Tuple[str, str], List[float]]] = []
 
     def figures(self) -> kb.Figures:
@@ -106,7 +106,7 @@ class NewRule:
             if last:
                 return
 
-    def endpoints(self) -> Optional[List[dict]]:
+    def endpoints(self) -> Optional[List[Dict[str, Any]]]:
         while True:
             done = kb.blocks_done(self.st, self.boots, "endpoints")
             if done:
@@ -118,7 +118,7 @@ class NewRule:
                     return None
             self.boot_block("endpoints", 0)
 
-    def step(self, commit: int, signal: List[dict]) -> dict:
+    def step(self, commit: int, signal: List[Dict[str, Any]]) -> Dict[str, Any]:
         phase = str(commit)
         while True:
             done = kb.blocks_done(self.st, self.boots, phase)
@@ -132,7 +132,7 @@ class NewRule:
             self.boot_block(phase, commit)
 
 
-def _answer(lo: int, hi: int, skipped: set, steps: List[dict]
+def _answer(lo: int, hi: int, skipped: Set[int], steps: List[Dict[str, Any]]
             ) -> Tuple[str, List[int]]:
     """('culprit', [i]) or ('range', [...]) as bisect_run prints it,
     widened where a decided step contradicts itself."""
@@ -152,8 +152,8 @@ def _answer(lo: int, hi: int, skipped: set, steps: List[dict]
     return "range", left + [hi]
 
 
-def replay(series: List[dict], settings: dict, n: int, culprit: int,
-           rng: random.Random) -> dict:
+def replay(series: List[Dict[str, Any]], settings: Dict[str, Any], n: int, culprit: int,
+           rng: random.Random) -> Dict[str, Any]:
     """One bisection of commits 0..n under the new rule."""
     line = Line(n, culprit)
     sim = NewRule(settings, line, Source(series, rng))
@@ -179,10 +179,10 @@ def replay(series: List[dict], settings: dict, n: int, culprit: int,
             "error": kb.error_bound(settings, steps)}
 
 
-def replay_old(series: List[dict], n: int, culprit: int,
+def replay_old(series: List[Dict[str, Any]], n: int, culprit: int,
                rng: random.Random, alpha: float = 0.01,
                threshold: float = 2.0, least: int = 5,
-               most: int = 8) -> dict:
+               most: int = 8) -> Dict[str, Any]:
     """One bisection under the rule before blocks: a U test at alpha
     after every boot, a step against every endpoint boot of the run."""
     line = Line(n, culprit)
@@ -190,20 +190,21 @@ def replay_old(series: List[dict], n: int, culprit: int,
     vals: Dict[int, List[float]] = {0: [], n: []}
     boots = 0
 
-    def boot(i):
+    def boot(i: int) -> None:
         nonlocal boots
         boots += 1
         vals.setdefault(i, []).append(src.boot(line.kind(i)))
 
-    def verdict(a, b):
-        return compare.row_verdict(vals[a], vals[b], threshold, alpha)
+    def verdict(a: int, b: int) -> str:
+        return str(compare.row_verdict(vals[a], vals[b], threshold,
+                                       alpha)["verdict"])
     order = 0
     while True:
         for i in ((0, n) if order % 2 == 0 else (n, 0)):
             boot(i)
         order += 1
         if len(vals[0]) >= least:
-            if verdict(0, n)["verdict"] == "slower":
+            if verdict(0, n) == "slower":
                 break
             if len(vals[0]) >= most:
                 return {"answer": "none", "commits": [], "boots": boots}
@@ -223,9 +224,9 @@ def replay_old(series: List[dict], n: int, culprit: int,
                 boot(0 if turn % 2 else n)
             if k < least:
                 continue
-            if verdict(0, i)["verdict"] == "slower":
+            if verdict(0, i) == "slower":
                 c = "bad"
-            elif verdict(n, i)["verdict"] == "faster":
+            elif verdict(n, i) == "faster":
                 c = "good"
             elif k >= most:
                 c = "skip"
@@ -239,7 +240,7 @@ def replay_old(series: List[dict], n: int, culprit: int,
     return {"answer": answer, "commits": commits, "boots": boots}
 
 
-def judge(outcome: dict, culprit: int) -> str:
+def judge(outcome: Dict[str, Any], culprit: int) -> str:
     """right, wrong-name, wrong-range, undecided (a range holding the
     culprit) or none (no culprit found)."""
     if outcome["answer"] == "none":
@@ -249,7 +250,7 @@ def judge(outcome: dict, culprit: int) -> str:
     return "undecided" if culprit in outcome["commits"] else "wrong-range"
 
 
-def tally(series: List[dict], settings: Optional[dict], replays: int,
+def tally(series: List[Dict[str, Any]], settings: Optional[Dict[str, Any]], replays: int,
           seed: int, n: int = 7) -> Dict[str, float]:
     """Counts of judge()'s outcomes over `replays` bisections of n
     commits with the culprit drawn at random, and the mean boots; the

@@ -21,15 +21,15 @@ import subprocess
 import sys
 import tempfile
 import shutil
-from typing import List, Optional
+from typing import List, NoReturn, Optional
 
-from kbtools import bisect_run, cli
+from kbtools import bisect_run, output
 
 PROG = "validate.py"
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise bisect_run.Usage(message)
 
 
@@ -109,7 +109,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         bisect_run.msg(str(e))
         return 3
     except BrokenPipeError:
-        cli.stdout_gone()
+        output.stdout_gone()
         return 0
 
 
