@@ -118,12 +118,17 @@ run_steps() {
 
 
 # need COMMAND[:PACKAGE]...: SKIP the step (exit 4) naming each missing
-# command and the Debian package that has it (default: the command).
+# command and the Debian package of packages.txt that has it (a PACKAGE
+# given must be that one: the list decides).
 need() {
 	local c cmd pkg missing=()
 	for c; do
 		cmd=${c%%:*}
-		pkg=${c#*:}
+		pkg=$(awk -v c="$cmd" '$1 == "package" {
+			for (i = 4; i <= NF; i++) if ($i == c) { print $3; exit } }' "$top/packages.txt")
+		[[ -n $pkg ]] || fail "need $c: no package of packages.txt has $cmd"
+		[[ $c != *:* || ${c#*:} == "$pkg" ]] ||
+			fail "need $c: packages.txt has $cmd in $pkg"
 		command -v "$cmd" >/dev/null && continue
 		missing+=("$cmd ($pkg)")
 		echo "$pkg" >>"$work/missing"
@@ -131,6 +136,15 @@ need() {
 	((${#missing[@]} == 0)) && return 0
 	echo "missing ${missing[*]}"
 	exit 4
+}
+
+# note_missing PACKAGE: PACKAGE (of packages.txt) for the install line at
+# the end; prints it, for the step's message.
+note_missing() {
+	grep -qE "^package +[a-z0-9]+ +$1( |\$)" "$top/packages.txt" ||
+		fail "$1 is not in packages.txt"
+	echo "$1" >>"$work/missing"
+	echo "$1"
 }
 
 
@@ -174,6 +188,14 @@ config_is_union() {
 	want=$(cat "$top"/*/config | grep '^CONFIG_' | sort -u)
 	diff <(grep '^CONFIG_' "$top/config" | sort -u) <(echo "$want") ||
 		fail "top-level config is not the union of the test fragments"
+}
+
+# README.md agrees with packages.txt: its generated install lines and
+# package table are the list's (packages.py readme --write makes them
+# again), and every package it tells to apt-get install is listed.
+package_list() {
+	need python3
+	"$top/scripts/packages.py" readme || fail "README.md disagrees with packages.txt"
 }
 
 # Every bash script, by name or by shebang.
@@ -278,9 +300,16 @@ collection_as_root() {
 		fail "compare.py cannot read the run's JSON results"
 }
 
-# The project's files (tracked and new, not ignored) as a tar stream.
+# The project's files (tracked and new, not ignored) as a tar stream. A
+# copy without .git (an unpacked tarball) gets git's ignore rules from a
+# scratch repository of its own.
 project_tar() {
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+	local repo=()
+	if ! git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git init -q --bare "$work/no-clone.git"
+		repo=(--git-dir="$work/no-clone.git" --work-tree="$top")
+	fi
+	(cd "$top" && git "${repo[@]}" ls-files -z --cached --others --exclude-standard |
 		tar --null -T - -cf -)
 }
 
@@ -489,6 +518,7 @@ sigterm_check() {
 # pmqtest's checks fail on the bugs they name (strace fault injection);
 # exit 4 (an explicit SKIP) when strace is missing.
 pmqtest_faults() {
+	need strace
 	"$top/pmqtest/inject_faults.sh"
 }
 sigterm_leftovers() { sigterm_check; }
@@ -501,9 +531,8 @@ report_in_browser() {
 	local d=$work/report shots=${KBENCH_ARTIFACTS:-$work/report} rc=0
 	mkdir -p "$d" "$shots"
 	"$top/scripts/report.py" --check || rc=$?
-	((rc != 4)) || { echo "SKIP: no matplotlib: apt-get install python3-matplotlib"; exit 4; }
-	command -v chromium >/dev/null ||
-		{ echo "SKIP: no chromium: apt-get install chromium"; exit 4; }
+	((rc != 4)) || { echo "missing matplotlib ($(note_missing python3-matplotlib))"; exit 4; }
+	need chromium
 	# The check itself must be able to fail: a missing resource, a console
 	# error, an empty plot, a plot too many and a missing text.
 	printf '%s\n' '<!DOCTYPE html><html><body><img src="missing.png">' \
@@ -644,8 +673,7 @@ fuzz_short() {
 	if ! clang -fsanitize=fuzzer,address,undefined -o "$work/probe" \
 		"$work/probe.c" 2>"$work/probe.err"; then
 		cat "$work/probe.err"
-		echo libclang-rt-14-dev >>"$work/missing"
-		fail "clang cannot link libFuzzer (apt-get install libclang-rt-14-dev)"
+		fail "clang cannot link libFuzzer (apt-get install $(note_missing libclang-rt-14-dev))"
 	fi
 	make -s -C "$top/fuzz" OUT="$out" all || fail "cannot build the fuzz harnesses"
 	"$top/fuzz/run.sh" -o "$out" -t "$seconds" options proc_stat cgroup netlink ||
@@ -660,8 +688,7 @@ python_properties() {
 	local py=/usr/bin/python3 log=$work/properties.log
 	[[ -x $py ]] || fail "no $py (Debian's python3)"
 	if ! "$py" -c 'import hypothesis' 2>/dev/null; then
-		echo python3-hypothesis >>"$work/missing"
-		fail "hypothesis is missing (apt-get install python3-hypothesis)"
+		fail "hypothesis is missing (apt-get install $(note_missing python3-hypothesis))"
 	fi
 	(cd "$top/tests" && KBENCH_FUZZ_EXAMPLES=${KBENCH_FUZZ_EXAMPLES:-100} \
 		"$py" -m unittest discover -v -s . -p 'test_fuzz_*.py') 2>&1 |
@@ -790,8 +817,7 @@ cross_i386() { cross_one i386 i686-linux-gnu "ELF32 Intel 80386"; }
 need_i386_runtime() {
 	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
 	if [[ ! -e /lib/ld-linux.so.2 ]]; then
-		echo libc6-i386 >>"$work/missing"
-		echo "missing the 32-bit C library (libc6-i386)"
+		echo "missing the 32-bit C library ($(note_missing libc6-i386))"
 		exit 4
 	fi
 }
@@ -896,6 +922,7 @@ vm_arm64_6_12() {
 
 step build_collection
 step config_is_union
+step package_list
 step shellcheck shellcheck_scripts
 step lint_python
 step checkpatch
