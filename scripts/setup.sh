@@ -67,7 +67,9 @@ if [[ -n $no_install || $(id -u) != 0 ]] ||
 	exit 4
 fi
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-cache show --no-all-versions "${missing[@]}" >/dev/null 2>&1; then
+# A version to install of each? (apt-cache show succeeds when one is found.)
+known=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
+if ((known < ${#missing[@]})); then
 	msg "apt's package indices lack some of them: apt-get update"
 	apt-get -qq update >/dev/null ||
 		die 4 "apt-get update failed (its messages above): nothing installed"

@@ -340,13 +340,15 @@ class System(unittest.TestCase):
         self.assertEqual(kw["env"]["DEBIAN_FRONTEND"], "noninteractive")
 
     def test_apt_knows(self):
+        policy = ("x:\n  Installed: (none)\n  Candidate: 1.0\n  Version table:\n"
+                  "y:\n  Installed: (none)\n  Candidate: (none)\n")
         with mock.patch("subprocess.run") as run:
-            run.return_value = subprocess.CompletedProcess([], 100)
-            self.assertFalse(packages.System().apt_knows(["x"]))
-            run.return_value = subprocess.CompletedProcess([], 0)
+            run.return_value = subprocess.CompletedProcess([], 0, policy)
             self.assertTrue(packages.System().apt_knows(["x"]))
-        self.assertEqual(run.call_args.args[0],
-                         ["apt-cache", "show", "--no-all-versions", "x"])
+            # y has no version to install; z is not in the indices at all.
+            self.assertFalse(packages.System().apt_knows(["x", "y"]))
+            self.assertFalse(packages.System().apt_knows(["x", "z"]))
+        self.assertEqual(run.call_args.args[0], ["apt-cache", "policy", "x", "z"])
 
     def test_os_ids(self):
         with tempfile.NamedTemporaryFile("w", suffix=".os-release") as f:
@@ -425,7 +427,9 @@ STUBS = {
     # dpkg-query -W -f=FORMAT PKG...: "installed:PKG " for the ones in $STATE
     "dpkg-query": 'shift 2\nfor p; do grep -qx "$p" "$STATE" && printf "installed:%s " "$p"; done\n'
                   'exit 0\n',
-    "apt-cache": 'echo "apt-cache $*" >>"$LOG"\nexit "${STUB_KNOWS:-0}"\n',
+    # apt-cache policy PKG...: a candidate for each, none with $STUB_UNKNOWN
+    "apt-cache": 'echo "apt-cache $*" >>"$LOG"\nshift\n'
+                 'for p; do printf "%s:\\n  Candidate: %s\\n" "$p" "${STUB_UNKNOWN:-1.0}"; done\n',
     # apt-get: logged; install adds its packages to $STATE (and python3 to PATH)
     "apt-get": 'echo "apt-get $*" >>"$LOG"\n'
                'if [[ " $* " == *" update "* ]]; then exit "${STUB_UPDATE_RC:-0}"; fi\n'
@@ -470,7 +474,7 @@ class Bootstrap(unittest.TestCase):
             return p.returncode, p.stdout, p.stderr, f.read().splitlines()
 
     def test_bare_root_says_what_packages_py_says(self):
-        rc, out, err, log = self.setup_sh("run_all.sh", STUB_KNOWS="100")
+        rc, out, err, log = self.setup_sh("run_all.sh", STUB_UNKNOWN="(none)")
         self.assertEqual((rc, out), (0, ""))
         plist = packages.load()
         want = packages.render_block(plist, "setup run_all.sh")
@@ -510,7 +514,7 @@ class Bootstrap(unittest.TestCase):
         self.assertIn("packages.txt says what each is for", err)
 
     def test_update_failing(self):
-        rc, _, err, log = self.setup_sh("run_all.sh", STUB_KNOWS="100",
+        rc, _, err, log = self.setup_sh("run_all.sh", STUB_UNKNOWN="(none)",
                                         STUB_UPDATE_RC="100")
         self.assertEqual(rc, 4)
         self.assertIn("run_all.sh: apt-get update failed (its messages above):"

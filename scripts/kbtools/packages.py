@@ -30,6 +30,8 @@ LIST = os.path.join(TOP, "packages.txt")
 HARNESS = "harness"
 INSTALL = ("apt-get", "install", "--no-install-recommends")
 EXIT_MISSING = 4
+# A package apt can install, in apt-cache policy's report.
+CANDIDATE = re.compile(r"^  Candidate: (?!\(none\))", re.M)
 
 
 class ListError(Exception):
@@ -201,11 +203,11 @@ class System:
         return status
 
     def apt_knows(self, names: Sequence[str]) -> bool:
-        """apt's indices hold every one of NAMES."""
-        return subprocess.run(
-            ["apt-cache", "show", "--no-all-versions", *names],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            check=False).returncode == 0
+        """apt's indices have a version of every one of NAMES to install
+        (apt-cache show succeeds when it finds one of them)."""
+        p = subprocess.run(["apt-cache", "policy", *names], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, check=False)
+        return len(CANDIDATE.findall(p.stdout)) >= len(names)
 
     def apt_get(self, args: Sequence[str]) -> int:
         """apt-get ARGS, quiet: its errors on stderr (its whole output is
