@@ -67,12 +67,19 @@ if [[ -n $no_install || $(id -u) != 0 ]] ||
 	exit 4
 fi
 export DEBIAN_FRONTEND=noninteractive
-# A version to install of each? (apt-cache show succeeds when one is found.)
-known=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
-if ((known < ${#missing[@]})); then
+# Has apt a version to install of each? (apt-cache show succeeds when it
+# finds any.)
+candidates() {
+	local n
+	n=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
+	((n >= ${#missing[@]}))
+}
+if ! candidates; then
 	msg "apt's package indices lack some of them: apt-get update"
 	apt-get -qq update >/dev/null ||
 		die 4 "apt-get update failed (its messages above): nothing installed"
+	candidates || die 4 "apt has no version to install of some of them, even" \
+		"after apt-get update (its messages above): nothing installed"
 fi
 msg "installing ${#missing[@]} packages: ${missing[*]}" \
 	"(undo: apt-get purge --autoremove ${missing[*]})"

@@ -39,7 +39,7 @@ class Machine(packages.BareRoot):
     calls are recorded and may fail."""
 
     def __init__(self, have=(), euid=0, ids=("debian",), commands=None,
-                 files=(), knows=True, rcs=None, partial=(), half=()):
+                 files=(), knows=True, rcs=None, partial=(), half=(), unknown=()):
         super().__init__()
         self.have = set(have)
         self._euid = euid
@@ -50,6 +50,7 @@ class Machine(packages.BareRoot):
         self.rcs = dict(rcs or {})
         self.partial = set(partial)
         self.half = set(half)
+        self.unknown = set(unknown)
         self.calls = []
 
     def euid(self):
@@ -71,8 +72,8 @@ class Machine(packages.BareRoot):
         status.update({n: "half-configured" for n in names if n in self.half})
         return status
 
-    def apt_knows(self, names):
-        return self.knows
+    def apt_candidates(self, names):
+        return set(names) - self.unknown if self.knows else set()
 
     def apt_get(self, args):
         self.calls.append(list(args))
@@ -263,6 +264,16 @@ class SetUp(unittest.TestCase):
             " libfoo-dev linux-src"])
         self.assertEqual(m.calls, [["update"]])
 
+    def test_update_not_getting_every_package_installs_nothing(self):
+        # No network: apt-get update warns, exits 0, and gets nothing.
+        m = Machine(knows=False, unknown={"libfoo-dev", "linux-src"})
+        rc, err = run_setup(m)
+        self.assertEqual(rc, 4)
+        self.assertEqual(err.splitlines()[1], "run_all.sh: apt has no version to"
+                         " install of libfoo-dev linux-src, even after apt-get update"
+                         " (its messages above): nothing installed")
+        self.assertEqual(m.calls, [["update"]])
+
     def test_install_failing_is_tried_again_after_an_update(self):
         m = Machine(rcs={"install": [100, 0]})
         rc, err = run_setup(m)
@@ -339,16 +350,17 @@ class System(unittest.TestCase):
         self.assertNotIn("stderr", kw)
         self.assertEqual(kw["env"]["DEBIAN_FRONTEND"], "noninteractive")
 
-    def test_apt_knows(self):
+    def test_apt_candidates(self):
         policy = ("x:\n  Installed: (none)\n  Candidate: 1.0\n  Version table:\n"
-                  "y:\n  Installed: (none)\n  Candidate: (none)\n")
+                  "     1.0 500\n"
+                  "y:\n  Installed: (none)\n  Candidate: (none)\n"
+                  "w:amd64:\n  Installed: 2\n  Candidate: 2\n")
         with mock.patch("subprocess.run") as run:
             run.return_value = subprocess.CompletedProcess([], 0, policy)
-            self.assertTrue(packages.System().apt_knows(["x"]))
             # y has no version to install; z is not in the indices at all.
-            self.assertFalse(packages.System().apt_knows(["x", "y"]))
-            self.assertFalse(packages.System().apt_knows(["x", "z"]))
-        self.assertEqual(run.call_args.args[0], ["apt-cache", "policy", "x", "z"])
+            self.assertEqual(packages.System().apt_candidates(["x", "y", "z", "w"]),
+                             {"x", "w"})
+        self.assertEqual(run.call_args.args[0], ["apt-cache", "policy", "x", "y", "z", "w"])
 
     def test_os_ids(self):
         with tempfile.NamedTemporaryFile("w", suffix=".os-release") as f:
@@ -427,12 +439,17 @@ STUBS = {
     # dpkg-query -W -f=FORMAT PKG...: "installed:PKG " for the ones in $STATE
     "dpkg-query": 'shift 2\nfor p; do grep -qx "$p" "$STATE" && printf "installed:%s " "$p"; done\n'
                   'exit 0\n',
-    # apt-cache policy PKG...: a candidate for each, none with $STUB_UNKNOWN
-    "apt-cache": 'echo "apt-cache $*" >>"$LOG"\nshift\n'
-                 'for p; do printf "%s:\\n  Candidate: %s\\n" "$p" "${STUB_UNKNOWN:-1.0}"; done\n',
+    # apt-cache policy PKG...: a candidate for each; none before an update
+    # with $STUB_NO_INDICES, none at all with $STUB_NOTHING_FETCHED
+    "apt-cache": 'echo "apt-cache $*" >>"$LOG"\nshift\nv=1.0\n'
+                 '[[ -z ${STUB_NO_INDICES:-} || -e $STUBS/updated ]] || v="(none)"\n'
+                 '[[ -z ${STUB_NOTHING_FETCHED:-} ]] || v="(none)"\n'
+                 'for p; do printf "%s:\\n  Candidate: %s\\n" "$p" "$v"; done\n',
     # apt-get: logged; install adds its packages to $STATE (and python3 to PATH)
     "apt-get": 'echo "apt-get $*" >>"$LOG"\n'
-               'if [[ " $* " == *" update "* ]]; then exit "${STUB_UPDATE_RC:-0}"; fi\n'
+               'if [[ " $* " == *" update "* ]]; then\n'
+               '  [[ ${STUB_UPDATE_RC:-0} != 0 ]] || >"$STUBS/updated"; exit "${STUB_UPDATE_RC:-0}"\n'
+               'fi\n'
                '[[ ${STUB_INSTALL_RC:-0} == 0 ]] || { echo "E: held" >&2; exit "$STUB_INSTALL_RC"; }\n'
                'for p; do [[ $p == -* || $p == install ]] || echo "$p" >>"$STATE"; done\n'
                'if grep -qx python3 "$STATE"; then cp "$STUBS/python3.later" "$STUBS/python3"; fi\n',
@@ -474,14 +491,14 @@ class Bootstrap(unittest.TestCase):
             return p.returncode, p.stdout, p.stderr, f.read().splitlines()
 
     def test_bare_root_says_what_packages_py_says(self):
-        rc, out, err, log = self.setup_sh("run_all.sh", STUB_UNKNOWN="(none)")
+        rc, out, err, log = self.setup_sh("run_all.sh", STUB_NO_INDICES="1")
         self.assertEqual((rc, out), (0, ""))
         plist = packages.load()
         want = packages.render_block(plist, "setup run_all.sh")
         self.assertEqual(f"```\n{err}```\n", want)
         names = " ".join(n for n in plist.names_of("run_all.sh")
                          if n not in packages.BareRoot.ESSENTIAL)
-        self.assertEqual(log[1:], [
+        self.assertEqual([x for x in log if not x.startswith("apt-cache")], [
             "apt-get -qq update",
             f"apt-get -qq -y install --no-install-recommends {names}",
             f"python3 {TOP}/scripts/packages.py setup run_all.sh"])
@@ -514,12 +531,20 @@ class Bootstrap(unittest.TestCase):
         self.assertIn("packages.txt says what each is for", err)
 
     def test_update_failing(self):
-        rc, _, err, log = self.setup_sh("run_all.sh", STUB_UNKNOWN="(none)",
+        rc, _, err, log = self.setup_sh("run_all.sh", STUB_NO_INDICES="1",
                                         STUB_UPDATE_RC="100")
         self.assertEqual(rc, 4)
         self.assertIn("run_all.sh: apt-get update failed (its messages above):"
                       " nothing installed\n", err)
-        self.assertNotIn("install", " ".join(log[1:]))
+        self.assertEqual(log[1:], ["apt-get -qq update"])
+
+    def test_update_getting_nothing(self):
+        rc, _, err, log = self.setup_sh("run_all.sh", STUB_NOTHING_FETCHED="1")
+        self.assertEqual(rc, 4)
+        self.assertIn("run_all.sh: apt has no version to install of some of them,"
+                      " even after apt-get update (its messages above): nothing"
+                      " installed\n", err)
+        self.assertEqual(log[1:-1], ["apt-get -qq update"])
 
     def test_install_failing(self):
         rc, _, err, _ = self.setup_sh("run_all.sh", STUB_INSTALL_RC="100")

@@ -30,8 +30,6 @@ LIST = os.path.join(TOP, "packages.txt")
 HARNESS = "harness"
 INSTALL = ("apt-get", "install", "--no-install-recommends")
 EXIT_MISSING = 4
-# A package apt can install, in apt-cache policy's report.
-CANDIDATE = re.compile(r"^  Candidate: (?!\(none\))", re.M)
 
 
 class ListError(Exception):
@@ -202,12 +200,19 @@ class System:
                 status[name] = state
         return status
 
-    def apt_knows(self, names: Sequence[str]) -> bool:
-        """apt's indices have a version of every one of NAMES to install
-        (apt-cache show succeeds when it finds one of them)."""
+    def apt_candidates(self, names: Sequence[str]) -> set[str]:
+        """Those of NAMES that apt's indices have a version of to install
+        (apt-cache policy; apt-cache show succeeds when it finds any)."""
         p = subprocess.run(["apt-cache", "policy", *names], stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, text=True, check=False)
-        return len(CANDIDATE.findall(p.stdout)) >= len(names)
+        found: set[str] = set()
+        name = ""
+        for line in p.stdout.splitlines():
+            if line.endswith(":") and not line.startswith(" "):
+                name = line[:-1].split(":")[0]
+            elif line.startswith("  Candidate: ") and line != "  Candidate: (none)":
+                found.add(name)
+        return found
 
     def apt_get(self, args: Sequence[str]) -> int:
         """apt-get ARGS, quiet: its errors on stderr (its whole output is
@@ -228,6 +233,7 @@ class BareRoot(System):
 
     def __init__(self) -> None:
         self.have: set[str] = set(self.ESSENTIAL)
+        self.indices = False
 
     def euid(self) -> int:
         return 0
@@ -244,10 +250,11 @@ class BareRoot(System):
     def dpkg_status(self, names: Sequence[str]) -> dict[str, str]:
         return {n: "installed" for n in names if n in self.have}
 
-    def apt_knows(self, names: Sequence[str]) -> bool:
-        return False
+    def apt_candidates(self, names: Sequence[str]) -> set[str]:
+        return set(names) if self.indices else set()
 
     def apt_get(self, args: Sequence[str]) -> int:
+        self.indices |= "update" in args
         if "install" in args:
             self.have.update(a for a in args[args.index("install") + 1:]
                              if not a.startswith("-"))
@@ -303,7 +310,7 @@ class SetUp:
             for line in purpose_table(self.plist, missing):
                 print(line, file=self.err)
             return EXIT_MISSING
-        update = not sysm.apt_knows(names)
+        update = sysm.apt_candidates(names) != set(names)
         why = ("not installing (--no-install)" if no_install
                else "not root" if sysm.euid() != 0 else "")
         if why:
@@ -340,11 +347,17 @@ class SetUp:
         return [n for n in names if status.get(n) == "installed"]
 
     def update(self, names: Sequence[str]) -> bool:
+        """apt-get update; False (said) when apt still lacks some of NAMES."""
         rc = self.system.apt_get(["update"])
         if rc == 0:
-            return True
-        self.say(f"apt-get update failed (exit status {rc}; its messages"
-                 " above): nothing installed")
+            lacking = [n for n in names if n not in self.system.apt_candidates(names)]
+            if not lacking:
+                return True
+            self.say(f"apt has no version to install of {' '.join(lacking)}, even"
+                     " after apt-get update (its messages above): nothing installed")
+        else:
+            self.say(f"apt-get update failed (exit status {rc}; its messages"
+                     " above): nothing installed")
         self.say("to try again, as root:")
         self.show(install_line(names, update=True))
         return False
