@@ -148,13 +148,24 @@ note_missing() {
 }
 
 
+# project_ls [PATTERN]: the project's files (tracked and new, not ignored),
+# NUL-separated, relative to the clone. A copy without .git (an unpacked
+# tarball) gets git's ignore rules from a scratch repository of its own.
+project_ls() {
+	local repo=()
+	if ! git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		[[ -d $work/no-clone.git ]] || git init -q --bare "$work/no-clone.git"
+		repo=(--git-dir="$work/no-clone.git" --work-tree="$top")
+	fi
+	git -C "$top" "${repo[@]}" ls-files -z --cached --others --exclude-standard -- "$@"
+}
+
 # Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
 project_files() {
-	# In a clone, git knows what is ours: generated files (vmlinux.h, BPF
-	# skeletons, fuzz builds) are ignored, never linted.
-	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git -C "$top" ls-files --cached --others --exclude-standard -- "$1" |
-			sed "s|^|$top/|" | sort
+	# git knows what is ours: generated files (vmlinux.h, BPF skeletons,
+	# fuzz builds) are ignored, never linted.
+	if command -v git >/dev/null; then
+		project_ls "$1" | tr '\0' '\n' | sed "s|^|$top/|" | sort
 		return
 	fi
 	find "$top" \( -name .git -o -path "$top/.cache" -o -path "$top/out" \
@@ -300,17 +311,9 @@ collection_as_root() {
 		fail "compare.py cannot read the run's JSON results"
 }
 
-# The project's files (tracked and new, not ignored) as a tar stream. A
-# copy without .git (an unpacked tarball) gets git's ignore rules from a
-# scratch repository of its own.
+# The project's files (tracked and new, not ignored) as a tar stream.
 project_tar() {
-	local repo=()
-	if ! git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git init -q --bare "$work/no-clone.git"
-		repo=(--git-dir="$work/no-clone.git" --work-tree="$top")
-	fi
-	(cd "$top" && git "${repo[@]}" ls-files -z --cached --others --exclude-standard |
-		tar --null -T - -cf -)
+	(cd "$top" && project_ls | tar --null -T - -cf -)
 }
 
 # nobody cannot be assumed to read the clone: run a copy in $work.
