@@ -50,7 +50,9 @@ printing one KTAP stream on stdout.
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
                       collection, arm64 guest under TCG)
-      --no-build      do not run make first
+      --no-build      do not run make first (nor set up packages)
+      --no-install    do not install the Debian packages the collection
+                      lacks (packages.txt): print their install line, exit 4
   -h, --help          this help
 
 Default --repeat with --vs-prefix or --vs-kernel: the design's, the
@@ -78,7 +80,8 @@ then "ok N selftests: kbench/DIR: PROG" (or "# SKIP", or
 "not ok ... # exit=RC" / "# TIMEOUT"); with --repeat or --vs-prefix the
 title ends with "(SIDE, repetition K of N)". Exit status: 0 when nothing
 failed, 1 when a program failed or timed out (or --fail-above), 2 on bad
-usage.
+usage, 4 when packages are missing (run as root on Debian or Ubuntu, it
+installs them first, saying which; scripts/setup.sh).
 EOF
 }
 
@@ -97,6 +100,7 @@ report=
 full=
 timeout_override=
 build=1
+no_install=
 list=
 nest=indent
 
@@ -192,6 +196,7 @@ while (($#)); do
 		;;
 	--nest=*) nest=${1#*=} ;;
 	--no-build) build= ;;
+	--no-install) no_install=1 ;;
 	-h | --help)
 		usage
 		exit 0
@@ -229,6 +234,10 @@ fi
 if [[ -n $json_dir ]]; then
 	check_json_dir "$json_dir"
 	json_dir=$(cd "$json_dir" && pwd)
+fi
+# What the build and the run need, installed or asked for (exit 4).
+if [[ -n $build ]]; then
+	"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
 fi
 [[ -z $report ]] || check_report "$report" "$json_dir"
 ((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"

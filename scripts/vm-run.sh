@@ -512,9 +512,11 @@ choose_accel() {
 # Build on the host (the guest sees the tree read-only) and list the
 # programs the run will start; run_all.sh checks -t names on the way.
 build_and_list() {
-	local out
+	local out rc=0
 
-	out=$("$top/run_all.sh" "${guest_args[@]}" --list) ||
+	out=$("$top/run_all.sh" "${guest_args[@]}" --list) || rc=$?
+	((rc != 4)) || die "$EXIT_SETUP" "the collection's packages are missing (see above)"
+	((rc == 0)) ||
 		die "$EXIT_USAGE" "run_all.sh could not build or list the collection (see above)"
 	mapfile -t programs <<<"$out"
 }

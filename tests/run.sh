@@ -118,12 +118,17 @@ run_steps() {
 
 
 # need COMMAND[:PACKAGE]...: SKIP the step (exit 4) naming each missing
-# command and the Debian package that has it (default: the command).
+# command and the Debian package of packages.txt that has it (a PACKAGE
+# given must be that one: the list decides).
 need() {
 	local c cmd pkg missing=()
 	for c; do
 		cmd=${c%%:*}
-		pkg=${c#*:}
+		pkg=$(awk -v c="$cmd" '$1 == "package" {
+			for (i = 4; i <= NF; i++) if ($i == c) { print $3; exit } }' "$top/packages.txt")
+		[[ -n $pkg ]] || fail "need $c: no package of packages.txt has $cmd"
+		[[ $c != *:* || ${c#*:} == "$pkg" ]] ||
+			fail "need $c: packages.txt has $cmd in $pkg"
 		command -v "$cmd" >/dev/null && continue
 		missing+=("$cmd ($pkg)")
 		echo "$pkg" >>"$work/missing"
@@ -133,14 +138,34 @@ need() {
 	exit 4
 }
 
+# note_missing PACKAGE: PACKAGE (of packages.txt) for the install line at
+# the end; prints it, for the step's message.
+note_missing() {
+	grep -qE "^package +[a-z0-9]+ +$1( |\$)" "$top/packages.txt" ||
+		fail "$1 is not in packages.txt"
+	echo "$1" >>"$work/missing"
+	echo "$1"
+}
+
+
+# project_ls [PATTERN]: the project's files (tracked and new, not ignored),
+# NUL-separated, relative to the clone. A copy without .git (an unpacked
+# tarball) gets git's ignore rules from a scratch repository of its own.
+project_ls() {
+	local repo=()
+	if ! git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		[[ -d $work/no-clone.git ]] || git init -q --bare "$work/no-clone.git"
+		repo=(--git-dir="$work/no-clone.git" --work-tree="$top")
+	fi
+	git -C "$top" "${repo[@]}" ls-files -z --cached --others --exclude-standard -- "$@"
+}
 
 # Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
 project_files() {
-	# In a clone, git knows what is ours: generated files (vmlinux.h, BPF
-	# skeletons, fuzz builds) are ignored, never linted.
-	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git -C "$top" ls-files --cached --others --exclude-standard -- "$1" |
-			sed "s|^|$top/|" | sort
+	# git knows what is ours: generated files (vmlinux.h, BPF skeletons,
+	# fuzz builds) are ignored, never linted.
+	if command -v git >/dev/null; then
+		project_ls "$1" | tr '\0' '\n' | sed "s|^|$top/|" | sort
 		return
 	fi
 	find "$top" \( -name .git -o -path "$top/.cache" -o -path "$top/out" \
@@ -174,6 +199,14 @@ config_is_union() {
 	want=$(cat "$top"/*/config | grep '^CONFIG_' | sort -u)
 	diff <(grep '^CONFIG_' "$top/config" | sort -u) <(echo "$want") ||
 		fail "top-level config is not the union of the test fragments"
+}
+
+# README.md agrees with packages.txt: its generated install lines and
+# package table are the list's (packages.py readme --write makes them
+# again), and every package it tells to apt-get install is listed.
+package_list() {
+	need python3
+	"$top/scripts/packages.py" readme || fail "README.md disagrees with packages.txt"
 }
 
 # Every bash script, by name or by shebang.
@@ -301,8 +334,7 @@ collection_as_root() {
 
 # The project's files (tracked and new, not ignored) as a tar stream.
 project_tar() {
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		tar --null -T - -cf -)
+	(cd "$top" && project_ls | tar --null -T - -cf -)
 }
 
 # nobody cannot be assumed to read the clone: run a copy in $work.
@@ -513,6 +545,7 @@ sigterm_check() {
 # pmqtest's checks fail on the bugs they name (strace fault injection);
 # exit 4 (an explicit SKIP) when strace is missing.
 pmqtest_faults() {
+	need strace
 	"$top/pmqtest/inject_faults.sh"
 }
 sigterm_leftovers() { sigterm_check; }
@@ -525,9 +558,8 @@ report_in_browser() {
 	local d=$work/report shots=${KBENCH_ARTIFACTS:-$work/report} rc=0
 	mkdir -p "$d" "$shots"
 	"$top/scripts/report.py" --check || rc=$?
-	((rc != 4)) || { echo "SKIP: no matplotlib: apt-get install python3-matplotlib"; exit 4; }
-	command -v chromium >/dev/null ||
-		{ echo "SKIP: no chromium: apt-get install chromium"; exit 4; }
+	((rc != 4)) || { echo "missing matplotlib ($(note_missing python3-matplotlib))"; exit 4; }
+	need chromium
 	# The check itself must be able to fail: a missing resource, a console
 	# error, an empty plot, a plot too many and a missing text.
 	printf '%s\n' '<!DOCTYPE html><html><body><img src="missing.png">' \
@@ -668,8 +700,7 @@ fuzz_short() {
 	if ! clang -fsanitize=fuzzer,address,undefined -o "$work/probe" \
 		"$work/probe.c" 2>"$work/probe.err"; then
 		cat "$work/probe.err"
-		echo libclang-rt-14-dev >>"$work/missing"
-		fail "clang cannot link libFuzzer (apt-get install libclang-rt-14-dev)"
+		fail "clang cannot link libFuzzer (apt-get install $(note_missing libclang-rt-14-dev))"
 	fi
 	make -s -C "$top/fuzz" OUT="$out" all || fail "cannot build the fuzz harnesses"
 	# A fixed seed and number of runs from the committed seeds: the same
@@ -691,8 +722,7 @@ python_properties() {
 	local py=/usr/bin/python3 log=$work/properties.log
 	[[ -x $py ]] || fail "no $py (Debian's python3)"
 	if ! "$py" -c 'import hypothesis' 2>/dev/null; then
-		echo python3-hypothesis >>"$work/missing"
-		fail "hypothesis is missing (apt-get install python3-hypothesis)"
+		fail "hypothesis is missing (apt-get install $(note_missing python3-hypothesis))"
 	fi
 	(cd "$top/tests" && KBENCH_FUZZ_MODE=check PYTHONHASHSEED=0 \
 		"$py" -m unittest discover -v -s . -p 'test_fuzz_*.py') 2>&1 |
@@ -821,8 +851,7 @@ cross_i386() { cross_one i386 i686-linux-gnu "ELF32 Intel 80386"; }
 need_i386_runtime() {
 	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
 	if [[ ! -e /lib/ld-linux.so.2 ]]; then
-		echo libc6-i386 >>"$work/missing"
-		echo "missing the 32-bit C library (libc6-i386)"
+		echo "missing the 32-bit C library ($(note_missing libc6-i386))"
 		exit 4
 	fi
 }
@@ -927,6 +956,7 @@ vm_arm64_6_12() {
 
 step build_collection
 step config_is_union
+step package_list
 step shellcheck shellcheck_scripts
 step lint_python
 step mypy type_check
