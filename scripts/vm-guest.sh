@@ -29,7 +29,10 @@ echo "vm-run: guest up: Linux $(uname -r), accel=${KBENCH_GUEST:-?}," \
 # after minutes). So the collection runs from a copy in guest memory,
 # with what it loads and starts copied there too, its JSON is written
 # there, and the results go to the host's directory once the run is
-# over.
+# over. And the root is 9p without a cache: a name in it that is no
+# mount point (the links /bin, /lib, /lib64, /sbin) is looked up on the
+# host at every exec and every library load, unless something holds it:
+# pin_root_links keeps them in the guest's dentry cache.
 args=("$@")
 json=
 
@@ -60,7 +63,19 @@ exec_files() {
 	ldd "$(command -v cat)" | grep -o '/[^ ]*'
 }
 
+# pin_root_links: a process that holds O_PATH descriptors of the root's
+# links and sleeps (no timer, no work) until the run ends; sets pinner.
+pin_root_links() {
+	python3 -c 'import os, signal, sys
+fds = [os.open(p, os.O_PATH | os.O_NOFOLLOW) for p in sys.argv[1:]
+       if os.path.lexists(p)]
+signal.pause()' /bin /lib /lib64 /lib32 /libx32 /sbin &
+	pinner=$!
+}
+
+pinner=
 if [[ -n ${KBENCH_ICOUNT:-} ]]; then
+	pin_root_links
 	copy=/tmp/kbench-icount
 	mkdir -p "$copy" && mount -t tmpfs -o mode=755 kbench "$copy" || exit 1
 	tar -C "$top" --exclude=./.git --exclude=./.cache --exclude=./out \
@@ -91,5 +106,6 @@ rc=$?
 if [[ -n $json && -d $top/json ]]; then
 	cp -r "$top/json/." "$json/" || rc=1
 fi
+[[ -z $pinner ]] || kill "$pinner" 2>/dev/null
 echo "vm-run: guest done: exit status $rc" >&2
 exit "$rc"
