@@ -23,67 +23,88 @@ echo "vm-run: guest up: Linux $(uname -r), accel=${KBENCH_GUEST:-?}," \
 	"${KBENCH_ICOUNT:+, icount shift $KBENCH_ICOUNT}" >&2
 
 # In exact mode (QEMU's -icount) a wait for the host stops the guest's
-# clock from counting instructions: the read of a program over 9p lets
-# virtual time jump to the next timer deadline (a cat that read /bin/cat
-# took up to 4.5 virtual seconds, and a program's 120 s timeout fired
-# after minutes). So the collection runs from a copy in guest memory,
-# with what it loads and starts copied there too, its JSON is written
-# there, and the results go to the host's directory once the run is
-# over. And the root is 9p without a cache: a name in it that is no
-# mount point (the links /bin, /lib, /lib64, /sbin) is looked up on the
-# host at every exec and every library load, unless something holds it:
-# pin_root_links keeps them in the guest's dentry cache.
+# clock from counting instructions: while the vCPU idles, virtual time
+# jumps to the next timer deadline. virtme-ng's root is the host's, over
+# 9p without a cache, so every exec asked the host: for the program, for
+# each name in / that is no mount point (the links /bin, /lib, /lib64),
+# for every link's target, and, through overlayfs, for the attributes of
+# the files it copied up. A cat took up to 4.5 virtual seconds, and a
+# program's 120 s timeout fired after minutes. So the collection runs
+# from a copy in guest memory, in a root whose top level and whatever an
+# exec reads are in guest memory too (memory_root), its JSON written
+# there and copied to the host's directory once the run is over.
+root=/mnt
 args=("$@")
 json=
 
-# in_memory FILE...: copy the files (links followed) up into the guest's
-# memory: virtme-ng's /usr, /etc, ... are overlays whose upper layer is a
-# tmpfs, and a change of the files' times copies them up whole.
-in_memory() {
-	local f
+# memory_root: a tmpfs at $root holding the root's links made again, a
+# /lib64 of its own with the dynamic loader, and every other directory
+# of / bind-mounted.
+memory_root() {
+	local e name loader
 
-	for f in "$@"; do
-		f=$(readlink -f "$f") && [[ -f $f ]] && touch -c -r "$f" "$f"
+	mount -t tmpfs -o mode=755 kbench-root "$root" || return
+	for e in /*; do
+		name=${e#/}
+		[[ $e == "$root" ]] && continue
+		if [[ $name == lib64 ]]; then
+			mkdir "$root/lib64"
+			for loader in /lib64/*; do
+				cp "$(readlink -f "$loader")" "$root/lib64/${loader##*/}"
+			done
+		elif [[ -L $e ]]; then
+			ln -s "$(readlink "$e")" "$root/$name"
+		elif [[ -d $e ]]; then
+			mkdir "$root/$name" && mount --rbind "$e" "$root/$name" || return
+		fi
 	done
-	return 0
 }
 
-# What the programs load and start while they measure: the dynamic
-# loader, every library of the collection's programs, ld.so.cache, and
-# the commands they run (memcg_ks's cat).
+# in_memory PATH: PATH as the new root sees it, read without the host:
+# each link on its way copied up into the overlay's memory (a change of
+# its times does it), the file it ends in copied to a tmpfs and mounted
+# over it.
+in_memory() {
+	local path=$root$1 target store=$root/run/kbench-files
+
+	mkdir -p "$store"
+	while [[ -L $path ]]; do
+		touch -c -h -r "$path" "$path"
+		target=$(readlink "$path")
+		[[ $target == /* ]] && path=$root$target || path=${path%/*}/$target
+	done
+	[[ -f $path ]] || return 0
+	target=$store/$(tr / _ <<<"${path#"$root"}")
+	[[ -e $target ]] && return 0
+	cp "$path" "$target" && mount --bind "$target" "$path"
+}
+
+# What the programs load and start while they measure: the libraries of
+# the collection's programs and of the commands they run (memcg_ks's
+# cat), ld.so.cache, and those commands.
 exec_files() {
 	local prog
 
-	for prog in "$1"/*/*; do
+	for prog in "$1"/*/* "$(command -v cat)"; do
 		[[ -f $prog && -x $prog ]] || continue
-		ldd "$prog" 2>/dev/null | grep -o '/[^ ]*' || true
+		ldd "$prog" 2>/dev/null | grep -o '/[^ :]*' || true
 	done | sort -u
 	echo /etc/ld.so.cache
 	command -v cat
-	ldd "$(command -v cat)" | grep -o '/[^ ]*'
 }
 
-# pin_root_links: a process that holds O_PATH descriptors of the root's
-# links and sleeps (no timer, no work) until the run ends; sets pinner.
-pin_root_links() {
-	python3 -c 'import os, signal, sys
-fds = [os.open(p, os.O_PATH | os.O_NOFOLLOW) for p in sys.argv[1:]
-       if os.path.lexists(p)]
-signal.pause()' /bin /lib /lib64 /lib32 /libx32 /sbin &
-	pinner=$!
-}
-
-pinner=
 if [[ -n ${KBENCH_ICOUNT:-} ]]; then
-	pin_root_links
 	copy=/tmp/kbench-icount
 	mkdir -p "$copy" && mount -t tmpfs -o mode=755 kbench "$copy" || exit 1
 	tar -C "$top" --exclude=./.git --exclude=./.cache --exclude=./out \
 		--exclude=./fuzz/build --exclude=./tests/data --exclude=./docs -cf - . |
 		tar -C "$copy" -xf - || exit 1
 	top=$copy
+	memory_root || exit 1
 	mapfile -t files < <(exec_files "$top")
-	in_memory "${files[@]}"
+	for f in "${files[@]}"; do
+		in_memory "$f" || exit 1
+	done
 	for ((i = 0; i < ${#args[@]}; i++)); do
 		case ${args[i]} in
 		--json)
@@ -96,16 +117,21 @@ if [[ -n ${KBENCH_ICOUNT:-} ]]; then
 			;;
 		esac
 	done
+	# The run in the memory root; the collection's copy is in /tmp, which
+	# the root binds.
+	# shellcheck disable=SC2016 # the inner shell expands its own $1, $@
+	chroot "$root" /bin/bash -c 'cd "$1" && shift && exec "$@"' - "$top" \
+		"$top/run_all.sh" "${args[@]}"
+	rc=$?
+else
+	# The guest's /tmp is a throwaway overlay: fine for run_all.sh's scratch.
+	cd "$top" || exit 1
+	"$top/run_all.sh" "${args[@]}"
+	rc=$?
 fi
-
-# The guest's /tmp is a throwaway overlay: fine for run_all.sh's scratch.
-cd "$top" || exit 1
-"$top/run_all.sh" "${args[@]}"
-rc=$?
 
 if [[ -n $json && -d $top/json ]]; then
 	cp -r "$top/json/." "$json/" || rc=1
 fi
-[[ -z $pinner ]] || kill "$pinner" 2>/dev/null
 echo "vm-run: guest done: exit status $rc" >&2
 exit "$rc"
