@@ -83,7 +83,7 @@ static void save_file(struct recorder *rec, const char *name,
 
 	if (!buf)
 		return;
-	n = kb_read_all(path, buf, TEXT_MAX);
+	n = kb_file_read_all(path, buf, TEXT_MAX);
 	if (n < 0)
 		note(path, (int)n);
 	else
@@ -277,7 +277,7 @@ static void record_mountinfo(struct recorder *rec)
 	size_t n, len = 0, i;
 	ssize_t got;
 
-	got = text && out ? kb_read_all("/proc/self/mountinfo", text, TEXT_MAX) : -ENOMEM;
+	got = text && out ? kb_file_read_all("/proc/self/mountinfo", text, TEXT_MAX) : -ENOMEM;
 	if (got < 0) {
 		note("mountinfo", (int)got);
 		goto out;
@@ -366,7 +366,7 @@ static void wait_for_anon(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/memory.stat", dir);
 	for (i = 0; buf && i < 50; i++) {
-		n = kb_read_all(path, buf, TEXT_MAX);
+		n = kb_file_read_all(path, buf, TEXT_MAX);
 		if (n > 0 && !kb_stat_parse(buf, (size_t)n, &st, NULL, 0) &&
 		    ((kb_stat_get(&st, "anon", &v) && v) ||
 		     (kb_stat_get(&st, "rss", &v) && v)))

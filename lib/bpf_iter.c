@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "bpf_iter.h"
-#include "kbench.h"
+#include "env.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -54,9 +54,9 @@ int kb_bpf_usable(char *why, size_t whylen)
 			 KB_BTF_VMLINUX);
 		return -ENOENT;
 	}
-	if (!kb_have_cap(KB_CAP_BPF)) {
+	if (!kb_env_have_cap(KB_ENV_CAP_BPF)) {
 		snprintf(why, whylen, "BPF iterators need %s",
-			 kb_cap_name(KB_CAP_BPF));
+			 kb_env_cap_name(KB_ENV_CAP_BPF));
 		return -EPERM;
 	}
 	return 0;
@@ -139,15 +139,15 @@ static char last_warning[1];
 
 void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen)
 {
-	bool caps = kb_have_cap(KB_CAP_BPF);
+	bool caps = kb_env_have_cap(KB_ENV_CAP_BPF);
 	char hint[128] = "";
 
 	/* The verifier answers EACCES too: a capable caller was rejected. */
 	if ((err == -EPERM || err == -EACCES) && !caps)
-		snprintf(hint, sizeof(hint), " (needs %s)", kb_cap_name(KB_CAP_BPF));
+		snprintf(hint, sizeof(hint), " (needs %s)", kb_env_cap_name(KB_ENV_CAP_BPF));
 	else if (err == -EPERM)
 		snprintf(hint, sizeof(hint), " (refused despite %s: lockdown, an LSM or a user namespace?)",
-			 kb_cap_name(KB_CAP_BPF));
+			 kb_env_cap_name(KB_ENV_CAP_BPF));
 	else if (err == -ENOENT || err == -ESRCH)
 		snprintf(hint, sizeof(hint), " (the kernel lacks a type, iterator target or kfunc the program needs)");
 	else if (err == -EINVAL || err == -EACCES)

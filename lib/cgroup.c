@@ -340,7 +340,7 @@ int kb_cgroup_own_dirs(const char *mi, size_t mlen, const char *pc,
 static bool file_has_word(const char *path, const char *word)
 {
 	char buf[1024];
-	ssize_t n = kb_read_all(path, buf, sizeof(buf));
+	ssize_t n = kb_file_read_all(path, buf, sizeof(buf));
 
 	if (n < 0)
 		return false;
@@ -357,7 +357,7 @@ static char *read_proc_text(const char *path, size_t size, size_t *len)
 
 	if (!buf)
 		return NULL;
-	n = kb_read_all(path, buf, size);
+	n = kb_file_read_all(path, buf, size);
 	if (n < 0) {
 		free(buf);
 		errno = (int)-n;
@@ -452,7 +452,7 @@ static void cgroup_remove_now(void *arg)
 		nanosleep(&pause, NULL);
 	}
 	if (cg->enabled_in[0])
-		kb_write_str(cg->enabled_in, "-memory");
+		kb_file_write_str(cg->enabled_in, "-memory");
 }
 
 bool kb_cgroup_may_write(const char *path, char *why, size_t size)
@@ -472,7 +472,7 @@ static int enable_memory_in(const char *parent, struct kb_cgroup *cg)
 	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
 	if (file_has_word(ctl, "memory"))
 		return 0;
-	err = kb_write_str(ctl, "+memory");
+	err = kb_file_write_str(ctl, "+memory");
 	if (err)
 		return err;
 	snprintf(cg->enabled_in, sizeof(cg->enabled_in), "%s", ctl);
@@ -491,7 +491,7 @@ int kb_cgroup_create(const struct kb_memcg_mount *mnt, const char *parent,
 			     name) >= sizeof(cg->path))
 		return -ENAMETOOLONG;
 	/* No signal between creating the cgroup and registering its removal. */
-	kb_signals_block();
+	kb_cleanup_block_signals();
 	if (mnt->version == KB_CGROUP_V2)
 		err = enable_memory_in(parent, cg);
 	if (!err && mkdir(cg->path, 0755))
@@ -503,10 +503,10 @@ int kb_cgroup_create(const struct kb_memcg_mount *mnt, const char *parent,
 			err = -ENOSPC;
 		}
 	} else if (cg->enabled_in[0]) {
-		kb_write_str(cg->enabled_in, "-memory");
+		kb_file_write_str(cg->enabled_in, "-memory");
 		cg->enabled_in[0] = '\0';
 	}
-	kb_signals_unblock();
+	kb_cleanup_unblock_signals();
 	return err;
 }
 
@@ -529,7 +529,7 @@ int kb_cgroup_move(const char *dir, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(num, sizeof(num), "%d\n", (int)pid);
-	return kb_write_str(path, num);
+	return kb_file_write_str(path, num);
 }
 
 /* ---- stat files ------------------------------------------------------ */

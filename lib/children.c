@@ -3,7 +3,9 @@
  * kbench child processes. See children.h.
  */
 #include "children.h"
-#include "kbench.h"
+#include "cleanup.h"
+#include "env.h"
+#include "file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,7 +37,7 @@ static long threads_now(void)
 {
 	char buf[128];
 
-	if (kb_read_file("/proc/loadavg", buf, sizeof(buf)))
+	if (kb_file_read("/proc/loadavg", buf, sizeof(buf)))
 		return -1;
 	return kb_loadavg_threads(buf);
 }
@@ -75,9 +77,9 @@ int kb_proc_limits(struct kb_proc_limits *lim)
 
 	memset(lim, 0, sizeof(*lim));
 	lim->available = -1;
-	err = kb_read_long("/proc/sys/kernel/pid_max", &lim->pid_max);
+	err = kb_file_read_long("/proc/sys/kernel/pid_max", &lim->pid_max);
 	if (!err)
-		err = kb_read_long("/proc/sys/kernel/threads-max",
+		err = kb_file_read_long("/proc/sys/kernel/threads-max",
 				   &lim->threads_max);
 	if (err)
 		return err;
@@ -89,8 +91,8 @@ int kb_proc_limits(struct kb_proc_limits *lim)
 	 * fork() does not apply RLIMIT_NPROC to the root user (uid 0 is the
 	 * kernel's INIT_USER) nor to CAP_SYS_RESOURCE or CAP_SYS_ADMIN.
 	 */
-	lim->nproc_exempt = getuid() == 0 || kb_have_cap(CAP_SYS_RESOURCE) ||
-			    kb_have_cap(CAP_SYS_ADMIN);
+	lim->nproc_exempt = getuid() == 0 || kb_env_have_cap(CAP_SYS_RESOURCE) ||
+			    kb_env_have_cap(CAP_SYS_ADMIN);
 	bound_by(lim, lim->pid_max - lim->nr_threads - KB_PROC_MARGIN,
 		 "kernel.pid_max");
 	bound_by(lim, lim->threads_max - lim->nr_threads - KB_PROC_MARGIN,
@@ -155,7 +157,7 @@ static pid_t fork_tracked(struct kb_children *c)
 	pid_t parent = getpid(), pid;
 	int err;
 
-	kb_signals_block();
+	kb_cleanup_block_signals();
 	pid = fork();
 	if (pid == 0) {
 		child_setup(parent);
@@ -163,7 +165,7 @@ static pid_t fork_tracked(struct kb_children *c)
 	}
 	if (pid < 0) {
 		err = -errno;
-		kb_signals_unblock();
+		kb_cleanup_unblock_signals();
 		return err;
 	}
 	err = track(c, pid);
@@ -171,7 +173,7 @@ static pid_t fork_tracked(struct kb_children *c)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	kb_signals_unblock();
+	kb_cleanup_unblock_signals();
 	return err ? err : pid;
 }
 

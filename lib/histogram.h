@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kbench.h"
+#include "stats.h"
 
 #define KB_HIST_SUB_BITS	7
 #define KB_HIST_SUB		(1u << KB_HIST_SUB_BITS)

@@ -89,7 +89,8 @@ override CFLAGS += -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(KBENCH_WERROR)
 override CFLAGS += $(KHDR_INCLUDES) -I$(KSFT_DIR) -I$(KBENCH_LIB)
 LDLIBS += -lcap -lm
 
-LOCAL_HDRS += $(KBENCH_LIB)/kbench.h $(KBENCH_LIB)/kbench_ktap.h
+include $(KBENCH_LIB)/kbench_srcs.mk
+LOCAL_HDRS += $(KBENCH_CORE_HDRS)
 # Programs built for another target (make CROSS_COMPILE=... after a native
 # build, or back) are rebuilt: they depend on a stamp naming the target
 # triplet, rewritten (below) only when the triplet changes. lib.mk's rule
@@ -104,7 +105,7 @@ endif
 endif
 LOCAL_HDRS += $(KB_TARGET_STAMP)
 EXTRA_CLEAN += $(KB_TARGET_STAMP)
-KBENCH_SRCS := $(KBENCH_LIB)/kbench.c $(KBENCH_EXTRA_SRCS)
+KBENCH_SRCS := $(KBENCH_CORE_SRCS) $(KBENCH_EXTRA_SRCS)
 
 include $(KSFT_DIR)/lib.mk
 

@@ -7,6 +7,7 @@
 #endif
 #include "memcg_bpf.h"
 #include "bpf_iter.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,7 +157,7 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 		return NULL;
 	}
 	kb_bpf_quiet_libbpf();
-	t0 = kb_now_ns();
+	t0 = kb_clock_ns();
 	way = flush ? best_flush() : FLUSH_NONE;
 	*err = load(b, way, why, whylen);
 	if (*err && way == FLUSH_KFUNCS) {
@@ -171,7 +172,7 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 		kb_mcb_free(b);
 		return NULL;
 	}
-	*load_ns = kb_now_ns() - t0;
+	*load_ns = kb_clock_ns() - t0;
 	return b;
 }
 
@@ -275,18 +276,18 @@ int kb_mcb_time(struct kb_mcb *b, long count, long batch, double budget_s,
 	if (!samples)
 		return -ENOMEM;
 	got = read_batch(b, nsamples / 10 + 1);	/* warm-up */
-	start = kb_now_ns();
+	start = kb_clock_ns();
 	for (i = 0; i < nsamples && got >= 0; i++) {
-		t0 = kb_now_ns();
+		t0 = kb_clock_ns();
 		got = read_batch(b, batch);
-		samples[i] = (double)(kb_now_ns() - t0) / batch / 1000.0;
+		samples[i] = (double)(kb_clock_ns() - t0) / batch / 1000.0;
 		if (budget_s > 0 && i >= 20 &&
-		    (double)(kb_now_ns() - start) / 1e9 > budget_s) {
+		    (double)(kb_clock_ns() - start) / 1e9 > budget_s) {
 			nsamples = i + 1;
 			break;
 		}
 	}
-	*total_s = (double)(kb_now_ns() - start) / 1e9;
+	*total_s = (double)(kb_clock_ns() - start) / 1e9;
 	if (got >= 0)
 		kb_stats_compute(samples, nsamples, st);
 	free(samples);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kbench.h"
+#include "stats.h"
 
 struct kb_mcb;
 

@@ -6,7 +6,9 @@
 #define _GNU_SOURCE
 #endif
 #include "rtsched.h"
-#include "kbench.h"
+#include "env.h"
+#include "file.h"
+#include "results.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -62,7 +64,7 @@ bool kb_fifo_allowed(int prio, char *why, size_t len)
 {
 	struct rlimit rl;
 
-	if (prio <= 0 || kb_have_cap(CAP_SYS_NICE))
+	if (prio <= 0 || kb_env_have_cap(CAP_SYS_NICE))
 		return true;
 	if (!getrlimit(RLIMIT_RTPRIO, &rl) &&
 	    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)prio))
@@ -88,7 +90,7 @@ int kb_mlockall(char *why, size_t len)
 {
 	struct rlimit rl;
 
-	if (!kb_have_cap(CAP_IPC_LOCK) &&
+	if (!kb_env_have_cap(CAP_IPC_LOCK) &&
 	    (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur != RLIM_INFINITY)) {
 		snprintf(why, len,
 			 "memory not locked: no CAP_IPC_LOCK and RLIMIT_MEMLOCK is limited (page faults may add latency)");
@@ -135,9 +137,9 @@ void kb_placement_setup(struct kb_placement *p, bool no_pin, bool child_apart)
 							      p->parent_cpu;
 		}
 	}
-	kb_param_str("placement", p->pinned ? "pinned" : "scheduler");
-	kb_param_num("parent_cpu", p->parent_cpu);
-	kb_param_num("child_cpu", p->child_cpu);
+	kb_results_param_str("placement", p->pinned ? "pinned" : "scheduler");
+	kb_results_param_num("parent_cpu", p->parent_cpu);
+	kb_results_param_num("child_cpu", p->child_cpu);
 }
 
 int kb_placement_child(const struct kb_placement *p)
@@ -151,5 +153,5 @@ bool kb_kernel_realtime(void)
 {
 	long v;
 
-	return !kb_read_long("/sys/kernel/realtime", &v) && v == 1;
+	return !kb_file_read_long("/sys/kernel/realtime", &v) && v == 1;
 }

@@ -786,10 +786,10 @@ static long pass_pread(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
 			if (err)
 				return err;
 		}
-		t0 = kb_now_ns();
+		t0 = kb_clock_ns();
 		for (i = 0; i < count; i++)
 			ok[first + i] = pread_pid(ctx, i, ctx->pids[first + i]);
-		*ns += kb_now_ns() - t0;
+		*ns += kb_clock_ns() - t0;
 		if (!ctx->fds_open)
 			close_fds(ctx, count);
 		for (i = 0; i < count; i++)
@@ -1033,7 +1033,7 @@ long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx)
 
 long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
 {
-	uint64_t t0 = kb_now_ns();
+	uint64_t t0 = kb_clock_ns();
 	long answered = 0;
 	size_t i;
 
@@ -1059,7 +1059,7 @@ long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns)
 	default:
 		return -EINVAL;
 	}
-	*ns = kb_now_ns() - t0;
+	*ns = kb_clock_ns() - t0;
 	return answered;
 }
 

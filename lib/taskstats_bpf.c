@@ -60,7 +60,7 @@ struct kb_tsb *kb_tsb_open(const char *comm, uint64_t *load_ns, int *err,
 	}
 	b->page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	kb_bpf_quiet_libbpf();
-	t0 = kb_now_ns();
+	t0 = kb_clock_ns();
 	b->skel = taskstats_iter__open();
 	if (!b->skel) {
 		*err = -errno;
@@ -80,7 +80,7 @@ struct kb_tsb *kb_tsb_open(const char *comm, uint64_t *load_ns, int *err,
 		kb_bpf_load_reason(*err, "attaching the task iterator", why, whylen);
 		goto fail;
 	}
-	*load_ns = kb_now_ns() - t0;
+	*load_ns = kb_clock_ns() - t0;
 	return b;
 fail:
 	kb_tsb_free(b);
@@ -248,13 +248,13 @@ int kb_tsb_matches_netlink(pid_t pid, const char *comm, char *why,
 
 	b = kb_tsb_open(comm, &load_ns, &err, why, whylen);
 	if (!b)
-		return kb_bpf_errno_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
+		return kb_errno_bpf_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
 	err = kb_ts_open(&nl, 0, 5000);
 	if (err) {
 		snprintf(why, whylen, "no TASKSTATS netlink socket: %s",
 			 strerror(-err));
 		kb_tsb_free(b);
-		return kb_lookup_errno_is_environment(err, KB_NO_CAP) ?
+		return kb_errno_lookup_is_environment(err, KB_ENV_NO_CAP) ?
 		       KSFT_SKIP : KSFT_FAIL;
 	}
 	err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);

@@ -41,7 +41,7 @@
 #include "bpf_iter.h"
 #include "cgroup.h"
 #include "memcg_bpf.h"
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "rtsched.h"
 
 #define MIB			(1024ull * 1024)
@@ -137,7 +137,7 @@ struct child {
 
 struct memcg_ctx {
 	struct options opt;
-	struct kb_opts common;		/* the options every program shares */
+	struct kb_cli_common common;		/* the options every program shares */
 	struct kb_placement place;
 	struct kb_memcg_mount mnt;
 	struct kb_cgroup test_cg;
@@ -211,7 +211,7 @@ static ssize_t read_into(struct memcg_ctx *c, const char *name, char *buf,
 	ssize_t n;
 
 	cg_file(c, path, sizeof(path), name);
-	n = kb_read_all(path, buf, bsize);
+	n = kb_file_read_all(path, buf, bsize);
 	if (n < 0)
 		snprintf(why, size, "cannot read %.200s: %s", path,
 			 strerror((int)-n));
@@ -357,10 +357,10 @@ static int child_start(struct child *ch)
 		close(req[1]);
 		return -errno;
 	}
-	kb_signals_block();
+	kb_cleanup_block_signals();
 	ch->pid = fork();
 	if (ch->pid == 0) {
-		kb_signals_unblock();
+		kb_cleanup_unblock_signals();
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
@@ -370,7 +370,7 @@ static int child_start(struct child *ch)
 	}
 	if (ch->pid > 0)
 		kb_cleanup_push(child_kill, ch);
-	kb_signals_unblock();
+	kb_cleanup_unblock_signals();
 	close(req[0]);
 	close(ack[1]);
 	if (ch->pid < 0) {
@@ -416,14 +416,14 @@ static void check_user_cgroup(struct memcg_ctx *c, const char *path,
 	char file[PATH_MAX + 64];
 
 	if (!is_dir(path))
-		kb_usage_error("cgroup '%s' (%s): not a directory", path, from);
+		kb_cli_error("cgroup '%s' (%s): not a directory", path, from);
 	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
 	if (access(file, F_OK))
-		kb_usage_error("cgroup '%s' (%s): not a cgroup directory (no cgroup.procs)",
+		kb_cli_error("cgroup '%s' (%s): not a cgroup directory (no cgroup.procs)",
 			       path, from);
 	snprintf(file, sizeof(file), "%s/memory.stat", path);
 	if (need_stat && access(file, R_OK))
-		kb_usage_error("cgroup '%s' (%s): no readable memory.stat (%s): not a memory cgroup%s",
+		kb_cli_error("cgroup '%s' (%s): no readable memory.stat (%s): not a memory cgroup%s",
 			       path, from, strerror(errno),
 			       errno == ENOENT ? " (memory controller not enabled here?)" : "");
 	snprintf(file, sizeof(file), "%s/cgroup.controllers", path);
@@ -506,7 +506,7 @@ static void place_child(struct memcg_ctx *c)
 
 	ch->verdict = KSFT_SKIP;
 	if (err) {
-		ch->verdict = kb_errno_result(err, KB_NO_CAP,
+		ch->verdict = kb_errno_result(err, KB_ENV_NO_CAP,
 					      "cannot fork the allocating child",
 					      ch->skip, sizeof(ch->skip));
 		return;
@@ -607,17 +607,17 @@ static ssize_t op_cat_process(struct memcg_ctx *c, int fd, const char *path,
 	(void)fd;
 	while (batch--) {
 		/* No signal between fork and wait: the cat is always reaped. */
-		kb_signals_block();
+		kb_cleanup_block_signals();
 		pid = fork();
 		if (pid == 0) {
-			kb_signals_unblock();
+			kb_cleanup_unblock_signals();
 			dup2(c->devnull_fd, STDOUT_FILENO);
 			execlp("cat", "cat", path, (char *)NULL);
 			_exit(127);
 		}
 		if (pid > 0 && waitpid(pid, &status, 0) != pid)
 			pid = -1;
-		kb_signals_unblock();
+		kb_cleanup_unblock_signals();
 		if (pid < 0)
 			return -errno;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) == 127)
@@ -708,21 +708,21 @@ static int time_reads(struct memcg_ctx *c, const char *path, enum mode mode,
 		priority_enter(c);
 	for (i = -warm_up_count(mode, nsamples); i < 0 && n >= 0; i++)
 		n = mode_op[mode](c, fd, path, batch);
-	start = kb_now_ns();
+	start = kb_clock_ns();
 	for (i = 0; i < nsamples && n >= 0; i++) {
-		uint64_t t0 = kb_now_ns();
+		uint64_t t0 = kb_clock_ns();
 
 		n = mode_op[mode](c, fd, path, batch);
-		samples[i] = (double)(kb_now_ns() - t0) / batch / 1000.0;
+		samples[i] = (double)(kb_clock_ns() - t0) / batch / 1000.0;
 		/* A slow machine: stop at the row's time budget. */
 		if (o->row_budget_s > 0 && i >= 20 &&
-		    (double)(kb_now_ns() - start) / 1e9 > o->row_budget_s) {
+		    (double)(kb_clock_ns() - start) / 1e9 > o->row_budget_s) {
 			nsamples = i + 1;
 			c->row_cut_short = true;
 			break;
 		}
 	}
-	*total_s = (double)(kb_now_ns() - start) / 1e9;
+	*total_s = (double)(kb_clock_ns() - start) / 1e9;
 	if (mode == MODE_PROC)
 		priority_leave(c);
 	if (fd >= 0)
@@ -760,7 +760,7 @@ static void ks_reset(void *arg)
 		if (!c->ks_written[f])
 			continue;
 		ks_path(c, f, path, sizeof(path));
-		kb_write_str(path, "\n");
+		kb_file_write_str(path, "\n");
 	}
 }
 
@@ -774,7 +774,7 @@ static int ks_write(struct memcg_ctx *c, enum file_id f, const char *filter)
 	}
 	c->ks_written[f] = true;
 	ks_path(c, f, path, sizeof(path));
-	return kb_write_str(path, filter);
+	return kb_file_write_str(path, filter);
 }
 
 static void ks_probe(struct memcg_ctx *c)
@@ -887,23 +887,23 @@ static void row_figures(struct memcg_ctx *c, int v, enum file_id f,
 {
 	const struct cell *legacy = &c->cells[0][f][m];
 
-	kb_row_add(name, "us", st);
-	kb_row_extra("batch", m == MODE_PROC ? 1 : c->opt.batch);
-	kb_row_extra("total_s", total_s);
+	kb_results_row(name, "us", st);
+	kb_results_extra("batch", m == MODE_PROC ? 1 : c->opt.batch);
+	kb_results_extra("total_s", total_s);
 	if (c->row_cut_short)
-		kb_row_extra("cut_at_max_row_time", 1);
+		kb_results_extra("cut_at_max_row_time", 1);
 	if (bytes >= 0)
-		kb_row_extra("bytes", (double)bytes);
+		kb_results_extra("bytes", (double)bytes);
 	if (v && legacy->done && legacy->median > 0)
-		kb_row_extra("ratio_vs_legacy", st->median / legacy->median);
+		kb_results_extra("ratio_vs_legacy", st->median / legacy->median);
 	if (c->variant[v].src == SRC_KS) {
 		char note[160];
 
 		snprintf(note, sizeof(note), "%s; filter: %s", mode_note[m],
 			 c->variant[v].note);
-		kb_row_note(note);
+		kb_results_note(note);
 	} else {
-		kb_row_note(mode_note[m]);
+		kb_results_note(mode_note[m]);
 	}
 	c->cells[v][f][m] = (struct cell){ true, st->median, st->mean };
 }
@@ -1004,7 +1004,7 @@ static void run_rows(struct memcg_ctx *c)
 				else
 					rc = time_row(c, v, f, m, name, why,
 						      sizeof(why));
-				kb_report(name, rc, why);
+				kb_ktap_report(name, rc, why);
 			}
 		}
 	}
@@ -1086,13 +1086,13 @@ static int check_stat_parse(void *ctx, char *why, size_t size)
 		snprintf(why, size, "memory.stat has '#' lines");
 		return KSFT_FAIL;
 	}
-	kb_figure("stat_parse", "keys=%zu cgroup_version=%d", st.n, c->ver);
+	kb_results_figure("stat_parse", "keys=%zu cgroup_version=%d", st.n, c->ver);
 	return KSFT_PASS;
 }
 
 static double wait_limit_s(void)
 {
-	return kb_machine_slow() ? 30.0 : 6.0;
+	return kb_env_machine_slow() ? 30.0 : 6.0;
 }
 
 typedef int (*get_fn)(struct memcg_ctx *c, unsigned long long *v);
@@ -1106,7 +1106,7 @@ static int wait_for_delta(struct memcg_ctx *c, get_fn get,
 			  unsigned long long base, long long min_delta,
 			  int sign, unsigned long long *last, double *waited_s)
 {
-	uint64_t t0 = kb_now_ns();
+	uint64_t t0 = kb_clock_ns();
 	int err;
 
 	for (;;) {
@@ -1117,7 +1117,7 @@ static int wait_for_delta(struct memcg_ctx *c, get_fn get,
 			return err;
 		delta = sign > 0 ? (long long)(*last - base) :
 			(long long)(base - *last);
-		*waited_s = (double)(kb_now_ns() - t0) / 1e9;
+		*waited_s = (double)(kb_clock_ns() - t0) / 1e9;
 		if (delta >= min_delta || *waited_s > wait_limit_s())
 			return 0;
 		usleep(20000);
@@ -1217,7 +1217,7 @@ static int check_numa_sums(void *ctx, char *why, size_t size)
 		child_do(&c->child, CHILD_FREE, 0, -1);
 	if (err)
 		return KSFT_FAIL;
-	kb_figure("numa_stat_sums", "lines=%d nodes=%d charged_mib=%.1f anon_mib=%.1f tries=%d",
+	kb_results_figure("numa_stat_sums", "lines=%d nodes=%d charged_mib=%.1f anon_mib=%.1f tries=%d",
 		  lines, numa_available() < 0 ? 1 : numa_num_configured_nodes(),
 		  charged ? c->opt.alloc / (double)MIB : 0, anon / (double)MIB,
 		  tries);
@@ -1255,7 +1255,7 @@ static int check_anon_grows(void *ctx, char *why, size_t size)
 		snprintf(why, size, "%s: %s", anon_key(c), strerror(-err));
 		return KSFT_FAIL;
 	}
-	kb_figure("stat_anon_grows", "key=%s alloc_mib=%.1f before_mib=%.1f after_alloc_mib=%.1f delta_mib=%.1f wait_s=%.3f attempts=%d",
+	kb_results_figure("stat_anon_grows", "key=%s alloc_mib=%.1f before_mib=%.1f after_alloc_mib=%.1f delta_mib=%.1f wait_s=%.3f attempts=%d",
 		  anon_key(c), c->opt.alloc / (double)MIB, before / (double)MIB,
 		  grown / (double)MIB,
 		  ((double)grown - (double)before) / MIB, waited, attempt);
@@ -1290,7 +1290,7 @@ static int check_anon_falls(void *ctx, char *why, size_t size)
 		snprintf(why, size, "%s: %s", anon_key(c), strerror(-err));
 		return KSFT_FAIL;
 	}
-	kb_figure("stat_anon_falls", "key=%s after_free_mib=%.1f drop_mib=%.1f wait_s=%.3f attempts=%d",
+	kb_results_figure("stat_anon_falls", "key=%s after_free_mib=%.1f drop_mib=%.1f wait_s=%.3f attempts=%d",
 		  anon_key(c), after / (double)MIB,
 		  ((double)grown - (double)after) / MIB, down_s, attempt);
 	snprintf(why, size, "%s fell by %.1f MiB after freeing %.1f MiB (want >= %.1f)",
@@ -1377,7 +1377,7 @@ static int check_numa_node(void *ctx, char *why, size_t size)
 		snprintf(why, size, "anon on node %d: %s", node, strerror(-err));
 		return KSFT_FAIL;
 	}
-	kb_figure("numa_stat_node_local", "node=%d nodes=%d delta_mib=%.1f wait_s=%.3f",
+	kb_results_figure("numa_stat_node_local", "node=%d nodes=%d delta_mib=%.1f wait_s=%.3f",
 		  node, nodes, ((double)after - (double)before) / MIB, waited);
 	snprintf(why, size, "anon on node %d grew by %.1f MiB (want >= %.1f)",
 		 node, ((double)after - (double)before) / MIB,
@@ -1403,9 +1403,9 @@ static int time_devnull_cat(void *ctx, char *why, size_t size)
 		snprintf(why, size, "%s", errstr(err));
 		return err == -ENOEXEC ? KSFT_SKIP : KSFT_FAIL;
 	}
-	kb_row_add(name, "us", &st);
-	kb_row_extra("total_s", total_s);
-	kb_row_note("fork + exec of 'cat /dev/null' + waitpid: the process alone");
+	kb_results_row(name, "us", &st);
+	kb_results_extra("total_s", total_s);
+	kb_results_note("fork + exec of 'cat /dev/null' + waitpid: the process alone");
 	c->devnull_cat_median = st.median;
 	return KSFT_PASS;
 }
@@ -1491,7 +1491,7 @@ static int check_ks_matches(void *ctx, char *why, size_t size)
 		err = ks_values_once(c, &ks, why, size);
 	if (err)
 		return KSFT_FAIL;
-	kb_figure("ks_matches_legacy", "keys=%zu comments=%zu tries=%d tolerance_pct=%.3f filter=%s",
+	kb_results_figure("ks_matches_legacy", "keys=%zu comments=%zu tries=%d tolerance_pct=%.3f filter=%s",
 		  ks.n, ks.comments, tries, MATCH_TOL_PPM / 1e4, filter);
 	return KSFT_PASS;
 }
@@ -1577,7 +1577,7 @@ static int check_ks_reset(void *ctx, char *why, size_t size)
 			 ks.n, legacy.n);
 		return KSFT_FAIL;
 	}
-	kb_figure("ks_empty_write_resets", "keys=%zu", ks.n);
+	kb_results_figure("ks_empty_write_resets", "keys=%zu", ks.n);
 	return KSFT_PASS;
 }
 
@@ -1600,7 +1600,7 @@ static struct kb_mcb *bpf_iter_get(struct memcg_ctx *c)
 static int bpf_iter_unusable(struct memcg_ctx *c, char *why, size_t size)
 {
 	snprintf(why, size, "%s", c->bpf.why);
-	return kb_bpf_errno_is_environment(c->bpf.err) ? KSFT_SKIP : KSFT_FAIL;
+	return kb_errno_bpf_is_environment(c->bpf.err) ? KSFT_SKIP : KSFT_FAIL;
 }
 
 /* A counter the iterator read must be a memory.stat value, unit aside. */
@@ -1681,7 +1681,7 @@ static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
 	for (try = 0; try < 5; try++)
 		if (!bpf_compare_once(c, why, size, &nonzero))
 			break;
-	kb_figure("bpf_iter_matches_stat", "slots=%d nonzero=%d tries=%d flush=%s",
+	kb_results_figure("bpf_iter_matches_stat", "slots=%d nonzero=%d tries=%d flush=%s",
 		  STATE_SPAN, nonzero, try < 5 ? try + 1 : 5,
 		  kb_mcb_flush_name(c->bpf.b));
 	if (try == 5)
@@ -1714,22 +1714,22 @@ static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
 		snprintf(why, size, "iterator read: %s", strerror(-err));
 		return KSFT_FAIL;
 	}
-	kb_row_add(name, "us", &st);
-	kb_row_extra("batch", o->batch);
-	kb_row_extra("total_s", total_s);
-	kb_row_extra("load_ms", c->bpf.load_ns / 1e6);
+	kb_results_row(name, "us", &st);
+	kb_results_extra("batch", o->batch);
+	kb_results_extra("total_s", total_s);
+	kb_results_extra("load_ms", c->bpf.load_ns / 1e6);
 	if (legacy->done && legacy->median > 0)
-		kb_row_extra("ratio_vs_legacy", st.median / legacy->median);
+		kb_results_extra("ratio_vs_legacy", st.median / legacy->median);
 	for (v = 1; v < c->nvariants; v++) {
 		const struct cell *ks = &c->cells[v][F_STAT][MODE_READ];
 
 		if (!strcmp(c->variant[v].tag + 2, name + 8) && ks->done &&
 		    ks->median > 0)
-			kb_row_extra("ratio_vs_ks", st.median / ks->median);
+			kb_results_extra("ratio_vs_ks", st.median / ks->median);
 	}
 	snprintf(note, sizeof(note), "create + read + close of a cgroup iterator fd: %s, then %d vmstats.state[] counters by CO-RE; load_ms: the program's load, once for all rows",
 		 kb_mcb_flush_name(c->bpf.b), n);
-	kb_row_note(note);
+	kb_results_note(note);
 	if (st.min > 0)
 		return KSFT_PASS;
 	snprintf(why, size, "non-positive sample: the clock or the loop is broken");
@@ -1745,7 +1745,7 @@ static void run_bpf_rows(struct memcg_ctx *c)
 	for (i = 0; i < c->opt.nfields; i++) {
 		snprintf(name, sizeof(name), "bpf_iter%d", c->opt.fields[i]);
 		why[0] = '\0';
-		kb_report(name, time_bpf_row(c, c->opt.fields[i], name, why,
+		kb_ktap_report(name, time_bpf_row(c, c->opt.fields[i], name, why,
 					     sizeof(why)), why);
 	}
 	if (c->bpf.b)
@@ -1806,7 +1806,7 @@ static void run_checks(struct memcg_ctx *c)
 
 		if (!c->common.selected[i])
 			continue;
-		kb_report(checks[i].name, checks[i].fn(c, why, sizeof(why)),
+		kb_ktap_report(checks[i].name, checks[i].fn(c, why, sizeof(why)),
 			  why);
 	}
 }
@@ -1819,31 +1819,31 @@ static void record_params(struct memcg_ctx *c)
 	char path[PATH_MAX + 64];
 	ssize_t n;
 
-	kb_param_str("cgroup", c->dir);
-	kb_param_num("cgroup_version", c->ver);
-	kb_param_str("cgroup_origin", c->own_cgroup ? "created" :
+	kb_results_param_str("cgroup", c->dir);
+	kb_results_param_num("cgroup_version", c->ver);
+	kb_results_param_str("cgroup_origin", c->own_cgroup ? "created" :
 		     o->cgpath ? "CGPATH" : o->root ? "root" : "own (inherited)");
-	kb_param_num("count", o->count);
-	kb_param_num("batch", o->batch);
-	kb_param_num("cat_count", o->cat_count);
-	kb_param_num("alloc_bytes", (double)o->alloc);
-	kb_param_num("page_size", c->page_size);
-	kb_param_num("ks_stat", c->have_ks[F_STAT]);
-	kb_param_num("ks_numa_stat", c->have_ks[F_NUMA]);
-	kb_param_num("flush", !o->no_flush);
-	kb_param_num("max_row_time_s", o->row_budget_s);
-	kb_param_num("clock_overhead_ns", kb_clock_overhead_ns());
-	kb_param_num("process_fifo_prio", c->proc_prio);
+	kb_results_param_num("count", o->count);
+	kb_results_param_num("batch", o->batch);
+	kb_results_param_num("cat_count", o->cat_count);
+	kb_results_param_num("alloc_bytes", (double)o->alloc);
+	kb_results_param_num("page_size", c->page_size);
+	kb_results_param_num("ks_stat", c->have_ks[F_STAT]);
+	kb_results_param_num("ks_numa_stat", c->have_ks[F_NUMA]);
+	kb_results_param_num("flush", !o->no_flush);
+	kb_results_param_num("max_row_time_s", o->row_budget_s);
+	kb_results_param_num("clock_overhead_ns", kb_clock_overhead_ns());
+	kb_results_param_num("process_fifo_prio", c->proc_prio);
 	cg_file(c, path, sizeof(path), "memory.stat");
-	n = kb_read_all(path, c->read_buf, sizeof(c->read_buf));
+	n = kb_file_read_all(path, c->read_buf, sizeof(c->read_buf));
 	if (n >= 0)
-		kb_param_num("stat_bytes", (double)n);
+		kb_results_param_num("stat_bytes", (double)n);
 }
 
 static void run_tests(struct memcg_ctx *c)
 {
 	const struct options *o = &c->opt;
-	uint64_t t0 = kb_now_ns();
+	uint64_t t0 = kb_clock_ns();
 	char where[160];
 
 	ksft_print_header();
@@ -1874,7 +1874,7 @@ static void run_tests(struct memcg_ctx *c)
 	ks_reset(c);
 	if (rows_selected(c))
 		print_table(c);
-	ksft_print_msg("wall time %.1f s\n", (double)(kb_now_ns() - t0) / 1e9);
+	ksft_print_msg("wall time %.1f s\n", (double)(kb_clock_ns() - t0) / 1e9);
 }
 
 /* --set-filter: write the filter to both .ks files and leave it there. */
@@ -1887,7 +1887,7 @@ static int set_filter_mode(struct memcg_ctx *c)
 	if (!strcmp(o->set_filter, "reset")) {
 		snprintf(filter, sizeof(filter), "\n");
 	} else if (isdigit((unsigned char)o->set_filter[0])) {
-		int n = (int)kb_parse_ll(o->set_filter, "--set-filter", 1,
+		int n = (int)kb_cli_parse_ll(o->set_filter, "--set-filter", 1,
 					 MAX_FIELDS);
 
 		build_field_filter(n, !o->no_flush, filter, sizeof(filter));
@@ -1898,17 +1898,17 @@ static int set_filter_mode(struct memcg_ctx *c)
 	for (f = 0; f < NR_FILES; f++) {
 		if (!c->have_ks[f]) {
 			printf("%s: kernel has no %s.ks in %s: no filter set\n",
-			       kb_prog(), file_name[f], c->dir);
+			       kb_cli_prog(), file_name[f], c->dir);
 			continue;
 		}
 		err = ks_write(c, f, filter);
 		if (err) {
 			fprintf(stderr, "%s: writing '%s' to %s/%s.ks: %s\n",
-				kb_prog(), filter, c->dir, file_name[f],
+				kb_cli_prog(), filter, c->dir, file_name[f],
 				strerror(-err));
 			return 1;
 		}
-		printf("%s: %s/%s.ks: filter set to '%s'\n", kb_prog(), c->dir,
+		printf("%s: %s/%s.ks: filter set to '%s'\n", kb_cli_prog(), c->dir,
 		       file_name[f], filter[0] == '\n' ? "" : filter);
 		written++;
 	}
@@ -1975,7 +1975,7 @@ static void usage(FILE *f, void *ctx)
 "Figures are microseconds per read (%s). Writing a filter or creating a\n"
 "cgroup needs write access (ownership or CAP_DAC_OVERRIDE): without it\n"
 "those parts skip. A filter we write is reset to legacy at the end.\n",
-		kb_prog(), DEFAULT_COUNT, FULL_COUNT, SLOW_COUNT,
+		kb_cli_prog(), DEFAULT_COUNT, FULL_COUNT, SLOW_COUNT,
 		DEFAULT_CAT_COUNT, FULL_CAT_COUNT, MAX_FIELDS, FULL_COUNT,
 		FULL_COUNT, FULL_CAT_COUNT, KB_CLOCK_NAME);
 }
@@ -1984,20 +1984,20 @@ static void parse_fields(struct options *opt, const char *arg)
 {
 	char buf[256], *tok, *save;
 
-	kb_check_list(arg, "--fields");
+	kb_cli_check_list(arg, "--fields");
 	if (strlen(arg) >= sizeof(buf))
-		kb_usage_error("--fields: list too long");
+		kb_cli_error("--fields: list too long");
 	snprintf(buf, sizeof(buf), "%s", arg);
 	opt->nfields = 0;
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (opt->nfields == MAX_FILTERS)
-			kb_usage_error("--fields: at most %d sizes", MAX_FILTERS);
+			kb_cli_error("--fields: at most %d sizes", MAX_FILTERS);
 		opt->fields[opt->nfields++] =
-			(int)kb_parse_ll(tok, "--fields", 1, MAX_FIELDS);
+			(int)kb_cli_parse_ll(tok, "--fields", 1, MAX_FIELDS);
 	}
 	if (!opt->nfields)
-		kb_usage_error("--fields: empty list");
+		kb_cli_error("--fields: empty list");
 }
 
 /* Key names and BTF paths: letters, digits, '_', '.', '[', ']'. */
@@ -2006,19 +2006,19 @@ static void parse_keys(struct options *opt, const char *arg)
 	const char *p;
 	int n = 1;
 
-	kb_check_list(arg, "--keys");
+	kb_cli_check_list(arg, "--keys");
 	if (strlen(arg) >= sizeof(opt->keys) - 8)
-		kb_usage_error("invalid value '%s' for --keys: too long", arg);
+		kb_cli_error("invalid value '%s' for --keys: too long", arg);
 	for (p = arg; *p; p++) {
 		if (*p == ',')
 			n++;
 		else if (!isalnum((unsigned char)*p) && !strchr("_.[]", *p)) {
-			kb_usage_error("invalid value '%s' for --keys: bad character '%c'",
+			kb_cli_error("invalid value '%s' for --keys: bad character '%c'",
 				       arg, *p);
 		}
 	}
 	if (n > MAX_FIELDS)
-		kb_usage_error("invalid value '%s' for --keys: more than %d keys",
+		kb_cli_error("invalid value '%s' for --keys: more than %d keys",
 			       arg, MAX_FIELDS);
 	snprintf(opt->keys, sizeof(opt->keys), "%s", arg);
 	opt->keys_set = true;
@@ -2049,23 +2049,23 @@ static void on_option(int c, const char *arg, void *ctx)
 	switch (c) {
 	case 'c':
 		if (!*arg)
-			kb_usage_error("--cgroup: empty path");
+			kb_cli_error("--cgroup: empty path");
 		opt->cgpath = arg;
 		break;
 	case OPT_ROOT:
 		opt->root = true;
 		break;
 	case 'n':
-		opt->count = kb_parse_ll(arg, "--count", 2, 100000000);
+		opt->count = kb_cli_parse_ll(arg, "--count", 2, 100000000);
 		break;
 	case 'b':
-		opt->batch = kb_parse_ll(arg, "--batch", 1, 100000);
+		opt->batch = kb_cli_parse_ll(arg, "--batch", 1, 100000);
 		break;
 	case OPT_CATS:
-		opt->cat_count = kb_parse_ll(arg, "--cat-count", 2, 1000000);
+		opt->cat_count = kb_cli_parse_ll(arg, "--cat-count", 2, 1000000);
 		break;
 	case 'm':
-		opt->alloc = kb_parse_size(arg, "--alloc", 4 * MIB, 4096 * MIB);
+		opt->alloc = kb_cli_parse_size(arg, "--alloc", 4 * MIB, 4096 * MIB);
 		break;
 	case 'f':
 		parse_fields(opt, arg);
@@ -2083,23 +2083,23 @@ static void on_option(int c, const char *arg, void *ctx)
 		opt->set_filter = arg;
 		break;
 	case OPT_BUDGET:
-		opt->row_budget_s = kb_parse_seconds(arg, "--max-row-time",
+		opt->row_budget_s = kb_cli_parse_seconds(arg, "--max-row-time",
 						     0.001, 86400);
 		break;
 	}
 }
 
 /* Defaults that depend on other options, after the whole line. */
-static void finish_options(struct options *opt, const struct kb_opts *common)
+static void finish_options(struct options *opt, const struct kb_cli_common *common)
 {
 	const char *env = getenv("CGPATH");
 	bool big = common->full || opt->bench;
 	static const int seed_sizes[] = { 3, 16, 32, 64, 128 };
 
 	if (opt->root && opt->cgpath)
-		kb_usage_error("--root and --cgroup exclude each other");
+		kb_cli_error("--root and --cgroup exclude each other");
 	if (opt->bench && opt->set_filter)
-		kb_usage_error("--bench and --set-filter exclude each other");
+		kb_cli_error("--bench and --set-filter exclude each other");
 	if (!opt->cgpath && !opt->root && env && *env) {
 		opt->cgpath = env;
 		opt->cgpath_from = "CGPATH";
@@ -2112,14 +2112,14 @@ static void finish_options(struct options *opt, const struct kb_opts *common)
 	 * guest (cat processes there take ~100 ms) still ends in time.
 	 */
 	if (!opt->count && !opt->cat_count && !big && opt->row_budget_s < 0)
-		opt->row_budget_s = kb_machine_slow() ? 1.0 : DEFAULT_ROW_BUDGET_S;
+		opt->row_budget_s = kb_env_machine_slow() ? 1.0 : DEFAULT_ROW_BUDGET_S;
 	if (opt->row_budget_s < 0)
 		opt->row_budget_s = 0;
 	if (!opt->count)
 		opt->count = big ? FULL_COUNT :
-			     kb_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
+			     kb_env_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
 	if (!opt->cat_count)
-		opt->cat_count = kb_pick_count(common, DEFAULT_CAT_COUNT,
+		opt->cat_count = kb_cli_pick_count(common, DEFAULT_CAT_COUNT,
 					       FULL_CAT_COUNT, SLOW_CAT_COUNT);
 	if (!opt->batch) {
 		opt->batch = opt->count / 200;
@@ -2127,7 +2127,7 @@ static void finish_options(struct options *opt, const struct kb_opts *common)
 			     opt->batch > 1000 ? 1000 : opt->batch;
 	}
 	if (opt->batch > opt->count / 2)
-		kb_usage_error("--batch %ld: at most half of --count (%ld)",
+		kb_cli_error("--batch %ld: at most half of --count (%ld)",
 			       opt->batch, opt->count);
 	if (!opt->nfields) {
 		memcpy(opt->fields, seed_sizes, sizeof(seed_sizes));
@@ -2147,7 +2147,7 @@ static void parse_options(struct memcg_ctx *c, int argc, char **argv)
 	c->opt.alloc = DEFAULT_ALLOC;
 	c->opt.cgpath_from = "--cgroup";
 	c->opt.row_budget_s = -1;
-	kb_parse_args(argc, argv, &cli, &c->common);
+	kb_cli_parse(argc, argv, &cli, &c->common);
 	finish_options(&c->opt, &c->common);
 }
 
@@ -2187,7 +2187,7 @@ int main(int argc, char **argv)
 	if (!c->child.skip[0]) {
 		err = child_do(&c->child, CHILD_ALLOC, BASE_ALLOC, -1);
 		if (err)
-			c->child.verdict = kb_errno_result(err, KB_NO_CAP,
+			c->child.verdict = kb_errno_result(err, KB_ENV_NO_CAP,
 							   "the child cannot allocate",
 							   c->child.skip,
 							   sizeof(c->child.skip));
@@ -2201,5 +2201,5 @@ int main(int argc, char **argv)
 	if (c->own_cgroup && kb_cgroup_remove(&c->test_cg))
 		ksft_print_msg("cgroup %s still there after removal\n",
 			       c->test_cg.path);
-	kb_finish(c->common.json);
+	kb_ktap_finish(c->common.json);
 }

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "pmq.h"
 #include "rtsched.h"
 
@@ -81,8 +81,8 @@ static int selftest_npairs(const struct pmq_host *h)
 	struct rlimit rl;
 	long qmax;
 
-	if (!kb_have_cap(CAP_SYS_RESOURCE) &&
-	    !kb_read_long("/proc/sys/fs/mqueue/queues_max", &qmax)) {
+	if (!kb_env_have_cap(CAP_SYS_RESOURCE) &&
+	    !kb_file_read_long("/proc/sys/fs/mqueue/queues_max", &qmax)) {
 		room = (int)((qmax - 8) / 2);
 		if (n > room) {
 			ksft_print_msg("smp: %d pairs for %d CPUs: fs.mqueue.queues_max is %ld\n",
@@ -250,15 +250,15 @@ static int check_forced(struct check_ctx *c, int index, char *why, size_t len)
 	if (!problem)
 		problem = pmq_timeouts_problem(p, FORCE_LOOPS, 3 * FORCE_LOOPS,
 					       why, len);
-	kb_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d accepted=%d-%d timeout_s=%g forcetimeout_s=%g",
+	kb_results_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d accepted=%d-%d timeout_s=%g forcetimeout_s=%g",
 		  (unsigned long long)p->hist.count,
 		  (unsigned long long)p->timeouts, 2 * FORCE_LOOPS,
 		  FORCE_LOOPS, 3 * FORCE_LOOPS, FORCE_TIMEOUT_S, FORCE_DELAY_S);
-	kb_row_status(name, "ok", NULL);
-	kb_row_extra_quiet("cycles", (double)p->hist.count);
-	kb_row_extra_quiet("timeouts", (double)p->timeouts);
-	kb_row_extra_quiet("expected_timeouts", 2 * FORCE_LOOPS);
-	kb_row_note("a check: counts timeouts, no latency figures");
+	kb_results_status(name, "ok", NULL);
+	kb_results_extra_quiet("cycles", (double)p->hist.count);
+	kb_results_extra_quiet("timeouts", (double)p->timeouts);
+	kb_results_extra_quiet("expected_timeouts", 2 * FORCE_LOOPS);
+	kb_results_note("a check: counts timeouts, no latency figures");
 	return problem ? KSFT_FAIL : KSFT_PASS;
 }
 
@@ -290,7 +290,7 @@ static int check_queues(struct check_ctx *c, int index, char *why,
 	int left = pmq_linked_names(c->host);
 
 	(void)index;
-	kb_figure("queues_unlinked", "queues=%d left=%d", c->host->nnames, left);
+	kb_results_figure("queues_unlinked", "queues=%d left=%d", c->host->nnames, left);
 	if (!left)
 		return KSFT_PASS;
 	snprintf(why, len, "%d of %d queue names are still linked", left,
@@ -323,9 +323,9 @@ static void run_entry(struct check_ctx *c, const struct check *t)
 			snprintf(name, sizeof(name), "%s", t->name);
 		if (ret == KSFT_PASS) {
 			why[0] = '\0';
-			kb_report(name, t->check(c, i, why, sizeof(why)), why);
+			kb_ktap_report(name, t->check(c, i, why, sizeof(why)), why);
 		} else {
-			kb_report(name, ret, why);
+			kb_ktap_report(name, ret, why);
 		}
 	}
 	pmq_run_free(c->run);
@@ -341,7 +341,7 @@ static void finish(struct check_ctx *c)
 	if (path) {
 		pmq_json_rt_tests(c->smp, "kselftest",
 				  ksft_get_fail_cnt() ? 1 : 0);
-		err = kb_json_write(path);
+		err = kb_results_write_json(path);
 	}
 	pmq_run_free(c->smp);
 	pmq_host_free(c->host);
@@ -358,7 +358,7 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 		.opt = o,
 		.host = h,
 		.loops = o->full ? SELFTEST_LOOPS_FULL :
-			 kb_machine_slow() ? SELFTEST_LOOPS_SLOW : SELFTEST_LOOPS,
+			 kb_env_machine_slow() ? SELFTEST_LOOPS_SLOW : SELFTEST_LOOPS,
 		.interval_us = o->full ? SELFTEST_INTERVAL_US_FULL :
 			       SELFTEST_INTERVAL_US,
 		.placement = o->placement_set ? o->placement : PMQ_PLACE_SPREAD,
@@ -382,14 +382,14 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 	pmq_lock_memory(h);
 	ksft_print_msg("clock %s, ns resolution; %s\n", KB_CLOCK_NAME,
 		       h->mlock_note);
-	kb_param_str("mode", "kselftest");
-	kb_param_num("loops", (double)c.loops);
-	kb_param_num("interval_us", (double)c.interval_us);
-	kb_param_num("warmup_cycles", SELFTEST_WARMUP);
+	kb_results_param_str("mode", "kselftest");
+	kb_results_param_num("loops", (double)c.loops);
+	kb_results_param_num("interval_us", (double)c.interval_us);
+	kb_results_param_num("warmup_cycles", SELFTEST_WARMUP);
 	/* "placement" as the other programs write it, then ours in detail. */
-	kb_param_str("placement", c.placement == PMQ_PLACE_SCHEDULER ?
+	kb_results_param_str("placement", c.placement == PMQ_PLACE_SCHEDULER ?
 		     "scheduler" : "pinned");
-	kb_param_str("pair_placement", pmq_placement_name(c.placement));
+	kb_results_param_str("pair_placement", pmq_placement_name(c.placement));
 	for (i = 0; i < ARRAY_SIZE(checks); i++)
 		run_entry(&c, &checks[i]);
 	finish(&c);
@@ -449,7 +449,7 @@ static void usage(FILE *f)
 "Latencies are %s differences in ns, shown in us.\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 4 skipped (no mqueue support,\n"
 "no privilege for -p).\n",
-		kb_prog(), SELFTEST_INTERVAL_US_FULL, SELFTEST_LOOPS_FULL,
+		kb_cli_prog(), SELFTEST_INTERVAL_US_FULL, SELFTEST_LOOPS_FULL,
 		SELFTEST_INTERVAL_US, SELFTEST_LOOPS, SELFTEST_WARMUP,
 		SELFTEST_LOOPS_SLOW, KB_CLOCK_NAME);
 }
@@ -474,7 +474,7 @@ static enum pmq_placement parse_placement(const char *s)
 	for (i = 0; i < ARRAY_SIZE(choices); i++)
 		if (!strcmp(s, pmq_placement_name(choices[i])))
 			return choices[i];
-	kb_usage_error("invalid value '%s' for --placement: spread, split or scheduler",
+	kb_cli_error("invalid value '%s' for --placement: spread, split or scheduler",
 		       s);
 }
 
@@ -494,9 +494,9 @@ static void parse_affinity(struct pmq_options *o, const struct pmq_host *h,
 	o->affinity = true;
 	if (!arg)
 		return;
-	o->affinity_cpu = kb_parse_ll(arg, "--affinity", 0, PMQ_MAX_CPUS - 1);
+	o->affinity_cpu = kb_cli_parse_ll(arg, "--affinity", 0, PMQ_MAX_CPUS - 1);
 	if (kb_cpu_index(h->cpus, h->ncpus, o->affinity_cpu) < 0)
-		kb_usage_error("invalid value '%s' for --affinity: CPU %d is not available to this process",
+		kb_cli_error("invalid value '%s' for --affinity: CPU %d is not available to this process",
 			       arg, o->affinity_cpu);
 }
 
@@ -504,13 +504,13 @@ static void parse_affinity(struct pmq_options *o, const struct pmq_host *h,
 static void check_options(struct pmq_options *o)
 {
 	if (o->force_s > 0 && o->timeout_s <= 0)
-		kb_usage_error("--forcetimeout (-f) requires --timeout (-T)");
+		kb_cli_error("--forcetimeout (-f) requires --timeout (-T)");
 	if (o->smp && o->affinity_cpu >= 0)
-		kb_usage_error("-S pins pair N to CPU N: it cannot be combined with -a PROC");
+		kb_cli_error("-S pins pair N to CPU N: it cannot be combined with -a PROC");
 	if (o->placement_set && (o->smp || o->affinity))
-		kb_usage_error("--placement and --no-pin cannot be combined with -a or -S, which place the threads themselves");
+		kb_cli_error("--placement and --no-pin cannot be combined with -a or -S, which place the threads themselves");
 	if (o->full && o->rt_mode)
-		kb_usage_error("--full selects the longer kselftest run: use it without rt-tests options");
+		kb_cli_error("--full selects the longer kselftest run: use it without rt-tests options");
 }
 
 static void parse_options(int argc, char **argv, struct pmq_options *o,
@@ -553,28 +553,28 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			parse_affinity(o, h, optional_arg(argc, argv));
 			break;
 		case 'b':
-			o->breaktrace_us = kb_parse_ll(optarg, "--breaktrace", 1, INT_MAX);
+			o->breaktrace_us = kb_cli_parse_ll(optarg, "--breaktrace", 1, INT_MAX);
 			break;
 		case 'd':
-			o->distance_us = kb_parse_ll(optarg, "--distance", 0, 1000000000);
+			o->distance_us = kb_cli_parse_ll(optarg, "--distance", 0, 1000000000);
 			break;
 		case 'D':
-			o->duration_s = kb_parse_duration(optarg, "--duration");
+			o->duration_s = kb_cli_parse_duration(optarg, "--duration");
 			break;
 		case 'f':
-			o->force_s = kb_parse_seconds(optarg, "--forcetimeout", 1e-6, 1e6);
+			o->force_s = kb_cli_parse_seconds(optarg, "--forcetimeout", 1e-6, 1e6);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		case 'i':
-			o->interval_us = kb_parse_ll(optarg, "--interval", 0, 1000000000);
+			o->interval_us = kb_cli_parse_ll(optarg, "--interval", 0, 1000000000);
 			break;
 		case 'l':
-			o->loops = kb_parse_ll(optarg, "--loops", 0, LLONG_MAX);
+			o->loops = kb_cli_parse_ll(optarg, "--loops", 0, LLONG_MAX);
 			break;
 		case 'p':
-			o->prio = kb_parse_ll(optarg, "--prio", 0, kb_fifo_prio_max());
+			o->prio = kb_cli_parse_ll(optarg, "--prio", 0, kb_fifo_prio_max());
 			break;
 		case 'q':
 			o->quiet = true;
@@ -584,20 +584,20 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			break;
 		case 't':
 			arg = optional_arg(argc, argv);
-			o->threads = arg ? kb_parse_ll(arg, "--threads", 1, PMQ_MAX_PAIRS) : 0;
+			o->threads = arg ? kb_cli_parse_ll(arg, "--threads", 1, PMQ_MAX_PAIRS) : 0;
 			o->threads_set = true;
 			break;
 		case 'T':
-			o->timeout_s = kb_parse_seconds(optarg, "--timeout", 1e-6, 1e6);
+			o->timeout_s = kb_cli_parse_seconds(optarg, "--timeout", 1e-6, 1e6);
 			break;
 		case OPT_JSON:
 			o->json = optarg;
 			break;
 		case OPT_HIST:
-			o->histogram_us = kb_parse_ll(optarg, "--histogram", 1, 1000000);
+			o->histogram_us = kb_cli_parse_ll(optarg, "--histogram", 1, 1000000);
 			break;
 		case OPT_MAXLAT:
-			o->max_latency_us = kb_parse_double(optarg, "--max-latency", 1e-3, 1e9);
+			o->max_latency_us = kb_cli_parse_double(optarg, "--max-latency", 1e-3, 1e9);
 			break;
 		case OPT_PLACE:
 			o->placement = parse_placement(optarg);
@@ -614,11 +614,11 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			o->full = true;
 			break;
 		default:
-			kb_usage_hint();
+			kb_cli_hint();
 		}
 	}
 	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
+		kb_cli_error("unexpected argument '%s'", argv[optind]);
 	check_options(o);
 }
 
@@ -635,7 +635,7 @@ int main(int argc, char **argv)
 	kb_init("pmqtest", argc, argv);
 	err = pmq_host_init(&host);
 	if (err) {
-		fprintf(stderr, "%s: sched_getaffinity: %s\n", kb_prog(),
+		fprintf(stderr, "%s: sched_getaffinity: %s\n", kb_cli_prog(),
 			strerror(-err));
 		return 1;
 	}

@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "rtsched.h"
 
 #define BOOK_COUNT		100000	/* the book's creations per cell */
@@ -147,7 +147,7 @@ enum sharing { SHARE_UNKNOWN, SHARE_SHARED, SHARE_COPIED };
 
 struct pc_ctx {
 	struct options o;
-	struct kb_opts common;
+	struct kb_cli_common common;
 	struct kb_placement place;
 	char nolibc_path[PATH_MAX];	/* posix_spawn */
 	char exec_path[PATH_MAX];	/* the *_exec methods */
@@ -205,7 +205,7 @@ static int create_vfork(struct pc_ctx *c, pid_t *pid)
 	return 0;
 }
 
-static char clone_stack[64 * 1024] __aligned(16);
+static _Alignas(16) char clone_stack[64 * 1024];
 
 static int clone_child(void *arg)
 {
@@ -481,7 +481,7 @@ static long status_kib(const char *key)
 {
 	char buf[4096], pattern[32], *p;
 
-	if (kb_read_all("/proc/self/status", buf, sizeof(buf)) <= 0)
+	if (kb_file_read_all("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return -1;
 	/* The Vm* lines come early, never first ("Name:" is). */
 	snprintf(pattern, sizeof(pattern), "\n%s:", key);
@@ -494,7 +494,7 @@ static unsigned long long mem_available(void)
 {
 	char buf[8192], *p;
 
-	if (kb_read_all("/proc/meminfo", buf, sizeof(buf)) <= 0)
+	if (kb_file_read_all("/proc/meminfo", buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strstr(buf, "MemAvailable:");
 	return p ? strtoull(p + 13, NULL, 10) * KIB : 0;
@@ -717,10 +717,10 @@ static int describe_error(struct pc_ctx *c, const struct method *m, int err,
 			 WTERMSIG(st));
 		return KSFT_FAIL;
 	}
-	return kb_errno_result(err, KB_NO_CAP, m->label, buf, len);
+	return kb_errno_result(err, KB_ENV_NO_CAP, m->label, buf, len);
 }
 
-static double cap_for(const struct options *o, const struct kb_opts *common,
+static double cap_for(const struct options *o, const struct kb_cli_common *common,
 		      const struct psize *s)
 {
 	if (o->cell_time >= 0)
@@ -741,14 +741,14 @@ static int warm_up(struct pc_ctx *c, const struct method *m, long count,
 		   uint64_t cap_ns)
 {
 	long i, n = count / 20 < 1 ? 1 : count / 20;
-	uint64_t start = kb_now_ns();
+	uint64_t start = kb_clock_ns();
 	int err = 0;
 
 	if (n > MAX_WARMUP)
 		n = MAX_WARMUP;
 	for (i = 0; i < n && !err; i++) {
 		err = create_and_reap(c, m);
-		if (cap_ns && kb_now_ns() - start >= cap_ns / 5)
+		if (cap_ns && kb_clock_ns() - start >= cap_ns / 5)
 			break;
 	}
 	return err;
@@ -767,11 +767,11 @@ static void run_cell(struct pc_ctx *c, const struct method *m,
 
 	getrusage(RUSAGE_SELF, &self0);
 	getrusage(RUSAGE_CHILDREN, &kids0);
-	start = kb_now_ns();
+	start = kb_clock_ns();
 	for (i = 0; i < count && !err; i++) {
-		t0 = kb_now_ns();
+		t0 = kb_clock_ns();
 		err = create_and_reap(c, m);
-		t1 = kb_now_ns();
+		t1 = kb_clock_ns();
 		if (i % stride == 0 && kept < MAX_SAMPLES)
 			c->samples[kept++] = (double)(t1 - t0) / 1000.0;
 		if (cap_ns && t1 - start >= cap_ns) {
@@ -779,7 +779,7 @@ static void run_cell(struct pc_ctx *c, const struct method *m,
 			break;
 		}
 	}
-	end = kb_now_ns();
+	end = kb_clock_ns();
 	getrusage(RUSAGE_SELF, &self1);
 	getrusage(RUSAGE_CHILDREN, &kids1);
 	if (err) {
@@ -793,7 +793,7 @@ static void run_cell(struct pc_ctx *c, const struct method *m,
 	cell->parent_cpu_s = rusage_cpu_s(&self1) - rusage_cpu_s(&self0);
 	cell->children_cpu_s = rusage_cpu_s(&kids1) - rusage_cpu_s(&kids0);
 	kb_stats_compute(c->samples, kept, &cell->st);	/* sorts samples[] */
-	cell->p10 = kb_percentile(c->samples, kept, 10);
+	cell->p10 = kb_stats_percentile(c->samples, kept, 10);
 	cell->state = CELL_OK;
 }
 
@@ -888,7 +888,7 @@ static void usage(FILE *f, void *ctx)
 "least %.0fx (judged from a touched parent of >= %llu MiB). Otherwise the\n"
 "timing is not judged (SKIP).\n"
 "The process and its children run pinned to one CPU unless --no-pin.\n",
-		kb_prog(), DEFAULT_COUNT, BOOK_COUNT, SLOW_COUNT, "1G", "256M",
+		kb_cli_prog(), DEFAULT_COUNT, BOOK_COUNT, SLOW_COUNT, "1G", "256M",
 		DEFAULT_CELL_TIME, FULL_EXTRA_CELL_TIME, HELPER_LIBC,
 		HELPER_NOLIBC, BOOK_COUNT, BOOK_COUNT, (FLAT_BOUND - 1) * 100,
 		SPAN_MIN_SIZE / MIB, GROW_BOUND, GROW_BOUND,
@@ -904,20 +904,20 @@ static void parse_sizes(const char *arg, struct options *o)
 	o->ntouched = 0;
 	if (!strcmp(arg, "none"))
 		return;
-	kb_check_list(arg, "--size");
+	kb_cli_check_list(arg, "--size");
 	list = strdup(arg);
 	if (!list)
 		ksft_exit_fail_msg("out of memory\n");
 	for (tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned long long b = kb_parse_size(tok, "--size", 4096,
+		unsigned long long b = kb_cli_parse_size(tok, "--size", 4096,
 						     1ULL << 50);
 
 		if (o->ntouched + NR_BOOK_SIZES == MAX_SIZES)
-			kb_usage_error("too many sizes (at most %d)",
+			kb_cli_error("too many sizes (at most %d)",
 				       MAX_SIZES - (int)NR_BOOK_SIZES);
 		if (avail && b + MEM_RESERVE > avail)
-			kb_usage_error("invalid value '%s' for --size: beyond the memory available (MemAvailable %llu MiB, %llu MiB kept free)",
+			kb_cli_error("invalid value '%s' for --size: beyond the memory available (MemAvailable %llu MiB, %llu MiB kept free)",
 				       tok, avail / MIB, MEM_RESERVE / MIB);
 		o->touched[o->ntouched++] = b;
 	}
@@ -940,18 +940,18 @@ static void on_option(int opt, const char *arg, void *ctx)
 
 	switch (opt) {
 	case 'n':
-		o->count = kb_parse_ll(arg, "--count", 1, MAX_COUNT);
+		o->count = kb_cli_parse_ll(arg, "--count", 1, MAX_COUNT);
 		o->count_set = true;
 		break;
 	case 'm':
 		parse_sizes(arg, o);
 		break;
 	case 'T':
-		o->cell_time = kb_parse_seconds(arg, "--cell-time", 0, 86400);
+		o->cell_time = kb_cli_parse_seconds(arg, "--cell-time", 0, 86400);
 		break;
 	case 'x':
 		if (!*arg)
-			kb_usage_error("invalid value '' for --helper");
+			kb_cli_error("invalid value '' for --helper");
 		o->helper = arg;
 		break;
 	case OPT_NO_TOUCH:
@@ -985,12 +985,12 @@ static void parse_options(int argc, char **argv, struct pc_ctx *c)
 	o->cell_time = -1.0;
 	o->helper = "libc";
 	o->touch_heap = true;
-	kb_parse_args(argc, argv, &cli, &c->common);
+	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (!o->count_set)
-		o->count = kb_pick_count(&c->common, DEFAULT_COUNT, BOOK_COUNT,
+		o->count = kb_cli_pick_count(&c->common, DEFAULT_COUNT, BOOK_COUNT,
 					 SLOW_COUNT);
 	if (!o->touched_set) {
-		o->touched[0] = kb_machine_slow() ? SLOW_LARGE : DEFAULT_LARGE;
+		o->touched[0] = kb_env_machine_slow() ? SLOW_LARGE : DEFAULT_LARGE;
 		o->ntouched = 1;
 	}
 	qsort(o->touched, o->ntouched, sizeof(o->touched[0]), cmp_ull);
@@ -1015,28 +1015,28 @@ static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
 		ksft_print_msg("%s: %s: %s\n", name,
 			       cell->state == CELL_SKIP ? "SKIP" : "FAIL",
 			       cell->why);
-		kb_row_status(name, cell->state == CELL_SKIP ? "skip" : "fail",
+		kb_results_status(name, cell->state == CELL_SKIP ? "skip" : "fail",
 			      cell->why);
 		return;
 	}
 	if (cell->state != CELL_OK)
 		return;
-	kb_row_add(name, "us", &cell->st);
-	kb_row_note(methods[m].note);
-	kb_figure(name,
+	kb_results_row(name, "us", &cell->st);
+	kb_results_note(methods[m].note);
+	kb_results_figure(name,
 		  "creations=%ld p10=%.4f elapsed_s=%.4f parent_cpu_s=%.4f children_cpu_s=%.4f rate_per_s=%.0f vmsize_kib=%ld vmrss_kib=%ld",
 		  cell->creations, cell->p10, cell->elapsed_s,
 		  cell->parent_cpu_s, cell->children_cpu_s,
 		  cell->creations / cell->elapsed_s, sz->vmsize_kib,
 		  sz->vmrss_kib);
-	kb_row_extra_quiet("creations", cell->creations);
-	kb_row_extra_quiet("p10", cell->p10);
-	kb_row_extra_quiet("elapsed_s", cell->elapsed_s);
-	kb_row_extra_quiet("parent_cpu_s", cell->parent_cpu_s);
-	kb_row_extra_quiet("children_cpu_s", cell->children_cpu_s);
-	kb_row_extra_quiet("rate_per_s", cell->creations / cell->elapsed_s);
-	kb_row_extra_quiet("vmsize_kib", sz->vmsize_kib);
-	kb_row_extra_quiet("vmrss_kib", sz->vmrss_kib);
+	kb_results_extra_quiet("creations", cell->creations);
+	kb_results_extra_quiet("p10", cell->p10);
+	kb_results_extra_quiet("elapsed_s", cell->elapsed_s);
+	kb_results_extra_quiet("parent_cpu_s", cell->parent_cpu_s);
+	kb_results_extra_quiet("children_cpu_s", cell->children_cpu_s);
+	kb_results_extra_quiet("rate_per_s", cell->creations / cell->elapsed_s);
+	kb_results_extra_quiet("vmsize_kib", sz->vmsize_kib);
+	kb_results_extra_quiet("vmrss_kib", sz->vmrss_kib);
 }
 
 /*
@@ -1166,25 +1166,25 @@ static int report_shape(struct pc_ctx *c, enum shape_id id, char *reason,
 	a = c->cells[m][small].st.min;
 	b = c->cells[m][large].st.min;
 	ratio = b / a;
-	kb_figure(sh->name,
+	kb_results_figure(sh->name,
 		  "method=%s small=%s large=%s min_us_small=%.2f min_us_large=%.2f ratio=%.3f bound=%s%.2f fork_ratio=%.3f",
 		  methods[m].name, c->sizes[small].label, c->sizes[large].label,
 		  a, b, ratio, sh->grows ? ">=" : "<=", bound,
 		  fork_ratio(c, small, large));
-	kb_row_status(sh->name, "ok", NULL);
-	kb_row_extra_quiet("min_us_small", a);
-	kb_row_extra_quiet("min_us_large", b);
-	kb_row_extra_quiet("ratio", ratio);
-	kb_row_extra_quiet("bound", bound);
-	kb_row_extra_quiet("child_shares_memory", c->sharing[m] == SHARE_SHARED);
-	kb_row_extra_quiet("fork_ratio", fork_ratio(c, small, large));
+	kb_results_status(sh->name, "ok", NULL);
+	kb_results_extra_quiet("min_us_small", a);
+	kb_results_extra_quiet("min_us_large", b);
+	kb_results_extra_quiet("ratio", ratio);
+	kb_results_extra_quiet("bound", bound);
+	kb_results_extra_quiet("child_shares_memory", c->sharing[m] == SHARE_SHARED);
+	kb_results_extra_quiet("fork_ratio", fork_ratio(c, small, large));
 	if (span_too_small(c, sh, small, large, span, sizeof(span))) {
 		snprintf(reason, len, "%s; memory check passed", span);
 		return KSFT_SKIP;
 	}
 	if (sh->grows ? ratio >= bound : ratio <= bound)
 		return KSFT_PASS;
-	if (kb_emulated_guest()) {
+	if (kb_env_emulated_guest()) {
 		snprintf(reason, len,
 			 "ratio %.2f outside the bound in an emulated (TCG) guest, whose timings are the emulator's: timing not judged; memory check passed",
 			 ratio);
@@ -1270,7 +1270,7 @@ static void probe_method(struct pc_ctx *c, enum method_id id)
 		return;
 	}
 	err = create_and_reap(c, m);
-	if (err < 0 && kb_errno_explain(err, KB_NO_CAP, m->label, why, len))
+	if (err < 0 && kb_errno_explain(err, KB_ENV_NO_CAP, m->label, why, len))
 		c->unsupported[id] = err;
 	else
 		why[0] = '\0';
@@ -1404,12 +1404,12 @@ static void record_params(struct pc_ctx *c)
 	char where[160];
 
 	kb_placement_describe(&c->place, where, sizeof(where));
-	kb_param_num("count", c->o.count);
-	kb_param_num("cell_time_s", cap_for(&c->o, &c->common, &c->sizes[0]));
-	kb_param_num("baseline_vmsize_kib", c->baseline_kib);
-	kb_param_str("exec_helper", c->exec_path);
-	kb_param_str("touch_book_heap", c->o.touch_heap ? "yes" : "no");
-	kb_param_str("thp", c->o.thp ? "on" : "disabled (PR_SET_THP_DISABLE)");
+	kb_results_param_num("count", c->o.count);
+	kb_results_param_num("cell_time_s", cap_for(&c->o, &c->common, &c->sizes[0]));
+	kb_results_param_num("baseline_vmsize_kib", c->baseline_kib);
+	kb_results_param_str("exec_helper", c->exec_path);
+	kb_results_param_str("touch_book_heap", c->o.touch_heap ? "yes" : "no");
+	kb_results_param_str("thp", c->o.thp ? "on" : "disabled (PR_SET_THP_DISABLE)");
 	ksft_print_msg("%ld creations per cell; exec helper %s; clock %s; placement: %s\n",
 		       c->o.count, c->exec_path, KB_CLOCK_NAME, where);
 	ksft_print_msg("baseline VmSize %ld kB%s\n", c->baseline_kib,
@@ -1456,7 +1456,7 @@ int main(int argc, char **argv)
 	release_heap(&c);
 	release_touched(&c);
 
-	kb_run_tests(tests, NR_TESTS, &c.common, &c);
+	kb_ktap_run_tests(tests, NR_TESTS, &c.common, &c);
 	print_table(&c);
-	kb_finish(c.common.json);
+	kb_ktap_finish(c.common.json);
 }

@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "rtsched.h"
 
 #define DEFAULT_ITERATIONS	1000
@@ -64,7 +64,7 @@ struct ctx {
 	long iterations;
 	long warmup;
 	long batch;		/* 0: the row's own batch size */
-	struct kb_opts common;
+	struct kb_cli_common common;
 	struct kb_placement place;
 	struct ids want;
 	int msq_id, shm_id;	/* the rows' long-lived IPC objects */
@@ -138,7 +138,7 @@ static int op_fork(struct ctx *c, unsigned int batch)
 	return 0;
 }
 
-static char clone_stack[64 * 1024] __aligned(16);
+static _Alignas(16) char clone_stack[64 * 1024];
 
 static int clone_child(void *arg)
 {
@@ -174,7 +174,7 @@ static int op_clone(struct ctx *c, unsigned int batch)
  */
 static void exec_chain_step(int fd, long remaining, uint64_t t0)
 {
-	struct exec_sample s = { .delta_ns = kb_now_ns() - t0,
+	struct exec_sample s = { .delta_ns = kb_clock_ns() - t0,
 				 .pid = getpid() };
 	char fdbuf[16], rembuf[24], tbuf[24];
 	char *args[] = { "syscall_overhead", EXEC_CHAIN_ARG, fdbuf, rembuf,
@@ -187,7 +187,7 @@ static void exec_chain_step(int fd, long remaining, uint64_t t0)
 	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
 	snprintf(rembuf, sizeof(rembuf), "%ld", remaining - 1);
 	/* Read the clock last: it is the start of the next sample. */
-	snprintf(tbuf, sizeof(tbuf), "%llu", (unsigned long long)kb_now_ns());
+	snprintf(tbuf, sizeof(tbuf), "%llu", (unsigned long long)kb_clock_ns());
 	execv("/proc/self/exe", args);
 	_exit(127);
 }
@@ -199,7 +199,7 @@ static int exec_chain_main(int argc, char **argv)
 	if (argc != 5) {
 		fprintf(stderr, "%s: %s is internal: it takes FD REMAINING T0\n",
 			argv[0], EXEC_CHAIN_ARG);
-		return KB_EXIT_USAGE;
+		return KB_CLI_EXIT_USAGE;
 	}
 	t0 = strtoull(argv[4], NULL, 10);
 	exec_chain_step(atoi(argv[2]), atol(argv[3]), t0);
@@ -268,7 +268,7 @@ static int run_exec_chain(struct ctx *c, long skip, long count)
 		/* The write end must survive the execs. */
 		if (fcntl(pipefd[1], F_SETFD, 0))
 			_exit(1);
-		exec_chain_step(pipefd[1], skip + count - 1, kb_now_ns());
+		exec_chain_step(pipefd[1], skip + count - 1, kb_clock_ns());
 	}
 	close(pipefd[1]);
 	err = read_exec_samples(c, pipefd[0], skip, count);
@@ -603,11 +603,11 @@ static int sample_row(struct ctx *c, const struct row *r, unsigned int batch,
 		 * Signals wait until the batch is over, so that a SIGTERM
 		 * never leaves a half-created IPC object or child behind.
 		 */
-		kb_signals_block();
-		t0 = kb_now_ns();
+		kb_cleanup_block_signals();
+		t0 = kb_clock_ns();
 		err = r->op(c, batch);
-		t1 = kb_now_ns();
-		kb_signals_unblock();
+		t1 = kb_clock_ns();
+		kb_cleanup_unblock_signals();
 		if (err)
 			return err;
 		if (i >= 0)
@@ -627,7 +627,7 @@ static int row_error(struct ctx *c, const struct row *r, const char *stage,
 		return KSFT_FAIL;
 	}
 	snprintf(what, sizeof(what), "%s %s", r->label, stage);
-	return kb_errno_result(err, KB_NO_CAP, what, reason, len);
+	return kb_errno_result(err, KB_ENV_NO_CAP, what, reason, len);
 }
 
 static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
@@ -653,9 +653,9 @@ static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
 	}
 	kb_stats_compute(samples, c->iterations, &c->st[idx]);
 	free(samples);
-	kb_row_add(r->name, "us", &c->st[idx]);
-	kb_row_extra("batch", batch);
-	kb_row_note(r->note);
+	kb_results_row(r->name, "us", &c->st[idx]);
+	kb_results_extra("batch", batch);
+	kb_results_note(r->note);
 	c->done[idx] = true;
 	/* Only a broken clock or loop: the real checks are in op/check. */
 	if (!(c->st[idx].min > 0)) {
@@ -708,7 +708,7 @@ static void usage(FILE *f, void *ctx)
 "variance = standard deviation / mean x 100. Times are %s,\n"
 "per operation; a sample is the mean over a batch of operations.\n"
 "The process runs pinned to one CPU (children inherit it) unless --no-pin.\n",
-		kb_prog(), DEFAULT_ITERATIONS, FULL_ITERATIONS, SLOW_ITERATIONS,
+		kb_cli_prog(), DEFAULT_ITERATIONS, FULL_ITERATIONS, SLOW_ITERATIONS,
 		KB_CLOCK_NAME);
 }
 
@@ -718,13 +718,13 @@ static void on_option(int opt, const char *arg, void *ctx)
 
 	switch (opt) {
 	case 'i':
-		c->iterations = kb_parse_ll(arg, "--iterations", 2, 10000000);
+		c->iterations = kb_cli_parse_ll(arg, "--iterations", 2, 10000000);
 		break;
 	case 'w':
-		c->warmup = kb_parse_ll(arg, "--warmup", 0, 10000000);
+		c->warmup = kb_cli_parse_ll(arg, "--warmup", 0, 10000000);
 		break;
 	case 'b':
-		c->batch = kb_parse_ll(arg, "--batch", 1, 10000000);
+		c->batch = kb_cli_parse_ll(arg, "--batch", 1, 10000000);
 		break;
 	}
 }
@@ -746,9 +746,9 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 
 	c->iterations = -1;
 	c->warmup = -1;
-	kb_parse_args(argc, argv, &cli, &c->common);
+	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->iterations < 0)
-		c->iterations = kb_pick_count(&c->common, DEFAULT_ITERATIONS,
+		c->iterations = kb_cli_pick_count(&c->common, DEFAULT_ITERATIONS,
 					      FULL_ITERATIONS, SLOW_ITERATIONS);
 	if (c->warmup < 0)
 		c->warmup = c->iterations / 10 > 10 ? c->iterations / 10 : 10;
@@ -780,13 +780,13 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("cannot read /proc/self/stat: %s\n",
 				   strerror(-err));
 	overhead = kb_clock_overhead_ns();
-	kb_param_num("iterations", c.iterations);
-	kb_param_num("warmup", c.warmup);
-	kb_param_num("clock_overhead_ns", overhead);
+	kb_results_param_num("iterations", c.iterations);
+	kb_results_param_num("warmup", c.warmup);
+	kb_results_param_num("clock_overhead_ns", overhead);
 	ksft_print_msg("clock: %s, overhead of one read: %.1f ns; placement: %s\n",
 		       KB_CLOCK_NAME, overhead, where);
-	kb_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
 	print_table(&c);
 	free(c.exec_samples);
-	kb_finish(c.common.json);
+	kb_ktap_finish(c.common.json);
 }

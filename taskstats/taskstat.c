@@ -42,7 +42,7 @@ static void usage(FILE *f)
 "\n"
 "MODE is 0 (ioctl on /proc/taskstats, the RFC), 1 (netlink, one\n"
 "request per pid) or one of these names:\n",
-		kb_prog());
+		kb_cli_prog());
 	for (m = 0; m < KB_TS_NR_METHODS; m++)
 		fprintf(f, "  %-16s %s\n", kb_ts_method_name(m),
 			kb_ts_method_desc(m));
@@ -64,12 +64,12 @@ static void usage(FILE *f)
 static void check_name(const char *name)
 {
 	if (!*name)
-		kb_usage_error("NAME must not be empty");
+		kb_cli_error("NAME must not be empty");
 	if (strlen(name) > COMM_MAX)
-		kb_usage_error("NAME '%s' is longer than %d characters: no comm can contain it",
+		kb_cli_error("NAME '%s' is longer than %d characters: no comm can contain it",
 			       name, COMM_MAX);
 	if (strchr(name, '/') || strchr(name, '\n'))
-		kb_usage_error("NAME '%s' holds a character no comm has", name);
+		kb_cli_error("NAME '%s' holds a character no comm has", name);
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -86,24 +86,24 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "c:K:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			o->count = kb_parse_ll(optarg, "--count", 1, 1000000000);
+			o->count = kb_cli_parse_ll(optarg, "--count", 1, 1000000000);
 			break;
 		case 'K':
-			o->batch = kb_parse_ll(optarg, "--batch", 1, KB_TS_MAX_BATCH);
+			o->batch = kb_cli_parse_ll(optarg, "--batch", 1, KB_TS_MAX_BATCH);
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			kb_usage_hint();
+			kb_cli_hint();
 		}
 	}
 	if (argc - optind != 2)
-		kb_usage_error("expected MODE and NAME, got %d argument%s",
+		kb_cli_error("expected MODE and NAME, got %d argument%s",
 			       argc - optind, argc - optind == 1 ? "" : "s");
 	m = kb_ts_method_parse(argv[optind]);
 	if (m < 0)
-		kb_usage_error("unknown MODE '%s' (0, 1, netlink_per_pid, netlink_batched, procfs, procfs_pread, ioctl or bpf_iter)",
+		kb_cli_error("unknown MODE '%s' (0, 1, netlink_per_pid, netlink_batched, procfs, procfs_pread, ioctl or bpf_iter)",
 			       argv[optind]);
 	o->method = m;
 	o->name = argv[optind + 1];
@@ -139,7 +139,7 @@ static struct kb_ts_ctx *new_ctx(const struct options *o, const pid_t *pids,
 	ctx = kb_ts_ctx_new(o->method, o->batch, pids, n, &err, why,
 			    sizeof(why));
 	if (!ctx) {
-		fprintf(stderr, "%s: %s: %s\n", kb_prog(),
+		fprintf(stderr, "%s: %s: %s\n", kb_cli_prog(),
 			kb_ts_method_name(o->method), why);
 		exit(1);
 	}
@@ -159,13 +159,13 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 	n = kb_ts_find_pids(o.name, &pids);
 	if (n < 0) {
-		fprintf(stderr, "%s: cannot scan /proc: %s\n", kb_prog(),
+		fprintf(stderr, "%s: cannot scan /proc: %s\n", kb_cli_prog(),
 			strerror(-n));
 		return 1;
 	}
 	if (!n) {
 		fprintf(stderr, "%s: no process whose comm contains '%s'\n",
-			kb_prog(), o.name);
+			kb_cli_prog(), o.name);
 		return 1;
 	}
 	ok = calloc(n, sizeof(*ok));
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 			sleep_one_second();
 		got = kb_ts_pass(ctx, ok, &ns);
 		if (got < 0) {
-			fprintf(stderr, "%s: %s pass failed: %s\n", kb_prog(),
+			fprintf(stderr, "%s: %s pass failed: %s\n", kb_cli_prog(),
 				kb_ts_method_name(o.method), strerror(-got));
 			return 1;
 		}
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 		n = drop_failed(pids, ok, n);
 		if (!n) {
 			fprintf(stderr, "%s: no process left to query\n",
-				kb_prog());
+				kb_cli_prog());
 			return 1;
 		}
 		ctx = new_ctx(&o, pids, n);

@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <linux/taskstats.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "cgroup.h"
 #include "children.h"
 #include "netlink.h"
@@ -69,7 +69,7 @@ struct method_run {
 
 /* Everything the tests share: options, what main probed, children. */
 struct ctx {
-	struct kb_opts common;
+	struct kb_cli_common common;
 	long procs;		/* -1: the default for the run size */
 	long passes;
 	long warmup;
@@ -165,7 +165,7 @@ static struct kb_children *get_sleepers(struct ctx *c)
 	err = kb_proc_limits(&lim);
 	if (err)
 		ksft_exit_fail_msg("cannot read process limits: %s\n", strerror(-err));
-	kb_figure("limits", "pid_max=%ld threads_max=%ld threads_now=%ld rlimit_nproc=%ld nproc_exempt=%d available=%ld bound=%s",
+	kb_results_figure("limits", "pid_max=%ld threads_max=%ld threads_now=%ld rlimit_nproc=%ld nproc_exempt=%d available=%ld bound=%s",
 		  lim.pid_max, lim.threads_max, lim.nr_threads, lim.nproc_soft,
 		  lim.nproc_exempt, lim.available, lim.bound);
 	if (want > lim.available) {
@@ -178,9 +178,9 @@ static struct kb_children *get_sleepers(struct ctx *c)
 		ksft_print_msg("fork failed after %zu sleepers: %s\n",
 			       c->sleepers.n, strerror(-err));
 	c->nr_process = c->sleepers.n;
-	kb_param_num("nr_process", c->sleepers.n);
-	kb_param_num("nr_process_requested", c->procs);
-	kb_param_str("process_limit", lim.bound);
+	kb_results_param_num("nr_process", c->sleepers.n);
+	kb_results_param_num("nr_process_requested", c->procs);
+	kb_results_param_str("process_limit", lim.bound);
 	ksft_print_msg("%zu sleeping children (comm '%s')\n", c->sleepers.n,
 		       SLEEPER_COMM);
 	return &c->sleepers;
@@ -216,7 +216,7 @@ static int netlink_ready(const struct ctx *c, bool needs_admin, char *why,
 		return KSFT_SKIP;
 	}
 	if (c->family_err)
-		return kb_errno_result(c->family_err, KB_NO_CAP,
+		return kb_errno_result(c->family_err, KB_ENV_NO_CAP,
 				       "resolving the TASKSTATS family", why,
 				       len);
 	if (needs_admin && !c->have_admin) {
@@ -234,7 +234,7 @@ static int open_ts(struct kb_nl *nl, size_t rcvbuf, unsigned int timeout_ms,
 
 	if (!err)
 		return KSFT_PASS;
-	return kb_errno_result(err, KB_NO_CAP, "opening a TASKSTATS socket",
+	return kb_errno_result(err, KB_ENV_NO_CAP, "opening a TASKSTATS socket",
 			       why, len);
 }
 
@@ -267,7 +267,7 @@ static int test_family_resolves(void *arg, char *why, size_t len)
 
 	if (rc != KSFT_PASS)
 		return rc;
-	kb_figure("family_resolves", "family_id=%d", c->family_id);
+	kb_results_figure("family_resolves", "family_id=%d", c->family_id);
 	return KSFT_PASS;
 }
 
@@ -313,7 +313,7 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 	int err;
 
 	if (child < 0)
-		return kb_errno_result(child, KB_NO_CAP, "fork", why, len);
+		return kb_errno_result(child, KB_ENV_NO_CAP, "fork", why, len);
 	err = wait_at_rest(child, &before);
 	if (!err)
 		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, child, &r);
@@ -322,7 +322,7 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 	end_helper(c, child);
 	if (err)
 		return get_failed(err, "GET of a child at rest", why, len);
-	kb_figure("get_self", "rest_child=%d ppid=%u comm=%s nvcsw=%llu nivcsw=%llu cpu_us=%llu proc_cpu_ticks=%llu",
+	kb_results_figure("get_self", "rest_child=%d ppid=%u comm=%s nvcsw=%llu nivcsw=%llu cpu_us=%llu proc_cpu_ticks=%llu",
 		  child, r.pid.stats.ppid, r.pid.stats.comm,
 		  (unsigned long long)r.pid.stats.nvcsw,
 		  (unsigned long long)r.pid.stats.nivcsw,
@@ -360,11 +360,11 @@ static int test_get_self(void *arg, char *why, size_t len)
 		return get_failed(err, "TASKSTATS_CMD_GET of our own pid/tgid",
 				  why, len);
 	}
-	kb_figure("get_self", "version=%u payload_bytes=%zu header_version=%d header_bytes=%zu",
+	kb_results_figure("get_self", "version=%u payload_bytes=%zu header_version=%d header_bytes=%zu",
 		  r.pid.stats.version, r.pid.stats.len, TASKSTATS_VERSION,
 		  sizeof(struct taskstats));
-	kb_param_num("taskstats_version", r.pid.stats.version);
-	kb_param_num("taskstats_bytes", r.pid.stats.len);
+	kb_results_param_num("taskstats_version", r.pid.stats.version);
+	kb_results_param_num("taskstats_bytes", r.pid.stats.len);
 	rc = check_self_reply(&r, why, len);
 	if (rc == KSFT_PASS)
 		rc = against_proc(c, &r.pid.stats, &self, KB_TS_CMP_IDS,
@@ -451,7 +451,7 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 		snprintf(why, len, "TGID query: no matching AGGR_TGID");
 		return KSFT_FAIL;
 	}
-	kb_figure("tgid_aggregate", "threads=%d burn_ms_each=%ld source=%s tgid_cpu_us=%llu tgid_utime_stime_us=%llu proc_cpu_ticks=%llu tgid_nvcsw=%llu",
+	kb_results_figure("tgid_aggregate", "threads=%d burn_ms_each=%ld source=%s tgid_cpu_us=%llu tgid_utime_stime_us=%llu proc_cpu_ticks=%llu tgid_nvcsw=%llu",
 		  TGID_THREADS, burn_ms,
 		  r.tgid.stats.cpu_run_virtual_total ? "cpu_run_virtual_total" :
 						       "utime+stime",
@@ -478,14 +478,14 @@ static int test_tgid_aggregate(void *arg, char *why, size_t len)
 	if (rc != KSFT_PASS)
 		return rc;
 	if (pipe2(fds, O_CLOEXEC))
-		return kb_errno_result(errno, KB_NO_CAP, "pipe2", why, len);
+		return kb_errno_result(errno, KB_ENV_NO_CAP, "pipe2", why, len);
 	b.fd = fds[1];
 	child = kb_children_fork(&c->helpers, tgid_child, &b);
 	close(fds[1]);
 	err = child < 0 ? child : read_tids(fds[0], tids, TGID_THREADS);
 	close(fds[0]);
 	if (err)
-		rc = kb_errno_result(err, KB_NO_CAP, "multi-threaded child",
+		rc = kb_errno_result(err, KB_ENV_NO_CAP, "multi-threaded child",
 				     why, len);
 	else
 		rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
@@ -535,7 +535,7 @@ static int cow_stats(struct ctx *c, struct kb_nl *nl, struct cow_area *a,
 	pid_t child;
 	char done;
 
-	err = kb_write_str(DELAYACCT_KNOB, knob);
+	err = kb_file_write_str(DELAYACCT_KNOB, knob);
 	if (err)
 		return err;
 	if (pipe2(fds, O_CLOEXEC))
@@ -591,7 +591,7 @@ static int test_delay_accounting(void *arg, char *why, size_t len)
 		return KSFT_SKIP;
 	}
 	/* kb_knob_set() saves the value for the cleanup stack to restore. */
-	err = kb_read_file(DELAYACCT_KNOB, old, sizeof(old));
+	err = kb_file_read(DELAYACCT_KNOB, old, sizeof(old));
 	if (!err)
 		err = kb_knob_set(DELAYACCT_KNOB, old);
 	if (err)
@@ -603,10 +603,10 @@ static int test_delay_accounting(void *arg, char *why, size_t len)
 	err = cow_both(c, &nl, &on, &off);
 	kb_nl_close(&nl);
 	/* Restore now; the cleanup stack writes the same value again at exit. */
-	kb_write_str(DELAYACCT_KNOB, old);
+	kb_file_write_str(DELAYACCT_KNOB, old);
 	if (err)
 		return get_failed(err, "copy-on-write children", why, len);
-	kb_figure("delay_accounting", "pages=%d wpcopy_count=%llu wpcopy_delay_total_ns=%llu knob_off_wpcopy_count=%llu knob_off_wpcopy_delay_total_ns=%llu cpu_delay_count=%llu version=%u",
+	kb_results_figure("delay_accounting", "pages=%d wpcopy_count=%llu wpcopy_delay_total_ns=%llu knob_off_wpcopy_count=%llu knob_off_wpcopy_delay_total_ns=%llu cpu_delay_count=%llu version=%u",
 		  WPCOPY_PAGES, (unsigned long long)on.wpcopy_count,
 		  (unsigned long long)on.wpcopy_delay_total,
 		  (unsigned long long)off.wpcopy_count,
@@ -653,7 +653,7 @@ static bool has_exit_record(const char *buf, size_t n, pid_t pid,
 static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 			    int *drops)
 {
-	uint64_t end = kb_now_ns() + 5000000000ull;
+	uint64_t end = kb_clock_ns() + 5000000000ull;
 	const size_t size = 65536;
 	char *buf = malloc(size);
 	int err = -ETIMEDOUT;
@@ -661,7 +661,7 @@ static int wait_exit_record(struct kb_nl *nl, pid_t pid, struct kb_ts_reply *r,
 
 	if (!buf)
 		return -ENOMEM;
-	while (err == -ETIMEDOUT && kb_now_ns() < end) {
+	while (err == -ETIMEDOUT && kb_clock_ns() < end) {
 		n = kb_nl_recv(nl, buf, size);
 		if (n == -ENOBUFS)
 			(*drops)++;
@@ -680,7 +680,7 @@ static int judge_exit(const struct kb_ts_reply *r, pid_t pid, char *why,
 	const struct kb_ts_stats *ts = &r->pid.stats;
 	int status = ts->exitcode;
 
-	kb_figure("exit_notification", "ac_pid=%u ac_exitcode=0x%x aggr_tgid=%d version=%u",
+	kb_results_figure("exit_notification", "ac_pid=%u ac_exitcode=0x%x aggr_tgid=%d version=%u",
 		  ts->pid, ts->exitcode, r->tgid.present, ts->version);
 	if (!r->pid.has_stats || ts->pid != (uint32_t)pid)
 		snprintf(why, len, "exit record of pid %d carries ac_pid %u",
@@ -725,7 +725,7 @@ static int test_exit_notification(void *arg, char *why, size_t len)
 	rc = netlink_ready(c, true, why, len);
 	if (rc != KSFT_PASS)
 		return rc;
-	if (kb_read_file("/sys/devices/system/cpu/online", cpus, sizeof(cpus)))
+	if (kb_file_read("/sys/devices/system/cpu/online", cpus, sizeof(cpus)))
 		snprintf(cpus, sizeof(cpus), "0-%ld",
 			 sysconf(_SC_NPROCESSORS_CONF) - 1);
 	rc = open_ts(&nl, 4 << 20, 500, why, len);
@@ -834,10 +834,10 @@ static int own_cgroup_dirs(struct cgroup_dir *dirs, int max)
 	int n = -ENOMEM;
 
 	if (mountinfo) {
-		n = kb_read_file("/proc/self/mountinfo", mountinfo,
+		n = kb_file_read("/proc/self/mountinfo", mountinfo,
 				 CGROUP_TEXT_MAX);
 		if (n >= 0)
-			n = kb_read_file("/proc/self/cgroup", proc_cgroup,
+			n = kb_file_read("/proc/self/cgroup", proc_cgroup,
 					 sizeof(proc_cgroup));
 		if (n >= 0)
 			n = cgroup_dirs_parse(mountinfo, proc_cgroup, dirs,
@@ -915,11 +915,11 @@ static int judge_cgroup_dir(struct kb_nl *nl, const struct cgroup_dir *d,
 
 	snprintf(what, sizeof(what), "opening %.2000s", d->path);
 	if (fd < 0)
-		return kb_errno_result(errno, KB_NO_CAP, what, why, len);
+		return kb_errno_result(errno, KB_ENV_NO_CAP, what, why, len);
 	if (d->v2) {
 		err = kb_ts_cgroupstats_get(nl, fd, &cs);
 		close(fd);
-		kb_figure("cgroupstats", "cgroup=%s v2=1 answer=%s", d->path,
+		kb_results_figure("cgroupstats", "cgroup=%s v2=1 answer=%s", d->path,
 			  err ? strerrorname_np(-err) : "stats");
 		if (err == -EINVAL)
 			return KSFT_PASS;
@@ -932,15 +932,15 @@ static int judge_cgroup_dir(struct kb_nl *nl, const struct cgroup_dir *d,
 	snprintf(what, sizeof(what), "CGROUPSTATS_CMD_GET on v1 %.2000s",
 		 d->path);
 	if (err)
-		return kb_errno_result(err, KB_NO_CAP, what, why, len);
-	kb_figure("cgroupstats", "cgroup=%s nr_sleeping=%llu nr_running=%llu nr_stopped=%llu nr_uninterruptible=%llu nr_io_wait=%llu sleepers=%zu tasks=%ld",
+		return kb_errno_result(err, KB_ENV_NO_CAP, what, why, len);
+	kb_results_figure("cgroupstats", "cgroup=%s nr_sleeping=%llu nr_running=%llu nr_stopped=%llu nr_uninterruptible=%llu nr_io_wait=%llu sleepers=%zu tasks=%ld",
 		  d->path, (unsigned long long)cs.nr_sleeping,
 		  (unsigned long long)cs.nr_running,
 		  (unsigned long long)cs.nr_stopped,
 		  (unsigned long long)cs.nr_uninterruptible,
 		  (unsigned long long)cs.nr_io_wait, nsleepers, tasks);
 	if (tasks < 0)
-		return kb_errno_result(tasks, KB_NO_CAP, "reading tasks", why,
+		return kb_errno_result(tasks, KB_ENV_NO_CAP, "reading tasks", why,
 				       len);
 	if (!kb_ts_cgroupstats_plausible(&cs, nsleepers, tasks, why, len))
 		return KSFT_FAIL;
@@ -961,14 +961,14 @@ static int test_cgroupstats(void *arg, char *why, size_t len)
 	nsleepers = get_sleepers(c)->n;
 	ndirs = own_cgroup_dirs(dirs, MAX_CGROUP_DIRS);
 	if (ndirs < 0)
-		return kb_errno_result(ndirs, KB_NO_CAP,
+		return kb_errno_result(ndirs, KB_ENV_NO_CAP,
 				       "reading /proc/self/mountinfo and cgroup",
 				       why, len);
 	rc = open_ts(&nl, 0, NL_TIMEOUT_MS, why, len);
 	if (rc != KSFT_PASS)
 		return rc;
 	not_cg = query_not_cgroup(&nl);
-	kb_figure("cgroupstats", "not_a_cgroup=%s",
+	kb_results_figure("cgroupstats", "not_a_cgroup=%s",
 		  not_cg ? strerrorname_np(-not_cg) : "stats");
 	if (not_cg != -EINVAL) {
 		snprintf(why, len, "a directory outside cgroupfs: %s, not EINVAL",
@@ -1047,7 +1047,7 @@ static int test_error_esrch(void *arg, char *why, size_t len)
 			break;
 	}
 	kb_nl_close(&nl);
-	kb_figure("error_esrch", "pid=%s tgid=%s", answer_name(err_pid),
+	kb_results_figure("error_esrch", "pid=%s tgid=%s", answer_name(err_pid),
 		  answer_name(err_tgid));
 	if (err_pid == -ESRCH && err_tgid == -ESRCH)
 		return KSFT_PASS;
@@ -1125,7 +1125,7 @@ static int test_error_malformed(void *arg, char *why, size_t len)
 	send_malformed(&nl, m);
 	after = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
 	kb_nl_close(&nl);
-	kb_figure("error_malformed", "%s=%s %s=%s %s=%s %s=%s get_after=%s",
+	kb_results_figure("error_malformed", "%s=%s %s=%s %s=%s %s=%s get_after=%s",
 		  m[0].name, answer_name(m[0].got), m[1].name,
 		  answer_name(m[1].got), m[2].name, answer_name(m[2].got),
 		  m[3].name, answer_name(m[3].got), answer_name(after));
@@ -1170,7 +1170,7 @@ static int open_proc_taskstats(int *fd, char *why, size_t len)
 	*fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
 	if (*fd >= 0)
 		return KSFT_PASS;
-	return kb_errno_result(errno, KB_NO_CAP, "opening " KB_PROC_TASKSTATS,
+	return kb_errno_result(errno, KB_ENV_NO_CAP, "opening " KB_PROC_TASKSTATS,
 			       why, len);
 }
 
@@ -1272,7 +1272,7 @@ static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
 	close(fd);
 	if (rc != KSFT_PASS)
 		return rc;
-	kb_figure("ioctl_matches_netlink", "pid=%d version=%u nvcsw=%llu tgid_nvcsw=%llu proc_nvcsw=%llu",
+	kb_results_figure("ioctl_matches_netlink", "pid=%d version=%u nvcsw=%llu tgid_nvcsw=%llu proc_nvcsw=%llu",
 		  (int)child, a.ioctl_pid.version,
 		  (unsigned long long)a.ioctl_pid.nvcsw,
 		  (unsigned long long)a.ioctl_tgid.nvcsw,
@@ -1338,7 +1338,7 @@ static void ask_errors(struct ctx *c, int fd, char *buf,
 static int judge_ioctl_errors(const struct ioctl_errors *e, char *why,
 			      size_t len)
 {
-	kb_figure("ioctl_errors", "gone_pid=%s gone_tgid=%s null_pointer=%s read_only_buffer=%s unknown_cmd=%s query_after=%s",
+	kb_results_figure("ioctl_errors", "gone_pid=%s gone_tgid=%s null_pointer=%s read_only_buffer=%s unknown_cmd=%s query_after=%s",
 		  answer_name(e->gone_pid), answer_name(e->gone_tgid),
 		  answer_name(e->null_ptr), answer_name(e->ro_ptr),
 		  answer_name(e->unknown), answer_name(e->after));
@@ -1384,7 +1384,7 @@ static int test_ioctl_errors(void *arg, char *why, size_t len)
 	if (!c->have_admin) {
 		unpriv = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, getpid(), buf,
 				     NULL);
-		kb_figure("ioctl_errors", "unprivileged_query=%s",
+		kb_results_figure("ioctl_errors", "unprivileged_query=%s",
 			  answer_name(unpriv));
 		if (unpriv != -EPERM) {
 			snprintf(why, len, "a query without CAP_NET_ADMIN answered %s, not EPERM",
@@ -1442,8 +1442,8 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 				sizeof(run->why));
 	if (!run->ts) {
 		/* ENOENT: no /proc/taskstats, the RFC's kernel only. */
-		if (m == KB_TS_BPF_ITER ? !kb_bpf_errno_is_environment(err) :
-		    !kb_lookup_errno_is_environment(err, CAP_NET_ADMIN))
+		if (m == KB_TS_BPF_ITER ? !kb_errno_bpf_is_environment(err) :
+		    !kb_errno_lookup_is_environment(err, CAP_NET_ADMIN))
 			run->state = RUN_FAIL;
 		return;
 	}
@@ -1530,23 +1530,23 @@ static void add_row(struct ctx *c, enum kb_ts_method m)
 	double scale = (double)c->sleepers.n / 1e6;	/* us/process -> s/pass */
 
 	run->done = true;
-	kb_row_add(kb_ts_method_name(m), "us", &run->st);
-	kb_row_extra("nr_process", c->sleepers.n);
-	kb_row_extra("pass_s_median", run->st.median * scale);
-	kb_row_extra("pass_s_min", run->st.min * scale);
-	kb_row_extra("pass_s_max", run->st.max * scale);
+	kb_results_row(kb_ts_method_name(m), "us", &run->st);
+	kb_results_extra("nr_process", c->sleepers.n);
+	kb_results_extra("pass_s_median", run->st.median * scale);
+	kb_results_extra("pass_s_min", run->st.min * scale);
+	kb_results_extra("pass_s_max", run->st.max * scale);
 	if (base->done)
-		kb_row_extra("speedup_vs_per_pid",
+		kb_results_extra("speedup_vs_per_pid",
 			     base->st.median / run->st.median);
 	if (m == KB_TS_NETLINK_BATCHED) {
-		kb_row_extra("batch", c->batch);
-		kb_row_extra("rcvbuf_bytes", run->rcvbuf);
+		kb_results_extra("batch", c->batch);
+		kb_results_extra("rcvbuf_bytes", run->rcvbuf);
 	}
 	if (m == KB_TS_PROCFS_PREAD)
-		kb_row_extra("chunks", run->chunks);
+		kb_results_extra("chunks", run->chunks);
 	if (m == KB_TS_BPF_ITER)	/* paid once, before the passes */
-		kb_row_extra("load_ms", run->load_ms);
-	kb_row_note(kb_ts_method_desc(m));
+		kb_results_extra("load_ms", run->load_ms);
+	kb_results_note(kb_ts_method_desc(m));
 }
 
 /*
@@ -1653,7 +1653,7 @@ static int test_bpf_iter_matches_netlink(void *arg, char *why, size_t len)
 	rc = kb_tsb_matches_netlink(c->sleepers.pids[0], SLEEPER_COMM, why,
 				    len);
 	if (rc == KSFT_PASS)
-		kb_figure("bpf_iter_matches_netlink", "%s", why);
+		kb_results_figure("bpf_iter_matches_netlink", "%s", why);
 	return rc;
 }
 
@@ -1747,7 +1747,7 @@ static void usage(FILE *f, void *arg)
 "pass_s_* in seconds per pass and speedup_vs_per_pid. Netlink rows and\n"
 "checks need CAP_NET_ADMIN and skip without it; ioctl skips unless the\n"
 "kernel has the RFC's /proc/taskstats. 'taskstats -l' lists the tests.\n",
-		kb_prog(), DEFAULT_PROCS, FULL_PROCS, SLOW_PROCS,
+		kb_cli_prog(), DEFAULT_PROCS, FULL_PROCS, SLOW_PROCS,
 		KB_TS_DEFAULT_BATCH, DEFAULT_PASSES, SLOW_PASSES,
 		DEFAULT_WARMUP);
 }
@@ -1758,16 +1758,16 @@ static void on_option(int opt, const char *arg, void *ctx)
 
 	switch (opt) {
 	case 'N':
-		c->procs = kb_parse_ll(arg, "--processes", 1, 4194304);
+		c->procs = kb_cli_parse_ll(arg, "--processes", 1, 4194304);
 		break;
 	case 'K':
-		c->batch = kb_parse_ll(arg, "--batch", 1, KB_TS_MAX_BATCH);
+		c->batch = kb_cli_parse_ll(arg, "--batch", 1, KB_TS_MAX_BATCH);
 		break;
 	case 'p':
-		c->passes = kb_parse_ll(arg, "--passes", 1, 1000000);
+		c->passes = kb_cli_parse_ll(arg, "--passes", 1, 1000000);
 		break;
 	case 'w':
-		c->warmup = kb_parse_ll(arg, "--warmup", 0, 1000000);
+		c->warmup = kb_cli_parse_ll(arg, "--warmup", 0, 1000000);
 		break;
 	}
 }
@@ -1793,14 +1793,14 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 	c->passes = -1;
 	c->batch = KB_TS_DEFAULT_BATCH;
 	c->warmup = DEFAULT_WARMUP;
-	kb_parse_args(argc, argv, &cli, &c->common);
+	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->procs < 0)
-		c->procs = kb_pick_count(&c->common, DEFAULT_PROCS, FULL_PROCS,
+		c->procs = kb_cli_pick_count(&c->common, DEFAULT_PROCS, FULL_PROCS,
 					 SLOW_PROCS);
 	if (c->passes < 0)
-		c->passes = kb_pick_count(&c->common, DEFAULT_PASSES,
+		c->passes = kb_cli_pick_count(&c->common, DEFAULT_PASSES,
 					  DEFAULT_PASSES, SLOW_PASSES);
-	c->burn_scale = kb_machine_slow() ? 0.5 : 1.0;
+	c->burn_scale = kb_env_machine_slow() ? 0.5 : 1.0;
 	for (m = 0; m < KB_TS_NR_METHODS; m++)
 		c->runs[m].selected = c->common.selected[method_row_index(m)];
 }
@@ -1812,18 +1812,18 @@ int main(int argc, char **argv)
 	kb_init("taskstats", argc, argv);
 	build_tests();
 	parse_options(argc, argv, &c);
-	c.have_admin = kb_have_cap(CAP_NET_ADMIN);
+	c.have_admin = kb_env_have_cap(CAP_NET_ADMIN);
 	c.ticks_per_s = sysconf(_SC_CLK_TCK);
 	probe_family(&c);
-	kb_param_num("passes", c.passes);
-	kb_param_num("warmup", c.warmup);
-	kb_param_num("batch", c.batch);
-	kb_param_num("cap_net_admin", c.have_admin);
+	kb_results_param_num("passes", c.passes);
+	kb_results_param_num("warmup", c.warmup);
+	kb_results_param_num("batch", c.batch);
+	kb_results_param_num("cap_net_admin", c.have_admin);
 
 	ksft_print_header();
 	if (!c.have_admin)
 		ksft_print_msg("no CAP_NET_ADMIN: TASKSTATS_CMD_GET checks and netlink rows skip\n");
-	kb_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
 	print_table(&c);
-	kb_finish(c.common.json);
+	kb_ktap_finish(c.common.json);
 }

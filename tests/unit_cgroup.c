@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cgroup.h"
-#include "kbench_ktap.h"
+#include "ktap.h"
 
 static struct kb_mount m;
 static struct kb_stat st, st2, st3;
@@ -584,8 +584,8 @@ int main(int argc, char **argv)
 		/* KTAP names as before: without the "test_" prefix. */
 		const char *name = tests[i].name + strlen("test_");
 
-		kb_result(tests[i].fn(why, sizeof(why)) == KSFT_PASS, name,
+		kb_ktap_result(tests[i].fn(why, sizeof(why)) == KSFT_PASS, name,
 			  why[0] ? why : NULL);
 	}
-	kb_finish(NULL);
+	kb_ktap_finish(NULL);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "histogram.h"
 
 /* Each test's histograms: too large for the stack, shared by none. */
@@ -170,7 +170,7 @@ int main(void)
 	ksft_set_plan(ARRAY_SIZE(tests));
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
 		reason[0] = '\0';
-		kb_report(tests[i].name, tests[i].fn(hs, reason, sizeof(reason)),
+		kb_ktap_report(tests[i].name, tests[i].fn(hs, reason, sizeof(reason)),
 			  reason);
 	}
 	free(hs);

@@ -16,7 +16,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "../pmqtest/pmq_run.c"
 #include "../pmqtest/pmq_json.c"
 
@@ -218,7 +218,7 @@ static int test_linked_name_counted(void *ctx, char *reason, size_t len)
 	snprintf(name, sizeof(name), "/kbench-unit-pmqtest-%d", getpid());
 	q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &attr);
 	if (q == (mqd_t)-1)
-		return kb_errno_result(errno, KB_NO_CAP, "mq_open", reason, len);
+		return kb_errno_result(errno, KB_ENV_NO_CAP, "mq_open", reason, len);
 	mq_close(q);
 	remember_name(&h, name);
 	before = pmq_linked_names(&h);
@@ -255,7 +255,7 @@ int main(void)
 	ksft_set_plan(ARRAY_SIZE(tests));
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
 		reason[0] = '\0';
-		kb_report(tests[i].name, tests[i].fn(NULL, reason, sizeof(reason)),
+		kb_ktap_report(tests[i].name, tests[i].fn(NULL, reason, sizeof(reason)),
 			  reason);
 	}
 	ksft_finished();

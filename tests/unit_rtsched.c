@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "rtsched.h"
 
 static int cpus[4096];
@@ -35,7 +35,7 @@ static void test_cpus_allowed(void)
 		     kb_cpu_index(cpus, ncpus, cpus[i]) == i;
 	ok &= kb_cpu_index(cpus, ncpus, -1) == -1;
 	ksft_print_msg("allowed CPUs: %d\n", ncpus);
-	kb_result(ok, "cpus_allowed", "list differs from sched_getaffinity");
+	kb_ktap_result(ok, "cpus_allowed", "list differs from sched_getaffinity");
 }
 
 static void *pin_thread(void *arg)
@@ -56,7 +56,7 @@ static void test_pin(void)
 
 	if (!pthread_create(&t, NULL, pin_thread, &cpu))
 		pthread_join(t, &ret);
-	kb_result(!ret && kb_pin_self(-1) == -EINVAL, "pin_self",
+	kb_ktap_result(!ret && kb_pin_self(-1) == -EINVAL, "pin_self",
 		  "thread not on the CPU it was pinned to");
 }
 
@@ -75,20 +75,20 @@ static void test_fifo(void)
 	void *ret = (void *)-1;
 
 	if (!kb_fifo_allowed(0, why, sizeof(why))) {
-		kb_fail("fifo_allowed", "priority 0 must always be allowed");
+		kb_ktap_fail("fifo_allowed", "priority 0 must always be allowed");
 		return;
 	}
 	if (pthread_create(&t, NULL, fifo_thread, &prio)) {
-		kb_fail("fifo_allowed", "pthread_create failed");
+		kb_ktap_fail("fifo_allowed", "pthread_create failed");
 		return;
 	}
 	pthread_join(t, &ret);
 	ksft_print_msg("SCHED_FIFO %d allowed: %s, kernel says: %s\n", prio,
 		       allowed ? "yes" : why, ret ? strerror(-(long)ret) : "ok");
 	if (allowed && ret == (void *)(long)-EPERM)
-		kb_skip("fifo_allowed", "privileged, but RT group scheduling gives no runtime");
+		kb_ktap_skip("fifo_allowed", "privileged, but RT group scheduling gives no runtime");
 	else
-		kb_result(allowed == !ret && kb_fifo_prio_max() >= 1,
+		kb_ktap_result(allowed == !ret && kb_fifo_prio_max() >= 1,
 			  "fifo_allowed", "check disagrees with the kernel");
 }
 
@@ -98,11 +98,11 @@ static void test_mlockall(void)
 	int err = kb_mlockall(why, sizeof(why));
 
 	if (err) {
-		kb_skip("mlockall", why);
+		kb_ktap_skip("mlockall", why);
 		return;
 	}
 	munlockall();
-	kb_pass("mlockall");
+	kb_ktap_pass("mlockall");
 }
 
 /* Pinned by default to the last allowed CPU; --no-pin leaves it alone. */
@@ -127,7 +127,7 @@ static void test_placement(void)
 	ok &= !free_p.pinned && free_p.parent_cpu == -1 &&
 	      free_p.child_cpu == -1 && CPU_EQUAL(&before, &after) &&
 	      !kb_placement_child(&free_p);
-	kb_result(ok, "placement", "pinning did not match the allowed CPUs or --no-pin moved us");
+	kb_ktap_result(ok, "placement", "pinning did not match the allowed CPUs or --no-pin moved us");
 }
 
 int main(void)
