@@ -39,7 +39,7 @@ int kb_env_icount_shift(void);
 /* No capability would make the call succeed (the errno rule's @cap). */
 #define KB_ENV_NO_CAP	(-1)
 
-/* True when @cap (every capability of KB_ENV_CAP_BPF) is in our effective set. */
+/* True when @cap (each of KB_ENV_CAP_BPF's) is in our effective set. */
 bool kb_env_have_cap(cap_value_t cap);
 
 /* "CAP_NET_ADMIN"; the pair of KB_ENV_CAP_BPF. */

@@ -79,14 +79,15 @@ static inline void kb_ktap_run_tests(const struct kb_test *tests, size_t n,
 {
 	char reason[512];
 	size_t i;
+	int code;
 
 	ksft_set_plan((unsigned int)o->nselected);
 	for (i = 0; i < n; i++) {
 		if (!o->selected[i])
 			continue;
 		reason[0] = '\0';
-		kb_ktap_report(tests[i].name,
-			       tests[i].fn(ctx, reason, sizeof(reason)), reason);
+		code = tests[i].fn(ctx, reason, sizeof(reason));
+		kb_ktap_report(tests[i].name, code, reason);
 	}
 }
 

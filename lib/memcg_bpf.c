@@ -24,7 +24,7 @@
 #include "memcg_iter.skel.h"
 #endif
 
-struct kb_mcb {
+struct kb_memcg_bpf {
 #ifdef KBENCH_HAVE_BPF
 	struct memcg_iter *skel;
 	struct bpf_program *prog;	/* the one program loaded */
@@ -36,19 +36,19 @@ struct kb_mcb {
 
 #ifdef KBENCH_HAVE_BPF
 
-int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
-		  size_t whylen)
+int kb_memcg_bpf_select(struct kb_memcg_bpf *b, const int *slots, int n,
+			char *why, size_t whylen)
 {
 	int i;
 
-	if (n < 1 || n > KB_MCI_MAX_FIELDS) {
-		snprintf(why, whylen, "%d counters: 1 to %d", n, KB_MCI_MAX_FIELDS);
+	if (n < 1 || n > KB_MEMCG_ITER_MAX_FIELDS) {
+		snprintf(why, whylen, "%d counters: 1 to %d", n, KB_MEMCG_ITER_MAX_FIELDS);
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
-		if (slots[i] < 0 || slots[i] >= KB_MCI_MAX_STATE) {
+		if (slots[i] < 0 || slots[i] >= KB_MEMCG_ITER_MAX_STATE) {
 			snprintf(why, whylen, "counter slot %d out of 0..%d",
-				 slots[i], KB_MCI_MAX_STATE - 1);
+				 slots[i], KB_MEMCG_ITER_MAX_STATE - 1);
 			return -EINVAL;
 		}
 		b->skel->bss->fields[i] = slots[i];
@@ -58,7 +58,7 @@ int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
 }
 
 /* The iterator pinned to one cgroup: BPF_CGROUP_ITER_SELF_ONLY. */
-static int attach(struct kb_mcb *b, const char *cgdir, char *why,
+static int attach(struct kb_memcg_bpf *b, const char *cgdir, char *why,
 		  size_t whylen)
 {
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
@@ -114,7 +114,7 @@ static enum flush_way best_flush(void)
 }
 
 /* Load only the program of @way: the others may call absent kfuncs. */
-static int load(struct kb_mcb *b, enum flush_way way, char *why,
+static int load(struct kb_memcg_bpf *b, enum flush_way way, char *why,
 		size_t whylen)
 {
 	struct bpf_program *progs[] = {
@@ -140,11 +140,12 @@ static int load(struct kb_mcb *b, enum flush_way way, char *why,
 	return err;
 }
 
-struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
-			   int *err, char *why, size_t whylen)
+struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
+				       uint64_t *load_ns, int *err, char *why,
+				       size_t whylen)
 {
 	enum flush_way way;
-	struct kb_mcb *b;
+	struct kb_memcg_bpf *b;
 	uint64_t t0;
 
 	*err = kb_bpf_usable(why, whylen);
@@ -169,14 +170,14 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 	if (!*err)
 		*err = attach(b, cgdir, why, whylen);
 	if (*err) {
-		kb_mcb_free(b);
+		kb_memcg_bpf_free(b);
 		return NULL;
 	}
 	*load_ns = kb_clock_ns() - t0;
 	return b;
 }
 
-void kb_mcb_free(struct kb_mcb *b)
+void kb_memcg_bpf_free(struct kb_memcg_bpf *b)
 {
 	if (!b)
 		return;
@@ -186,10 +187,10 @@ void kb_mcb_free(struct kb_mcb *b)
 	free(b);
 }
 
-long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
+long kb_memcg_bpf_read(struct kb_memcg_bpf *b, const int64_t **vals)
 {
 	long got = kb_bpf_iter_read(bpf_link__fd(b->link), &b->buf);
-	struct kb_mci_header h;
+	struct kb_memcg_iter_header h;
 
 	if (got < 0)
 		return got;
@@ -197,11 +198,12 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 		return -EBADMSG;
 	memcpy(&h, b->buf.data, sizeof(h));
 	b->flags = h.flags;
-	if (h.flags & KB_MCI_NO_MEMCG)
+	if (h.flags & KB_MEMCG_ITER_NO_MEMCG)
 		return -ENODATA;
-	/* The program writes all KB_MCI_MAX_FIELDS slots, h.nr of them set. */
-	if (h.nr > KB_MCI_MAX_FIELDS ||
-	    (size_t)got != sizeof(h) + KB_MCI_MAX_FIELDS * sizeof(int64_t))
+	/* The program writes every KB_MEMCG_ITER_MAX_FIELDS slot, h.nr set. */
+	if (h.nr > KB_MEMCG_ITER_MAX_FIELDS ||
+	    (size_t)got != sizeof(h) +
+			   KB_MEMCG_ITER_MAX_FIELDS * sizeof(int64_t))
 		return -EBADMSG;
 	*vals = (const int64_t *)(b->buf.data + sizeof(h));
 	return h.nr;
@@ -209,8 +211,9 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 
 #else /* !KBENCH_HAVE_BPF */
 
-struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
-			   int *err, char *why, size_t whylen)
+struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
+				       uint64_t *load_ns, int *err, char *why,
+				       size_t whylen)
 {
 	(void)cgdir;
 	(void)flush;
@@ -219,13 +222,13 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 	return NULL;
 }
 
-void kb_mcb_free(struct kb_mcb *b)
+void kb_memcg_bpf_free(struct kb_memcg_bpf *b)
 {
 	free(b);
 }
 
-int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
-		  size_t whylen)
+int kb_memcg_bpf_select(struct kb_memcg_bpf *b, const int *slots, int n,
+			char *why, size_t whylen)
 {
 	(void)b;
 	(void)slots;
@@ -234,7 +237,7 @@ int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
 	return -EOPNOTSUPP;
 }
 
-long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
+long kb_memcg_bpf_read(struct kb_memcg_bpf *b, const int64_t **vals)
 {
 	(void)b;
 	(void)vals;
@@ -243,27 +246,27 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 
 #endif
 
-const char *kb_mcb_flush_name(const struct kb_mcb *b)
+const char *kb_memcg_bpf_flush_name(const struct kb_memcg_bpf *b)
 {
-	if (b->flags & KB_MCI_FLUSHED_MEMCG)
+	if (b->flags & KB_MEMCG_ITER_FLUSHED_MEMCG)
 		return "bpf_mem_cgroup_flush_stats";
-	if (b->flags & KB_MCI_FLUSHED_CGROUP)
+	if (b->flags & KB_MEMCG_ITER_FLUSHED_CGROUP)
 		return "cgroup_rstat_flush";
 	return "none";
 }
 
-static long read_batch(struct kb_mcb *b, long batch)
+static long read_batch(struct kb_memcg_bpf *b, long batch)
 {
 	const int64_t *vals;
 	long i, got = 0;
 
 	for (i = 0; i < batch && got >= 0; i++)
-		got = kb_mcb_read(b, &vals);
+		got = kb_memcg_bpf_read(b, &vals);
 	return got;
 }
 
-int kb_mcb_time(struct kb_mcb *b, long count, long batch, double budget_s,
-		struct kb_stats *st, double *total_s)
+int kb_memcg_bpf_time(struct kb_memcg_bpf *b, long count, long batch,
+		      double budget_s, struct kb_stats *st, double *total_s)
 {
 	long nsamples = count / batch, i;
 	uint64_t start, t0;

@@ -8,6 +8,9 @@
 #ifndef KBENCH_PROC_H
 #define KBENCH_PROC_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The fields of /proc/PID/stat that tests compare syscalls against. */
@@ -30,5 +33,38 @@ int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st);
 
 /* Read and parse /proc/PID/stat (@pid 0: /proc/self/stat). 0 or -errno. */
 int kb_proc_stat_read(pid_t pid, struct kb_proc_stat *st);
+
+/*
+ * Does /proc/PID/stat text @buf[0..@len) start with @pid? The check of
+ * every procfs read that it read the right task.
+ */
+bool kb_proc_stat_is_pid(const char *buf, ssize_t len, pid_t pid);
+
+/* What /proc/PID/stat and /proc/PID/status say of a task. */
+struct kb_proc_task {
+	struct kb_proc_stat stat;
+	uint64_t nvcsw;		/* status: voluntary_ctxt_switches */
+	uint64_t nivcsw;	/* status: nonvoluntary_ctxt_switches */
+};
+
+/*
+ * Parse the text of /proc/PID/status (the context switch counts) into
+ * @t. 0 or -EBADMSG (a count missing, malformed, or a text longer than
+ * any real file).
+ */
+int kb_proc_status_parse(const char *buf, size_t len, struct kb_proc_task *t);
+
+/* Read and parse both files of @pid. 0 or -errno. */
+int kb_proc_task_read(pid_t pid, struct kb_proc_task *t);
+
+/* Is @name in the comm text @buf[0..@len) (a /proc/PID/comm read)? */
+bool kb_proc_comm_contains(const char *buf, ssize_t len, const char *name);
+
+/*
+ * Pids whose /proc/PID/comm contains @name (the seed's selection), in
+ * ascending order. Returns the count (the array in *@pids, free() it) or
+ * -errno.
+ */
+long kb_proc_find_by_comm(const char *name, pid_t **pids);
 
 #endif /* KBENCH_PROC_H */

@@ -165,7 +165,7 @@ struct memcg_ctx {
 	char read_buf[READ_BUF_SIZE];	/* the timed reads land here */
 	struct bpf_state {		/* the cgroup iterator, loaded once */
 		bool tried;
-		struct kb_mcb *b;
+		struct kb_memcg_bpf *b;
 		uint64_t load_ns;
 		int err;
 		char why[PATH_MAX + 256];
@@ -1584,13 +1584,13 @@ static int check_ks_reset(void *ctx, char *why, size_t size)
 /* ---- BPF cgroup iterator: the mainline answer ------------------------ */
 
 /* The iterator, loaded at first use; one load serves the check and rows. */
-static struct kb_mcb *bpf_iter_get(struct memcg_ctx *c)
+static struct kb_memcg_bpf *bpf_iter_get(struct memcg_ctx *c)
 {
 	struct bpf_state *bs = &c->bpf;
 
 	if (!bs->tried) {
 		bs->tried = true;
-		bs->b = kb_mcb_open(c->dir, !c->opt.no_flush, &bs->load_ns,
+		bs->b = kb_memcg_bpf_open(c->dir, !c->opt.no_flush, &bs->load_ns,
 				    &bs->err, bs->why, sizeof(bs->why));
 	}
 	return bs->b;
@@ -1636,7 +1636,7 @@ static int bpf_compare_once(struct memcg_ctx *c, char *why, size_t size,
 	struct kb_stat st;
 	long n, i;
 
-	n = kb_mcb_read(c->bpf.b, &vals);
+	n = kb_memcg_bpf_read(c->bpf.b, &vals);
 	if (n < 0) {
 		snprintf(why, size, "iterator read: %s", strerror((int)-n));
 		return -1;
@@ -1675,7 +1675,7 @@ static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
 	if (!bpf_iter_get(c))
 		return bpf_iter_unusable(c, why, size);
 	field_slots(STATE_SPAN, slots);
-	if (kb_mcb_select(c->bpf.b, slots, STATE_SPAN, why, size))
+	if (kb_memcg_bpf_select(c->bpf.b, slots, STATE_SPAN, why, size))
 		return KSFT_FAIL;
 	/* Counters move between the two reads now and then: try again. */
 	for (try = 0; try < 5; try++)
@@ -1683,7 +1683,7 @@ static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
 			break;
 	kb_results_figure("bpf_iter_matches_stat", "slots=%d nonzero=%d tries=%d flush=%s",
 		  STATE_SPAN, nonzero, try < 5 ? try + 1 : 5,
-		  kb_mcb_flush_name(c->bpf.b));
+		  kb_memcg_bpf_flush_name(c->bpf.b));
 	if (try == 5)
 		return KSFT_FAIL;
 	if (!nonzero) {
@@ -1706,9 +1706,9 @@ static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
 	if (!bpf_iter_get(c))
 		return bpf_iter_unusable(c, why, size);
 	field_slots(n, slots);
-	err = kb_mcb_select(c->bpf.b, slots, n, why, size);
+	err = kb_memcg_bpf_select(c->bpf.b, slots, n, why, size);
 	if (!err)
-		err = kb_mcb_time(c->bpf.b, o->count, o->batch, o->row_budget_s,
+		err = kb_memcg_bpf_time(c->bpf.b, o->count, o->batch, o->row_budget_s,
 				  &st, &total_s);
 	if (err) {
 		snprintf(why, size, "iterator read: %s", strerror(-err));
@@ -1728,7 +1728,7 @@ static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
 			kb_results_extra("ratio_vs_ks", st.median / ks->median);
 	}
 	snprintf(note, sizeof(note), "create + read + close of a cgroup iterator fd: %s, then %d vmstats.state[] counters by CO-RE; load_ms: the program's load, once for all rows",
-		 kb_mcb_flush_name(c->bpf.b), n);
+		 kb_memcg_bpf_flush_name(c->bpf.b), n);
 	kb_results_note(note);
 	if (st.min > 0)
 		return KSFT_PASS;
@@ -1869,7 +1869,7 @@ static void run_tests(struct memcg_ctx *c)
 		run_rows(c);
 		run_bpf_rows(c);
 	}
-	kb_mcb_free(c->bpf.b);
+	kb_memcg_bpf_free(c->bpf.b);
 	c->bpf.b = NULL;
 	ks_reset(c);
 	if (rows_selected(c))

@@ -17,7 +17,8 @@
 #include <time.h>
 
 #include "kbench.h"
-#include "taskstats.h"
+#include "proc.h"
+#include "taskstats_method.h"
 
 /* The kernel's TASK_COMM_LEN is 16: a longer NAME can never match. */
 #define COMM_MAX	15
@@ -43,7 +44,7 @@ static void usage(FILE *f)
 "MODE is 0 (ioctl on /proc/taskstats, the RFC), 1 (netlink, one\n"
 "request per pid) or one of these names:\n",
 		kb_cli_prog());
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
+	for (m = 0; m < KB_TS_METHOD_NR; m++)
 		fprintf(f, "  %-16s %s\n", kb_ts_method_name(m),
 			kb_ts_method_desc(m));
 	fprintf(f,
@@ -58,7 +59,7 @@ static void usage(FILE *f)
 "Netlink modes need CAP_NET_ADMIN; bpf_iter needs CAP_BPF and CAP_PERFMON\n"
 "(or CAP_SYS_ADMIN) and a kernel with BTF. Exit status: 0 done, 1 the method\n"
 "failed or no process matched, 2 bad usage.\n",
-		KB_TS_DEFAULT_BATCH);
+		KB_TS_METHOD_DEFAULT_BATCH);
 }
 
 static void check_name(const char *name)
@@ -82,14 +83,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 	};
 	int c, m;
 
-	o->batch = KB_TS_DEFAULT_BATCH;
+	o->batch = KB_TS_METHOD_DEFAULT_BATCH;
 	while ((c = getopt_long(argc, argv, "c:K:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->count = kb_cli_parse_ll(optarg, "--count", 1, 1000000000);
 			break;
 		case 'K':
-			o->batch = kb_cli_parse_ll(optarg, "--batch", 1, KB_TS_MAX_BATCH);
+			o->batch = kb_cli_parse_ll(optarg, "--batch", 1, KB_TS_METHOD_MAX_BATCH);
 			break;
 		case 'h':
 			usage(stdout);
@@ -129,14 +130,14 @@ static void sleep_one_second(void)
 		;
 }
 
-static struct kb_ts_ctx *new_ctx(const struct options *o, const pid_t *pids,
+static struct kb_ts_method_ctx *new_ctx(const struct options *o, const pid_t *pids,
 				 size_t n)
 {
-	struct kb_ts_ctx *ctx;
+	struct kb_ts_method_ctx *ctx;
 	char why[160];
 	int err;
 
-	ctx = kb_ts_ctx_new(o->method, o->batch, pids, n, &err, why,
+	ctx = kb_ts_method_open(o->method, o->batch, pids, n, &err, why,
 			    sizeof(why));
 	if (!ctx) {
 		fprintf(stderr, "%s: %s: %s\n", kb_cli_prog(),
@@ -149,7 +150,7 @@ static struct kb_ts_ctx *new_ctx(const struct options *o, const pid_t *pids,
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	struct kb_ts_ctx *ctx;
+	struct kb_ts_method_ctx *ctx;
 	pid_t *pids = NULL;
 	long n, got, pass;
 	uint64_t ns;
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
 
 	kb_init("taskstat", argc, argv);
 	parse_options(argc, argv, &o);
-	n = kb_ts_find_pids(o.name, &pids);
+	n = kb_proc_find_by_comm(o.name, &pids);
 	if (n < 0) {
 		fprintf(stderr, "%s: cannot scan /proc: %s\n", kb_cli_prog(),
 			strerror(-n));
@@ -172,15 +173,15 @@ int main(int argc, char **argv)
 	if (!ok)
 		return 1;
 	ctx = new_ctx(&o, pids, n);
-	ns = kb_ts_ctx_load_ns(ctx);
-	if (o.method == KB_TS_BPF_ITER)
+	ns = kb_ts_method_load_ns(ctx);
+	if (o.method == KB_TS_METHOD_BPF_ITER)
 		printf("load: %3llu.%09llu\n",
 		       (unsigned long long)(ns / 1000000000ull),
 		       (unsigned long long)(ns % 1000000000ull));
 	for (pass = 0; !o.count || pass < o.count; pass++) {
 		if (pass)
 			sleep_one_second();
-		got = kb_ts_pass(ctx, ok, &ns);
+		got = kb_ts_method_pass(ctx, ok, &ns);
 		if (got < 0) {
 			fprintf(stderr, "%s: %s pass failed: %s\n", kb_cli_prog(),
 				kb_ts_method_name(o.method), strerror(-got));
@@ -191,7 +192,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)(ns % 1000000000ull));
 		if (got == n)
 			continue;
-		kb_ts_ctx_free(ctx);
+		kb_ts_method_close(ctx);
 		n = drop_failed(pids, ok, n);
 		if (!n) {
 			fprintf(stderr, "%s: no process left to query\n",
@@ -200,7 +201,7 @@ int main(int argc, char **argv)
 		}
 		ctx = new_ctx(&o, pids, n);
 	}
-	kb_ts_ctx_free(ctx);
+	kb_ts_method_close(ctx);
 	free(ok);
 	free(pids);
 	return 0;

@@ -38,8 +38,9 @@
 #include "children.h"
 #include "netlink.h"
 #include "taskstats.h"
-#include "bpf_iter.h"
 #include "taskstats_bpf.h"
+#include "taskstats_judge.h"
+#include "taskstats_method.h"
 
 #define DEFAULT_PROCS		1000
 #define FULL_PROCS		10000
@@ -57,7 +58,7 @@ enum run_state { RUN_UNSELECTED, RUN_ACTIVE, RUN_SKIP, RUN_FAIL };
 struct method_run {
 	bool selected;
 	enum run_state state;
-	struct kb_ts_ctx *ts;
+	struct kb_ts_method_ctx *ts;
 	double *samples;	/* us per process, one per timed pass */
 	struct kb_stats st;
 	long rcvbuf;		/* netlink: the receive buffer granted */
@@ -84,7 +85,7 @@ struct ctx {
 	size_t nr_process;	/* sleepers spawned, for the table */
 	struct kb_children sleepers, helpers;
 	bool bench_done;
-	struct method_run runs[KB_TS_NR_METHODS];
+	struct method_run runs[KB_TS_METHOD_NR];
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -139,12 +140,12 @@ static int wait_ready(int fd, void *buf, size_t size)
  * Wait until task @tid sleeps ('S' in /proc/TID/stat), so that its
  * counters hold still while two sources read them. 0 or -errno.
  */
-static int wait_at_rest(pid_t tid, struct kb_ts_proc *p)
+static int wait_at_rest(pid_t tid, struct kb_proc_task *p)
 {
 	int tries, err = 0;
 
 	for (tries = 0; tries < 200; tries++) {
-		err = kb_ts_proc_read(tid, p);
+		err = kb_proc_task_read(tid, p);
 		if (err || p->stat.state == 'S')
 			return err;
 		sleep_ms(10);
@@ -246,12 +247,12 @@ static int get_failed(int err, const char *what, char *why, size_t len)
 
 /* KSFT_PASS when taskstats' @ts agrees with /proc's @p on @what. */
 static int against_proc(const struct ctx *c, const struct kb_ts_stats *ts,
-			const struct kb_ts_proc *p, unsigned int what,
+			const struct kb_proc_task *p, unsigned int what,
 			const char *label, char *why, size_t len)
 {
 	char diff[200];
 
-	if (kb_ts_matches_proc(ts, p, what, c->ticks_per_s, diff,
+	if (kb_ts_judge_proc(ts, p, what, c->ticks_per_s, diff,
 			       sizeof(diff)))
 		return KSFT_PASS;
 	snprintf(why, len, "%s: %s", label, diff);
@@ -308,7 +309,7 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 			    size_t len)
 {
 	pid_t child = kb_children_fork(&c->helpers, rest_child, NULL);
-	struct kb_ts_proc before, after;
+	struct kb_proc_task before, after;
 	struct kb_ts_reply r;
 	int err;
 
@@ -318,7 +319,7 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 	if (!err)
 		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_PID, child, &r);
 	if (!err)
-		err = kb_ts_proc_read(child, &after);
+		err = kb_proc_task_read(child, &after);
 	end_helper(c, child);
 	if (err)
 		return get_failed(err, "GET of a child at rest", why, len);
@@ -333,7 +334,7 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 		return KSFT_FAIL;
 	}
 	return against_proc(c, &r.pid.stats, &after,
-			    KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
+			    KB_TS_JUDGE_IDS | KB_TS_JUDGE_CTXT | KB_TS_JUDGE_CPU,
 			    "a child at rest against /proc", why, len);
 }
 
@@ -341,7 +342,7 @@ static int test_get_self(void *arg, char *why, size_t len)
 {
 	struct ctx *c = arg;
 	struct kb_ts_reply r, rt;
-	struct kb_ts_proc self;
+	struct kb_proc_task self;
 	struct kb_nl nl;
 	int err, rc;
 
@@ -354,7 +355,7 @@ static int test_get_self(void *arg, char *why, size_t len)
 	if (!err)
 		err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_TGID, getpid(), &rt);
 	if (!err)
-		err = kb_ts_proc_read(getpid(), &self);
+		err = kb_proc_task_read(getpid(), &self);
 	if (err) {
 		kb_nl_close(&nl);
 		return get_failed(err, "TASKSTATS_CMD_GET of our own pid/tgid",
@@ -367,7 +368,7 @@ static int test_get_self(void *arg, char *why, size_t len)
 	kb_results_param_num("taskstats_bytes", r.pid.stats.len);
 	rc = check_self_reply(&r, why, len);
 	if (rc == KSFT_PASS)
-		rc = against_proc(c, &r.pid.stats, &self, KB_TS_CMP_IDS,
+		rc = against_proc(c, &r.pid.stats, &self, KB_TS_JUDGE_IDS,
 				  "our own pid against /proc", why, len);
 	if (rc == KSFT_PASS &&
 	    (!rt.tgid.present || rt.tgid.id != (uint32_t)getpid())) {
@@ -430,7 +431,7 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 {
 	struct kb_ts_stats threads[TGID_THREADS];
 	struct kb_ts_reply r;
-	struct kb_ts_proc p;
+	struct kb_proc_task p;
 	int i, err;
 
 	for (i = 0, err = 0; i < TGID_THREADS && !err; i++)
@@ -442,7 +443,7 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 	if (!err)
 		err = kb_ts_get(nl, TASKSTATS_CMD_ATTR_TGID, child, &r);
 	if (!err)
-		err = kb_ts_proc_read(child, &p);
+		err = kb_proc_task_read(child, &p);
 	if (err)
 		return get_failed(err, "GET of the threads and their group",
 				  why, len);
@@ -459,10 +460,10 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 		  (unsigned long long)(r.tgid.stats.utime + r.tgid.stats.stime),
 		  (unsigned long long)(p.stat.utime + p.stat.stime),
 		  (unsigned long long)r.tgid.stats.nvcsw);
-	if (!kb_ts_tgid_plausible(&r.tgid.stats, threads, TGID_THREADS,
+	if (!kb_ts_judge_tgid(&r.tgid.stats, threads, TGID_THREADS,
 				  TGID_THREADS * burn_ms * 1000, why, len))
 		return KSFT_FAIL;
-	return against_proc(c, &r.tgid.stats, &p, KB_TS_CMP_CPU,
+	return against_proc(c, &r.tgid.stats, &p, KB_TS_JUDGE_CPU,
 			    "TGID against /proc/PID/stat", why, len);
 }
 
@@ -617,7 +618,7 @@ static int test_delay_accounting(void *arg, char *why, size_t len)
 			 on.version);
 		return KSFT_SKIP;
 	}
-	if (!kb_ts_wpcopy_plausible(&on, &off, WPCOPY_PAGES, why, len))
+	if (!kb_ts_judge_wpcopy(&on, &off, WPCOPY_PAGES, why, len))
 		return KSFT_FAIL;
 	return KSFT_PASS;
 }
@@ -942,7 +943,7 @@ static int judge_cgroup_dir(struct kb_nl *nl, const struct cgroup_dir *d,
 	if (tasks < 0)
 		return kb_errno_result(tasks, KB_ENV_NO_CAP, "reading tasks", why,
 				       len);
-	if (!kb_ts_cgroupstats_plausible(&cs, nsleepers, tasks, why, len))
+	if (!kb_ts_judge_cgroupstats(&cs, nsleepers, tasks, why, len))
 		return KSFT_FAIL;
 	return KSFT_PASS;
 }
@@ -1154,9 +1155,9 @@ static int test_error_malformed(void *arg, char *why, size_t len)
 /* KSFT_PASS when the kernel has the RFC's file, else KSFT_SKIP. */
 static int ioctl_ready(char *why, size_t len)
 {
-	if (!access(KB_PROC_TASKSTATS, F_OK))
+	if (!access(KB_TS_PROC_FILE, F_OK))
 		return KSFT_PASS;
-	snprintf(why, len, "kernel has no " KB_PROC_TASKSTATS " (RFC ioctl interface, not in mainline)");
+	snprintf(why, len, "kernel has no " KB_TS_PROC_FILE " (RFC ioctl interface, not in mainline)");
 	return KSFT_SKIP;
 }
 
@@ -1167,10 +1168,10 @@ static int open_proc_taskstats(int *fd, char *why, size_t len)
 
 	if (rc != KSFT_PASS)
 		return rc;
-	*fd = open(KB_PROC_TASKSTATS, O_RDONLY | O_CLOEXEC);
+	*fd = open(KB_TS_PROC_FILE, O_RDONLY | O_CLOEXEC);
 	if (*fd >= 0)
 		return KSFT_PASS;
-	return kb_errno_result(errno, KB_ENV_NO_CAP, "opening " KB_PROC_TASKSTATS,
+	return kb_errno_result(errno, KB_ENV_NO_CAP, "opening " KB_TS_PROC_FILE,
 			       why, len);
 }
 
@@ -1213,7 +1214,7 @@ static bool same_stats(const struct kb_ts_stats *a,
 struct three_answers {
 	struct kb_ts_stats ioctl_pid, ioctl_tgid;
 	struct kb_ts_reply nl_pid, nl_tgid;
-	struct kb_ts_proc proc;
+	struct kb_proc_task proc;
 };
 
 static int ask_three(int fd, struct kb_nl *nl, pid_t pid,
@@ -1278,7 +1279,7 @@ static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
 		  (unsigned long long)a.ioctl_tgid.nvcsw,
 		  (unsigned long long)a.proc.nvcsw);
 	rc = against_proc(c, &a.ioctl_pid, &a.proc,
-			  KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU,
+			  KB_TS_JUDGE_IDS | KB_TS_JUDGE_CTXT | KB_TS_JUDGE_CPU,
 			  "ioctl against /proc", why, len);
 	if (rc != KSFT_PASS)
 		return rc;
@@ -1417,7 +1418,7 @@ static void run_fail(struct method_run *run, const char *fmt, ...)
 
 static bool method_needs_admin(enum kb_ts_method m)
 {
-	return m == KB_TS_NETLINK_PER_PID || m == KB_TS_NETLINK_BATCHED;
+	return m == KB_TS_METHOD_NETLINK_PER_PID || m == KB_TS_METHOD_NETLINK_BATCHED;
 }
 
 static void prepare_method(struct ctx *c, enum kb_ts_method m)
@@ -1438,11 +1439,11 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 		run_fail(run, "no sleepers could be spawned");
 		return;
 	}
-	run->ts = kb_ts_ctx_new(m, c->batch, s->pids, s->n, &err, run->why,
+	run->ts = kb_ts_method_open(m, c->batch, s->pids, s->n, &err, run->why,
 				sizeof(run->why));
 	if (!run->ts) {
 		/* ENOENT: no /proc/taskstats, the RFC's kernel only. */
-		if (m == KB_TS_BPF_ITER ? !kb_errno_bpf_is_environment(err) :
+		if (m == KB_TS_METHOD_BPF_ITER ? !kb_errno_bpf_is_environment(err) :
 		    !kb_errno_lookup_is_environment(err, CAP_NET_ADMIN))
 			run->state = RUN_FAIL;
 		return;
@@ -1461,7 +1462,7 @@ static void one_pass(struct ctx *c, enum kb_ts_method m, long pass, bool *ok)
 	uint64_t ns;
 	long got;
 
-	got = kb_ts_pass(run->ts, ok, &ns);
+	got = kb_ts_method_pass(run->ts, ok, &ns);
 	if (got == -ENOBUFS) {
 		run_fail(run, "replies lost: ENOBUFS (receive buffer too small for -K %u)",
 			 c->batch);
@@ -1491,7 +1492,7 @@ static void run_interleaved(struct ctx *c)
 	if (!ok)
 		ksft_exit_fail_msg("out of memory\n");
 	for (p = -c->warmup; p < c->passes; p++)
-		for (m = 0; m < KB_TS_NR_METHODS; m++)
+		for (m = 0; m < KB_TS_METHOD_NR; m++)
 			if (c->runs[m].state == RUN_ACTIVE)
 				one_pass(c, m, p, ok);
 	free(ok);
@@ -1505,27 +1506,27 @@ static void bench_once(struct ctx *c)
 	if (c->bench_done)
 		return;
 	c->bench_done = true;
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
+	for (m = 0; m < KB_TS_METHOD_NR; m++)
 		if (c->runs[m].selected)
 			prepare_method(c, m);
 	run_interleaved(c);
-	for (m = 0; m < KB_TS_NR_METHODS; m++) {
+	for (m = 0; m < KB_TS_METHOD_NR; m++) {
 		struct method_run *run = &c->runs[m];
 
 		if (run->state == RUN_ACTIVE) {
 			kb_stats_compute(run->samples, c->passes, &run->st);
-			run->rcvbuf = kb_ts_ctx_rcvbuf(run->ts);
-			run->chunks = kb_ts_ctx_chunks(run->ts);
-			run->load_ms = kb_ts_ctx_load_ns(run->ts) / 1e6;
+			run->rcvbuf = kb_ts_method_rcvbuf(run->ts);
+			run->chunks = kb_ts_method_chunks(run->ts);
+			run->load_ms = kb_ts_method_load_ns(run->ts) / 1e6;
 		}
-		kb_ts_ctx_free(run->ts);
+		kb_ts_method_close(run->ts);
 		run->ts = NULL;
 	}
 }
 
 static void add_row(struct ctx *c, enum kb_ts_method m)
 {
-	const struct method_run *base = &c->runs[KB_TS_NETLINK_PER_PID];
+	const struct method_run *base = &c->runs[KB_TS_METHOD_NETLINK_PER_PID];
 	struct method_run *run = &c->runs[m];
 	double scale = (double)c->sleepers.n / 1e6;	/* us/process -> s/pass */
 
@@ -1538,13 +1539,13 @@ static void add_row(struct ctx *c, enum kb_ts_method m)
 	if (base->done)
 		kb_results_extra("speedup_vs_per_pid",
 			     base->st.median / run->st.median);
-	if (m == KB_TS_NETLINK_BATCHED) {
+	if (m == KB_TS_METHOD_NETLINK_BATCHED) {
 		kb_results_extra("batch", c->batch);
 		kb_results_extra("rcvbuf_bytes", run->rcvbuf);
 	}
-	if (m == KB_TS_PROCFS_PREAD)
+	if (m == KB_TS_METHOD_PROCFS_PREAD)
 		kb_results_extra("chunks", run->chunks);
-	if (m == KB_TS_BPF_ITER)	/* paid once, before the passes */
+	if (m == KB_TS_METHOD_BPF_ITER)	/* paid once, before the passes */
 		kb_results_extra("load_ms", run->load_ms);
 	kb_results_note(kb_ts_method_desc(m));
 }
@@ -1571,38 +1572,38 @@ static int method_row(struct ctx *c, enum kb_ts_method m, char *why,
 
 static int row_netlink_per_pid(void *arg, char *why, size_t len)
 {
-	return method_row(arg, KB_TS_NETLINK_PER_PID, why, len);
+	return method_row(arg, KB_TS_METHOD_NETLINK_PER_PID, why, len);
 }
 
 static int row_netlink_batched(void *arg, char *why, size_t len)
 {
-	return method_row(arg, KB_TS_NETLINK_BATCHED, why, len);
+	return method_row(arg, KB_TS_METHOD_NETLINK_BATCHED, why, len);
 }
 
 static int row_procfs(void *arg, char *why, size_t len)
 {
-	return method_row(arg, KB_TS_PROCFS, why, len);
+	return method_row(arg, KB_TS_METHOD_PROCFS, why, len);
 }
 
 static int row_procfs_pread(void *arg, char *why, size_t len)
 {
-	return method_row(arg, KB_TS_PROCFS_PREAD, why, len);
+	return method_row(arg, KB_TS_METHOD_PROCFS_PREAD, why, len);
 }
 
 static int row_ioctl(void *arg, char *why, size_t len)
 {
-	return method_row(arg, KB_TS_IOCTL, why, len);
+	return method_row(arg, KB_TS_METHOD_IOCTL, why, len);
 }
 
 static int row_bpf_iter(void *arg, char *why, size_t len)
 {
-	return method_row(arg, KB_TS_BPF_ITER, why, len);
+	return method_row(arg, KB_TS_METHOD_BPF_ITER, why, len);
 }
 
 /* The seed's table, plus the spread and the ratio to per-pid netlink. */
 static void print_table(const struct ctx *c)
 {
-	const struct method_run *base = &c->runs[KB_TS_NETLINK_PER_PID];
+	const struct method_run *base = &c->runs[KB_TS_METHOD_NETLINK_PER_PID];
 	double scale = (double)c->nr_process / 1e6;
 	char speedup[16];
 	int m;
@@ -1614,7 +1615,7 @@ static void print_table(const struct ctx *c)
 	ksft_print_msg("%-16s %10s %12s %12s %12s %11s %8s\n", "method",
 		       "nr_process", "median_s", "min_s", "max_s", "us/process",
 		       "speedup");
-	for (m = 0; m < KB_TS_NR_METHODS; m++) {
+	for (m = 0; m < KB_TS_METHOD_NR; m++) {
 		const struct method_run *r = &c->runs[m];
 
 		if (!r->done)
@@ -1628,16 +1629,118 @@ static void print_table(const struct ctx *c)
 			       r->st.median * scale, r->st.min * scale,
 			       r->st.max * scale, r->st.median, speedup);
 	}
-	if (c->runs[KB_TS_BPF_ITER].done)
+	if (c->runs[KB_TS_METHOD_BPF_ITER].done)
 		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms once, before the passes (%.1f median passes)\n",
-			       c->runs[KB_TS_BPF_ITER].load_ms,
-			       c->runs[KB_TS_BPF_ITER].load_ms /
-			       (c->runs[KB_TS_BPF_ITER].st.median * scale * 1e3));
+			       c->runs[KB_TS_METHOD_BPF_ITER].load_ms,
+			       c->runs[KB_TS_METHOD_BPF_ITER].load_ms /
+			       (c->runs[KB_TS_METHOD_BPF_ITER].st.median * scale * 1e3));
+}
+
+static const char *iter_differs(const struct kb_ts_stats *a,
+			   const struct kb_ts_stats *b, char *why,
+			   size_t whylen)
+{
+#define KB_DIFFERS(f) (a->f != b->f && \
+	snprintf(why, whylen, #f ": bpf_iter %llu, netlink %llu", \
+		 (unsigned long long)a->f, (unsigned long long)b->f))
+	if (KB_DIFFERS(pid) || KB_DIFFERS(tgid) || KB_DIFFERS(utime) ||
+	    KB_DIFFERS(stime) || KB_DIFFERS(nvcsw) || KB_DIFFERS(nivcsw) ||
+	    KB_DIFFERS(minflt) || KB_DIFFERS(majflt) ||
+	    KB_DIFFERS(cpu_count) || KB_DIFFERS(cpu_delay_total) ||
+	    KB_DIFFERS(cpu_run_real_total) ||
+	    KB_DIFFERS(cpu_run_virtual_total) ||
+	    KB_DIFFERS(blkio_count) || KB_DIFFERS(blkio_delay_total) ||
+	    KB_DIFFERS(swapin_count) || KB_DIFFERS(swapin_delay_total) ||
+	    KB_DIFFERS(wpcopy_count) || KB_DIFFERS(wpcopy_delay_total) ||
+	    KB_DIFFERS(read_char) || KB_DIFFERS(write_char) ||
+	    KB_DIFFERS(read_bytes) || KB_DIFFERS(write_bytes))
+		return why;
+#undef KB_DIFFERS
+	if (strcmp(a->comm, b->comm)) {
+		snprintf(why, whylen, "comm: bpf_iter '%s', netlink '%s'",
+			 a->comm, b->comm);
+		return why;
+	}
+	return NULL;
+}
+
+/* The iterator's record of @pid (filtered by @comm), or -ESRCH. */
+static int iter_stats(struct kb_ts_bpf *b, pid_t pid, struct kb_ts_stats *ts)
+{
+	long got = kb_ts_bpf_pass(b), i;
+
+	if (got < 0)
+		return got;
+	for (i = 0; i < got; i++) {
+		kb_ts_bpf_get(b, i, ts);
+		if (ts->pid == (uint32_t)pid)
+			return 0;
+	}
+	return -ESRCH;
+}
+
+/*
+ * For the sleeping task @pid (comm containing @comm) the iterator's
+ * figures equal TASKSTATS_CMD_GET's. KSFT_PASS (figures in @why),
+ * KSFT_FAIL or KSFT_SKIP (reason in @why).
+ */
+static int bpf_matches_netlink(pid_t pid, const char *comm, char *why,
+			       size_t whylen)
+{
+	struct kb_ts_stats by_iter;
+	struct kb_ts_reply r;
+	uint64_t load_ns;
+	struct kb_ts_bpf *b;
+	struct kb_nl nl;
+	int err;
+
+	b = kb_ts_bpf_open(comm, &load_ns, &err, why, whylen);
+	if (!b)
+		return kb_errno_bpf_is_environment(err) ? KSFT_SKIP : KSFT_FAIL;
+	err = kb_ts_open(&nl, 0, 5000);
+	if (err) {
+		snprintf(why, whylen, "no TASKSTATS netlink socket: %s",
+			 strerror(-err));
+		kb_ts_bpf_free(b);
+		return kb_errno_lookup_is_environment(err, KB_ENV_NO_CAP) ?
+		       KSFT_SKIP : KSFT_FAIL;
+	}
+	err = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, pid, &r);
+	kb_nl_close(&nl);
+	if (err && kb_errno_is_environment(err, CAP_NET_ADMIN)) {
+		kb_errno_explain(err, CAP_NET_ADMIN, "TASKSTATS_CMD_GET", why,
+				 whylen);
+		kb_ts_bpf_free(b);
+		return KSFT_SKIP;
+	}
+	if (!err && !r.pid.has_stats)
+		err = -EBADMSG;
+	if (err) {
+		snprintf(why, whylen, "TASKSTATS_CMD_GET of pid %d: %s",
+			 (int)pid, strerror(-err));
+		kb_ts_bpf_free(b);
+		return KSFT_FAIL;
+	}
+	err = iter_stats(b, pid, &by_iter);
+	kb_ts_bpf_free(b);
+	if (err) {
+		snprintf(why, whylen, "the iterator did not emit pid %d: %s",
+			 (int)pid, strerror(-err));
+		return KSFT_FAIL;
+	}
+	if (iter_differs(&by_iter, &r.pid.stats, why, whylen))
+		return KSFT_FAIL;
+	snprintf(why, whylen, "pid=%d utime=%llu nvcsw=%llu cpu_count=%llu read_char=%llu",
+		 (int)pid, (unsigned long long)by_iter.utime,
+		 (unsigned long long)by_iter.nvcsw,
+		 (unsigned long long)by_iter.cpu_count,
+		 (unsigned long long)by_iter.read_char);
+	return KSFT_PASS;
 }
 
 /*
  * The BPF task iterator reads what TASKSTATS_CMD_GET answers for a
- * sleeper (lib/taskstats_bpf.c compares the fields).
+ * sleeper.
  */
 static int test_bpf_iter_matches_netlink(void *arg, char *why, size_t len)
 {
@@ -1650,8 +1753,7 @@ static int test_bpf_iter_matches_netlink(void *arg, char *why, size_t len)
 		snprintf(why, len, "no sleepers could be spawned");
 		return KSFT_SKIP;
 	}
-	rc = kb_tsb_matches_netlink(c->sleepers.pids[0], SLEEPER_COMM, why,
-				    len);
+	rc = bpf_matches_netlink(c->sleepers.pids[0], SLEEPER_COMM, why, len);
 	if (rc == KSFT_PASS)
 		kb_results_figure("bpf_iter_matches_netlink", "%s", why);
 	return rc;
@@ -1719,7 +1821,7 @@ static void build_tests(void)
 {
 	int m;
 
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
+	for (m = 0; m < KB_TS_METHOD_NR; m++)
 		tests[method_row_index(m)].desc = kb_ts_method_desc(m);
 }
 
@@ -1748,7 +1850,7 @@ static void usage(FILE *f, void *arg)
 "checks need CAP_NET_ADMIN and skip without it; ioctl skips unless the\n"
 "kernel has the RFC's /proc/taskstats. 'taskstats -l' lists the tests.\n",
 		kb_cli_prog(), DEFAULT_PROCS, FULL_PROCS, SLOW_PROCS,
-		KB_TS_DEFAULT_BATCH, DEFAULT_PASSES, SLOW_PASSES,
+		KB_TS_METHOD_DEFAULT_BATCH, DEFAULT_PASSES, SLOW_PASSES,
 		DEFAULT_WARMUP);
 }
 
@@ -1761,7 +1863,7 @@ static void on_option(int opt, const char *arg, void *ctx)
 		c->procs = kb_cli_parse_ll(arg, "--processes", 1, 4194304);
 		break;
 	case 'K':
-		c->batch = kb_cli_parse_ll(arg, "--batch", 1, KB_TS_MAX_BATCH);
+		c->batch = kb_cli_parse_ll(arg, "--batch", 1, KB_TS_METHOD_MAX_BATCH);
 		break;
 	case 'p':
 		c->passes = kb_cli_parse_ll(arg, "--passes", 1, 1000000);
@@ -1791,7 +1893,7 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 
 	c->procs = -1;
 	c->passes = -1;
-	c->batch = KB_TS_DEFAULT_BATCH;
+	c->batch = KB_TS_METHOD_DEFAULT_BATCH;
 	c->warmup = DEFAULT_WARMUP;
 	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->procs < 0)
@@ -1801,7 +1903,7 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 		c->passes = kb_cli_pick_count(&c->common, DEFAULT_PASSES,
 					  DEFAULT_PASSES, SLOW_PASSES);
 	c->burn_scale = kb_env_machine_slow() ? 0.5 : 1.0;
-	for (m = 0; m < KB_TS_NR_METHODS; m++)
+	for (m = 0; m < KB_TS_METHOD_NR; m++)
 		c->runs[m].selected = c->common.selected[method_row_index(m)];
 }
 

@@ -30,12 +30,12 @@ static void test_loaders_skip(void)
 	int err = 0;
 
 	why[0] = '\0';
-	kb_ktap_result(!kb_tsb_open("kb_sleeper", &load_ns, &err, why, sizeof(why)) &&
+	kb_ktap_result(!kb_ts_bpf_open("kb_sleeper", &load_ns, &err, why, sizeof(why)) &&
 		  err == -EOPNOTSUPP && load_ns == 0 && why[0],
 		  "task_iterator_open_skips", why);
 	why[0] = '\0';
 	load_ns = 1;
-	kb_ktap_result(!kb_mcb_open("/sys/fs/cgroup", true, &load_ns, &err, why,
+	kb_ktap_result(!kb_memcg_bpf_open("/sys/fs/cgroup", true, &load_ns, &err, why,
 			       sizeof(why)) &&
 		  err == -EOPNOTSUPP && load_ns == 0 && why[0],
 		  "cgroup_iterator_open_skips", why);

@@ -24,6 +24,7 @@
 #include "children.h"
 #include "netlink.h"
 #include "taskstats.h"
+#include "taskstats_judge.h"
 
 /* Hand-built buffers, written independently of the code under test. */
 static union {
@@ -386,25 +387,25 @@ static const char status_text[] =
 
 static void test_proc_parsers(void)
 {
-	struct kb_ts_proc p;
+	struct kb_proc_task p;
 
 	memset(&p, 0, sizeof(p));
-	kb_ktap_result(!kb_ts_proc_status_parse(status_text, strlen(status_text),
+	kb_ktap_result(!kb_proc_status_parse(status_text, strlen(status_text),
 					   &p) && p.nvcsw == 17 && p.nivcsw == 3,
 		  "proc_status_parse", "context switch counts misread");
-	kb_ktap_result(kb_ts_proc_status_parse(status_text, 40, &p) == -EBADMSG,
+	kb_ktap_result(kb_proc_status_parse(status_text, 40, &p) == -EBADMSG,
 		  "proc_status_missing", "status without the counts was accepted");
 
-	kb_ktap_result(kb_ts_stat_is_pid("42 (x) S", 8, 42) &&
-		  !kb_ts_stat_is_pid("42 (x) S", 8, 4) &&
-		  !kb_ts_stat_is_pid("421 (x)", 7, 42) &&
-		  !kb_ts_stat_is_pid("42", 0, 42) &&
-		  !kb_ts_stat_is_pid("42 (x)", 2, 42) &&
-		  !kb_ts_stat_is_pid("-42 (x)", 7, -42), "stat_is_pid",
+	kb_ktap_result(kb_proc_stat_is_pid("42 (x) S", 8, 42) &&
+		  !kb_proc_stat_is_pid("42 (x) S", 8, 4) &&
+		  !kb_proc_stat_is_pid("421 (x)", 7, 42) &&
+		  !kb_proc_stat_is_pid("42", 0, 42) &&
+		  !kb_proc_stat_is_pid("42 (x)", 2, 42) &&
+		  !kb_proc_stat_is_pid("-42 (x)", 7, -42), "stat_is_pid",
 		  "another task's or an empty stat was taken for ours");
-	kb_ktap_result(kb_ts_comm_matches("kb_sleeper\n", 11, "sleep") &&
-		  !kb_ts_comm_matches("kb_sleeper\n", 11, "sleeper\n") &&
-		  !kb_ts_comm_matches("kb_sleeper", -1, "kb"), "comm_matches",
+	kb_ktap_result(kb_proc_comm_contains("kb_sleeper\n", 11, "sleep") &&
+		  !kb_proc_comm_contains("kb_sleeper\n", 11, "sleeper\n") &&
+		  !kb_proc_comm_contains("kb_sleeper", -1, "kb"), "comm_matches",
 		  "comm matching is wrong");
 	kb_ktap_result(kb_loadavg_threads("0.00 0.01 0.05 1/234 5678\n") == 234 &&
 		  kb_loadavg_threads("0.00 0.01 0.05") == -1 &&
@@ -428,22 +429,22 @@ static void stats_of_text(struct kb_ts_stats *ts)
 
 static void test_matches_proc(void)
 {
-	const unsigned int all = KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU;
+	const unsigned int all = KB_TS_JUDGE_IDS | KB_TS_JUDGE_CTXT | KB_TS_JUDGE_CPU;
 	struct kb_ts_stats ts;
-	struct kb_ts_proc p;
+	struct kb_proc_task p;
 	char why[200];
 	bool ok;
 
 	memset(&p, 0, sizeof(p));
 	kb_proc_stat_parse(stat_text, &p.stat);
-	kb_ts_proc_status_parse(status_text, strlen(status_text), &p);
+	kb_proc_status_parse(status_text, strlen(status_text), &p);
 	stats_of_text(&ts);
-	kb_ktap_result(kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why)),
+	kb_ktap_result(kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why)),
 		  "matches_proc", "a faithful record did not match");
 #define CORRUPT(field, value, name) do {				\
 	stats_of_text(&ts);						\
 	ts.field = value;						\
-	kb_ktap_result(!kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why)), \
+	kb_ktap_result(!kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why)), \
 		  name, "a corrupted " #field " matched /proc");	\
 } while (0)
 	CORRUPT(pid, 4243, "matches_proc_pid");
@@ -456,15 +457,15 @@ static void test_matches_proc(void)
 #undef CORRUPT
 	stats_of_text(&ts);
 	ts.comm[0] = 'b';
-	kb_ktap_result(!kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why)),
 		  "matches_proc_comm", "a corrupted comm matched /proc");
 	/* Tick-sampled time may be lower (lost ticks), not higher. */
 	stats_of_text(&ts);
 	ts.utime = 100000;
 	ts.stime = 0;
-	ok = kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why));
+	ok = kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why));
 	ts.cpu_run_virtual_total = 0;
-	kb_ktap_result(ok && !kb_ts_matches_proc(&ts, &p, all, 100, why,
+	kb_ktap_result(ok && !kb_ts_judge_proc(&ts, &p, all, 100, why,
 					    sizeof(why)),
 		  "matches_proc_lost_ticks",
 		  "lost ticks judged wrongly with and without the runtime");
@@ -485,48 +486,48 @@ static void test_plausible(void)
 	memset(&g, 0, sizeof(g));
 	g.cpu_run_virtual_total = 300500000;
 	g.nvcsw = 6;
-	kb_ktap_result(kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
+	kb_ktap_result(kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
 		  "tgid_plausible", "a faithful aggregate was rejected");
 	g.cpu_run_virtual_total = 600000000;
-	kb_ktap_result(!kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
 		  "tgid_double_counted", "an aggregate counted twice passed");
 	g.cpu_run_virtual_total = 200000000;
-	kb_ktap_result(!kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
 		  "tgid_thread_missing", "an aggregate missing a thread passed");
 	g.cpu_run_virtual_total = 300000000;
 	g.nvcsw = 8;
-	kb_ktap_result(!kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
 		  "tgid_nvcsw_sum", "context switches not the threads' sum passed");
 
 	memset(&on, 0, sizeof(on));
 	memset(&off, 0, sizeof(off));
 	on.wpcopy_count = 70;
 	on.wpcopy_delay_total = 200000;
-	kb_ktap_result(kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
+	kb_ktap_result(kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
 		  "wpcopy_plausible", "a faithful wpcopy count was rejected");
 	off.wpcopy_count = 64;
 	off.wpcopy_delay_total = 1000;
-	kb_ktap_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
 		  "wpcopy_knob_off", "a count with the knob off passed");
 	memset(&off, 0, sizeof(off));
 	on.wpcopy_count = 0;
-	kb_ktap_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
 		  "wpcopy_too_few", "no copy counted with the knob on passed");
 	on.wpcopy_count = 64 * 3;
-	on.wpcopy_count += KB_TS_WPCOPY_SLACK;
-	kb_ktap_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
+	on.wpcopy_count += KB_TS_JUDGE_WPCOPY_SLACK;
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
 		  "wpcopy_too_many", "a count far above the pages written passed");
 	on.wpcopy_count = 64;
 	on.wpcopy_delay_total = 0;
-	kb_ktap_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
 		  "wpcopy_no_delay", "copies without any delay passed");
 
-	kb_ktap_result(kb_ts_cgroupstats_plausible(&cs, 1000, 1030, why, sizeof(why)),
+	kb_ktap_result(kb_ts_judge_cgroupstats(&cs, 1000, 1030, why, sizeof(why)),
 		  "cgroupstats_plausible", "a faithful answer was rejected");
-	kb_ktap_result(!kb_ts_cgroupstats_plausible(&cs, 1001, 1030, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_cgroupstats(&cs, 1001, 1030, why, sizeof(why)),
 		  "cgroupstats_sleepers", "fewer sleeping than our sleepers passed");
 	cs.nr_sleeping = 2000;
-	kb_ktap_result(!kb_ts_cgroupstats_plausible(&cs, 1000, 1030, why, sizeof(why)),
+	kb_ktap_result(!kb_ts_judge_cgroupstats(&cs, 1000, 1030, why, sizeof(why)),
 		  "cgroupstats_double", "tasks counted twice passed");
 }
 
