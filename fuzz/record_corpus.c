@@ -40,6 +40,8 @@
 #include <linux/taskstats.h>
 
 #include "cgroup.h"
+#include "memstat.h"
+#include "text.h"
 #include "kbench.h"
 #include "netlink.h"
 
@@ -270,7 +272,7 @@ static void record_mountinfo(struct recorder *rec)
 		"mqueue", "9p", "overlay", "debugfs", "tracefs", "ext4", "xfs",
 		"btrfs",
 	};
-	static struct kb_mount m;
+	static struct kb_cgroup_mount m;
 	char *text = malloc(TEXT_MAX), *out = malloc(TEXT_MAX);
 	const char *line;
 	struct kb_text t;
@@ -284,7 +286,7 @@ static void record_mountinfo(struct recorder *rec)
 	}
 	kb_text_init(&t, text, (size_t)got);
 	while (kb_text_next_line(&t, &line, &n)) {
-		if (kb_mountinfo_parse_line(line, n, &m))
+		if (kb_cgroup_mountinfo_parse(line, n, &m))
 			continue;
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 			if (strcmp(m.fstype, kinds[i]) || len + n + 1 > TEXT_MAX)
@@ -358,7 +360,7 @@ static pid_t memcg_child(const char *dir, int ready[2], int done[2])
  */
 static void wait_for_anon(const char *dir)
 {
-	static struct kb_stat st;
+	static struct kb_memstat st;
 	char path[PATH_MAX + 32], *buf = malloc(TEXT_MAX);
 	unsigned long long v = 0;
 	ssize_t n;
@@ -367,9 +369,9 @@ static void wait_for_anon(const char *dir)
 	snprintf(path, sizeof(path), "%s/memory.stat", dir);
 	for (i = 0; buf && i < 50; i++) {
 		n = kb_file_read_all(path, buf, TEXT_MAX);
-		if (n > 0 && !kb_stat_parse(buf, (size_t)n, &st, NULL, 0) &&
-		    ((kb_stat_get(&st, "anon", &v) && v) ||
-		     (kb_stat_get(&st, "rss", &v) && v)))
+		if (n > 0 && !kb_memstat_parse(buf, (size_t)n, &st, NULL, 0) &&
+		    ((kb_memstat_get(&st, "anon", &v) && v) ||
+		     (kb_memstat_get(&st, "rss", &v) && v)))
 			break;
 		usleep(100000);
 	}
@@ -378,7 +380,7 @@ static void wait_for_anon(const char *dir)
 
 /* A memory cgroup of our own, with a task and some memory in it. */
 static void record_memcg_child(struct recorder *rec, struct kb_nl *nl,
-			       const struct kb_memcg_mount *mnt)
+			       const struct kb_cgroup_memcg_mount *mnt)
 {
 	char name[64], path[64], c;
 	int ready[2], done[2] = { -1, -1 }, err;
@@ -424,12 +426,12 @@ static void record_memcg_child(struct recorder *rec, struct kb_nl *nl,
 
 static void record_memcg(struct recorder *rec, struct kb_nl *nl)
 {
-	struct kb_memcg_mount mnt;
+	struct kb_cgroup_memcg_mount mnt;
 	char name[64];
 	int err;
 
 	save_file(rec, "cgroup-self", "/proc/self/cgroup");
-	err = kb_memcg_find(&mnt);
+	err = kb_cgroup_memcg_find(&mnt);
 	if (err) {
 		note("memory controller", err);
 		return;

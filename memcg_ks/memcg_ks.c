@@ -40,6 +40,8 @@
 
 #include "bpf_iter.h"
 #include "cgroup.h"
+#include "memstat.h"
+#include "numastat.h"
 #include "memcg_bpf.h"
 #include "ktap.h"
 #include "rtsched.h"
@@ -139,7 +141,7 @@ struct memcg_ctx {
 	struct options opt;
 	struct kb_cli_common common;		/* the options every program shares */
 	struct kb_placement place;
-	struct kb_memcg_mount mnt;
+	struct kb_cgroup_memcg_mount mnt;
 	struct kb_cgroup test_cg;
 	char dir[PATH_MAX];		/* the memory cgroup we read */
 	enum kb_cgroup_version ver;
@@ -230,26 +232,26 @@ static ssize_t read_text(struct memcg_ctx *c, const char *name, char *why,
  * of its own: c->text read before stays valid.
  */
 static int read_stat(struct memcg_ctx *c, const char *name,
-		     struct kb_stat *st, char *why, size_t size)
+		     struct kb_memstat *st, char *why, size_t size)
 {
 	ssize_t n = read_into(c, name, c->stat_text, sizeof(c->stat_text),
 			      why, size);
 
 	if (n < 0)
 		return (int)n;
-	return kb_stat_parse(c->stat_text, (size_t)n, st, why, size);
+	return kb_memstat_parse(c->stat_text, (size_t)n, st, why, size);
 }
 
 static int read_stat_key(struct memcg_ctx *c, const char *key,
 			 unsigned long long *v)
 {
-	struct kb_stat st;
+	struct kb_memstat st;
 	char why[256];
 	int err = read_stat(c, "memory.stat", &st, why, sizeof(why));
 
 	if (err)
 		return err;
-	return kb_stat_get(&st, key, v) ? 0 : -ENOENT;
+	return kb_memstat_get(&st, key, v) ? 0 : -ENOENT;
 }
 
 /* ---- the helper child: allocates and frees memory on request ----------- */
@@ -433,7 +435,7 @@ static void check_user_cgroup(struct memcg_ctx *c, const char *path,
 
 static void find_memcg(struct memcg_ctx *c)
 {
-	int err = kb_memcg_find(&c->mnt);
+	int err = kb_cgroup_memcg_find(&c->mnt);
 
 	if (err == -ENOENT)
 		ksft_exit_skip("no memory cgroup controller mounted (cgroup v2 'memory' in cgroup.controllers, or a v1 memory hierarchy): CONFIG_MEMCG?\n");
@@ -466,7 +468,7 @@ static void pick_default_cgroup(struct memcg_ctx *c)
 			 c->mnt.path, name, strerror(-err));
 	}
 	snprintf(c->create_note, sizeof(c->create_note), "%s", why);
-	err = kb_memcg_self(&c->mnt, c->dir, sizeof(c->dir));
+	err = kb_cgroup_memcg_self(&c->mnt, c->dir, sizeof(c->dir));
 	snprintf(stat_path, sizeof(stat_path), "%s/memory.stat", c->dir);
 	if (err || access(stat_path, R_OK)) {
 		snprintf(c->dir, sizeof(c->dir), "%s", c->mnt.path);
@@ -835,7 +837,7 @@ static void build_field_filter(int n, bool flush, char *buf, size_t size)
 /* Default key filter: the first 8 keys of the legacy memory.stat. */
 static void default_keys(struct memcg_ctx *c, char *buf, size_t size)
 {
-	struct kb_stat st;
+	struct kb_memstat st;
 	char why[256];
 	size_t len = 0, i;
 
@@ -853,7 +855,7 @@ static void build_key_filter(const char *keys, bool flush, char *buf,
 	snprintf(buf, size, "%s%s", flush ? "flush," : "", keys);
 }
 
-static int ks_read(struct memcg_ctx *c, enum file_id f, struct kb_stat *st,
+static int ks_read(struct memcg_ctx *c, enum file_id f, struct kb_memstat *st,
 		   char *why, size_t size)
 {
 	char name[64];
@@ -1071,12 +1073,12 @@ static int check_stat_parse(void *ctx, char *why, size_t size)
 	bool v2 = c->ver == KB_CGROUP_V2;
 	const char *const *keys = v2 ? v2_keys : v1_keys;
 	size_t i, n = v2 ? ARRAY_SIZE(v2_keys) : ARRAY_SIZE(v1_keys);
-	struct kb_stat st;
+	struct kb_memstat st;
 
 	if (read_stat(c, "memory.stat", &st, why, size))
 		return KSFT_FAIL;
 	for (i = 0; i < n; i++) {
-		if (!kb_stat_get(&st, keys[i], NULL)) {
+		if (!kb_memstat_get(&st, keys[i], NULL)) {
 			snprintf(why, size, "cgroup v%d memory.stat lacks '%s'",
 				 c->ver, keys[i]);
 			return KSFT_FAIL;
@@ -1162,8 +1164,8 @@ static int charge_and_wait(struct memcg_ctx *c, unsigned long long *before,
 static int numa_sums_once(struct memcg_ctx *c, int *lines,
 			  unsigned long long *anon, char *why, size_t size)
 {
-	struct kb_stat before, after;
-	struct kb_numa_line l;
+	struct kb_memstat before, after;
+	struct kb_numastat_line l;
 	bool v2 = c->ver == KB_CGROUP_V2;
 	ssize_t n;
 	int err;
@@ -1175,17 +1177,17 @@ static int numa_sums_once(struct memcg_ctx *c, int *lines,
 		return -1;
 	if (v2 && read_stat(c, "memory.stat", &after, why, size))
 		return -1;
-	if (kb_numa_check_sums(c->text, (size_t)n, v2 ? &before : NULL,
+	if (kb_numastat_check_sums(c->text, (size_t)n, v2 ? &before : NULL,
 			       v2 ? &after : NULL, MATCH_TOL_PPM, lines, why,
 			       size))
 		return -1;
-	err = kb_numa_stat_find(c->text, (size_t)n, "anon", &l);
+	err = kb_numastat_find(c->text, (size_t)n, "anon", &l);
 	if (err) {
 		snprintf(why, size, "no anon line in memory.numa_stat: %s",
 			 strerror(-err));
 		return -1;
 	}
-	*anon = kb_numa_line_sum(&l) * (l.has_total ? c->page_size : 1);
+	*anon = kb_numastat_line_sum(&l) * (l.has_total ? c->page_size : 1);
 	return 0;
 }
 
@@ -1319,17 +1321,17 @@ static int last_memory_node(int *nodes)
 static int numa_anon_node_value(struct memcg_ctx *c, int node,
 				unsigned long long *v)
 {
-	struct kb_numa_line l;
+	struct kb_numastat_line l;
 	char why[256];
 	ssize_t n = read_text(c, "memory.numa_stat", why, sizeof(why));
 	int err;
 
 	if (n < 0)
 		return (int)n;
-	err = kb_numa_stat_find(c->text, (size_t)n, "anon", &l);
+	err = kb_numastat_find(c->text, (size_t)n, "anon", &l);
 	if (err)
 		return err;
-	if (!kb_numa_line_node(&l, node, v))
+	if (!kb_numastat_line_node(&l, node, v))
 		return -ENOENT;
 	if (l.has_total)	/* v1 counts pages */
 		*v *= c->page_size;
@@ -1428,7 +1430,7 @@ static void check_filter(const struct memcg_ctx *c, char *buf, size_t size)
 
 /* Write the key filter and see it applied: exactly its keys, in order. */
 static int ks_set_key_filter(struct memcg_ctx *c, const char *filter,
-			     struct kb_stat *ks, char *why, size_t size)
+			     struct kb_memstat *ks, char *why, size_t size)
 {
 	char reason[256];
 	int err = ks_write(c, F_STAT, filter);
@@ -1440,7 +1442,7 @@ static int ks_set_key_filter(struct memcg_ctx *c, const char *filter,
 	}
 	if (ks_read(c, F_STAT, ks, why, size))
 		return -1;
-	if (kb_ks_keys_match(ks, filter, reason, sizeof(reason))) {
+	if (kb_memstat_ks_keys_match(ks, filter, reason, sizeof(reason))) {
 		snprintf(why, size, "filter '%.200s' not applied: %s", filter,
 			 reason);
 		return -1;
@@ -1453,7 +1455,7 @@ static int ks_set_key_filter(struct memcg_ctx *c, const char *filter,
  * FAIL unless the key filter takes effect; KSFT_PASS to go on.
  */
 static int ks_check_start(struct memcg_ctx *c, char *filter, size_t fsize,
-			  struct kb_stat *ks, char *why, size_t size)
+			  struct kb_memstat *ks, char *why, size_t size)
 {
 	if (ks_ready(c, why, size))
 		return KSFT_SKIP;
@@ -1464,16 +1466,16 @@ static int ks_check_start(struct memcg_ctx *c, char *filter, size_t fsize,
 }
 
 /* memory.stat, the .ks file, memory.stat: the .ks values in between. */
-static int ks_values_once(struct memcg_ctx *c, struct kb_stat *ks,
+static int ks_values_once(struct memcg_ctx *c, struct kb_memstat *ks,
 			  char *why, size_t size)
 {
-	struct kb_stat before, after;
+	struct kb_memstat before, after;
 
 	if (read_stat(c, "memory.stat", &before, why, size) ||
 	    ks_read(c, F_STAT, ks, why, size) ||
 	    read_stat(c, "memory.stat", &after, why, size))
 		return -1;
-	return kb_stat_values_bracketed(ks, &before, &after, MATCH_TOL_PPM,
+	return kb_memstat_values_bracketed(ks, &before, &after, MATCH_TOL_PPM,
 					why, size);
 }
 
@@ -1481,7 +1483,7 @@ static int check_ks_matches(void *ctx, char *why, size_t size)
 {
 	struct memcg_ctx *c = ctx;
 	char filter[FILTER_LEN];
-	struct kb_stat ks;
+	struct kb_memstat ks;
 	int tries, rc, err = -1;
 
 	rc = ks_check_start(c, filter, sizeof(filter), &ks, why, size);
@@ -1516,7 +1518,7 @@ static int check_ks_invalid(void *ctx, char *why, size_t size)
 		"",	/* too_many_fields() */
 	};
 	char filter[FILTER_LEN], big[FILTER_LEN * 2], reason[256];
-	struct kb_stat ks;
+	struct kb_memstat ks;
 	size_t i;
 	int rc, err;
 
@@ -1537,7 +1539,7 @@ static int check_ks_invalid(void *ctx, char *why, size_t size)
 		}
 		if (ks_read(c, F_STAT, &ks, why, size))
 			return KSFT_FAIL;
-		if (kb_ks_keys_match(&ks, filter, reason, sizeof(reason))) {
+		if (kb_memstat_ks_keys_match(&ks, filter, reason, sizeof(reason))) {
 			snprintf(why, size, "after the rejected filter '%.60s' the previous filter is gone: %s",
 				 text, reason);
 			return KSFT_FAIL;
@@ -1557,7 +1559,7 @@ static int check_ks_invalid(void *ctx, char *why, size_t size)
 static int check_ks_reset(void *ctx, char *why, size_t size)
 {
 	struct memcg_ctx *c = ctx;
-	struct kb_stat ks, legacy;
+	struct kb_memstat ks, legacy;
 	char filter[FILTER_LEN];
 	int rc, err;
 
@@ -1572,7 +1574,7 @@ static int check_ks_reset(void *ctx, char *why, size_t size)
 	if (ks_read(c, F_STAT, &ks, why, size) ||
 	    read_stat(c, "memory.stat", &legacy, why, size))
 		return KSFT_FAIL;
-	if (!kb_stat_same_keys(&ks, &legacy)) {
+	if (!kb_memstat_same_keys(&ks, &legacy)) {
 		snprintf(why, size, "after reset memory.stat.ks has %zu keys, memory.stat %zu (or another order)",
 			 ks.n, legacy.n);
 		return KSFT_FAIL;
@@ -1605,7 +1607,7 @@ static int bpf_iter_unusable(struct memcg_ctx *c, char *why, size_t size)
 
 /* A counter the iterator read must be a memory.stat value, unit aside. */
 static bool bpf_value_in_stat(const struct memcg_ctx *c, long long v,
-			      const struct kb_stat *st)
+			      const struct kb_memstat *st)
 {
 	unsigned long long u = v < 0 ? 0 : (unsigned long long)v;
 	size_t i;
@@ -1633,7 +1635,7 @@ static int bpf_compare_once(struct memcg_ctx *c, char *why, size_t size,
 	unsigned long long anon = 0;
 	const int64_t *vals;
 	bool anon_seen = false;
-	struct kb_stat st;
+	struct kb_memstat st;
 	long n, i;
 
 	n = kb_memcg_bpf_read(c->bpf.b, &vals);
@@ -1643,7 +1645,7 @@ static int bpf_compare_once(struct memcg_ctx *c, char *why, size_t size,
 	}
 	if (read_stat(c, "memory.stat", &st, why, size))
 		return -1;
-	kb_stat_get(&st, anon_key, &anon);
+	kb_memstat_get(&st, anon_key, &anon);
 	*nonzero = 0;
 	for (i = 0; i < n; i++) {
 		if (vals[i] == 0)
@@ -2090,7 +2092,8 @@ static void on_option(int c, const char *arg, void *ctx)
 }
 
 /* Defaults that depend on other options, after the whole line. */
-static void finish_options(struct options *opt, const struct kb_cli_common *common)
+static void finish_options(struct options *opt,
+			   const struct kb_cli_common *common)
 {
 	const char *env = getenv("CGPATH");
 	bool big = common->full || opt->bench;

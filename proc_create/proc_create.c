@@ -720,8 +720,8 @@ static int describe_error(struct pc_ctx *c, const struct method *m, int err,
 	return kb_errno_result(err, KB_ENV_NO_CAP, m->label, buf, len);
 }
 
-static double cap_for(const struct options *o, const struct kb_cli_common *common,
-		      const struct psize *s)
+static double cap_for(const struct options *o,
+		      const struct kb_cli_common *common, const struct psize *s)
 {
 	if (o->cell_time >= 0)
 		return o->cell_time;

@@ -130,8 +130,8 @@ static void sleep_one_second(void)
 		;
 }
 
-static struct kb_ts_method_ctx *new_ctx(const struct options *o, const pid_t *pids,
-				 size_t n)
+static struct kb_ts_method_ctx *new_ctx(const struct options *o,
+					const pid_t *pids, size_t n)
 {
 	struct kb_ts_method_ctx *ctx;
 	char why[160];

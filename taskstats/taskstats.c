@@ -770,7 +770,7 @@ struct cgroup_dir {
 };
 
 /* Our cgroup in the v1 hierarchy mounted at @m, from /proc/self/cgroup. */
-static int v1_own_path(const struct kb_mount *m, const char *proc_cgroup,
+static int v1_own_path(const struct kb_cgroup_mount *m, const char *proc_cgroup,
 		       char *path, size_t size)
 {
 	char opts[sizeof(m->super_opts)], *tok, *save;
@@ -780,7 +780,7 @@ static int v1_own_path(const struct kb_mount *m, const char *proc_cgroup,
 	for (tok = strtok_r(opts, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save))
 		if (strcmp(tok, "rw") && strcmp(tok, "ro") &&
-		    !kb_proc_cgroup_path(proc_cgroup, strlen(proc_cgroup),
+		    !kb_cgroup_proc_path(proc_cgroup, strlen(proc_cgroup),
 					 KB_CGROUP_V1, tok, path,
 					 size))
 			return 0;
@@ -797,7 +797,7 @@ static int cgroup_dirs_parse(const char *mountinfo, const char *proc_cgroup,
 {
 	char line[PATH_MAX * 2 + 1024], path[PATH_MAX];
 	const char *at = mountinfo, *nl;
-	struct kb_mount *m = malloc(sizeof(*m));
+	struct kb_cgroup_mount *m = malloc(sizeof(*m));
 	int n = 0, err;
 
 	while (m && at && *at && n < max) {
@@ -805,11 +805,11 @@ static int cgroup_dirs_parse(const char *mountinfo, const char *proc_cgroup,
 		snprintf(line, sizeof(line), "%.*s",
 			 (int)(nl ? nl - at : (ptrdiff_t)strlen(at)), at);
 		at = nl ? nl + 1 : NULL;
-		if (kb_mountinfo_parse_line(line, strlen(line), m) ||
+		if (kb_cgroup_mountinfo_parse(line, strlen(line), m) ||
 		    strcmp(m->root, "/"))
 			continue;
 		if (!strcmp(m->fstype, "cgroup2"))
-			err = kb_proc_cgroup_path(proc_cgroup,
+			err = kb_cgroup_proc_path(proc_cgroup,
 						  strlen(proc_cgroup),
 						  KB_CGROUP_V2, NULL, path,
 						  sizeof(path));
