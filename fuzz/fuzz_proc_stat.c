@@ -3,7 +3,7 @@
  * libFuzzer harness: the /proc text decoders of lib/proc.c:
  * kb_proc_stat_parse() and kb_proc_stat_is_pid() (stat),
  * kb_proc_comm_contains() (comm), kb_proc_status_parse() (status) and
- * kb_loadavg_threads() (/proc/loadavg). The input is the file's text;
+ * kb_proc_loadavg_threads() (/proc/loadavg). The input is the file's text;
  * the stat and loadavg parsers get it NUL-terminated as their readers
  * pass it, the others an exact-length copy (a read that filled its
  * buffer leaves no NUL behind the text).
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	kb_loadavg_threads(text);
+	kb_proc_loadavg_threads(text);
 	if (kb_proc_stat_parse(text, &st) == 0 &&
 	    memchr(st.comm, '\0', sizeof(st.comm)) == NULL)
 		abort();

@@ -115,27 +115,27 @@ static void record_reply(struct recorder *rec, struct kb_nl *nl,
 static void family_req(struct kb_nl *nl, struct kb_nl_req *req,
 		       const char *family)
 {
-	kb_genl_req_init(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
+	kb_nl_genl_req_init(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
 			 kb_nl_next_seq(nl));
-	kb_nla_append_str(req, CTRL_ATTR_FAMILY_NAME, family);
+	kb_nl_attr_append_str(req, CTRL_ATTR_FAMILY_NAME, family);
 }
 
 static void ts_req(struct kb_nl *nl, struct kb_nl_req *req, uint8_t cmd,
 		   uint16_t attr, uint32_t val)
 {
-	kb_genl_req_init(req, nl->family, cmd, TASKSTATS_GENL_VERSION,
+	kb_nl_genl_req_init(req, nl->family, cmd, TASKSTATS_GENL_VERSION,
 			 kb_nl_next_seq(nl));
-	kb_nla_append_u32(req, attr, val);
+	kb_nl_attr_append_u32(req, attr, val);
 }
 
 /* A listener (de)registration for CPU 0, with NLM_F_ACK: an ack back. */
 static void listener_req(struct kb_nl *nl, struct kb_nl_req *req,
 			 uint16_t attr)
 {
-	kb_genl_req_init(req, nl->family, TASKSTATS_CMD_GET,
+	kb_nl_genl_req_init(req, nl->family, TASKSTATS_CMD_GET,
 			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	req->nlh.nlmsg_flags |= NLM_F_ACK;
-	kb_nla_append_str(req, attr, "0");
+	kb_nl_attr_append_str(req, attr, "0");
 }
 
 /* Several requests in flight, then each reply datagram as it comes. */
@@ -193,7 +193,7 @@ static int record_taskstats(struct recorder *rec, struct kb_nl *nl)
 	record_reply(rec, nl, &req, "taskstats-family");
 	family_req(nl, &req, "KBENCH_NO_SUCH");
 	record_reply(rec, nl, &req, "taskstats-family-enoent");
-	id = kb_genl_family_id(nl, TASKSTATS_GENL_NAME);
+	id = kb_nl_genl_family_id(nl, TASKSTATS_GENL_NAME);
 	if (id <= 0) {
 		note("TASKSTATS family", id ? id : -ENOENT);
 		kb_nl_close(nl);

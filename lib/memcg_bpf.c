@@ -30,7 +30,7 @@ struct kb_memcg_bpf {
 	struct bpf_program *prog;	/* the one program loaded */
 	struct bpf_link *link;
 #endif
-	struct kb_bpf_buf buf;
+	struct kb_bpf_iter_buf buf;
 	uint32_t flags;
 };
 
@@ -84,7 +84,7 @@ static int attach(struct kb_memcg_bpf *b, const char *cgdir, char *why,
 		/* The fd is ours and open: EBADF is the kernel's "not v2". */
 		err = -EOPNOTSUPP;
 	} else if (err)
-		kb_bpf_load_reason(err, "attaching the cgroup iterator", why,
+		kb_bpf_iter_load_reason(err, "attaching the cgroup iterator", why,
 				   whylen);
 	return err;
 }
@@ -125,7 +125,7 @@ static int load(struct kb_memcg_bpf *b, enum flush_way way, char *why,
 	b->skel = memcg_iter__open();
 	if (!b->skel) {
 		err = -errno;
-		kb_bpf_load_reason(err, "opening the cgroup iterator", why, whylen);
+		kb_bpf_iter_load_reason(err, "opening the cgroup iterator", why, whylen);
 		return err;
 	}
 	progs[FLUSH_KFUNCS] = b->skel->progs.dump_memcg_kfuncs;
@@ -136,7 +136,7 @@ static int load(struct kb_memcg_bpf *b, enum flush_way way, char *why,
 	b->prog = progs[way];
 	err = memcg_iter__load(b->skel);
 	if (err)
-		kb_bpf_load_reason(err, "loading the cgroup iterator", why, whylen);
+		kb_bpf_iter_load_reason(err, "loading the cgroup iterator", why, whylen);
 	return err;
 }
 
@@ -148,7 +148,7 @@ struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
 	struct kb_memcg_bpf *b;
 	uint64_t t0;
 
-	*err = kb_bpf_usable(why, whylen);
+	*err = kb_bpf_iter_usable(why, whylen);
 	if (*err)
 		return NULL;
 	b = calloc(1, sizeof(*b));
@@ -157,7 +157,7 @@ struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	kb_bpf_quiet_libbpf();
+	kb_bpf_iter_quiet_libbpf();
 	t0 = kb_clock_ns();
 	way = flush ? best_flush() : FLUSH_NONE;
 	*err = load(b, way, why, whylen);
@@ -183,7 +183,7 @@ void kb_memcg_bpf_free(struct kb_memcg_bpf *b)
 		return;
 	bpf_link__destroy(b->link);
 	memcg_iter__destroy(b->skel);
-	kb_bpf_buf_free(&b->buf);
+	kb_bpf_iter_buf_free(&b->buf);
 	free(b);
 }
 
@@ -218,7 +218,7 @@ struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
 	(void)cgdir;
 	(void)flush;
 	*load_ns = 0;
-	*err = kb_bpf_usable(why, whylen);
+	*err = kb_bpf_iter_usable(why, whylen);
 	return NULL;
 }
 

@@ -3,6 +3,7 @@
  * What /proc says of a task. See proc.h.
  */
 #include "proc.h"
+#include "env.h"
 #include "file.h"
 
 #include <dirent.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int kb_proc_stat_parse(const char *text, struct kb_proc_stat *st)
@@ -196,4 +199,89 @@ long kb_proc_find_by_comm(const char *name, pid_t **pids)
 		qsort(v, n, sizeof(*v), cmp_pid);
 	*pids = v;
 	return n;
+}
+
+/* Headroom left for the rest of the system (shells, other tests). */
+#define PROC_MARGIN	256
+
+long kb_proc_loadavg_threads(const char *text)
+{
+	const char *slash = strchr(text, '/');
+	char *end;
+	long n;
+
+	if (!slash)
+		return -1;
+	n = strtol(slash + 1, &end, 10);
+	return end == slash + 1 || n < 0 ? -1 : n;
+}
+
+static long threads_now(void)
+{
+	char buf[128];
+
+	if (kb_file_read("/proc/loadavg", buf, sizeof(buf)))
+		return -1;
+	return kb_proc_loadavg_threads(buf);
+}
+
+/* Processes owned by @uid: RLIMIT_NPROC counts them per real user. */
+static long user_processes(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	struct stat st;
+	long count = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (!fstatat(dirfd(d), de->d_name, &st, 0) && st.st_uid == uid)
+			count++;
+	}
+	closedir(d);
+	return count;
+}
+
+static void bound_by(struct kb_proc_limits *lim, long avail, const char *why)
+{
+	if (lim->available < 0 || avail < lim->available) {
+		lim->available = avail < 0 ? 0 : avail;
+		lim->bound = why;
+	}
+}
+
+int kb_proc_limits(struct kb_proc_limits *lim)
+{
+	struct rlimit rl;
+	int err;
+
+	memset(lim, 0, sizeof(*lim));
+	lim->available = -1;
+	err = kb_file_read_long("/proc/sys/kernel/pid_max", &lim->pid_max);
+	if (!err)
+		err = kb_file_read_long("/proc/sys/kernel/threads-max",
+				   &lim->threads_max);
+	if (err)
+		return err;
+	lim->nr_threads = threads_now();
+	if (getrlimit(RLIMIT_NPROC, &rl))
+		return -errno;
+	lim->nproc_soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
+	/*
+	 * fork() does not apply RLIMIT_NPROC to the root user (uid 0 is the
+	 * kernel's INIT_USER) nor to CAP_SYS_RESOURCE or CAP_SYS_ADMIN.
+	 */
+	lim->nproc_exempt = getuid() == 0 || kb_env_have_cap(CAP_SYS_RESOURCE) ||
+			    kb_env_have_cap(CAP_SYS_ADMIN);
+	bound_by(lim, lim->pid_max - lim->nr_threads - PROC_MARGIN,
+		 "kernel.pid_max");
+	bound_by(lim, lim->threads_max - lim->nr_threads - PROC_MARGIN,
+		 "kernel.threads-max");
+	if (!lim->nproc_exempt && lim->nproc_soft >= 0)
+		bound_by(lim, lim->nproc_soft - user_processes(getuid()) -
+			 PROC_MARGIN / 4, "RLIMIT_NPROC");
+	return 0;
 }

@@ -67,4 +67,24 @@ bool kb_proc_comm_contains(const char *buf, ssize_t len, const char *name);
  */
 long kb_proc_find_by_comm(const char *name, pid_t **pids);
 
+/* What bounds the number of processes we may create, and why. */
+struct kb_proc_limits {
+	long pid_max;		/* kernel.pid_max */
+	long threads_max;	/* kernel.threads-max */
+	long nr_threads;	/* threads in the system now (/proc/loadavg) */
+	long nproc_soft;	/* RLIMIT_NPROC soft, -1 = unlimited */
+	bool nproc_exempt;	/* root user or CAP_SYS_RESOURCE/ADMIN */
+	long available;		/* children we can expect to create */
+	const char *bound;	/* "pid_max", "threads-max", "RLIMIT_NPROC" */
+};
+
+/* Read the limits. Returns 0 or -errno. */
+int kb_proc_limits(struct kb_proc_limits *lim);
+
+/*
+ * Threads in the system from the text of /proc/loadavg
+ * ("0.00 0.01 0.05 RUNNABLE/TOTAL LASTPID"): TOTAL, or -1 if malformed.
+ */
+long kb_proc_loadavg_threads(const char *text);
+
 #endif /* KBENCH_PROC_H */

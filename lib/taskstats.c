@@ -177,13 +177,13 @@ static int parse_aggr(const struct nlattr *outer, uint16_t id_type,
 
 	memset(a, 0, sizeof(*a));
 	a->present = true;
-	kb_nla_for_each(nla, kb_nla_data(outer), kb_nla_len(outer), rem) {
-		if (kb_nla_type(nla) == id_type) {
-			if (kb_nla_get_u32(nla, &a->id))
+	kb_nl_attr_for_each(nla, kb_nl_attr_data(outer), kb_nl_attr_len(outer), rem) {
+		if (kb_nl_attr_type(nla) == id_type) {
+			if (kb_nl_attr_get_u32(nla, &a->id))
 				return -EBADMSG;
-		} else if (kb_nla_type(nla) == TASKSTATS_TYPE_STATS) {
-			if (kb_ts_decode(kb_nla_data(nla),
-						kb_nla_len(nla), &a->stats))
+		} else if (kb_nl_attr_type(nla) == TASKSTATS_TYPE_STATS) {
+			if (kb_ts_decode(kb_nl_attr_data(nla),
+						kb_nl_attr_len(nla), &a->stats))
 				return -EBADMSG;
 			a->has_stats = true;
 		}
@@ -196,18 +196,18 @@ int kb_ts_parse(const struct nlmsghdr *nlh, struct kb_ts_reply *r)
 	const struct nlattr *nla;
 	const void *attrs;
 	size_t len, rem;
-	int err = kb_nlmsg_error(nlh);
+	int err = kb_nl_msg_error(nlh);
 
 	r->pid.present = r->tgid.present = false;
 	if (err <= 0)
 		return err ? err : -EBADMSG;
-	attrs = kb_genl_attrs(nlh, &len);
+	attrs = kb_nl_genl_attrs(nlh, &len);
 	if (!attrs)
 		return -EBADMSG;
-	kb_nla_for_each(nla, attrs, len, rem) {
-		if (kb_nla_type(nla) == TASKSTATS_TYPE_AGGR_PID)
+	kb_nl_attr_for_each(nla, attrs, len, rem) {
+		if (kb_nl_attr_type(nla) == TASKSTATS_TYPE_AGGR_PID)
 			err = parse_aggr(nla, TASKSTATS_TYPE_PID, &r->pid);
-		else if (kb_nla_type(nla) == TASKSTATS_TYPE_AGGR_TGID)
+		else if (kb_nl_attr_type(nla) == TASKSTATS_TYPE_AGGR_TGID)
 			err = parse_aggr(nla, TASKSTATS_TYPE_TGID, &r->tgid);
 		else
 			err = 0;
@@ -227,7 +227,7 @@ int kb_ts_open(struct kb_nl *nl, size_t rcvbuf,
 
 	if (err)
 		return err;
-	id = kb_genl_family_id(nl, TASKSTATS_GENL_NAME);
+	id = kb_nl_genl_family_id(nl, TASKSTATS_GENL_NAME);
 	if (id < 0) {
 		kb_nl_close(nl);
 		return id;
@@ -239,9 +239,9 @@ int kb_ts_open(struct kb_nl *nl, size_t rcvbuf,
 void kb_ts_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
 		      uint32_t id, uint32_t seq)
 {
-	kb_genl_req_init(req, family, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION,
+	kb_nl_genl_req_init(req, family, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION,
 			 seq);
-	kb_nla_append_u32(req, attr, id);
+	kb_nl_attr_append_u32(req, attr, id);
 }
 
 int kb_ts_reply_decode(const struct nlmsghdr *nlh, void *out)
@@ -266,10 +266,10 @@ int kb_ts_listener(struct kb_nl *nl, bool reg, const char *cpulist)
 	uint32_t seq = kb_nl_next_seq(nl);
 	int err;
 
-	kb_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
+	kb_nl_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
 			 TASKSTATS_GENL_VERSION, seq);
 	req.nlh.nlmsg_flags |= NLM_F_ACK;
-	err = kb_nla_append_str(&req, attr, cpulist);
+	err = kb_nl_attr_append_str(&req, attr, cpulist);
 	if (!err)
 		err = kb_nl_send(nl, req.buf, req.nlh.nlmsg_len);
 	if (!err)
@@ -398,7 +398,7 @@ unsigned int kb_ts_batch_match(const void *buf, size_t len,
 	unsigned int seen = 0;
 	size_t off = 0;
 
-	while ((nlh = kb_nlmsg_next(buf, len, &off))) {
+	while ((nlh = kb_nl_msg_next(buf, len, &off))) {
 		uint32_t idx = nlh->nlmsg_seq - base;
 
 		/* Stray: a late reply from an earlier, failed batch. */
@@ -472,18 +472,18 @@ int kb_ts_cgroupstats_decode(const struct nlmsghdr *nlh, void *out)
 	const struct nlattr *nla;
 	const void *attrs;
 	size_t len;
-	int err = kb_nlmsg_error(nlh);
+	int err = kb_nl_msg_error(nlh);
 
 	if (err <= 0)
 		return err ? err : -EBADMSG;
-	attrs = kb_genl_attrs(nlh, &len);
-	nla = attrs ? kb_nla_find(attrs, len, CGROUPSTATS_TYPE_CGROUP_STATS) :
+	attrs = kb_nl_genl_attrs(nlh, &len);
+	nla = attrs ? kb_nl_attr_find(attrs, len, CGROUPSTATS_TYPE_CGROUP_STATS) :
 		      NULL;
 	if (!nla)
 		return -EBADMSG;
 	memset(cs, 0, sizeof(*cs));
-	len = kb_nla_len(nla) < sizeof(*cs) ? kb_nla_len(nla) : sizeof(*cs);
-	memcpy(cs, kb_nla_data(nla), len);
+	len = kb_nl_attr_len(nla) < sizeof(*cs) ? kb_nl_attr_len(nla) : sizeof(*cs);
+	memcpy(cs, kb_nl_attr_data(nla), len);
 	return 0;
 }
 
@@ -492,8 +492,8 @@ int kb_ts_cgroupstats_get(struct kb_nl *nl, int dirfd,
 {
 	struct kb_nl_req req;
 
-	kb_genl_req_init(&req, nl->family, CGROUPSTATS_CMD_GET,
+	kb_nl_genl_req_init(&req, nl->family, CGROUPSTATS_CMD_GET,
 			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
-	kb_nla_append_u32(&req, CGROUPSTATS_CMD_ATTR_FD, dirfd);
+	kb_nl_attr_append_u32(&req, CGROUPSTATS_CMD_ATTR_FD, dirfd);
 	return kb_nl_transact(nl, &req, kb_ts_cgroupstats_decode, cs);
 }

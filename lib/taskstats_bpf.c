@@ -27,7 +27,7 @@ struct kb_ts_bpf {
 	struct taskstats_iter *skel;
 	struct bpf_link *link;
 #endif
-	struct kb_bpf_buf buf;
+	struct kb_bpf_iter_buf buf;
 	long page_kib;
 };
 
@@ -40,7 +40,7 @@ struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
 	uint64_t t0;
 	size_t len = strlen(comm);
 
-	*err = kb_bpf_usable(why, whylen);
+	*err = kb_bpf_iter_usable(why, whylen);
 	if (*err)
 		return NULL;
 	if (len >= KB_TS_ITER_COMM_LEN) {
@@ -56,25 +56,25 @@ struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
 		return NULL;
 	}
 	b->page_kib = sysconf(_SC_PAGESIZE) / 1024;
-	kb_bpf_quiet_libbpf();
+	kb_bpf_iter_quiet_libbpf();
 	t0 = kb_clock_ns();
 	b->skel = taskstats_iter__open();
 	if (!b->skel) {
 		*err = -errno;
-		kb_bpf_load_reason(*err, "opening the task iterator", why, whylen);
+		kb_bpf_iter_load_reason(*err, "opening the task iterator", why, whylen);
 		goto fail;
 	}
 	memcpy((char *)b->skel->rodata->comm_filter, comm, len);
 	b->skel->rodata->comm_filter_len = len;
 	*err = taskstats_iter__load(b->skel);
 	if (*err) {
-		kb_bpf_load_reason(*err, "loading the task iterator", why, whylen);
+		kb_bpf_iter_load_reason(*err, "loading the task iterator", why, whylen);
 		goto fail;
 	}
 	b->link = bpf_program__attach_iter(b->skel->progs.dump_task, NULL);
 	if (!b->link) {
 		*err = -errno;
-		kb_bpf_load_reason(*err, "attaching the task iterator", why, whylen);
+		kb_bpf_iter_load_reason(*err, "attaching the task iterator", why, whylen);
 		goto fail;
 	}
 	*load_ns = kb_clock_ns() - t0;
@@ -90,7 +90,7 @@ void kb_ts_bpf_free(struct kb_ts_bpf *b)
 		return;
 	bpf_link__destroy(b->link);
 	taskstats_iter__destroy(b->skel);
-	kb_bpf_buf_free(&b->buf);
+	kb_bpf_iter_buf_free(&b->buf);
 	free(b);
 }
 
@@ -112,7 +112,7 @@ struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
 {
 	(void)comm;
 	*load_ns = 0;
-	*err = kb_bpf_usable(why, whylen);
+	*err = kb_bpf_iter_usable(why, whylen);
 	return NULL;
 }
 

@@ -44,6 +44,7 @@
 #include "numastat.h"
 #include "memcg_bpf.h"
 #include "ktap.h"
+#include "placement.h"
 #include "rtsched.h"
 
 #define MIB			(1024ull * 1024)
@@ -655,7 +656,7 @@ static void plan_priority(struct memcg_ctx *c)
 	c->proc_prio = 0;
 	if (!c->place.pinned)
 		return;
-	if (kb_fifo_allowed(PROC_FIFO_PRIO, why, sizeof(why)))
+	if (kb_rtsched_fifo_allowed(PROC_FIFO_PRIO, why, sizeof(why)))
 		c->proc_prio = PROC_FIFO_PRIO;
 	else
 		snprintf(c->sched_note, sizeof(c->sched_note),
@@ -665,7 +666,7 @@ static void plan_priority(struct memcg_ctx *c)
 /* Around a process row: SCHED_FIFO (the cats inherit it), then back. */
 static void priority_enter(struct memcg_ctx *c)
 {
-	if (c->proc_prio && kb_set_prio_self(c->proc_prio)) {
+	if (c->proc_prio && kb_rtsched_set_prio_self(c->proc_prio)) {
 		/* e.g. RT group scheduling gives our cgroup no runtime */
 		snprintf(c->sched_note, sizeof(c->sched_note),
 			 "process rows at normal priority: SCHED_FIFO refused");
@@ -676,7 +677,7 @@ static void priority_enter(struct memcg_ctx *c)
 static void priority_leave(struct memcg_ctx *c)
 {
 	if (c->proc_prio)
-		kb_set_prio_self(0);
+		kb_rtsched_set_prio_self(0);
 }
 
 /*

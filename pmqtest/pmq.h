@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "histogram.h"
+#include "hist.h"
 #include "kbench.h"
 
 #define PMQ_MAX_PAIRS		1024

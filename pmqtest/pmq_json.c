@@ -209,7 +209,7 @@ static void json_rt_tests(FILE *f, void *arg)
 	fprintf(f, ",\n  \"return_code\": %d,\n  \"sysinfo\": {",
 		d->return_code);
 	kb_json_uname(f);
-	fprintf(f, ", \"realtime\": %d},\n", kb_kernel_realtime());
+	fprintf(f, ", \"realtime\": %d},\n", kb_rtsched_kernel_realtime());
 	fprintf(f, "  \"num_threads\": %d,\n  \"thread\": {\n", r ? r->npairs : 0);
 	for (i = 0; r && i < r->npairs; i++) {
 		json_pair(f, &r->pairs[i]);

@@ -87,7 +87,7 @@ int pmq_host_init(struct pmq_host *h)
 	memset(h, 0, sizeof(*h));
 	h->tracing_on_fd = h->trace_marker_fd = -1;
 	rfc2822_now(h->start_time, sizeof(h->start_time));
-	n = kb_cpus_allowed(h->cpus, PMQ_MAX_CPUS);
+	n = kb_rtsched_cpus_allowed(h->cpus, PMQ_MAX_CPUS);
 	if (n < 1)
 		return n;
 	h->ncpus = n;
@@ -110,7 +110,7 @@ void pmq_host_free(struct pmq_host *h)
 
 void pmq_lock_memory(struct pmq_host *h)
 {
-	h->mlocked = !kb_mlockall(h->mlock_note, sizeof(h->mlock_note));
+	h->mlocked = !kb_rtsched_mlockall(h->mlock_note, sizeof(h->mlock_note));
 	if (h->mlocked)
 		snprintf(h->mlock_note, sizeof(h->mlock_note),
 			 "memory locked (mlockall)");

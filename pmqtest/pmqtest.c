@@ -495,7 +495,7 @@ static void parse_affinity(struct pmq_options *o, const struct pmq_host *h,
 	if (!arg)
 		return;
 	o->affinity_cpu = kb_cli_parse_ll(arg, "--affinity", 0, PMQ_MAX_CPUS - 1);
-	if (kb_cpu_index(h->cpus, h->ncpus, o->affinity_cpu) < 0)
+	if (kb_rtsched_cpu_index(h->cpus, h->ncpus, o->affinity_cpu) < 0)
 		kb_cli_error("invalid value '%s' for --affinity: CPU %d is not available to this process",
 			       arg, o->affinity_cpu);
 }
@@ -574,7 +574,7 @@ static void parse_options(int argc, char **argv, struct pmq_options *o,
 			o->loops = kb_cli_parse_ll(optarg, "--loops", 0, LLONG_MAX);
 			break;
 		case 'p':
-			o->prio = kb_cli_parse_ll(optarg, "--prio", 0, kb_fifo_prio_max());
+			o->prio = kb_cli_parse_ll(optarg, "--prio", 0, kb_rtsched_fifo_prio_max());
 			break;
 		case 'q':
 			o->quiet = true;

@@ -26,7 +26,7 @@ static int rt_npairs(const struct pmq_options *o, const struct pmq_host *h)
 static void rt_config(const struct pmq_options *o, const struct pmq_host *h,
 		      struct pmq_config *cfg)
 {
-	int start = kb_cpu_index(h->cpus, h->ncpus, h->start_cpu);
+	int start = kb_rtsched_cpu_index(h->cpus, h->ncpus, h->start_cpu);
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->npairs = rt_npairs(o, h);
@@ -131,7 +131,7 @@ int pmq_rt_tests_main(const struct pmq_options *o, struct pmq_host *h)
 	kb_results_figures_to(o->ktap ? stdout : NULL);
 	if (o->ktap)
 		ksft_print_header();
-	if (o->prio > 0 && !kb_fifo_allowed(o->prio, why, sizeof(why)))
+	if (o->prio > 0 && !kb_rtsched_fifo_allowed(o->prio, why, sizeof(why)))
 		rt_skip(o, why);
 	if (o->breaktrace_us)
 		pmq_open_tracer(h);

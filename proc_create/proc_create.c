@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "ktap.h"
+#include "placement.h"
 #include "rtsched.h"
 
 #define BOOK_COUNT		100000	/* the book's creations per cell */

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ktap.h"
+#include "placement.h"
 #include "rtsched.h"
 
 #define DEFAULT_ITERATIONS	1000

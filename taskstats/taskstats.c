@@ -198,7 +198,7 @@ static void probe_family(struct ctx *c)
 	c->family_err = kb_nl_open(&nl, 0, NL_TIMEOUT_MS);
 	if (c->family_err)
 		return;
-	id = kb_genl_family_id(&nl, TASKSTATS_GENL_NAME);
+	id = kb_nl_genl_family_id(&nl, TASKSTATS_GENL_NAME);
 	kb_nl_close(&nl);
 	c->family_err = id < 0 ? id : 0;
 	c->family_id = id > 0 ? id : 0;
@@ -644,7 +644,7 @@ static bool has_exit_record(const char *buf, size_t n, pid_t pid,
 	const struct nlmsghdr *nlh;
 	size_t off = 0;
 
-	while ((nlh = kb_nlmsg_next(buf, n, &off)))
+	while ((nlh = kb_nl_msg_next(buf, n, &off)))
 		if (!kb_ts_parse(nlh, r) && r->pid.present &&
 		    r->pid.id == (uint32_t)pid)
 			return true;
@@ -1086,17 +1086,17 @@ static void send_malformed(struct kb_nl *nl, struct malformed *m)
 	struct kb_nl_req req;
 	uint16_t short_pid = 1;
 
-	kb_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
+	kb_nl_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
 			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	m[0].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
-	kb_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
+	kb_nl_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
 			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
-	kb_nla_append(&req, TASKSTATS_CMD_ATTR_PID, &short_pid,
+	kb_nl_attr_append(&req, TASKSTATS_CMD_ATTR_PID, &short_pid,
 		      sizeof(short_pid));
 	m[1].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
-	kb_genl_req_init(&req, nl->family, 0x7f, TASKSTATS_GENL_VERSION,
+	kb_nl_genl_req_init(&req, nl->family, 0x7f, TASKSTATS_GENL_VERSION,
 			 kb_nl_next_seq(nl));
 	m[2].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 

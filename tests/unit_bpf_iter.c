@@ -16,9 +16,9 @@ static char why[256];
 
 static void test_usable_says_why(void)
 {
-	int err = kb_bpf_usable(why, sizeof(why));
+	int err = kb_bpf_iter_usable(why, sizeof(why));
 
-	kb_ktap_result(!kb_bpf_built() && err == -EOPNOTSUPP &&
+	kb_ktap_result(!kb_bpf_iter_built() && err == -EOPNOTSUPP &&
 		  strstr(why, "built without BPF support") &&
 		  kb_errno_bpf_is_environment(err),
 		  "usable_without_bpf_is_a_skip", why);
@@ -59,7 +59,7 @@ static void test_error_classes(void)
 
 static void test_load_reason(void)
 {
-	kb_bpf_load_reason(-EPERM, "loading X", why, sizeof(why));
+	kb_bpf_iter_load_reason(-EPERM, "loading X", why, sizeof(why));
 	kb_ktap_result(!strncmp(why, "loading X: ", 11) && strstr(why, "CAP_BPF"),
 		  "load_reason_names_the_capability", why);
 }

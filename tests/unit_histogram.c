@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/histogram.c: bucket layout, exact figures, percentile
+ * Unit tests of lib/hist.c: bucket layout, exact figures, percentile
  * error bound, merging, the linear display histogram.
  */
 #ifndef _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ktap.h"
-#include "histogram.h"
+#include "hist.h"
 
 /* Each test's histograms: too large for the stack, shared by none. */
 struct hists {

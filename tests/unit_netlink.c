@@ -87,23 +87,23 @@ static void test_request_building(void)
 	size_t len;
 	bool ok;
 
-	kb_genl_req_init(&req, 31, 1, 1, 77);
+	kb_nl_genl_req_init(&req, 31, 1, 1, 77);
 	ok = req.nlh.nlmsg_len == NLMSG_HDRLEN + GENL_HDRLEN &&
 	     req.nlh.nlmsg_type == 31 && req.nlh.nlmsg_seq == 77 &&
 	     (req.nlh.nlmsg_flags & NLM_F_REQUEST);
-	ok = ok && !kb_nla_append_str(&req, 2, "abc");	/* 4+4 bytes */
-	ok = ok && !kb_nla_append_u32(&req, 1, 4242);
+	ok = ok && !kb_nl_attr_append_str(&req, 2, "abc");	/* 4+4 bytes */
+	ok = ok && !kb_nl_attr_append_u32(&req, 1, 4242);
 	ok = ok && req.nlh.nlmsg_len == NLMSG_HDRLEN + GENL_HDRLEN + 8 + 8;
-	attrs = kb_genl_attrs(&req.nlh, &len);
-	nla = attrs ? kb_nla_find(attrs, len, 1) : NULL;
-	ok = ok && nla && !kb_nla_get_u32(nla, &v) && v == 4242;
-	nla = attrs ? kb_nla_find(attrs, len, 2) : NULL;
-	ok = ok && nla && kb_nla_len(nla) == 4 &&
-	     !strcmp(kb_nla_data(nla), "abc");
+	attrs = kb_nl_genl_attrs(&req.nlh, &len);
+	nla = attrs ? kb_nl_attr_find(attrs, len, 1) : NULL;
+	ok = ok && nla && !kb_nl_attr_get_u32(nla, &v) && v == 4242;
+	nla = attrs ? kb_nl_attr_find(attrs, len, 2) : NULL;
+	ok = ok && nla && kb_nl_attr_len(nla) == 4 &&
+	     !strcmp(kb_nl_attr_data(nla), "abc");
 	kb_ktap_result(ok, "request_building", "header or attribute layout wrong");
 
-	kb_genl_req_init(&req, 31, 1, 1, 1);
-	kb_ktap_result(kb_nla_append(&req, 1, buf.b, KB_NL_REQ_MAX) == -EMSGSIZE,
+	kb_nl_genl_req_init(&req, 31, 1, 1, 1);
+	kb_ktap_result(kb_nl_attr_append(&req, 1, buf.b, KB_NL_REQ_MAX) == -EMSGSIZE,
 		  "request_overflow", "an oversized attribute was accepted");
 }
 
@@ -118,9 +118,9 @@ static void test_attribute_walk(void)
 	off = put_attr(buf.b, off, 1, &u, 4);
 	off = put_attr(buf.b, off, 2 | NLA_F_NESTED, "xyz", 3);	/* padded */
 	off = put_attr(buf.b, off, 3, NULL, 0);
-	kb_nla_for_each(nla, buf.b, off, rem)
+	kb_nl_attr_for_each(nla, buf.b, off, rem)
 		if (n < 8)
-			types[n++] = kb_nla_type(nla);
+			types[n++] = kb_nl_attr_type(nla);
 	kb_ktap_result(n == 3 && types[0] == 1 && types[1] == 2 && types[2] == 3,
 		  "attr_walk", "wrong attributes, order or flag masking");
 
@@ -129,7 +129,7 @@ static void test_attribute_walk(void)
 	off = put_attr(buf.b, 0, 1, &u, 4);
 	put_attr(buf.b, off, 2, &u, 4);
 	buf.b[off] = 200;
-	kb_nla_for_each(nla, buf.b, off + 8, rem)
+	kb_nl_attr_for_each(nla, buf.b, off + 8, rem)
 		n++;
 	kb_ktap_result(n == 1, "attr_overrun", "walked into an attribute running past the end");
 
@@ -137,14 +137,14 @@ static void test_attribute_walk(void)
 	n = 0;
 	put_attr(buf.b, 0, 1, &u, 4);
 	buf.b[0] = 2;
-	kb_nla_for_each(nla, buf.b, 8, rem)
+	kb_nl_attr_for_each(nla, buf.b, 8, rem)
 		n++;
-	kb_ktap_result(n == 0 && kb_nla_find(buf.b, 3, 1) == NULL, "attr_short",
+	kb_ktap_result(n == 0 && kb_nl_attr_find(buf.b, 3, 1) == NULL, "attr_short",
 		  "accepted an attribute shorter than its header");
 
 	put_attr(buf.b, 0, 1, &u, 2);
-	nla = kb_nla_first(buf.b, 8, &rem);
-	kb_ktap_result(nla && kb_nla_get_u32(nla, &u) == -EINVAL, "attr_u32_short",
+	nla = kb_nl_attr_first(buf.b, 8, &rem);
+	kb_ktap_result(nla && kb_nl_attr_get_u32(nla, &u) == -EINVAL, "attr_u32_short",
 		  "read a u32 out of a 2-byte attribute");
 }
 
@@ -220,17 +220,17 @@ static void test_messages(void)
 	len = build_reply(buf.b, 5, 1000, 560, 16, false);
 	len = NLMSG_ALIGN(len);
 	len += build_reply(buf.b + len, 6, 1001, 560, 16, true);
-	while ((nlh = kb_nlmsg_next(buf.b, len, &off)))
+	while ((nlh = kb_nl_msg_next(buf.b, len, &off)))
 		n++;
 	kb_ktap_result(n == 2, "msg_walk", "two messages in one datagram not both seen");
 
 	off = 0;
-	nlh = kb_nlmsg_next(buf.b, len, &off);
+	nlh = kb_nl_msg_next(buf.b, len, &off);
 	err = nlh ? kb_ts_parse(nlh, &r) : -1;
 	kb_ktap_result(!err && r.pid.present && r.pid.id == 1000 && r.pid.has_stats &&
 		  r.pid.stats.pid == 1000 && !r.tgid.present, "parse_aggr_pid",
 		  "AGGR_PID reply parsed wrongly");
-	nlh = kb_nlmsg_next(buf.b, len, &off);
+	nlh = kb_nl_msg_next(buf.b, len, &off);
 	err = nlh ? kb_ts_parse(nlh, &r) : -1;
 	kb_ktap_result(!err && r.pid.id == 1001 && r.tgid.present &&
 		  r.tgid.id == 1001 && r.tgid.has_stats, "parse_aggr_tgid",
@@ -238,7 +238,7 @@ static void test_messages(void)
 
 	/* A header longer than the datagram stops the walk. */
 	off = 0;
-	kb_ktap_result(kb_nlmsg_next(buf.b, 12, &off) == NULL, "msg_truncated",
+	kb_ktap_result(kb_nl_msg_next(buf.b, 12, &off) == NULL, "msg_truncated",
 		  "a truncated header was returned");
 
 	memset(buf.b, 0, 64);
@@ -246,7 +246,7 @@ static void test_messages(void)
 	buf.nlh.nlmsg_type = NLMSG_ERROR;
 	e = NLMSG_DATA(&buf.nlh);
 	e->error = -ESRCH;
-	kb_ktap_result(kb_nlmsg_error(&buf.nlh) == -ESRCH &&
+	kb_ktap_result(kb_nl_msg_error(&buf.nlh) == -ESRCH &&
 		  kb_ts_parse(&buf.nlh, &r) == -ESRCH, "msg_error",
 		  "NLMSG_ERROR not reported as its errno");
 
@@ -294,19 +294,19 @@ static void test_family_and_ack(void)
 	uint8_t one = 7;
 
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_ID, &id, 2);
-	kb_ktap_result(kb_genl_family_id_decode(&buf.nlh, NULL) == 31,
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == 31,
 		  "family_id_decode", "the family id was not read");
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_ID, &zero, 2);
-	kb_ktap_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
 		  "family_id_zero", "a zero family id was accepted");
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_ID, &one, 1);
-	kb_ktap_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
 		  "family_id_short", "a 1-byte family id was accepted");
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_NAME, "x", 2);
-	kb_ktap_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
 		  "family_id_missing", "a reply without CTRL_ATTR_FAMILY_ID was accepted");
 	build_error(buf.b, 1, -ENOENT);
-	kb_ktap_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -ENOENT,
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -ENOENT,
 		  "family_id_enoent", "the kernel's ENOENT was not passed on");
 
 	build_error(buf.b, 1, 0);
@@ -374,8 +374,8 @@ static void test_batch_match(void)
 	put_u32(buf.b, len - 560 + 128, 101);
 	kb_ktap_result(!kb_ts_reply_matches(&buf.nlh, 100), "reply_ac_pid",
 		  "a reply whose ac_pid is another task's matched");
-	kb_ktap_result(kb_nlmsg_find_seq(buf.b, len, 1) == &buf.nlh &&
-		  !kb_nlmsg_find_seq(buf.b, len, 2), "find_seq",
+	kb_ktap_result(kb_nl_msg_find_seq(buf.b, len, 1) == &buf.nlh &&
+		  !kb_nl_msg_find_seq(buf.b, len, 2), "find_seq",
 		  "the message of a sequence number was not found");
 }
 
@@ -407,9 +407,9 @@ static void test_proc_parsers(void)
 		  !kb_proc_comm_contains("kb_sleeper\n", 11, "sleeper\n") &&
 		  !kb_proc_comm_contains("kb_sleeper", -1, "kb"), "comm_matches",
 		  "comm matching is wrong");
-	kb_ktap_result(kb_loadavg_threads("0.00 0.01 0.05 1/234 5678\n") == 234 &&
-		  kb_loadavg_threads("0.00 0.01 0.05") == -1 &&
-		  kb_loadavg_threads("1/x") == -1, "loadavg_threads",
+	kb_ktap_result(kb_proc_loadavg_threads("0.00 0.01 0.05 1/234 5678\n") == 234 &&
+		  kb_proc_loadavg_threads("0.00 0.01 0.05") == -1 &&
+		  kb_proc_loadavg_threads("1/x") == -1, "loadavg_threads",
 		  "/proc/loadavg thread count misread");
 }
 

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "ktap.h"
+#include "placement.h"
 #include "rtsched.h"
 
 static int cpus[4096];
@@ -27,13 +28,13 @@ static void test_cpus_allowed(void)
 	int i;
 	bool ok;
 
-	ncpus = kb_cpus_allowed(cpus, 4096);
+	ncpus = kb_rtsched_cpus_allowed(cpus, 4096);
 	sched_getaffinity(0, sizeof(set), &set);
 	ok = ncpus == CPU_COUNT(&set);
 	for (i = 0; ok && i < ncpus; i++)
 		ok = CPU_ISSET(cpus[i], &set) && (!i || cpus[i] > cpus[i - 1]) &&
-		     kb_cpu_index(cpus, ncpus, cpus[i]) == i;
-	ok &= kb_cpu_index(cpus, ncpus, -1) == -1;
+		     kb_rtsched_cpu_index(cpus, ncpus, cpus[i]) == i;
+	ok &= kb_rtsched_cpu_index(cpus, ncpus, -1) == -1;
 	ksft_print_msg("allowed CPUs: %d\n", ncpus);
 	kb_ktap_result(ok, "cpus_allowed", "list differs from sched_getaffinity");
 }
@@ -42,7 +43,7 @@ static void *pin_thread(void *arg)
 {
 	int cpu = *(int *)arg;
 
-	if (kb_pin_self(cpu))
+	if (kb_rtsched_pin_self(cpu))
 		return (void *)1;
 	sched_yield();
 	return (void *)(long)(sched_getcpu() != cpu);
@@ -56,25 +57,25 @@ static void test_pin(void)
 
 	if (!pthread_create(&t, NULL, pin_thread, &cpu))
 		pthread_join(t, &ret);
-	kb_ktap_result(!ret && kb_pin_self(-1) == -EINVAL, "pin_self",
+	kb_ktap_result(!ret && kb_rtsched_pin_self(-1) == -EINVAL, "pin_self",
 		  "thread not on the CPU it was pinned to");
 }
 
 static void *fifo_thread(void *arg)
 {
-	return (void *)(long)kb_set_prio_self(*(int *)arg);
+	return (void *)(long)kb_rtsched_set_prio_self(*(int *)arg);
 }
 
-/* kb_fifo_allowed() must agree with what the kernel does. */
+/* kb_rtsched_fifo_allowed() must agree with what the kernel does. */
 static void test_fifo(void)
 {
 	int prio = 1;
 	char why[256] = "";
-	bool allowed = kb_fifo_allowed(prio, why, sizeof(why));
+	bool allowed = kb_rtsched_fifo_allowed(prio, why, sizeof(why));
 	pthread_t t;
 	void *ret = (void *)-1;
 
-	if (!kb_fifo_allowed(0, why, sizeof(why))) {
+	if (!kb_rtsched_fifo_allowed(0, why, sizeof(why))) {
 		kb_ktap_fail("fifo_allowed", "priority 0 must always be allowed");
 		return;
 	}
@@ -88,14 +89,14 @@ static void test_fifo(void)
 	if (allowed && ret == (void *)(long)-EPERM)
 		kb_ktap_skip("fifo_allowed", "privileged, but RT group scheduling gives no runtime");
 	else
-		kb_ktap_result(allowed == !ret && kb_fifo_prio_max() >= 1,
+		kb_ktap_result(allowed == !ret && kb_rtsched_fifo_prio_max() >= 1,
 			  "fifo_allowed", "check disagrees with the kernel");
 }
 
 static void test_mlockall(void)
 {
 	char why[256] = "";
-	int err = kb_mlockall(why, sizeof(why));
+	int err = kb_rtsched_mlockall(why, sizeof(why));
 
 	if (err) {
 		kb_ktap_skip("mlockall", why);
@@ -139,6 +140,6 @@ int main(void)
 	test_fifo();
 	test_mlockall();
 	test_placement();
-	ksft_print_msg("kernel realtime: %d\n", kb_kernel_realtime());
+	ksft_print_msg("kernel realtime: %d\n", kb_rtsched_kernel_realtime());
 	ksft_finished();
 }

@@ -16,8 +16,8 @@
  *
  * Neither is locked: one writer; readers look after the writer finished.
  */
-#ifndef KBENCH_HISTOGRAM_H
-#define KBENCH_HISTOGRAM_H
+#ifndef KBENCH_HIST_H
+#define KBENCH_HIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,4 +89,4 @@ static inline void kb_hist_linear_record(struct kb_hist_linear *h,
 		h->overflow++;
 }
 
-#endif /* KBENCH_HISTOGRAM_H */
+#endif /* KBENCH_HIST_H */
