@@ -81,7 +81,7 @@ static void mountinfo(const char *text, size_t len)
 	size_t n;
 
 	if (kb_cgroup_mountinfo_find(text, len, v2, sizeof(v2), v1,
-				      sizeof(v1)) >= 0) {
+				     sizeof(v1)) >= 0) {
 		check_string(v2, sizeof(v2));
 		check_string(v1, sizeof(v1));
 	}

@@ -116,7 +116,7 @@ static void family_req(struct kb_nl *nl, struct kb_nl_req *req,
 		       const char *family)
 {
 	kb_nl_genl_req_init(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
-			 kb_nl_next_seq(nl));
+			    kb_nl_next_seq(nl));
 	kb_nl_attr_append_str(req, CTRL_ATTR_FAMILY_NAME, family);
 }
 
@@ -124,7 +124,7 @@ static void ts_req(struct kb_nl *nl, struct kb_nl_req *req, uint8_t cmd,
 		   uint16_t attr, uint32_t val)
 {
 	kb_nl_genl_req_init(req, nl->family, cmd, TASKSTATS_GENL_VERSION,
-			 kb_nl_next_seq(nl));
+			    kb_nl_next_seq(nl));
 	kb_nl_attr_append_u32(req, attr, val);
 }
 
@@ -133,7 +133,7 @@ static void listener_req(struct kb_nl *nl, struct kb_nl_req *req,
 			 uint16_t attr)
 {
 	kb_nl_genl_req_init(req, nl->family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+			    TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	req->nlh.nlmsg_flags |= NLM_F_ACK;
 	kb_nl_attr_append_str(req, attr, "0");
 }

@@ -116,7 +116,7 @@ static bool is_cgroup_fs(const char *fstype)
 }
 
 int kb_cgroup_mountinfo_find(const char *text, size_t len, char *v2,
-			      size_t v2_size, char *v1_memory, size_t v1_size)
+			     size_t v2_size, char *v1_memory, size_t v1_size)
 {
 	static struct kb_cgroup_mount m;
 	struct kb_text t;
@@ -237,8 +237,8 @@ static int hierarchy_mount(const char *mi, size_t mlen, const char *ctrls,
 		if (err || strcmp(m.root, "/"))
 			continue;
 		if (n ? strcmp(m.fstype, "cgroup") ||
-			!opts_have_all(m.super_opts, ctrls, n) :
-			strcmp(m.fstype, "cgroup2"))
+		    !opts_have_all(m.super_opts, ctrls, n) :
+		    strcmp(m.fstype, "cgroup2"))
 			continue;
 		if ((size_t)snprintf(point, size, "%s", m.point) >= size)
 			return -E2BIG;
@@ -361,7 +361,7 @@ int kb_cgroup_memcg_find(struct kb_cgroup_memcg_mount *mnt)
 	if (!text)
 		return -errno;
 	found = kb_cgroup_mountinfo_find(text, len, v2, sizeof(v2), v1,
-					  sizeof(v1));
+					 sizeof(v1));
 	free(text);
 	if (found < 0)
 		return found;

@@ -52,7 +52,7 @@ int kb_cgroup_mountinfo_parse(const char *line, size_t len,
  * has a field too long to hold (a path of that length cannot be used).
  */
 int kb_cgroup_mountinfo_find(const char *text, size_t len, char *v2,
-			      size_t v2_size, char *v1_memory, size_t v1_size);
+			     size_t v2_size, char *v1_memory, size_t v1_size);
 
 /*
  * From /proc/self/cgroup text (@len bytes), the path of our cgroup in the

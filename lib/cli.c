@@ -7,8 +7,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -43,22 +45,24 @@ void kb_cli_hint(void)
 	exit(KB_CLI_EXIT_USAGE);
 }
 
-void kb_cli_check_list(const char *list, const char *what)
+long kb_cli_pick_count(const struct kb_cli_common *o, long def, long full,
+		       long slow)
+{
+	if (o->full)
+		return full;
+	return kb_env_machine_slow() ? slow : def;
+}
+
+void kb_cli_each_item(const char *list, const char *what,
+		      void (*fn)(const char *item, void *arg), void *arg)
 {
 	size_t len = strlen(list);
+	char *copy, *save, *tok;
 
 	if (!len || list[0] == ',' || list[len - 1] == ',' ||
 	    strstr(list, ",,"))
 		kb_cli_error("invalid value '%s' for %s: an empty item in the list",
-			       list, what);
-}
-
-void kb_cli_select_names(const char *list, const char *what,
-		     bool (*select)(const char *name))
-{
-	char *copy, *save, *tok;
-
-	kb_cli_check_list(list, what);
+			     list, what);
 	copy = strdup(list);
 	if (!copy) {
 		perror("kbench: strdup");
@@ -66,10 +70,11 @@ void kb_cli_select_names(const char *list, const char *what,
 	}
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save))
-		if (!select(tok))
-			kb_cli_error("unknown %s '%s' (see --list)", what, tok);
+		fn(tok, arg);
 	free(copy);
 }
+
+/* ---- values ------------------------------------------------------------ */
 
 /*
  * Length of the decimal number at the start of @s: digits with at most
@@ -108,7 +113,7 @@ static int split_number(const char *s, double *num, const char **suffix)
 }
 
 long long kb_cli_parse_ll(const char *s, const char *what, long long min,
-		      long long max)
+			  long long max)
 {
 	const char *digits = *s == '-' ? s + 1 : s;
 	long long v;
@@ -116,16 +121,16 @@ long long kb_cli_parse_ll(const char *s, const char *what, long long min,
 	errno = 0;
 	if (!*digits || strspn(digits, "0123456789") != strlen(digits))
 		kb_cli_error("invalid value '%s' for %s: not a decimal integer",
-			       s, what);
+			     s, what);
 	v = strtoll(s, NULL, 10);
 	if (errno == ERANGE || v < min || v > max)
 		kb_cli_error("invalid value '%s' for %s: must be between %lld and %lld",
-			       s, what, min, max);
+			     s, what, min, max);
 	return v;
 }
 
 double kb_cli_parse_double(const char *s, const char *what, double min,
-		       double max)
+			   double max)
 {
 	bool neg = *s == '-' && min < 0;
 	const char *suf;
@@ -133,12 +138,12 @@ double kb_cli_parse_double(const char *s, const char *what, double min,
 
 	if (split_number(s + neg, &v, &suf) || *suf)
 		kb_cli_error("invalid value '%s' for %s: not a decimal number",
-			       s, what);
+			     s, what);
 	if (neg)
 		v = -v;
 	if (!(v >= min && v <= max))
 		kb_cli_error("invalid value '%s' for %s: must be between %g and %g",
-			       s, what, min, max);
+			     s, what, min, max);
 	return v;
 }
 
@@ -151,7 +156,7 @@ static const struct {
 };
 
 double kb_cli_parse_seconds(const char *s, const char *what, double min,
-			double max)
+			    double max)
 {
 	const char *suf;
 	double num;
@@ -164,18 +169,18 @@ double kb_cli_parse_seconds(const char *s, const char *what, double min,
 			break;
 	if (i == ARRAY_SIZE(time_units))
 		kb_cli_error("invalid value '%s' for %s: unknown unit '%s' (use us, ms, s, m, h or d)",
-			       s, what, suf);
+			     s, what, suf);
 	num *= time_units[i].seconds;
 	if (!(num >= min && num <= max))
 		kb_cli_error("invalid value '%s' for %s: must be between %g and %g seconds",
-			       s, what, min, max);
+			     s, what, min, max);
 	return num;
 }
 
 unsigned long long kb_cli_parse_duration(const char *s, const char *what)
 {
 	return (unsigned long long)kb_cli_parse_seconds(s, what, 1,
-						    100.0 * 365 * 86400);
+							100.0 * 365 * 86400);
 }
 
 static const struct {
@@ -218,8 +223,8 @@ static int decimal_times(const char *s, unsigned long long mult,
 }
 
 unsigned long long kb_cli_parse_size(const char *s, const char *what,
-				 unsigned long long min,
-				 unsigned long long max)
+				     unsigned long long min,
+				     unsigned long long max)
 {
 	size_t len = decimal_prefix(s), i;
 	unsigned long long bytes;
@@ -231,91 +236,335 @@ unsigned long long kb_cli_parse_size(const char *s, const char *what,
 			break;
 	if (i == ARRAY_SIZE(size_units))
 		kb_cli_error("invalid value '%s' for %s: unknown suffix '%s' (use B, K, M or G)",
-			       s, what, s + len);
+			     s, what, s + len);
 	if (decimal_times(s, size_units[i].bytes, &bytes) ||
 	    bytes < min || bytes > max)
 		kb_cli_error("invalid value '%s' for %s: must be between %llu and %llu bytes",
-			       s, what, min, max);
+			     s, what, min, max);
 	return bytes;
 }
 
+/* ---- the shared options ------------------------------------------------- */
 
-long kb_cli_pick_count(const struct kb_cli_common *o, long def, long full,
-		       long slow)
+/* Filled in by kb_cli_parse(), read by the shared options' callbacks. */
+static struct {
+	const struct kb_cli *cli;
+	struct kb_cli_common *o;
+	bool help, list;
+} parse;
+
+static void select_test(const char *name, void *arg)
 {
-	if (o->full)
-		return full;
-	return kb_env_machine_slow() ? slow : def;
+	int i = kb_test_index(parse.cli->tests, parse.cli->ntests, name);
+
+	(void)arg;
+	if (i < 0)
+		kb_cli_error("unknown test '%s' (see --list)", name);
+	parse.o->selected[i] = true;
 }
 
-enum {
-	OPT_HELP = 'h',
-	OPT_LIST = 'l',
-	OPT_TEST = 't',
-	/* Long-only shared options: above any char a program may use. */
-	OPT_FULL = 0x10000,
-	OPT_JSON,
-	OPT_NO_PIN,
+static void on_test(const char *list, void *ctx)
+{
+	(void)ctx;
+	kb_cli_each_item(list, "--test", select_test, NULL);
+	parse.o->any_selected = true;
+}
+
+static void on_json(const char *path, void *ctx)
+{
+	(void)ctx;
+	if (!*path)
+		kb_cli_error("invalid value '' for --json: empty file name");
+	parse.o->json = path;
+}
+
+static void on_full(const char *value, void *ctx)
+{
+	(void)value;
+	(void)ctx;
+	parse.o->full = true;
+}
+
+static void on_no_pin(const char *value, void *ctx)
+{
+	(void)value;
+	(void)ctx;
+	parse.o->no_pin = true;
+}
+
+/* The shared options and the KB_CLI_* bit each needs (0: always there). */
+static const struct {
+	unsigned int bit;
+	struct kb_cli_opt opt;
+} common_opts[] = {
+	{ KB_CLI_TESTS, KB_OPT_CALLBACK('t', "test", on_test, "NAME[,NAME]",
+		"run only these tests (repeatable); the\nothers are left out of the plan") },
+	{ KB_CLI_TESTS, KB_OPT_FLAG('l', "list", &parse.list,
+		"list the tests and exit") },
+	{ KB_CLI_FULL, KB_OPT_CALLBACK(0, "full", on_full, NULL,
+		"the long run (larger sample counts)") },
+	{ KB_CLI_JSON, KB_OPT_CALLBACK(0, "json", on_json, "FILE",
+		"write the results as kbench JSON to FILE\n('-' for stdout)") },
+	{ KB_CLI_NO_PIN, KB_OPT_CALLBACK(0, "no-pin", on_no_pin, NULL,
+		"leave CPU placement to the scheduler\n(default: pinned, see the JSON params)") },
+	{ 0, KB_OPT_FLAG('h', "help", &parse.help, "this help") },
 };
 
-static const struct option common_longopts[] = {
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ "list", no_argument, NULL, OPT_LIST },
-	{ "test", required_argument, NULL, OPT_TEST },
-	{ "full", no_argument, NULL, OPT_FULL },
-	{ "json", required_argument, NULL, OPT_JSON },
-	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+/* ---- one table of the program's options and ours ------------------------ */
+
+#define MAX_OPTS	64
+/* getopt values of the options without a short name: above any char. */
+#define LONG_ONLY	0x10000
+
+struct table {
+	const struct kb_cli_opt *opt[MAX_OPTS];
+	bool *given[MAX_OPTS];	/* the option's own, or its group's */
+	size_t n;
+	int width;		/* the column the help texts start at */
 };
 
-static void select_tests(const struct kb_cli *cli, struct kb_cli_common *o,
-			 const char *list)
+static bool takes_value(const struct kb_cli_opt *o)
 {
-	char *copy, *save, *tok;
-	int i;
-
-	kb_cli_check_list(list, "--test");
-	copy = strdup(list);
-	if (!copy) {
-		perror("kbench: strdup");
-		exit(1);
-	}
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		i = kb_test_index(cli->tests, cli->ntests, tok);
-		if (i < 0)
-			kb_cli_error("unknown test '%s' (see --list)", tok);
-		o->selected[i] = true;
-	}
-	free(copy);
-	o->any_selected = true;
+	return o->kind != KB_CLI_FLAG &&
+	       !(o->kind == KB_CLI_CALLBACK && !o->arg);
 }
 
-static size_t count_longopts(const struct option *opts)
+/* "  -i, --iterations=N", "      --affinity[=PROC]" */
+static void spec(const struct kb_cli_opt *o, char *buf, size_t size)
 {
-	size_t n = 0;
+	int n = snprintf(buf, size, o->short_name ? "  -%c, " : "  %c   ",
+			 o->short_name ? o->short_name : ' ');
 
-	while (opts && opts[n].name)
-		n++;
-	return n;
+	n += snprintf(buf + n, size - n, "--%s", o->long_name);
+	if (takes_value(o))
+		snprintf(buf + n, size - n, o->optional ? "[=%s]" : "=%s",
+			 o->arg ? o->arg : "VALUE");
 }
 
-/* The program's options and ours in one getopt_long() table. */
-static struct option *merge_longopts(const struct kb_cli *cli)
+/* A program's bug, not the user's: say so loudly. */
+static _Noreturn void bad_table(const char *why)
 {
-	size_t own = count_longopts(cli->long_opts), n = 0, i;
-	struct option *all;
+	fprintf(stderr, "kbench: %s: bad option table: %s\n", kb_cli_prog(),
+		why);
+	exit(1);
+}
 
-	all = calloc(own + ARRAY_SIZE(common_longopts) + 1, sizeof(*all));
-	if (!all) {
+static void add(struct table *t, const struct kb_cli_opt *o, bool *group)
+{
+	char buf[96];
+	int len;
+
+	if (t->n == MAX_OPTS)
+		bad_table("too many options");
+	t->opt[t->n] = o;
+	t->given[t->n++] = o->given ? o->given : group;
+	spec(o, buf, sizeof(buf));
+	len = (int)strlen(buf) + 2;
+	if (len <= 30 && len > t->width)
+		t->width = len;
+}
+
+static bool common_on(const struct kb_cli *cli, unsigned int bit)
+{
+	return !bit || (cli->common & bit);
+}
+
+static void build_table(const struct kb_cli *cli, struct table *t)
+{
+	const struct kb_cli_opt *o;
+	bool *group = NULL;
+	size_t i, j;
+
+	memset(t, 0, sizeof(*t));
+	t->width = 20;
+	for (o = cli->opts; o && o->kind != KB_CLI_END; o++) {
+		if (o->kind == KB_CLI_GROUP)
+			group = o->given;
+		else
+			add(t, o, group);
+	}
+	for (i = 0; i < ARRAY_SIZE(common_opts); i++)
+		if (common_on(cli, common_opts[i].bit))
+			add(t, &common_opts[i].opt, NULL);
+	for (i = 0; i < t->n; i++)
+		for (j = 0; j < i; j++)
+			if ((t->opt[i]->short_name &&
+			     t->opt[i]->short_name == t->opt[j]->short_name) ||
+			    !strcmp(t->opt[i]->long_name, t->opt[j]->long_name))
+				bad_table(t->opt[i]->long_name);
+	if (cli->ntests > KB_TEST_MAX)
+		bad_table("too many tests");
+}
+
+/* The getopt_long() view of the table. */
+static struct option *getopt_table(const struct table *t, char *shorts,
+				   size_t size)
+{
+	struct option *lo = calloc(t->n + 1, sizeof(*lo));
+	size_t i, n = 0;
+
+	if (!lo) {
 		perror("kbench: calloc");
 		exit(1);
 	}
-	for (i = 0; i < own; i++)
-		all[n++] = cli->long_opts[i];
-	for (i = 0; i < ARRAY_SIZE(common_longopts); i++)
-		if (common_longopts[i].val != OPT_NO_PIN || cli->placement)
-			all[n++] = common_longopts[i];
-	return all;
+	for (i = 0; i < t->n; i++) {
+		const struct kb_cli_opt *o = t->opt[i];
+		int has = !takes_value(o) ? no_argument :
+			  o->optional ? optional_argument : required_argument;
+
+		lo[i] = (struct option){ o->long_name, has, NULL,
+					 o->short_name ? o->short_name :
+							 LONG_ONLY + (int)i };
+		if (o->short_name && n + 4 < size)
+			n += snprintf(shorts + n, size - n, "%c%s", o->short_name,
+				      has == no_argument ? "" :
+				      has == required_argument ? ":" : "::");
+	}
+	return lo;
+}
+
+static size_t find(const struct table *t, int c)
+{
+	size_t i;
+
+	if (c >= LONG_ONLY)
+		return (size_t)(c - LONG_ONLY);
+	for (i = 0; i < t->n && t->opt[i]->short_name != c; i++)
+		;
+	return i;
+}
+
+static bool all_digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* Store @value by the option's kind; bad values end in kb_cli_error(). */
+static void take(const struct kb_cli_opt *o, const char *value, void *ctx)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "--%s", o->long_name);
+	switch (o->kind) {
+	case KB_CLI_FLAG:
+		*(bool *)o->target = true;
+		break;
+	case KB_CLI_INT:
+		*(int *)o->target = (int)kb_cli_parse_ll(value, what, o->min,
+							  o->max);
+		break;
+	case KB_CLI_UINT:
+		*(unsigned int *)o->target =
+			(unsigned int)kb_cli_parse_ll(value, what, o->min,
+						      o->max);
+		break;
+	case KB_CLI_LONG:
+		*(long *)o->target = (long)kb_cli_parse_ll(value, what, o->min,
+							    o->max);
+		break;
+	case KB_CLI_LLONG:
+		*(long long *)o->target = kb_cli_parse_ll(value, what, o->min,
+							  o->max);
+		break;
+	case KB_CLI_SIZE:
+		*(unsigned long long *)o->target =
+			kb_cli_parse_size(value, what, o->min, o->max);
+		break;
+	case KB_CLI_DOUBLE:
+		*(double *)o->target = kb_cli_parse_double(value, what,
+							    o->fmin, o->fmax);
+		break;
+	case KB_CLI_SECONDS:
+		*(double *)o->target = kb_cli_parse_seconds(value, what,
+							     o->fmin, o->fmax);
+		break;
+	case KB_CLI_DURATION:
+		*(unsigned long long *)o->target =
+			kb_cli_parse_duration(value, what);
+		break;
+	case KB_CLI_STRING:
+		if (!*value)
+			kb_cli_error("invalid value '' for %s: empty", what);
+		*(const char **)o->target = value;
+		break;
+	case KB_CLI_CALLBACK:
+		o->fn(value, ctx);
+		break;
+	default:
+		bad_table(o->long_name);
+	}
+}
+
+/* ---- the manual ---------------------------------------------------------- */
+
+/* @text's lines, the first after @col - @used blanks, the others at @col. */
+static void print_help(const char *text, int col, int used)
+{
+	const char *nl;
+
+	do {
+		nl = strchr(text, '\n');
+		printf("%*s%.*s\n", col - used, "",
+		       (int)(nl ? nl - text : (long)strlen(text)), text);
+		text = nl + 1;
+		used = 0;
+	} while (nl);
+}
+
+static void print_opt(const struct table *t, size_t i)
+{
+	char buf[96];
+	int len;
+
+	spec(t->opt[i], buf, sizeof(buf));
+	len = (int)strlen(buf);
+	fputs(buf, stdout);
+	if (len + 2 > t->width) {
+		putchar('\n');
+		len = 0;
+	}
+	print_help(t->opt[i]->help ? t->opt[i]->help : "", t->width, len);
+}
+
+static void print_options(const struct kb_cli *cli, const struct table *t)
+{
+	const struct kb_cli_opt *o;
+	size_t i = 0;
+
+	for (o = cli->opts; o && o->kind != KB_CLI_END; o++) {
+		if (o->kind == KB_CLI_GROUP)
+			printf("%s%s\n", o == cli->opts ? "" : "\n", o->help);
+		else
+			print_opt(t, i++);
+	}
+	if (cli->notes)
+		printf("%s%s\n", cli->opts && cli->opts->kind != KB_CLI_END ?
+		       "\n" : "", cli->notes);
+	printf("\nCommon options:\n");
+	for (; i < t->n; i++)
+		print_opt(t, i);
+}
+
+static void usage(const struct kb_cli *cli, const struct table *t)
+{
+	size_t i;
+
+	printf("Usage: %s %s\n", kb_cli_prog(),
+	       cli->synopsis ? cli->synopsis : "[OPTION]...");
+	if (cli->about)
+		printf("%s\n", cli->about);
+	putchar('\n');
+	print_options(cli, t);
+	printf("\nNumbers are decimal: 010 is ten. KSFT_MACHINE_SLOW=yes scales the\n"
+	       "default run down.\n%s\n",
+	       cli->exit_status ? cli->exit_status :
+	       "Exit status: 0 pass, 1 a test failed, 2 bad usage, 4 everything skipped.");
+	if (!cli->ntests)
+		return;
+	printf("\nTests:");
+	for (i = 0; i < cli->ntests; i++)
+		printf(" %s", cli->tests[i].name);
+	putchar('\n');
 }
 
 static void list_tests(const struct kb_cli *cli)
@@ -333,104 +582,51 @@ static void list_tests(const struct kb_cli *cli)
 		       cli->tests[i].desc ? cli->tests[i].desc : "");
 }
 
-void kb_cli_usage_common(FILE *f, const struct kb_cli *cli)
-{
-	size_t i;
+/* ---- the parser ---------------------------------------------------------- */
 
-	fputs("\nCommon options:\n"
-	      "  -t, --test=NAME[,NAME]  run only these tests (repeatable); the\n"
-	      "                          others are left out of the plan\n"
-	      "  -l, --list              list the tests and exit\n"
-	      "      --full              the long run (larger sample counts)\n"
-	      "      --json=FILE         write the results as kbench JSON to FILE\n"
-	      "                          ('-' for stdout)\n", f);
-	if (cli->placement)
-		fputs("      --no-pin            leave CPU placement to the scheduler\n"
-		      "                          (default: pinned, see the JSON params)\n",
-		      f);
-	fputs("  -h, --help              this help\n"
-	      "\nNumbers are decimal: 010 is ten. KSFT_MACHINE_SLOW=yes scales the\n"
-	      "default run down.\n"
-	      "Exit status: 0 pass, 1 a test failed, 2 bad usage, 4 everything skipped.\n",
-	      f);
-	fputs("\nTests:", f);
-	for (i = 0; i < cli->ntests; i++)
-		fprintf(f, " %s", cli->tests[i].name);
-	fputc('\n', f);
+/* The value of the option getopt just returned, rt-tests' way if optional. */
+static const char *value_of(const struct kb_cli_opt *o, int argc,
+			    char **argv)
+{
+	if (!o->optional || optarg)
+		return optarg;
+	if (optind < argc && all_digits(argv[optind]))
+		return argv[optind++];
+	return NULL;
 }
 
-static void usage_full(const struct kb_cli *cli)
+int kb_cli_parse(int argc, char **argv, const struct kb_cli *cli,
+		 struct kb_cli_common *o)
 {
-	if (cli->usage)
-		cli->usage(stdout, cli->ctx);
-	kb_cli_usage_common(stdout, cli);
-}
-
-static void check_cli(const struct kb_cli *cli)
-{
-	/* A program's bug, not the user's: say so loudly. */
-	if (cli->ntests > KB_TEST_MAX ||
-	    (cli->short_opts && strpbrk(cli->short_opts, "hlt"))) {
-		fprintf(stderr, "kbench: %s: bad option table (-h, -l, -t are shared; at most %d tests)\n",
-			kb_cli_prog(), KB_TEST_MAX);
-		exit(1);
-	}
-}
-
-void kb_cli_parse(int argc, char **argv, const struct kb_cli *cli,
-		   struct kb_cli_common *o)
-{
-	bool help = false, list = false;
 	struct option *longopts;
-	char shortopts[128];
+	char shorts[160] = "";
+	struct table t;
 	size_t i;
 	int c;
 
-	check_cli(cli);
 	memset(o, 0, sizeof(*o));
-	snprintf(shortopts, sizeof(shortopts), "hlt:%s",
-		 cli->short_opts ? cli->short_opts : "");
-	longopts = merge_longopts(cli);
+	memset(&parse, 0, sizeof(parse));
+	parse.cli = cli;
+	parse.o = o;
+	build_table(cli, &t);
+	longopts = getopt_table(&t, shorts, sizeof(shorts));
 	optind = 0;	/* glibc: a full reset, also for a second call */
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_HELP:
-			help = true;
-			break;
-		case OPT_LIST:
-			list = true;
-			break;
-		case OPT_TEST:
-			select_tests(cli, o, optarg);
-			break;
-		case OPT_FULL:
-			o->full = true;
-			break;
-		case OPT_JSON:
-			if (!*optarg)
-				kb_cli_error("invalid value '' for --json: empty file name");
-			o->json = optarg;
-			break;
-		case OPT_NO_PIN:
-			o->no_pin = true;
-			break;
-		case '?':
-		case ':':
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		i = find(&t, c);
+		if (i >= t.n)	/* getopt's '?' or ':': it said what */
 			kb_cli_hint();
-		default:
-			if (!cli->on_option)
-				kb_cli_hint();
-			cli->on_option(c, optarg, cli->ctx);
-		}
+		if (t.given[i])
+			*t.given[i] = true;
+		take(t.opt[i], value_of(t.opt[i], argc, argv), cli->ctx);
 	}
 	free(longopts);
-	if (optind < argc)
+	if (optind < argc && !cli->args)
 		kb_cli_error("unexpected argument '%s'", argv[optind]);
-	if (help) {
-		usage_full(cli);
+	if (parse.help) {
+		usage(cli, &t);
 		exit(0);
 	}
-	if (list) {
+	if (parse.list) {
 		list_tests(cli);
 		exit(0);
 	}
@@ -439,4 +635,5 @@ void kb_cli_parse(int argc, char **argv, const struct kb_cli *cli,
 			o->selected[i] = true;
 		o->nselected += o->selected[i];
 	}
+	return optind;
 }

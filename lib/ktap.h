@@ -70,23 +70,26 @@ static inline void kb_ktap_report(const char *name, int code,
 }
 
 /*
- * The table runner: print the plan (the selected tests; unselected ones
- * are left out of it), run each selected test with @ctx and report it by
- * name. Call ksft_print_header() before, kb_ktap_finish() after.
+ * The table runner: print the plan (the tests @selected: NULL for all; the
+ * others are left out of it), run each with @ctx and report it by name.
+ * Call ksft_print_header() before, kb_ktap_finish() after.
  */
 static inline void kb_ktap_run_tests(const struct kb_test *tests, size_t n,
-				     const struct kb_cli_common *o, void *ctx)
+				     const bool *selected, void *ctx)
 {
+	unsigned int plan = 0;
 	char reason[512];
 	size_t i;
 	int code;
 
-	ksft_set_plan((unsigned int)o->nselected);
+	for (i = 0; i < n; i++)
+		plan += !selected || selected[i];
+	ksft_set_plan(plan);
 	for (i = 0; i < n; i++) {
-		if (!o->selected[i])
+		if (selected && !selected[i])
 			continue;
 		reason[0] = '\0';
-		code = tests[i].fn(ctx, reason, sizeof(reason));
+		code = kb_test_run(&tests[i], ctx, reason, sizeof(reason));
 		kb_ktap_report(tests[i].name, code, reason);
 	}
 }

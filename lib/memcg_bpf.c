@@ -85,7 +85,7 @@ static int attach(struct kb_memcg_bpf *b, const char *cgdir, char *why,
 		err = -EOPNOTSUPP;
 	} else if (err)
 		kb_bpf_iter_load_reason(err, "attaching the cgroup iterator", why,
-				   whylen);
+					whylen);
 	return err;
 }
 

@@ -71,7 +71,7 @@ int kb_memstat_parse(const char *text, size_t len, struct kb_memstat *st,
 }
 
 bool kb_memstat_get(const struct kb_memstat *st, const char *key,
-		 unsigned long long *value)
+		    unsigned long long *value)
 {
 	size_t i;
 
@@ -134,7 +134,7 @@ int kb_memstat_ks_keys_match(const struct kb_memstat *ks, const char *filter,
 }
 
 bool kb_memstat_bracketed(unsigned long long v, unsigned long long a,
-			unsigned long long b, unsigned int tol_ppm)
+			  unsigned long long b, unsigned int tol_ppm)
 {
 	unsigned long long lo = a < b ? a : b, hi = a < b ? b : a;
 	unsigned long long slack = hi / 1000000 * tol_ppm +

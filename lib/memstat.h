@@ -41,7 +41,7 @@ int kb_memstat_parse(const char *text, size_t len, struct kb_memstat *st,
 
 /* Look up @key. True when present. */
 bool kb_memstat_get(const struct kb_memstat *st, const char *key,
-		 unsigned long long *value);
+		    unsigned long long *value);
 
 /* Same keys in the same order (values may differ). */
 bool kb_memstat_same_keys(const struct kb_memstat *a,
@@ -59,7 +59,7 @@ int kb_memstat_ks_keys_match(const struct kb_memstat *ks, const char *filter,
  * read of @v), widened on each side by @tol_ppm millionths of the larger.
  */
 bool kb_memstat_bracketed(unsigned long long v, unsigned long long a,
-			unsigned long long b, unsigned int tol_ppm);
+			  unsigned long long b, unsigned int tol_ppm);
 
 /*
  * Every key of @got is a key of memory.stat whose value, in the same unit

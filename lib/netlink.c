@@ -86,7 +86,7 @@ long kb_nl_rcvbuf(const struct kb_nl *nl)
 /* ---- messages -------------------------------------------------------- */
 
 void kb_nl_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
-		      uint8_t version, uint32_t seq)
+			 uint8_t version, uint32_t seq)
 {
 	struct genlmsghdr *genl;
 
@@ -110,7 +110,7 @@ void kb_nl_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
 int kb_nl_attr_append(struct kb_nl_req *req, uint16_t type, const void *data,
-		  size_t len)
+		      size_t len)
 {
 	size_t off = NLMSG_ALIGN(req->nlh.nlmsg_len);
 	size_t total = NLA_ALIGN(NLA_HDRLEN + len);
@@ -174,7 +174,7 @@ ssize_t kb_nl_recv(struct kb_nl *nl, void *buf, size_t size)
 }
 
 const struct nlmsghdr *kb_nl_msg_next(const void *buf, size_t len,
-				     size_t *off)
+				      size_t *off)
 {
 	const struct nlmsghdr *nlh;
 	size_t rem;
@@ -222,7 +222,7 @@ static const struct nlattr *nla_check(const void *at, size_t rem)
 }
 
 const struct nlattr *kb_nl_attr_first(const void *data, size_t len,
-				  size_t *rem)
+				      size_t *rem)
 {
 	*rem = data ? len : 0;
 	return data ? nla_check(data, len) : NULL;
@@ -256,7 +256,7 @@ size_t kb_nl_attr_len(const struct nlattr *nla)
 }
 
 const struct nlattr *kb_nl_attr_find(const void *data, size_t len,
-				 uint16_t type)
+				     uint16_t type)
 {
 	const struct nlattr *nla;
 	size_t rem;
@@ -283,7 +283,7 @@ uint32_t kb_nl_next_seq(struct kb_nl *nl)
 }
 
 const struct nlmsghdr *kb_nl_msg_find_seq(const void *buf, size_t len,
-					 uint32_t seq)
+					  uint32_t seq)
 {
 	const struct nlmsghdr *nlh;
 	size_t off = 0;
@@ -376,7 +376,7 @@ int kb_nl_genl_family_id(struct kb_nl *nl, const char *name)
 	int err;
 
 	kb_nl_genl_req_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
-			 kb_nl_next_seq(nl));
+			    kb_nl_next_seq(nl));
 	err = kb_nl_attr_append_str(&req, CTRL_ATTR_FAMILY_NAME, name);
 	return err ? err : kb_nl_transact(nl, &req, kb_nl_genl_family_id_decode,
 					  NULL);

@@ -55,11 +55,11 @@ struct kb_nl_req {
 
 /* Start a generic netlink request (NLM_F_REQUEST). */
 void kb_nl_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
-		      uint8_t version, uint32_t seq);
+			 uint8_t version, uint32_t seq);
 
 /* Append one attribute. Returns 0 or -EMSGSIZE. */
 int kb_nl_attr_append(struct kb_nl_req *req, uint16_t type, const void *data,
-		  size_t len);
+		      size_t len);
 int kb_nl_attr_append_u32(struct kb_nl_req *req, uint16_t type, uint32_t val);
 int kb_nl_attr_append_str(struct kb_nl_req *req, uint16_t type, const char *s);
 
@@ -110,7 +110,7 @@ const struct nlmsghdr *kb_nl_recv_seq(struct kb_nl *nl, uint32_t seq,
 
 /* The message of @seq in one datagram @buf[0..@len), or NULL. */
 const struct nlmsghdr *kb_nl_msg_find_seq(const void *buf, size_t len,
-					 uint32_t seq);
+					  uint32_t seq);
 
 /*
  * Walk the netlink messages of one datagram: returns the message at
@@ -118,7 +118,7 @@ const struct nlmsghdr *kb_nl_msg_find_seq(const void *buf, size_t len,
  * malformed header.
  */
 const struct nlmsghdr *kb_nl_msg_next(const void *buf, size_t len,
-				     size_t *off);
+				      size_t *off);
 
 /*
  * The error of an NLMSG_ERROR message (0 for an ack, -errno otherwise;
@@ -137,7 +137,7 @@ const void *kb_nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len);
  * runs past the end stops the walk).
  */
 const struct nlattr *kb_nl_attr_first(const void *data, size_t len,
-				  size_t *rem);
+				      size_t *rem);
 const struct nlattr *kb_nl_attr_next(const struct nlattr *nla, size_t *rem);
 
 #define kb_nl_attr_for_each(nla, data, len, rem)				\
@@ -151,7 +151,7 @@ size_t kb_nl_attr_len(const struct nlattr *nla);
 
 /* First attribute of @type, or NULL. */
 const struct nlattr *kb_nl_attr_find(const void *data, size_t len,
-				 uint16_t type);
+				     uint16_t type);
 
 /* A u32 attribute; -EINVAL when it is shorter than 4 bytes. */
 int kb_nl_attr_get_u32(const struct nlattr *nla, uint32_t *val);

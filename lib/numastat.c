@@ -83,7 +83,7 @@ static int numa_next(struct kb_text *t, struct kb_numastat_line *l,
 }
 
 int kb_numastat_find(const char *text, size_t len, const char *key,
-		      struct kb_numastat_line *l)
+		     struct kb_numastat_line *l)
 {
 	struct kb_text t;
 	const char *line;
@@ -110,7 +110,7 @@ unsigned long long kb_numastat_line_sum(const struct kb_numastat_line *l)
 }
 
 bool kb_numastat_line_node(const struct kb_numastat_line *l, int node,
-		       unsigned long long *value)
+			   unsigned long long *value)
 {
 	int i;
 
@@ -149,9 +149,9 @@ static int numa_line_check(const struct kb_numastat_line *l,
 }
 
 int kb_numastat_check_sums(const char *text, size_t len,
-		       const struct kb_memstat *before,
-		       const struct kb_memstat *after, unsigned int tol_ppm,
-		       int *lines, char *why, size_t size)
+			   const struct kb_memstat *before,
+			   const struct kb_memstat *after, unsigned int tol_ppm,
+			   int *lines, char *why, size_t size)
 {
 	struct kb_numastat_line l;
 	struct kb_text t;

@@ -42,14 +42,14 @@ int kb_numastat_line_parse(const char *line, size_t len,
  * no line has that key; the error of the first line that does not parse.
  */
 int kb_numastat_find(const char *text, size_t len, const char *key,
-		      struct kb_numastat_line *l);
+		     struct kb_numastat_line *l);
 
 /* Sum of the per-node values of a line. */
 unsigned long long kb_numastat_line_sum(const struct kb_numastat_line *l);
 
 /* The value of node @node on the line; false when the line lacks it. */
 bool kb_numastat_line_node(const struct kb_numastat_line *l, int node,
-		       unsigned long long *value);
+			   unsigned long long *value);
 
 /*
  * memory.numa_stat text: on each v1 line the nodes add up to the line's
@@ -59,8 +59,8 @@ bool kb_numastat_line_node(const struct kb_numastat_line *l, int node,
  * gets the lines checked, at least one is required.
  */
 int kb_numastat_check_sums(const char *text, size_t len,
-		       const struct kb_memstat *before,
-		       const struct kb_memstat *after, unsigned int tol_ppm,
-		       int *lines, char *why, size_t size);
+			   const struct kb_memstat *before,
+			   const struct kb_memstat *after, unsigned int tol_ppm,
+			   int *lines, char *why, size_t size);
 
 #endif /* KBENCH_NUMASTAT_H */

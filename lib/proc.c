@@ -263,7 +263,7 @@ int kb_proc_limits(struct kb_proc_limits *lim)
 	err = kb_file_read_long("/proc/sys/kernel/pid_max", &lim->pid_max);
 	if (!err)
 		err = kb_file_read_long("/proc/sys/kernel/threads-max",
-				   &lim->threads_max);
+					&lim->threads_max);
 	if (err)
 		return err;
 	lim->nr_threads = threads_now();

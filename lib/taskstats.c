@@ -147,7 +147,7 @@ static void decode_accounting(const struct ts_src *s, struct kb_ts_stats *ts)
 }
 
 int kb_ts_decode(const void *data, size_t len,
-			struct kb_ts_stats *ts)
+		 struct kb_ts_stats *ts)
 {
 	struct ts_src s = { .data = data, .len = len };
 	uint16_t version;
@@ -183,7 +183,7 @@ static int parse_aggr(const struct nlattr *outer, uint16_t id_type,
 				return -EBADMSG;
 		} else if (kb_nl_attr_type(nla) == TASKSTATS_TYPE_STATS) {
 			if (kb_ts_decode(kb_nl_attr_data(nla),
-						kb_nl_attr_len(nla), &a->stats))
+					 kb_nl_attr_len(nla), &a->stats))
 				return -EBADMSG;
 			a->has_stats = true;
 		}
@@ -221,7 +221,7 @@ int kb_ts_parse(const struct nlmsghdr *nlh, struct kb_ts_reply *r)
 }
 
 int kb_ts_open(struct kb_nl *nl, size_t rcvbuf,
-		      unsigned int timeout_ms)
+	       unsigned int timeout_ms)
 {
 	int id, err = kb_nl_open(nl, rcvbuf, timeout_ms);
 
@@ -237,10 +237,10 @@ int kb_ts_open(struct kb_nl *nl, size_t rcvbuf,
 }
 
 void kb_ts_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
-		      uint32_t id, uint32_t seq)
+	       uint32_t id, uint32_t seq)
 {
 	kb_nl_genl_req_init(req, family, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION,
-			 seq);
+			    seq);
 	kb_nl_attr_append_u32(req, attr, id);
 }
 
@@ -250,7 +250,7 @@ int kb_ts_reply_decode(const struct nlmsghdr *nlh, void *out)
 }
 
 int kb_ts_get(struct kb_nl *nl, uint16_t attr, uint32_t id,
-		     struct kb_ts_reply *r)
+	      struct kb_ts_reply *r)
 {
 	struct kb_nl_req req;
 
@@ -267,7 +267,7 @@ int kb_ts_listener(struct kb_nl *nl, bool reg, const char *cpulist)
 	int err;
 
 	kb_nl_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, seq);
+			    TASKSTATS_GENL_VERSION, seq);
 	req.nlh.nlmsg_flags |= NLM_F_ACK;
 	err = kb_nl_attr_append_str(&req, attr, cpulist);
 	if (!err)
@@ -360,7 +360,7 @@ static long query_per_pid(struct kb_nl *nl, struct kb_ts_batch *b,
 		uint32_t seq = kb_nl_next_seq(nl);
 
 		kb_ts_req(req, nl->family, TASKSTATS_CMD_ATTR_PID,
-				 pids[i], seq);
+			  pids[i], seq);
 		err = kb_nl_send(nl, req->buf, req->nlh.nlmsg_len);
 		if (err)
 			return err;
@@ -383,7 +383,7 @@ static size_t build_batch(struct kb_ts_batch *b, uint16_t family,
 
 	for (i = 0; i < k; i++) {
 		kb_ts_req(&req, family, TASKSTATS_CMD_ATTR_PID, pids[i],
-				 base + i);
+			  base + i);
 		memcpy(b->sendbuf + len, req.buf, req.nlh.nlmsg_len);
 		len += NLMSG_ALIGN(req.nlh.nlmsg_len);
 	}
@@ -493,7 +493,7 @@ int kb_ts_cgroupstats_get(struct kb_nl *nl, int dirfd,
 	struct kb_nl_req req;
 
 	kb_nl_genl_req_init(&req, nl->family, CGROUPSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+			    TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	kb_nl_attr_append_u32(&req, CGROUPSTATS_CMD_ATTR_FD, dirfd);
 	return kb_nl_transact(nl, &req, kb_ts_cgroupstats_decode, cs);
 }

@@ -34,7 +34,7 @@ struct kb_ts_bpf {
 #ifdef KBENCH_HAVE_BPF
 
 struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
-			   char *why, size_t whylen)
+				 char *why, size_t whylen)
 {
 	struct kb_ts_bpf *b;
 	uint64_t t0;
@@ -108,7 +108,7 @@ long kb_ts_bpf_pass(struct kb_ts_bpf *b)
 #else /* !KBENCH_HAVE_BPF */
 
 struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
-			   char *why, size_t whylen)
+				 char *why, size_t whylen)
 {
 	(void)comm;
 	*load_ns = 0;

@@ -24,7 +24,7 @@ struct kb_ts_bpf;
  * @why when it cannot run here.
  */
 struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
-			   char *why, size_t whylen);
+				 char *why, size_t whylen);
 void kb_ts_bpf_free(struct kb_ts_bpf *b);
 
 /* One pass. Returns the number of tasks emitted, or -errno. */

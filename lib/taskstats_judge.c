@@ -45,8 +45,8 @@ static bool cpu_matches(const struct kb_ts_stats *ts, uint64_t proc_us,
 }
 
 bool kb_ts_judge_proc(const struct kb_ts_stats *ts,
-			const struct kb_proc_task *p, unsigned int what,
-			long ticks_per_s, char *why, size_t len)
+		      const struct kb_proc_task *p, unsigned int what,
+		      long ticks_per_s, char *why, size_t len)
 {
 	uint64_t proc_cpu = (p->stat.utime + p->stat.stime) * 1000000ull /
 			    (ticks_per_s > 0 ? ticks_per_s : 100);
@@ -84,8 +84,8 @@ static uint64_t cpu_us(const struct kb_ts_stats *ts, bool precise)
 }
 
 bool kb_ts_judge_tgid(const struct kb_ts_stats *tgid,
-			  const struct kb_ts_stats *threads, size_t n,
-			  uint64_t burnt_us, char *why, size_t len)
+		      const struct kb_ts_stats *threads, size_t n,
+		      uint64_t burnt_us, char *why, size_t len)
 {
 	bool precise = tgid->cpu_run_virtual_total != 0;
 	/*
@@ -122,8 +122,8 @@ bool kb_ts_judge_tgid(const struct kb_ts_stats *tgid,
 }
 
 bool kb_ts_judge_wpcopy(const struct kb_ts_stats *on,
-			    const struct kb_ts_stats *off, uint64_t pages,
-			    char *why, size_t len)
+			const struct kb_ts_stats *off, uint64_t pages,
+			char *why, size_t len)
 {
 	/*
 	 * delayacct_end() counts a copy only when local_clock() moved
@@ -150,8 +150,8 @@ bool kb_ts_judge_wpcopy(const struct kb_ts_stats *on,
 }
 
 bool kb_ts_judge_cgroupstats(const struct kb_ts_cgroupstats *cs,
-				 uint64_t sleepers, uint64_t tasks,
-				 char *why, size_t len)
+			     uint64_t sleepers, uint64_t tasks,
+			     char *why, size_t len)
 {
 	/* Each task is counted once, in its state; io_wait only outside them. */
 	uint64_t sum = cs->nr_sleeping + cs->nr_running + cs->nr_stopped +

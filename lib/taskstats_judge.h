@@ -29,8 +29,8 @@
  * Tolerance: 40 ms + 25 %. false with the first difference in @why.
  */
 bool kb_ts_judge_proc(const struct kb_ts_stats *ts,
-			const struct kb_proc_task *p, unsigned int what,
-			long ticks_per_s, char *why, size_t len);
+		      const struct kb_proc_task *p, unsigned int what,
+		      long ticks_per_s, char *why, size_t len);
 
 
 /*
@@ -43,8 +43,8 @@ bool kb_ts_judge_proc(const struct kb_ts_stats *ts,
  * burn: thread start-up costs CPU too (as much again under emulation).
  */
 bool kb_ts_judge_tgid(const struct kb_ts_stats *tgid,
-			  const struct kb_ts_stats *threads, size_t n,
-			  uint64_t burnt_us, char *why, size_t len);
+		      const struct kb_ts_stats *threads, size_t n,
+		      uint64_t burnt_us, char *why, size_t len);
 
 /* Copy-on-write faults a child may take beyond the pages it writes. */
 #define KB_TS_JUDGE_WPCOPY_SLACK	256
@@ -58,8 +58,8 @@ bool kb_ts_judge_tgid(const struct kb_ts_stats *tgid,
  * more than the pages (+ slack), with a delay, and @off none.
  */
 bool kb_ts_judge_wpcopy(const struct kb_ts_stats *on,
-			    const struct kb_ts_stats *off, uint64_t pages,
-			    char *why, size_t len);
+			const struct kb_ts_stats *off, uint64_t pages,
+			char *why, size_t len);
 
 /* Tasks that may join a cgroup between counting and the query. */
 #define KB_TS_JUDGE_CGROUP_SLACK	64
@@ -72,7 +72,7 @@ bool kb_ts_judge_wpcopy(const struct kb_ts_stats *on,
  * our sleepers twice still exceeds it).
  */
 bool kb_ts_judge_cgroupstats(const struct kb_ts_cgroupstats *cs,
-				 uint64_t sleepers, uint64_t tasks,
-				 char *why, size_t len);
+			     uint64_t sleepers, uint64_t tasks,
+			     char *why, size_t len);
 
 #endif /* KBENCH_TASKSTATS_JUDGE_H */

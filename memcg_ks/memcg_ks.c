@@ -25,7 +25,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <numa.h>
 #include <sched.h>
 #include <signal.h>
@@ -423,12 +422,12 @@ static void check_user_cgroup(struct memcg_ctx *c, const char *path,
 	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
 	if (access(file, F_OK))
 		kb_cli_error("cgroup '%s' (%s): not a cgroup directory (no cgroup.procs)",
-			       path, from);
+			     path, from);
 	snprintf(file, sizeof(file), "%s/memory.stat", path);
 	if (need_stat && access(file, R_OK))
 		kb_cli_error("cgroup '%s' (%s): no readable memory.stat (%s): not a memory cgroup%s",
-			       path, from, strerror(errno),
-			       errno == ENOENT ? " (memory controller not enabled here?)" : "");
+			     path, from, strerror(errno),
+			     errno == ENOENT ? " (memory controller not enabled here?)" : "");
 	snprintf(file, sizeof(file), "%s/cgroup.controllers", path);
 	c->ver = access(file, F_OK) ? KB_CGROUP_V1 : KB_CGROUP_V2;
 	snprintf(c->dir, sizeof(c->dir), "%s", path);
@@ -1179,8 +1178,8 @@ static int numa_sums_once(struct memcg_ctx *c, int *lines,
 	if (v2 && read_stat(c, "memory.stat", &after, why, size))
 		return -1;
 	if (kb_numastat_check_sums(c->text, (size_t)n, v2 ? &before : NULL,
-			       v2 ? &after : NULL, MATCH_TOL_PPM, lines, why,
-			       size))
+				   v2 ? &after : NULL, MATCH_TOL_PPM, lines, why,
+				   size))
 		return -1;
 	err = kb_numastat_find(c->text, (size_t)n, "anon", &l);
 	if (err) {
@@ -1221,9 +1220,9 @@ static int check_numa_sums(void *ctx, char *why, size_t size)
 	if (err)
 		return KSFT_FAIL;
 	kb_results_figure("numa_stat_sums", "lines=%d nodes=%d charged_mib=%.1f anon_mib=%.1f tries=%d",
-		  lines, numa_available() < 0 ? 1 : numa_num_configured_nodes(),
-		  charged ? c->opt.alloc / (double)MIB : 0, anon / (double)MIB,
-		  tries);
+			  lines, numa_available() < 0 ? 1 : numa_num_configured_nodes(),
+			  charged ? c->opt.alloc / (double)MIB : 0, anon / (double)MIB,
+			  tries);
 	if (charged && (long long)anon < min_visible(c)) {
 		snprintf(why, size, "the anon line adds up to %.1f MiB with %.1f MiB charged",
 			 anon / (double)MIB, c->opt.alloc / (double)MIB);
@@ -1259,9 +1258,9 @@ static int check_anon_grows(void *ctx, char *why, size_t size)
 		return KSFT_FAIL;
 	}
 	kb_results_figure("stat_anon_grows", "key=%s alloc_mib=%.1f before_mib=%.1f after_alloc_mib=%.1f delta_mib=%.1f wait_s=%.3f attempts=%d",
-		  anon_key(c), c->opt.alloc / (double)MIB, before / (double)MIB,
-		  grown / (double)MIB,
-		  ((double)grown - (double)before) / MIB, waited, attempt);
+			  anon_key(c), c->opt.alloc / (double)MIB, before / (double)MIB,
+			  grown / (double)MIB,
+			  ((double)grown - (double)before) / MIB, waited, attempt);
 	snprintf(why, size, "%s grew by %.1f MiB after touching %.1f MiB (want >= %.1f)",
 		 anon_key(c), ((double)grown - (double)before) / MIB,
 		 c->opt.alloc / (double)MIB, min_visible(c) / (double)MIB);
@@ -1294,8 +1293,8 @@ static int check_anon_falls(void *ctx, char *why, size_t size)
 		return KSFT_FAIL;
 	}
 	kb_results_figure("stat_anon_falls", "key=%s after_free_mib=%.1f drop_mib=%.1f wait_s=%.3f attempts=%d",
-		  anon_key(c), after / (double)MIB,
-		  ((double)grown - (double)after) / MIB, down_s, attempt);
+			  anon_key(c), after / (double)MIB,
+			  ((double)grown - (double)after) / MIB, down_s, attempt);
 	snprintf(why, size, "%s fell by %.1f MiB after freeing %.1f MiB (want >= %.1f)",
 		 anon_key(c), ((double)grown - (double)after) / MIB,
 		 c->opt.alloc / (double)MIB, min_visible(c) / (double)MIB);
@@ -1381,7 +1380,7 @@ static int check_numa_node(void *ctx, char *why, size_t size)
 		return KSFT_FAIL;
 	}
 	kb_results_figure("numa_stat_node_local", "node=%d nodes=%d delta_mib=%.1f wait_s=%.3f",
-		  node, nodes, ((double)after - (double)before) / MIB, waited);
+			  node, nodes, ((double)after - (double)before) / MIB, waited);
 	snprintf(why, size, "anon on node %d grew by %.1f MiB (want >= %.1f)",
 		 node, ((double)after - (double)before) / MIB,
 		 min_visible(c) / (double)MIB);
@@ -1495,7 +1494,7 @@ static int check_ks_matches(void *ctx, char *why, size_t size)
 	if (err)
 		return KSFT_FAIL;
 	kb_results_figure("ks_matches_legacy", "keys=%zu comments=%zu tries=%d tolerance_pct=%.3f filter=%s",
-		  ks.n, ks.comments, tries, MATCH_TOL_PPM / 1e4, filter);
+			  ks.n, ks.comments, tries, MATCH_TOL_PPM / 1e4, filter);
 	return KSFT_PASS;
 }
 
@@ -1594,7 +1593,7 @@ static struct kb_memcg_bpf *bpf_iter_get(struct memcg_ctx *c)
 	if (!bs->tried) {
 		bs->tried = true;
 		bs->b = kb_memcg_bpf_open(c->dir, !c->opt.no_flush, &bs->load_ns,
-				    &bs->err, bs->why, sizeof(bs->why));
+					  &bs->err, bs->why, sizeof(bs->why));
 	}
 	return bs->b;
 }
@@ -1685,8 +1684,8 @@ static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
 		if (!bpf_compare_once(c, why, size, &nonzero))
 			break;
 	kb_results_figure("bpf_iter_matches_stat", "slots=%d nonzero=%d tries=%d flush=%s",
-		  STATE_SPAN, nonzero, try < 5 ? try + 1 : 5,
-		  kb_memcg_bpf_flush_name(c->bpf.b));
+			  STATE_SPAN, nonzero, try < 5 ? try + 1 : 5,
+			  kb_memcg_bpf_flush_name(c->bpf.b));
 	if (try == 5)
 		return KSFT_FAIL;
 	if (!nonzero) {
@@ -1712,7 +1711,7 @@ static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
 	err = kb_memcg_bpf_select(c->bpf.b, slots, n, why, size);
 	if (!err)
 		err = kb_memcg_bpf_time(c->bpf.b, o->count, o->batch, o->row_budget_s,
-				  &st, &total_s);
+					&st, &total_s);
 	if (err) {
 		snprintf(why, size, "iterator read: %s", strerror(-err));
 		return KSFT_FAIL;
@@ -1749,7 +1748,7 @@ static void run_bpf_rows(struct memcg_ctx *c)
 		snprintf(name, sizeof(name), "bpf_iter%d", c->opt.fields[i]);
 		why[0] = '\0';
 		kb_ktap_report(name, time_bpf_row(c, c->opt.fields[i], name, why,
-					     sizeof(why)), why);
+						  sizeof(why)), why);
 	}
 	if (c->bpf.b)
 		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms, once for the check and the rows\n",
@@ -1758,7 +1757,7 @@ static void run_bpf_rows(struct memcg_ctx *c)
 
 /* ---- the test tables --------------------------------------------------- */
 
-#define T(name, fn, desc)	{ name, fn, desc }
+#define T(name, fn, desc)	KB_TEST(name, fn, desc)
 
 /*
  * The checks, then the timed rows (not in this table: their names depend
@@ -1810,7 +1809,7 @@ static void run_checks(struct memcg_ctx *c)
 		if (!c->common.selected[i])
 			continue;
 		kb_ktap_report(checks[i].name, checks[i].fn(c, why, sizeof(why)),
-			  why);
+			       why);
 	}
 }
 
@@ -1919,177 +1918,51 @@ static int set_filter_mode(struct memcg_ctx *c)
 }
 /* ---- command line ------------------------------------------------------ */
 
-static void usage(FILE *f, void *ctx)
+static void add_field(const char *item, void *arg)
 {
-	(void)ctx;
-	fprintf(f,
-"Usage: %s [OPTION]...\n"
-"Time reads of a memory cgroup's memory.stat and memory.numa_stat, legacy\n"
-"and, when the kernel has them, the filtered memory.stat.ks and\n"
-"memory.numa_stat.ks; check that the files are consistent. Prints KTAP.\n"
-"\n"
-"Each file is read three ways: per_read (lseek(0) + read on one open fd),\n"
-"per_cat (open + read + close), cat_process (an external 'cat FILE').\n"
-"\n"
-"Where:\n"
-"  -c, --cgroup=DIR    read the memory cgroup DIR (default: $CGPATH; if\n"
-"                      unset, create a cgroup of our own and remove it at\n"
-"                      the end, or read the one we run in without the\n"
-"                      right to create one)\n"
-"      --root          read the root of the memory hierarchy (found in\n"
-"                      /proc/self/mountinfo)\n"
-"How much:\n"
-"  -n, --count=N       reads per per_read / per_cat row (default %d, %d\n"
-"                      with --full or --bench, %d if KSFT_MACHINE_SLOW=yes)\n"
-"  -b, --batch=N       reads per timed sample (default: count / 200,\n"
-"                      between 1 and 1000)\n"
-"      --cat-count=N   cat processes per cat_process row (default %d,\n"
-"                      %d with --full)\n"
-"      --max-row-time=SEC\n"
-"                      end a timed row after SEC seconds (at least 21\n"
-"                      samples); default: 2 s (1 s if KSFT_MACHINE_SLOW=yes)\n"
-"                      in the quick run when neither count is given, no\n"
-"                      limit otherwise\n"
-"  -m, --alloc=SIZE    anonymous memory the child touches for the growth\n"
-"                      checks (default 64M; K, M, G suffixes)\n"
-"Filters (.ks files):\n"
-"  -f, --fields=LIST   filter sizes, comma separated, each 1..%d (default\n"
-"                      3,16,32,64,128; 3 is the seed's pick\n"
-"                      vmstats.state[14],[16],[5]; N is N fields cycling\n"
-"                      through vmstats.state[0..31])\n"
-"  -k, --keys=LIST     key-name filter, e.g. anon,file,shmem (default: the\n"
-"                      first 8 keys of memory.stat)\n"
-"      --no-flush      leave out the leading 'flush' token\n"
+	struct options *opt = arg;
 
-"Modes:\n"
-"      --bench         the seed's sequence only: per_read rows of the\n"
-"                      legacy files, then of the .ks files with each filter\n"
-"                      of --fields (default count %d)\n"
-"      --set-filter=N|KEYS|reset\n"
-"                      write a filter of N fields, of the key names KEYS,\n"
-"                      or reset to legacy, to both .ks files and exit\n"
-"                      (the filter stays)\n"
-"      --full          the seed-sized run (--count %d --cat-count %d)\n"
-"\n"
-"-t NAME runs the checks named (see -l) and no timing row. The program\n"
-"runs pinned to one CPU and the process rows at SCHED_FIFO 1 when\n"
-"permitted (CAP_SYS_NICE or RLIMIT_RTPRIO); --no-pin leaves both to the\n"
-"scheduler.\n"
-"Figures are microseconds per read (%s). Writing a filter or creating a\n"
-"cgroup needs write access (ownership or CAP_DAC_OVERRIDE): without it\n"
-"those parts skip. A filter we write is reset to legacy at the end.\n",
-		kb_cli_prog(), DEFAULT_COUNT, FULL_COUNT, SLOW_COUNT,
-		DEFAULT_CAT_COUNT, FULL_CAT_COUNT, MAX_FIELDS, FULL_COUNT,
-		FULL_COUNT, FULL_CAT_COUNT, KB_CLOCK_NAME);
+	if (opt->nfields == MAX_FILTERS)
+		kb_cli_error("--fields: at most %d sizes", MAX_FILTERS);
+	opt->fields[opt->nfields++] =
+		(int)kb_cli_parse_ll(item, "--fields", 1, MAX_FIELDS);
 }
 
-static void parse_fields(struct options *opt, const char *arg)
-{
-	char buf[256], *tok, *save;
-
-	kb_cli_check_list(arg, "--fields");
-	if (strlen(arg) >= sizeof(buf))
-		kb_cli_error("--fields: list too long");
-	snprintf(buf, sizeof(buf), "%s", arg);
-	opt->nfields = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (opt->nfields == MAX_FILTERS)
-			kb_cli_error("--fields: at most %d sizes", MAX_FILTERS);
-		opt->fields[opt->nfields++] =
-			(int)kb_cli_parse_ll(tok, "--fields", 1, MAX_FIELDS);
-	}
-	if (!opt->nfields)
-		kb_cli_error("--fields: empty list");
-}
-
-/* Key names and BTF paths: letters, digits, '_', '.', '[', ']'. */
-static void parse_keys(struct options *opt, const char *arg)
-{
-	const char *p;
-	int n = 1;
-
-	kb_cli_check_list(arg, "--keys");
-	if (strlen(arg) >= sizeof(opt->keys) - 8)
-		kb_cli_error("invalid value '%s' for --keys: too long", arg);
-	for (p = arg; *p; p++) {
-		if (*p == ',')
-			n++;
-		else if (!isalnum((unsigned char)*p) && !strchr("_.[]", *p)) {
-			kb_cli_error("invalid value '%s' for --keys: bad character '%c'",
-				       arg, *p);
-		}
-	}
-	if (n > MAX_FIELDS)
-		kb_cli_error("invalid value '%s' for --keys: more than %d keys",
-			       arg, MAX_FIELDS);
-	snprintf(opt->keys, sizeof(opt->keys), "%s", arg);
-	opt->keys_set = true;
-}
-
-enum { OPT_ROOT = 256, OPT_CATS, OPT_NOFLUSH, OPT_BENCH, OPT_SET, OPT_BUDGET };
-
-static const struct option longopts[] = {
-	{ "cgroup", required_argument, NULL, 'c' },
-	{ "root", no_argument, NULL, OPT_ROOT },
-	{ "count", required_argument, NULL, 'n' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ "cat-count", required_argument, NULL, OPT_CATS },
-	{ "alloc", required_argument, NULL, 'm' },
-	{ "fields", required_argument, NULL, 'f' },
-	{ "keys", required_argument, NULL, 'k' },
-	{ "no-flush", no_argument, NULL, OPT_NOFLUSH },
-	{ "bench", no_argument, NULL, OPT_BENCH },
-	{ "set-filter", required_argument, NULL, OPT_SET },
-	{ "max-row-time", required_argument, NULL, OPT_BUDGET },
-	{ NULL, 0, NULL, 0 },
-};
-
-static void on_option(int c, const char *arg, void *ctx)
+static void parse_fields(const char *arg, void *ctx)
 {
 	struct options *opt = ctx;
 
-	switch (c) {
-	case 'c':
-		if (!*arg)
-			kb_cli_error("--cgroup: empty path");
-		opt->cgpath = arg;
-		break;
-	case OPT_ROOT:
-		opt->root = true;
-		break;
-	case 'n':
-		opt->count = kb_cli_parse_ll(arg, "--count", 2, 100000000);
-		break;
-	case 'b':
-		opt->batch = kb_cli_parse_ll(arg, "--batch", 1, 100000);
-		break;
-	case OPT_CATS:
-		opt->cat_count = kb_cli_parse_ll(arg, "--cat-count", 2, 1000000);
-		break;
-	case 'm':
-		opt->alloc = kb_cli_parse_size(arg, "--alloc", 4 * MIB, 4096 * MIB);
-		break;
-	case 'f':
-		parse_fields(opt, arg);
-		break;
-	case 'k':
-		parse_keys(opt, arg);
-		break;
-	case OPT_NOFLUSH:
-		opt->no_flush = true;
-		break;
-	case OPT_BENCH:
-		opt->bench = true;
-		break;
-	case OPT_SET:
-		opt->set_filter = arg;
-		break;
-	case OPT_BUDGET:
-		opt->row_budget_s = kb_cli_parse_seconds(arg, "--max-row-time",
-						     0.001, 86400);
-		break;
+	opt->nfields = 0;
+	kb_cli_each_item(arg, "--fields", add_field, opt);
+}
+
+static void count_key(const char *item, void *arg)
+{
+	(void)item;
+	++*(int *)arg;
+}
+
+/* Key names and BTF paths: letters, digits, '_', '.', '[', ']'. */
+static void parse_keys(const char *arg, void *ctx)
+{
+	struct options *opt = ctx;
+	const char *p;
+	int n = 0;
+
+	kb_cli_each_item(arg, "--keys", count_key, &n);
+	if (strlen(arg) >= sizeof(opt->keys) - 8)
+		kb_cli_error("invalid value '%s' for --keys: too long", arg);
+	for (p = arg; *p; p++) {
+		if (*p != ',' && !isalnum((unsigned char)*p) &&
+		    !strchr("_.[]", *p))
+			kb_cli_error("invalid value '%s' for --keys: bad character '%c'",
+				     arg, *p);
 	}
+	if (n > MAX_FIELDS)
+		kb_cli_error("invalid value '%s' for --keys: more than %d keys",
+			     arg, MAX_FIELDS);
+	snprintf(opt->keys, sizeof(opt->keys), "%s", arg);
+	opt->keys_set = true;
 }
 
 /* Defaults that depend on other options, after the whole line. */
@@ -2110,7 +1983,7 @@ static void finish_options(struct options *opt,
 	}
 	if (opt->set_filter && strcmp(opt->set_filter, "reset") &&
 	    !isdigit((unsigned char)opt->set_filter[0]))
-		parse_keys(opt, opt->set_filter);
+		parse_keys(opt->set_filter, opt);
 	/*
 	 * The quick default run bounds each row in time, so that an emulated
 	 * guest (cat processes there take ~100 ms) still ends in time.
@@ -2124,7 +1997,7 @@ static void finish_options(struct options *opt,
 			     kb_env_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
 	if (!opt->cat_count)
 		opt->cat_count = kb_cli_pick_count(common, DEFAULT_CAT_COUNT,
-					       FULL_CAT_COUNT, SLOW_CAT_COUNT);
+						   FULL_CAT_COUNT, SLOW_CAT_COUNT);
 	if (!opt->batch) {
 		opt->batch = opt->count / 200;
 		opt->batch = opt->batch < 1 ? 1 :
@@ -2132,7 +2005,7 @@ static void finish_options(struct options *opt,
 	}
 	if (opt->batch > opt->count / 2)
 		kb_cli_error("--batch %ld: at most half of --count (%ld)",
-			       opt->batch, opt->count);
+			     opt->batch, opt->count);
 	if (!opt->nfields) {
 		memcpy(opt->fields, seed_sizes, sizeof(seed_sizes));
 		opt->nfields = ARRAY_SIZE(seed_sizes);
@@ -2141,18 +2014,88 @@ static void finish_options(struct options *opt,
 
 static void parse_options(struct memcg_ctx *c, int argc, char **argv)
 {
+	struct options *o = &c->opt;
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_GROUP("Where:"),
+		KB_OPT_STRING('c', "cgroup", &o->cgpath, "DIR",
+			      "read the memory cgroup DIR (default: $CGPATH; if\n"
+			      "unset, create a cgroup of our own and remove it at\n"
+			      "the end, or read the one we run in without the\n"
+			      "right to create one)"),
+		KB_OPT_FLAG(0, "root", &o->root,
+			    "read the root of the memory hierarchy (found in\n"
+			    "/proc/self/mountinfo)"),
+		KB_OPT_GROUP("How much:"),
+		KB_OPT_LONG('n', "count", &o->count, 2, 100000000, "N",
+			    "reads per per_read / per_cat row (default "
+			    KB_CLI_STR(DEFAULT_COUNT) ",\n" KB_CLI_STR(FULL_COUNT)
+			    " with --full or --bench, " KB_CLI_STR(SLOW_COUNT)
+			    " if KSFT_MACHINE_SLOW=yes)"),
+		KB_OPT_LONG('b', "batch", &o->batch, 1, 100000, "N",
+			    "reads per timed sample (default: count / 200,\n"
+			    "between 1 and 1000)"),
+		KB_OPT_LONG(0, "cat-count", &o->cat_count, 2, 1000000, "N",
+			    "cat processes per cat_process row (default "
+			    KB_CLI_STR(DEFAULT_CAT_COUNT) ",\n"
+			    KB_CLI_STR(FULL_CAT_COUNT) " with --full)"),
+		KB_OPT_SECONDS(0, "max-row-time", &o->row_budget_s, 0.001, 86400,
+			       "SEC",
+			       "end a timed row after SEC seconds (at least 21\n"
+			       "samples); default: 2 s (1 s if KSFT_MACHINE_SLOW=yes)\n"
+			       "in the quick run when neither count is given, no\n"
+			       "limit otherwise"),
+		KB_OPT_SIZE('m', "alloc", &o->alloc, 4 * MIB, 4096 * MIB, "SIZE",
+			    "anonymous memory the child touches for the growth\n"
+			    "checks (default 64M; K, M, G suffixes)"),
+		KB_OPT_GROUP("Filters (.ks files):"),
+		KB_OPT_CALLBACK('f', "fields", parse_fields, "LIST",
+				"filter sizes, comma separated, each 1.."
+				KB_CLI_STR(MAX_FIELDS) " (default\n"
+				"3,16,32,64,128; 3 is the seed's pick\n"
+				"vmstats.state[14],[16],[5]; N is N fields cycling\n"
+				"through vmstats.state[0..31])"),
+		KB_OPT_CALLBACK('k', "keys", parse_keys, "LIST",
+				"key-name filter, e.g. anon,file,shmem (default: the\n"
+				"first 8 keys of memory.stat)"),
+		KB_OPT_FLAG(0, "no-flush", &o->no_flush,
+			    "leave out the leading 'flush' token"),
+		KB_OPT_GROUP("Modes:"),
+		KB_OPT_FLAG(0, "bench", &o->bench,
+			    "the seed's sequence only: per_read rows of the\n"
+			    "legacy files, then of the .ks files with each filter\n"
+			    "of --fields (default count " KB_CLI_STR(FULL_COUNT) ")"),
+		KB_OPT_STRING(0, "set-filter", &o->set_filter, "N|KEYS|reset",
+			      "write a filter of N fields, of the key names KEYS,\n"
+			      "or reset to legacy, to both .ks files and exit\n"
+			      "(the filter stays)"),
+		KB_OPT_END(),
+	};
 	const struct kb_cli cli = {
-		.short_opts = "c:n:b:m:f:k:", .long_opts = longopts,
-		.on_option = on_option, .ctx = &c->opt, .usage = usage,
+		.opts = opts, .ctx = o, .common = KB_CLI_ALL,
+		.about = "Time reads of a memory cgroup's memory.stat and memory.numa_stat, legacy\n"
+			 "and, when the kernel has them, the filtered memory.stat.ks and\n"
+			 "memory.numa_stat.ks; check that the files are consistent. Prints KTAP.\n"
+			 "\n"
+			 "Each file is read three ways: per_read (lseek(0) + read on one open fd),\n"
+			 "per_cat (open + read + close), cat_process (an external 'cat FILE').",
+		.notes = "--full is the seed-sized run (--count " KB_CLI_STR(FULL_COUNT)
+			 " --cat-count " KB_CLI_STR(FULL_CAT_COUNT) ").\n"
+			 "-t NAME runs the checks named (see -l) and no timing row. The program\n"
+			 "runs pinned to one CPU and the process rows at SCHED_FIFO 1 when\n"
+			 "permitted (CAP_SYS_NICE or RLIMIT_RTPRIO); --no-pin leaves both to the\n"
+			 "scheduler.\n"
+			 "Figures are microseconds per read (" KB_CLOCK_NAME ").\n"
+			 "Writing a filter or creating a cgroup needs write access (ownership\n"
+			 "or CAP_DAC_OVERRIDE): without it those parts skip. A filter we write\n"
+			 "is reset to legacy at the end.",
 		.tests = checks, .ntests = ARRAY_SIZE(checks),
-		.placement = true,
 	};
 
-	c->opt.alloc = DEFAULT_ALLOC;
-	c->opt.cgpath_from = "--cgroup";
-	c->opt.row_budget_s = -1;
+	o->alloc = DEFAULT_ALLOC;
+	o->cgpath_from = "--cgroup";
+	o->row_budget_s = -1;
 	kb_cli_parse(argc, argv, &cli, &c->common);
-	finish_options(&c->opt, &c->common);
+	finish_options(o, &c->common);
 }
 
 /* Static: the cleanup handlers keep pointers into it until exit. */

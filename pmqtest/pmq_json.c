@@ -36,16 +36,16 @@ void pmq_pair_row(const char *name, const struct pmq_pair *p)
 		return;
 	kb_results_row(name, "us", &st);
 	kb_results_figure(name, "cpu=%d prio=%d interval_us=%llu cycles=%llu timeouts=%llu p50=%.3f p99=%.3f p999=%.3f max=%.3f sender_cpu=%d cross_cpu_cycles=%llu",
-		  p->receiver_cpu, p->prio,
-		  (unsigned long long)(p->interval_ns / NSEC_PER_USEC),
-		  (unsigned long long)p->hist.count,
-		  (unsigned long long)p->timeouts, st.median, st.p99, st.p999,
-		  st.max, p->sender_cpu, (unsigned long long)p->cross_cpu);
+			  p->receiver_cpu, p->prio,
+			  (unsigned long long)(p->interval_ns / NSEC_PER_USEC),
+			  (unsigned long long)p->hist.count,
+			  (unsigned long long)p->timeouts, st.median, st.p99, st.p999,
+			  st.max, p->sender_cpu, (unsigned long long)p->cross_cpu);
 	/* The same figures again in the JSON row, without more lines. */
 	kb_results_extra_quiet("cpu", p->receiver_cpu);
 	kb_results_extra_quiet("prio", p->prio);
 	kb_results_extra_quiet("interval_us",
-			   (double)(p->interval_ns / NSEC_PER_USEC));
+			       (double)(p->interval_ns / NSEC_PER_USEC));
 	kb_results_extra_quiet("cycles", (double)p->hist.count);
 	kb_results_extra_quiet("timeouts", (double)p->timeouts);
 	kb_results_extra_quiet("sender_cpu", p->sender_cpu);

@@ -67,7 +67,8 @@
  * machine; between smaller parents a flat check relies on fork's own
  * growth over the same span (see span_too_small()).
  */
-#define SPAN_MIN_SIZE		(256 * MIB)
+#define SPAN_MIN_MIB		256
+#define SPAN_MIN_SIZE		(SPAN_MIN_MIB * MIB)
 
 /* What children that run no helper exit with: a lost status fails. */
 #define CHILD_STATUS		42
@@ -135,7 +136,7 @@ struct options {
 	long count;
 	bool count_set;
 	bool thp;
-	bool touch_heap;
+	bool no_touch;		/* --no-touch: the book sizes' heap untouched */
 	double cell_time;	/* s, < 0: default */
 	const char *helper;	/* "libc", "nolibc" or a path */
 	unsigned long long touched[MAX_SIZES];
@@ -381,32 +382,14 @@ struct method {
 	const char *note;
 	int (*create)(struct pc_ctx *c, pid_t *pid);
 	enum helper_use helper;
-	int (*test)(void *ctx, char *reason, size_t len);
 };
 
-static int report_method(struct pc_ctx *c, enum method_id m, char *reason,
-			 size_t len);
-static int report_shape(struct pc_ctx *c, enum shape_id sh, char *reason,
-			size_t len);
-
-#define METHOD_TEST(id)						\
-static int test_##id(void *ctx, char *reason, size_t len)	\
-{								\
-	return report_method(ctx, M_##id, reason, len);		\
-}
-
-METHOD_TEST(fork)
-METHOD_TEST(vfork)
-METHOD_TEST(clone)
-METHOD_TEST(fork_exec)
-METHOD_TEST(vfork_exec)
-METHOD_TEST(posix_spawn)
-METHOD_TEST(posix_spawn_exec)
-METHOD_TEST(clone3_vfork)
+static int report_method(void *ctx, int m, char *reason, size_t len);
+static int report_shape(void *ctx, int id, char *reason, size_t len);
 
 #define METHOD(id, l, what, h) \
 	[M_##id] = { .name = #id, .label = l, .note = what, \
-		     .create = create_##id, .helper = h, .test = test_##id }
+		     .create = create_##id, .helper = h }
 
 static const struct method methods[NR_METHODS] = {
 	METHOD(fork, "fork()", "fork, child _exit(42), waitpid", NO_HELPER),
@@ -430,22 +413,10 @@ struct shape {
 	const char *name;
 	enum method_id method;
 	bool grows;		/* fork: must grow; others: must stay flat */
-	int (*test)(void *ctx, char *reason, size_t len);
 };
 
-#define SHAPE_TEST(id)						\
-static int test_##id(void *ctx, char *reason, size_t len)	\
-{								\
-	return report_shape(ctx, S_##id, reason, len);		\
-}
-
-SHAPE_TEST(vfork_flat)
-SHAPE_TEST(clone_flat)
-SHAPE_TEST(posix_spawn_flat)
-SHAPE_TEST(fork_grows)
-
 #define SHAPE(id, m, g) \
-	[S_##id] = { .name = #id, .method = m, .grows = g, .test = test_##id }
+	[S_##id] = { .name = #id, .method = m, .grows = g }
 
 static const struct shape shapes[NR_SHAPES] = {
 	SHAPE(vfork_flat, M_vfork, false),
@@ -465,14 +436,15 @@ static void build_tests(void)
 	for (i = 0; i < NR_METHODS; i++) {
 		snprintf(desc[i], sizeof(desc[i]), "%-22s %s", methods[i].label,
 			 methods[i].note);
-		tests[i] = (struct kb_test){ methods[i].name, methods[i].test,
-					     desc[i] };
+		tests[i] = (struct kb_test)KB_TEST_ARG(methods[i].name,
+						       report_method, (int)i,
+						       desc[i]);
 	}
 	for (i = 0; i < NR_SHAPES; i++)
-		tests[NR_METHODS + i] = (struct kb_test){
-			shapes[i].name, shapes[i].test,
+		tests[NR_METHODS + i] = (struct kb_test)KB_TEST_ARG(
+			shapes[i].name, report_shape, (int)i,
 			shapes[i].grows ? "shape check: fork's cost grows with the parent"
-					: "shape check: cost stays flat with the parent's size" };
+					: "shape check: cost stays flat with the parent's size");
 }
 
 /* ---- parent sizes ---------------------------------------------------- */
@@ -541,7 +513,7 @@ static int grow_heap_to(struct pc_ctx *c, long target_kib)
 		p = malloc(len);
 		if (!p)
 			return -ENOMEM;
-		if (c->o.touch_heap)
+		if (!c->o.no_touch)
 			touch_pages(p, len);
 		c->heap_blocks[c->nheap_blocks++] = p;
 	}
@@ -845,84 +817,30 @@ static const char *helper_missing(struct pc_ctx *c, const struct method *m)
 	return NULL;
 }
 
-static void usage(FILE *f, void *ctx)
+/* One size of -m: a touched parent beyond the book's sizes. */
+static void add_size(const char *item, void *arg)
 {
-	(void)ctx;
-	fprintf(f,
-"Usage: %s [OPTION]...\n"
-"Measure process creation by method and parent size (TLPI Table 28-3):\n"
-"create a child, let it exit (or exec a helper that exits), wait, N times\n"
-"per cell; print KTAP (one result per method, then shape checks), the\n"
-"book's table as diagnostics, and optionally kbench JSON.\n"
-"\n"
-"Parent sizes: the book's 1.70, 2.70 and 11.70 MB of total VmSize (heap\n"
-"grown with malloc and touched), then the touched sizes of -m.\n"
-"\n"
-"  -n, --count=N        creations per cell (default %d, %d with --full,\n"
-"                       %d when KSFT_MACHINE_SLOW=yes)\n"
-"  -m, --size=LIST      parent sizes beyond the book's: memory mapped and\n"
-"                       touched, comma list with K/M/G suffix (default %s,\n"
-"                       %s when KSFT_MACHINE_SLOW=yes); 'none' for none\n"
-"  -T, --cell-time=S    stop a cell after S seconds (fractions and the\n"
-"                       units us, ms, s allowed) even if N is not reached;\n"
-"                       0 = never (default: %.1f s when neither -n nor\n"
-"                       --full is given; otherwise none for the book's\n"
-"                       sizes and %.0f s for the -m sizes)\n"
-"  -x, --helper=WHAT    program the *_exec methods run: libc (default,\n"
-"                       %s, dynamically linked), nolibc (%s,\n"
-"                       static, no C library start-up) or a path\n"
-"      --no-touch       do not touch the book sizes' heap\n"
-"      --thp            leave transparent huge pages on (default: off for\n"
-"                       this process, PR_SET_THP_DISABLE)\n"
-"--full is the book's run: %d creations per cell. -t selects methods and\n"
-"shape checks; a shape check measures its method.\n"
-"\n"
-"Times: CLOCK_MONOTONIC elapsed, getrusage() CPU of the parent (user+sys)\n"
-"and of the reaped children. Rate = creations / elapsed second. The table\n"
-"scales every cell to the book's %d creations.\n"
-"Shape checks: first the child's effect on the parent's memory (vfork and\n"
-"clone children share it, posix_spawn returns after the child's exec,\n"
-"fork's child writes to a copy), judged everywhere; then the fastest\n"
-"creation at the smallest size against the largest: vfork, clone and\n"
-"posix_spawn grow by at most %.0f%% (judged when the largest is a touched\n"
-"parent of >= %llu MiB or fork grew %.0fx over the same span), fork by at\n"
-"least %.0fx (judged from a touched parent of >= %llu MiB). Otherwise the\n"
-"timing is not judged (SKIP).\n"
-"The process and its children run pinned to one CPU unless --no-pin.\n",
-		kb_cli_prog(), DEFAULT_COUNT, BOOK_COUNT, SLOW_COUNT, "1G", "256M",
-		DEFAULT_CELL_TIME, FULL_EXTRA_CELL_TIME, HELPER_LIBC,
-		HELPER_NOLIBC, BOOK_COUNT, BOOK_COUNT, (FLAT_BOUND - 1) * 100,
-		SPAN_MIN_SIZE / MIB, GROW_BOUND, GROW_BOUND,
-		SPAN_MIN_SIZE / MIB);
+	unsigned long long avail = mem_available(), b;
+	struct options *o = arg;
+
+	b = kb_cli_parse_size(item, "--size", 4096, 1ULL << 50);
+	if (o->ntouched + NR_BOOK_SIZES == MAX_SIZES)
+		kb_cli_error("too many sizes (at most %d)",
+			     MAX_SIZES - (int)NR_BOOK_SIZES);
+	if (avail && b + MEM_RESERVE > avail)
+		kb_cli_error("invalid value '%s' for --size: beyond the memory available (MemAvailable %llu MiB, %llu MiB kept free)",
+			     item, avail / MIB, MEM_RESERVE / MIB);
+	o->touched[o->ntouched++] = b;
 }
 
-static void parse_sizes(const char *arg, struct options *o)
+static void parse_sizes(const char *arg, void *ctx)
 {
-	unsigned long long avail = mem_available();
-	char *list, *save, *tok;
+	struct options *o = ctx;
 
 	o->touched_set = true;
 	o->ntouched = 0;
-	if (!strcmp(arg, "none"))
-		return;
-	kb_cli_check_list(arg, "--size");
-	list = strdup(arg);
-	if (!list)
-		ksft_exit_fail_msg("out of memory\n");
-	for (tok = strtok_r(list, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned long long b = kb_cli_parse_size(tok, "--size", 4096,
-						     1ULL << 50);
-
-		if (o->ntouched + NR_BOOK_SIZES == MAX_SIZES)
-			kb_cli_error("too many sizes (at most %d)",
-				       MAX_SIZES - (int)NR_BOOK_SIZES);
-		if (avail && b + MEM_RESERVE > avail)
-			kb_cli_error("invalid value '%s' for --size: beyond the memory available (MemAvailable %llu MiB, %llu MiB kept free)",
-				       tok, avail / MIB, MEM_RESERVE / MIB);
-		o->touched[o->ntouched++] = b;
-	}
-	free(list);
+	if (strcmp(arg, "none"))
+		kb_cli_each_item(arg, "--size", add_size, o);
 }
 
 static int cmp_ull(const void *a, const void *b)
@@ -933,63 +851,74 @@ static int cmp_ull(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum { OPT_NO_TOUCH = 256, OPT_THP };
-
-static void on_option(int opt, const char *arg, void *ctx)
-{
-	struct options *o = ctx;
-
-	switch (opt) {
-	case 'n':
-		o->count = kb_cli_parse_ll(arg, "--count", 1, MAX_COUNT);
-		o->count_set = true;
-		break;
-	case 'm':
-		parse_sizes(arg, o);
-		break;
-	case 'T':
-		o->cell_time = kb_cli_parse_seconds(arg, "--cell-time", 0, 86400);
-		break;
-	case 'x':
-		if (!*arg)
-			kb_cli_error("invalid value '' for --helper");
-		o->helper = arg;
-		break;
-	case OPT_NO_TOUCH:
-		o->touch_heap = false;
-		break;
-	case OPT_THP:
-		o->thp = true;
-		break;
-	}
-}
-
-static const struct option longopts[] = {
-	{ "count", required_argument, NULL, 'n' },
-	{ "size", required_argument, NULL, 'm' },
-	{ "cell-time", required_argument, NULL, 'T' },
-	{ "helper", required_argument, NULL, 'x' },
-	{ "no-touch", no_argument, NULL, OPT_NO_TOUCH },
-	{ "thp", no_argument, NULL, OPT_THP },
-	{ NULL, 0, NULL, 0 },
-};
-
 static void parse_options(int argc, char **argv, struct pc_ctx *c)
 {
 	struct options *o = &c->o;
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_LONG('n', "count", &o->count, 1, MAX_COUNT, "N",
+			    "creations per cell (default " KB_CLI_STR(DEFAULT_COUNT)
+			    ", " KB_CLI_STR(BOOK_COUNT) " with --full,\n"
+			    KB_CLI_STR(SLOW_COUNT) " when KSFT_MACHINE_SLOW=yes)"),
+		KB_OPT_CALLBACK('m', "size", parse_sizes, "LIST",
+				"parent sizes beyond the book's: memory mapped and\n"
+				"touched, comma list with K/M/G suffix (default 1G,\n"
+				"256M when KSFT_MACHINE_SLOW=yes); 'none' for none"),
+		KB_OPT_SECONDS('T', "cell-time", &o->cell_time, 0, 86400, "S",
+			       "stop a cell after S seconds (fractions and the\n"
+			       "units us, ms, s allowed) even if N is not reached;\n"
+			       "0 = never (default: " KB_CLI_STR(DEFAULT_CELL_TIME)
+			       " s when neither -n nor\n"
+			       "--full is given; otherwise none for the book's\n"
+			       "sizes and " KB_CLI_STR(FULL_EXTRA_CELL_TIME)
+			       " s for the -m sizes)"),
+		KB_OPT_STRING('x', "helper", &o->helper, "WHAT",
+			      "program the *_exec methods run: libc (default,\n"
+			      HELPER_LIBC ", dynamically linked),\n"
+			      "nolibc (" HELPER_NOLIBC ", static, no C library\n"
+			      "start-up) or a path"),
+		KB_OPT_FLAG(0, "no-touch", &o->no_touch,
+			    "do not touch the book sizes' heap"),
+		KB_OPT_FLAG(0, "thp", &o->thp,
+			    "leave transparent huge pages on (default: off for\n"
+			    "this process, PR_SET_THP_DISABLE)"),
+		KB_OPT_END(),
+	};
 	const struct kb_cli cli = {
-		.short_opts = "n:m:T:x:", .long_opts = longopts,
-		.on_option = on_option, .ctx = o, .usage = usage,
-		.tests = tests, .ntests = NR_TESTS, .placement = true,
+		.opts = opts, .ctx = o, .common = KB_CLI_ALL,
+		.about = "Measure process creation by method and parent size (TLPI Table 28-3):\n"
+			 "create a child, let it exit (or exec a helper that exits), wait, N times\n"
+			 "per cell; print KTAP (one result per method, then shape checks), the\n"
+			 "book's table as diagnostics, and optionally kbench JSON.\n"
+			 "\n"
+			 "Parent sizes: the book's 1.70, 2.70 and 11.70 MB of total VmSize (heap\n"
+			 "grown with malloc and touched), then the touched sizes of -m.",
+		.notes = "--full is the book's run: " KB_CLI_STR(BOOK_COUNT) " creations per cell. -t selects methods and\n"
+			 "shape checks; a shape check measures its method.\n"
+			 "\n"
+			 "Times: CLOCK_MONOTONIC elapsed, getrusage() CPU of the parent (user+sys)\n"
+			 "and of the reaped children. Rate = creations / elapsed second. The table\n"
+			 "scales every cell to the book's " KB_CLI_STR(BOOK_COUNT) " creations.\n"
+			 "Shape checks: first the child's effect on the parent's memory (vfork and\n"
+			 "clone children share it, posix_spawn returns after the child's exec,\n"
+			 "fork's child writes to a copy), judged everywhere; then the fastest\n"
+			 "creation at the smallest size against the largest: vfork, clone and\n"
+			 "posix_spawn grow by at most " KB_CLI_STR(FLAT_BOUND) "x (judged when the largest is a\n"
+			 "touched parent of >= " KB_CLI_STR(SPAN_MIN_MIB) " MiB or fork grew " KB_CLI_STR(GROW_BOUND)
+			 "x over the same span),\n"
+			 "fork by at least " KB_CLI_STR(GROW_BOUND) "x (judged from a touched parent of >= "
+			 KB_CLI_STR(SPAN_MIN_MIB) " MiB).\n"
+			 "Otherwise the timing is not judged (SKIP).\n"
+			 "The process and its children run pinned to one CPU unless --no-pin.",
+		.tests = tests, .ntests = NR_TESTS,
 	};
 
 	o->cell_time = -1.0;
 	o->helper = "libc";
-	o->touch_heap = true;
 	kb_cli_parse(argc, argv, &cli, &c->common);
+	o->count_set = o->count > 0;
 	if (!o->count_set)
 		o->count = kb_cli_pick_count(&c->common, DEFAULT_COUNT, BOOK_COUNT,
-					 SLOW_COUNT);
+					     SLOW_COUNT);
 	if (!o->touched_set) {
 		o->touched[0] = kb_env_machine_slow() ? SLOW_LARGE : DEFAULT_LARGE;
 		o->ntouched = 1;
@@ -1017,7 +946,7 @@ static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
 			       cell->state == CELL_SKIP ? "SKIP" : "FAIL",
 			       cell->why);
 		kb_results_status(name, cell->state == CELL_SKIP ? "skip" : "fail",
-			      cell->why);
+				  cell->why);
 		return;
 	}
 	if (cell->state != CELL_OK)
@@ -1025,11 +954,11 @@ static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
 	kb_results_row(name, "us", &cell->st);
 	kb_results_note(methods[m].note);
 	kb_results_figure(name,
-		  "creations=%ld p10=%.4f elapsed_s=%.4f parent_cpu_s=%.4f children_cpu_s=%.4f rate_per_s=%.0f vmsize_kib=%ld vmrss_kib=%ld",
-		  cell->creations, cell->p10, cell->elapsed_s,
-		  cell->parent_cpu_s, cell->children_cpu_s,
-		  cell->creations / cell->elapsed_s, sz->vmsize_kib,
-		  sz->vmrss_kib);
+			  "creations=%ld p10=%.4f elapsed_s=%.4f parent_cpu_s=%.4f children_cpu_s=%.4f rate_per_s=%.0f vmsize_kib=%ld vmrss_kib=%ld",
+			  cell->creations, cell->p10, cell->elapsed_s,
+			  cell->parent_cpu_s, cell->children_cpu_s,
+			  cell->creations / cell->elapsed_s, sz->vmsize_kib,
+			  sz->vmrss_kib);
 	kb_results_extra_quiet("creations", cell->creations);
 	kb_results_extra_quiet("p10", cell->p10);
 	kb_results_extra_quiet("elapsed_s", cell->elapsed_s);
@@ -1045,9 +974,9 @@ static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
  * error the environment does not explain), SKIP when no cell could run,
  * PASS otherwise. Its timings are figures, not judged here.
  */
-static int report_method(struct pc_ctx *c, enum method_id m, char *reason,
-			 size_t len)
+static int report_method(void *ctx, int m, char *reason, size_t len)
 {
+	struct pc_ctx *c = ctx;
 	const char *why = NULL;
 	unsigned int s, ok = 0;
 
@@ -1140,9 +1069,9 @@ static const char *span_too_small(const struct pc_ctx *c,
  * ever adds time, and a short cell can fall wholly into a busy moment,
  * which moves its median and even its 10th percentile.
  */
-static int report_shape(struct pc_ctx *c, enum shape_id id, char *reason,
-			size_t len)
+static int report_shape(void *ctx, int id, char *reason, size_t len)
 {
+	struct pc_ctx *c = ctx;
 	const struct shape *sh = &shapes[id];
 	enum sharing want = sh->grows ? SHARE_COPIED : SHARE_SHARED;
 	double a, b, ratio, bound = sh->grows ? GROW_BOUND : FLAT_BOUND;
@@ -1168,10 +1097,10 @@ static int report_shape(struct pc_ctx *c, enum shape_id id, char *reason,
 	b = c->cells[m][large].st.min;
 	ratio = b / a;
 	kb_results_figure(sh->name,
-		  "method=%s small=%s large=%s min_us_small=%.2f min_us_large=%.2f ratio=%.3f bound=%s%.2f fork_ratio=%.3f",
-		  methods[m].name, c->sizes[small].label, c->sizes[large].label,
-		  a, b, ratio, sh->grows ? ">=" : "<=", bound,
-		  fork_ratio(c, small, large));
+			  "method=%s small=%s large=%s min_us_small=%.2f min_us_large=%.2f ratio=%.3f bound=%s%.2f fork_ratio=%.3f",
+			  methods[m].name, c->sizes[small].label, c->sizes[large].label,
+			  a, b, ratio, sh->grows ? ">=" : "<=", bound,
+			  fork_ratio(c, small, large));
 	kb_results_status(sh->name, "ok", NULL);
 	kb_results_extra_quiet("min_us_small", a);
 	kb_results_extra_quiet("min_us_large", b);
@@ -1409,7 +1338,7 @@ static void record_params(struct pc_ctx *c)
 	kb_results_param_num("cell_time_s", cap_for(&c->o, &c->common, &c->sizes[0]));
 	kb_results_param_num("baseline_vmsize_kib", c->baseline_kib);
 	kb_results_param_str("exec_helper", c->exec_path);
-	kb_results_param_str("touch_book_heap", c->o.touch_heap ? "yes" : "no");
+	kb_results_param_str("touch_book_heap", c->o.no_touch ? "no" : "yes");
 	kb_results_param_str("thp", c->o.thp ? "on" : "disabled (PR_SET_THP_DISABLE)");
 	ksft_print_msg("%ld creations per cell; exec helper %s; clock %s; placement: %s\n",
 		       c->o.count, c->exec_path, KB_CLOCK_NAME, where);
@@ -1457,7 +1386,7 @@ int main(int argc, char **argv)
 	release_heap(&c);
 	release_touched(&c);
 
-	kb_ktap_run_tests(tests, NR_TESTS, &c.common, &c);
+	kb_ktap_run_tests(tests, NR_TESTS, c.common.selected, &c);
 	print_table(&c);
 	kb_ktap_finish(c.common.json);
 }

@@ -93,7 +93,6 @@ struct row {
 	int (*op)(struct ctx *c, unsigned int batch);
 	void (*teardown)(struct ctx *c);
 	int (*check)(struct ctx *c);
-	int (*test)(void *ctx, char *reason, size_t len);
 };
 
 /* ---- process creation ------------------------------------------------ */
@@ -524,32 +523,9 @@ static int op_exec_chain(struct ctx *c, unsigned int batch)
 	return 0;
 }
 
-static int run_row(struct ctx *c, enum row_id id, char *reason, size_t len);
-
-/* The table's test function of each row. */
-#define ROW_TEST(id)						\
-static int test_##id(void *ctx, char *reason, size_t len)	\
-{								\
-	return run_row(ctx, R_##id, reason, len);		\
-}
-
-ROW_TEST(fork)
-ROW_TEST(clone)
-ROW_TEST(execve)
-ROW_TEST(getpid)
-ROW_TEST(getppid)
-ROW_TEST(getpgid_self)
-ROW_TEST(getpgid_0)
-ROW_TEST(getsid)
-ROW_TEST(msgget_ctl)
-ROW_TEST(msgsnd_rcv)
-ROW_TEST(shmget_ctl)
-ROW_TEST(shmat_ctl)
-
 #define ROW(id, l, what, b, su, fn, td, chk) \
 	[R_##id] = { .name = #id, .label = l, .note = what, .batch = b, \
-		     .setup = su, .op = fn, .teardown = td, .check = chk, \
-		     .test = test_##id }
+		     .setup = su, .op = fn, .teardown = td, .check = chk }
 
 static const struct row rows[NR_ROWS] = {
 	ROW(fork, "fork()", "fork + child _exit + waitpid", 0, NULL, op_fork, NULL, NULL),
@@ -566,7 +542,9 @@ static const struct row rows[NR_ROWS] = {
 	ROW(shmat_ctl, "shmat/ctl()", "two syscalls: shmat + shmdt of 4 KiB", 100, setup_shm, op_shmat_dt, teardown_ipc, check_shm_detached),
 };
 
-/* The kb_test table, made from rows[] so that names live in one place. */
+static int run_row(void *ctx, int id, char *reason, size_t len);
+
+/* The kb_test table, one entry per row of rows[]: names in one place. */
 static struct kb_test tests[NR_ROWS];
 
 static void build_tests(void)
@@ -577,7 +555,8 @@ static void build_tests(void)
 	for (i = 0; i < NR_ROWS; i++) {
 		snprintf(desc[i], sizeof(desc[i]), "%-14s %s", rows[i].label,
 			 rows[i].note);
-		tests[i] = (struct kb_test){ rows[i].name, rows[i].test, desc[i] };
+		tests[i] = (struct kb_test)KB_TEST_ARG(rows[i].name, run_row,
+						       (int)i, desc[i]);
 	}
 }
 
@@ -631,8 +610,9 @@ static int row_error(struct ctx *c, const struct row *r, const char *stage,
 	return kb_errno_result(err, KB_ENV_NO_CAP, what, reason, len);
 }
 
-static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
+static int run_row(void *ctx, int idx, char *reason, size_t len)
 {
+	struct ctx *c = ctx;
 	const struct row *r = &rows[idx];
 	unsigned int batch = r->batch ? (c->batch ? (unsigned int)c->batch : r->batch) : 1;
 	double *samples;
@@ -688,61 +668,32 @@ static void print_table(const struct ctx *c)
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(FILE *f, void *ctx)
-{
-	(void)ctx;
-	fprintf(f,
-"Usage: %s [OPTION]...\n"
-"Measure process creation, null system calls and System V IPC on the\n"
-"running kernel; print KTAP (one result per row, figures on '# ' lines)\n"
-"and the Scribe micro-benchmark table (microseconds). Each operation's\n"
-"result is checked (exit status, syscall value against /proc/self/stat,\n"
-"message contents, IPC ids gone after IPC_RMID).\n"
-"\n"
-"  -i, --iterations=N  samples per row (default %d, %d with --full,\n"
-"                      %d when KSFT_MACHINE_SLOW=yes)\n"
-"  -w, --warmup=N      untimed samples first (default: 10%% of -i, >= 10)\n"
-"  -b, --batch=N       operations per sample for every row but fork,\n"
-"                      clone and execve (default: 1000 for null syscalls,\n"
-"                      100 for IPC)\n"
-"\n"
-"variance = standard deviation / mean x 100. Times are %s,\n"
-"per operation; a sample is the mean over a batch of operations.\n"
-"The process runs pinned to one CPU (children inherit it) unless --no-pin.\n",
-		kb_cli_prog(), DEFAULT_ITERATIONS, FULL_ITERATIONS, SLOW_ITERATIONS,
-		KB_CLOCK_NAME);
-}
-
-static void on_option(int opt, const char *arg, void *ctx)
-{
-	struct ctx *c = ctx;
-
-	switch (opt) {
-	case 'i':
-		c->iterations = kb_cli_parse_ll(arg, "--iterations", 2, 10000000);
-		break;
-	case 'w':
-		c->warmup = kb_cli_parse_ll(arg, "--warmup", 0, 10000000);
-		break;
-	case 'b':
-		c->batch = kb_cli_parse_ll(arg, "--batch", 1, 10000000);
-		break;
-	}
-}
-
-static const struct option longopts[] = {
-	{ "iterations", required_argument, NULL, 'i' },
-	{ "warmup", required_argument, NULL, 'w' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ NULL, 0, NULL, 0 },
-};
-
 static void parse_options(int argc, char **argv, struct ctx *c)
 {
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_LONG('i', "iterations", &c->iterations, 2, 10000000, "N",
+			    "samples per row (default " KB_CLI_STR(DEFAULT_ITERATIONS)
+			    ", " KB_CLI_STR(FULL_ITERATIONS) " with --full,\n"
+			    KB_CLI_STR(SLOW_ITERATIONS) " when KSFT_MACHINE_SLOW=yes)"),
+		KB_OPT_LONG('w', "warmup", &c->warmup, 0, 10000000, "N",
+			    "untimed samples first (default: 10% of -i, >= 10)"),
+		KB_OPT_LONG('b', "batch", &c->batch, 1, 10000000, "N",
+			    "operations per sample for every row but fork,\n"
+			    "clone and execve (default: 1000 for null syscalls,\n"
+			    "100 for IPC)"),
+		KB_OPT_END(),
+	};
 	const struct kb_cli cli = {
-		.short_opts = "i:w:b:", .long_opts = longopts,
-		.on_option = on_option, .ctx = c, .usage = usage,
-		.tests = tests, .ntests = ARRAY_SIZE(tests), .placement = true,
+		.opts = opts, .common = KB_CLI_ALL,
+		.about = "Measure process creation, null system calls and System V IPC on the\n"
+			 "running kernel; print KTAP (one result per row, figures on '# ' lines)\n"
+			 "and the Scribe micro-benchmark table (microseconds). Each operation's\n"
+			 "result is checked (exit status, syscall value against /proc/self/stat,\n"
+			 "message contents, IPC ids gone after IPC_RMID).",
+		.notes = "variance = standard deviation / mean x 100. Times are " KB_CLOCK_NAME ",\n"
+			 "per operation; a sample is the mean over a batch of operations.\n"
+			 "The process runs pinned to one CPU (children inherit it) unless --no-pin.",
+		.tests = tests, .ntests = ARRAY_SIZE(tests),
 	};
 
 	c->iterations = -1;
@@ -750,7 +701,7 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->iterations < 0)
 		c->iterations = kb_cli_pick_count(&c->common, DEFAULT_ITERATIONS,
-					      FULL_ITERATIONS, SLOW_ITERATIONS);
+						  FULL_ITERATIONS, SLOW_ITERATIONS);
 	if (c->warmup < 0)
 		c->warmup = c->iterations / 10 > 10 ? c->iterations / 10 : 10;
 }
@@ -786,7 +737,7 @@ int main(int argc, char **argv)
 	kb_results_param_num("clock_overhead_ns", overhead);
 	ksft_print_msg("clock: %s, overhead of one read: %.1f ns; placement: %s\n",
 		       KB_CLOCK_NAME, overhead, where);
-	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), c.common.selected, &c);
 	print_table(&c);
 	free(c.exec_samples);
 	kb_ktap_finish(c.common.json);

@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,36 +29,25 @@ struct options {
 	unsigned int batch;
 };
 
-static void usage(FILE *f)
+/* What the manual says before the options: the modes, from the library. */
+static const char *about(void)
 {
+	static char text[2048];
+	size_t n;
 	int m;
 
-	fprintf(f,
-"Usage: %s [OPTION]... MODE NAME\n"
-"Fetch per-task statistics of every process whose /proc/PID/comm contains\n"
-"NAME, once a second, and print the cost of one pass in seconds:\n"
-"  nr_process: N       cost:   S.NNNNNNNNN\n"
-"Processes whose query fails are dropped from later passes.\n"
-"\n"
-"MODE is 0 (ioctl on /proc/taskstats, the RFC), 1 (netlink, one\n"
-"request per pid) or one of these names:\n",
-		kb_cli_prog());
-	for (m = 0; m < KB_TS_METHOD_NR; m++)
-		fprintf(f, "  %-16s %s\n", kb_ts_method_name(m),
-			kb_ts_method_desc(m));
-	fprintf(f,
-"\n"
-"  -c, --count=N   stop after N passes (default: until interrupted)\n"
-"  -K, --batch=K   requests per sendmsg in netlink_batched (default %d)\n"
-"  -h, --help      this help\n"
-"\n"
-"bpf_iter first prints what loading its program took, once:\n"
-"  load: S.NNNNNNNNN\n"
-"\n"
-"Netlink modes need CAP_NET_ADMIN; bpf_iter needs CAP_BPF and CAP_PERFMON\n"
-"(or CAP_SYS_ADMIN) and a kernel with BTF. Exit status: 0 done, 1 the method\n"
-"failed or no process matched, 2 bad usage.\n",
-		KB_TS_METHOD_DEFAULT_BATCH);
+	n = snprintf(text, sizeof(text),
+		     "Fetch per-task statistics of every process whose /proc/PID/comm contains\n"
+		     "NAME, once a second, and print the cost of one pass in seconds:\n"
+		     "  nr_process: N       cost:   S.NNNNNNNNN\n"
+		     "Processes whose query fails are dropped from later passes.\n"
+		     "\n"
+		     "MODE is 0 (ioctl on /proc/taskstats, the RFC), 1 (netlink, one\n"
+		     "request per pid) or one of these names:");
+	for (m = 0; m < KB_TS_METHOD_NR && n < sizeof(text); m++)
+		n += snprintf(text + n, sizeof(text) - n, "\n  %-16s %s",
+			      kb_ts_method_name(m), kb_ts_method_desc(m));
+	return text;
 }
 
 static void check_name(const char *name)
@@ -68,46 +56,46 @@ static void check_name(const char *name)
 		kb_cli_error("NAME must not be empty");
 	if (strlen(name) > COMM_MAX)
 		kb_cli_error("NAME '%s' is longer than %d characters: no comm can contain it",
-			       name, COMM_MAX);
+			     name, COMM_MAX);
 	if (strchr(name, '/') || strchr(name, '\n'))
 		kb_cli_error("NAME '%s' holds a character no comm has", name);
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "count", required_argument, NULL, 'c' },
-		{ "batch", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_LONG('c', "count", &o->count, 1, 1000000000, "N",
+			    "stop after N passes (default: until interrupted)"),
+		KB_OPT_UINT('K', "batch", &o->batch, 1, KB_TS_METHOD_MAX_BATCH,
+			    "K", "requests per sendmsg in netlink_batched (default "
+			    KB_CLI_STR(KB_TS_METHOD_DEFAULT_BATCH) ")"),
+		KB_OPT_END(),
 	};
-	int c, m;
+	const struct kb_cli cli = {
+		.opts = opts, .synopsis = "[OPTION]... MODE NAME",
+		.about = about(), .args = true,
+		.notes = "bpf_iter first prints what loading its program took, once:\n"
+			 "  load: S.NNNNNNNNN\n"
+			 "\n"
+			 "Netlink modes need CAP_NET_ADMIN; bpf_iter needs CAP_BPF and CAP_PERFMON\n"
+			 "(or CAP_SYS_ADMIN) and a kernel with BTF.",
+		.exit_status = "Exit status: 0 done, 1 the method failed or no process matched, 2 bad\n"
+			       "usage.",
+	};
+	struct kb_cli_common common;
+	int first, m;
 
 	o->batch = KB_TS_METHOD_DEFAULT_BATCH;
-	while ((c = getopt_long(argc, argv, "c:K:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o->count = kb_cli_parse_ll(optarg, "--count", 1, 1000000000);
-			break;
-		case 'K':
-			o->batch = kb_cli_parse_ll(optarg, "--batch", 1, KB_TS_METHOD_MAX_BATCH);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			kb_cli_hint();
-		}
-	}
-	if (argc - optind != 2)
+	first = kb_cli_parse(argc, argv, &cli, &common);
+	if (argc - first != 2)
 		kb_cli_error("expected MODE and NAME, got %d argument%s",
-			       argc - optind, argc - optind == 1 ? "" : "s");
-	m = kb_ts_method_parse(argv[optind]);
+			     argc - first, argc - first == 1 ? "" : "s");
+	m = kb_ts_method_parse(argv[first]);
 	if (m < 0)
 		kb_cli_error("unknown MODE '%s' (0, 1, netlink_per_pid, netlink_batched, procfs, procfs_pread, ioctl or bpf_iter)",
-			       argv[optind]);
+			     argv[first]);
 	o->method = m;
-	o->name = argv[optind + 1];
+	o->name = argv[first + 1];
 	check_name(o->name);
 }
 
@@ -138,7 +126,7 @@ static struct kb_ts_method_ctx *new_ctx(const struct options *o,
 	int err;
 
 	ctx = kb_ts_method_open(o->method, o->batch, pids, n, &err, why,
-			    sizeof(why));
+				sizeof(why));
 	if (!ctx) {
 		fprintf(stderr, "%s: %s: %s\n", kb_cli_prog(),
 			kb_ts_method_name(o->method), why);

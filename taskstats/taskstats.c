@@ -167,8 +167,8 @@ static struct kb_children *get_sleepers(struct ctx *c)
 	if (err)
 		ksft_exit_fail_msg("cannot read process limits: %s\n", strerror(-err));
 	kb_results_figure("limits", "pid_max=%ld threads_max=%ld threads_now=%ld rlimit_nproc=%ld nproc_exempt=%d available=%ld bound=%s",
-		  lim.pid_max, lim.threads_max, lim.nr_threads, lim.nproc_soft,
-		  lim.nproc_exempt, lim.available, lim.bound);
+			  lim.pid_max, lim.threads_max, lim.nr_threads, lim.nproc_soft,
+			  lim.nproc_exempt, lim.available, lim.bound);
 	if (want > lim.available) {
 		ksft_print_msg("asked for %ld processes, %s leaves room for %ld: using %ld\n",
 			       want, lim.bound, lim.available, lim.available);
@@ -253,7 +253,7 @@ static int against_proc(const struct ctx *c, const struct kb_ts_stats *ts,
 	char diff[200];
 
 	if (kb_ts_judge_proc(ts, p, what, c->ticks_per_s, diff,
-			       sizeof(diff)))
+			     sizeof(diff)))
 		return KSFT_PASS;
 	snprintf(why, len, "%s: %s", label, diff);
 	return KSFT_FAIL;
@@ -324,11 +324,11 @@ static int check_rest_child(struct ctx *c, struct kb_nl *nl, char *why,
 	if (err)
 		return get_failed(err, "GET of a child at rest", why, len);
 	kb_results_figure("get_self", "rest_child=%d ppid=%u comm=%s nvcsw=%llu nivcsw=%llu cpu_us=%llu proc_cpu_ticks=%llu",
-		  child, r.pid.stats.ppid, r.pid.stats.comm,
-		  (unsigned long long)r.pid.stats.nvcsw,
-		  (unsigned long long)r.pid.stats.nivcsw,
-		  (unsigned long long)(r.pid.stats.utime + r.pid.stats.stime),
-		  (unsigned long long)(after.stat.utime + after.stat.stime));
+			  child, r.pid.stats.ppid, r.pid.stats.comm,
+			  (unsigned long long)r.pid.stats.nvcsw,
+			  (unsigned long long)r.pid.stats.nivcsw,
+			  (unsigned long long)(r.pid.stats.utime + r.pid.stats.stime),
+			  (unsigned long long)(after.stat.utime + after.stat.stime));
 	if (before.nvcsw != after.nvcsw || before.nivcsw != after.nivcsw) {
 		snprintf(why, len, "the child at rest switched context during the query");
 		return KSFT_FAIL;
@@ -362,8 +362,8 @@ static int test_get_self(void *arg, char *why, size_t len)
 				  why, len);
 	}
 	kb_results_figure("get_self", "version=%u payload_bytes=%zu header_version=%d header_bytes=%zu",
-		  r.pid.stats.version, r.pid.stats.len, TASKSTATS_VERSION,
-		  sizeof(struct taskstats));
+			  r.pid.stats.version, r.pid.stats.len, TASKSTATS_VERSION,
+			  sizeof(struct taskstats));
 	kb_results_param_num("taskstats_version", r.pid.stats.version);
 	kb_results_param_num("taskstats_bytes", r.pid.stats.len);
 	rc = check_self_reply(&r, why, len);
@@ -453,15 +453,15 @@ static int judge_tgid(struct ctx *c, struct kb_nl *nl, pid_t child,
 		return KSFT_FAIL;
 	}
 	kb_results_figure("tgid_aggregate", "threads=%d burn_ms_each=%ld source=%s tgid_cpu_us=%llu tgid_utime_stime_us=%llu proc_cpu_ticks=%llu tgid_nvcsw=%llu",
-		  TGID_THREADS, burn_ms,
-		  r.tgid.stats.cpu_run_virtual_total ? "cpu_run_virtual_total" :
-						       "utime+stime",
-		  (unsigned long long)r.tgid.stats.cpu_run_virtual_total / 1000,
-		  (unsigned long long)(r.tgid.stats.utime + r.tgid.stats.stime),
-		  (unsigned long long)(p.stat.utime + p.stat.stime),
-		  (unsigned long long)r.tgid.stats.nvcsw);
+			  TGID_THREADS, burn_ms,
+			  r.tgid.stats.cpu_run_virtual_total ? "cpu_run_virtual_total" :
+			  "utime+stime",
+			  (unsigned long long)r.tgid.stats.cpu_run_virtual_total / 1000,
+			  (unsigned long long)(r.tgid.stats.utime + r.tgid.stats.stime),
+			  (unsigned long long)(p.stat.utime + p.stat.stime),
+			  (unsigned long long)r.tgid.stats.nvcsw);
 	if (!kb_ts_judge_tgid(&r.tgid.stats, threads, TGID_THREADS,
-				  TGID_THREADS * burn_ms * 1000, why, len))
+			      TGID_THREADS * burn_ms * 1000, why, len))
 		return KSFT_FAIL;
 	return against_proc(c, &r.tgid.stats, &p, KB_TS_JUDGE_CPU,
 			    "TGID against /proc/PID/stat", why, len);
@@ -608,11 +608,11 @@ static int test_delay_accounting(void *arg, char *why, size_t len)
 	if (err)
 		return get_failed(err, "copy-on-write children", why, len);
 	kb_results_figure("delay_accounting", "pages=%d wpcopy_count=%llu wpcopy_delay_total_ns=%llu knob_off_wpcopy_count=%llu knob_off_wpcopy_delay_total_ns=%llu cpu_delay_count=%llu version=%u",
-		  WPCOPY_PAGES, (unsigned long long)on.wpcopy_count,
-		  (unsigned long long)on.wpcopy_delay_total,
-		  (unsigned long long)off.wpcopy_count,
-		  (unsigned long long)off.wpcopy_delay_total,
-		  (unsigned long long)on.cpu_count, on.version);
+			  WPCOPY_PAGES, (unsigned long long)on.wpcopy_count,
+			  (unsigned long long)on.wpcopy_delay_total,
+			  (unsigned long long)off.wpcopy_count,
+			  (unsigned long long)off.wpcopy_delay_total,
+			  (unsigned long long)on.cpu_count, on.version);
 	if (on.version < 13) {
 		snprintf(why, len, "struct taskstats version %u has no wpcopy_* (version 13, Linux 6.0)",
 			 on.version);
@@ -682,7 +682,7 @@ static int judge_exit(const struct kb_ts_reply *r, pid_t pid, char *why,
 	int status = ts->exitcode;
 
 	kb_results_figure("exit_notification", "ac_pid=%u ac_exitcode=0x%x aggr_tgid=%d version=%u",
-		  ts->pid, ts->exitcode, r->tgid.present, ts->version);
+			  ts->pid, ts->exitcode, r->tgid.present, ts->version);
 	if (!r->pid.has_stats || ts->pid != (uint32_t)pid)
 		snprintf(why, len, "exit record of pid %d carries ac_pid %u",
 			 pid, ts->pid);
@@ -921,7 +921,7 @@ static int judge_cgroup_dir(struct kb_nl *nl, const struct cgroup_dir *d,
 		err = kb_ts_cgroupstats_get(nl, fd, &cs);
 		close(fd);
 		kb_results_figure("cgroupstats", "cgroup=%s v2=1 answer=%s", d->path,
-			  err ? strerrorname_np(-err) : "stats");
+				  err ? strerrorname_np(-err) : "stats");
 		if (err == -EINVAL)
 			return KSFT_PASS;
 		snprintf(why, len, "cgroup v2 directory %.200s: %s, not EINVAL (cgroupstats_build() takes v1 only)",
@@ -935,11 +935,11 @@ static int judge_cgroup_dir(struct kb_nl *nl, const struct cgroup_dir *d,
 	if (err)
 		return kb_errno_result(err, KB_ENV_NO_CAP, what, why, len);
 	kb_results_figure("cgroupstats", "cgroup=%s nr_sleeping=%llu nr_running=%llu nr_stopped=%llu nr_uninterruptible=%llu nr_io_wait=%llu sleepers=%zu tasks=%ld",
-		  d->path, (unsigned long long)cs.nr_sleeping,
-		  (unsigned long long)cs.nr_running,
-		  (unsigned long long)cs.nr_stopped,
-		  (unsigned long long)cs.nr_uninterruptible,
-		  (unsigned long long)cs.nr_io_wait, nsleepers, tasks);
+			  d->path, (unsigned long long)cs.nr_sleeping,
+			  (unsigned long long)cs.nr_running,
+			  (unsigned long long)cs.nr_stopped,
+			  (unsigned long long)cs.nr_uninterruptible,
+			  (unsigned long long)cs.nr_io_wait, nsleepers, tasks);
 	if (tasks < 0)
 		return kb_errno_result(tasks, KB_ENV_NO_CAP, "reading tasks", why,
 				       len);
@@ -970,7 +970,7 @@ static int test_cgroupstats(void *arg, char *why, size_t len)
 		return rc;
 	not_cg = query_not_cgroup(&nl);
 	kb_results_figure("cgroupstats", "not_a_cgroup=%s",
-		  not_cg ? strerrorname_np(-not_cg) : "stats");
+			  not_cg ? strerrorname_np(-not_cg) : "stats");
 	if (not_cg != -EINVAL) {
 		snprintf(why, len, "a directory outside cgroupfs: %s, not EINVAL",
 			 not_cg ? strerror(-not_cg) : "answered");
@@ -1049,7 +1049,7 @@ static int test_error_esrch(void *arg, char *why, size_t len)
 	}
 	kb_nl_close(&nl);
 	kb_results_figure("error_esrch", "pid=%s tgid=%s", answer_name(err_pid),
-		  answer_name(err_tgid));
+			  answer_name(err_tgid));
 	if (err_pid == -ESRCH && err_tgid == -ESRCH)
 		return KSFT_PASS;
 	snprintf(why, len, "GET of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
@@ -1087,17 +1087,17 @@ static void send_malformed(struct kb_nl *nl, struct malformed *m)
 	uint16_t short_pid = 1;
 
 	kb_nl_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+			    TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	m[0].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
 	kb_nl_genl_req_init(&req, nl->family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+			    TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	kb_nl_attr_append(&req, TASKSTATS_CMD_ATTR_PID, &short_pid,
-		      sizeof(short_pid));
+			  sizeof(short_pid));
 	m[1].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
 	kb_nl_genl_req_init(&req, nl->family, 0x7f, TASKSTATS_GENL_VERSION,
-			 kb_nl_next_seq(nl));
+			    kb_nl_next_seq(nl));
 	m[2].got = send_crafted(nl, &req, req.nlh.nlmsg_len);
 
 	kb_ts_req(&req, nl->family, TASKSTATS_CMD_ATTR_PID, getpid(),
@@ -1127,9 +1127,9 @@ static int test_error_malformed(void *arg, char *why, size_t len)
 	after = kb_ts_get(&nl, TASKSTATS_CMD_ATTR_PID, getpid(), &r);
 	kb_nl_close(&nl);
 	kb_results_figure("error_malformed", "%s=%s %s=%s %s=%s %s=%s get_after=%s",
-		  m[0].name, answer_name(m[0].got), m[1].name,
-		  answer_name(m[1].got), m[2].name, answer_name(m[2].got),
-		  m[3].name, answer_name(m[3].got), answer_name(after));
+			  m[0].name, answer_name(m[0].got), m[1].name,
+			  answer_name(m[1].got), m[2].name, answer_name(m[2].got),
+			  m[3].name, answer_name(m[3].got), answer_name(after));
 	for (i = 0; i < ARRAY_SIZE(m); i++) {
 		if (m[i].got == m[i].want)
 			continue;
@@ -1274,10 +1274,10 @@ static int test_ioctl_matches_netlink(void *arg, char *why, size_t len)
 	if (rc != KSFT_PASS)
 		return rc;
 	kb_results_figure("ioctl_matches_netlink", "pid=%d version=%u nvcsw=%llu tgid_nvcsw=%llu proc_nvcsw=%llu",
-		  (int)child, a.ioctl_pid.version,
-		  (unsigned long long)a.ioctl_pid.nvcsw,
-		  (unsigned long long)a.ioctl_tgid.nvcsw,
-		  (unsigned long long)a.proc.nvcsw);
+			  (int)child, a.ioctl_pid.version,
+			  (unsigned long long)a.ioctl_pid.nvcsw,
+			  (unsigned long long)a.ioctl_tgid.nvcsw,
+			  (unsigned long long)a.proc.nvcsw);
 	rc = against_proc(c, &a.ioctl_pid, &a.proc,
 			  KB_TS_JUDGE_IDS | KB_TS_JUDGE_CTXT | KB_TS_JUDGE_CPU,
 			  "ioctl against /proc", why, len);
@@ -1340,9 +1340,9 @@ static int judge_ioctl_errors(const struct ioctl_errors *e, char *why,
 			      size_t len)
 {
 	kb_results_figure("ioctl_errors", "gone_pid=%s gone_tgid=%s null_pointer=%s read_only_buffer=%s unknown_cmd=%s query_after=%s",
-		  answer_name(e->gone_pid), answer_name(e->gone_tgid),
-		  answer_name(e->null_ptr), answer_name(e->ro_ptr),
-		  answer_name(e->unknown), answer_name(e->after));
+			  answer_name(e->gone_pid), answer_name(e->gone_tgid),
+			  answer_name(e->null_ptr), answer_name(e->ro_ptr),
+			  answer_name(e->unknown), answer_name(e->after));
 	if (e->gone_pid != -ESRCH || e->gone_tgid != -ESRCH)
 		snprintf(why, len, "query of a pid that does not exist: pid %s, tgid %s (want ESRCH)",
 			 answer_name(e->gone_pid), answer_name(e->gone_tgid));
@@ -1386,7 +1386,7 @@ static int test_ioctl_errors(void *arg, char *why, size_t len)
 		unpriv = ioctl_query(fd, TASKSTATS_IOC_ATTR_PID, getpid(), buf,
 				     NULL);
 		kb_results_figure("ioctl_errors", "unprivileged_query=%s",
-			  answer_name(unpriv));
+				  answer_name(unpriv));
 		if (unpriv != -EPERM) {
 			snprintf(why, len, "a query without CAP_NET_ADMIN answered %s, not EPERM",
 				 answer_name(unpriv));
@@ -1440,7 +1440,7 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 		return;
 	}
 	run->ts = kb_ts_method_open(m, c->batch, s->pids, s->n, &err, run->why,
-				sizeof(run->why));
+				    sizeof(run->why));
 	if (!run->ts) {
 		/* ENOENT: no /proc/taskstats, the RFC's kernel only. */
 		if (m == KB_TS_METHOD_BPF_ITER ? !kb_errno_bpf_is_environment(err) :
@@ -1538,7 +1538,7 @@ static void add_row(struct ctx *c, enum kb_ts_method m)
 	kb_results_extra("pass_s_max", run->st.max * scale);
 	if (base->done)
 		kb_results_extra("speedup_vs_per_pid",
-			     base->st.median / run->st.median);
+				 base->st.median / run->st.median);
 	if (m == KB_TS_METHOD_NETLINK_BATCHED) {
 		kb_results_extra("batch", c->batch);
 		kb_results_extra("rcvbuf_bytes", run->rcvbuf);
@@ -1555,9 +1555,9 @@ static void add_row(struct ctx *c, enum kb_ts_method m)
  * (the pid in the reply, /proc/PID/stat's first field, ac_pid); the
  * figures are the time per process.
  */
-static int method_row(struct ctx *c, enum kb_ts_method m, char *why,
-		      size_t len)
+static int method_row(void *ctx, int m, char *why, size_t len)
 {
+	struct ctx *c = ctx;
 	struct method_run *run = &c->runs[m];
 
 	bench_once(c);
@@ -1568,36 +1568,6 @@ static int method_row(struct ctx *c, enum kb_ts_method m, char *why,
 		return KSFT_FAIL;
 	add_row(c, m);
 	return KSFT_PASS;
-}
-
-static int row_netlink_per_pid(void *arg, char *why, size_t len)
-{
-	return method_row(arg, KB_TS_METHOD_NETLINK_PER_PID, why, len);
-}
-
-static int row_netlink_batched(void *arg, char *why, size_t len)
-{
-	return method_row(arg, KB_TS_METHOD_NETLINK_BATCHED, why, len);
-}
-
-static int row_procfs(void *arg, char *why, size_t len)
-{
-	return method_row(arg, KB_TS_METHOD_PROCFS, why, len);
-}
-
-static int row_procfs_pread(void *arg, char *why, size_t len)
-{
-	return method_row(arg, KB_TS_METHOD_PROCFS_PREAD, why, len);
-}
-
-static int row_ioctl(void *arg, char *why, size_t len)
-{
-	return method_row(arg, KB_TS_METHOD_IOCTL, why, len);
-}
-
-static int row_bpf_iter(void *arg, char *why, size_t len)
-{
-	return method_row(arg, KB_TS_METHOD_BPF_ITER, why, len);
 }
 
 /* The seed's table, plus the spread and the ratio to per-pid netlink. */
@@ -1637,8 +1607,8 @@ static void print_table(const struct ctx *c)
 }
 
 static const char *iter_differs(const struct kb_ts_stats *a,
-			   const struct kb_ts_stats *b, char *why,
-			   size_t whylen)
+				const struct kb_ts_stats *b, char *why,
+				size_t whylen)
 {
 #define KB_DIFFERS(f) (a->f != b->f && \
 	snprintf(why, whylen, #f ": bpf_iter %llu, netlink %llu", \
@@ -1774,15 +1744,15 @@ static int test_children_reaped(void *arg, char *why, size_t len)
 
 /* ---- the table ------------------------------------------------------- */
 
-#define T(name, desc)	{ #name, test_##name, desc }
-#define M(name, fn)	{ #name, fn, NULL }
+#define T(name, desc)	KB_TEST(#name, test_##name, desc)
+#define M(name, id)	KB_TEST_ARG(#name, method_row, KB_TS_METHOD_##id, NULL)
 
 /*
  * KTAP order and names are an API: checks, one row per method (named by
  * kb_ts_method_name(), desc from kb_ts_method_desc()), children_reaped.
- * A new method is an enum value and a methods[] entry in the library,
- * a row_NAME() function above and an M() line here; build_tests() stops
- * the program when a method has no row.
+ * A new method is an enum value and a methods[] entry in the library and
+ * an M() line here; build_tests() stops the program when a method has no
+ * row or a row another method's name.
  */
 static struct kb_test tests[] = {
 	T(family_resolves, "the TASKSTATS genetlink family resolves"),
@@ -1796,12 +1766,12 @@ static struct kb_test tests[] = {
 	T(ioctl_matches_netlink, "RFC ioctl agrees with /proc and netlink"),
 	T(ioctl_errors, "RFC ioctl's ESRCH/EFAULT/EINVAL/EPERM"),
 	T(bpf_iter_matches_netlink, "BPF task iterator agrees with netlink"),
-	M(netlink_per_pid, row_netlink_per_pid),
-	M(netlink_batched, row_netlink_batched),
-	M(procfs, row_procfs),
-	M(procfs_pread, row_procfs_pread),
-	M(ioctl, row_ioctl),
-	M(bpf_iter, row_bpf_iter),
+	M(netlink_per_pid, NETLINK_PER_PID),
+	M(netlink_batched, NETLINK_BATCHED),
+	M(procfs, PROCFS),
+	M(procfs_pread, PROCFS_PREAD),
+	M(ioctl, IOCTL),
+	M(bpf_iter, BPF_ITER),
 	T(children_reaped, "no child is left after the run"),
 };
 
@@ -1810,7 +1780,7 @@ static int method_row_index(enum kb_ts_method m)
 {
 	int i = kb_test_index(tests, ARRAY_SIZE(tests), kb_ts_method_name(m));
 
-	if (i < 0)
+	if (i < 0 || tests[i].fn_arg != method_row || tests[i].arg != (int)m)
 		ksft_exit_fail_msg("test table: no row for method %s\n",
 				   kb_ts_method_name(m));
 	return i;
@@ -1827,66 +1797,35 @@ static void build_tests(void)
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(FILE *f, void *arg)
-{
-	(void)arg;
-	fprintf(f,
-"Usage: %s [OPTION]...\n"
-"Spawn N sleeping processes and measure what one pass fetching the\n"
-"statistics of all of them costs by each method; check that the taskstats\n"
-"interface answers correctly, against /proc where it can. Prints KTAP: one\n"
-"result per check and per method, figures on '# NAME: key=value' lines,\n"
-"then the seed's table.\n"
-"\n"
-"  -N, --processes=N  sleeping processes (default %d, %d with --full,\n"
-"                     %d when KSFT_MACHINE_SLOW=yes); capped by pid_max,\n"
-"                     threads-max and RLIMIT_NPROC\n"
-"  -K, --batch=K      requests per sendmsg for netlink_batched (default %d)\n"
-"  -p, --passes=P     timed passes per method (default %d; %d when slow)\n"
-"  -w, --warmup=W     untimed passes first (default %d)\n"
-"\n"
-"Row figures are microseconds per process (median of the passes) with\n"
-"pass_s_* in seconds per pass and speedup_vs_per_pid. Netlink rows and\n"
-"checks need CAP_NET_ADMIN and skip without it; ioctl skips unless the\n"
-"kernel has the RFC's /proc/taskstats. 'taskstats -l' lists the tests.\n",
-		kb_cli_prog(), DEFAULT_PROCS, FULL_PROCS, SLOW_PROCS,
-		KB_TS_METHOD_DEFAULT_BATCH, DEFAULT_PASSES, SLOW_PASSES,
-		DEFAULT_WARMUP);
-}
-
-static void on_option(int opt, const char *arg, void *ctx)
-{
-	struct ctx *c = ctx;
-
-	switch (opt) {
-	case 'N':
-		c->procs = kb_cli_parse_ll(arg, "--processes", 1, 4194304);
-		break;
-	case 'K':
-		c->batch = kb_cli_parse_ll(arg, "--batch", 1, KB_TS_METHOD_MAX_BATCH);
-		break;
-	case 'p':
-		c->passes = kb_cli_parse_ll(arg, "--passes", 1, 1000000);
-		break;
-	case 'w':
-		c->warmup = kb_cli_parse_ll(arg, "--warmup", 0, 1000000);
-		break;
-	}
-}
-
-static const struct option longopts[] = {
-	{ "processes", required_argument, NULL, 'N' },
-	{ "batch", required_argument, NULL, 'K' },
-	{ "passes", required_argument, NULL, 'p' },
-	{ "warmup", required_argument, NULL, 'w' },
-	{ NULL, 0, NULL, 0 },
-};
-
 static void parse_options(int argc, char **argv, struct ctx *c)
 {
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_LONG('N', "processes", &c->procs, 1, 4194304, "N",
+			    "sleeping processes (default " KB_CLI_STR(DEFAULT_PROCS)
+			    ", " KB_CLI_STR(FULL_PROCS) " with --full,\n"
+			    KB_CLI_STR(SLOW_PROCS) " when KSFT_MACHINE_SLOW=yes); capped by pid_max,\n"
+			    "threads-max and RLIMIT_NPROC"),
+		KB_OPT_UINT('K', "batch", &c->batch, 1, KB_TS_METHOD_MAX_BATCH,
+			    "K", "requests per sendmsg for netlink_batched (default "
+			    KB_CLI_STR(KB_TS_METHOD_DEFAULT_BATCH) ")"),
+		KB_OPT_LONG('p', "passes", &c->passes, 1, 1000000, "P",
+			    "timed passes per method (default " KB_CLI_STR(DEFAULT_PASSES)
+			    "; " KB_CLI_STR(SLOW_PASSES) " when slow)"),
+		KB_OPT_LONG('w', "warmup", &c->warmup, 0, 1000000, "W",
+			    "untimed passes first (default " KB_CLI_STR(DEFAULT_WARMUP) ")"),
+		KB_OPT_END(),
+	};
 	const struct kb_cli cli = {
-		.short_opts = "N:K:p:w:", .long_opts = longopts,
-		.on_option = on_option, .ctx = c, .usage = usage,
+		.opts = opts, .common = KB_CLI_TESTS | KB_CLI_FULL | KB_CLI_JSON,
+		.about = "Spawn N sleeping processes and measure what one pass fetching the\n"
+			 "statistics of all of them costs by each method; check that the taskstats\n"
+			 "interface answers correctly, against /proc where it can. Prints KTAP: one\n"
+			 "result per check and per method, figures on '# NAME: key=value' lines,\n"
+			 "then the seed's table.",
+		.notes = "Row figures are microseconds per process (median of the passes) with\n"
+			 "pass_s_* in seconds per pass and speedup_vs_per_pid. Netlink rows and\n"
+			 "checks need CAP_NET_ADMIN and skip without it; ioctl skips unless the\n"
+			 "kernel has the RFC's /proc/taskstats. 'taskstats -l' lists the tests.",
 		.tests = tests, .ntests = ARRAY_SIZE(tests),
 	};
 	int m;
@@ -1898,10 +1837,10 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->procs < 0)
 		c->procs = kb_cli_pick_count(&c->common, DEFAULT_PROCS, FULL_PROCS,
-					 SLOW_PROCS);
+					     SLOW_PROCS);
 	if (c->passes < 0)
 		c->passes = kb_cli_pick_count(&c->common, DEFAULT_PASSES,
-					  DEFAULT_PASSES, SLOW_PASSES);
+					      DEFAULT_PASSES, SLOW_PASSES);
 	c->burn_scale = kb_env_machine_slow() ? 0.5 : 1.0;
 	for (m = 0; m < KB_TS_METHOD_NR; m++)
 		c->runs[m].selected = c->common.selected[method_row_index(m)];
@@ -1925,7 +1864,7 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (!c.have_admin)
 		ksft_print_msg("no CAP_NET_ADMIN: TASKSTATS_CMD_GET checks and netlink rows skip\n");
-	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), c.common.selected, &c);
 	print_table(&c);
 	kb_ktap_finish(c.common.json);
 }

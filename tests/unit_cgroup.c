@@ -275,7 +275,7 @@ static int test_stat_length_bound(char *why, size_t size)
 	    !kb_memstat_get(&st, "anon", &v) || v != 1)
 		return WHY("6 bytes of 'anon 12': %s anon=%llu", reason, v);
 	if (kb_memstat_parse(text, sizeof(text) - 1, &st, reason,
-			  sizeof(reason)) != -EINVAL)
+			     sizeof(reason)) != -EINVAL)
 		return WHY("a NUL inside the value accepted");
 	return KSFT_PASS;
 }
@@ -452,18 +452,18 @@ static int test_ks_values(char *why, size_t size)
 		   "anon 8396800\nfile 0\nshmem 0\n", why, size))
 		return KSFT_FAIL;
 	if (kb_memstat_values_bracketed(&st, &st2, &st3, 1000, reason,
-				     sizeof(reason)))
+					sizeof(reason)))
 		return WHY("good values rejected: %s", reason);
 	if (parse3("anon 2049\nfile 0\n", "anon 8388608\nfile 0\n",
 		   "anon 8388608\nfile 0\n", why, size))
 		return KSFT_FAIL;
 	if (!kb_memstat_values_bracketed(&st, &st2, &st3, 1000, reason,
-				      sizeof(reason)))
+					 sizeof(reason)))
 		return WHY("a value in pages accepted");
 	if (parse3("nokey 1\n", "anon 1\n", "anon 1\n", why, size))
 		return KSFT_FAIL;
 	if (!kb_memstat_values_bracketed(&st, &st2, &st3, 1000, reason,
-				      sizeof(reason)))
+					 sizeof(reason)))
 		return WHY("a key memory.stat lacks accepted");
 	return KSFT_PASS;
 }
@@ -588,7 +588,7 @@ int main(int argc, char **argv)
 		const char *name = tests[i].name + strlen("test_");
 
 		kb_ktap_result(tests[i].fn(why, sizeof(why)) == KSFT_PASS, name,
-			  why[0] ? why : NULL);
+			       why[0] ? why : NULL);
 	}
 	kb_ktap_finish(NULL);
 }

@@ -225,9 +225,9 @@ static int noop_test(void *ctx, char *reason, size_t len)
 }
 
 static const struct kb_test fake_tests[] = {
-	{ "alpha", noop_test, "first" },
-	{ "beta", noop_test, "second" },
-	{ "gamma", noop_test, "third" },
+	KB_TEST("alpha", noop_test, "first"),
+	KB_TEST("beta", noop_test, "second"),
+	KB_TEST("gamma", noop_test, "third"),
 };
 
 struct fake_prog {
@@ -235,19 +235,24 @@ struct fake_prog {
 	int calls;
 };
 
-static void fake_option(int opt, const char *arg, void *ctx)
+static void fake_option(const char *arg, void *ctx)
 {
 	struct fake_prog *p = ctx;
 
 	p->calls++;
-	if (opt == 'i')
-		p->iterations = kb_cli_parse_ll(arg, "--iterations", 1, 1000);
+	p->iterations = kb_cli_parse_ll(arg, "--iterations", 1, 1000);
 }
 
-static const struct option fake_longopts[] = {
-	{ "iterations", required_argument, NULL, 'i' },
-	{ NULL, 0, NULL, 0 },
+static const struct kb_cli_opt fake_opts[] = {
+	KB_OPT_CALLBACK('i', "iterations", fake_option, "N", "a number"),
+	KB_OPT_END(),
 };
+
+/* The shared options of a program that takes --no-pin or not. */
+static unsigned int fake_common(bool placement)
+{
+	return placement ? KB_CLI_ALL : KB_CLI_ALL & ~KB_CLI_NO_PIN;
+}
 
 /* A command line, NULL-terminated, for kb_cli_parse() in a child. */
 struct argv_case {
@@ -284,10 +289,9 @@ static void parse_case(const void *arg)
 	const struct argv_case *c = arg;
 	struct fake_prog prog = { 0 };
 	struct kb_cli cli = {
-		.short_opts = "i:", .long_opts = fake_longopts,
-		.on_option = fake_option, .ctx = &prog,
+		.opts = fake_opts, .ctx = &prog,
+		.common = fake_common(c->placement),
 		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
-		.placement = c->placement,
 	};
 	struct kb_cli_common o;
 	int argc = 0;
@@ -324,10 +328,8 @@ static int options_accept_valid(void *ctx, char *reason, size_t len)
 			 "--json", "out.json", "--no-pin", NULL };
 	struct fake_prog prog = { 0 };
 	struct kb_cli cli = {
-		.short_opts = "i:", .long_opts = fake_longopts,
-		.on_option = fake_option, .ctx = &prog,
+		.opts = fake_opts, .ctx = &prog, .common = fake_common(true),
 		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
-		.placement = true,
 	};
 	struct kb_cli_common o, all;
 	char *plain[] = { "p", NULL };
@@ -370,11 +372,11 @@ static int code_bogus(void *ctx, char *reason, size_t len)
 }
 
 static const struct kb_test runner_tests[] = {
-	{ "t_pass", noop_test, NULL },
-	{ "t_unselected", noop_test, NULL },
-	{ "t_skip", code_skip, NULL },
-	{ "t_fail", code_fail, NULL },
-	{ "t_bogus", code_bogus, NULL },
+	KB_TEST("t_pass", noop_test, NULL),
+	KB_TEST("t_unselected", noop_test, NULL),
+	KB_TEST("t_skip", code_skip, NULL),
+	KB_TEST("t_fail", code_fail, NULL),
+	KB_TEST("t_bogus", code_bogus, NULL),
 };
 
 static void run_runner_tests(const void *path)
@@ -386,7 +388,8 @@ static void run_runner_tests(const void *path)
 	/* Number from 1, not from where the parent had got to. */
 	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
 	o.selected[0] = o.selected[2] = o.selected[3] = o.selected[4] = true;
-	kb_ktap_run_tests(runner_tests, ARRAY_SIZE(runner_tests), &o, NULL);
+	kb_ktap_run_tests(runner_tests, ARRAY_SIZE(runner_tests), o.selected,
+			  NULL);
 	fflush(stdout);
 	_exit(0);
 }
@@ -423,26 +426,26 @@ static int runner_reports_by_name(void *ctx, char *reason, size_t len)
 static void run_all_skipped(const void *arg)
 {
 	static const struct kb_test skipped[] = {
-		{ "s1", code_skip, NULL }, { "s2", code_skip, NULL },
+		KB_TEST("s1", code_skip, NULL), KB_TEST("s2", code_skip, NULL),
 	};
 	struct kb_cli_common o = { .selected = { true, true }, .nselected = 2 };
 
 	(void)arg;
 	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
-	kb_ktap_run_tests(skipped, ARRAY_SIZE(skipped), &o, NULL);
+	kb_ktap_run_tests(skipped, ARRAY_SIZE(skipped), o.selected, NULL);
 	kb_ktap_finish(NULL);
 }
 
 static void run_one_failed(const void *arg)
 {
 	static const struct kb_test mixed[] = {
-		{ "s1", code_skip, NULL }, { "f1", code_fail, NULL },
+		KB_TEST("s1", code_skip, NULL), KB_TEST("f1", code_fail, NULL),
 	};
 	struct kb_cli_common o = { .selected = { true, true }, .nselected = 2 };
 
 	(void)arg;
 	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
-	kb_ktap_run_tests(mixed, ARRAY_SIZE(mixed), &o, NULL);
+	kb_ktap_run_tests(mixed, ARRAY_SIZE(mixed), o.selected, NULL);
 	kb_ktap_finish(NULL);
 }
 
@@ -687,22 +690,22 @@ static int icount_shift_parse(void *ctx, char *reason, size_t len)
 		       "no KBENCH_ICOUNT is not 'real'");
 }
 
-#define T(x) { #x, x, NULL }
+#define T(x) KB_TEST(#x, x, NULL)
 static const struct kb_test tests[] = {
 	T(stats_known_values),
 	T(stats_even_count_median),
 	T(stats_single_and_empty),
 	T(percentiles_interpolate),
 	T(json_write),
-	{ "parsers_accept_valid", parsers_accept_valid, NULL },
-	{ "parsers_reject_invalid", parsers_reject_invalid, NULL },
+	T(parsers_accept_valid),
+	T(parsers_reject_invalid),
 	T(options_reject_bad_lines),
 	T(options_accept_valid),
 	T(runner_reports_by_name),
 	T(finish_exit_status),
 	T(errno_rule),
 	T(proc_stat_parse),
-	{ "knob_set_and_restore", knob_set_and_restore, NULL },
+	T(knob_set_and_restore),
 	T(cleanup_stack_order),
 	T(cleanup_signal_reraised),
 	T(clock_overhead_positive),
@@ -713,8 +716,6 @@ static const struct kb_test tests[] = {
 int main(int argc, char **argv)
 {
 	struct unit_ctx u;
-	struct kb_cli_common o = { .nselected = ARRAY_SIZE(tests) };
-	size_t i;
 
 	kb_init("unit_kbench", argc, argv);
 	if (argc != 2) {
@@ -722,9 +723,7 @@ int main(int argc, char **argv)
 		return KB_CLI_EXIT_USAGE;
 	}
 	u.json_path = argv[1];
-	for (i = 0; i < ARRAY_SIZE(tests); i++)
-		o.selected[i] = true;
 	ksft_print_header();
-	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), &o, &u);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), NULL, &u);
 	kb_ktap_finish(NULL);
 }

@@ -58,7 +58,7 @@ static void test_pin(void)
 	if (!pthread_create(&t, NULL, pin_thread, &cpu))
 		pthread_join(t, &ret);
 	kb_ktap_result(!ret && kb_rtsched_pin_self(-1) == -EINVAL, "pin_self",
-		  "thread not on the CPU it was pinned to");
+		       "thread not on the CPU it was pinned to");
 }
 
 static void *fifo_thread(void *arg)
@@ -90,7 +90,7 @@ static void test_fifo(void)
 		kb_ktap_skip("fifo_allowed", "privileged, but RT group scheduling gives no runtime");
 	else
 		kb_ktap_result(allowed == !ret && kb_rtsched_fifo_prio_max() >= 1,
-			  "fifo_allowed", "check disagrees with the kernel");
+			       "fifo_allowed", "check disagrees with the kernel");
 }
 
 static void test_mlockall(void)
