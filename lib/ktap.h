@@ -78,7 +78,7 @@ static inline void kb_ktap_run_tests(const struct kb_test *tests, size_t n,
 				     const bool *selected, void *ctx)
 {
 	unsigned int plan = 0;
-	char reason[512];
+	char reason[1024];
 	size_t i;
 	int code;
 

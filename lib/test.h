@@ -39,7 +39,7 @@ static inline int kb_test_run(const struct kb_test *t, void *ctx,
 			   t->fn(ctx, reason, len);
 }
 
-#define KB_TEST_MAX	2048	/* room for a test per pmqtest pair */
+#define KB_TEST_MAX	2048	/* a -t selection of the largest table */
 
 /* Index of the test called @name in tests[0..n-1], or -1. */
 static inline int kb_test_index(const struct kb_test *tests, size_t n,

@@ -121,6 +121,8 @@ struct variant {
 };
 
 #define NR_VARIANTS	(1 + MAX_FILTERS + 1)	/* legacy, N fields, keys */
+/* The checks, a file row per variant, file and way, a bpf row per size. */
+#define MAX_TESTS	(16 + NR_VARIANTS * NR_FILES * NR_MODES + MAX_FILTERS)
 
 struct cell {
 	bool done;
@@ -165,6 +167,11 @@ struct memcg_ctx {
 	char text[READ_BUF_SIZE];	/* read_text(): the last file read */
 	char stat_text[READ_BUF_SIZE];	/* read_stat()'s, apart from it */
 	char read_buf[READ_BUF_SIZE];	/* the timed reads land here */
+	/* The run's table: checks, then the timed rows (their names here). */
+	struct kb_test table[MAX_TESTS];
+	char names[MAX_TESTS][32];
+	bool selected[MAX_TESTS];
+	int ntable;
 	struct bpf_state {		/* the cgroup iterator, loaded once */
 		bool tried;
 		struct kb_memcg_bpf *b;
@@ -915,8 +922,8 @@ static void row_figures(struct memcg_ctx *c, int v, enum file_id f,
  * no other row. What it checks: the reads succeed and return data; the
  * timing itself is a figure, not a verdict.
  */
-static int time_row(struct memcg_ctx *c, int v, enum file_id f, enum mode m,
-		    const char *name, char *why, size_t size)
+static int time_file_row(struct memcg_ctx *c, int v, enum file_id f,
+			 enum mode m, const char *name, char *why, size_t size)
 {
 	const struct variant *var = &c->variant[v];
 	char path[PATH_MAX + 64];
@@ -953,10 +960,27 @@ static int nr_modes(const struct memcg_ctx *c)
 	return c->opt.bench ? 1 : NR_MODES;
 }
 
-/* The file rows, then one bpf_iterN row per --fields size. */
-static int nr_rows(const struct memcg_ctx *c)
+/* A file row's table argument: its variant, file and mode. */
+static int file_row_arg(int v, enum file_id f, enum mode m)
 {
-	return c->nvariants * NR_FILES * nr_modes(c) + c->opt.nfields;
+	return (v * NR_FILES + f) * NR_MODES + m;
+}
+
+/* One file row of the table: SKIP when its file or filter is missing. */
+static int file_row(void *ctx, int arg, char *why, size_t size)
+{
+	struct memcg_ctx *c = ctx;
+	int m = arg % NR_MODES, f = arg / NR_MODES % NR_FILES;
+	int v = arg / NR_MODES / NR_FILES;
+	const char *skip = row_skip(c, v, f);
+	char name[96];
+
+	if (skip) {
+		snprintf(why, size, "%s", skip);
+		return KSFT_SKIP;
+	}
+	row_name(c, v, f, m, name, sizeof(name));
+	return time_file_row(c, v, f, m, name, why, size);
 }
 
 /* The variants of this run: legacy, one per --fields size, the key filter. */
@@ -987,29 +1011,6 @@ static void build_variants(struct memcg_ctx *c)
 	build_key_filter(o->keys, !o->no_flush, var->filter,
 			 sizeof(var->filter));
 	snprintf(var->note, sizeof(var->note), "memory.stat keys");
-}
-
-static void run_rows(struct memcg_ctx *c)
-{
-	int v, f, m;
-
-	for (v = 0; v < c->nvariants; v++) {
-		for (f = 0; f < NR_FILES; f++) {
-			for (m = 0; m < nr_modes(c); m++) {
-				const char *skip = row_skip(c, v, f);
-				char name[96], why[PATH_MAX + 128] = "";
-				int rc = KSFT_SKIP;
-
-				row_name(c, v, f, m, name, sizeof(name));
-				if (skip)
-					snprintf(why, sizeof(why), "%s", skip);
-				else
-					rc = time_row(c, v, f, m, name, why,
-						      sizeof(why));
-				kb_ktap_report(name, rc, why);
-			}
-		}
-	}
 }
 
 static void print_table(const struct memcg_ctx *c)
@@ -1695,16 +1696,18 @@ static int check_bpf_matches_stat(void *ctx, char *why, size_t size)
 	return KSFT_PASS;
 }
 
-static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
-			char *why, size_t size)
+/* bpf_iterN: the iterator reading N counters (the table's @n). */
+static int bpf_row(void *ctx, int n, char *why, size_t size)
 {
+	struct memcg_ctx *c = ctx;
 	const struct options *o = &c->opt;
 	const struct cell *legacy = &c->cells[0][F_STAT][MODE_READ];
 	int slots[MAX_FIELDS], err, v;
 	struct kb_stats st;
 	double total_s;
-	char note[200];
+	char note[200], name[32];
 
+	snprintf(name, sizeof(name), "bpf_iter%d", n);
 	if (!bpf_iter_get(c))
 		return bpf_iter_unusable(c, why, size);
 	field_slots(n, slots);
@@ -1736,23 +1739,6 @@ static int time_bpf_row(struct memcg_ctx *c, int n, const char *name,
 		return KSFT_PASS;
 	snprintf(why, size, "non-positive sample: the clock or the loop is broken");
 	return KSFT_FAIL;
-}
-
-/* bpf_iterN rows, one per --fields size, after the file rows. */
-static void run_bpf_rows(struct memcg_ctx *c)
-{
-	char name[32], why[PATH_MAX + 256];
-	int i;
-
-	for (i = 0; i < c->opt.nfields; i++) {
-		snprintf(name, sizeof(name), "bpf_iter%d", c->opt.fields[i]);
-		why[0] = '\0';
-		kb_ktap_report(name, time_bpf_row(c, c->opt.fields[i], name, why,
-						  sizeof(why)), why);
-	}
-	if (c->bpf.b)
-		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms, once for the check and the rows\n",
-			       c->bpf.load_ns / 1e6);
 }
 
 /* ---- the test tables --------------------------------------------------- */
@@ -1787,30 +1773,39 @@ static const struct kb_test checks[] = {
 	  "a BPF cgroup iterator's counters are memory.stat's values"),
 };
 
-static size_t nr_checks(const struct memcg_ctx *c)
+/*
+ * The run's table: the checks (unless --bench), then the timed rows
+ * (unless -t picked checks): one per variant, file and way to read, then
+ * one bpf_iterN per --fields size. Names and selection in @c.
+ */
+static void build_table(struct memcg_ctx *c)
 {
-	return c->opt.bench ? 0 : c->common.nselected;
-}
+	struct kb_test *t = c->table;
+	int v, f, m, i, n = 0;
 
-static bool rows_selected(const struct memcg_ctx *c)
-{
-	return !c->common.any_selected;
-}
-
-static void run_checks(struct memcg_ctx *c)
-{
-	size_t i;
-
-	if (c->opt.bench)
-		return;
-	for (i = 0; i < ARRAY_SIZE(checks); i++) {
-		char why[1024] = "";
-
-		if (!c->common.selected[i])
-			continue;
-		kb_ktap_report(checks[i].name, checks[i].fn(c, why, sizeof(why)),
-			       why);
+	for (i = 0; i < (int)ARRAY_SIZE(checks); i++) {
+		c->selected[n] = !c->opt.bench && c->common.selected[i];
+		t[n++] = checks[i];
 	}
+	for (v = 0; v < c->nvariants; v++)
+		for (f = 0; f < NR_FILES; f++)
+			for (m = 0; m < nr_modes(c); m++) {
+				row_name(c, v, f, m, c->names[n],
+					 sizeof(c->names[n]));
+				c->selected[n] = !c->common.any_selected;
+				t[n] = (struct kb_test)KB_TEST_ARG(c->names[n],
+					file_row, file_row_arg(v, f, m), NULL);
+				n++;
+			}
+	for (i = 0; i < c->opt.nfields; i++) {
+		snprintf(c->names[n], sizeof(c->names[n]), "bpf_iter%d",
+			 c->opt.fields[i]);
+		c->selected[n] = !c->common.any_selected;
+		t[n] = (struct kb_test)KB_TEST_ARG(c->names[n], bpf_row,
+						   c->opt.fields[i], NULL);
+		n++;
+	}
+	c->ntable = n;
 }
 
 /* ---- the whole run ----------------------------------------------------- */
@@ -1849,7 +1844,6 @@ static void run_tests(struct memcg_ctx *c)
 	char where[160];
 
 	ksft_print_header();
-	ksft_set_plan(nr_checks(c) + (rows_selected(c) ? nr_rows(c) : 0));
 	ksft_print_msg("cgroup v%d %s (%s)\n", c->ver, c->dir,
 		       c->own_cgroup ? "created for this run" :
 		       o->cgpath ? o->cgpath_from :
@@ -1866,15 +1860,15 @@ static void run_tests(struct memcg_ctx *c)
 	if (!c->have_ks[F_STAT])
 		ksft_print_msg("kernel has no memory.stat.ks in %s: the ks rows skip, the legacy rows run\n",
 			       c->dir);
-	run_checks(c);
-	if (rows_selected(c)) {
-		run_rows(c);
-		run_bpf_rows(c);
-	}
+	build_table(c);
+	kb_ktap_run_tests(c->table, c->ntable, c->selected, c);
+	if (c->bpf.b && !c->common.any_selected)
+		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms, once for the check and the rows\n",
+			       c->bpf.load_ns / 1e6);
 	kb_memcg_bpf_free(c->bpf.b);
 	c->bpf.b = NULL;
 	ks_reset(c);
-	if (rows_selected(c))
+	if (!c->common.any_selected)
 		print_table(c);
 	ksft_print_msg("wall time %.1f s\n", (double)(kb_clock_ns() - t0) / 1e9);
 }

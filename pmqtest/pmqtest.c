@@ -52,19 +52,12 @@ struct check_ctx {
 	int probe_err;		/* mq_open() failed with this at start */
 	struct pmq_run *run;	/* the run of the check being reported */
 	struct pmq_run *smp;	/* the -S run, kept for the rt-tests JSON */
-};
-
-/*
- * One entry of the table. A per-pair entry gives one result per pair of
- * its run (latency_pair0, latency_pair1, ...). @prepare makes the entry's
- * run (once, for all its results); @check judges result @index. Both
- * return a KSFT_* code and fill @why on anything but KSFT_PASS.
- */
-struct check {
-	const char *name;
-	bool per_pair;
-	int (*prepare)(struct check_ctx *c, char *why, size_t len);
-	int (*check)(struct check_ctx *c, int index, char *why, size_t len);
+	bool smp_ran;		/* by the first latency_pairN */
+	int smp_verdict;	/* its KSFT_* code ... */
+	char smp_why[256];	/* ... and reason, for every pair */
+	/* The table: latency_pair0..N-1, then the other checks. */
+	struct kb_test table[PMQ_MAX_CPUS + 3];
+	char names[PMQ_MAX_CPUS][24];
 };
 
 /*
@@ -181,14 +174,25 @@ static int prepare_smp(struct check_ctx *c, char *why, size_t len)
 	return ret;
 }
 
-static int check_latency_pair(struct check_ctx *c, int index, char *why,
-			      size_t len)
+/*
+ * latency_pairN: the first makes the -S run (one result per pair of it);
+ * its verdict and reason stand for every pair when it could not run.
+ */
+static int latency_pair(void *ctx, int index, char *why, size_t len)
 {
-	char name[32];
+	struct check_ctx *c = ctx;
 
-	snprintf(name, sizeof(name), "latency_pair%d", index);
-	return pair_result(name, &c->smp->pairs[index], c->opt->max_latency_us,
-			   -1, why, len);
+	if (!c->smp_ran) {
+		c->smp_ran = true;
+		c->smp_verdict = prepare_smp(c, c->smp_why,
+					     sizeof(c->smp_why));
+	}
+	if (c->smp_verdict != KSFT_PASS) {
+		snprintf(why, len, "%s", c->smp_why);
+		return c->smp_verdict;
+	}
+	return pair_result(c->names[index], &c->smp->pairs[index],
+			   c->opt->max_latency_us, -1, why, len);
 }
 
 /* timed_receive: -T 1 at 1 ms must finish every cycle with no timeout. */
@@ -206,9 +210,8 @@ static int prepare_timed(struct check_ctx *c, char *why, size_t len)
 	return run_check(c, &cfg, "timed_receive", why, len);
 }
 
-static int check_timed(struct check_ctx *c, int index, char *why, size_t len)
+static int check_timed(struct check_ctx *c, char *why, size_t len)
 {
-	(void)index;
 	return pair_result("timed_receive", &c->run->pairs[0],
 			   c->opt->max_latency_us, 0, why, len);
 }
@@ -238,13 +241,12 @@ static int prepare_forced(struct check_ctx *c, char *why, size_t len)
 	return run_check(c, &cfg, "forced_timeouts", why, len);
 }
 
-static int check_forced(struct check_ctx *c, int index, char *why, size_t len)
+static int check_forced(struct check_ctx *c, char *why, size_t len)
 {
 	const char *name = "forced_timeouts";
 	const struct pmq_pair *p = &c->run->pairs[0];
 	const char *problem = pmq_pair_problem(p, 0, -1, why, len);
 
-	(void)index;
 	if (!problem)
 		problem = pmq_timeouts_problem(p, FORCE_LOOPS, 3 * FORCE_LOOPS,
 					       why, len);
@@ -282,12 +284,10 @@ static int prepare_queues(struct check_ctx *c, char *why, size_t len)
 	return KSFT_PASS;
 }
 
-static int check_queues(struct check_ctx *c, int index, char *why,
-			size_t len)
+static int check_queues(struct check_ctx *c, char *why, size_t len)
 {
 	int left = pmq_linked_names(c->host);
 
-	(void)index;
 	kb_results_figure("queues_unlinked", "queues=%d left=%d", c->host->nnames, left);
 	if (!left)
 		return KSFT_PASS;
@@ -296,38 +296,50 @@ static int check_queues(struct check_ctx *c, int index, char *why,
 	return KSFT_FAIL;
 }
 
-static const struct check checks[] = {
-	{ "latency_pairN", true, prepare_smp, check_latency_pair },
-	{ "timed_receive", false, prepare_timed, check_timed },
-	{ "forced_timeouts", false, prepare_forced, check_forced },
-	{ "queues_unlinked", false, prepare_queues, check_queues },
+/* The checks after the pairs: a run of their own, then its judgement. */
+enum { CHECK_TIMED, CHECK_FORCED, CHECK_QUEUES };
+
+static const struct {
+	const char *name;
+	int (*prepare)(struct check_ctx *c, char *why, size_t len);
+	int (*check)(struct check_ctx *c, char *why, size_t len);
+} checks[] = {
+	[CHECK_TIMED] = { "timed_receive", prepare_timed, check_timed },
+	[CHECK_FORCED] = { "forced_timeouts", prepare_forced, check_forced },
+	[CHECK_QUEUES] = { "queues_unlinked", prepare_queues, check_queues },
 };
 
-static int check_results(const struct check_ctx *c, const struct check *t)
+static int run_and_check(void *ctx, int id, char *why, size_t len)
 {
-	return t->per_pair ? c->npairs : 1;
-}
+	struct check_ctx *c = ctx;
+	int ret = checks[id].prepare(c, why, len);
 
-static void run_entry(struct check_ctx *c, const struct check *t)
-{
-	int i, n = check_results(c, t), ret;
-	char name[64], why[256] = "";
-
-	ret = t->prepare(c, why, sizeof(why));
-	for (i = 0; i < n; i++) {
-		if (t->per_pair)
-			snprintf(name, sizeof(name), "latency_pair%d", i);
-		else
-			snprintf(name, sizeof(name), "%s", t->name);
-		if (ret == KSFT_PASS) {
-			why[0] = '\0';
-			kb_ktap_report(name, t->check(c, i, why, sizeof(why)), why);
-		} else {
-			kb_ktap_report(name, ret, why);
-		}
+	if (ret == KSFT_PASS) {
+		why[0] = '\0';
+		ret = checks[id].check(c, why, len);
 	}
 	pmq_run_free(c->run);
 	c->run = NULL;
+	return ret;
+}
+
+/* One latency_pairN per pair of the -S run, then the checks. */
+static size_t build_table(struct check_ctx *c)
+{
+	size_t n = 0, i;
+	int p;
+
+	for (p = 0; p < c->npairs; p++) {
+		snprintf(c->names[p], sizeof(c->names[p]), "latency_pair%d", p);
+		c->table[n++] = (struct kb_test)KB_TEST_ARG(c->names[p],
+							    latency_pair, p,
+							    NULL);
+	}
+	for (i = 0; i < ARRAY_SIZE(checks); i++)
+		c->table[n++] = (struct kb_test)KB_TEST_ARG(checks[i].name,
+							    run_and_check,
+							    (int)i, NULL);
+	return n;
 }
 
 /* JSON (its rt-tests part shows the -S run), free everything, totals. */
@@ -352,7 +364,9 @@ static void finish(struct check_ctx *c)
 
 static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 {
-	struct check_ctx c = {
+	static struct check_ctx c;	/* a table entry per pair: not on the stack */
+
+	c = (struct check_ctx){
 		.opt = o,
 		.host = h,
 		.loops = o->full ? SELFTEST_LOOPS_FULL :
@@ -361,8 +375,6 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 			       SELFTEST_INTERVAL_US,
 		.placement = o->placement_set ? o->placement : PMQ_PLACE_SPREAD,
 	};
-	unsigned int plan = 0;
-	size_t i;
 	char why[256];
 	int err;
 
@@ -374,9 +386,6 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 	/* Any other error fails every check, with its reason. */
 	c.probe_err = err;
 	c.npairs = selftest_npairs(h);
-	for (i = 0; i < ARRAY_SIZE(checks); i++)
-		plan += check_results(&c, &checks[i]);
-	ksft_set_plan(plan);
 	pmq_lock_memory(h);
 	ksft_print_msg("clock %s, ns resolution; %s\n", KB_CLOCK_NAME,
 		       h->mlock_note);
@@ -388,8 +397,7 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 	kb_results_param_str("placement", c.placement == PMQ_PLACE_SCHEDULER ?
 		     "scheduler" : "pinned");
 	kb_results_param_str("pair_placement", pmq_placement_name(c.placement));
-	for (i = 0; i < ARRAY_SIZE(checks); i++)
-		run_entry(&c, &checks[i]);
+	kb_ktap_run_tests(c.table, build_table(&c), NULL, &c);
 	finish(&c);
 	return 0;
 }
