@@ -110,8 +110,10 @@ KBENCH_SRCS := $(KBENCH_CORE_SRCS) $(KBENCH_EXTRA_SRCS)
 include $(KSFT_DIR)/lib.mk
 
 # Every test program links the shared helpers; extended helper programs
-# opt in by listing themselves in KBENCH_LINKED.
+# opt in by listing themselves in KBENCH_LINKED. KBENCH_PROG_SRCS: the
+# files of a test program split in several (not of its helpers).
 $(TEST_GEN_PROGS) $(addprefix $(OUTPUT)/,$(KBENCH_LINKED)): $(KBENCH_SRCS)
+$(TEST_GEN_PROGS): $(KBENCH_PROG_SRCS)
 
 # An empty recipe: a stamp that is missing after all is made, not an error.
 $(KB_TARGET_STAMP): ;

@@ -241,7 +241,6 @@ void ks_probe(struct memcg_ctx *c)
 			 c->ks_skip[F_STAT]);
 }
 
-
 /*
  * The seed's selections: N slots of vmstats.state[], 3 = its own pick.
  * The array is shorter than 128 on current kernels (6.12: ~40 counters;

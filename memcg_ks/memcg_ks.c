@@ -29,7 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "ktap.h"
 #include "memcg_ks.h"
 #include "rtsched.h"
