@@ -177,8 +177,8 @@ static void exec_chain_step(int fd, long remaining, uint64_t t0)
 	struct exec_sample s = { .delta_ns = kb_clock_ns() - t0,
 				 .pid = getpid() };
 	char fdbuf[16], rembuf[24], tbuf[24];
-	char *args[] = { "syscall_overhead", EXEC_CHAIN_ARG, fdbuf, rembuf,
-			 tbuf, NULL };
+	char *const args[] = { "syscall_overhead", EXEC_CHAIN_ARG, fdbuf,
+			       rembuf, tbuf, NULL };
 
 	if (write(fd, &s, sizeof(s)) != sizeof(s))
 		_exit(1);

@@ -324,17 +324,22 @@ static int options_reject_bad_lines(void *ctx, char *reason, size_t len)
 
 static int options_accept_valid(void *ctx, char *reason, size_t len)
 {
-	char *argv[] = { "p", "-i", "010", "--full", "-t", "gamma,alpha",
-			 "--json", "out.json", "--no-pin", NULL };
+	static const char *const words[] = {
+		"p", "-i", "010", "--full", "-t", "gamma,alpha", "--json",
+		"out.json", "--no-pin", NULL,
+	};
 	struct fake_prog prog = { 0 };
 	struct kb_cli cli = {
 		.opts = fake_opts, .ctx = &prog, .common = fake_common(true),
 		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
 	};
 	struct kb_cli_common o, all;
-	char *plain[] = { "p", NULL };
+	/* getopt permutes the pointers (not the strings): copies of them. */
+	char *argv[ARRAY_SIZE(words)], *plain[2] = { NULL };
 
 	(void)ctx;
+	memcpy(argv, words, sizeof(words));
+	memcpy(plain, words, sizeof(*words));
 	kb_cli_parse(ARRAY_SIZE(argv) - 1, argv, &cli, &o);
 	kb_cli_parse(1, plain, &cli, &all);
 	return verdict(prog.iterations == 10 && prog.calls == 1 && o.full &&
