@@ -3,9 +3,9 @@
  * libFuzzer harness: the option-value parsers of lib/cli.c
  * (kb_cli_parse_ll, kb_cli_parse_size, kb_cli_parse_double,
  * kb_cli_parse_seconds, kb_cli_parse_duration). The first byte picks the
- * parser and its bounds, the rest is the value. A rejected value ends in kb_cli_error(), whose
- * exit() is wrapped (-Wl,--wrap=exit) to jump back here; an accepted one
- * must lie within the bounds it was given.
+ * parser and its bounds, the rest is the value. A rejected value ends in
+ * kb_cli_error(), whose exit() is wrapped (-Wl,--wrap=exit) to jump back
+ * here; an accepted one must lie within the bounds it was given.
  */
 #include <limits.h>
 #include <setjmp.h>

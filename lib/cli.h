@@ -40,9 +40,9 @@ enum kb_cli_kind {
 	KB_CLI_UINT,		/* unsigned int, decimal, in [@min, @max] */
 	KB_CLI_LONG,		/* long, decimal, in [@min, @max] */
 	KB_CLI_LLONG,		/* long long, decimal, in [@min, @max] */
-	KB_CLI_SIZE,		/* unsigned long long bytes, K/M/G, [@min, @max] */
+	KB_CLI_SIZE,		/* unsigned long long bytes, K/M/G suffix */
 	KB_CLI_DOUBLE,		/* double, decimal, in [@fmin, @fmax] */
-	KB_CLI_SECONDS,		/* double seconds, units us..d, [@fmin, @fmax] */
+	KB_CLI_SECONDS,		/* double seconds, unit us..d, [@fmin, @fmax] */
 	KB_CLI_DURATION,	/* unsigned long long whole seconds, >= 1 */
 	KB_CLI_STRING,		/* const char *, not empty */
 	KB_CLI_CALLBACK,	/* @fn(value, the kb_cli's @ctx) */
@@ -118,7 +118,8 @@ struct kb_cli_opt {
 #define KB_CLI_FULL	0x2	/* --full */
 #define KB_CLI_JSON	0x4	/* --json=FILE */
 #define KB_CLI_NO_PIN	0x8	/* --no-pin */
-#define KB_CLI_ALL	(KB_CLI_TESTS | KB_CLI_FULL | KB_CLI_JSON | KB_CLI_NO_PIN)
+#define KB_CLI_ALL	\
+	(KB_CLI_TESTS | KB_CLI_FULL | KB_CLI_JSON | KB_CLI_NO_PIN)
 
 /* A program's command line: its options, its manual, its table. */
 struct kb_cli {
@@ -126,7 +127,7 @@ struct kb_cli {
 	void *ctx;			/* for the CALLBACK options */
 	unsigned int common;		/* KB_CLI_* shared options it takes */
 	const char *synopsis;		/* after "Usage: PROG "; "[OPTION]..." */
-	const char *about;		/* what the program does, before the options */
+	const char *about;		/* what it does, before the options */
 	const char *notes;		/* after them */
 	const char *exit_status;	/* "Exit status: ..."; the kselftest one */
 	bool args;			/* takes arguments after the options */

@@ -111,7 +111,8 @@ int kb_memstat_ks_keys_match(const struct kb_memstat *ks, const char *filter,
 		if (n && !(n == 5 && !strncmp(p, "flush", 5))) {
 			if (i == ks->n) {
 				snprintf(why, size, "key %zu '%.*s' of the filter missing (output has %zu keys)",
-					 i + 1, (int)(n > 64 ? 64 : n), p, ks->n);
+					 i + 1, (int)(n > 64 ? 64 : n), p,
+					 ks->n);
 				return -1;
 			}
 			if (strlen(ks->e[i].key) != n ||

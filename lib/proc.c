@@ -274,7 +274,8 @@ int kb_proc_limits(struct kb_proc_limits *lim)
 	 * fork() does not apply RLIMIT_NPROC to the root user (uid 0 is the
 	 * kernel's INIT_USER) nor to CAP_SYS_RESOURCE or CAP_SYS_ADMIN.
 	 */
-	lim->nproc_exempt = getuid() == 0 || kb_env_have_cap(CAP_SYS_RESOURCE) ||
+	lim->nproc_exempt = getuid() == 0 ||
+			    kb_env_have_cap(CAP_SYS_RESOURCE) ||
 			    kb_env_have_cap(CAP_SYS_ADMIN);
 	bound_by(lim, lim->pid_max - lim->nr_threads - PROC_MARGIN,
 		 "kernel.pid_max");

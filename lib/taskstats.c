@@ -177,7 +177,8 @@ static int parse_aggr(const struct nlattr *outer, uint16_t id_type,
 
 	memset(a, 0, sizeof(*a));
 	a->present = true;
-	kb_nl_attr_for_each(nla, kb_nl_attr_data(outer), kb_nl_attr_len(outer), rem) {
+	kb_nl_attr_for_each(nla, kb_nl_attr_data(outer), kb_nl_attr_len(outer),
+			    rem) {
 		if (kb_nl_attr_type(nla) == id_type) {
 			if (kb_nl_attr_get_u32(nla, &a->id))
 				return -EBADMSG;
@@ -239,8 +240,8 @@ int kb_ts_open(struct kb_nl *nl, size_t rcvbuf,
 void kb_ts_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
 	       uint32_t id, uint32_t seq)
 {
-	kb_nl_genl_req_init(req, family, TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION,
-			    seq);
+	kb_nl_genl_req_init(req, family, TASKSTATS_CMD_GET,
+			    TASKSTATS_GENL_VERSION, seq);
 	kb_nl_attr_append_u32(req, attr, id);
 }
 
@@ -477,12 +478,14 @@ int kb_ts_cgroupstats_decode(const struct nlmsghdr *nlh, void *out)
 	if (err <= 0)
 		return err ? err : -EBADMSG;
 	attrs = kb_nl_genl_attrs(nlh, &len);
-	nla = attrs ? kb_nl_attr_find(attrs, len, CGROUPSTATS_TYPE_CGROUP_STATS) :
-		      NULL;
+	nla = attrs ? kb_nl_attr_find(attrs, len,
+				      CGROUPSTATS_TYPE_CGROUP_STATS) : NULL;
 	if (!nla)
 		return -EBADMSG;
 	memset(cs, 0, sizeof(*cs));
-	len = kb_nl_attr_len(nla) < sizeof(*cs) ? kb_nl_attr_len(nla) : sizeof(*cs);
+	len = kb_nl_attr_len(nla);
+	if (len > sizeof(*cs))
+		len = sizeof(*cs);
 	memcpy(cs, kb_nl_attr_data(nla), len);
 	return 0;
 }

@@ -223,9 +223,10 @@ int check_anon_grows(void *ctx, char *why, size_t size)
 		return KSFT_FAIL;
 	}
 	kb_results_figure("stat_anon_grows", "key=%s alloc_mib=%.1f before_mib=%.1f after_alloc_mib=%.1f delta_mib=%.1f wait_s=%.3f attempts=%d",
-			  anon_key(c), c->opt.alloc / (double)MIB, before / (double)MIB,
-			  grown / (double)MIB,
-			  ((double)grown - (double)before) / MIB, waited, attempt);
+			  anon_key(c), c->opt.alloc / (double)MIB,
+			  before / (double)MIB, grown / (double)MIB,
+			  ((double)grown - (double)before) / MIB, waited,
+			  attempt);
 	snprintf(why, size, "%s grew by %.1f MiB after touching %.1f MiB (want >= %.1f)",
 		 anon_key(c), ((double)grown - (double)before) / MIB,
 		 c->opt.alloc / (double)MIB, min_visible(c) / (double)MIB);
@@ -259,7 +260,8 @@ int check_anon_falls(void *ctx, char *why, size_t size)
 	}
 	kb_results_figure("stat_anon_falls", "key=%s after_free_mib=%.1f drop_mib=%.1f wait_s=%.3f attempts=%d",
 			  anon_key(c), after / (double)MIB,
-			  ((double)grown - (double)after) / MIB, down_s, attempt);
+			  ((double)grown - (double)after) / MIB, down_s,
+			  attempt);
 	snprintf(why, size, "%s fell by %.1f MiB after freeing %.1f MiB (want >= %.1f)",
 		 anon_key(c), ((double)grown - (double)after) / MIB,
 		 c->opt.alloc / (double)MIB, min_visible(c) / (double)MIB);
@@ -345,7 +347,8 @@ int check_numa_node(void *ctx, char *why, size_t size)
 		return KSFT_FAIL;
 	}
 	kb_results_figure("numa_stat_node_local", "node=%d nodes=%d delta_mib=%.1f wait_s=%.3f",
-			  node, nodes, ((double)after - (double)before) / MIB, waited);
+			  node, nodes, ((double)after - (double)before) / MIB,
+			  waited);
 	snprintf(why, size, "anon on node %d grew by %.1f MiB (want >= %.1f)",
 		 node, ((double)after - (double)before) / MIB,
 		 min_visible(c) / (double)MIB);
@@ -459,7 +462,8 @@ int check_ks_matches(void *ctx, char *why, size_t size)
 	if (err)
 		return KSFT_FAIL;
 	kb_results_figure("ks_matches_legacy", "keys=%zu comments=%zu tries=%d tolerance_pct=%.3f filter=%s",
-			  ks.n, ks.comments, tries, MATCH_TOL_PPM / 1e4, filter);
+			  ks.n, ks.comments, tries, MATCH_TOL_PPM / 1e4,
+			  filter);
 	return KSFT_PASS;
 }
 

@@ -299,7 +299,8 @@ static void finish_options(struct options *opt,
 			     kb_env_machine_slow() ? SLOW_COUNT : DEFAULT_COUNT;
 	if (!opt->cat_count)
 		opt->cat_count = kb_cli_pick_count(common, DEFAULT_CAT_COUNT,
-						   FULL_CAT_COUNT, SLOW_CAT_COUNT);
+						   FULL_CAT_COUNT,
+						   SLOW_CAT_COUNT);
 	if (!opt->batch) {
 		opt->batch = opt->count / 200;
 		opt->batch = opt->batch < 1 ? 1 :

@@ -380,7 +380,8 @@ void print_table(const struct memcg_ctx *c)
 					snprintf(col[m], sizeof(col[m]), "-");
 				else if (v && l->done)
 					snprintf(col[m], sizeof(col[m]), "%.3f (x%.2f)",
-						 x->median, x->median / l->median);
+						 x->median,
+						 x->median / l->median);
 				else
 					snprintf(col[m], sizeof(col[m]), "%.3f",
 						 x->median);

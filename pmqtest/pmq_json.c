@@ -39,8 +39,9 @@ void pmq_pair_row(const char *name, const struct pmq_pair *p)
 			  p->receiver_cpu, p->prio,
 			  (unsigned long long)(p->interval_ns / NSEC_PER_USEC),
 			  (unsigned long long)p->hist.count,
-			  (unsigned long long)p->timeouts, st.median, st.p99, st.p999,
-			  st.max, p->sender_cpu, (unsigned long long)p->cross_cpu);
+			  (unsigned long long)p->timeouts, st.median, st.p99,
+			  st.p999, st.max, p->sender_cpu,
+			  (unsigned long long)p->cross_cpu);
 	/* The same figures again in the JSON row, without more lines. */
 	kb_results_extra_quiet("cpu", p->receiver_cpu);
 	kb_results_extra_quiet("prio", p->prio);

@@ -859,7 +859,8 @@ void pmq_print_status(struct pmq_run *r, bool refresh)
 		printf("%s#%d -> #%d, Min %4llu, Cur %4llu, Avg %4.0f, Max %4llu\n",
 		       pre, 2 * i + 1, 2 * i,
 		       (unsigned long long)pmq_us_round(load64(&p->min_ns)),
-		       (unsigned long long)pmq_us_round(load64(&p->cur_ns)), avg,
+		       (unsigned long long)pmq_us_round(load64(&p->cur_ns)),
+		       avg,
 		       (unsigned long long)pmq_us_round(load64(&p->max_ns)));
 	}
 	if (refresh)

@@ -253,7 +253,8 @@ static int check_forced(struct check_ctx *c, char *why, size_t len)
 	kb_results_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d accepted=%d-%d timeout_s=%g forcetimeout_s=%g",
 			  (unsigned long long)p->hist.count,
 			  (unsigned long long)p->timeouts, 2 * FORCE_LOOPS,
-			  FORCE_LOOPS, 3 * FORCE_LOOPS, FORCE_TIMEOUT_S, FORCE_DELAY_S);
+			  FORCE_LOOPS, 3 * FORCE_LOOPS, FORCE_TIMEOUT_S,
+			  FORCE_DELAY_S);
 	kb_results_status(name, "ok", NULL);
 	kb_results_extra_quiet("cycles", (double)p->hist.count);
 	kb_results_extra_quiet("timeouts", (double)p->timeouts);

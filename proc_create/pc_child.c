@@ -322,7 +322,7 @@ int describe_error(struct pc_ctx *c, const struct method *m, int err,
 
 /* ---- the helpers the exec methods run ---------------------------------- */
 
-/* Find the helpers next to our own executable (where make install puts them). */
+/* The helpers next to our own executable (where make install puts them). */
 void locate_helpers(struct pc_ctx *c)
 {
 	/* Room left for "/" and a helper's name in the paths below. */

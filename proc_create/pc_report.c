@@ -152,8 +152,8 @@ static const char *span_too_small(const struct pc_ctx *c,
 			 ", and fork grew only %.2fx over it", fr);
 	snprintf(buf, len,
 		 "timing not judged: it would compare %s with %s, below %llu MiB touched%s%s%s",
-		 c->sizes[small].label, big->label, SPAN_MIN_SIZE / MIB, control,
-		 last->skip[0] ? "; " : " (try -m 1G)", last->skip);
+		 c->sizes[small].label, big->label, SPAN_MIN_SIZE / MIB,
+		 control, last->skip[0] ? "; " : " (try -m 1G)", last->skip);
 	return buf;
 }
 
@@ -194,8 +194,9 @@ int report_shape(void *ctx, int id, char *reason, size_t len)
 	ratio = b / a;
 	kb_results_figure(sh->name,
 			  "method=%s small=%s large=%s min_us_small=%.2f min_us_large=%.2f ratio=%.3f bound=%s%.2f fork_ratio=%.3f",
-			  methods[m].name, c->sizes[small].label, c->sizes[large].label,
-			  a, b, ratio, sh->grows ? ">=" : "<=", bound,
+			  methods[m].name, c->sizes[small].label,
+			  c->sizes[large].label, a, b, ratio,
+			  sh->grows ? ">=" : "<=", bound,
 			  fork_ratio(c, small, large));
 	kb_results_status(sh->name, "ok", NULL);
 	kb_results_extra_quiet("min_us_small", a);

@@ -180,9 +180,9 @@ extern const struct shape shapes[NR_SHAPES];
 
 /* ---- pc_child.c: one child --------------------------------------------- */
 
-/* Find the helpers next to our own executable (where make install puts them). */
+/* The helpers next to our own executable (where make install puts them). */
 void locate_helpers(struct pc_ctx *c);
-/* Create one child of method @m and reap it: 0, -errno, or 1 for a wrong status. */
+/* One child of method @m created and reaped: 0, -errno, 1: wrong status. */
 int create_and_reap(struct pc_ctx *c, const struct method *m);
 /* Fill @buf with what went wrong; KSFT_SKIP or KSFT_FAIL. */
 int describe_error(struct pc_ctx *c, const struct method *m, int err,
@@ -194,7 +194,7 @@ void probe_method(struct pc_ctx *c, enum method_id id);
 /* What the child of @id does to the parent's memory: c->sharing[]. */
 void probe_sharing(struct pc_ctx *c, enum method_id id);
 
-/* ---- pc_cells.c: parent sizes and cells ----------------------------------- */
+/* ---- pc_cells.c: parent sizes and cells --------------------------------- */
 
 /* MemAvailable in bytes (0 when unknown). */
 unsigned long long mem_available(void);

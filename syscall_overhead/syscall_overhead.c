@@ -700,8 +700,10 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 	c->warmup = -1;
 	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->iterations < 0)
-		c->iterations = kb_cli_pick_count(&c->common, DEFAULT_ITERATIONS,
-						  FULL_ITERATIONS, SLOW_ITERATIONS);
+		c->iterations = kb_cli_pick_count(&c->common,
+						  DEFAULT_ITERATIONS,
+						  FULL_ITERATIONS,
+						  SLOW_ITERATIONS);
 	if (c->warmup < 0)
 		c->warmup = c->iterations / 10 > 10 ? c->iterations / 10 : 10;
 }

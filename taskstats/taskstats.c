@@ -38,8 +38,9 @@ struct kb_children *get_sleepers(struct ctx *c)
 	if (err)
 		ksft_exit_fail_msg("cannot read process limits: %s\n", strerror(-err));
 	kb_results_figure("limits", "pid_max=%ld threads_max=%ld threads_now=%ld rlimit_nproc=%ld nproc_exempt=%d available=%ld bound=%s",
-			  lim.pid_max, lim.threads_max, lim.nr_threads, lim.nproc_soft,
-			  lim.nproc_exempt, lim.available, lim.bound);
+			  lim.pid_max, lim.threads_max, lim.nr_threads,
+			  lim.nproc_soft, lim.nproc_exempt, lim.available,
+			  lim.bound);
 	if (want > lim.available) {
 		ksft_print_msg("asked for %ld processes, %s leaves room for %ld: using %ld\n",
 			       want, lim.bound, lim.available, lim.available);

@@ -188,8 +188,8 @@ int test_get_self(void *arg, char *why, size_t len)
 				  why, len);
 	}
 	kb_results_figure("get_self", "version=%u payload_bytes=%zu header_version=%d header_bytes=%zu",
-			  r.pid.stats.version, r.pid.stats.len, TASKSTATS_VERSION,
-			  sizeof(struct taskstats));
+			  r.pid.stats.version, r.pid.stats.len,
+			  TASKSTATS_VERSION, sizeof(struct taskstats));
 	kb_results_param_num("taskstats_version", r.pid.stats.version);
 	kb_results_param_num("taskstats_bytes", r.pid.stats.len);
 	rc = check_self_reply(&r, why, len);
@@ -836,8 +836,9 @@ int test_error_malformed(void *arg, char *why, size_t len)
 	kb_nl_close(&nl);
 	kb_results_figure("error_malformed", "%s=%s %s=%s %s=%s %s=%s get_after=%s",
 			  m[0].name, answer_name(m[0].got), m[1].name,
-			  answer_name(m[1].got), m[2].name, answer_name(m[2].got),
-			  m[3].name, answer_name(m[3].got), answer_name(after));
+			  answer_name(m[1].got), m[2].name,
+			  answer_name(m[2].got), m[3].name,
+			  answer_name(m[3].got), answer_name(after));
 	for (i = 0; i < ARRAY_SIZE(m); i++) {
 		if (m[i].got == m[i].want)
 			continue;

@@ -86,7 +86,8 @@ static void one_pass(struct ctx *c, enum kb_ts_method m, long pass, bool *ok)
 		for (i = 0; i < n && ok[i]; i++)
 			;
 		run_fail(run, "pass %ld: %zu of %zu live pids unanswered (first: %d)",
-			 pass, n - (size_t)got, n, i < n ? c->sleepers.pids[i] : -1);
+			 pass, n - (size_t)got, n,
+			 i < n ? c->sleepers.pids[i] : -1);
 	} else if (pass >= 0) {
 		run->samples[pass] = (double)ns / 1000.0 / (double)n;
 	}

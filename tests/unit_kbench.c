@@ -3,8 +3,9 @@
  * Unit tests of kbench.h's topics (lib/stats.c, results.c, json.c, cli.c,
  * errno_rule.c, knob.c, cleanup.c) and ktap.h: statistics, percentiles,
  * JSON writer, option value parsers, the shared option parser and test
- * table runner, the errno rule, knob save/restore and the cleanup stack. Each parser check feeds
- * bad values too and expects them rejected with exit status 2.
+ * table runner, the errno rule, knob save/restore and the cleanup stack.
+ * Each parser check feeds bad values too and expects them rejected with
+ * exit status 2.
  * Prints KTAP; run by tests/run.sh (make check). Itself a kb_test table.
  */
 #ifndef _GNU_SOURCE

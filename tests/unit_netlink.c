@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit test of the buffer-level code of lib/netlink.c and lib/taskstats.c:
- * request building, attribute and message walking, the family-id, ack,
- * taskstats and cgroupstats decoders, the batched reply matcher, the
- * /proc/PID/status parser and the comparisons the taskstats checks judge with, on
- * hand-built buffers. Each check has negative cases: a corrupted input
- * must make it fail, which is how a kernel bug we cannot inject would
- * show. No socket is opened here; the real kernel interface is exercised
- * by taskstats/taskstats.
+ * Unit test of the buffer-level code of lib/netlink.c, lib/taskstats.c,
+ * lib/proc.c and lib/taskstats_judge.c: request building, attribute and
+ * message walking, the family-id, ack, taskstats and cgroupstats
+ * decoders, the batched reply matcher, the /proc/PID/status parser and
+ * the judgements of the taskstats checks, on hand-built buffers. Each
+ * check has negative cases: a corrupted input must make it fail, which
+ * is how a kernel bug we cannot inject would show. No socket is opened
+ * here; the real kernel interface is exercised by taskstats/taskstats.
  *
  * Built and run by tests/run.sh unit_c, linked with every lib/ source.
  */
