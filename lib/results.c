@@ -5,6 +5,7 @@
 #include "results.h"
 #include "clock.h"
 #include "env.h"
+#include "file.h"
 #include "json.h"
 
 #include <errno.h>
@@ -322,6 +323,22 @@ static void json_clock_mode(FILE *f)
 		fprintf(f, ", \"clock_mode\": \"icount\", \"icount_shift\": %d", shift);
 }
 
+/*
+ * The kernel's boot_id: repetitions of one boot share it, so that a
+ * reader tells the boots of a kernel A/B (its replicates) from the
+ * repetitions within a boot. null where procfs does not give it.
+ */
+static void json_boot_id(FILE *f)
+{
+	char id[64];
+
+	fputs(",\n  \"boot_id\": ", f);
+	if (kb_file_read("/proc/sys/kernel/random/boot_id", id, sizeof(id)))
+		fputs("null", f);
+	else
+		kb_json_string(f, id);
+}
+
 static void json_machine(FILE *f, const struct utsname *u)
 {
 	const char *guest = getenv("KBENCH_GUEST");
@@ -370,6 +387,7 @@ static void json_header(FILE *f)
 	kb_json_string(f, doc.cmdline);
 	fputs(",\n  \"clock\": ", f);
 	kb_json_string(f, KB_CLOCK_NAME);
+	json_boot_id(f);
 }
 
 static void json_body(FILE *f)

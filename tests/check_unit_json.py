@@ -28,6 +28,8 @@ def problems(doc):
     if doc["machine"].get("clock_mode") != "real":
         out.append(f"machine.clock_mode is {doc['machine'].get('clock_mode')!r}, "
                    f"not 'real'")
+    if not isinstance(doc.get("boot_id"), str) or len(doc["boot_id"]) != 36:
+        out.append(f"boot_id is {doc.get('boot_id')!r}, not the kernel's")
     rows = {r.get("name"): r for r in doc["rows"]}
     one = rows.get("row_one", {})
     out += [f"row_one lacks {k!r}" for k in ROW_KEYS if k not in one]
