@@ -3,7 +3,10 @@
 # kbench: kernel interface cost selftests.
 #
 # Standalone:  make [KSRC=/path/to/linux] [TESTS="a b"] [all|run_tests|install|clean]
+#              make fuzz         exploration: the libFuzzer harnesses and
+#                                the property tests, random (fuzz/)
 #              make check        the project's own tests (tests/run.sh)
+#              NO_INSTALL=1      never install packages (make check, check-all)
 # In a kernel tree (tools/testing/selftests/kbench):
 #              make -C tools/testing/selftests TARGETS=kbench/<test> run_tests
 #              make -C tools/testing/selftests TARGETS=kbench run_tests
@@ -47,15 +50,29 @@ emit_tests:
 # The project's own tests: unit tests, KTAP checks, build checks;
 # check-all also boots Debian's 6.1 kernel under QEMU and runs the
 # collection there, and runs taskstats and memcg_ks on the patched test
-# kernel (testkernel/, built once and cached).
+# kernel (testkernel/, built once and cached). Each first sets up the
+# Debian packages it needs (packages.txt): as root on Debian or Ubuntu it
+# installs the missing ones, saying which; else, or with NO_INSTALL=1, it
+# prints their install line and stops (Error 4).
+setup = $(KBENCH_TOP)/scripts/setup.sh $(if $(NO_INSTALL),--no-install) $(1)
+
 check:
+	@$(call setup,check)
 	$(KBENCH_TOP)/tests/run.sh
 
 check-all:
+	@$(call setup,check-all)
 	$(KBENCH_TOP)/tests/run.sh --vm --testkernel
+
+# Exploration, beside make check's fixed regression run: each libFuzzer
+# harness FUZZ_SECONDS (30) seconds, then the Python readers' property
+# tests with FUZZ_EXAMPLES (1000) fresh random examples each. A finding
+# of either does not stop the other (README, "Fuzzing").
+fuzz:
+	$(MAKE) -k -C $(KBENCH_TOP)/fuzz run properties
 
 # Print the tests this Makefile sees.
 list:
 	@echo $(TESTS)
 
-.PHONY: all run_tests clean install emit_tests check check-all list
+.PHONY: all run_tests clean install emit_tests check check-all fuzz list

@@ -24,14 +24,18 @@ printing one KTAP stream on stdout.
       --json DIR      keep every program's results in DIR/<program>.json
                       and the KTAP stream in DIR/run_all.ktap (compare
                       two runs with scripts/compare.py)
-  -r, --repeat N      run every program N times (default 1), interleaved
+  -r, --repeat [N]    run every program N times (default 1), interleaved
                       across programs; DIR/<program>.json keeps each
-                      repetition's figures beside their summary
+                      repetition's figures beside their summary; without
+                      N, as many as the design needs (see below)
       --vs-prefix CMD A/B on this kernel: run every program plainly (the
                       base) and as 'CMD PROG ARGS' (the candidate),
                       alternating ABBA..., results in DIR/base and
                       DIR/candidate, then print the comparison
                       ('--vs-prefix env' is an A/A run)
+      --base-prefix CMD  with --vs-prefix: run the base as 'CMD PROG ARGS'
+                      too (an A/B of two wrappers, e.g. one filter
+                      against another)
       --vs-kernel IMG A/B of two kernels: with --kernel BASE, boot BASE and
                       IMG in turn (ABBA..., one run per boot and --repeat),
                       then print the comparison (see --kernel); repeat it
@@ -49,11 +53,18 @@ printing one KTAP stream on stdout.
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
                       collection, arm64 guest under TCG)
-      --no-build      do not run make first
+      --no-build      do not run make first (nor set up packages)
+      --no-install    do not install the Debian packages the collection
+                      lacks (packages.txt): print their install line, exit 4
   -h, --help          this help
 
-Default --repeat with --vs-prefix or --vs-kernel: 5. A verdict needs at
-least 4 repetitions per side; more find smaller changes.
+Default --repeat with --vs-prefix or --vs-kernel: the design's, the
+fewest repetitions per side with which one changed row among the rows
+compared can be flagged (7 for the whole collection, 6 for
+syscall_overhead alone; python3 -m kbtools.design), said before the
+run starts. An explicit --repeat below it runs, with a warning here and
+in the comparison (its rows read no-verdict, not same). With --icount
+(--vs-kernel): one boot per kernel, its exact rows need no more.
 
 Environment: KSRC=/path/to/linux picks the kernel tree that supplies the
 kselftest harness (default: one provisioned from Debian's linux-source
@@ -72,7 +83,8 @@ then "ok N selftests: kbench/DIR: PROG" (or "# SKIP", or
 "not ok ... # exit=RC" / "# TIMEOUT"); with --repeat or --vs-prefix the
 title ends with "(SIDE, repetition K of N)". Exit status: 0 when nothing
 failed, 1 when a program failed or timed out (or --fail-above), 2 on bad
-usage.
+usage, 4 when packages are missing (run as root on Debian or Ubuntu, it
+installs them first, saying which; scripts/setup.sh).
 EOF
 }
 
@@ -80,16 +92,20 @@ all_tests() {
 	make -s --no-print-directory -C "$top" list
 }
 
+readonly ICOUNT_TIMEOUT_FACTOR=4
 tests=()
 json_dir=
 repeat=
 vs_prefix=
 vs_prefix_set=
+base_prefix=
+base_cmd=()
 fail_above=
 report=
 full=
 timeout_override=
 build=1
+no_install=
 list=
 nest=indent
 
@@ -137,9 +153,13 @@ while (($#)); do
 		;;
 	--json=*) json_dir=${1#*=} ;;
 	-r | --repeat)
-		need_value "$1" "a number" $#
-		repeat=$2
-		shift
+		# Without a number: as many as the design needs.
+		if (($# >= 2)) && [[ $2 =~ ^[0-9]+$ ]]; then
+			repeat=$2
+			shift
+		else
+			repeat=design
+		fi
 		;;
 	--repeat=*) repeat=${1#*=} ;;
 	--vs-prefix)
@@ -152,6 +172,12 @@ while (($#)); do
 		vs_prefix=${1#*=}
 		vs_prefix_set=1
 		;;
+	--base-prefix)
+		need_value "$1" "a command" $#
+		base_prefix=$2
+		shift
+		;;
+	--base-prefix=*) base_prefix=${1#*=} ;;
 	--arch | --arch=*)
 		die_usage "option '--arch' needs --kernel IMAGE (it picks the guest's architecture)"
 		;;
@@ -181,6 +207,7 @@ while (($#)); do
 		;;
 	--nest=*) nest=${1#*=} ;;
 	--no-build) build= ;;
+	--no-install) no_install=1 ;;
 	-h | --help)
 		usage
 		exit 0
@@ -195,7 +222,7 @@ done
 if [[ -n $timeout_override && ! $timeout_override =~ ^[0-9]+$ ]]; then
 	die_usage "invalid timeout '$timeout_override': not a number of seconds"
 fi
-if [[ -n $repeat ]]; then
+if [[ -n $repeat && $repeat != design ]]; then
 	check_repeat "$repeat"
 	repeat=$((10#$repeat))
 fi
@@ -204,12 +231,19 @@ if [[ -n $vs_prefix_set ]]; then
 	((${#prefix[@]})) || die_usage "empty --vs-prefix command"
 	command -v "${prefix[0]}" >/dev/null ||
 		die_usage "--vs-prefix: command '${prefix[0]}' not found"
+	read -r -a base_cmd <<<"$base_prefix"
+	if ((${#base_cmd[@]})); then
+		command -v "${base_cmd[0]}" >/dev/null ||
+			die_usage "--base-prefix: command '${base_cmd[0]}' not found"
+	fi
 	sides=(base candidate)
-	repeat=${repeat:-5}
+	repeat=${repeat:-design}
 else
 	sides=(base)
 	repeat=${repeat:-1}
 fi
+[[ -z $base_prefix || -n $vs_prefix_set ]] ||
+	die_usage "--base-prefix needs --vs-prefix (it wraps the base side)"
 if [[ -n $fail_above ]]; then
 	[[ -n $vs_prefix_set ]] ||
 		die_usage "--fail-above needs --vs-prefix or --vs-kernel (or use scripts/compare.py)"
@@ -219,8 +253,36 @@ if [[ -n $json_dir ]]; then
 	check_json_dir "$json_dir"
 	json_dir=$(cd "$json_dir" && pwd)
 fi
+# What the build and the run need, installed or asked for (exit 4).
+if [[ -n $build ]]; then
+	"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
+fi
 [[ -z $report ]] || check_report "$report" "$json_dir"
 ((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
+
+# design_repeat: the repetitions the design needs for these tests
+# (kbtools.design): sets repeat when none was given, and says why (or
+# warns when --repeat N is below it) in design_lines, before the run.
+design_lines=()
+design_repeat() {
+	local out given=()
+
+	[[ $repeat != design ]] && given=(--given "$repeat")
+	out=$(PYTHONPATH="$top/scripts" python3 -m kbtools.design "${given[@]}" "${tests[@]}") ||
+		die 1 "cannot work out the repetitions (python3 -m kbtools.design)"
+	mapfile -t design_lines <<<"$out"
+	[[ $repeat == design ]] && repeat=${design_lines[0]}
+	design_lines=("${design_lines[@]:1}")
+	printf '%s\n' "${design_lines[@]/#/$prog: }" >&2
+}
+if [[ -n ${KBENCH_ICOUNT:-} && -n $vs_prefix_set && $repeat == design ]]; then
+	# Under QEMU's instruction counter the exact rows need no design:
+	# two repetitions per side show each side's spread.
+	repeat=2
+	design_lines=("exact mode (icount): 2 repetitions per side")
+elif [[ $repeat == design || ( -n $vs_prefix_set && -z $list ) ]]; then
+	design_repeat
+fi
 
 if [[ -n $build ]]; then
 	make -s --no-print-directory -C "$top" TESTS="${tests[*]}" all >&2 ||
@@ -286,11 +348,16 @@ run_program() {
 	local dir=$1 name=$2 title=$3 side=$4 k=$5 secs args=() envvar extra
 	local cmd=() json
 	secs=${timeout_override:-$(settings_timeout "$top/$dir")}
+	# Under QEMU's instruction counter a virtual second is a billion
+	# instructions: a 1-GHz machine that does one per cycle, slower than
+	# the machines the settings' timeouts were set for.
+	[[ -n ${KBENCH_ICOUNT:-} && -z $timeout_override ]] && secs=$((secs * ICOUNT_TIMEOUT_FACTOR))
 	[[ -n $full && -z $timeout_override ]] && secs=0
 	[[ -n $full ]] && args+=(--full)
 	json=$(json_file "$name" "$side" "$k")
 	[[ -n $json ]] && args+=(--json "$json")
 	[[ $side == candidate ]] && cmd+=("${prefix[@]}")
+	[[ $side == base ]] && cmd+=("${base_cmd[@]}")
 	envvar="KSELFTEST_$(tr '[:lower:]-' '[:upper:]_' <<<"$name")_ARGS"
 	extra=${!envvar:-}
 	# shellcheck disable=SC2206 # word splitting is the runner's contract
@@ -366,6 +433,7 @@ fi
 
 echo "TAP version 13"
 echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
+((${#design_lines[@]} == 0)) || printf '# %s\n' "${design_lines[@]}"
 n=0 pass=0 fail=0 skip=0
 for ((k = 1; k <= repeat; k++)); do
 	for p in "${programs[@]}"; do

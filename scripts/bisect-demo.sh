@@ -15,7 +15,7 @@ prog=bisect-demo.sh
 
 usage() {
 	cat <<EOF
-Usage: $prog [--only regression|no-change] [--keep DIR] [BISECT OPTION]...
+Usage: $prog [--only regression|no-change|small] [--keep DIR] [BISECT OPTION]...
 Make two series of 7 commits on top of the test kernel's unpatched tree
 (testkernel/build.sh --print-tree; built once with testkernel/build.sh
 --unpatched, so that every kernel here is an incremental build):
@@ -23,6 +23,10 @@ Make two series of 7 commits on top of the test kernel's unpatched tree
   regression  comments, a printk at init, a documentation file, and one
               commit that adds ndelay(200) at the start of getsid()
   no-change   the same with a comment instead of the delay
+  small       the same with five nops at the start of getsid() instead
+              of the delay (+5 instructions, +1.7%: for --icount, which
+              counts them; a real clock cannot see it; not run unless
+              named with --only)
 
 and bisect each with
   scripts/bisect.sh --tree TREE --good unpatched --bad TIP -t syscall_overhead:getsid
@@ -34,24 +38,30 @@ testkernel's build lock) and put back on its branch afterwards.
 
   --only SERIES   run one series only
   --keep DIR      keep the bisections' state directories in DIR
+  --series SERIES make that series' commits and print them (good=HASH,
+                  bad=HASH, culprit=HASH; culprit empty for no-change),
+                  bisecting nothing: for recording boots of its kernels
+                  (bench/bisect_boots.py)
   -h, --help      this help
 
 These go to scripts/bisect.sh: --max-repeat, --alpha, --threshold, -j,
---accel, --boot-timeout, --vm-timeout (each with its value).
-Exit status: 0 the regression's culprit is the ndelay commit and the
-no-change series has no culprit; 1 otherwise; 2 bad usage.
+--accel, --boot-timeout, --vm-timeout (each with its value), --icount.
+Exit status: 0 the regression's (and small's) culprit is the commit that
+slows getsid and the no-change series has no culprit; 1 otherwise; 2 bad
+usage.
 EOF
 }
 
 only=
 keep=
+print_series=
 pass=()
 
 parse_args() {
 	while (($#)); do
 		case $1 in
 		--only)
-			need_value "$1" "regression or no-change" "$#"
+			need_value "$1" "regression, no-change or small" "$#"
 			only=$2
 			shift
 			;;
@@ -60,10 +70,16 @@ parse_args() {
 			keep=$2
 			shift
 			;;
+		--series)
+			need_value "$1" "regression, no-change or small" "$#"
+			print_series=$2
+			shift
+			;;
 		-h | --help)
 			usage
 			exit 0
 			;;
+		--icount) pass+=("$1") ;;
 		--max-repeat | --alpha | --threshold | -j | --jobs | --accel | \
 			--boot-timeout | --vm-timeout)
 			need_value "$1" "a value" "$#"
@@ -75,8 +91,10 @@ parse_args() {
 		esac
 		shift
 	done
-	[[ -z $only || $only == regression || $only == no-change ]] ||
-		die_usage "invalid --only '$only' (regression or no-change)"
+	[[ -z $only || $only =~ ^(regression|no-change|small)$ ]] ||
+		die_usage "invalid --only '$only' (regression, no-change or small)"
+	[[ -z $print_series || $print_series =~ ^(regression|no-change|small)$ ]] ||
+		die_usage "invalid --series '$print_series' (regression, no-change or small)"
 }
 
 git_demo() {
@@ -118,7 +136,15 @@ series() {
 	c=$(edit "$c" Documentation/kbench-bisect-demo.rst '$a\
 The kbench bisection demo adds this file.' \
 		"Documentation: a file of the kbench bisection demo")
-	if [[ $1 == regression ]]; then
+	if [[ $1 == small ]]; then
+		delay='/^SYSCALL_DEFINE1(getsid, pid_t, pid)$/,/^\tint retval;$/{
+/^\tint retval;$/a\
+\
+\tasm volatile("nop\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tnop");
+}'
+		c=$(edit "$c" kernel/sys.c "$delay" "sys: getsid: five nops first")
+		culprit=$c
+	elif [[ $1 == regression ]]; then
 		delay='/^SYSCALL_DEFINE1(getsid, pid_t, pid)$/,/^\tint retval;$/{
 /^\tint retval;$/a\
 \
@@ -174,7 +200,7 @@ run() {
 	wait # for tee, which has the last line
 	last=$(tail -n 1 "$work/$kind.out")
 	msg "$kind series: exit $rc in $((SECONDS - start)) s"
-	if [[ $kind == regression ]]; then
+	if [[ $kind != no-change ]]; then
 		[[ $rc == 0 && $last == "first bad commit: $culprit "* ]] && return 0
 		msg "FAIL: want 'first bad commit: $culprit ...'"
 	else
@@ -192,6 +218,14 @@ main() {
 	[[ -f $tree/.kbench-ready ]] ||
 		die 1 "no test kernel tree yet: run testkernel/build.sh --unpatched first"
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-bisect-demo.XXXXXX")
+	if [[ -n $print_series ]]; then
+		trap 'rm -rf "$work"' EXIT
+		series "$print_series"
+		echo "good=$(git_demo rev-parse unpatched)"
+		echo "bad=$tip"
+		echo "culprit=$culprit"
+		return 0
+	fi
 	states=${keep:-$work}
 	mkdir -p "$states"
 	trap cleanup EXIT
@@ -199,8 +233,9 @@ main() {
 	orig=$(git -C "$tree" symbolic-ref -q --short HEAD) || orig=$(git -C "$tree" rev-parse HEAD)
 	[[ $orig == unpatched ]] && orig=
 	[[ -z $orig ]] || lock git -C "$tree" checkout -q -f unpatched
-	for kind in regression no-change; do
-		[[ -z $only || $only == "$kind" ]] || continue
+	for kind in regression no-change small; do
+		# The small series is for --icount: run only when named.
+		[[ -z $only && $kind != small ]] || [[ $only == "$kind" ]] || continue
 		run "$kind" || bad=1
 	done
 	if ((bad == 0)); then

@@ -17,9 +17,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli, compare, results  # noqa: E402
+from kbtools import cli, compare, results
 
 STATS = ("median", "mean", "min", "max", "p90", "p99")
 
@@ -52,6 +50,10 @@ def parse_args(argv):
                          "%(default)g%%)")
     ap.add_argument("--alpha", type=float, default=0.05,
                     help="false discovery rate (default: %(default)g)")
+    ap.add_argument("--family", choices=compare.FAMILIES, default="run",
+                    help="the rows Benjamini-Hochberg corrects over: every "
+                         "row of a candidate (run, the default) or each "
+                         "program's (program)")
     ap.add_argument("--fail-above", type=float, metavar="PCT",
                     help="exit 1 when a row is significantly slower with "
                          "its 95%% interval's lower bound above PCT %%")
@@ -98,11 +100,11 @@ def main(argv=None):
         results.select_tests(runs, args.tests)
     base, cands = runs[0], runs[1:]
     entries = compare.compare(base, cands, args.threshold, args.stat,
-                              args.alpha)
+                              args.alpha, args.family)
     fmt = compare.FORMATS[args.format]
     # A reader that went away (| head) still gets --fail-above's verdict.
     cli.write_stdout(fmt(base, cands, entries, args.stat, args.threshold,
-                         args.alpha))
+                         args.alpha, args.family))
     if args.fail_above is None:
         return 0
     over = compare.fail_rows(entries, args.fail_above)

@@ -17,9 +17,7 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli, kcidb, ktap, results  # noqa: E402
+from kbtools import cli, kcidb, ktap, results
 
 
 def parse_args(argv):
@@ -63,8 +61,7 @@ def load_ktap(path):
         if side not in ("base", "candidate") or not os.path.isfile(f):
             return None, None
     try:
-        with open(f, encoding="utf-8", errors="replace") as fh:
-            return ktap.parse(fh.read()), side
+        return ktap.read(f), side
     except OSError as e:
         raise kcidb.ExportError(f"cannot read {f}: {e.strerror}") from e
 
@@ -100,7 +97,8 @@ def export(args):
     return doc
 
 
-@cli.command("kcidb.py", errors=(kcidb.ExportError, results.ResultError))
+@cli.command("kcidb.py", errors=(kcidb.ExportError, results.ResultError,
+                                 ktap.LineError))
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     doc = export(args)

@@ -22,16 +22,15 @@ The parser is scripts/kbtools/ktap.py.
 --no-fail       a 'not ok' at any level is an error
 --skip-reasons  a SKIP without a reason is an error (a runner's bare
                 '# SKIP' is fine when the nested output gives the reason)
+Each error is one line on stderr, "ktap_check.py: FILE: line N: LEVEL:
+what" (without "FILE: " for stdin).
 Exit status: 0 clean, 1 errors found (listed on stderr), 2 bad usage.
 """
 
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli, ktap  # noqa: E402
+from kbtools import cli, ktap
 
 
 @cli.command("ktap_check.py")
@@ -45,12 +44,9 @@ def main(argv=None):
                     help="every SKIP must give a reason")
     opts = ap.parse_args(argv)
     with cli.reading(opts.file):
-        if opts.file:
-            with open(opts.file, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        else:
-            text = sys.stdin.read()
-    errors = ktap.check(ktap.parse(text), no_fail=opts.no_fail,
+        doc = ktap.read(opts.file) if opts.file else \
+            ktap.parse(sys.stdin.read())
+    errors = ktap.check(doc, no_fail=opts.no_fail,
                         skip_reasons=opts.skip_reasons)
     for e in errors:
         print(f"ktap_check.py: {e}", file=sys.stderr)

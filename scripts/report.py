@@ -13,16 +13,13 @@ tests); 4 matplotlib is missing (the message says how to install it).
 """
 
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from kbtools import cli  # noqa: E402
-from kbtools import compare as kbcompare  # noqa: E402
-from kbtools import plots  # noqa: E402
-from kbtools import report  # noqa: E402
-from kbtools import results  # noqa: E402
+from kbtools import cli
+from kbtools import compare as kbcompare
+from kbtools import plots
+from kbtools import report
+from kbtools import results
 
 PROG = "report.py"
 

@@ -29,8 +29,16 @@ table shows every candidate against BASE.
 
   -k, --kernel BASE       the base kernel (an IMAGE of scripts/vm-run.sh)
       --vs-kernel CAND    a candidate kernel (repeatable)
-  -r, --repeat N          boots of each kernel (default 5; a verdict needs
-                          at least 4)
+  -r, --repeat [N]        boots of each kernel (default: the design's,
+                          the fewest with which one changed row among
+                          those compared can be flagged: 6 for
+                          syscall_overhead alone, 7 for the collection;
+                          1 with --icount)
+      --icount            exact mode (scripts/vm-run.sh --icount): figures
+                          are guest instructions, each boot runs every
+                          program twice so that each side shows its
+                          spread, and one boot per kernel decides the
+                          exact and near rows (compare.py)
       --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
                           JSON with one repetition per boot; further
                           candidates in DIR/candidate2/, ...)
@@ -49,7 +57,9 @@ EOF
 
 base=
 cands=()
-repeat=5
+repeat=
+icount=
+tests=()	# -t: the programs compared (all when none)
 json_dir=
 fail_above=
 report=
@@ -71,11 +81,25 @@ parse_args() {
 			;;
 		--vs-kernel=*) cands+=("${1#*=}") ;;
 		-r | --repeat)
-			need_value "$1" "a number" $#
-			repeat=$2
-			shift
+			# Without a number: the design's (kbtools.design).
+			if (($# >= 2)) && [[ $2 =~ ^[0-9]+$ ]]; then
+				repeat=$2
+				shift
+			else
+				repeat=design
+			fi
 			;;
 		--repeat=*) repeat=${1#*=} ;;
+		-t | --test)
+			need_value "$1" "a test name" $#
+			tests+=("${2//,/ }")
+			pass_args+=("$1" "$2")
+			shift
+			;;
+		--test=*)
+			tests+=("${1#*=}")
+			pass_args+=("$1")
+			;;
 		--json)
 			need_value "$1" "a directory" $#
 			json_dir=$2
@@ -94,6 +118,10 @@ parse_args() {
 			shift
 			;;
 		--report=*) report=${1#*=} ;;
+		--icount)
+			icount=1
+			pass_args+=("$1")
+			;;
 		--vs-prefix | --vs-prefix=*)
 			die_usage "--vs-prefix and --vs-kernel do not combine"
 			;;
@@ -111,8 +139,20 @@ parse_args() {
 	for c in "${cands[@]}"; do
 		[[ -n $c ]] || die_usage "--vs-kernel needs an image"
 	done
-	check_repeat "$repeat"
-	repeat=$((10#$repeat))
+	# An icount boot is exact: one per kernel, two runs of each program in
+	# it (the guest's --repeat) so that each side shows its own spread.
+	if [[ -n $icount ]]; then
+		[[ $repeat == design ]] && repeat=
+		repeat=${repeat:-1}
+		pass_args+=(--repeat 2)
+	fi
+	if [[ -z $repeat || $repeat == design ]]; then
+		design_boots
+	else
+		check_repeat "$repeat"
+		repeat=$((10#$repeat))
+		[[ -n $icount ]] || design_boots "$repeat"
+	fi
 	[[ -z $fail_above ]] || check_fail_above "$fail_above"
 	if [[ -n $json_dir ]]; then
 		check_json_dir "$json_dir"
@@ -120,6 +160,23 @@ parse_args() {
 	fi
 	[[ -z $report ]] || check_report "$report" "$json_dir"
 	return 0
+}
+
+# design_boots [N]: the boots per kernel that the design needs for the
+# programs compared (kbtools.design), said on stderr; sets repeat unless
+# N was given, else warns when N is fewer.
+design_boots() {
+	local out lines given=() list
+
+	[[ -n ${1:-} ]] && given=(--given "$1")
+	# shellcheck disable=SC2206 # the -t names, commas made blanks
+	list=(${tests[*]:-})
+	((${#list[@]})) || read -r -a list <<<"$(make -s --no-print-directory -C "$top" list)"
+	out=$(PYTHONPATH="$top/scripts" python3 -m kbtools.design "${given[@]}" "${list[@]}") ||
+		die 1 "cannot work out the boots (python3 -m kbtools.design)"
+	mapfile -t lines <<<"$out"
+	[[ -n ${1:-} ]] || repeat=${lines[0]}
+	printf '%s\n' "${lines[@]:1}" | sed "s/^design: \([0-9]*\) repetitions/design: \1 boots/; s/^/$prog: /" >&2
 }
 
 # boot SIDE IMAGE K: one boot, its KTAP nested; sets rc. A boot that

@@ -38,10 +38,12 @@ IMAGE is one of:
                             virtio, PL011 console and initramfs support
                             built in
 
-VM options: -m/--memory SIZE (default 2G), --cpus N (default 2),
---append ARGS, --boot-timeout SECS (default 600), --vm-timeout SECS
-(default 3600), --console FILE. Every other option goes to run_all.sh in
-the guest (-t NAME, --json DIR, --full, -o SECS, ...).
+VM options: -m/--memory SIZE (default 2G), --cpus N (default 2; 1 with
+--icount), --append ARGS, --boot-timeout SECS (default 600), --vm-timeout
+SECS (default 3600), --console FILE, --icount (exact mode: QEMU's
+instruction counter drives the guest's clocks, as for x86; the root
+filesystem is in guest memory already). Every other option goes to
+run_all.sh in the guest (-t NAME, --json DIR, --full, -o SECS, ...).
 
 Host needs (Debian packages): qemu-system-arm, gcc-aarch64-linux-gnu,
 cpio. Debian's arm64 libcap/libnuma for the cross build are fetched into
@@ -55,7 +57,8 @@ EOF2
 
 kernel=
 memory=2G
-cpus=2
+cpus=
+icount=		# --icount: QEMU's -icount options (scripts/vm-run.sh's)
 appends=()
 boot_timeout=600
 vm_timeout=3600
@@ -82,6 +85,7 @@ parse_args() {
 		--vm-timeout=*) vm_timeout=${1#*=} ;;
 		--console) console_keep=${2:-}; shift ;;
 		--console=*) console_keep=${1#*=} ;;
+		--icount) icount=${KBENCH_ICOUNT_QEMU:-shift=0,sleep=off,align=off} ;;
 		--accel | --accel=*)
 			die_usage "--accel: the arm64 guest always runs under TCG" ;;
 		-h | --help) usage; exit 0 ;;
@@ -98,7 +102,13 @@ parse_args() {
 	done
 	[[ -n $kernel ]] || die_usage "no kernel: give --kernel IMAGE (e.g. debian-6.12)"
 	[[ $memory =~ ^[0-9]+[KMGT]?$ ]] || die_usage "invalid --memory '$memory'"
+	cpus=${cpus:-$([[ -n $icount ]] && echo 1 || echo 2)}
 	[[ $cpus =~ ^[1-9][0-9]*$ ]] || die_usage "invalid --cpus '$cpus'"
+	if [[ -n $icount ]]; then
+		[[ $icount =~ (^|,)shift=([0-9]+)(,|$) ]] ||
+			die_usage "invalid KBENCH_ICOUNT_QEMU '$icount': no shift=N"
+		icount_shift=${BASH_REMATCH[2]}
+	fi
 	[[ $boot_timeout =~ ^[1-9][0-9]*$ ]] || die_usage "invalid --boot-timeout '$boot_timeout'"
 	[[ $vm_timeout =~ ^[0-9]+$ ]] || die_usage "invalid --vm-timeout '$vm_timeout'"
 	if [[ -n $json_dir ]]; then
@@ -224,6 +234,7 @@ make_overlay() {
 		# emit_tests) must not look for clang in a guest without one.
 		printf 'export KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=%q KSRC=/ksrc KBENCH_BPF=n\n' \
 			"${KSFT_MACHINE_SLOW:-yes}"
+		[[ -z $icount ]] || printf 'export KBENCH_ICOUNT=%q\n' "$icount_shift"
 		printf 'args=(%s)\n' "$( ((${#guest_args[@]})) && printf '%q ' "${guest_args[@]}")"
 		[[ -n $json_dir ]] && printf 'args+=(--json /tmp/json)\njson=/tmp/json\n'
 	} >"$o/kbench-args"
@@ -263,6 +274,7 @@ filter_console() {
 
 run_guest() {
 	local append="console=ttyAMA0 rdinit=/init panic=-1 quiet" total a
+	local exact=()
 
 	for a in "${appends[@]}"; do
 		append+=" $a"
@@ -270,10 +282,17 @@ run_guest() {
 	total=$((boot_timeout + vm_timeout))
 	((vm_timeout == 0)) && total=0
 	t_start=$EPOCHREALTIME
-	msg "booting $kdesc under qemu-system-aarch64 (TCG, -cpu max): emulated," \
-		"figures are a functional check only"
+	if [[ -n $icount ]]; then
+		exact=(-icount "$icount")
+		msg "booting $kdesc under qemu-system-aarch64 (TCG, -cpu max) with" \
+			"QEMU's instruction counter (-icount $icount): figures are guest" \
+			"instructions, exact whatever the host does"
+	else
+		msg "booting $kdesc under qemu-system-aarch64 (TCG, -cpu max): emulated," \
+			"figures are a functional check only"
+	fi
 	timeout -k 10 "$total" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on \
-		-smp "$cpus" -m "$memory" -nodefaults -display none -no-reboot \
+		"${exact[@]}" -smp "$cpus" -m "$memory" -nodefaults -display none -no-reboot \
 		-serial stdio -kernel "$kimg" -initrd "$state/initrd.cpio" \
 		-append "$append" </dev/null 2>"$state/qemu.err" | filter_console
 	qemu_rc=${PIPESTATUS[0]}

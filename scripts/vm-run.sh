@@ -54,10 +54,17 @@ VM options:
                           when a probe boot shows it can run a guest here
                           (the result is cached in .cache/vm/kvm-probe)
   -m, --memory SIZE       guest memory (default 2G)
-      --cpus N            guest CPUs (default: as many as the host)
+      --cpus N            guest CPUs (default: as many as the host; 1
+                          with --icount)
+      --icount            exact mode: QEMU's instruction counter drives
+                          the guest's clocks (-icount shift=0,sleep=off,
+                          align=off; TCG only), so that a figure counts
+                          the guest instructions it took (1 virtual ns
+                          per instruction) whatever the host is doing;
+                          every JSON file says so (machine.clock_mode)
       --append ARGS       extra kernel command line (repeatable)
       --boot-timeout SECS give up when the guest has not started the run
-                          within SECS (default 300)
+                          within SECS (default 300; 600 with --icount)
       --vm-timeout SECS   give up when the run inside has not ended
                           within SECS after boot (default: the sum of the
                           programs' timeouts plus 120; 0 = no limit, the
@@ -94,10 +101,11 @@ need_seconds() {
 
 kernel=
 accel=${KBENCH_VM_ACCEL:-auto}
+icount=		# --icount: QEMU's -icount options, else empty
 memory=2G
 cpus=
 appends=()
-boot_timeout=300
+boot_timeout=
 vm_timeout=
 console_keep=
 json_dir=
@@ -163,6 +171,7 @@ parse_args() {
 			shift
 			;;
 		--console=*) console_keep=${1#*=} ;;
+		--icount) icount=$icount_opts ;;
 		--arch) shift ;;
 		--arch=*) ;;
 		-h | --help)
@@ -192,10 +201,16 @@ parse_args() {
 			shift
 			;;
 		-r | --repeat)
-			need_value "$1" "a number" "$@"
-			runs=$((runs * 10#0${2//[^0-9]/}))
-			guest_args+=("$1" "$2")
-			shift
+			# Without a number the guest's run_all.sh takes the design's
+			# (at most 8 for the whole collection).
+			if (($# >= 2)) && [[ $2 =~ ^[0-9]+$ ]]; then
+				runs=$((runs * 10#$2))
+				guest_args+=("$1" "$2")
+				shift
+			else
+				runs=$((runs * 8))
+				guest_args+=("$1")
+			fi
 			;;
 		--vs-prefix)
 			need_value "$1" "a command" "$@"
@@ -219,6 +234,7 @@ parse_args() {
 		die_usage "invalid --memory '$memory' (e.g. 2G, 1536M)"
 	[[ -z $cpus || $cpus =~ ^[1-9][0-9]*$ ]] ||
 		die_usage "invalid --cpus '$cpus': not a positive number"
+	check_icount
 	need_seconds --boot-timeout "$boot_timeout"
 	((boot_timeout > 0)) || die_usage "--boot-timeout must be above 0"
 	[[ -z $vm_timeout ]] || need_seconds --vm-timeout "$vm_timeout"
@@ -230,6 +246,29 @@ parse_args() {
 		guest_args+=(--json "$json_dir")
 	fi
 	return 0
+}
+
+# QEMU's instruction counter (--icount): one virtual ns per guest
+# instruction (shift=0), virtual time that does not follow the host's
+# clock while the vCPU idles (sleep=off), and no attempt to keep it in
+# step with real time (align=off). KBENCH_ICOUNT_QEMU replaces the
+# options, to study other settings (README-vm.md, "Exact runs").
+icount_opts=${KBENCH_ICOUNT_QEMU:-shift=0,sleep=off,align=off}
+
+# --icount runs under TCG only (QEMU has no instruction counter under
+# KVM) and on one CPU unless --cpus says otherwise; booting takes longer.
+check_icount() {
+	if [[ -z $icount ]]; then
+		boot_timeout=${boot_timeout:-300}
+		return 0
+	fi
+	[[ $accel != kvm ]] || die_usage "--icount needs TCG: it does not combine with --accel kvm"
+	[[ $icount =~ (^|,)shift=([0-9]+)(,|$) ]] ||
+		die_usage "invalid KBENCH_ICOUNT_QEMU '$icount': no shift=N"
+	icount_shift=${BASH_REMATCH[2]}
+	accel=tcg
+	cpus=${cpus:-1}
+	boot_timeout=${boot_timeout:-600}
 }
 
 # ---- host dependencies -----------------------------------------------------
@@ -473,9 +512,11 @@ choose_accel() {
 # Build on the host (the guest sees the tree read-only) and list the
 # programs the run will start; run_all.sh checks -t names on the way.
 build_and_list() {
-	local out
+	local out rc=0
 
-	out=$("$top/run_all.sh" "${guest_args[@]}" --list) ||
+	out=$("$top/run_all.sh" "${guest_args[@]}" --list) || rc=$?
+	((rc != 4)) || die "$EXIT_SETUP" "the collection's packages are missing (see above)"
+	((rc == 0)) ||
 		die "$EXIT_USAGE" "run_all.sh could not build or list the collection (see above)"
 	mapfile -t programs <<<"$out"
 }
@@ -493,8 +534,12 @@ default_vm_timeout() {
 		[[ -n $p ]] || continue
 		total=$((total + ${program_timeout:-$(settings_timeout "$top/${p%%:*}")}))
 	done
-	# --vs-prefix without --repeat runs 5 repetitions of both sides.
-	[[ -n $vs_prefix ]] && echo "$((total * 2 * (runs > 1 ? runs : 5)))" && return
+	# Exact mode runs slower than plain TCG, with timeouts 4 times as
+	# long in the guest (run_all.sh).
+	[[ -n $icount ]] && total=$((total * 4))
+	# --vs-prefix without --repeat runs the design's repetitions (at most
+	# 8) of both sides.
+	[[ -n $vs_prefix ]] && echo "$((total * 2 * (runs > 1 ? runs : 8)))" && return
 	echo "$((total * runs))"
 }
 
@@ -555,6 +600,7 @@ guest_env() {
 	local name
 
 	printf ' KBENCH_GUEST=%q KSFT_MACHINE_SLOW=%q' "$accel" "${KSFT_MACHINE_SLOW:-yes}"
+	[[ -z $icount ]] || printf ' KBENCH_ICOUNT=%q' "$icount_shift"
 	for name in $(compgen -e); do
 		[[ $name == KSRC || $name =~ ^KSELFTEST_[A-Z0-9_]+_ARGS$ ]] &&
 			printf ' %s=%q' "$name" "${!name}"
@@ -618,6 +664,7 @@ start_vm() {
 	# from 9p, slowly under TCG, and the collection never uses.
 	vng+=(--append "modprobe.blacklist=$unused_modules")
 	[[ $accel == tcg ]] && vng+=(--disable-kvm)
+	[[ -n $icount ]] && vng+=(--qemu-opts "-icount $icount")
 	[[ -n $cpus ]] && vng+=(--cpus "$cpus")
 	mapfile -t -O "${#vng[@]}" vng < <(hidden_mounts)
 	[[ -n $json_dir ]] && vng+=(--rwdir="$json_dir")
@@ -779,9 +826,20 @@ main() {
 	resolve_kernel
 	ensure_vng
 	build_and_list
+	# The harness the host's build used: the guest lists the programs
+	# with it (its copy in exact mode has no .cache/ of its own).
+	if [[ -z ${KSRC:-} ]]; then
+		KSRC=$("$top/scripts/provision-ksrc.sh") ||
+			die "$EXIT_SETUP" "no kernel tree for the kselftest harness"
+		export KSRC
+	fi
 	[[ -n $vm_timeout ]] || vm_timeout=$(default_vm_timeout)
 	choose_accel
-	if [[ $accel == kvm ]]; then
+	if [[ -n $icount ]]; then
+		msg "accel: TCG with QEMU's instruction counter (-icount $icount):" \
+			"figures are guest instructions (1 virtual ns each at shift 0)," \
+			"exact whatever the host does"
+	elif [[ $accel == kvm ]]; then
 		msg "accel: KVM ($kvm_why)"
 	else
 		msg "accel: TCG, software emulation, ~10x slower: figures are a" \

@@ -118,12 +118,17 @@ run_steps() {
 
 
 # need COMMAND[:PACKAGE]...: SKIP the step (exit 4) naming each missing
-# command and the Debian package that has it (default: the command).
+# command and the Debian package of packages.txt that has it (a PACKAGE
+# given must be that one: the list decides).
 need() {
 	local c cmd pkg missing=()
 	for c; do
 		cmd=${c%%:*}
-		pkg=${c#*:}
+		pkg=$(awk -v c="$cmd" '$1 == "package" {
+			for (i = 4; i <= NF; i++) if ($i == c) { print $3; exit } }' "$top/packages.txt")
+		[[ -n $pkg ]] || fail "need $c: no package of packages.txt has $cmd"
+		[[ $c != *:* || ${c#*:} == "$pkg" ]] ||
+			fail "need $c: packages.txt has $cmd in $pkg"
 		command -v "$cmd" >/dev/null && continue
 		missing+=("$cmd ($pkg)")
 		echo "$pkg" >>"$work/missing"
@@ -133,14 +138,34 @@ need() {
 	exit 4
 }
 
+# note_missing PACKAGE: PACKAGE (of packages.txt) for the install line at
+# the end; prints it, for the step's message.
+note_missing() {
+	grep -qE "^package +[a-z0-9]+ +$1( |\$)" "$top/packages.txt" ||
+		fail "$1 is not in packages.txt"
+	echo "$1" >>"$work/missing"
+	echo "$1"
+}
+
+
+# project_ls [PATTERN]: the project's files (tracked and new, not ignored),
+# NUL-separated, relative to the clone. A copy without .git (an unpacked
+# tarball) gets git's ignore rules from a scratch repository of its own.
+project_ls() {
+	local repo=()
+	if ! git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		[[ -d $work/no-clone.git ]] || git init -q --bare "$work/no-clone.git"
+		repo=(--git-dir="$work/no-clone.git" --work-tree="$top")
+	fi
+	git -C "$top" "${repo[@]}" ls-files -z --cached --others --exclude-standard -- "$@"
+}
 
 # Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
 project_files() {
-	# In a clone, git knows what is ours: generated files (vmlinux.h, BPF
-	# skeletons, fuzz builds) are ignored, never linted.
-	if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git -C "$top" ls-files --cached --others --exclude-standard -- "$1" |
-			sed "s|^|$top/|" | sort
+	# git knows what is ours: generated files (vmlinux.h, BPF skeletons,
+	# fuzz builds) are ignored, never linted.
+	if command -v git >/dev/null; then
+		project_ls "$1" | tr '\0' '\n' | sed "s|^|$top/|" | sort
 		return
 	fi
 	find "$top" \( -name .git -o -path "$top/.cache" -o -path "$top/out" \
@@ -176,12 +201,25 @@ config_is_union() {
 		fail "top-level config is not the union of the test fragments"
 }
 
+# README.md agrees with packages.txt: its generated install lines and
+# package table are the list's (packages.py readme --write makes them
+# again), and every package it tells to apt-get install is listed.
+package_list() {
+	need python3
+	"$top/scripts/packages.py" readme || fail "README.md disagrees with packages.txt"
+}
+
 # Every bash script, by name or by shebang.
 shell_scripts() {
+	local f
+	# The shebang of the first line: a Python file may hold a guest's
+	# script as text.
 	{
 		project_files '*.sh'
 		grep -rlE --exclude-dir=.git --exclude-dir=.cache --exclude-dir=out \
-			'^#!/bin/(ba)?sh' "$top" || true
+			'^#!/bin/(ba)?sh' "$top" | while IFS= read -r f; do
+			head -n 1 "$f" | grep -qE '^#!/bin/(ba)?sh' && echo "$f"
+		done || true
 	} | sort -u
 }
 
@@ -205,6 +243,15 @@ lint_python() {
 		fail "py_compile rejected a file"
 	need pyflakes3
 	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
+}
+
+# mypy over scripts/kbtools and the kbench front door (mypy.ini: the
+# typed modules strictly; those not typed yet are listed there).
+type_check() {
+	need mypy
+	(cd "$top" && mypy --config-file mypy.ini \
+		--cache-dir "${KBENCH_CACHE:-$top/.cache}/mypy") ||
+		fail "mypy found problems"
 }
 
 # checkpatch.pl of the provisioned tree over every C file; the false
@@ -249,9 +296,16 @@ unit_c() {
 		fail "the unit tests' JSON document is wrong"
 }
 
+# tests/test_*.py but the property modules (test_fuzz_*.py), which are
+# python_properties' to run.
 unit_python() {
+	local f mods=()
 	need python3
-	python3 -m unittest discover -s "$top/tests" -p 'test_*.py' -t "$top/tests" -v
+	for f in "$top"/tests/test_*.py; do
+		f=${f##*/}
+		[[ $f == test_fuzz_* ]] || mods+=("${f%.py}")
+	done
+	(cd "$top/tests" && python3 -m unittest -v "${mods[@]}")
 }
 
 # Count the innermost results of a run_all.sh stream.
@@ -280,8 +334,7 @@ collection_as_root() {
 
 # The project's files (tracked and new, not ignored) as a tar stream.
 project_tar() {
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		tar --null -T - -cf -)
+	(cd "$top" && project_ls | tar --null -T - -cf -)
 }
 
 # nobody cannot be assumed to read the clone: run a copy in $work.
@@ -469,6 +522,9 @@ bad_usage() {
 		[[ -x $s ]] || continue
 		expect_usage_error "$s" --no-such-option
 	done
+	expect_usage_error "$top/kbench" --no-such-option
+	expect_usage_error "$top/kbench" kernel no-such-task
+	expect_usage_error "$top/kbench" kernel build --no-such-option
 	expect_usage_error "$top/run_all.sh" --bogus
 	expect_usage_error "$top/run_all.sh" -t no_such_test
 	expect_usage_error "$top/scripts/compare.py" /nonexistent.json /nonexistent.json
@@ -509,6 +565,7 @@ sigterm_check() {
 # pmqtest's checks fail on the bugs they name (strace fault injection);
 # exit 4 (an explicit SKIP) when strace is missing.
 pmqtest_faults() {
+	need strace
 	"$top/pmqtest/inject_faults.sh"
 }
 sigterm_leftovers() { sigterm_check; }
@@ -521,9 +578,8 @@ report_in_browser() {
 	local d=$work/report shots=${KBENCH_ARTIFACTS:-$work/report} rc=0
 	mkdir -p "$d" "$shots"
 	"$top/scripts/report.py" --check || rc=$?
-	((rc != 4)) || { echo "SKIP: no matplotlib: apt-get install python3-matplotlib"; exit 4; }
-	command -v chromium >/dev/null ||
-		{ echo "SKIP: no chromium: apt-get install chromium"; exit 4; }
+	((rc != 4)) || { echo "missing matplotlib ($(note_missing python3-matplotlib))"; exit 4; }
+	need chromium
 	# The check itself must be able to fail: a missing resource, a console
 	# error, an empty plot, a plot too many and a missing text.
 	printf '%s\n' '<!DOCTYPE html><html><body><img src="missing.png">' \
@@ -589,6 +645,87 @@ testkernel_patched() {
 	"$top/testkernel/run.sh" --patched-only
 }
 
+# ---- exact mode (QEMU's instruction counter) ------------------------------
+
+# The patched test kernel's image (built and cached by testkernel/), or
+# $KBENCH_TESTKERNEL_IMAGE.
+patched_image() {
+	local img=${KBENCH_TESTKERNEL_IMAGE:-}
+
+	[[ -n $img ]] || img=$("$top/testkernel/build.sh" --patched | sed -n 's/^patched=//p') ||
+		fail "testkernel/build.sh --patched failed"
+	[[ -f $img ]] || fail "no patched test kernel image '$img'"
+	echo "$img"
+}
+
+# exact_rows JSON WANT: check compare.py's JSON rows: WANT is a list of
+# "ROW:VERDICT" that must be exact or near with that verdict; every
+# other exact row must read same with no change at all.
+exact_rows() {
+	python3 - "$@" <<'PY' || fail "the exact verdicts are not the expected ones"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+want = dict(w.split(":") for w in sys.argv[2:])
+bad = 0
+for r in rows:
+    if r["clock"] != "icount" and r["verdict"] not in ("skipped", "missing"):
+        print(f"FAIL: {r['test']}:{r['name']} is not an icount row"); bad = 1
+    if r["name"] in want:
+        ok = r["verdict"] == want[r["name"]] and r["class"] in ("exact", "near")
+        print(f"{r['name']}: {r['verdict']} ({r['class']}), "
+              f"{r['delta']} insn, x{r['ratio']}")
+        bad |= not ok
+    elif r["verdict"] in ("slower", "faster"):
+        print(f"FAIL: {r['test']}:{r['name']} {r['verdict']} ({r['class']})")
+        bad = 1
+    elif r["class"] == "exact" and abs(r["delta"]) >= 0.5:
+        print(f"FAIL: exact row {r['name']} moved {r['delta']} insn"); bad = 1
+missing = set(want) - {r["name"] for r in rows}
+for m in missing:
+    print(f"FAIL: no row {m}"); bad = 1
+sys.exit(bad)
+PY
+}
+
+# An A/A of the patched test kernel in exact mode, one boot each: no
+# verdict, and every exact row identical to the instruction.
+icount_aa() {
+	local img out=$work/icount-aa rc=0
+	need file python3
+	img=$(patched_image) || exit 1
+	"$top/run_all.sh" --kernel "$img" --vs-kernel "$img" --icount \
+		-t syscall_overhead,pmqtest,taskstats --json "$out" >"$out.ktap" || rc=$?
+	cat "$out.ktap"
+	((rc == 0)) || fail "the icount A/A exited $rc"
+	grep -q '^# base: .*icount: figures are guest instructions' "$out.ktap" ||
+		fail "the comparison does not say it counts instructions"
+	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
+		fail "compare.py"
+	exact_rows "$out.json"
+}
+
+# A known cost in exact mode, one boot: syscall_overhead under two
+# seccomp filters that differ in one compare, run on getppid alone
+# (--base-prefix / --vs-prefix inside the guest; any filter sends every
+# system call through seccomp, hence one on both sides): getppid slower
+# (exact), every other row same. The wrapper lives in the cache, which
+# the guest sees (not in this step's /tmp).
+icount_ab() {
+	local img out=$work/icount-ab bin=${KBENCH_CACHE:-$top/.cache}/seccomp_wrap rc=0
+	need file python3
+	img=$(patched_image) || exit 1
+	mkdir -p "${bin%/*}"
+	cc -O2 -o "$bin" "$top/tests/seccomp_wrap.c" || fail "cannot build seccomp_wrap"
+	"$top/run_all.sh" --kernel "$img" --icount -t syscall_overhead \
+		--base-prefix "$bin -n 0 -s getppid" --vs-prefix "$bin -n 1 -s getppid" \
+		--json "$out" >"$out.ktap" || rc=$?
+	cat "$out.ktap"
+	((rc == 0)) || fail "the icount A/B exited $rc"
+	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
+		fail "compare.py"
+	exact_rows "$out.json" getppid:slower
+}
+
 # run_all.sh --repeat / --vs-prefix and the seccomp wrapper: layout of the
 # repeated JSON, the A/B stream and its comparison, bad usage.
 ab_runner() {
@@ -610,7 +747,8 @@ ab_runner() {
 	done
 	for bad in "--repeat 0" "-r x" "--vs-prefix=" "--vs-prefix no-such-cmd" \
 		"--fail-above 5" "--vs-kernel debian-6.1" "--vs-prefix env --fail-above x" \
-		"--kernel debian-6.1 --vs-kernel debian-6.12 --vs-kernel="; do
+		"--kernel debian-6.1 --vs-kernel debian-6.12 --vs-kernel=" \
+		"--base-prefix env" "--vs-prefix env --base-prefix no-such-cmd"; do
 		read -r -a args <<<"$bad"
 		rc=0
 		"$top/run_all.sh" --no-build "${args[@]}" >/dev/null 2>&1 || rc=$?
@@ -651,24 +789,25 @@ bisect_tool() {
 		fail "bisect-demo.sh --help"
 }
 
-# The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a short
-# fixed time from the recorded seeds plus what earlier runs kept in
-# fuzz/build/corpus. A crash fails the step and leaves its reproducer in
+# The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a fixed
+# number of inputs with a fixed seed from the committed seeds alone
+# (fuzz/run.sh -r). A crash fails the step and leaves its reproducer in
 # fuzz/build/artifacts/ (fuzz/run.sh prints the command). A clang without
 # the libFuzzer runtime fails the step: it is not a pass.
 fuzz_short() {
-	local out=$top/fuzz/build seconds=${KBENCH_FUZZ_SECONDS:-25}
+	local out=$top/fuzz/build runs=${KBENCH_FUZZ_RUNS:-30000}
 	need clang make
 	printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }\n' \
 		>"$work/probe.c"
 	if ! clang -fsanitize=fuzzer,address,undefined -o "$work/probe" \
 		"$work/probe.c" 2>"$work/probe.err"; then
 		cat "$work/probe.err"
-		echo libclang-rt-14-dev >>"$work/missing"
-		fail "clang cannot link libFuzzer (apt-get install libclang-rt-14-dev)"
+		fail "clang cannot link libFuzzer (apt-get install $(note_missing libclang-rt-14-dev))"
 	fi
 	make -s -C "$top/fuzz" OUT="$out" all || fail "cannot build the fuzz harnesses"
-	"$top/fuzz/run.sh" -o "$out" -t "$seconds" options proc_stat cgroup netlink ||
+	# A fixed seed and number of runs from the committed seeds: the same
+	# inputs on every run of make check (make fuzz explores).
+	"$top/fuzz/run.sh" -o "$out" -r "$runs" options proc_stat cgroup netlink ||
 		fail "a fuzz harness found a crash (reproducer above)"
 }
 
@@ -676,14 +815,18 @@ fuzz_short() {
 # ktap_check.py, kcidb.py, report.py, kbtools.lava and lava-job.py with
 # Debian's python3: any input gives a result or a one-line error. A
 # missing hypothesis fails the step; a skipped test fails it too.
+# Derandomized (KBENCH_FUZZ_MODE=check): the committed @example()s, then
+# examples that follow from each property's source, with one hash seed
+# (a reader that depends on the order of a set fails every time or
+# never), so one commit always gets one verdict; make fuzz explores
+# (fuzz/properties.sh).
 python_properties() {
 	local py=/usr/bin/python3 log=$work/properties.log
 	[[ -x $py ]] || fail "no $py (Debian's python3)"
 	if ! "$py" -c 'import hypothesis' 2>/dev/null; then
-		echo python3-hypothesis >>"$work/missing"
-		fail "hypothesis is missing (apt-get install python3-hypothesis)"
+		fail "hypothesis is missing (apt-get install $(note_missing python3-hypothesis))"
 	fi
-	(cd "$top/tests" && KBENCH_FUZZ_EXAMPLES=${KBENCH_FUZZ_EXAMPLES:-100} \
+	(cd "$top/tests" && KBENCH_FUZZ_MODE=check PYTHONHASHSEED=0 \
 		"$py" -m unittest discover -v -s . -p 'test_fuzz_*.py') 2>&1 |
 		tee "$log" || true
 	grep -q '^OK' "$log" || fail "a property does not hold (falsifying example above)"
@@ -810,8 +953,7 @@ cross_i386() { cross_one i386 i686-linux-gnu "ELF32 Intel 80386"; }
 need_i386_runtime() {
 	[[ $(uname -m) == x86_64 ]] || { echo "not an x86_64 host"; exit 4; }
 	if [[ ! -e /lib/ld-linux.so.2 ]]; then
-		echo libc6-i386 >>"$work/missing"
-		echo "missing the 32-bit C library (libc6-i386)"
+		echo "missing the 32-bit C library ($(note_missing libc6-i386))"
 		exit 4
 	fi
 }
@@ -916,8 +1058,10 @@ vm_arm64_6_12() {
 
 step build_collection
 step config_is_union
+step package_list
 step shellcheck shellcheck_scripts
 step lint_python
+step mypy type_check
 step checkpatch
 step unit_c
 step unit_python
@@ -952,6 +1096,8 @@ if [[ -n $vm || -n $arm64 ]]; then
 	step vm_arm64_6_12
 fi
 if [[ -n $testkernel ]]; then
+	step icount_aa
+	step icount_ab
 	step testkernel_patched
 	step testkernel_i386
 fi

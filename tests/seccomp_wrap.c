@@ -10,6 +10,11 @@
  *
  * seccomp_wrap -n N --measure prints what the filter adds to getppid,
  * measured directly (median of batches before and after installing it).
+ *
+ * With -s NAME the compares run for that one system call only: every
+ * other call is allowed on its number alone, which the kernel caches, so
+ * one row of the collection changes (issue: verdicts that can see a
+ * one-row change).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,34 +33,69 @@
 #define MAX_COMPARES 4000
 #define BATCH 2000
 #define BATCHES 31
+#define ALL_CALLS (-1L)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct {
+	const char *name;
+	long nr;
+} calls[] = {
+	{ "getpid", SYS_getpid },
+	{ "getppid", SYS_getppid },
+	{ "getsid", SYS_getsid },
+	{ "getpgid", SYS_getpgid },
+};
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: seccomp_wrap [-n N] CMD [ARG]...\n"
+		"Usage: seccomp_wrap [-n N] [-s NAME] CMD [ARG]...\n"
 		"       seccomp_wrap [-n N] --measure\n"
 		"Run CMD under a seccomp filter that allows every call after\n"
 		"comparing its first argument with N constants (default 50,\n"
-		"at most %d); --measure prints the filter's cost per getppid.\n",
+		"at most %d); -s NAME: only for system call NAME (getpid,\n"
+		"getppid, getsid or getpgid); --measure prints the filter's\n"
+		"cost per getppid.\n",
 		MAX_COMPARES);
 }
 
-/* N compares of args[0] that never match, then allow. */
-static int install_filter(unsigned int compares)
+static long call_number(const char *name)
 {
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(calls); i++)
+		if (!strcmp(calls[i].name, name))
+			return calls[i].nr;
+	return ALL_CALLS - 1;
+}
+
+/*
+ * N compares of args[0] that never match, then allow; with a call
+ * number, other calls are allowed first (on their number alone).
+ */
+static int install_filter(unsigned int compares, long nr)
+{
+	unsigned int i, head = nr == ALL_CALLS ? 0 : 3, len = head + compares + 2;
 	struct sock_filter *insn;
 	struct sock_fprog prog;
-	unsigned int i, len = compares + 2;
 	int ret;
 
 	insn = calloc(len, sizeof(*insn));
 	if (!insn)
 		return -ENOMEM;
-	insn[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					       offsetof(struct seccomp_data, args[0]));
+	if (head) {
+		insn[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						       offsetof(struct seccomp_data, nr));
+		insn[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						       nr, 1, 0);
+		insn[2] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+						       SECCOMP_RET_ALLOW);
+	}
+	insn[head] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						  offsetof(struct seccomp_data, args[0]));
 	for (i = 0; i < compares; i++)
-		insn[i + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-							   0x5ecc0000u + i, 0, 0);
+		insn[head + i + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								  0x5ecc0000u + i, 0, 0);
 	insn[len - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 						     SECCOMP_RET_ALLOW);
 	prog.len = len;
@@ -106,7 +146,7 @@ static int measure(unsigned int compares)
 
 	getppid_ns();	/* warm-up */
 	before = getppid_ns();
-	ret = install_filter(compares);
+	ret = install_filter(compares, ALL_CALLS);
 	if (ret) {
 		fprintf(stderr, "seccomp_wrap: cannot install the filter: %s\n",
 			strerror(-ret));
@@ -127,9 +167,10 @@ int main(int argc, char **argv)
 	};
 	unsigned long compares = 50;
 	int do_measure = 0, c, ret;
+	long nr = ALL_CALLS;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "+n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			errno = 0;
@@ -138,6 +179,14 @@ int main(int argc, char **argv)
 			    compares > MAX_COMPARES) {
 				fprintf(stderr, "seccomp_wrap: invalid -n '%s' (0..%d)\n",
 					optarg, MAX_COMPARES);
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 's':
+			nr = call_number(optarg);
+			if (nr < ALL_CALLS) {
+				fprintf(stderr, "seccomp_wrap: invalid -s '%s'\n", optarg);
 				usage(stderr);
 				return 2;
 			}
@@ -160,7 +209,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	ret = install_filter(compares);
+	ret = install_filter(compares, nr);
 	if (ret) {
 		fprintf(stderr, "seccomp_wrap: cannot install the filter: %s\n",
 			strerror(-ret));

@@ -17,7 +17,9 @@ import check_guest_json  # noqa: E402
 import check_unit_json  # noqa: E402
 
 UNIT_DOC = {
-    "schema": "kbench-results/1", "test": "unit", "kernel": {}, "machine": {},
+    "schema": "kbench-results/1", "test": "unit", "kernel": {},
+    "machine": {"clock_mode": "real"},
+    "boot_id": "0b6c3a4e-6f1d-4c2b-9a57-3c1f2d8e9b10",
     "date": "", "cmdline": "", "clock": "CLOCK_MONOTONIC",
     "params": {"quote\"and\\slash": "tab\there\nnewline", "nan_param": None},
     "rows": [
@@ -41,6 +43,9 @@ class UnitJsonTest(unittest.TestCase):
             return check_unit_json.problems(doc)
 
         self.assertTrue(corrupt(lambda d: d.pop("clock")))
+        self.assertTrue(corrupt(lambda d: d["machine"].update(
+            clock_mode="icount")))
+        self.assertTrue(corrupt(lambda d: d.pop("boot_id")))
         self.assertTrue(corrupt(lambda d: d["params"].update(
             {"quote\"and\\slash": "tab here"})))
         self.assertTrue(corrupt(lambda d: d["params"].update(nan_param=0)))

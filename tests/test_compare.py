@@ -186,7 +186,7 @@ class Verdicts(Case):
         a = self.entries(base, cand)[("cand", "a")]
         self.assertEqual(a["verdict"], "no-verdict")
         self.assertIsNone(a["cv_base"])
-        self.assertIn("at least 4", a["note"])
+        self.assertIn("n=1 of 1 rows: needs 4", a["note"])
 
     def test_three_repetitions_cannot_reach_alpha(self):
         base = self.scaled("base", [("a", 100)], n=3)
@@ -197,7 +197,8 @@ class Verdicts(Case):
 
     def test_multiple_testing_control(self):
         # One row shifted among 20 at n = 5: raw p = 0.0079, adjusted
-        # 0.0079 x 20 = 0.16: not a discovery.
+        # 0.0079 x 20 = 0.16: not a discovery, and no row of these 20
+        # could be one alone at n = 5: it says so rather than 'same'.
         names = [(f"r{i}", 100) for i in range(20)]
         base = self.scaled("base", names)
         shifted = [("r0", 150)] + names[1:]
@@ -205,7 +206,8 @@ class Verdicts(Case):
         r0 = self.entries(base, cand)[("cand", "r0")]
         self.assertLess(r0["p_value"], 0.01)
         self.assertAlmostEqual(r0["p_adjusted"], 20 * 2 / 252)
-        self.assertEqual(r0["verdict"], "same")
+        self.assertEqual(r0["verdict"], "no-verdict")
+        self.assertEqual(r0["note"], "n=5 of 20 rows: needs 6")
 
     def test_missing_skipped_checks_and_other_units(self):
         extra = [("skip", None, "us", "skip"), ("check", None, None, "ok"),

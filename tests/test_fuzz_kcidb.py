@@ -15,15 +15,14 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import HERE, MISSING, SCRIPTS, fuzz_settings, given, st
+from fuzz_props import HERE, MISSING, SCRIPTS, example, prop
 
 import kcidb as kcidb_cli  # noqa: E402
 
 RECORDED = os.path.join(HERE, "data", "kcidb", "host")
-
-
-def programs():
-    return sorted(f for f in os.listdir(RECORDED) if f.endswith(".json"))
+DOCS = fuzz_props.load_docs(RECORDED)
+with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as _f:
+    STREAM = _f.read().splitlines()
 
 
 @unittest.skipIf(MISSING, MISSING or "")
@@ -51,47 +50,58 @@ class KcidbProperties(unittest.TestCase):
             self.assertEqual(len(lines), 1, err)
             self.assertTrue(lines[0].startswith("kcidb.py: "), err)
             self.assertIn(self.dir, lines[0], err)
+            # A KTAP line it cannot use is named by its line number.
+            if "run_all.ktap" in lines[0]:
+                self.assertRegex(lines[0], r"run_all\.ktap: line \d+: ")
 
-    def load(self, name):
-        with open(os.path.join(self.dir, name), encoding="utf-8") as f:
-            return json.load(f)
-
-    @fuzz_settings()
-    @given(st.data())
-    def test_mutated_results(self, data):
+    # A row without its unit was reported without the file; a lone
+    # surrogate ("\ud800") in a name ended in a traceback (issue 34's
+    # audit).
+    @example(case=("syscall_overhead.json", ("remove", ("rows", 0, "unit"),
+                                             None)))
+    @example(case=("syscall_overhead.json",
+                   ("replace", ("rows", 0, "name"), "\ud800")))
+    @prop(case=fuzz_props.file_and(DOCS, fuzz_props.edits))
+    def test_mutated_results(self, case):
         self.fresh_copy()
-        name = data.draw(st.sampled_from(programs()))
-        doc = fuzz_props.mutate(data, self.load(name))
-        fuzz_props.write_text(os.path.join(self.dir, name), json.dumps(doc))
+        name, edit = case
+        fuzz_props.write_text(os.path.join(self.dir, name), json.dumps(
+            fuzz_props.edited(DOCS[name], edit)))
         self.export()
 
-    @fuzz_settings()
-    @given(st.data())
-    def test_spoiled_results(self, data):
+    # Found by this property: 1e999 (read as infinity) outside the rows'
+    # figures, in machine.cpus and in a row's "extra", reached the writer.
+    @example(case=("syscall_overhead.json", ("nonfinite", 238, "1e999")))
+    @example(case=("syscall_overhead.json", ("nonfinite", 891, "1e999")))
+    @prop(case=fuzz_props.file_and(DOCS, fuzz_props.breakages))
+    def test_spoiled_results(self, case):
         self.fresh_copy()
-        name = data.draw(st.sampled_from(programs()))
+        name, breakage = case
         fuzz_props.write_text(os.path.join(self.dir, name),
-                              fuzz_props.broken_json_text(
-                                  data, self.load(name)))
+                              fuzz_props.broken_json_text(DOCS[name],
+                                                          breakage))
         self.export()
 
-    @fuzz_settings()
-    @given(fuzz_props.ktap_lines())
+    @example(lines=["TAP version 13", "1..1",
+                    "# selftests: kbench/t: t", "    TAP version 13",
+                    "    1..1", "    ok 0 ", "ok 1 selftests: kbench/t: t"])
+    @prop(lines=fuzz_props.ktap_lines())
     def test_any_run_all_ktap(self, lines):
         self.fresh_copy()
         fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
                               "\n".join(lines) + "\n")
         self.export()
 
-    @fuzz_settings()
-    @given(st.data())
-    def test_mutated_run_all_ktap(self, data):
+    # Issue 34: a test line without a name ("    ok 0 ") made kcidb.py
+    # fail without naming the file or the line.
+    @example(edits=[(2, "replace", "    ok 0 ")])
+    @prop(edits=fuzz_props.line_edits(STREAM))
+    def test_mutated_run_all_ktap(self, edits):
         """The recorded stream with lines dropped, doubled or changed."""
         self.fresh_copy()
-        path = os.path.join(self.dir, "run_all.ktap")
-        with open(path, encoding="utf-8") as f:
-            lines = fuzz_props.mutate_lines(data, f.read().splitlines())
-        fuzz_props.write_text(path, "\n".join(lines) + "\n")
+        fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
+                              "\n".join(fuzz_props.edited_lines(
+                                  STREAM, edits)) + "\n")
         self.export()
 
 

@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Property-based tests of scripts/ktap_check.py and kbtools.ktap: any
 text, KTAP-like or not, gives a verdict (exit 0 or 1, one error per
-line on stderr), never a traceback or a hang; a well-formed stream built
-from random results passes."""
+line on stderr naming the file and the line), never a traceback or a
+hang; a well-formed stream built from random results passes."""
 
 import os
 import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import MISSING, fuzz_settings, given, st
+from fuzz_props import MISSING, prop, st
 
 import ktap_check  # noqa: E402
 from kbtools import ktap  # noqa: E402
@@ -29,36 +29,33 @@ class KtapProperties(unittest.TestCase):
         self.assertIn(rc, (0, 1), err)
         self.assertEqual(out, "")
         self.assertEqual(rc == 1, bool(err), err)
+        # Every error names the file and the line.
         for line in err.splitlines():
-            self.assertTrue(line.startswith("ktap_check.py: "), err)
+            self.assertTrue(line.startswith(
+                f"ktap_check.py: {self.path}: line "), err)
         return rc, err
 
-    @fuzz_settings()
-    @given(fuzz_props.ktap_lines() if not MISSING else None,
-           st.sampled_from([(), ("--no-fail",), ("--skip-reasons",)]))
+    @prop(lines=fuzz_props.ktap_lines(),
+          opts=st.sampled_from([(), ("--no-fail",), ("--skip-reasons",)]))
     def test_ktap_like_lines(self, lines, opts):
         self.check_file("\n".join(lines) + "\n", *opts)
 
-    @fuzz_settings()
-    @given(st.text(max_size=400))
+    @prop(text=st.text(max_size=400))
     def test_any_text(self, text):
         self.check_file(text)
 
-    @fuzz_settings()
-    @given(st.binary(max_size=400))
+    @prop(data=st.binary(max_size=400))
     def test_any_bytes(self, data):
         with open(self.path, "wb") as f:
             f.write(data)
         rc, out, err = fuzz_props.run_main(ktap_check.main, [self.path])
         self.assertIn(rc, (0, 1), err)
 
-    @fuzz_settings()
-    @given(st.lists(st.tuples(st.sampled_from(["ok", "not ok", "skip"]),
-                              st.text(st.characters(
-                                  whitelist_categories=("L", "N"),
-                                  whitelist_characters="_-."),
-                                  min_size=1, max_size=10)),
-                    max_size=12) if not MISSING else None)
+    @prop(results=st.lists(st.tuples(
+        st.sampled_from(["ok", "not ok", "skip"]),
+        st.text(st.characters(whitelist_categories=("L", "N"),
+                              whitelist_characters="_-."),
+                min_size=1, max_size=10)), max_size=12))
     def test_well_formed_passes(self, results):
         """A stream written by the rules passes, and parses back whole."""
         lines = ["TAP version 13", f"1..{len(results)}"]

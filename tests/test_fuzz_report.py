@@ -7,7 +7,6 @@ traceback or a hang. '-o -' into a closed pipe ends quietly. Drawing a
 page takes matplotlib a second or two: these properties try a tenth of
 KBENCH_FUZZ_EXAMPLES (at least 10)."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import tempfile
 import unittest
 
 import fuzz_props
-from fuzz_props import HERE, MISSING, SCRIPTS, given, settings, st
+from fuzz_props import HERE, MISSING, SCRIPTS, prop, st
 
 import report as report_cli  # noqa: E402
 from kbtools import plots  # noqa: E402
@@ -27,19 +26,7 @@ PROGRAM = "syscall_overhead.json"
 PROG = "report.py"
 NO_MATPLOTLIB = None if plots.available() else \
     "matplotlib is missing (Debian: python3-matplotlib)"
-
-
-def report_settings():
-    return settings(max_examples=max(10, fuzz_props.EXAMPLES // 10),
-                    deadline=60000, database=None,
-                    suppress_health_check=list(fuzz_props.HealthCheck),
-                    print_blob=True)
-
-
-def spoiled_text(data):
-    """The recorded file mutated, spoiled or replaced by any JSON."""
-    with open(os.path.join(RECORDED, PROGRAM), encoding="utf-8") as f:
-        return fuzz_props.spoiled_text(data, json.load(f))
+DOC = fuzz_props.load_json(os.path.join(RECORDED, PROGRAM))
 
 
 @unittest.skipIf(MISSING or NO_MATPLOTLIB, MISSING or NO_MATPLOTLIB or "")
@@ -76,19 +63,18 @@ class ReportProperties(unittest.TestCase):
         self.assertEqual(lines[1:], [f"Try '{PROG} -h' for more information."],
                          err)
 
-    @report_settings()
-    @given(st.data())
-    def test_one_run(self, data):
-        fuzz_props.write_text(self.fresh(self.base), spoiled_text(data))
+    @prop(share=10, deadline_s=60, spoiling=fuzz_props.spoilings(DOC))
+    def test_one_run(self, spoiling):
+        fuzz_props.write_text(self.fresh(self.base),
+                              fuzz_props.spoiled_text(DOC, spoiling))
         self.report(self.base)
 
-    @report_settings()
-    @given(st.data())
-    def test_comparison(self, data):
-        path = self.fresh(data.draw(st.sampled_from([self.base, self.cand])))
-        other = self.cand if path.startswith(self.base + "/") else self.base
-        self.fresh(other)
-        fuzz_props.write_text(path, spoiled_text(data))
+    @prop(share=10, deadline_s=60, side=st.sampled_from(["base", "cand"]),
+          spoiling=fuzz_props.spoilings(DOC))
+    def test_comparison(self, side, spoiling):
+        path = self.fresh(self.base if side == "base" else self.cand)
+        self.fresh(self.cand if side == "base" else self.base)
+        fuzz_props.write_text(path, fuzz_props.spoiled_text(DOC, spoiling))
         self.report(self.base, self.cand)
 
 

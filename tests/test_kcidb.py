@@ -266,6 +266,26 @@ class Export(unittest.TestCase):
         tests = {t["path"]: t for t in doc["tests"]}
         self.assertEqual(tests["kbench.memcg_ks"]["status"], "ERROR")
 
+    def test_check_without_a_name(self):
+        """Issue 34: a test line without a name ('    ok 0 ') in
+        run_all.ktap, of a run or of an A/B run's side: one line naming
+        the file and the line, exit status 2."""
+        # Line 3 is the issue's: the nested stream begins with it.
+        for run, line in ((HOST, 3), (AB, 10)):
+            d = os.path.join(self.tmp, os.path.basename(run))
+            shutil.copytree(run, d)
+            path = os.path.join(d, "run_all.ktap")
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            lines[line - 1] = "    ok 0 "
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+            rc, _, err = self.export(d)
+            self.assertEqual(rc, 2)
+            self.assertEqual(err, f"kcidb.py: {path}: line {line}: test "
+                                  f"line without a name: 'ok 0 ' (a KCIDB "
+                                  f"test path needs one)\n")
+
 
 if __name__ == "__main__":
     unittest.main()

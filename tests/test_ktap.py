@@ -182,5 +182,42 @@ class Rejected(unittest.TestCase):
                             "--skip-reasons")
 
 
+class Where(unittest.TestCase):
+    """Every message about a line of a file names the file and the line
+    (issue 34), from one place: Document.where() and ktap.LineError."""
+
+    TEXT = "TAP version 13\n1..2\n" + nest(
+        "TAP version 13\n1..1\nok 1 x\n") + "ok 1 p\nnot ok 3x\n"
+
+    def test_file_and_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "run.ktap")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(self.TEXT)
+            doc = ktap.read(path)
+            self.assertEqual(ktap.check(doc), [
+                f"{path}: line 7: top: malformed result line: 'not ok 3x'",
+                f"{path}: line 1: top: plan says 2, 1 results"])
+            child = doc.results[0].child
+            self.assertEqual(str(ktap.LineError(child, 5, "why")),
+                             f"{path}: line 5: why")
+            self.assertEqual(child.results[0].text, "ok 1 x")
+            err = io.StringIO()
+            old, sys.stderr = sys.stderr, err
+            try:
+                self.assertEqual(ktap_check.main([path]), 1)
+            finally:
+                sys.stderr = old
+            for line in err.getvalue().splitlines():
+                self.assertTrue(line.startswith(
+                    f"ktap_check.py: {path}: line "), line)
+
+    def test_a_string_has_lines_only(self):
+        doc = ktap.parse(self.TEXT)
+        self.assertEqual(ktap.check(doc)[0],
+                         "line 7: top: malformed result line: 'not ok 3x'")
+        self.assertEqual(str(ktap.LineError(doc, 2, "why")), "line 2: why")
+
+
 if __name__ == "__main__":
     unittest.main()

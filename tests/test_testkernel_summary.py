@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of testkernel/summary.py: the tables and --require-patched."""
+"""Tests of testkernel/summary.py (kbtools.testkernel's summary): the
+tables and --require-patched."""
 
 import json
 import os
@@ -10,9 +11,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUMMARY = os.path.join(HERE, "..", "testkernel", "summary.py")
-sys.path.insert(0, os.path.join(HERE, "..", "testkernel"))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-import summary  # noqa: E402
+from kbtools import testkernel as summary  # noqa: E402
 
 
 def row(name, median=1.0, status="ok", extra=None, reason=None, note=None):

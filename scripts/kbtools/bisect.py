@@ -1,51 +1,77 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Decisions and state of scripts/bisect.sh: which commit made a figure
-slower (or a check fail).
+"""The decisions of a performance bisection (kbtools.bisect_run runs it):
+which boots to take, when good and bad differ, and whether a commit is
+like good or like bad, each with a stated error.
+
+On a real clock a boot's figure drifts with the host's load, and boots
+close in time are alike. So nothing is compared across the run: every
+comparison is between boots of its own time, in blocks, each block a
+balanced order of boots taken one after another:
+
+  endpoints  GBBGBGGB        4 boots of good and bad
+  a step     GSBBSGBSGGSB    4 boots of good, the step S and bad
+
+Within a block, under 'no difference' the boots of the two kernels
+compared are exchangeable whatever the load was, so the rank sums of a
+side within its blocks have an exact distribution (kbtools.stats
+.blocked_p), with no assumption on the figures' shape or drift. A step
+is bad when it ranks above good (slower) in its blocks at p <= alpha /
+STEP_BLOCKS and not below bad; good the other way round; both at once is
+'between': skipped. The looks after each block are paid for by dividing
+alpha among them (Bonferroni), the endpoints' also among the rows
+followed. A wrong class then happens with probability at most alpha per
+step, and a whole bisection errs with at most the sum over its decisions
+(error_bound), said with the result.
+
+Under QEMU's instruction counter (mode 'icount') figures are exact: one
+boot per kernel, kbtools.exact's rule (exact and near rows; a noisy row
+cannot be followed there).
 
 The state directory holds:
-  settings.json         the bisection's parameters (for --resume)
-  bisect.log            the `git bisect log`, after every step
-  boots/HASH/K/         the JSON results of the K-th usable boot of HASH
-  boots/HASH/K.ktap     its KTAP stream
-  signal.json           the rows on which good and bad differ
-  steps.tsv             one line per step (see STEP_KEYS)
-
-A commit's figures are its usable boots, one repetition per boot (the
-boot is the unit of replication, as with run_all.sh --vs-kernel).
-Endpoint boots of every step join the endpoints' figures, so each step is
-judged against endpoints measured around it.
-
-    python3 -m kbtools.bisect COMMAND STATE ...   (see main())
+  settings.json   the bisection's parameters (for --resume)
+  bisect.log      the 'git bisect log', after every step
+  boots/HASH/K/   the JSON results of the K-th usable boot of HASH
+  boots.tsv       every boot: its phase, block and role (BOOT_KEYS)
+  signal.json     the rows on which good and bad differ
+  steps.tsv       one line per step (STEP_KEYS)
 """
 
 import json
 import os
-import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import compare, ktap, results, stats
+from kbtools import compare, exact, ktap, results, stats
 
 SETTINGS = "settings.json"
 SIGNAL = "signal.json"
 STEPS = "steps.tsv"
+BOOTS = "boots.tsv"
 STEP_KEYS = ("commit", "subject", "ratio", "ci_low", "ci_high", "verdict",
-             "boots", "note")
-# A step's class, as git bisect names it.
+             "boots", "note", "p_bad", "p_good")
+BOOT_KEYS = ("commit", "role", "phase", "block", "usable", "time", "load")
 CLASSES = ("good", "bad", "skip")
-# cmd_endpoints: not different yet, before the last look.
-EXIT_MORE = 10
-# The 'no culprit' line of endpoints that were measured and do not differ
-# (more boots may still tell them apart), before 'ROW (figure, verdict)'.
-NO_DIFFERENCE = "no culprit: good and bad do not differ on "
+MODES = ("real", "icount")
 OPPOSITE = {"slower": "faster", "faster": "slower"}
+ENDPOINT_BLOCK = "GBBGBGGB"
+STEP_BLOCK = "GSBBSGBSGGSB"
+ICOUNT_ENDPOINT_BLOCK = "GB"
+ICOUNT_STEP_BLOCK = "S"
+ENDPOINT_BLOCKS = 3
+STEP_BLOCKS = 3
+DEFAULT_ALPHA = 0.001
+# A decided step whose opposite test came this close contradicts its
+# class: the answer is widened rather than trusted.
+NEAR = 0.05
+ROLE = {"G": "good", "B": "bad", "S": "step"}
 
 
 class BisectError(Exception):
     """Unusable state or input; the message says which."""
 
 
-# ---- settings and state ---------------------------------------------------
+# ---- settings -------------------------------------------------------------
 
-def parse_target(text):
+def parse_target(text: str) -> Tuple[str, Optional[str]]:
     """TEST[:ROW] -> (test, row or None)."""
     test, _, row = text.partition(":")
     if not test or (":" in text and not row) or ":" in row:
@@ -53,63 +79,48 @@ def parse_target(text):
     return test, row or None
 
 
-def make_settings(tree, good, bad, direction, max_repeat, alpha, threshold,
-                  check, targets):
+def make_settings(tree: str, good: str, bad: str, direction: str,
+                  alpha: float, threshold: float, check: Optional[str],
+                  targets: Sequence[str], mode: str = "real",
+                  step_blocks: int = STEP_BLOCKS) -> Dict[str, Any]:
     """The settings of a new bisection, checked."""
     if direction not in OPPOSITE:
         raise BisectError(f"direction '{direction}' is not slower or faster")
+    if mode not in MODES:
+        raise BisectError(f"mode '{mode}' is not real or icount")
     for t in targets:
         parse_target(t)
-    try:
-        alpha, threshold = float(alpha), float(threshold)
-        max_repeat = int(max_repeat)
-    except ValueError as e:
-        raise BisectError(f"not a number: {e}")
     if not 0 < alpha < 1:
         raise BisectError(f"alpha {alpha:g} is not between 0 and 1")
-    least = stats.min_reps(alpha)
-    if max_repeat < least:
-        raise BisectError(f"--max-repeat {max_repeat}: a verdict at alpha "
-                          f"{alpha:g} needs at least {least} boots per "
-                          f"side")
+    if threshold < 0:
+        raise BisectError(f"threshold {threshold:g} is negative")
+    if step_blocks < 1:
+        raise BisectError("a step needs at least one block")
     return {"tree": tree, "good": good, "bad": bad, "direction": direction,
-            "max_repeat": max_repeat, "min_boots": least, "alpha": alpha,
-            "threshold": threshold, "check": check or None,
-            "targets": list(targets)}
+            "alpha": alpha, "threshold": threshold, "check": check or None,
+            "targets": list(targets), "mode": mode,
+            "step_blocks": step_blocks}
 
 
-def load_settings(state):
+def load_settings(state: str) -> Dict[str, Any]:
     path = os.path.join(state, SETTINGS)
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            settings: Dict[str, Any] = json.load(f)
+            return settings
     except OSError as e:
         raise BisectError(f"no bisection state in {state} ({e.strerror})")
     except ValueError as e:
         raise BisectError(f"{path} is not valid JSON: {e}")
 
 
-def boots_dir(state, commit):
-    return os.path.join(state, "boots", commit)
+def save_settings(state: str, settings: Dict[str, Any]) -> None:
+    os.makedirs(state, exist_ok=True)
+    results.write_text(os.path.join(state, SETTINGS),
+                       json.dumps(settings, indent=1) + "\n")
 
 
-def usable_boots(state, commit):
-    """The numbers of the commit's usable boots (directories with JSON)."""
-    d = boots_dir(state, commit)
-    if not os.path.isdir(d):
-        return []
-    return sorted(int(n) for n in os.listdir(d)
-                  if n.isdigit() and os.path.isdir(os.path.join(d, n)))
-
-
-def load_run(state, commit, label):
-    """The commit's usable boots as one Run (a repetition per boot)."""
-    if not usable_boots(state, commit):
-        return results.Run(label)
-    return results.load(boots_dir(state, commit), label)
-
-
-def wanted(settings, test, row):
+def wanted(settings: Dict[str, Any], test: str, row: str) -> bool:
     """The rows the user named: every row of a test named alone."""
     for target in settings["targets"]:
         t, r = parse_target(target)
@@ -118,88 +129,407 @@ def wanted(settings, test, row):
     return False
 
 
-# ---- decisions --------------------------------------------------------------
+# ---- boots and their figures ---------------------------------------------------
 
-def endpoints(settings, good, bad):
-    """(signal rows, message): the wanted rows on which bad differs from
-    good in the bisected direction, with compare's verdicts; the message
-    is the 'no culprit' line when there are none."""
-    direction = settings["direction"]
-    entries = compare.compare_one(good, bad, settings["threshold"],
-                                  "median", settings["alpha"])
-    entries = [e for e in entries if wanted(settings, e["test"], e["name"])]
-    signal = [{"test": e["test"], "row": e["name"]} for e in entries
-              if e["verdict"] == direction]
-    if signal:
-        return signal, None
-    if not entries:
-        return [], ("no culprit: none of the rows "
-                    f"{', '.join(settings['targets'])} was measured on both "
-                    f"good and bad")
-    shown = [x for x in entries if x["ratio"] is not None] or entries
-    e = shown[0]
-    more = f" and {len(shown) - 1} more rows" if len(shown) > 1 else ""
-    return [], (f"{NO_DIFFERENCE}{e['test']}:{e['name']}{more} "
-                f"({figure(e)}, {e['verdict']})")
+def boots_dir(state: str, commit: str) -> str:
+    return os.path.join(state, "boots", commit)
 
 
-def figure(e):
-    """'x1.234, CI 1.100-1.300' of an entry."""
-    text = compare.fmt_ratio(e["ratio"])
-    if e["ci_low"] is not None:
-        text += f", CI {e['ci_low']:.3f}-{e['ci_high']:.3f}"
-    return text
-
-
-def row_values(run, test, row):
-    t = run.tests.get(test)
-    r = t.rows.get(row) if t else None
-    if r is None or r.status != "ok":
+def usable_boots(state: str, commit: str) -> List[int]:
+    """The numbers of the commit's usable boots (directories with JSON)."""
+    d = boots_dir(state, commit)
+    if not os.path.isdir(d):
         return []
-    return r.values("median")
+    return sorted(int(n) for n in os.listdir(d)
+                  if n.isdigit() and os.path.isdir(os.path.join(d, n)))
 
 
-def classify_row(settings, good, bad, step, test, row):
-    """(class or None, entry against good) of one signal row: bad when the
-    step differs from good as bad does; good when it differs from bad the
-    other way and not from good; None while neither holds."""
+def append_tsv(path: str, keys: Sequence[str], record: Dict[str, Any]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\t".join(str(record.get(k) if record.get(k) is not None
+                              else "").replace("\t", " ")
+                          for k in keys) + "\n")
+
+
+def read_tsv(path: str, keys: Sequence[str]) -> List[Dict[str, str]]:
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [dict(zip(keys, ln.rstrip("\n").split("\t")))
+                for ln in f if ln.strip()]
+
+
+def record_boot(state: str, boot: Dict[str, Any]) -> None:
+    """Keep one boot (usable or not) in the state's boot schedule."""
+    append_tsv(os.path.join(state, BOOTS), BOOT_KEYS, boot)
+
+
+def read_boots(state: str) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    for b in read_tsv(os.path.join(state, BOOTS), BOOT_KEYS):
+        boot: Dict[str, object] = dict(b)
+        boot["block"] = int(b["block"])
+        boot["usable"] = int(b["usable"]) if b["usable"] else None
+        out.append(boot)
+    return out
+
+
+def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median"
+                 ) -> Dict[Tuple[str, str], List[float]]:
+    """(test, row) -> the figures of one usable boot: its repetitions'
+    (one, or two in exact mode) in the row's unit."""
+    if boot["usable"] is None:
+        return {}
+    path = os.path.join(boots_dir(state, boot["commit"]),
+                        str(boot["usable"]))
+    run = results.load(path, boot["commit"][:12])
+    out = {}
+    for test in run.tests.values():
+        for row in test.rows.values():
+            if row.status == "ok" and row.unit in compare.TIME_UNITS:
+                out[(test.name, row.name)] = row.values(stat)
+    return out
+
+
+class Figures:
+    """The figures of every boot of a bisection (boots: the schedule's
+    records; by_boot: each one's figures by (test, row), empty for an
+    unusable boot)."""
+
+    def __init__(self, boots: List[Dict[str, Any]],
+                 by_boot: List[Dict[Tuple[str, str], List[float]]]):
+        self.boots = boots
+        self._by_boot = by_boot
+
+    @classmethod
+    def of_state(cls, state: str, boots: List[Dict[str, Any]]) -> "Figures":
+        return cls(boots, [boot_figures(state, b) for b in boots])
+
+    def of(self, i: int, key: Tuple[str, str]) -> List[float]:
+        return self._by_boot[i].get(key, [])
+
+    def keys(self) -> List[Tuple[str, str]]:
+        seen: Dict[Tuple[str, str], None] = {}
+        for f in self._by_boot:
+            for k in f:
+                seen.setdefault(k, None)
+        return list(seen)
+
+    def blocks(self, phase: str, key: Tuple[str, str]
+               ) -> Dict[int, Dict[str, List[float]]]:
+        """block -> role -> the boots' figures (a boot's median) of one
+        row in one phase."""
+        out: Dict[int, Dict[str, List[float]]] = {}
+        for i, b in enumerate(self.boots):
+            vs = self.of(i, key)
+            if b["phase"] != phase or not vs:
+                continue
+            roles = out.setdefault(b["block"], {})
+            roles.setdefault(b["role"], []).append(stats.median(vs))
+        return out
+
+    def reps(self, phase: str, role: str, key: Tuple[str, str]
+             ) -> List[float]:
+        """Every repetition of a role's boots in a phase (exact mode)."""
+        out: List[float] = []
+        for i, b in enumerate(self.boots):
+            if b["phase"] == phase and b["role"] == role:
+                out += self.of(i, key)
+        return out
+
+
+# ---- the schedule -----------------------------------------------------------
+
+def pattern(settings: Dict[str, Any], phase: str) -> str:
+    icount = settings.get("mode") == "icount"
+    if phase == "endpoints":
+        return ICOUNT_ENDPOINT_BLOCK if icount else ENDPOINT_BLOCK
+    if settings.get("check"):
+        return "S"
+    return ICOUNT_STEP_BLOCK if icount else STEP_BLOCK
+
+
+def next_boot(settings: Dict[str, Any], boots: List[Dict[str, Any]], phase: str
+              ) -> Tuple[str, int, bool]:
+    """(role, block, block_done) of the phase's next boot: its slot in
+    the block pattern, the block's number, and whether this boot ends a
+    block (the time to look)."""
+    taken = sum(1 for b in boots if b["phase"] == phase)
+    pat = pattern(settings, phase)
+    slot = taken % len(pat)
+    return ROLE[pat[slot]], taken // len(pat) + 1, slot == len(pat) - 1
+
+
+def blocks_done(settings: Dict[str, Any], boots: List[Dict[str, Any]], phase: str) -> int:
+    taken = sum(1 for b in boots if b["phase"] == phase)
+    return taken // len(pattern(settings, phase))
+
+
+# ---- decisions ------------------------------------------------------------------
+
+def _oriented(direction: str, low: List[float], high: List[float]
+              ) -> Tuple[List[float], List[float]]:
+    """(xs, ys) such that 'ys above xs' is the bisected direction."""
+    return (low, high) if direction == "slower" else (high, low)
+
+
+def _ratio(over: Sequence[float], under: Sequence[float]) -> Optional[float]:
+    if not over or not under or stats.median(under) <= 0:
+        return None
+    return float(stats.median(over) / stats.median(under))
+
+
+def known_row(key: Tuple[str, str]) -> Optional[Dict[str, Any]]:
+    """What A/A runs across boots showed of a row (kbtools.exact)."""
+    return exact.calibration().get(f"{key[0]}:{key[1]}")
+
+
+def endpoint_alpha(settings: Dict[str, Any], rows: int) -> float:
+    """The level of one look at one row of the endpoints."""
+    return float(settings["alpha"]) / (ENDPOINT_BLOCKS * max(1, rows))
+
+
+def step_alpha(settings: Dict[str, Any]) -> float:
+    """The level of one look at a step (every signal row must agree)."""
+    return float(settings["alpha"]) / int(settings.get("step_blocks",
+                                                         STEP_BLOCKS))
+
+
+def endpoint_rows(settings: Dict[str, Any], fig: Figures) -> List[Dict[str, Any]]:
+    """One entry per wanted row measured on both endpoints: its ratio
+    bad/good, the blocked p of the bisected direction, the boots."""
+    out = []
+    for key in fig.keys():
+        if not wanted(settings, *key):
+            continue
+        blocks = fig.blocks("endpoints", key)
+        g = [v for b in blocks.values() for v in b.get("good", [])]
+        b = [v for bl in blocks.values() for v in bl.get("bad", [])]
+        if not g or not b:
+            continue
+        entry = {"test": key[0], "row": key[1], "ratio": _ratio(b, g),
+                 "good": len(g), "bad": len(b)}
+        if settings.get("mode") == "icount":
+            gr = fig.reps("endpoints", "good", key)
+            br = fig.reps("endpoints", "bad", key)
+            why = exact.too_few(gr, br)
+            entry["class"], entry["verdict"], _ = (
+                ("-", "no-verdict", None) if why else
+                exact.decide(gr, br, known_row(key)))
+        else:
+            pairs = [_oriented(settings["direction"], bl.get("good", []),
+                               bl.get("bad", [])) for bl in blocks.values()]
+            entry["p"] = stats.blocked_p(pairs)
+        out.append(entry)
+    return out
+
+
+def _row_signals(settings: Dict[str, Any], e: Dict[str, Any], rows: int) -> bool:
+    up = 1 + settings["threshold"] / 100
+    if settings.get("mode") == "icount":
+        return bool(e["verdict"] == settings["direction"])
+    ratio = e["ratio"]
+    beyond = ratio is not None and (ratio > up if settings["direction"] ==
+                                    "slower" else ratio < 1 / up)
+    return beyond and e["p"] <= endpoint_alpha(settings, rows)
+
+
+def decide_endpoints(settings: Dict[str, Any], fig: Figures, done: int
+                     ) -> Tuple[str, List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """('differ', signal rows, entries) when bad differs from good in
+    the bisected direction on a wanted row; ('more', ...) while more
+    blocks may tell; ('none', ...) when they were not shown to differ."""
+    entries = endpoint_rows(settings, fig)
+    signal = [{"test": e["test"], "row": e["row"]} for e in entries
+              if _row_signals(settings, e, len(entries))]
+    if signal:
+        return "differ", signal, entries
+    last = 1 if settings.get("mode") == "icount" else ENDPOINT_BLOCKS
+    if entries and done < last:
+        return "more", [], entries
+    return "none", [], entries
+
+
+def fmt_p(p: Optional[float]) -> str:
+    return "-" if p is None else (f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}")
+
+
+def describe_endpoint(settings: Dict[str, Any], e: Dict[str, Any]) -> str:
+    """'syscall_overhead:getsid (x2.081, p 0.0002 over 8+8 boots)'."""
+    fig = compare.fmt_ratio(e["ratio"])
+    if settings.get("mode") == "icount":
+        return (f"{e['test']}:{e['row']} ({fig}, {e['verdict']} "
+                f"({e['class']}), {e['good']}+{e['bad']} boots)")
+    return (f"{e['test']}:{e['row']} ({fig}, p {fmt_p(e['p'])} in blocks "
+            f"of their own time, {e['good']}+{e['bad']} boots)")
+
+
+def no_culprit_line(settings: Dict[str, Any], entries: List[Dict[str, Any]]) -> str:
+    if not entries:
+        return ("no culprit: none of the rows "
+                f"{', '.join(settings['targets'])} was measured on both "
+                f"good and bad")
+    best = min(entries, key=lambda e: e.get("p", 1.0))
+    more = f" and {len(entries) - 1} more rows" if len(entries) > 1 else ""
+    return (f"no culprit: good and bad were not shown to differ on "
+            f"{describe_endpoint(settings, best)}{more}")
+
+
+def _step_row(settings: Dict[str, Any], fig: Figures, phase: str,
+              key: Tuple[str, str]) -> Dict[str, Any]:
+    """p_bad (the step like bad: beyond good in the bisected direction)
+    and p_good (like good: short of bad), over the step's blocks."""
+    d = settings["direction"]
+    blocks = fig.blocks(phase, key)
+    like_bad = [_oriented(d, bl.get("good", []), bl.get("step", []))
+                for bl in blocks.values()]
+    like_good = [_oriented(d, bl.get("step", []), bl.get("bad", []))
+                 for bl in blocks.values()]
+    s = [v for bl in blocks.values() for v in bl.get("step", [])]
+    g = [v for bl in blocks.values() for v in bl.get("good", [])]
+    return {"p_bad": stats.blocked_p(like_bad),
+            "p_good": stats.blocked_p(like_good),
+            "ratio": _ratio(s, g), "boots": len(s)}
+
+
+def _icount_step_row(settings: Dict[str, Any], fig: Figures, phase: str,
+                     key: Tuple[str, str]) -> Dict[str, Any]:
+    """The exact rule against the endpoints' boots: bad when the step
+    differs from good as bad does and not from bad."""
+    s = fig.reps(phase, "step", key)
+    g = fig.reps("endpoints", "good", key)
+    b = fig.reps("endpoints", "bad", key)
+    out: Dict[str, object] = {"ratio": _ratio(s, g), "boots": 1 if s else 0,
+                              "p_bad": None, "p_good": None, "class": None}
+    if exact.too_few(g, s) or exact.too_few(s, b):
+        return out
+    vs_good = exact.decide(g, s, known_row(key))
+    vs_bad = exact.decide(s, b, known_row(key))
+    out["class"] = vs_good[0]
     direction = settings["direction"]
-    vs = row_values(step, test, row)
-    vs_good = compare.row_verdict(row_values(good, test, row), vs,
-                                  settings["threshold"], settings["alpha"])
-    vs_bad = compare.row_verdict(row_values(bad, test, row), vs,
-                                 settings["threshold"], settings["alpha"])
-    if not vs:
-        return None, vs_good
-    if vs_good["verdict"] == direction:
-        return "bad", vs_good
-    if vs_bad["verdict"] == OPPOSITE[direction]:
-        return "good", vs_good
-    return None, vs_good
+    out["bad"] = vs_good[1] == direction and vs_bad[1] == "same"
+    out["good"] = vs_good[1] == "same" and vs_bad[1] == direction
+    return out
 
 
-def classify(settings, signal, good, bad, step, boots, max_boots):
-    """(class, entry of the first signal row): good or bad when every
-    signal row says so; 'more' while undecided and boots < max_boots;
-    'skip' after that."""
-    classes, first = [], None
+def decide_step(settings: Dict[str, Any], fig: Figures, signal: List[Dict[str, Any]],
+                commit: str, done: int) -> Tuple[str, Dict[str, Any]]:
+    """(class, detail) of the step COMMIT after `done` blocks: good or
+    bad when every signal row says so, 'more' while undecided and more
+    blocks may tell, 'skip' after the last or when a row reads between
+    good and bad. detail: the first row's ratio to good, p_bad, p_good,
+    boots, and a note."""
+    level = step_alpha(settings)
+    rows = []
     for s in signal:
-        c, e = classify_row(settings, good, bad, step, s["test"], s["row"])
-        classes.append(c)
-        first = first or e
-    if classes and classes[0] is not None and \
-            all(c == classes[0] for c in classes):
-        return classes[0], first
-    return ("more" if boots < max_boots else "skip"), first
+        key = (s["test"], s["row"])
+        if settings.get("mode") == "icount":
+            r = _icount_step_row(settings, fig, commit, key)
+        else:
+            r = _step_row(settings, fig, commit, key)
+            r["bad"] = r["p_bad"] <= level < r["p_good"]
+            r["good"] = r["p_good"] <= level < r["p_bad"]
+            r["between"] = max(r["p_bad"], r["p_good"]) <= level
+        rows.append(r)
+    detail = dict(rows[0]) if rows else {"boots": 0}
+    if rows and all(r.get("bad") for r in rows):
+        return "bad", detail
+    if rows and all(r.get("good") for r in rows):
+        return "good", detail
+    if any(r.get("between") for r in rows):
+        detail["note"] = "between good and bad"
+        return "skip", detail
+    last = 1 if settings.get("mode") == "icount" else \
+        settings.get("step_blocks", STEP_BLOCKS)
+    if done < last:
+        return "more", detail
+    detail["note"] = ("neither like good nor like bad (exact rule)"
+                      if settings.get("mode") == "icount"
+                      else "undecided after the last block")
+    return "skip", detail
 
 
-def check_result(stream, name):
+# ---- error, consistency and the step table -----------------------------------
+
+def error_bound(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> Optional[float]:
+    """The probability that the answer is wrong, at most: the endpoints'
+    alpha plus each decided step's (the union bound). None in exact
+    mode, which has no statistical error."""
+    if settings.get("mode") == "icount" or settings.get("check"):
+        return None
+    decided = [s for s in steps if s.get("verdict") in ("good", "bad")
+               and s.get("note") != "endpoint"]
+    return float(settings["alpha"]) * (1 + len(decided))
+
+
+def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
+    bound = error_bound(settings, steps)
+    if settings.get("check"):
+        return ("error: a functional check, one boot per step: as right "
+                "as the check is")
+    if bound is None:
+        return ("error: exact (QEMU's instruction counter): no statistical "
+                "error; instructions do not show cache or TLB misses, "
+                "contention, bandwidth, device latency or microcode costs")
+    decided = sum(1 for s in steps if s.get("verdict") in ("good", "bad")
+                  and s.get("note") != "endpoint")
+    return (f"error: this answer is wrong with probability at most "
+            f"{bound:.2g} ({decided + 1} decisions at {settings['alpha']:g} "
+            f"each: exact rank tests within blocks of their own time, "
+            f"boots within a block exchangeable)")
+
+
+def contradictions(steps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Decided steps whose opposite test came within NEAR: a good step
+    that read nearly as bad, or a bad one nearly as good."""
+    out = []
+    for s in steps:
+        opposite = {"good": "p_bad", "bad": "p_good"}.get(
+            str(s.get("verdict")))
+        if opposite is None or s.get("note") == "endpoint":
+            continue
+        p = s.get(opposite)
+        if p is not None and p != "" and float(p) <= NEAR:
+            out.append(s)
+    return out
+
+
+def fmt_step(step: Dict[str, Any]) -> str:
+    """One line: commit, subject, ratio to good, verdict, boots, note."""
+    if step.get("ratio") in (None, ""):
+        fig = "-"
+    else:
+        fig = f"x{float(step['ratio']):.3f}"
+    subject = step["subject"]
+    if len(subject) > 44:
+        subject = subject[:43] + "~"
+    line = (f"{step['commit'][:12]}  {subject:<44}  {fig:<8}  "
+            f"{step['verdict']:<4}  boots {step['boots']}")
+    ps = [f"{k[2:]} p {fmt_p(float(step[k]))}" for k in ("p_bad", "p_good")
+          if step.get(k) not in (None, "")]
+    notes = ([step["note"]] if step.get("note") else []) + ps
+    if notes:
+        line += f"  ({', '.join(notes)})"
+    return line
+
+
+def append_step(state: str, step: Dict[str, Any]) -> None:
+    append_tsv(os.path.join(state, STEPS), STEP_KEYS, step)
+
+
+def read_steps(state: str) -> List[Dict[str, Any]]:
+    return read_tsv(os.path.join(state, STEPS), STEP_KEYS)
+
+
+# ---- KTAP of a boot -----------------------------------------------------------
+
+def check_result(stream: str, name: str) -> str:
     """ok / not ok / skip / missing: the result NAME (TEST:CHECK or CHECK)
     in a KTAP stream, at any nesting depth under TEST's result."""
     test, _, check = name.rpartition(":")
     doc = ktap.parse(stream)
 
-    def walk(d, inside):
+    def walk(d: ktap.Document, inside: bool) -> Optional[str]:
         for r in d.results:
             here = inside or not test or test in r.name
             if here and r.name == check:
@@ -215,227 +545,10 @@ def check_result(stream, name):
     return walk(doc, False) or "missing"
 
 
-def stream_problems(stream):
+def stream_problems(stream: str) -> List[str]:
     """Why a KTAP stream is incomplete (empty when it is complete): its
     structure, not its results; a failed row is a result."""
     doc = ktap.parse(stream)
     if doc.version is None or doc.plan is None:
         return ["no KTAP version line or plan: the run did not start"]
     return ktap.check(doc)
-
-
-# ---- the step table ------------------------------------------------------------
-
-def fmt_step(step):
-    """One line: commit, subject, ratio to good with its interval,
-    verdict, boots used."""
-    if step.get("ratio") in (None, ""):
-        fig = "-"
-    else:
-        fig = f"x{float(step['ratio']):.3f}"
-        if step.get("ci_low") not in (None, ""):
-            fig += (f" ({float(step['ci_low']):.3f}-"
-                    f"{float(step['ci_high']):.3f})")
-    subject = step["subject"]
-    if len(subject) > 44:
-        subject = subject[:43] + "~"
-    line = (f"{step['commit'][:12]}  {subject:<44}  {fig:<22}  "
-            f"{step['verdict']:<4}  boots {step['boots']}")
-    if step.get("note"):
-        line += f"  ({step['note']})"
-    return line
-
-
-def append_step(state, step):
-    path = os.path.join(state, STEPS)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write("\t".join(str(step.get(k) if step.get(k) is not None
-                              else "").replace("\t", " ")
-                          for k in STEP_KEYS) + "\n")
-
-
-def read_steps(state):
-    path = os.path.join(state, STEPS)
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [dict(zip(STEP_KEYS, ln.rstrip("\n").split("\t")))
-                for ln in f if ln.strip()]
-
-
-# ---- commands -------------------------------------------------------------------
-
-def _signal(state):
-    try:
-        with open(os.path.join(state, SIGNAL), encoding="utf-8") as f:
-            return json.load(f)
-    except OSError:
-        raise BisectError(f"{state}: the endpoints were not compared yet")
-
-
-def cmd_endpoints(state, final="1"):
-    """Compare good and bad; exit 0 and keep the signal rows when they
-    differ. Else, on the final look (FINAL 1: each has --max-repeat
-    boots), print the 'no culprit' line and exit 1; on an earlier one
-    print how far it got and exit EXIT_MORE (boot each once more)."""
-    st = load_settings(state)
-    good = load_run(state, st["good"], "good")
-    bad = load_run(state, st["bad"], "bad")
-    if not good.tests or not bad.tests:
-        raise BisectError("no usable boot of good or bad")
-    if final not in ("0", "1"):
-        raise BisectError(f"FINAL '{final}' is not 0 or 1")
-    signal, message = endpoints(st, good, bad)
-    if message and final == "0" and message.startswith(NO_DIFFERENCE):
-        print(f"endpoints: no difference yet on "
-              f"{message[len(NO_DIFFERENCE):]}: one more boot of each")
-        return EXIT_MORE
-    for s in signal:
-        e = compare.row_verdict(row_values(good, s["test"], s["row"]),
-                                row_values(bad, s["test"], s["row"]),
-                                st["threshold"], st["alpha"])
-        print(f"endpoints: bad is {st['direction']} than good on "
-              f"{s['test']}:{s['row']} ({figure(e)}, "
-              f"{e['n_base']}+{e['n_candidate']} boots)")
-    if message:
-        print(message)
-        return 1
-    results.write_text(os.path.join(state, SIGNAL),
-                       json.dumps(signal, indent=1) + "\n")
-    return 0
-
-
-def cmd_classify(state, commit, boots, max_boots, subject, used):
-    """Print good, bad, more or skip for the commit; on a final class
-    also record and print its step line."""
-    st = load_settings(state)
-    signal = _signal(state)
-    good = load_run(state, st["good"], "good")
-    bad = load_run(state, st["bad"], "bad")
-    step = load_run(state, commit, commit[:12])
-    c, e = classify(st, signal, good, bad, step, int(boots), int(max_boots))
-    print(c)
-    if c != "more":
-        note = "undecided after the last boot" if c == "skip" else None
-        record(state, commit, subject, c, used, note, e)
-    return 0
-
-
-def record(state, commit, subject, verdict, used, note=None, e=None):
-    step = {"commit": commit, "subject": subject, "verdict": verdict,
-            "boots": used, "note": note}
-    if e is not None:
-        step.update(ratio=e["ratio"], ci_low=e["ci_low"],
-                    ci_high=e["ci_high"])
-    append_step(state, step)
-    print(fmt_step(step))
-
-
-def cmd_record(state, commit, subject, verdict, used, note=""):
-    """Record a step decided without a comparison (a build failure, a
-    boot that did not run, a functional check); with figures of the
-    commit and of good, its ratio to good is shown all the same."""
-    if verdict not in CLASSES:
-        raise BisectError(f"'{verdict}' is not one of {', '.join(CLASSES)}")
-    st = load_settings(state)
-    e = None
-    if not st["check"] and os.path.exists(os.path.join(state, SIGNAL)):
-        s = _signal(state)[0]
-        vc = row_values(load_run(state, commit, "c"), s["test"], s["row"])
-        if vc and commit != st["good"]:
-            vg = row_values(load_run(state, st["good"], "good"), s["test"],
-                            s["row"])
-            e = compare.row_verdict(vg, vc, st["threshold"], st["alpha"])
-    record(state, commit, subject, verdict, used, note or None, e)
-    return 0
-
-
-def cmd_init(state, *args):
-    """Write the settings of a new bisection into STATE."""
-    if len(args) < 9:
-        raise BisectError("init needs TREE GOOD BAD DIRECTION MAX_REPEAT "
-                          "ALPHA THRESHOLD CHECK TARGET...")
-    st = make_settings(*args[:8], args[8:])
-    os.makedirs(state, exist_ok=True)
-    results.write_text(os.path.join(state, SETTINGS),
-                       json.dumps(st, indent=1) + "\n")
-    return 0
-
-
-def cmd_get(state, key):
-    """Print one setting (a list one item per line, none as nothing)."""
-    st = load_settings(state)
-    if key not in st:
-        raise BisectError(f"no setting '{key}'")
-    v = st[key]
-    for item in v if isinstance(v, list) else [v]:
-        if item is not None:
-            print(item)
-    return 0
-
-
-def cmd_table(state):
-    for s in read_steps(state):
-        print(fmt_step(s))
-    return 0
-
-
-def cmd_boot_ok(path, check=None):
-    """Exit 0 when the KTAP stream at path is complete (with --check:
-    print the check's result), 1 with the reason when it is not."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        stream = f.read()
-    problems = stream_problems(stream)
-    if problems:
-        print(f"incomplete KTAP stream: {problems[0]}")
-        return 1
-    if check:
-        print(check_result(stream, check))
-    return 0
-
-
-USAGE = """usage: python3 -m kbtools.bisect COMMAND ARGS
-  init STATE TREE GOOD BAD slower|faster MAX_REPEAT ALPHA THRESHOLD CHECK
-       TARGET...         (CHECK '' for a figure)
-  get STATE KEY
-  endpoints STATE [FINAL]  (FINAL 0: exit 10 when they do not differ yet)
-  classify STATE COMMIT BOOTS MAX_BOOTS SUBJECT USED
-  record STATE COMMIT SUBJECT good|bad|skip USED [NOTE]
-  table STATE
-  boot-ok KTAP [CHECK]
-  targets TARGET...      (exit 2 when one is not TEST or TEST:ROW)"""
-
-COMMANDS = {
-    "init": (cmd_init, 10, 99),
-    "get": (cmd_get, 2, 2),
-    "endpoints": (cmd_endpoints, 1, 2),
-    "classify": (cmd_classify, 6, 6),
-    "record": (cmd_record, 5, 6),
-    "table": (cmd_table, 1, 1),
-    "boot-ok": (cmd_boot_ok, 1, 2),
-    "targets": (lambda *t: [parse_target(x) for x in t] and 0, 1, 99),
-}
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in COMMANDS:
-        print(USAGE, file=sys.stderr)
-        return 2
-    fn, least, most = COMMANDS[argv[0]]
-    args = argv[1:]
-    if not least <= len(args) <= most:
-        print(USAGE, file=sys.stderr)
-        return 2
-    try:
-        return fn(*args)
-    except BisectError as e:
-        print(f"kbtools.bisect: {results.one_line(str(e))}", file=sys.stderr)
-        return 2
-    except results.ResultError as e:
-        print(f"kbtools.bisect: {results.one_line(str(e))}", file=sys.stderr)
-        return 3
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,8 @@
   principle 5 of the developer guide).
 - A reader of stdout that goes away (| head) ends the command quietly with
   status 0; stdout then points at /dev/null, so that the interpreter's own
-  flush at exit stays quiet too. write_stdout() does the same for a
+  flush at exit stays quiet too. write_stdout() (kbtools.output, here
+  for the commands that import it from cli) does the same for a
   command that has more to do after its output (compare.py's
   --fail-above verdict).
 - writing(PATH) and reading(PATH) turn an OSError into
@@ -22,50 +23,33 @@
   lines a function makes from one kbench JSON file.
 """
 
+import argparse
 import contextlib
 import functools
-import io
 import json
-import os
+import re
 import sys
+from typing import (Any, Callable, Iterator, List, NoReturn, Optional,
+                    Sequence, Tuple, Type)
 
-from kbtools import results
+from kbtools import proc
+from kbtools.output import msg, one_line, stdout_gone, write_stdout
+
+Main = Callable[[Optional[List[str]]], int]
 
 
 class Error(Exception):
     """A command's failure, its message one line: exit status 2."""
 
 
-def error(prog, message):
+def error(prog: str, message: object) -> int:
     """Print "PROG: message" on stderr as one line; 2, the exit status."""
-    print(f"{prog}: {results.one_line(str(message))}", file=sys.stderr)
+    print(f"{prog}: {one_line(str(message))}", file=sys.stderr)
     return 2
 
 
-def stdout_gone():
-    """The reader went away: point stdout at /dev/null for the rest."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, io.UnsupportedOperation):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
-
-
-def write_stdout(text):
-    """Write text to stdout now; False when the reader has gone."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        stdout_gone()
-        return False
-    return True
-
-
 @contextlib.contextmanager
-def _file_errors(verb, path):
+def _file_errors(verb: str, path: str) -> Iterator[None]:
     try:
         yield
     except BrokenPipeError:
@@ -74,23 +58,24 @@ def _file_errors(verb, path):
         raise Error(f"cannot {verb} {path}: {e.strerror}") from e
 
 
-def writing(path):
+def writing(path: str) -> "contextlib.AbstractContextManager[None]":
     """Context: an OSError is Error("cannot write PATH: reason")."""
     return _file_errors("write", path)
 
 
-def reading(path):
+def reading(path: str) -> "contextlib.AbstractContextManager[None]":
     """Context: an OSError is Error("cannot read PATH: reason")."""
     return _file_errors("read", path)
 
 
-def command(prog, errors=()):
+def command(prog: str, errors: Sequence[Type[BaseException]] = ()
+            ) -> Callable[[Main], Main]:
     """Decorator of main(argv=None): the shared endings above."""
-    kinds = (Error,) + tuple(errors)
+    kinds: Tuple[Type[BaseException], ...] = (Error,) + tuple(errors)
 
-    def wrap(main):
+    def wrap(main: Main) -> Main:
         @functools.wraps(main)
-        def run(argv=None):
+        def run(argv: Optional[List[str]] = None) -> int:
             try:
                 return main(argv)
             except BrokenPipeError:
@@ -102,7 +87,8 @@ def command(prog, errors=()):
     return wrap
 
 
-def json_table_main(prog, table, argv):
+def json_table_main(prog: str, table: Callable[[Any], List[str]],
+                    argv: List[str]) -> int:
     """main(sys.argv) of a bench script: print table(doc) of the JSON file
     argv[1], one line per item. 2 on bad usage, 1 when the file cannot be
     read or holds no table (table raises ValueError or KeyError)."""
@@ -118,3 +104,77 @@ def json_table_main(prog, table, argv):
         return 1
     write_stdout("\n".join(lines) + "\n")
     return 0
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse as the collection's bash scripts end bad usage: the
+    problem on stderr ("PROG: message"), a hint, exit status 2."""
+
+    def __init__(self, *args: Any, help_text: str = "",
+                 **kwargs: Any) -> None:
+        """help_text: -h/--help prints it as is (the bash scripts' own
+        usage text) instead of argparse's."""
+        kwargs.setdefault("allow_abbrev", False)
+        if help_text:
+            kwargs["add_help"] = False
+        super().__init__(*args, **kwargs)
+        if help_text:
+            self.add_argument("-h", "--help", action=_PrintHelp, nargs=0,
+                              default=help_text)
+
+    def error(self, message: str) -> NoReturn:
+        # argparse's words as the bash scripts said them.
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            message = f"unknown argument '{m.group(1)}'"
+        m = re.match(r"argument (-[^/ ]+)(/\S+)?: expected one argument",
+                     message)
+        if m:
+            message = f"option '{m.group(1)}' needs a value"
+        print(f"{self.prog}: {one_line(message)}", file=sys.stderr)
+        print(f"Try '{self.prog} --help' for more information.",
+              file=sys.stderr)
+        sys.exit(2)
+
+
+class _PrintHelp(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser,
+                 namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        print(self.default, end="")
+        parser.exit(0)
+
+
+class Failure(Exception):
+    """A step of a host task that failed: its message, and the exit
+    status (1 failed, 3 a missing host package or download)."""
+
+    def __init__(self, message: str, status: int = 1):
+        self.status = status
+        super().__init__(message)
+
+
+def orchestrate(prog: str, body: Callable[[], int]) -> int:
+    """Run a host task's body with signals stopping its children, and
+    end it as the bash scripts did: Failure is "PROG: message" and its
+    status, a command that could not run 1, Error bad usage (2, with a
+    hint), a signal 130 once the body's finally: blocks have run."""
+    try:
+        with proc.stop_on_signals():
+            return body()
+    except Error as e:
+        msg(prog, one_line(str(e)))
+        print(f"Try '{prog} --help' for more information.", file=sys.stderr)
+        return 2
+    except Failure as e:
+        msg(prog, str(e))
+        return e.status
+    except proc.Failed as e:
+        msg(prog, str(e))
+        return 1
+    except proc.Interrupted:
+        msg(prog, "interrupted")
+        return 130
+    except OSError as e:
+        msg(prog, one_line(f"{e.filename or ''}: {e.strerror or e}"))
+        return 1

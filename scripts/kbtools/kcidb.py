@@ -27,6 +27,9 @@ import hashlib
 import re
 import statistics
 
+from kbtools import ktap
+from kbtools.results import INSN
+
 PATH_SAFE = re.compile(r"[A-Za-z0-9_]")
 ORIGIN_RE = re.compile(r"^[a-z0-9_]+$")
 COMPONENT_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -233,7 +236,8 @@ class Exporter:
                           misc={"repetitions": len(headers)})
             for row in rows.values():
                 try:
-                    self._add_row(build, run_key, name, row, start, env)
+                    self._add_row(build, run_key, name, row, start, env,
+                                  test)
                 except ExportError as e:
                     raise ExportError(f"{run.path}: {e}") from e
             for check, (cstatus, reason) in prog_checks.items():
@@ -242,7 +246,8 @@ class Exporter:
                 self.add_test(build, run_key, test_path(name, check),
                               cstatus, comment=reason, start=start, env=env)
 
-    def _add_row(self, build, run_key, program, row, start, env):
+    def _add_row(self, build, run_key, program, row, start, env,
+                 test=None):
         path = test_path(program, row.name)
         if row.status == "ok" and row.unit is None and row.values("median"):
             raise ExportError(f"{program}: row '{row.name}' has figures "
@@ -261,9 +266,16 @@ class Exporter:
                 misc["means"] = means
             if row.note:
                 misc["note"] = row.note
-            self.add_test(build, run_key, path, "DONE",
-                          number={"value": median_of(values),
-                                  "unit": row.unit},
+            number = {"value": median_of(values), "unit": row.unit}
+            scale = test.insn_per_unit(row.unit) if test is not None \
+                else None
+            if scale is not None:
+                # Exact mode: instructions, the virtual time kept beside.
+                misc["virtual_time"] = dict(number)
+                misc["clock_mode"] = "icount"
+                number = {"value": number["value"] * scale,
+                          "unit": INSN}
+            self.add_test(build, run_key, path, "DONE", number=number,
                           misc=misc, start=start, env=env)
             return
         self.add_test(build, run_key, path, _status_of(row.status),
@@ -284,7 +296,8 @@ def _any_doc(run):
 
 def _environment(doc):
     machine = doc.get("machine") or {}
-    misc = {k: machine[k] for k in ("arch", "cpus", "guest", "machine_slow")
+    misc = {k: machine[k] for k in ("arch", "cpus", "guest", "machine_slow",
+                                    "clock_mode", "icount_shift")
             if machine.get(k) is not None}
     env = {"comment": f"{machine.get('hostname') or 'host'}"
                       + (f" ({machine['guest']} guest)"
@@ -311,7 +324,8 @@ PROGRAM_TITLE = re.compile(r"^selftests: kbench/([^:]+): (\S+)"
 def program_checks(doc, side=None):
     """{program: ({check: (STATUS, reason)}, program STATUS or None)} from
     a run_all.sh KTAP stream (of an A/B stream, SIDE's programs only);
-    repetitions of a check keep the worst."""
+    repetitions of a check keep the worst. A check without a name is a
+    ktap.LineError naming the stream's file and line."""
     rank = {"PASS": 0, "SKIP": 1, "FAIL": 2, "ERROR": 3}
     out = {}
     for res in doc.results:
@@ -325,6 +339,10 @@ def program_checks(doc, side=None):
             status = mine
         if res.child is not None:
             for r in res.child.results:
+                if not r.name:
+                    raise ktap.LineError(
+                        res.child, r.line, f"test line without a name: "
+                        f"{r.text!r} (a KCIDB test path needs one)")
                 new = (_ktap_status(r), r.reason or None)
                 old = checks.get(r.name)
                 if old is None or rank[new[0]] > rank[old[0]]:

@@ -7,10 +7,16 @@ spaces (run_all.sh, kunit) or prefixed by '# ' (run_kselftest.sh) and is
 closed by the result line that follows it at its parent's level.
 
   doc = parse(lines)              # lines: str or iterable of lines
+  doc = read(path)                # the same, of a file: its messages
+                                  # name it ("PATH: line N: ...")
   errors = check(doc, no_fail=True, skip_reasons=True)
+
+A reader that cannot use a line raises LineError(doc, num, why): the one
+shape of such an error, naming the file and the line.
 """
 
 import re
+from typing import Iterable, List, Optional, Union
 
 VERSION = re.compile(r"^(K?TAP) version (\d+)$")
 PLAN = re.compile(r"^1\.\.(\d+)(\s+#.*)?$")
@@ -27,10 +33,12 @@ TOTALS_FIELDS = ("pass", "fail", "xfail", "xpass", "skip", "error")
 
 
 class Result:
-    """One result line: ok, number, description, directive and reason."""
+    """One result line: ok, number, description, directive and reason;
+    line is its number in the stream, text the line at its level."""
 
     def __init__(self, line, match):
         self.line = line
+        self.text = match.group(0)
         self.ok = match.group(1) == "ok"
         self.number = int(match.group(2))
         self.name = (match.group(3) or "").strip()
@@ -68,11 +76,13 @@ class Result:
 
 
 class Document:
-    """One KTAP document at one nesting level."""
+    """One KTAP document at one nesting level; source is the file it was
+    read from (None for a string)."""
 
-    def __init__(self, name, first_line):
+    def __init__(self, name, first_line, source=None):
         self.name = name
         self.first_line = first_line
+        self.source = source
         self.lines = []          # (line number, text) at this level
         self.children = []       # nested Documents, in order
         self.version = None
@@ -83,17 +93,30 @@ class Document:
         self.closed_by = None    # the parent's Result closing this one
         self.problems = []       # (line number, message) found by parse()
 
+    def where(self, num: int) -> str:
+        """Line NUM of the stream, as messages name it: "PATH: line N",
+        or "line N" for a stream that is no file."""
+        return f"{self.source}: line {num}" if self.source else \
+            f"line {num}"
+
+
+class LineError(ValueError):
+    """A line of a stream that a reader cannot use: "PATH: line N: why"."""
+
+    def __init__(self, doc: Document, num: int, why: str):
+        super().__init__(f"{doc.where(num)}: {why}")
+
 
 def _new_child(parent, nested):
     child = _build(nested, f"{parent.name}/{len(parent.children) + 1}",
-                   nested[0][0])
+                   nested[0][0], parent.source)
     parent.children.append(child)
     return child
 
 
-def _build(lines, name, first_line):
+def _build(lines, name, first_line, source=None):
     """Split LINES into this level's lines and nested documents."""
-    doc = Document(name, first_line)
+    doc = Document(name, first_line, source)
     nested, style = [], None
     open_child = None            # nested document waiting for its result
 
@@ -185,12 +208,21 @@ def _parse_level(doc):
                 break
 
 
-def parse(lines):
-    """Parse a KTAP stream (a string or an iterable of lines)."""
+def parse(lines: Union[str, Iterable[str]],
+          source: Optional[str] = None) -> Document:
+    """Parse a KTAP stream (a string or an iterable of lines); SOURCE
+    names it in messages."""
     if isinstance(lines, str):
         lines = lines.splitlines()
     numbered = [(i, line.rstrip("\n")) for i, line in enumerate(lines, 1)]
-    return _build(numbered, "top", 1)
+    return _build(numbered, "top", 1, source)
+
+
+def read(path: str) -> Document:
+    """Parse the KTAP file at PATH (bytes that are not UTF-8 read as
+    U+FFFD); OSError when it cannot be read."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return parse(f.read(), path)
 
 
 def counts(doc):
@@ -226,12 +258,14 @@ def _skip_explained(child):
         r.directive == "SKIP" and r.reason for r in child.results)
 
 
-def check(doc, no_fail=False, skip_reasons=False):
-    """Every problem of DOC and its nested documents, as messages."""
+def check(doc: Document, no_fail: bool = False,
+          skip_reasons: bool = False) -> List[str]:
+    """Every problem of DOC and its nested documents, as messages naming
+    the file (when DOC was read from one) and the line."""
     errors = []
 
     def say(num, msg):
-        errors.append(f"line {num}: {doc.name}: {msg}")
+        errors.append(f"{doc.where(num)}: {doc.name}: {msg}")
 
     for num, msg in doc.problems:
         say(num, msg)

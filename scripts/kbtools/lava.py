@@ -220,8 +220,15 @@ def _summary_median(row):
     return stats.median(vals) if vals else None
 
 
-def _measured(kw, row, value):
-    if value is not None:
+def _measured(kw, row, value, test=None):
+    """kw with the row's measurement: in instructions (units insn) for a
+    run under QEMU's instruction counter, else as the row's unit."""
+    if value is None:
+        return kw
+    scale = test.insn_per_unit(row.unit) if test is not None else None
+    if scale is not None:
+        kw.update(measurement=value * scale, units=results.INSN)
+    else:
         kw.update(measurement=value, units=row.unit)
     return kw
 
@@ -267,18 +274,18 @@ def _program_set(name, apps, test):
                 row = rows.get(check)
                 tset.add(f"{check}.rep{app.rep}", res, **_measured(
                     {"note": r.reason or None}, row,
-                    _rep_median(row, app.rep, nreps)))
+                    _rep_median(row, app.rep, nreps), test))
     for check, seen in per_check.items():
         row = rows.get(check)
         reasons = sorted({why for _, why in seen if why})
         tset.add(check, worst([res for res, _ in seen]),
                  **_measured({"note": "; ".join(reasons) or None}, row,
-                             _summary_median(row)))
+                             _summary_median(row), test))
     for rname, row in rows.items():
         if rname not in per_check:
             res = {"ok": "pass", "skip": "skip"}.get(row.status, "fail")
             tset.add(rname, res, **_measured({"note": row.reason}, row,
-                                             _summary_median(row)))
+                                             _summary_median(row), test))
     verdicts = [_verdict(a) for a in apps]
     tset.add(name, worst([v for v, _ in verdicts]),
              note="; ".join(n for _, n in verdicts if n) or None)
@@ -476,6 +483,15 @@ def table(got):
                    .rstrip() + "\n" for r in rows)
 
 
+def _text(doc: object) -> object:
+    """DOC, when results.text_problem() finds nothing in it (a lone
+    surrogate could not be printed); ValueError otherwise."""
+    problem = results.text_problem(doc)
+    if problem:
+        raise ValueError(problem)
+    return doc
+
+
 def check_job(tests_path, log_path):
     """Print LAVA's results of a kbench job as a table and compare them
     with the cases of the KTAP the job printed; 0 when they match."""
@@ -483,12 +499,12 @@ def check_job(tests_path, log_path):
     import yaml  # Debian: python3-yaml; only the host side needs it
     try:
         with open(tests_path, encoding="utf-8") as f:
-            got = api_cases(json.load(f))
+            got = api_cases(_text(json.load(f)))
     except (ValueError, RecursionError) as e:
         raise ValueError(f"{tests_path}: {e}") from None
     try:
         with open(log_path, encoding="utf-8") as f:
-            text = stream_of_log(yaml.safe_load(f) or [])
+            text = stream_of_log(_text(yaml.safe_load(f) or []))
     except (ValueError, RecursionError, yaml.YAMLError) as e:
         raise ValueError(f"{log_path}: {e}") from None
     results.write_text("-", table(got))
@@ -505,13 +521,6 @@ def check_job(tests_path, log_path):
           f"{'all' if not problems else len(got) - len(problems)} "
           f"matching the job's KTAP")
     return 1 if problems else 0
-
-
-def _read_stream(path):
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
 
 
 @cli.command("kbtools.lava")
@@ -547,7 +556,9 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     with cli.reading(args.ktap):
-        text = _read_stream(args.ktap)
+        # A file's problems in the 'ktap' case name it and the line.
+        doc = ktap.parse(sys.stdin.read()) if args.ktap == "-" else \
+            ktap.read(args.ktap)
     run, bad_json = None, None
     if args.json and (os.path.isfile(args.json) or (
             os.path.isdir(args.json) and any(
@@ -556,7 +567,7 @@ def main(argv=None):
             run = results.load(args.json)
         except results.ResultError as e:
             bad_json = str(e)
-    sets = translate(ktap.parse(text), run)
+    sets = translate(doc, run)
     if bad_json:
         # The checks still count; unreadable figures are a failure.
         sets[-1].add("results", "fail", note=bad_json)

@@ -536,8 +536,9 @@ def _extra_text(row):
 
 def compare_table(entries):
     """The table of one program's rows in a comparison."""
-    cols = ["row", "unit", "base", "candidate", "ratio", "95% CI", "p",
-            "verdict", "cv % base", "cv % cand", "n", "note"]
+    cols = ["row", "unit", "base", "candidate", "ratio", "95% CI / change",
+            "p", "verdict", "smallest change flagged", "cv % base",
+            "cv % cand", "n", "note"]
     out = ["<table>", "<tr>" + "".join(
         f'<th class="{"l" if c in ("row", "note", "verdict") else ""}">'
         f'{esc(c)}</th>' for c in cols) + "</tr>"]
@@ -552,6 +553,8 @@ def compare_table(entries):
             continue
         ci = (f"{e['ci_low']:.3f} .. {e['ci_high']:.3f}"
               if e.get("ci_low") is not None else "")
+        if kbcompare.is_exact(e):
+            ci = kbcompare.fmt_delta(e)
         n = f"{e['n_base']} / {e['n_candidate']}" if e.get("n_base") else ""
         cells = [fmt(e.get("base")), fmt(e.get("value")),
                  "" if e.get("ratio") is None else f"{e['ratio']:.3f}", ci,
@@ -560,7 +563,9 @@ def compare_table(entries):
             f'<tr><td class="l">{esc(e["name"])}</td>'
             f'<td class="l">{esc(e.get("unit"))}</td>' +
             "".join(f"<td>{esc(c)}</td>" for c in cells) +
-            f'<td class="l v-{esc(e["verdict"])}">{esc(e["verdict"])}</td>'
+            f'<td class="l v-{esc(e["verdict"])}">'
+            f'{esc(kbcompare.verdict_label(e))}</td>'
+            f'<td>{esc(kbcompare.fmt_mde(e))}</td>'
             f'<td>{esc(fmt_pct(e.get("cv_base")))}</td>'
             f'<td>{esc(fmt_pct(e.get("cv_candidate")))}</td>'
             f'<td>{esc(n)}</td><td class="note">'

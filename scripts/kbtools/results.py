@@ -18,8 +18,10 @@ import json
 import math
 import os
 import sys
+from typing import Any, Optional
 
 from kbtools import stats
+from kbtools.output import one_line, write_stdout
 
 SCHEMA = "kbench-results/1"
 STATUSES = ("ok", "skip", "fail")
@@ -27,17 +29,17 @@ STATUSES = ("ok", "skip", "fail")
 FIGURES = ("n", "mean", "median", "min", "max", "stddev", "rsd_pct",
            "p90", "p99", "p999")
 # Header keys that differ from one repetition to the next.
-REP_HEADER = ("date", "end_date", "cmdline", "params")
+REP_HEADER = ("date", "end_date", "cmdline", "params", "boot_id")
+# Units of time, in ns. Under QEMU's instruction counter (machine.clock_mode
+# "icount") a virtual ns is 2^-icount_shift instructions, so a figure in
+# one of these units is a count of guest instructions: unit INSN.
+NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+INSN = "insn"
+CLOCK_MODES = ("real", "icount")
 
 
 class ResultError(Exception):
     """Input that is not kbench results; the message names file and row."""
-
-
-def one_line(text):
-    """text with line breaks and other unprintable characters escaped, so
-    that an error quoting a value from a file stays one line."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Row:
@@ -50,6 +52,7 @@ class Row:
         self.reason = reason
         self.note = note
         self.reps = []
+        self.boots = []     # the boot_id of each repetition (or None)
 
     def values(self, stat="median"):
         """The row's `stat` figure of every repetition that measured it."""
@@ -62,10 +65,26 @@ class Row:
                 out.append(float(v))
         return out
 
-    def add_rep(self, rep):
-        """Add one repetition's figures; the row's status is the worst."""
+    def boot_values(self, stat="median"):
+        """The row's `stat` per boot: the median over the repetitions of
+        each boot that measured it, boots in the order first seen (a
+        repetition of unknown boot is a boot of its own)."""
+        by_boot = {}
+        for k, (rep, boot) in enumerate(zip(self.reps, self.boots)):
+            v = rep.get(stat)
+            if rep.get("status", "ok") != "ok" or isinstance(v, bool) or \
+                    not isinstance(v, (int, float)):
+                continue
+            by_boot.setdefault(boot if boot is not None else k, []).append(
+                float(v))
+        return [stats.median(vs) for vs in by_boot.values()]
+
+    def add_rep(self, rep, boot=None):
+        """Add one repetition's figures (of the boot with that boot_id);
+        the row's status is the worst."""
         status = rep.get("status", "ok")
         self.reps.append(rep)
+        self.boots.append(boot)
         if status == "fail" or (status == "ok" and self.status == "skip"):
             self.status = status
             self.reason = rep.get("reason")
@@ -84,6 +103,20 @@ class Test:
         self.doc = doc
         self.headers = []
         self.rows = {}
+
+    def clock_mode(self):
+        """'icount' when QEMU's instruction counter drove the clocks of
+        the run, else 'real'."""
+        machine = self.doc.get("machine") or {}
+        return "icount" if machine.get("clock_mode") == "icount" else "real"
+
+    def insn_per_unit(self, unit):
+        """Guest instructions per `unit` of an icount run's figures; None
+        for a real clock or a unit that is not a time."""
+        if self.clock_mode() != "icount" or unit not in NS_PER_UNIT:
+            return None
+        shift = (self.doc.get("machine") or {}).get("icount_shift", 0)
+        return NS_PER_UNIT[unit] / 2 ** shift
 
     def __repr__(self):
         return f"Test({self.name!r}, {len(self.rows)} rows)"
@@ -109,18 +142,51 @@ def _reject_constant(name):
     raise ValueError(f"non-finite number {name}")
 
 
-def read_json(path):
-    """Parse the JSON file at path; NaN and Infinity are errors."""
+# Deeper than any kbench document (a row's repetition's members are at 5):
+# the readers walk documents recursively.
+MAX_DEPTH = 32
+
+
+def text_problem(doc: Any) -> Optional[str]:
+    """Why DOC cannot be read as kbench JSON (nested deeper than
+    MAX_DEPTH, or a string holding a lone surrogate: an escape such as
+    "\\ud800" that is no character), or None."""
+    todo = [(doc, 0)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{value[:40]!r} holds a lone surrogate, which is " \
+                       f"no character"
+        elif isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return "nested too deeply"
+            items = list(value.items()) if isinstance(value, dict) else \
+                [(None, v) for v in value]
+            for key, v in items:
+                todo += [(key, depth + 1), (v, depth + 1)]
+    return None
+
+
+def read_json(path: str) -> Any:
+    """Parse the JSON file at path; NaN and Infinity are errors, and so
+    are what text_problem() finds."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f, parse_constant=_reject_constant)
+            doc = json.load(f, parse_constant=_reject_constant)
     except OSError as e:
         raise ResultError(f"cannot read {path}: {e.strerror}") from e
     except ValueError as e:
         raise ResultError(f"{path} is not valid JSON: {e}") from e
     except RecursionError:
-        raise ResultError(f"{path} is not kbench JSON: nested too "
-                          f"deeply") from None
+        doc, problem = None, "nested too deeply"
+    else:
+        problem = text_problem(doc)
+    if problem:
+        raise ResultError(f"{path} is not kbench JSON: {problem}")
+    return doc
 
 
 def _check_figures(path, where, fig):
@@ -172,7 +238,7 @@ def _check_row(path, i, row):
 # Header members readers use, and the JSON type each must have if present.
 HEADER_TYPES = {"kernel": dict, "machine": dict, "params": dict,
                 "date": str, "end_date": str, "cmdline": str,
-                "repeat": int, "repetitions": list}
+                "repeat": int, "repetitions": list, "boot_id": str}
 TYPE_NAMES = {dict: "an object", str: "a string", int: "an integer",
               list: "a list"}
 
@@ -202,6 +268,16 @@ def _check_header(path, doc):
         if not isinstance(rep, dict):
             raise ResultError(f"{path}: repetition header {i} is not an "
                               f"object")
+    machine = doc.get("machine") or {}
+    mode = machine.get("clock_mode", "real")
+    if mode not in CLOCK_MODES:
+        raise ResultError(f"{path}: machine.clock_mode '{one_line(str(mode))}'"
+                          f" is not one of {', '.join(CLOCK_MODES)}")
+    shift = machine.get("icount_shift", 0)
+    if isinstance(shift, bool) or not isinstance(shift, int) or \
+            not 0 <= shift <= 10:
+        raise ResultError(f"{path}: machine.icount_shift is not an integer "
+                          f"from 0 to 10")
 
 
 def check_doc(path, doc):
@@ -250,7 +326,10 @@ def add_doc(run, path, doc):
     if test is None:
         header = {k: v for k, v in doc.items() if k != "rows"}
         test = run.tests[doc["test"]] = Test(doc["test"], header)
-    test.headers += _headers(doc)
+    headers = _headers(doc)
+    test.headers += headers
+    boots = [h.get("boot_id") if isinstance(h, dict) else None
+             for h in headers]
     for raw in doc["rows"]:
         row = test.rows.get(raw["name"])
         if row is None:
@@ -264,8 +343,11 @@ def add_doc(run, path, doc):
         reps = raw.get("repetitions") or [_rep_figures(raw)]
         if not row.reps:
             row.status = "skip"
-        for rep in reps:
-            row.add_rep(rep)
+        # A row's repetitions are the document's, in order, when it has
+        # one for each; else their boots are unknown.
+        rep_boots = boots if len(boots) == len(reps) else [None] * len(reps)
+        for rep, boot in zip(reps, rep_boots):
+            row.add_rep(rep, boot if isinstance(boot, str) else None)
 
 
 def _json_files(path):
@@ -418,8 +500,7 @@ def write_text(path, text):
     """Write text to path ("-": standard output) whole or not at all: a
     reader never sees a half-written file."""
     if path == "-":
-        from kbtools import cli  # cli imports this module
-        cli.write_stdout(text)
+        write_stdout(text)
         return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

@@ -14,9 +14,14 @@ that matters.
   U distribution), exponentiated. It assumes the two sides differ by a
   scale factor, the usual model for timings.
 - Benjamini-Hochberg adjusted p-values for the many rows tested at once.
+- Power of that design: how many repetitions let one changed row among
+  R reach q <= alpha at all (design_reps), and the smallest change a
+  row with a given spread is flagged for (detectable_shift).
 """
 
+import functools
 import math
+import random
 
 EXACT_MAX = 40
 
@@ -207,3 +212,107 @@ def benjamini_hochberg(pvalues):
         running = min(running, pvalues[i] * m / rank)
         out[i] = running
     return out
+
+
+def min_p(n1, n2):
+    """The smallest two-sided p an exact U test of n1 against n2 values
+    (no ties) can give: every value of one side beyond the other's."""
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def design_reps(rows, alpha=0.05):
+    """The fewest repetitions per side (equal sides) with which one
+    changed row among `rows` can pass Benjamini-Hochberg at alpha: its p
+    must reach alpha / rows."""
+    n = 1
+    while min_p(n, n) > alpha / max(1, rows):
+        n += 1
+    return n
+
+
+@functools.lru_cache(maxsize=None)
+def u_critical(n1, n2, alpha):
+    """The largest k such that U <= k (one way or the other) has
+    two-sided probability <= alpha under no change (exact, no ties);
+    None when not even U = 0 does."""
+    dist = u_distribution(n1, n2)
+    total = sum(dist)
+    k, cum = -1, 0
+    while k + 1 < len(dist) and 2 * (cum + dist[k + 1]) / total <= alpha:
+        cum += dist[k + 1]
+        k += 1
+    return k if k >= 0 else None
+
+
+@functools.lru_cache(maxsize=None)
+def detectable_shift(n1, n2, alpha, power=0.8, trials=2000, seed=2026):
+    """The shift, in standard deviations, that an exact U test of n1
+    against n2 normal values flags at two-sided alpha with the given
+    power; None when no shift can be flagged (min_p > alpha).
+
+    Simulated with a fixed seed: in each trial the test rejects once the
+    shift exceeds the (k+1)-th largest difference base - candidate (k
+    from u_critical), so the answer is that threshold's power-quantile
+    over the trials, with no search over shifts."""
+    k = u_critical(n1, n2, alpha)
+    if k is None:
+        return None
+    rng = random.Random(seed)
+    needed = []
+    for _ in range(trials):
+        base = [rng.gauss(0, 1) for _ in range(n1)]
+        cand = [rng.gauss(0, 1) for _ in range(n2)]
+        diffs = sorted((b - c for b in base for c in cand), reverse=True)
+        needed.append(diffs[k])
+    needed.sort()
+    return max(0.0, needed[min(trials - 1, math.ceil(power * trials) - 1)])
+
+
+def log_spread(base, cand):
+    """The within-side standard deviation of the logs of two sides'
+    values, pooled (a timing's spread as a fraction of it); None without
+    two values on each side or with a value not above 0."""
+    if min(len(base), len(cand)) < 2 or min(list(base) + list(cand)) <= 0:
+        return None
+    squares = 0.0
+    for side in (base, cand):
+        logs = [math.log(v) for v in side]
+        m = mean(logs)
+        squares += math.fsum((x - m) ** 2 for x in logs)
+    return math.sqrt(squares / (len(base) + len(cand) - 2))
+
+
+def _block_sums(xs, ys):
+    """(counts of twice the rank sum of a len(ys)-subset of the block's
+    midranks, twice the observed rank sum of ys) of one block."""
+    ranks = midranks(list(xs) + list(ys))
+    doubled = [round(2 * r) for r in ranks]
+    return (_subset_sum_counts(doubled, len(ys)),
+            sum(doubled[len(xs):]))
+
+
+def _convolve(a, b):
+    out = {}
+    for sa, ca in a.items():
+        for sb, cb in b.items():
+            out[sa + sb] = out.get(sa + sb, 0) + ca * cb
+    return out
+
+
+def blocked_p(blocks):
+    """One-sided p that the ys sit above the xs, with blocks of their own
+    time: blocks is a list of (xs, ys), the two sides' values measured
+    together. Under no difference the values of a block are exchangeable
+    (whatever the load was then), so the statistic, the sum over blocks
+    of the ys' rank sum within their block, has an exact distribution:
+    the convolution of every block's. Blocks missing a side are left
+    out; 1.0 when none is left."""
+    total, observed = {0: 1}, 0
+    for xs, ys in blocks:
+        if not xs or not ys:
+            continue
+        counts, obs = _block_sums(xs, ys)
+        total = _convolve(total, counts)
+        observed += obs
+    n = sum(total.values())
+    return sum(c for s, c in total.items() if s >= observed) / n

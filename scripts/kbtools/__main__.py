@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbench's front door: `kbench TASK [ARG]...` (the `kbench` script at the
+clone's top), or `python3 -m kbtools TASK [ARG]...` with scripts/ on the
+module path.
+
+A task is either done here (a kbtools module's main) or handed over, with
+the same arguments, to the script that still does it: its options, output
+and exit status are that script's (`kbench TASK --help` shows them).
+"""
+
+import importlib
+import os
+import runpy
+import sys
+import textwrap
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+
+from kbtools import paths
+from kbtools.output import one_line
+
+Main = Callable[[List[str], str], int]
+
+
+class Task(NamedTuple):
+    summary: str
+    # A script below the top to hand over to, or the main to call:
+    # "MODULE.FUNCTION" of kbtools, imported when the task runs.
+    script: str = ""
+    main: str = ""
+
+
+TASKS: Dict[str, Task] = {
+    "run": Task("run the collection here, or in a guest with --kernel "
+                "(run_all.sh)", script="run_all.sh"),
+    "ab": Task("A/B of two or more kernels, boots interleaved, with "
+               "verdicts (scripts/vm-ab.sh)", script="scripts/vm-ab.sh"),
+    "bisect": Task("find the commit that made a row slower "
+                   "(scripts/bisect.sh)", script="scripts/bisect.sh"),
+    "compare": Task("verdicts per row of candidate runs against a base "
+                    "(scripts/compare.py)", script="scripts/compare.py"),
+    "report": Task("an HTML report of runs, with plots "
+                   "(scripts/report.py)", script="scripts/report.py"),
+    "kcidb": Task("export runs as KCIDB I/O (scripts/kcidb.py)",
+                  script="scripts/kcidb.py"),
+    "ktap": Task("check a KTAP stream strictly (scripts/ktap_check.py)",
+                 script="scripts/ktap_check.py"),
+    "vm": Task("boot one kernel under virtme-ng/QEMU and run the "
+               "collection there (scripts/vm-run.sh)",
+               script="scripts/vm-run.sh"),
+    "check": Task("the project's own tests (tests/run.sh, make check)",
+                  script="tests/run.sh"),
+}
+
+GROUPS: Dict[str, Dict[str, Task]] = {
+    "kernel": {
+        "build": Task("build (or find cached) the patched and unpatched "
+                      "test kernels, or one commit of a tree "
+                      "(testkernel/build.sh)", main="kernel.build_main"),
+        "run": Task("boot both test kernels, run taskstats and memcg_ks, "
+                    "compare (testkernel/run.sh)", main="testkernel.run_main"),
+        "summary": Task("the seeds' comparisons from a test-kernel run "
+                        "(testkernel/summary.py)",
+                        main="testkernel.summary_main"),
+        "trouble": Task("the kernel's own trouble lines of a guest console "
+                        "(testkernel/kernel-trouble.sh)",
+                        main="testkernel.trouble_main"),
+        "source": Task("provision a kernel source tree's tools/ and "
+                       "scripts/ from Debian (scripts/provision-ksrc.sh)",
+                       main="ksrc.main"),
+    },
+    "lava": {
+        "job": Task("write the LAVA job of a run (scripts/lava-job.py)",
+                    script="scripts/lava-job.py"),
+        "local": Task("a throwaway LAVA server and worker on this machine "
+                      "(setup, start, run, check, stop, destroy; "
+                      "scripts/lava-local.sh)", main="lava_local.main"),
+        "cases": Task("a KTAP stream as LAVA test cases, or a finished "
+                      "job checked (python3 -m kbtools.lava)",
+                      script="scripts/kbtools/lava.py"),
+    },
+    "corpus": {
+        "record": Task("record fuzz seeds from real kernels "
+                       "(fuzz/record_corpus.sh)", main="corpus.main"),
+    },
+    "debian": {
+        "apt": Task("apt-get or apt-cache on another architecture's "
+                    "package indices, kept apart from the host's "
+                    "(scripts/foreign-apt.sh)", main="debian.apt_main"),
+        "cross-libs": Task("unpack another architecture's libcap and "
+                           "libnuma for a cross build "
+                           "(scripts/cross-libs.sh)",
+                           main="debian.cross_libs_main"),
+        "arm64-rootfs": Task("the arm64 guest's root filesystem, a cpio "
+                             "of Debian packages (scripts/arm64-rootfs.sh)",
+                             main="debian.arm64_rootfs_main"),
+    },
+    "docs": {
+        "screenshot": Task("the README's picture of an A/B report "
+                           "(scripts/make-docs-screenshot.sh)",
+                           main="screenshot.main"),
+    },
+}
+
+GROUP_SUMMARY = {
+    "kernel": "the test kernel: build, run, summary; kernel sources",
+    "lava": "LAVA: the job, a local lab, the results as test cases",
+    "corpus": "the fuzz harnesses' seeds",
+    "debian": "Debian packages of other architectures",
+    "docs": "the documentation's pictures",
+}
+
+
+def entry(indent: int, name: str, width: int, text: str) -> List[str]:
+    """A task's line(s): its name, its summary wrapped to 79 columns."""
+    head = " " * indent + f"{name:<{width}}"
+    return textwrap.wrap(text, 79, initial_indent=head,
+                         subsequent_indent=" " * len(head),
+                         break_on_hyphens=False)
+
+
+def help_text(prog: str) -> str:
+    lines = [f"Usage: {prog} TASK [ARG]...",
+             "kbench: kernel interface cost selftests, and the host tools "
+             "that build",
+             "kernels, boot guests, compare, bisect and report.", "",
+             "Tasks:"]
+    for name, task in TASKS.items():
+        lines += entry(2, name, 15, task.summary)
+    for group, tasks in GROUPS.items():
+        lines += entry(2, group, 15, GROUP_SUMMARY[group] + ":")
+        for name, task in tasks.items():
+            lines += entry(4, name, 13, task.summary)
+    lines += ["",
+              f"'{prog} TASK --help' tells a task's options. A task shown "
+              "with a script is",
+              "done by that script, with the same arguments, exit "
+              "status and output.",
+              "",
+              "Exit status: the task's (0 success; 1 a failure; 2 bad "
+              "usage; 3 a missing",
+              "host package or download; 4 skipped; 124 a timeout; 130 "
+              "interrupted)."]
+    return "\n".join(lines) + "\n"
+
+
+def group_help(prog: str, group: str) -> str:
+    lines = [f"Usage: {prog} {group} TASK [ARG]...",
+             f"{GROUP_SUMMARY[group]}.", "", "Tasks:"]
+    for name, task in GROUPS[group].items():
+        lines += entry(2, name, 15, task.summary)
+    return "\n".join(lines) + "\n"
+
+
+def usage_error(prog: str, message: str) -> int:
+    print(f"{prog}: {one_line(message)}", file=sys.stderr)
+    print(f"Try '{prog} --help' for more information.", file=sys.stderr)
+    return 2
+
+
+def hand_over(script: str, argv: Sequence[str]) -> int:
+    """Run a script of the clone with these arguments: a Python one in
+    this process (its main as `python3 SCRIPT` runs it), any other in
+    place of this process."""
+    path = paths.script(script)
+    if script.endswith(".py"):
+        sys.argv = [path, *argv]
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as e:
+            if e.code is None or isinstance(e.code, int):
+                return e.code or 0
+            print(e.code, file=sys.stderr)
+            return 1
+        return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(path, [path, *argv])
+    return 127  # not reached
+
+
+def run_task(task: Task, argv: List[str], prog: str) -> int:
+    if task.main:
+        module, function = task.main.rsplit(".", 1)
+        main: Main = getattr(importlib.import_module(f"kbtools.{module}"),
+                             function)
+        return main(argv, prog)
+    return hand_over(task.script, argv)
+
+
+def main(argv: Optional[List[str]] = None, prog: str = "kbench") -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        return usage_error(prog, "no task given")
+    name, rest = argv[0], argv[1:]
+    if name in ("-h", "--help", "help"):
+        sys.stdout.write(help_text(prog))
+        return 0
+    if name in TASKS:
+        return run_task(TASKS[name], rest, f"{prog} {name}")
+    if name in GROUPS:
+        if not rest:
+            return usage_error(f"{prog} {name}", "no task given")
+        if rest[0] in ("-h", "--help", "help"):
+            sys.stdout.write(group_help(prog, name))
+            return 0
+        task = GROUPS[name].get(rest[0])
+        if task is None:
+            return usage_error(f"{prog} {name}",
+                               f"unknown task '{rest[0]}'")
+        # A wrapper script (testkernel/build.sh, ...) keeps its own name
+        # in messages and help: it says so in KBENCH_PROG.
+        sub_prog = os.environ.pop("KBENCH_PROG", "") or \
+            f"{prog} {name} {rest[0]}"
+        return run_task(task, rest[1:], sub_prog)
+    return usage_error(prog, f"unknown task '{name}'")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

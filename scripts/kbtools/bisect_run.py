@@ -1,0 +1,848 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/bisect.sh: which kernel commit made a figure slower (or a
+check fail)? git bisect over a kernel tree, each commit built with the
+test kernel's configuration (testkernel/build.sh --tree --commit, cached
+by hash), booted under virtme-ng/QEMU (scripts/vm-run.sh), measured in
+blocks of its own time against fresh boots of the two endpoints and
+judged by kbtools.bisect. See USAGE.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+
+from kbtools import bisect as kb
+from kbtools import output, results, stats
+
+PROG = "bisect.sh"
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+EXIT_CULPRIT, EXIT_NO_CULPRIT, EXIT_USAGE = 0, 1, 2
+EXIT_SETUP, EXIT_UNDECIDED, EXIT_INTERRUPTED = 3, 125, 130
+VM_OPTIONS = ("--accel", "--boot-timeout", "--vm-timeout")
+
+USAGE = """\
+Usage: bisect.sh --tree DIR --good REV --bad REV -t TEST[:ROW]... [OPTION]...
+       bisect.sh --tree DIR --good REV --bad REV --check TEST:CHECK [OPTION]...
+       bisect.sh --resume --state DIR
+Find the first commit between REV good and REV bad of the kernel git
+tree DIR that made ROW of TEST slower (e.g. -t syscall_overhead:getsid;
+a TEST alone means all its timing rows), or with --check the first one
+on which the KTAP check CHECK of TEST (e.g. taskstats:ioctl_errors) is
+'not ok' instead of 'ok'.
+
+Each kernel is built from DIR with the test kernel's configuration
+(testkernel/build.sh --tree DIR --commit HASH: images cached by commit
+hash) and booted under virtme-ng/QEMU (scripts/vm-run.sh; only the named
+tests and rows run). On a real clock a boot's figure drifts with the
+host's load and boots close in time are alike, so every comparison is
+made in blocks of boots of their own time: the endpoints in blocks of
+4 boots each (GBBGBGGB), at most 3 blocks, until bad is shown to differ
+from good in the bisected direction on a named row (an exact rank test
+within the blocks at --alpha, shared among the looks and rows) or
+'no culprit'; then each step in blocks of 4 boots of good, the step and
+bad (GSBBSGBSGGSB): bad when it ranks beyond good and not short of bad,
+good the other way round, 'between' or undecided after --max-repeat
+boots: 'git bisect skip'. The last lines say how likely the answer is
+to be wrong ('error: ...'; the sum of the decisions' alphas), and
+whether a decided step's evidence contradicts the answer (then the
+range is widened, never a name the evidence contradicts).
+
+With --icount (QEMU's instruction counter, TCG): figures are exact guest
+instructions; one boot per kernel and per step (each running the
+programs twice), judged by the exact rule of compare.py.
+
+DIR stays on its branch: the bisect runs with --no-checkout, and a
+commit is checked out only while it is built (under testkernel's build
+lock). One line per step on stdout: commit, subject, ratio to good,
+verdict, boots, the two p-values.
+
+  --tree DIR          a kernel git tree (clean: it is built out of tree,
+                      or a tree testkernel/build.sh built in place)
+  --good REV          a commit without the change
+  --bad REV           a later commit with it
+  -t, --test TEST[:ROW]
+                      a row to follow (repeatable)
+      --check TEST:CHECK
+                      functional bisection: one boot per step, good when
+                      CHECK is ok, bad when it is not ok
+      --faster        look for the commit that made it faster
+      --icount        exact mode (scripts/vm-run.sh --icount)
+      --max-repeat N  boots of a step's kernel at most (default 12: three
+                      blocks; at least 8, the fewest that can decide)
+      --alpha A       the error of one decision (default 0.001)
+      --threshold PCT smallest change of the endpoints followed
+                      (default 2)
+      --state DIR     the bisection's state (default: under
+                      ~/.cache/kbench/bisect/, one per tree, range, rows)
+      --resume        continue the bisection kept in the state directory
+  -j, --jobs N        parallel make jobs
+      --accel MODE, --boot-timeout SECS, --vm-timeout SECS
+                      passed to scripts/vm-run.sh
+  -h, --help          this help
+
+Exit status: 0 first bad commit found; 1 no culprit (good and bad were
+not shown to differ, or the check is not ok on good and not ok on bad);
+2 bad usage; 3 missing host tools or a failed setup; 125 could not
+decide (only skipped commits left, an endpoint does not build or boot,
+or the steps contradict each other); 130 interrupted.
+"""
+
+
+class Usage(Exception):
+    """Bad usage: exit 2 with a hint."""
+
+
+class Setup(Exception):
+    """A failed setup, not the kernel's fault: exit 3."""
+
+
+class Done(Exception):
+    """The bisection's end: the last line and the exit status."""
+
+    def __init__(self, line: str, status: int):
+        super().__init__(line)
+        self.line = line
+        self.status = status
+
+
+class Interrupted(Exception):
+    """A signal stopped the bisection."""
+
+
+def msg(text: str) -> None:
+    print(f"{PROG}: {output.one_line(text)}", file=sys.stderr, flush=True)
+
+
+# ---- options ------------------------------------------------------------------
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise Usage(message)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    ap = Parser(prog=PROG, add_help=False)
+    ap.add_argument("--tree")
+    ap.add_argument("--good")
+    ap.add_argument("--bad")
+    ap.add_argument("-t", "--test", action="append", default=[])
+    ap.add_argument("--check")
+    ap.add_argument("--faster", action="store_true")
+    ap.add_argument("--icount", action="store_true")
+    ap.add_argument("--max-repeat", default="12")
+    ap.add_argument("--alpha", default=str(kb.DEFAULT_ALPHA))
+    ap.add_argument("--threshold", default="2")
+    ap.add_argument("--state")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("-j", "--jobs")
+    for opt in VM_OPTIONS:
+        ap.add_argument(opt)
+    ap.add_argument("-h", "--help", action="store_true")
+    args = ap.parse_args(argv)
+    if args.help:
+        return args
+    if args.resume and args.state and not (args.tree or args.good or
+                                           args.bad or args.check or
+                                           args.test):
+        return args
+    check_new(args)
+    return args
+
+
+def _number(text: str, what: str, kind: Callable[[str], Any] = float
+            ) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise Usage(f"invalid {what} '{text}'") from None
+
+
+def check_new(args: argparse.Namespace) -> None:
+    """The options of a new bisection, before anything is touched."""
+    if not args.tree:
+        raise Usage("no kernel tree: give --tree DIR")
+    if not args.good or not args.bad:
+        raise Usage("give both --good REV and --bad REV")
+    if args.check:
+        if not re.fullmatch(r"[^:]+:[^:]+", args.check):
+            raise Usage(f"--check '{args.check}' is not TEST:CHECK")
+        args.test.append(args.check.split(":")[0])
+    if not args.test:
+        raise Usage("nothing to measure: give -t TEST[:ROW] or --check "
+                    "TEST:CHECK")
+    try:
+        for t in args.test:
+            kb.parse_target(t)
+    except kb.BisectError as e:
+        raise Usage(f"-t: {e}") from None
+    args.max_repeat = _number(args.max_repeat, "--max-repeat", int)
+    args.alpha = _number(args.alpha, "--alpha")
+    args.threshold = _number(args.threshold, "--threshold")
+    if not 0 < args.alpha < 1:
+        raise Usage(f"invalid --alpha '{args.alpha:g}': not between 0 and 1")
+    if args.threshold < 0:
+        raise Usage("invalid --threshold: negative")
+    need = least_step_boots(args.alpha)
+    if args.max_repeat < 1 or (not args.icount and not args.check and
+                               args.max_repeat < need):
+        raise Usage(f"--max-repeat {args.max_repeat}: a step decided at "
+                    f"alpha {args.alpha:g} needs at least {need} boots "
+                    f"({need // 4} blocks)")
+    if args.jobs is not None and not re.fullmatch(r"[1-9][0-9]*", args.jobs):
+        raise Usage(f"invalid --jobs '{args.jobs}'")
+
+
+def least_step_boots(alpha: float) -> int:
+    """The fewest step boots (whole blocks of 4) whose most extreme
+    ranks can reach alpha shared among their looks."""
+    per_block = stats.min_p(4, 4) / 2      # one-sided: 1/70
+    blocks = 1
+    while per_block ** blocks > alpha / blocks:
+        blocks += 1
+    return 4 * blocks
+
+
+# ---- git ----------------------------------------------------------------------
+
+class Tree:
+    """The kernel git tree, and its git bisect."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def git(self, *args: str, check: bool = True) -> str:
+        p = subprocess.run(["git", "-C", self.path, "-c", "user.name=kbench",
+                            "-c", "user.email=kbench@localhost"] + list(args),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        if check and p.returncode:
+            raise Setup(f"git {args[0]} failed: "
+                        f"{p.stdout.strip().splitlines()[-1:] or ''}")
+        return p.stdout
+
+    def rev(self, rev: str, option: str) -> str:
+        p = subprocess.run(["git", "-C", self.path, "rev-parse", "-q",
+                            "--verify", rev + "^{commit}"],
+                           capture_output=True, text=True)
+        if p.returncode:
+            raise Usage(f"{option} '{rev}': no such commit in {self.path}")
+        return p.stdout.strip()
+
+    def subject(self, commit: str) -> str:
+        return self.git("log", "-1", "--format=%s", commit).strip()
+
+    def bisecting(self) -> bool:
+        path = self.git("rev-parse", "--git-path", "BISECT_START").strip()
+        return os.path.exists(os.path.join(self.path, path))
+
+    def log(self) -> str:
+        return self.git("bisect", "log", check=False)
+
+
+def checked_tree(path: str) -> Tree:
+    if not os.path.isdir(path):
+        raise Usage(f"--tree '{path}': no such directory")
+    path = os.path.abspath(path)
+    p = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
+                       capture_output=True, text=True)
+    if p.returncode:
+        first = (p.stderr.strip().splitlines() or ["not a git tree"])[0]
+        raise Usage(f"--tree '{path}': {first}")
+    if os.path.realpath(p.stdout.strip()) != os.path.realpath(path):
+        raise Usage(f"--tree '{path}' is not the top of a git work tree "
+                    f"({p.stdout.strip()} is)")
+    if subprocess.run(["git", "-C", path, "diff", "--quiet", "HEAD", "--"]
+                      ).returncode:
+        raise Usage(f"--tree '{path}' has uncommitted changes: commit or "
+                    f"stash them")
+    return Tree(path)
+
+
+# ---- builds and boots ----------------------------------------------------------
+
+class Runner:
+    """Builds and boots through the project's scripts, one child at a
+    time, so that a signal stops it."""
+
+    def __init__(self, state: str, work: str, jobs: Optional[str],
+                 vm_args: List[str]):
+        self.state = state
+        self.work = work
+        self.jobs = jobs
+        self.vm_args = vm_args
+        self.child: Optional["subprocess.Popen[str]"] = None
+
+    def run(self, cmd: List[str], out: str, err: str,
+            env: Optional[Dict[str, Any]] = None) -> int:
+        with open(out, "w") as o, open(err, "w") as e:
+            child = subprocess.Popen(cmd, stdout=o, stderr=e, text=True,
+                                     stdin=subprocess.DEVNULL, env=env)
+            self.child = child
+            try:
+                return child.wait()
+            finally:
+                self.child = None
+
+    def stop(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            self.child.terminate()
+            try:
+                self.child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.child.kill()
+
+    def build(self, tree: str, commit: str) -> Optional[str]:
+        """The image of COMMIT (built or cached); None when it does not
+        build (the reason in work/build.err)."""
+        cmd = [os.path.join(TOP, "testkernel", "build.sh"), "--tree", tree,
+               "--commit", commit] + (["-j", self.jobs] if self.jobs else [])
+        out, err = (os.path.join(self.work, f) for f in ("build.out",
+                                                          "build.err"))
+        start = time.time()
+        rc = self.run(cmd, out, err)
+        if rc in (2, 3):
+            with open(err) as f:
+                sys.stderr.write(f.read())
+            raise Setup(f"testkernel/build.sh cannot build from {tree} "
+                        f"(exit {rc})")
+        images = [ln[6:].strip() for ln in read_lines(out)
+                  if ln.startswith("image=")]
+        if rc == 0 and images and os.path.isfile(images[-1]):
+            msg(f"built {commit[:12]} in {time.time() - start:.0f} s "
+                f"(or cached)")
+            return images[-1]
+        msg(f"{commit[:12]} does not build (exit {rc}; "
+            f"{build_log_hint(err)})")
+        return None
+
+    def boot_once(self, commit: str, image: str, tests: str,
+                  env: Dict[str, Any]) -> Optional[int]:
+        """One boot: the number of the commit's new usable boot, or None
+        (the reason in self.why, the try kept in STATE/failed/)."""
+        try_dir = os.path.join(self.work, "boot")
+        shutil.rmtree(try_dir, ignore_errors=True)
+        os.makedirs(os.path.join(try_dir, "json"))
+        cmd = [os.path.join(TOP, "scripts", "vm-run.sh"), "--kernel", image]
+        cmd += self.vm_args + ["--console",
+                               os.path.join(try_dir, "console.log"),
+                               "-t", tests, "--json",
+                               os.path.join(try_dir, "json")]
+        rc = self.run(cmd, os.path.join(try_dir, "ktap"),
+                      os.path.join(try_dir, "log"), env)
+        self.why = ""
+        if rc in (0, 1):
+            with open(os.path.join(try_dir, "ktap"), errors="replace") as f:
+                self.stream = f.read()
+            problems = kb.stream_problems(self.stream)
+            if not problems:
+                return self.keep(commit, try_dir)
+            self.why = f"incomplete KTAP stream: {problems[0]}"
+        elif rc in (124, 125):
+            lines = [ln for ln in read_lines(os.path.join(try_dir, "log"))
+                     if ln.startswith("vm-run.sh: ")]
+            self.why = lines[-1][len("vm-run.sh: "):].strip() if lines \
+                else f"exit {rc}"
+        else:
+            with open(os.path.join(try_dir, "log"), errors="replace") as f:
+                sys.stderr.write(f.read())
+            raise Setup(f"scripts/vm-run.sh failed (exit {rc}): not the "
+                        f"kernel's fault")
+        failed = os.path.join(self.state, "failed")
+        os.makedirs(failed, exist_ok=True)
+        shutil.move(try_dir, os.path.join(failed,
+                                          f"{commit}-{int(time.time())}"))
+        return None
+
+    def keep(self, commit: str, try_dir: str) -> int:
+        d = kb.boots_dir(self.state, commit)
+        os.makedirs(d, exist_ok=True)
+        k = len(kb.usable_boots(self.state, commit)) + 1
+        os.rename(os.path.join(try_dir, "json"), os.path.join(d, str(k)))
+        for name, suffix in (("ktap", "ktap"), ("log", "log"),
+                             ("console.log", "console.log")):
+            src = os.path.join(try_dir, name)
+            if os.path.exists(src):
+                os.rename(src, os.path.join(d, f"{k}.{suffix}"))
+        return k
+
+
+def read_lines(path: str) -> List[str]:
+    with open(path, errors="replace") as f:
+        return f.readlines()
+
+
+def build_log_hint(err: str) -> str:
+    with open(err, errors="replace") as f:
+        logs: List[str] = re.findall(r"log: [^)]*", f.read())
+    return logs[-1] if logs else "see above"
+
+
+def build_error(err: str) -> str:
+    """The compiler's first error, else build.sh's last word, short."""
+    with open(err, errors="replace") as f:
+        lines = [ln.strip() for ln in f if ln.strip()]
+    first = next((ln for ln in lines if " error: " in ln or
+                  re.search(r"Error [0-9]+", ln)), lines[-1] if lines else "")
+    return first.removeprefix("build.sh: ")[:70]
+
+
+def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
+    """(the tests to run, the environment that runs only the named rows)."""
+    want: Dict[str, Any] = {}
+    for t in targets:
+        test, row = kb.parse_target(t)
+        if row is None or want.get(test) == "all":
+            want[test] = "all"
+        else:
+            want.setdefault(test, [])
+            want[test].append(row)
+    env = dict(os.environ)
+    for test, rows in want.items():
+        if rows == "all":
+            continue
+        var = "KSELFTEST_" + re.sub(r"[^A-Z0-9]", "_", test.upper()) + \
+            "_ARGS"
+        env[var] = (env.get(var, "") + " -t " + ",".join(rows)).strip()
+    return ",".join(sorted(want)), env
+
+
+# ---- the bisection ---------------------------------------------------------
+
+class Bisection:
+    def __init__(self, settings: Dict[str, Any], state: str, tree: Tree,
+                 runner: Runner):
+        self.st = settings
+        self.state = state
+        self.tree = tree
+        self.runner = runner
+        self.tests, self.env = guest_env(settings["targets"])
+        self.images: Dict[str, str] = {}
+        self.owns_bisect = False
+
+    # -- boots
+
+    def boot(self, commit: str, role: str, phase: str, block: int) -> bool:
+        """Boot COMMIT (tried twice); record it in the schedule."""
+        image = self.images[commit]
+        k = self.runner.boot_once(commit, image, self.tests, self.env)
+        if k is None:
+            msg(f"boot of {commit[:12]} unusable ({self.runner.why}): "
+                f"trying once more")
+            k = self.runner.boot_once(commit, image, self.tests, self.env)
+        kb.record_boot(self.state, {
+            "commit": commit, "role": role, "phase": phase, "block": block,
+            "usable": k, "time": f"{time.time():.0f}",
+            "load": read_lines("/proc/loadavg")[0].split()[0]
+            if os.path.exists("/proc/loadavg") else ""})
+        if k is None:
+            msg(f"boot of {commit[:12]} unusable again ({self.runner.why})")
+            return False
+        return True
+
+    def commit_of(self, role: str, step: str) -> str:
+        return str({"good": self.st["good"], "bad": self.st["bad"],
+                    "step": step}[role])
+
+    def boot_block(self, phase: str, step: str = "") -> None:
+        """Boot the rest of the phase's current block; an endpoint that
+        does not boot ends the bisection, a step that does not is
+        skipped (BootFailed)."""
+        while True:
+            boots = kb.read_boots(self.state)
+            role, block, last = kb.next_boot(self.st, boots, phase)
+            commit = self.commit_of(role, step)
+            if not self.boot(commit, role, phase, block):
+                if role != "step":
+                    raise Done(f"could not decide: the {role} kernel "
+                               f"{commit[:12]} does not boot "
+                               f"({self.runner.why})", EXIT_UNDECIDED)
+                raise BootFailed(self.runner.why)
+            if last:
+                return
+
+    # -- endpoints
+
+    def build_endpoints(self) -> None:
+        for name in ("good", "bad"):
+            commit = self.st[name]
+            image = self.runner.build(self.st["tree"], commit)
+            if image is None:
+                with open(os.path.join(self.runner.work, "build.err"),
+                          errors="replace") as f:
+                    sys.stderr.writelines(f.readlines()[-15:])
+                raise Done(f"could not decide: the {name} commit "
+                           f"{commit[:12]} does not build", EXIT_UNDECIDED)
+            self.images[commit] = image
+
+    def endpoints(self) -> None:
+        """Compare good and bad in blocks until they differ or cannot."""
+        if self.st.get("check"):
+            return self.check_endpoints()
+        while True:
+            done = kb.blocks_done(self.st, kb.read_boots(self.state),
+                                  "endpoints")
+            fig = kb.Figures.of_state(self.state, kb.read_boots(self.state))
+            if done:
+                verdict, signal, entries = kb.decide_endpoints(
+                    self.st, fig, done)
+                if verdict == "differ":
+                    for e in entries:
+                        if {"test": e["test"], "row": e["row"]} in signal:
+                            print(f"endpoints: bad is {self.st['direction']}"
+                                  f" than good on "
+                                  f"{kb.describe_endpoint(self.st, e)}",
+                                  flush=True)
+                    results.write_json(os.path.join(self.state, kb.SIGNAL),
+                                       signal)
+                    return self.record_endpoints()
+                if verdict == "none":
+                    raise Done(kb.no_culprit_line(self.st, entries),
+                               EXIT_NO_CULPRIT)
+                msg(f"endpoints: not shown to differ after {done} "
+                    f"block{'s' if done > 1 else ''}: one more block")
+            self.boot_block("endpoints")
+
+    def check_endpoints(self) -> None:
+        for role in ("good", "bad"):
+            if not self.boot(self.st[role], role, "endpoints", 1):
+                raise Done(f"could not decide: the {role} kernel "
+                           f"{self.st[role][:12]} does not boot "
+                           f"({self.runner.why})", EXIT_UNDECIDED)
+        g, b = (self.check_of(self.st[r]) for r in ("good", "bad"))
+        if g != "ok" or b != "not ok":
+            raise Done(f"no culprit: {self.st['check']} is '{g}' on good "
+                       f"and '{b}' on bad", EXIT_NO_CULPRIT)
+        results.write_json(os.path.join(self.state, kb.SIGNAL), [])
+        self.record_endpoints()
+
+    def check_of(self, commit: str) -> str:
+        k = kb.usable_boots(self.state, commit)[-1]
+        with open(os.path.join(kb.boots_dir(self.state, commit),
+                               f"{k}.ktap"), errors="replace") as f:
+            return kb.check_result(f.read(), self.st["check"])
+
+    def record_endpoints(self) -> None:
+        boots = kb.read_boots(self.state)
+        for role in ("good", "bad"):
+            commit = self.st[role]
+            n = sum(1 for b in boots if b["commit"] == commit and
+                    b["usable"] is not None)
+            self.record({"commit": commit, "subject": self.tree.subject(
+                commit), "verdict": role, "boots": n, "note": "endpoint"})
+
+    def record(self, step: Dict[str, Any]) -> None:
+        kb.append_step(self.state, step)
+        print(kb.fmt_step({k: ("" if v is None else v)
+                           for k, v in step.items()}), flush=True)
+
+    # -- steps
+
+    def classify(self, commit: str, signal: List[Dict[str, Any]]) -> Dict[str, Any]:
+        """Boot the step in blocks until it is decided; its step line."""
+        subject = self.tree.subject(commit)
+        if self.st.get("check"):
+            if not self.boot(commit, "step", commit, 1):
+                return {"commit": commit, "subject": subject,
+                        "verdict": "skip", "boots": 0,
+                        "note": f"boot: {self.runner.why}"}
+            result = self.check_of(commit)
+            verdict = {"ok": "good", "not ok": "bad"}.get(result, "skip")
+            return {"commit": commit, "subject": subject, "verdict": verdict,
+                    "boots": 1, "note": f"{self.st['check']}: {result}"}
+        while True:
+            boots = kb.read_boots(self.state)
+            done = kb.blocks_done(self.st, boots, commit)
+            if done:
+                c, detail = kb.decide_step(self.st, kb.Figures.of_state(
+                    self.state, boots), signal, commit, done)
+                if c != "more":
+                    return {"commit": commit, "subject": subject,
+                            "verdict": c, "boots": detail.get("boots"),
+                            "ratio": detail.get("ratio"),
+                            "note": detail.get("note"),
+                            "p_bad": detail.get("p_bad"),
+                            "p_good": detail.get("p_good")}
+            try:
+                self.boot_block(commit, commit)
+            except BootFailed as e:
+                return {"commit": commit, "subject": subject,
+                        "verdict": "skip", "boots": len(kb.usable_boots(
+                            self.state, commit)), "note": f"boot: {e}"}
+
+    def mark(self, *args: str) -> str:
+        out = self.tree.git("bisect", *args, check=False)
+        self.save_log()
+        return out
+
+    def save_log(self) -> None:
+        if self.tree.bisecting():
+            results.write_text(os.path.join(self.state, "bisect.log"),
+                               self.tree.log())
+
+    def start(self) -> str:
+        self.owns_bisect = True
+        log = os.path.join(self.state, "bisect.log")
+        if os.path.exists(log):
+            out = self.tree.git("bisect", "replay", log, check=False)
+            if "is the first bad commit" not in out and \
+                    not self.tree.bisecting():
+                raise Setup(f"git bisect replay of {log} failed")
+            msg(f"resumed the bisection of {self.state} (git bisect log "
+                f"replayed)")
+            return out
+        out = self.tree.git("bisect", "start", "--no-checkout",
+                            self.st["bad"], self.st["good"], check=False)
+        if not self.tree.bisecting():
+            raise Setup(f"git bisect start failed: {out.strip()}")
+        self.save_log()
+        return out
+
+    def steps(self, out: str) -> None:
+        signal = results.read_json(os.path.join(self.state, kb.SIGNAL))
+        while not outcome(out):
+            commit = self.tree.git("rev-parse", "BISECT_HEAD").strip()
+            image = self.runner.build(self.st["tree"], commit)
+            if image is None:
+                err = os.path.join(self.runner.work, "build.err")
+                shutil.copy(err, os.path.join(self.state,
+                                              f"build-{commit}.err"))
+                self.record({"commit": commit, "subject":
+                             self.tree.subject(commit), "verdict": "skip",
+                             "boots": 0, "note": f"does not build: "
+                             f"{build_error(err)}"})
+                out = self.mark("skip", commit)
+                continue
+            self.images[commit] = image
+            step = self.classify(commit, signal)
+            self.record(step)
+            out = self.mark(step["verdict"], commit)
+        self.finish(out)
+
+    def finish(self, out: str) -> None:
+        steps = kb.read_steps(self.state)
+        print(kb.error_line(self.st, steps), flush=True)
+        kind, commits = outcome(out) or ("undecided", [])
+        bad_steps = kb.contradictions(steps)
+        if bad_steps:
+            where = ", ".join(contradiction(s) for s in bad_steps)
+            range_ = " ".join(c[:12] for c in self.widened(steps, bad_steps))
+            raise Done(f"could not decide: the evidence contradicts itself "
+                       f"at {where}: the first bad commit is one of "
+                       f"{range_}", EXIT_UNDECIDED)
+        if kind == "culprit":
+            raise Done(f"first bad commit: {commits[0]} "
+                       f"{self.tree.subject(commits[0])}", EXIT_CULPRIT)
+        raise Done(f"could not decide: the first bad commit is one of "
+                   f"{' '.join(c[:12] for c in commits)} (skipped: not "
+                   f"built, not booted or undecided)", EXIT_UNDECIDED)
+
+    def widened(self, steps: List[Dict[str, Any]], bad_steps: List[Dict[str, Any]]) -> List[str]:
+        """The commits between the decisions that still stand: reachable
+        from every trusted bad one, from no trusted good one."""
+        distrust = {s["commit"] for s in bad_steps}
+        goods = [s["commit"] for s in steps if s["verdict"] == "good" and
+                 s["commit"] not in distrust]
+        bads = [s["commit"] for s in steps if s["verdict"] == "bad" and
+                s["commit"] not in distrust]
+        common: Optional[List[str]] = None
+        for b in bads:
+            listed = self.tree.git("rev-list", b, *[f"^{g}" for g in goods]
+                                   ).split()
+            common = listed if common is None else [c for c in common
+                                                     if c in listed]
+        return list(reversed(common or []))
+
+
+class BootFailed(Exception):
+    """A step's boot failed twice."""
+
+
+def contradiction(step: Dict[str, Any]) -> str:
+    """'HASH (good, yet bad p 0.01)' of a contradicted step."""
+    opposite = "p_bad" if step["verdict"] == "good" else "p_good"
+    return (f"{step['commit'][:12]} ({step['verdict']}, yet {opposite[2:]} "
+            f"p {kb.fmt_p(float(step[opposite]))})")
+
+
+def outcome(out: str) -> Optional[Tuple[str, List[str]]]:
+    """('culprit', [hash]) or ('undecided', [hashes]) from git bisect's
+    words, or None while it goes on."""
+    m = re.search(r"^([0-9a-f]{40}) is the first bad commit", out, re.M)
+    if m:
+        return "culprit", [m.group(1)]
+    if "only 'skip'ped commits left" in out:
+        tail = out.split("could be any of:", 1)[-1]
+        return "undecided", re.findall(r"^([0-9a-f]{40})", tail, re.M)
+    return None
+
+
+# ---- main ----------------------------------------------------------------------
+
+def default_state(tree: str, good: str, bad: str, direction: str,
+                  check: Optional[str], targets: Sequence[str]) -> str:
+    import hashlib
+    key = hashlib.sha256("\n".join([tree, good, bad, direction, check or ""]
+                                   + list(targets)).encode()).hexdigest()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "kbench", "bisect", key[:12])
+
+
+def new_settings(args: argparse.Namespace, tree: Tree) -> Dict[str, Any]:
+    good = tree.rev(args.good, "--good")
+    bad = tree.rev(args.bad, "--bad")
+    if good == bad:
+        raise Usage("--good and --bad are the same commit")
+    if subprocess.run(["git", "-C", tree.path, "merge-base",
+                       "--is-ancestor", good, bad]).returncode:
+        raise Usage(f"--good {good[:12]} is not an ancestor of --bad "
+                    f"{bad[:12]}")
+    direction = "faster" if args.faster else "slower"
+    try:
+        return kb.make_settings(
+            tree.path, good, bad, direction, args.alpha, args.threshold,
+            args.check, args.test, "icount" if args.icount else "real",
+            max(1, args.max_repeat // 4))
+    except kb.BisectError as e:
+        raise Usage(str(e)) from None
+
+
+def claim_tree(tree: Tree, state: str, resume: bool) -> None:
+    """The tree's git bisect is ours (a --resume after a kill -9) or
+    nobody's; somebody else's is left alone."""
+    if not tree.bisecting():
+        return
+    log = os.path.join(state, "bisect.log")
+    first = re.compile(r"^git bisect start.*$", re.M)
+    if resume and os.path.exists(log):
+        mine = first.search("".join(read_lines(log)))
+        theirs = first.search(tree.log())
+        if mine and theirs and mine.group(0) == theirs.group(0):
+            tree.git("bisect", "reset", "-q", check=False)
+            return
+    raise Usage(f"{tree.path} is in a git bisect already ('git bisect "
+                f"reset' ends it)")
+
+
+def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str, Tree]:
+    """(settings, state, tree) of a new or resumed bisection."""
+    if args.resume and not args.tree:
+        if not args.state or not os.path.exists(
+                os.path.join(args.state, kb.SETTINGS)):
+            raise Usage(f"--resume: no bisection in '{args.state}'")
+        st = kb.load_settings(args.state)
+        if not os.path.isdir(st["tree"]):
+            raise Usage(f"--resume: the tree {st['tree']} is gone")
+        tree = Tree(st["tree"])
+        claim_tree(tree, args.state, True)
+        return st, args.state, tree
+    tree = checked_tree(args.tree)
+    st = new_settings(args, tree)
+    state = args.state or default_state(tree.path, st["good"], st["bad"],
+                                        st["direction"], st["check"],
+                                        st["targets"])
+    claim_tree(tree, state, args.resume)
+    if args.resume:
+        if not os.path.exists(os.path.join(state, kb.SETTINGS)):
+            raise Usage(f"--resume: no bisection in '{state}'")
+        return kb.load_settings(state), state, tree
+    if os.path.exists(os.path.join(state, kb.SETTINGS)):
+        raise Usage(f"a bisection was started in {state}: add --resume to "
+                    f"continue it, or remove that directory to start over")
+    try:
+        kb.save_settings(state, st)
+    except OSError as e:
+        raise Usage(f"cannot create --state '{state}': {e.strerror}")
+    return st, state, tree
+
+
+def vm_args(args: argparse.Namespace, st: Dict[str, Any]) -> List[str]:
+    out = []
+    for opt in VM_OPTIONS:
+        value = getattr(args, opt[2:].replace("-", "_"), None)
+        if value is not None:
+            out += [opt, value]
+    if st.get("mode") == "icount":
+        # Two runs in the boot: an exact verdict needs each side's spread.
+        out += ["--icount", "--repeat", "2"]
+    return out
+
+
+def on_signal(signum: int, frame: Any) -> None:
+    raise Interrupted()
+
+
+def run(args: argparse.Namespace) -> int:
+    st, state, tree = prepare(args)
+    work = tempfile.mkdtemp(prefix="kbench-bisect.")
+    runner = Runner(state, work, args.jobs, vm_args(args, st))
+    b = Bisection(st, state, tree, runner)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    started = time.time()
+    try:
+        msg(f"bisecting {st['good'][:12]}..{st['bad'][:12]} of {st['tree']} "
+            f"on {' '.join(st['targets'])}"
+            f"{' (check ' + st['check'] + ')' if st['check'] else ''}"
+            f"{' (icount)' if st.get('mode') == 'icount' else ''}; "
+            f"state: {state}")
+        b.build_endpoints()
+        if not os.path.exists(os.path.join(state, kb.SIGNAL)):
+            b.endpoints()
+        elif args.resume:
+            for s in kb.read_steps(state):
+                print(kb.fmt_step(s), flush=True)
+        out = b.start()
+        b.steps(out)
+    except Done as d:
+        n = tree.git("rev-list", "--count", f"{st['good']}..{st['bad']}",
+                     check=False).strip()
+        msg(f"{n} commits, {len(kb.read_steps(state))} lines in "
+            f"{os.path.join(state, kb.STEPS)}, "
+            f"{time.time() - started:.0f} s")
+        print(d.line, flush=True)
+        return d.status
+    except Interrupted:
+        msg("interrupted")
+        return EXIT_INTERRUPTED
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        runner.stop()
+        if b.owns_bisect and tree.bisecting():
+            b.save_log()
+            tree.git("bisect", "reset", check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    return EXIT_UNDECIDED
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+        if args.help:
+            output.write_stdout(USAGE)
+            return 0
+        return run(args)
+    except Usage as e:
+        msg(str(e))
+        print(f"Try '{PROG} --help' for more information.", file=sys.stderr)
+        return EXIT_USAGE
+    except Setup as e:
+        msg(str(e))
+        return EXIT_SETUP
+    except (kb.BisectError, results.ResultError) as e:
+        msg(str(e))
+        return EXIT_SETUP
+
+
+if __name__ == "__main__":
+    sys.exit(main())

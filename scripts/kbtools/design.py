@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How many repetitions per side an A/B needs: the design of a
+comparison (run_all.sh --vs-prefix, --vs-kernel, or --repeat without a
+number).
+
+A patch usually changes one or two rows. For one changed row among R
+rows to pass Benjamini-Hochberg at alpha, its p must reach alpha / R,
+and an exact Mann-Whitney U test of n against n repetitions cannot go
+below 2 / C(2n, n): so n is the smallest with 2 / C(2n, n) <= alpha / R
+(kbtools.stats.design_reps). R is the number of timing rows compared
+together: every row of the run (family "run", compare.py's default) or
+the largest program's (family "program").
+
+    python3 -m kbtools.design [--family F] [--alpha A] [--given N] TEST...
+
+prints the repetitions on its first line, then one line saying why, and
+a warning line when --given N is fewer.
+"""
+
+import argparse
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from kbtools import stats
+
+# Timing rows of each program's default run (on the development host;
+# tests/test_design.py checks them against a real run's JSON, so that a
+# new row cannot leave them behind).
+TIMING_ROWS: Dict[str, int] = {
+    "memcg_ks": 12,
+    "pmqtest": 3,
+    "proc_create": 32,
+    "syscall_overhead": 12,
+    "taskstats": 5,
+}
+FAMILIES = ("run", "program")
+
+
+def family_rows(tests: Sequence[str], family: str = "run") -> int:
+    """The rows Benjamini-Hochberg corrects over for these programs."""
+    counts = [TIMING_ROWS.get(t, 1) for t in tests] or [1]
+    return sum(counts) if family == "run" else max(counts)
+
+
+def reps(tests: Sequence[str], alpha: float = 0.05,
+         family: str = "run") -> Tuple[int, int]:
+    """(repetitions per side, rows in the family)."""
+    rows = family_rows(tests, family)
+    return stats.design_reps(rows, alpha), rows
+
+
+def why(n: int, rows: int, alpha: float = 0.05) -> str:
+    """The design in one line."""
+    return (f"design: {n} repetitions per side: one changed row among the "
+            f"{rows} compared reaches q <= {alpha:g} only from {n} (exact "
+            f"U: 2/C({2 * n},{n}) = {stats.min_p(n, n):.2g} <= "
+            f"{alpha:g}/{rows})")
+
+
+def shortfall(given: int, n: int, rows: int) -> Optional[str]:
+    """The warning for an explicit --repeat below the design, or None."""
+    if given >= n:
+        return None
+    return (f"warning: --repeat {given} is below the design's {n}: a row "
+            f"that changes alone among the {rows} compared cannot be "
+            f"flagged (it reads no-verdict, not same)")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m kbtools.design",
+        description="Repetitions per side that let one changed row among "
+                    "the programs' rows be flagged.")
+    ap.add_argument("tests", nargs="+", metavar="TEST")
+    ap.add_argument("--family", choices=FAMILIES, default="run")
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--given", type=int, metavar="N",
+                    help="repetitions asked for: warn when below")
+    args = ap.parse_args(argv)
+    if not 0 < args.alpha < 1:
+        ap.error(f"--alpha {args.alpha:g} is not between 0 and 1")
+    n, rows = reps(args.tests, args.alpha, args.family)
+    print(n)
+    print(why(n, rows, args.alpha))
+    warning = shortfall(args.given, n, rows) if args.given else None
+    if warning:
+        print(warning)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

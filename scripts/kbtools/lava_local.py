@@ -1,0 +1,786 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A throwaway LAVA server and worker on this machine, to try and test the
+kbench LAVA job (scripts/lava-job.py): everything lives in a Debian 12
+chroot made with debootstrap (its own PostgreSQL, gunicorn,
+lava-scheduler and lava-worker, started and stopped here); nothing of the
+host's own services is touched.
+
+    kbench lava local setup|start|run|check|stop|destroy [OPTION]...
+                                        (scripts/lava-local.sh)
+
+Who may get in: the LAVA superuser "admin" gets a random password at
+setup, kept in STATE/admin-password (mode 0600, STATE mode 0700, root's);
+the tools use an API token (STATE/token, 0600), never the password. The
+Debian mirror is the host's own (its apt sources), unless
+KBENCH_LAVA_MIRROR names one.
+"""
+
+import glob
+import http.cookiejar
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from kbtools import cli, paths, proc
+from kbtools.output import msg
+
+SUITE = "bookworm"
+WORKER = "kbench-worker"
+DEVICE = "kbench-qemu01"
+PG_PORT = 5432
+SECRET_FILE = "admin-password"
+TOKEN_FILE = "token"
+# The guest: Debian 12 with what run_all.sh needs even with --no-build
+# (make and the compiler: its test list goes through the Makefiles'
+# library checks), python3 for the translator, a console login.
+GUEST_PACKAGES = ("python3,bash,make,gcc,libc6-dev,libcap-dev,libcap2,"
+                  "libnuma-dev,libnuma1,procps,util-linux,login,kmod,"
+                  "iproute2")
+DEBIAN_SUITE = re.compile(r"^(buster|bullseye|bookworm|trixie|forky|sid|"
+                          r"oldstable|stable|testing|unstable)(-updates)?$")
+APT_SOURCES = ("/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list",
+               "/etc/apt/sources.list.d/*.sources")
+EXIT_FAILED, EXIT_USAGE, EXIT_MISSING = 1, 2, 3
+
+
+Failure = cli.Failure
+
+
+# ---- the host's Debian mirror ------------------------------------------------
+
+def sources_entries(text: str, deb822: bool) -> List[Tuple[str, List[str],
+                                                           List[str]]]:
+    """(URI, suites, components) of each "deb" source in an apt sources
+    file: one-line style (sources.list, *.list) or deb822 (*.sources)."""
+    out = []
+    if deb822:
+        for stanza in re.split(r"\n\s*\n", text):
+            fields: Dict[str, str] = {}
+            for line in stanza.splitlines():
+                if line.startswith("#") or ":" not in line:
+                    continue
+                key, value = line.split(":", 1)
+                fields[key.strip().lower()] = value.strip()
+            if fields.get("enabled", "yes").lower() == "no":
+                continue
+            if "deb" not in fields.get("types", "").split():
+                continue
+            for uri in fields.get("uris", "").split():
+                out.append((uri, fields.get("suites", "").split(),
+                            fields.get("components", "").split()))
+        return out
+    for line in text.splitlines():
+        # "deb [signed-by=...] URI SUITE COMPONENT...", comments dropped.
+        words = re.sub(r"\[[^]]*\]", " ", line.split("#", 1)[0]).split()
+        if len(words) >= 3 and words[0] == "deb":
+            out.append((words[1], [words[2]], words[3:]))
+    return out
+
+
+def host_mirror(patterns: Sequence[str] = APT_SOURCES) -> Optional[str]:
+    """The first Debian archive among the host's apt sources: a "deb"
+    source of a Debian suite (not -security) with component main."""
+    for pattern in patterns:
+        for path in sorted(glob.glob(pattern)):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            for uri, suites, comps in sources_entries(
+                    text, path.endswith(".sources")):
+                if "main" in comps and any(DEBIAN_SUITE.match(s)
+                                           for s in suites):
+                    return uri.rstrip("/")
+    return None
+
+
+# ---- the local lab -------------------------------------------------------------
+
+class Lab:
+    """The chroot under BASE (KBENCH_LAVA_DIR) and its daemons."""
+
+    def __init__(self, prog: str, base: Optional[str] = None):
+        self.prog = prog
+        self.base = base or os.environ.get("KBENCH_LAVA_DIR") or \
+            "/var/tmp/kbench-lava"
+        self.root = os.path.join(self.base, "root")
+        self.srv = os.path.join(self.root, "srv", "kbench")
+        self.guest = os.path.join(self.srv, "guest")
+        self.state = os.path.join(self.base, "state")
+        self.port = int(os.environ.get("KBENCH_LAVA_PORT") or 8790)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def say(self, text: str) -> None:
+        msg(self.prog, text)
+
+    def state_file(self, name: str) -> str:
+        return os.path.join(self.state, name)
+
+    def mirror(self) -> str:
+        m = os.environ.get("KBENCH_LAVA_MIRROR") or host_mirror()
+        if not m:
+            raise Failure("no Debian archive among the host's apt sources "
+                          "(/etc/apt/sources.list, /etc/apt/sources.list.d/):"
+                          " set KBENCH_LAVA_MIRROR", EXIT_MISSING)
+        return m
+
+    # ---- commands in the chroot ----
+
+    def in_root(self, *cmd: str) -> List[str]:
+        return ["chroot", self.root, "/usr/bin/env", "-i",
+                "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
+                "DEBIAN_FRONTEND=noninteractive", "HOME=/root", *cmd]
+
+    def logged(self, cmd: Sequence[str], log: str, what: str,
+               append: bool = True) -> None:
+        if proc.run(cmd, log=self.state_file(log), append=append) != 0:
+            raise Failure(f"{what}: see {self.state_file(log)}")
+
+    def manage(self, *args: str) -> List[str]:
+        return self.in_root("lava-server", "manage", *args)
+
+    def apt(self, *args: str) -> List[str]:
+        return self.in_root("apt-get", "-y", "-q", "-o", "Dpkg::Use-Pty=0",
+                            *args)
+
+    def pg_running(self) -> bool:
+        return os.access(os.path.join(self.root, "usr/bin/pg_ctlcluster"),
+                         os.X_OK) and proc.succeeds(
+            self.in_root("pg_ctlcluster", "15", "main", "status"))
+
+    def pg_start(self) -> None:
+        if not self.pg_running():
+            self.logged(self.in_root("pg_ctlcluster", "15", "main", "start"),
+                        "postgresql.log", "PostgreSQL did not start")
+
+    def pg_stop(self) -> None:
+        if self.pg_running():
+            proc.run(self.in_root("pg_ctlcluster", "15", "main", "stop"))
+
+    # ---- mounts ----
+
+    def mounted(self, path: str) -> bool:
+        return proc.succeeds(["mountpoint", "-q", path])
+
+    def mount(self) -> None:
+        for fs, where, opts in (("proc", "proc", ["-t", "proc"]),
+                                ("sysfs", "sys", ["-t", "sysfs"]),
+                                ("/dev", "dev", ["--bind"]),
+                                ("/dev/pts", "dev/pts", ["--bind"])):
+            target = os.path.join(self.root, where)
+            if not self.mounted(target) and proc.run(
+                    ["mount", *opts, fs, target]) != 0:
+                raise Failure(f"cannot mount {target}")
+
+    def umount(self) -> None:
+        for where in ("dev/pts", "dev", "sys", "proc"):
+            target = os.path.join(self.root, where)
+            if self.mounted(target) and proc.run(["umount", target]) != 0:
+                proc.run(["umount", "-l", target])
+
+    # ---- checks ----
+
+    def check_host(self) -> None:
+        if os.geteuid() != 0:
+            raise Failure("needs root (chroot, mount)", EXIT_USAGE)
+        for tool in ("debootstrap", "chroot", "mountpoint"):
+            if shutil.which(tool) is None:
+                raise Failure(f"{tool} not found (apt-get install {tool})",
+                              EXIT_MISSING)
+
+    def port_busy(self, port: int) -> bool:
+        return bool(proc.capture(["ss", "-ltnH", f"sport = :{port}"]).strip())
+
+    def check_ports(self) -> None:
+        """The chroot's daemons listen on the host's network: refuse to
+        start where a host service already holds their ports."""
+        for port in (PG_PORT, self.port):
+            if not self.port_busy(port):
+                continue
+            if port == PG_PORT and self.pg_running():
+                continue
+            if port == self.port and self.pid_of("gunicorn"):
+                continue
+            raise Failure(f"port {port} is in use on this machine")
+
+    # ---- secrets ----
+
+    def private_state(self) -> None:
+        """STATE exists, root's alone (0700), every file in it 0600."""
+        os.makedirs(self.state, exist_ok=True)
+        os.chmod(self.state, 0o700)
+        for name in os.listdir(self.state):
+            os.chmod(os.path.join(self.state, name), 0o600)
+
+    def write_secret(self, name: str, text: str) -> None:
+        path = self.state_file(name)
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                     0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        os.chmod(path + ".tmp", 0o600)
+        os.replace(path + ".tmp", path)
+
+    def read_secret(self, name: str) -> str:
+        with open(self.state_file(name), encoding="utf-8") as f:
+            return f.read().strip()
+
+    def admin_password(self) -> str:
+        """The admin's password: made once, random, kept 0600."""
+        path = self.state_file(SECRET_FILE)
+        if not os.path.isfile(path):
+            self.write_secret(SECRET_FILE, secrets.token_urlsafe(24))
+        return self.read_secret(SECRET_FILE)
+
+    def set_admin(self) -> None:
+        """The superuser admin with the state's random password, set
+        through Django's shell on stdin: the password is never on a
+        command line (which every local user can read in /proc)."""
+        script = (
+            "from django.contrib.auth.models import User\n"
+            "import sys\n"
+            "u, _ = User.objects.get_or_create(username='admin')\n"
+            "u.is_superuser = u.is_staff = True\n"
+            f"u.set_password({self.admin_password()!r})\n"
+            "u.save()\n")
+        try:
+            proc.capture(self.manage("shell"), stdin=script)
+        except proc.Failed as e:
+            raise Failure(f"cannot set the admin's password: {e}") from e
+
+    def admin_token(self) -> str:
+        """The admin's API token (made on first use): CSV rows
+        id,secret,description."""
+        def first() -> str:
+            rows = proc.capture(self.manage("tokens", "list", "--user",
+                                            "admin", "--csv")).splitlines()
+            return rows[1].split(",")[1] if len(rows) > 1 else ""
+        token = first()
+        if not token:
+            proc.capture(self.manage("tokens", "add", "--user", "admin"))
+            token = first()
+        if not token:
+            raise Failure("cannot make an API token for admin")
+        return token
+
+    def worker_token(self) -> None:
+        """The worker's token file, from the server's record of it."""
+        f = os.path.join(self.root, "var/lib/lava/dispatcher/worker/token")
+        if os.path.isfile(f) and os.path.getsize(f):
+            return
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        out = proc.capture(self.manage("workers", "details", WORKER))
+        m = re.search(r"^token *: *(\S+)", out, re.M)
+        if not m:
+            raise Failure(f"no token for worker {WORKER} (setup "
+                          "incomplete?)")
+        fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(m.group(1) + "\n")
+
+    # ---- setup ----
+
+    def setup(self) -> None:
+        self.check_host()
+        mirror = self.mirror()
+        os.makedirs(self.base, exist_ok=True)
+        self.private_state()
+        if not os.access(os.path.join(self.root, "usr/bin/apt-get"),
+                         os.X_OK):
+            self.say(f"debootstrap {SUITE} into {self.root} ({mirror})")
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.logged(["debootstrap", "--variant=minbase", SUITE,
+                         self.root, mirror], "debootstrap.log",
+                        "debootstrap failed", append=False)
+        with open(os.path.join(self.root, "etc/apt/sources.list"), "w",
+                  encoding="utf-8") as f:
+            f.write(f"deb {mirror} {SUITE} main\n"
+                    f"deb {mirror} {SUITE}-updates main\n")
+        # No daemon starts while packages install: start does that.
+        rc = os.path.join(self.root, "usr/sbin/policy-rc.d")
+        with open(rc, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\nexit 101\n")
+        os.chmod(rc, 0o755)
+        try:
+            self.mount()
+            self.check_ports()
+            self.logged(self.apt("update"), "apt.log",
+                        "apt-get update failed", append=False)
+            self.say("installing PostgreSQL")
+            self.logged(self.apt("install", "--no-install-recommends",
+                                 "postgresql"), "apt.log",
+                        "installing PostgreSQL failed")
+            self.pg_start()
+            self.say("installing lava-server, lava-dispatcher, qemu (a few "
+                     "minutes)")
+            self.logged(self.apt(
+                "install", "--no-install-recommends", "lava-server",
+                "lava-dispatcher", "qemu-system-x86", "gunicorn",
+                "python3-yaml", "ca-certificates", "cpio"), "apt.log",
+                "installing LAVA failed")
+            self.configure()
+        finally:
+            self.pg_stop()
+            self.umount()
+            self.private_state()
+        self.say(f"setup done; the admin's password is in "
+                 f"{self.state_file(SECRET_FILE)} (root's alone); next: "
+                 f"{self.prog.rsplit(' ', 1)[0]} start")
+
+    def configure(self) -> None:
+        os.makedirs(os.path.join(self.root, "etc/lava-server/settings.d"),
+                    exist_ok=True)
+        with open(os.path.join(self.root, "etc/lava-server/settings.d/"
+                               "50-kbench.yaml"), "w") as f:
+            f.write('ALLOWED_HOSTS: ["127.0.0.1", "localhost"]\n')
+        self.logged(self.manage("migrate", "--noinput"), "manage.log",
+                    "lava-server manage migrate failed", append=False)
+        self.set_admin()
+        for cmd in (("device-types", "add", "qemu"),
+                    ("workers", "add", WORKER)):
+            proc.run(self.manage(*cmd), log=self.state_file("manage.log"),
+                     append=True)
+        devices = os.path.join(self.root, "etc/lava-server/dispatcher-config/"
+                               "devices")
+        os.makedirs(devices, exist_ok=True)
+        with open(os.path.join(devices, f"{DEVICE}.jinja2"), "w") as f:
+            f.write("{% extends 'qemu.jinja2' %}\n"
+                    "{% set netdevice = 'user' %}\n"
+                    "{% set memory = 2048 %}\n"
+                    "{% set no_kvm = True %}\n")
+        proc.run(self.manage("devices", "add", "--device-type", "qemu",
+                             "--worker", WORKER, DEVICE),
+                 log=self.state_file("manage.log"), append=True)
+
+    # ---- daemons ----
+
+    def pid_of(self, name: str) -> int:
+        try:
+            with open(self.state_file(f"{name}.pid")) as f:
+                return int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def alive(self, pid: int) -> bool:
+        if pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def start_daemon(self, name: str, *cmd: str) -> None:
+        """cmd in the chroot in a session of its own, its pid in
+        STATE/NAME.pid, its output in STATE/NAME.log."""
+        if self.alive(self.pid_of(name)):
+            return
+        log = os.open(self.state_file(f"{name}.log"),
+                      os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            child = subprocess.Popen(
+                ["chroot", self.root, "/usr/bin/env", "-i",
+                 "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
+                 "HOME=/root", *cmd], stdin=subprocess.DEVNULL,
+                stdout=log, stderr=log, start_new_session=True)
+        finally:
+            os.close(log)
+        self.write_secret(f"{name}.pid", str(child.pid))
+
+    def stop_daemon(self, name: str) -> None:
+        """End the session start_daemon began (its qemu too)."""
+        pid = self.pid_of(name)
+        if self.alive(pid):
+            for sig, wait in ((15, 10.0), (9, 0.0)):
+                try:
+                    os.killpg(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    break
+                end = time.monotonic() + wait
+                while self.alive(pid) and time.monotonic() < end:
+                    time.sleep(0.2)
+                if not self.alive(pid):
+                    break
+        try:
+            os.unlink(self.state_file(f"{name}.pid"))
+        except FileNotFoundError:
+            pass
+
+    def api_up(self) -> bool:
+        try:
+            with local_opener().open(f"{self.url}/api/v0.2/", timeout=5):
+                return True
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def api(self, path: str, data: Optional[bytes] = None) -> bytes:
+        """A REST call with the admin's API token (never the password)."""
+        req = urllib.request.Request(
+            f"{self.url}/api/v0.2/{path}", data=data, headers={
+                "Authorization": f"Token {self.read_secret(TOKEN_FILE)}",
+                "Content-Type": "application/json"})
+        try:
+            with local_opener().open(req, timeout=60) as r:
+                return bytes(r.read())
+        except (OSError, urllib.error.URLError) as e:
+            raise Failure(f"LAVA API {path}: {e}") from e
+
+    def start(self) -> None:
+        self.check_host()
+        if not os.access(os.path.join(self.root, "usr/bin/lava-server"),
+                         os.X_OK):
+            raise Failure(f"no LAVA in {self.root}: run "
+                          f"'{self.prog.rsplit(' ', 1)[0]} setup' first")
+        self.private_state()
+        self.mount()
+        self.check_ports()
+        self.pg_start()
+        # A lab set up before the password was random gets one now.
+        self.set_admin()
+        self.write_secret(TOKEN_FILE, self.admin_token())
+        self.worker_token()
+        self.start_daemon("gunicorn", "gunicorn", "lava_server.wsgi",
+                          "--workers", "2", "--bind",
+                          f"127.0.0.1:{self.port}", "--timeout", "120")
+        self.start_daemon("scheduler", "lava-server", "manage",
+                          "lava-scheduler")
+        self.start_daemon("worker", "lava-worker", "--name", WORKER,
+                          "--url", f"{self.url}/", "--token-file",
+                          "/var/lib/lava/dispatcher/worker/token")
+        for _ in range(120):
+            if self.api_up():
+                break
+            time.sleep(1)
+        else:
+            raise Failure(f"the LAVA API did not come up: see "
+                          f"{self.state_file('gunicorn.log')}")
+        self.say(f"LAVA is up: {self.url}/ (logs in {self.state}; the "
+                 f"admin's password in {self.state_file(SECRET_FILE)})")
+
+    def stop(self) -> None:
+        for d in ("worker", "scheduler", "gunicorn"):
+            self.stop_daemon(d)
+        if self.mounted(os.path.join(self.root, "proc")):
+            self.pg_stop()
+        self.umount()
+        self.say("stopped")
+
+    def destroy(self) -> None:
+        self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    # ---- check: who gets in ----
+
+    def check(self) -> int:
+        """0 when admin/admin is refused, the state is root's alone and
+        the token works; 1 otherwise (each problem said)."""
+        bad = [f"{p} is readable or writable by others"
+               for p in [self.state] + glob.glob(os.path.join(self.state,
+                                                              "*"))
+               if os.stat(p).st_mode & 0o077]
+        if login_accepted(self.url, "admin", "admin"):
+            bad.append("admin/admin logs in")
+        for b in bad:
+            self.say(b)
+        if not bad:
+            self.say("admin/admin is refused; the state is root's alone")
+        return 1 if bad else 0
+
+    # ---- run ----
+
+    def run(self, argv: Sequence[str]) -> None:
+        ap = cli.UsageParser(prog=f"{self.prog}")
+        ap.add_argument("--kernel", default="")
+        ap.add_argument("-t", "--test", action="append", default=[])
+        ap.add_argument("-r", "--repeat")
+        ap.add_argument("--timeout")
+        ap.add_argument("--full", action="store_true")
+        ap.add_argument("--machine-slow", action="store_true")
+        ap.add_argument("--keep-rootfs", action="store_true")
+        a = ap.parse_args(list(argv))
+        if a.kernel and not os.path.isfile(a.kernel):
+            ap.error(f"no such kernel image '{a.kernel}'")
+        job_args: List[str] = []
+        for t in a.test:
+            job_args += ["-t", t]
+        for opt, value in (("--repeat", a.repeat), ("--timeout", a.timeout)):
+            if value is not None:
+                job_args += [opt, value]
+        job_args += ["--full"] * a.full + ["--machine-slow"] * a.machine_slow
+        self.check_host()
+        if not self.api_up():
+            raise Failure("LAVA is not running: "
+                          f"'{self.prog.rsplit(' ', 1)[0]} start' first")
+        if not a.keep_rootfs or not os.path.isfile(
+                os.path.join(self.srv, "rootfs.cpio")):
+            self.make_guest()
+            self.pack_guest()
+        if a.kernel:
+            shutil.copy(a.kernel, os.path.join(self.srv, "vmlinuz"))
+        else:
+            self.debian_kernel()
+        job = self.state_file("job.yaml")
+        if proc.run([paths.script("scripts/lava-job.py"), "--kernel",
+                     "file:///srv/kbench/vmlinuz", "--rootfs",
+                     "file:///srv/kbench/rootfs.cpio", "--init",
+                     "/sbin/kbench-init", "--job-name", "kbench local",
+                     *job_args, "-o", job], stdout=sys.stderr) != 0:
+            raise Failure("lava-job.py failed")
+        with open(job, encoding="utf-8") as f:
+            reply = json.loads(self.api("jobs/", json.dumps(
+                {"definition": f.read()}).encode()))
+        ids = reply.get("job_ids") or []
+        if not ids or not str(ids[0]).isdigit():
+            raise Failure(f"job submission failed: {reply!r}")
+        jid = str(ids[0])
+        clock = proc.Clock()
+        self.say(f"job {jid} submitted; waiting "
+                 f"({self.url}/scheduler/job/{jid})")
+        while True:
+            info = json.loads(self.api(f"jobs/{jid}/"))
+            if info.get("state") == "Finished":
+                break
+            time.sleep(5)
+        print(f"job {info.get('id')}: {info.get('health')}", flush=True)
+        self.say(f"job {jid} took {clock.seconds()} s from submission to "
+                 "its end")
+        with open(self.state_file("tests.json"), "wb") as fb:
+            fb.write(self.api(f"jobs/{jid}/tests/?limit=10000"))
+        with open(self.state_file("log.yaml"), "wb") as fb:
+            fb.write(self.api(f"jobs/{jid}/logs/"))
+        status = proc.run(["python3", "-m", "kbtools.lava", "--check-job",
+                           self.state_file("tests.json"),
+                           self.state_file("log.yaml")],
+                          env=dict(os.environ, PYTHONPATH=paths.SCRIPTS))
+        if status:
+            raise Failure("the job's results differ from its KTAP", status)
+
+    def write_guest_init(self) -> None:
+        """The guest's init: the mounts the collection needs, then a root
+        login on the serial console (LAVA's auto_login), again and again."""
+        init = os.path.join(self.guest, "sbin", "kbench-init")
+        with open(init, "w", encoding="utf-8") as f:
+            f.write(GUEST_INIT)
+        os.chmod(init, 0o755)
+
+    def copy_collection(self) -> None:
+        """The built collection (no .git, no caches) and the kselftest
+        files of the provisioned tree that its Makefiles read."""
+        from kbtools import ksrc
+        tree = ksrc.provision(paths.cache_dir(), ksrc.DEFAULT_VERSION,
+                              self.prog)
+        dest = os.path.join(self.guest, "opt", "kbench")
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(paths.TOP, dest, symlinks=True, ignore=lambda d, n: [
+            x for x in n if d == paths.TOP and x in (".git", ".cache", "out",
+                                                     "build")])
+        sel = os.path.join(tree, "tools", "testing", "selftests")
+        mini = os.path.join(dest, ".cache", os.path.basename(tree), "tools",
+                            "testing", "selftests")
+        os.makedirs(mini)
+        for name in ("lib.mk", "kselftest.h", "kselftest_harness.h"):
+            shutil.copy2(os.path.join(sel, name), mini)
+        shutil.copytree(os.path.join(sel, "kselftest"),
+                        os.path.join(mini, "kselftest"), symlinks=True)
+        open(os.path.join(dest, ".cache", os.path.basename(tree),
+                          ".kbench-provisioned"), "w").close()
+
+    def make_guest(self) -> None:
+        if not os.access(os.path.join(self.guest, "usr/bin/python3"),
+                         os.X_OK):
+            self.say(f"debootstrap the guest rootfs into {self.guest} (once)")
+            shutil.rmtree(self.guest, ignore_errors=True)
+            os.makedirs(self.srv, exist_ok=True)
+            self.logged(["debootstrap", "--variant=minbase",
+                         f"--include={GUEST_PACKAGES}", SUITE, self.guest,
+                         self.mirror()], "guest.log",
+                        "debootstrap of the guest failed", append=False)
+            for junk in ("var/cache/apt/archives", "var/lib/apt/lists",
+                         "usr/share/doc", "usr/share/man",
+                         "usr/share/locale"):
+                shutil.rmtree(os.path.join(self.guest, junk),
+                              ignore_errors=True)
+            # The guest's root logs in on its serial console without a
+            # password: LAVA's auto_login; the guest is reached by its
+            # console only (no network service in it).
+            proc.run(["chroot", self.guest, "passwd", "-d", "root"])
+            with open(os.path.join(self.guest, "etc/hostname"), "w") as f:
+                f.write("kbench\n")
+        self.write_guest_init()
+        self.copy_collection()
+
+    def pack_guest(self) -> None:
+        self.say("packing the guest rootfs")
+        # Uncompressed: LAVA unpacks and repacks it to append its overlay,
+        # and the guest's kernel unpacks it under TCG; gzip costs minutes.
+        if proc.run(self.in_root(
+                "sh", "-c", "cd /srv/kbench/guest && find . -xdev | cpio -o "
+                "-H newc --quiet >/srv/kbench/rootfs.cpio.tmp")) != 0:
+            raise Failure("cannot pack the guest rootfs")
+        with_gz = os.path.join(self.srv, "rootfs.cpio.gz")
+        if os.path.exists(with_gz):
+            os.unlink(with_gz)
+        os.replace(os.path.join(self.srv, "rootfs.cpio.tmp"),
+                   os.path.join(self.srv, "rootfs.cpio"))
+
+    def debian_kernel(self) -> None:
+        """Debian 12's 6.1 kernel, fetched with apt-get download in the
+        chroot."""
+        deps = proc.capture(self.in_root("apt-cache", "depends",
+                                         "linux-image-amd64"))
+        m = re.search(r"^ *Depends: (linux-image-6\.1\.\S*-amd64)$", deps,
+                      re.M)
+        if not m:
+            raise Failure("cannot resolve linux-image-amd64 in the chroot")
+        pkg = m.group(1)
+        kdir = os.path.join(self.srv, "kernel")
+        if not os.path.isfile(os.path.join(kdir, f"{pkg}.stamp")):
+            self.say(f"fetching {pkg}")
+            shutil.rmtree(kdir, ignore_errors=True)
+            os.makedirs(kdir)
+            self.logged(self.in_root("sh", "-c", "cd /srv/kbench/kernel && "
+                                     f"apt-get download -q {pkg}"),
+                        "kernel.log", "cannot fetch the kernel",
+                        append=False)
+            if proc.run(self.in_root(
+                    "sh", "-c", f"dpkg-deb --fsys-tarfile /srv/kbench/kernel/"
+                    f"{pkg}_*.deb | tar -xf - -C /srv/kbench/kernel ./boot")):
+                raise Failure(f"cannot unpack {pkg}")
+            open(os.path.join(kdir, f"{pkg}.stamp"), "w").close()
+        for f in glob.glob(os.path.join(kdir, "boot", "vmlinuz-*")):
+            shutil.copy(f, os.path.join(self.srv, "vmlinuz"))
+
+
+GUEST_INIT = """\
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# bash's process substitution needs /dev/fd, which devtmpfs lacks.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
+mkdir -p /dev/pts /dev/shm /dev/mqueue
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t mqueue mqueue /dev/mqueue
+hostname kbench
+while :; do
+\t/sbin/agetty --noclear -L ttyS0 115200 vt100
+done
+"""
+
+
+def local_opener(jar: Optional[http.cookiejar.CookieJar] = None
+                 ) -> urllib.request.OpenerDirector:
+    """An opener for the lab on 127.0.0.1: no proxy of the environment,
+    cookies kept in jar when given."""
+    handlers: List[urllib.request.BaseHandler] = [
+        urllib.request.ProxyHandler({})]
+    if jar is not None:
+        handlers.append(urllib.request.HTTPCookieProcessor(jar))
+    return urllib.request.build_opener(*handlers)
+
+
+def login_accepted(url: str, user: str, password: str) -> bool:
+    """True when Django's login form at URL/accounts/login/ takes USER
+    and PASSWORD (a redirect away from the form); False when it shows
+    the form again or cannot be reached. LAVA marks its CSRF cookie
+    Secure, which urllib keeps off plain HTTP: it is sent back by hand."""
+    jar = http.cookiejar.CookieJar()
+    login = f"{url}/accounts/login/"
+    try:
+        with local_opener(jar).open(login, timeout=30) as r:
+            page = r.read().decode("utf-8", "replace")
+        m = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        form = urllib.parse.urlencode({
+            "csrfmiddlewaretoken": m.group(1) if m else "",
+            "username": user, "password": password, "next": "/"}).encode()
+        cookies = "; ".join(f"{c.name}={c.value}" for c in jar)
+        req = urllib.request.Request(login, data=form, headers={
+            "Referer": login, "Cookie": cookies})
+        with local_opener().open(req, timeout=30) as r:
+            landed: str = urllib.parse.urlparse(r.geturl()).path
+            return landed != "/accounts/login/"
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+USAGE = """\
+Usage: {prog} setup|start|run|check|stop|destroy [OPTION]...
+A throwaway LAVA (server, worker and one qemu device) in a Debian 12
+chroot under {base} (KBENCH_LAVA_DIR), for the kbench LAVA job.
+
+  setup     debootstrap the chroot, install PostgreSQL and LAVA 2023.01
+            from Debian, create the admin (a random password, kept in
+            {state}/{secret}, mode 0600), the qemu device and the
+            worker (about 2 GB of disk, 5-20 minutes; once)
+  start     mount /proc, /sys, /dev into the chroot, start PostgreSQL,
+            gunicorn (127.0.0.1:{port}, KBENCH_LAVA_PORT), lava-scheduler
+            and lava-worker; the tools' API token in {state}/{token}
+  run       pack the built collection into a guest rootfs (debootstrapped
+            once), submit the job (scripts/lava-job.py), wait for it, print
+            its results from the REST API as a table and check them against
+            the KTAP the job printed
+  check     admin/admin must be refused and the state root's alone
+  stop      stop what start started (by the pids it recorded), unmount
+  destroy   stop, then remove {base}
+
+run options:
+  --kernel IMAGE   the kernel to boot (default: Debian 12's 6.1 kernel,
+                   fetched into the chroot with apt-get download)
+  -t NAME, -r N, --repeat N, --full, --timeout SECS, --machine-slow
+                   passed to scripts/lava-job.py (run_all.sh's options)
+  --keep-rootfs    reuse the guest rootfs packed by the last run
+
+Needs root, debootstrap, a Debian archive among the host's apt sources
+(or KBENCH_LAVA_MIRROR) and the collection built (make).
+Exit status: 0 done; 1 a step failed; 2 bad usage or not root; 3 a
+missing host tool or mirror; 130 interrupted.
+"""
+
+
+def main(argv: Sequence[str], prog: str = "kbench lava local") -> int:
+    lab = Lab(prog)
+    if not argv:
+        return cli.UsageParser(prog=prog).error(
+            "no command (setup, start, run, check, stop, destroy)")
+    cmd, rest = argv[0], list(argv[1:])
+    if cmd in ("-h", "--help"):
+        print(USAGE.format(prog=prog, base=lab.base, state=lab.state,
+                           secret=SECRET_FILE, token=TOKEN_FILE,
+                           port=lab.port), end="")
+        return 0
+    actions = {"setup": lab.setup, "start": lab.start, "stop": lab.stop,
+               "destroy": lab.destroy}
+    if cmd not in actions and cmd not in ("run", "check"):
+        cli.UsageParser(prog=prog).error(f"unknown command '{cmd}'")
+    if cmd != "run" and rest:
+        cli.UsageParser(prog=prog).error(f"unknown option '{rest[0]}'")
+    os.umask(0o077)
+
+    def body() -> int:
+        if cmd == "run":
+            lab.run(rest)
+        elif cmd == "check":
+            return lab.check()
+        else:
+            actions[cmd]()
+        return 0
+    return cli.orchestrate(prog, body)

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where kbench's files are: the clone, its cache, the programs the front
+door hands over to. A leaf: imports nothing of kbtools."""
+
+import os
+
+# scripts/kbtools/paths.py -> the clone's top directory.
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SCRIPTS = os.path.join(TOP, "scripts")
+TESTKERNEL = os.path.join(TOP, "testkernel")
+
+
+def cache_dir() -> str:
+    """The collection's cache (KBENCH_CACHE, default TOP/.cache): kernel
+    sources, virtme-ng's venv, guest kernels, foreign package indices."""
+    return os.environ.get("KBENCH_CACHE") or os.path.join(TOP, ".cache")
+
+
+def script(name: str) -> str:
+    """A script of the clone by its path below the top (scripts/vm-run.sh)."""
+    return os.path.join(TOP, name)

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Running the host's programs: one home for how kbench starts, logs,
+times out and stops a child.
+
+- run(cmd, log=...): a child in a process group of its own, its output in
+  a log file (or inherited), an optional timeout; a signal that reaches
+  kbench (SIGINT, SIGTERM, SIGHUP, while stop_on_signals() is in force)
+  stops the whole group before kbench goes on to put things back.
+- capture(cmd): a short command's standard output; Failed when it fails.
+- tee(cmd, out, err): stdout and stderr each kept in a file and shown.
+- locked(path): flock(2) on a lock file, the same lock as flock(1) takes
+  on it, so that bash and Python users of a cache exclude each other.
+
+Every child goes through subprocess.Popen here: the unit tests mock that
+one name (on kunit_tool_test's model) and see every command line.
+"""
+
+import contextlib
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from types import FrameType
+from typing import IO, Iterator, List, Mapping, Optional, Sequence
+
+# Seconds a stopped group gets between SIGTERM and SIGKILL.
+GRACE_S = 10.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Failed(Exception):
+    """A command that exited non-zero (or could not start)."""
+
+    def __init__(self, cmd: Sequence[str], status: int, detail: str = ""):
+        self.cmd = list(cmd)
+        self.status = status
+        self.detail = detail
+        super().__init__(f"{cmd[0]} exited {status}"
+                         + (f": {detail}" if detail else ""))
+
+
+class Interrupted(Exception):
+    """A signal asked kbench to stop; exit status 130 once cleaned up."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"interrupted by signal {signum}")
+
+
+class TimedOut(Exception):
+    """A child ran past its timeout and was stopped."""
+
+    def __init__(self, cmd: Sequence[str], timeout: float):
+        self.cmd = list(cmd)
+        self.timeout = timeout
+        super().__init__(f"{cmd[0]} ran past {timeout:g} s and was stopped")
+
+
+def _raise_interrupted(signum: int, frame: Optional[FrameType]) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While in force, SIGINT, SIGTERM and SIGHUP raise Interrupted in the
+    main thread, so that run() stops its child and finally: blocks put
+    things back before the exit."""
+    old = {s: signal.signal(s, _raise_interrupted) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def stop_group(child: "subprocess.Popen[bytes]",
+               grace: float = GRACE_S) -> None:
+    """SIGTERM the child's process group, SIGKILL it after grace seconds,
+    and reap the child."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(child.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            child.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    child.wait()
+
+
+def _usable(stream: Optional[IO[str]]) -> Optional[IO[str]]:
+    """stream when a child can write to it (it has a file descriptor),
+    else None: the child then writes to kbench's own stdout."""
+    try:
+        if stream is not None:
+            stream.fileno()
+            return stream
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
+def run(cmd: Sequence[str], *, log: Optional[str] = None,
+        cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None, stdout: Optional[IO[str]] = None,
+        append: bool = False) -> int:
+    """Run cmd in a process group of its own and return its exit status.
+    Its stdout and stderr go to log (a file, truncated unless append),
+    else to stdout (a file) or kbench's own. A timeout or an Interrupted
+    stops the whole group; TimedOut or Interrupted is raised after."""
+    out: Optional[IO[str]] = None
+    try:
+        if log is not None:
+            out = open(log, "a" if append else "w", encoding="utf-8")
+        sink = out if out is not None else _usable(stdout)
+        try:
+            child = subprocess.Popen(
+                list(cmd), cwd=cwd, env=None if env is None else dict(env),
+                stdin=subprocess.DEVNULL, stdout=sink,
+                stderr=subprocess.STDOUT if sink is not None else None,
+                start_new_session=True)
+        except OSError as e:
+            raise Failed(cmd, 127, e.strerror or str(e)) from e
+        try:
+            return child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(child)
+            raise TimedOut(cmd, timeout or 0.0) from None
+        except BaseException:
+            stop_group(child)
+            raise
+    finally:
+        if out is not None:
+            out.close()
+
+
+def capture(cmd: Sequence[str], *, cwd: Optional[str] = None,
+            env: Optional[Mapping[str, str]] = None,
+            stdin: Optional[str] = None) -> str:
+    """The standard output of a short command; Failed (with its stderr's
+    first line) when it exits non-zero or cannot start."""
+    try:
+        child = subprocess.Popen(
+            list(cmd), cwd=cwd, env=None if env is None else dict(env),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        raise Failed(cmd, 127, e.strerror or str(e)) from e
+    try:
+        out, err = child.communicate(stdin)
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    if child.returncode != 0:
+        first = (err or "").strip().splitlines()
+        raise Failed(cmd, child.returncode, first[0] if first else "")
+    return out or ""
+
+
+def succeeds(cmd: Sequence[str], *, cwd: Optional[str] = None) -> bool:
+    """True when cmd exits 0 (its output thrown away)."""
+    try:
+        capture(cmd, cwd=cwd)
+    except Failed:
+        return False
+    return True
+
+
+def _copy(src: IO[bytes], sinks: List[IO[bytes]]) -> None:
+    fd = src.fileno()
+    for chunk in iter(lambda: os.read(fd, 65536), b""):
+        for s in sinks:
+            s.write(chunk)
+            s.flush()
+
+
+def tee(cmd: Sequence[str], out_path: str, err_path: Optional[str] = None,
+        *, env: Optional[Mapping[str, str]] = None) -> int:
+    """Run cmd with its stdout kept in out_path and shown on stdout, its
+    stderr kept in err_path (when given) and shown on stderr (as
+    `2> >(tee ERR >&2) | tee OUT`); its exit status. Interrupted stops
+    it."""
+    with open(out_path, "wb") as out, \
+            open(err_path or os.devnull, "wb") as err:
+        try:
+            child = subprocess.Popen(
+                list(cmd), env=None if env is None else dict(env),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as e:
+            raise Failed(cmd, 127, e.strerror or str(e)) from e
+        assert child.stdout is not None and child.stderr is not None
+        threads = [
+            threading.Thread(target=_copy, daemon=True, args=(
+                child.stdout, [out, sys.stdout.buffer])),
+            threading.Thread(target=_copy, daemon=True, args=(
+                child.stderr, [err, sys.stderr.buffer])),
+        ]
+        for t in threads:
+            t.start()
+        try:
+            status = child.wait()
+        except BaseException:
+            stop_group(child)
+            raise
+        for t in threads:
+            t.join()
+        return status
+
+
+def tail(path: str, lines: int) -> str:
+    """The last lines of a text file ("" when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def locked(path: str) -> Iterator[None]:
+    """Hold an exclusive flock(2) on path (created) while in the block;
+    waits for another holder, bash's `exec 9>PATH; flock 9` included."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+class Clock:
+    """Whole seconds since the start, as bash's $SECONDS counts them."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+
+    def seconds(self) -> int:
+        return int(time.monotonic() - self.start)

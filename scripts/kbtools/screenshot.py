@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The README's picture of an A/B report (docs/report-ab.png): the
+null-syscall rows of syscall_overhead with and without a seccomp filter
+that costs every system call (tests/seccomp_wrap.c), 5 interleaved
+repetitions per side, reported by scripts/report.py and photographed by
+headless Chromium (tests/browser_check.py).
+
+    kbench docs screenshot [-o PNG] [AB_DIR]   (scripts/make-docs-screenshot.sh)
+"""
+
+import os
+import shutil
+import tempfile
+from typing import Sequence
+
+from kbtools import cli, paths, proc
+from kbtools.output import msg
+
+ROWS = "fork,getpid,getppid,getpgid_self,getsid,msgsnd_rcv,shmat_ctl"
+TITLE = "kbench A/B: syscall_overhead under a 200-compare seccomp filter"
+
+USAGE = """\
+Usage: {prog} [-o PNG] [AB_DIR]
+Run a small A/B (syscall_overhead plain vs under a seccomp filter,
+--repeat 5), write its HTML report and a screenshot of the report's top
+to PNG (default: docs/report-ab.png). With AB_DIR (a run_all.sh --json
+directory of an A/B run), photograph the report of those results instead
+of running. Needs python3-matplotlib and chromium.
+"""
+
+
+def run_ab(prog: str, work: str) -> str:
+    """The A/B run into WORK/ab; its directory."""
+    wrap = os.path.join(work, "seccomp_wrap")
+    if proc.run(["cc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-o", wrap,
+                 paths.script("tests/seccomp_wrap.c")]) != 0:
+        raise cli.Failure("cannot build seccomp_wrap")
+    ab = os.path.join(work, "ab")
+    env = dict(os.environ, KSELFTEST_SYSCALL_OVERHEAD_ARGS=f"-t {ROWS}")
+    if proc.run([paths.script("run_all.sh"), "-t", "syscall_overhead",
+                 "--repeat", "5", "--vs-prefix", f"{wrap} -n 200", "--json",
+                 ab], log=os.path.join(work, "ab.ktap"), env=env) != 0:
+        msg(prog, "the A/B run reported failures (see the report)")
+    return ab
+
+
+def screenshot(prog: str, ab: str, out: str) -> int:
+    report = paths.script("scripts/report.py")
+    if proc.run([report, "--check"]) != 0:
+        raise cli.Failure("cannot draw the report")
+    work = tempfile.mkdtemp(prefix="kbench-docs.")
+    try:
+        ab = ab or run_ab(prog, work)
+        html = os.path.join(work, "report.html")
+        if proc.run([report, "-o", html, "--title", TITLE, ab]) != 0:
+            raise cli.Failure("report.py failed")
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        if proc.run([paths.script("tests/browser_check.py"), "--width",
+                     "1000", "--clip", "1150", "--scale", "0.8",
+                     "--screenshot", out, html]) != 0:
+            raise cli.Failure("the browser check failed")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{prog}: wrote {out} ({os.path.getsize(out)} bytes)", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str], prog: str = "kbench docs screenshot") -> int:
+    """make-docs-screenshot.sh: 0 written; 1 a step failed; 2 bad
+    usage."""
+    ap = cli.UsageParser(prog=prog, help_text=USAGE.format(prog=prog))
+    ap.add_argument("-o", dest="out",
+                    default=os.path.join(paths.TOP, "docs", "report-ab.png"))
+    ap.add_argument("ab", nargs="?", default="")
+    a = ap.parse_args(list(argv))
+    if a.ab and not (os.path.isdir(os.path.join(a.ab, "base")) and
+                     os.path.isdir(os.path.join(a.ab, "candidate"))):
+        ap.error(f"'{a.ab}' is not an A/B directory (no base/ and "
+                 "candidate/)")
+    return cli.orchestrate(prog, lambda: screenshot(prog, a.ab, a.out))

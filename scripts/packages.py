@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The Debian packages kbench uses: packages.txt, read for the set-up of a
+command, the install lines, make check's SKIP lines and README.md.
+
+  packages.py setup [--no-install] USE
+        install what USE (run_all.sh, check, check-all, .ci/run) lacks, as root
+        on Debian or Ubuntu, one line saying which and how to undo it;
+        else say what is missing and how to install it, and exit 4
+  packages.py line USE [--not USE]   the install line of USE's packages
+  packages.py list [USE]             packages, purposes and what for
+  packages.py package-of COMMAND...  the package of each command
+  packages.py readme [--write] [FILE]
+        check that FILE (README.md) agrees with the list: exit 1 where
+        not; --write makes its generated blocks again
+
+Exit status: 0 done, 1 README.md or a command not in the list, 4 missing
+packages not installed, 2 bad usage or an unreadable list.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kbtools import cli, packages  # noqa: E402
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="packages.py",
+        description="The Debian packages kbench uses (packages.txt).")
+    ap.add_argument("--list", default=packages.LIST, metavar="FILE",
+                    help="the package list (default: packages.txt of the clone)")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    s = sub.add_parser("setup", help="install what USE lacks, or say how (exit 4)")
+    s.add_argument("--no-install", action="store_true",
+                   help="never install: say what is missing and exit 4")
+    s.add_argument("use")
+    s = sub.add_parser("line", help="the install line of USE's packages")
+    s.add_argument("use")
+    s.add_argument("--not", dest="not_use", metavar="USE",
+                   help="without the packages of this use")
+    s = sub.add_parser("list", help="packages with their purposes")
+    s.add_argument("use", nargs="?")
+    s = sub.add_parser("package-of", help="the package of each COMMAND")
+    s.add_argument("commands", nargs="+", metavar="COMMAND")
+    s = sub.add_parser("readme", help="check README.md against the list")
+    s.add_argument("--write", action="store_true",
+                   help="make the generated blocks again instead")
+    s.add_argument("file", nargs="?", default=os.path.join(packages.TOP, "README.md"))
+    return ap.parse_args(argv)
+
+
+def readme(plist: packages.PackageList, path: str, write: bool) -> int:
+    with cli.reading(path), open(path, encoding="utf-8") as f:
+        text = f.read()
+    if write:
+        new = packages.readme_render(text, plist)
+        if new != text:
+            with cli.writing(path), open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+            print(f"packages.py: {path}: generated blocks written")
+        return 0
+    problems = packages.readme_problems(text, plist)
+    for p in problems:
+        print(f"{path}: {p}")
+    if problems:
+        print(f"packages.py: {path} disagrees with packages.txt"
+              " (packages.py readme --write makes its blocks again)", file=sys.stderr)
+        return 1
+    print(f"{path} agrees with packages.txt")
+    return 0
+
+
+@cli.command("packages.py", errors=(packages.ListError,))
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    plist = packages.load(args.list)
+    if args.command == "setup":
+        return packages.set_up(args.use, args.no_install, plist)
+    if args.command == "line":
+        print(packages.install_line(plist.names_of(args.use, args.not_use)))
+        return 0
+    if args.command == "list":
+        pkgs = plist.of_use(args.use) if args.use else plist.packages
+        print("\n".join(packages.purpose_table(plist, pkgs)))
+        return 0
+    if args.command == "package-of":
+        rc = 0
+        for c in args.commands:
+            p = plist.package_of(c)
+            if p is None:
+                print(f"packages.py: no package of packages.txt has '{c}'",
+                      file=sys.stderr)
+                rc = 1
+            else:
+                print(p.name)
+        return rc
+    return readme(plist, args.file, args.write)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbtools.exact and compare's icount path: rows measured under QEMU's
+instruction counter are judged in instructions per operation, one boot
+per side, by their class (exact, near, noisy); never against a real
+clock."""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+
+import compare as compare_cli  # noqa: E402
+from kbtools import compare, exact, results  # noqa: E402
+
+
+def doc(rows, mode="icount", boot="b1", test="syscall_overhead"):
+    """One repetition; rows: (name, median in us)."""
+    machine = {"guest": "tcg", "clock_mode": mode}
+    if mode == "icount":
+        machine["icount_shift"] = 0
+    return {"schema": "kbench-results/1", "test": test,
+            "kernel": {"release": "6.12"}, "machine": machine,
+            "date": "2026-11-25T00:00:00Z", "cmdline": "./" + test,
+            "boot_id": boot, "params": {},
+            "rows": [{"name": n, "status": "ok", "unit": "us", "n": 100,
+                      "median": v, "mean": v} for n, v in rows]}
+
+
+class Rule(unittest.TestCase):
+    def test_one_instruction_reads_slower_on_an_exact_row(self):
+        base = [329.0965, 329.0965]
+        cand = [330.0960, 330.0965]
+        self.assertEqual(exact.decide(base, cand)[:2], ("exact", "slower"))
+        self.assertEqual(exact.decide(cand, base)[:2], ("exact", "faster"))
+
+    def test_identical_repetitions_read_same(self):
+        self.assertEqual(exact.decide([329.0965] * 2, [329.0965] * 2),
+                         ("exact", "same", None))
+
+    def test_a_fraction_of_an_instruction_is_within_the_floor(self):
+        cls, verdict, note = exact.decide([100.0, 100.0], [100.3, 100.3])
+        self.assertEqual((cls, verdict), ("exact", "same"))
+        self.assertIn("margin", note)
+
+    def test_near_row_needs_its_spread_plus_the_floor(self):
+        base = [37300.0, 37400.0]           # 0.27% spread
+        self.assertEqual(exact.decide(base, [37450.0, 37500.0])[:2],
+                         ("near", "same"))
+        self.assertEqual(exact.decide(base, [37600.0, 37650.0])[:2],
+                         ("near", "slower"))
+
+    def test_wide_rows_are_noisy_and_left_to_statistics(self):
+        self.assertEqual(exact.decide([1e5, 1.2e5], [1e5, 1.1e5])[:2],
+                         ("noisy", "pending"))
+
+    def test_a_row_that_differs_between_boots_is_never_exact(self):
+        # Identical within each boot, yet A/A boots showed it move.
+        same = [398.101, 398.101]
+        known = {"class": "noisy", "spread_pct": 4.27}
+        self.assertEqual(exact.decide(same, [415.101] * 2, known)[:2],
+                         ("noisy", "pending"))
+        near = {"class": "near", "spread_pct": 0.8}
+        self.assertEqual(exact.decide([1000.0] * 2, [1005.0] * 2, near)[:2],
+                         ("near", "same"))
+        self.assertEqual(exact.decide([1000.0] * 2, [1010.0] * 2, near)[:2],
+                         ("near", "slower"))
+
+    def test_calibration_file(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        path = os.path.join(tmp.name, "c.json")
+        with open(path, "w") as f:
+            json.dump({"rows": {"t:r": {"class": "near"}}}, f)
+        self.assertEqual({"t:r": {"class": "near"}}, exact.calibration(path))
+        self.assertEqual({}, exact.calibration(path + ".missing"))
+        self.assertIn("syscall_overhead:getppid", exact.calibration())
+
+    def test_one_repetition_shows_no_spread(self):
+        self.assertIn("2 per side", exact.too_few([1.0], [1.0, 1.0]))
+        self.assertIsNone(exact.too_few([1.0, 1.0], [1.0, 1.0]))
+
+
+class Wiring(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def run_dir(self, label, reps):
+        """DIR/syscall_overhead.json from docs, merged as the A/B does."""
+        d = os.path.join(self.tmp.name, label)
+        os.makedirs(d)
+        merged = results.merge_docs(reps) if len(reps) > 1 else reps[0]
+        results.write_json(os.path.join(d, "syscall_overhead.json"), merged)
+        return d
+
+    def entries(self, base, cand):
+        return {e["name"]: e for e in compare.compare(
+            results.load(base), [results.load(cand)])}
+
+    def test_an_ab_of_one_boot_each_gives_exact_verdicts(self):
+        rows = [("getppid", 0.3290965), ("getpid", 0.3070965),
+                ("fork", 376.0)]
+        cand = [("getppid", 0.330096), ("getpid", 0.3070965),
+                ("fork", 380.0)]
+        b = self.run_dir("base", [doc(rows), doc(rows)])
+        c = self.run_dir("cand", [doc(cand, boot="b2"),
+                                  doc([("getppid", 0.330096),
+                                       ("getpid", 0.3070965),
+                                       ("fork", 395.0)], boot="b2")])
+        e = self.entries(b, c)
+        self.assertEqual((e["getppid"]["verdict"], e["getppid"]["class"]),
+                         ("slower", "exact"))
+        self.assertAlmostEqual(e["getppid"]["delta"], 0.9995, places=3)
+        self.assertEqual(e["getppid"]["unit"], "insn")
+        self.assertEqual(e["getpid"]["verdict"], "same")
+        # fork spreads 3.9% on one side: noisy, and one boot is no sample.
+        self.assertEqual((e["fork"]["class"], e["fork"]["verdict"]),
+                         ("noisy", "no-verdict"))
+        self.assertIn("boots per side", e["fork"]["note"])
+
+    def test_text_and_json_say_exact(self):
+        rows = [("getppid", 0.3290965)]
+        b = self.run_dir("base", [doc(rows), doc(rows)])
+        c = self.run_dir("cand", [doc([("getppid", 0.330096)]),
+                                  doc([("getppid", 0.330096)])])
+        for fmt, want in (("text", "slower (exact)"), ("email",
+                                                        "+1.000 insn")):
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(compare_cli.main(["-f", fmt, b, c]), 0)
+            self.assertIn(want, out.getvalue())
+            self.assertIn("icount", out.getvalue())
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare_cli.main(["-f", "json", b, c])
+        row = json.loads(out.getvalue())["rows"][0]
+        self.assertEqual((row["clock"], row["class"], row["unit"]),
+                         ("icount", "exact", "insn"))
+        self.assertIn("Instructions do not show", json.loads(
+            out.getvalue())["method"])
+
+    def test_icount_is_never_compared_with_a_real_clock(self):
+        rows = [("getppid", 0.33)]
+        b = self.run_dir("base", [doc(rows), doc(rows)])
+        c = self.run_dir("cand", [doc(rows, "real"), doc(rows, "real")])
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            self.assertEqual(compare_cli.main([b, c]), 2)
+        self.assertIn("instructions cannot be compared with time",
+                      err.getvalue())
+        self.assertEqual(len(err.getvalue().splitlines()), 1)
+
+    def test_repetitions_are_grouped_by_boot(self):
+        d = self.run_dir("r", [doc([("fork", 1.0)], boot="x"),
+                               doc([("fork", 3.0)], boot="x"),
+                               doc([("fork", 10.0)], boot="y")])
+        row = results.load(d).tests["syscall_overhead"].rows["fork"]
+        self.assertEqual(row.boot_values(), [2.0, 10.0])
+        self.assertEqual(row.values(), [1.0, 3.0, 10.0])
+
+    def test_a_bad_clock_mode_is_an_error_naming_the_file(self):
+        bad = doc([("getppid", 0.33)])
+        bad["machine"]["clock_mode"] = "sundial"
+        d = self.run_dir("bad", [bad])
+        with self.assertRaisesRegex(results.ResultError,
+                                    "bad/syscall_overhead.json: machine"):
+            results.load(d)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class Labels(unittest.TestCase):
+    """KCIDB and LAVA carry icount figures as instructions."""
+
+    def test_kcidb_and_lava_say_insn(self):
+        from kbtools import kcidb, lava
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        d = os.path.join(tmp.name, "run")
+        os.makedirs(d)
+        results.write_json(os.path.join(d, "syscall_overhead.json"),
+                           results.merge_docs([doc([("getppid", 0.3291)]),
+                                               doc([("getppid", 0.3291)])]))
+        run = results.load(d)
+        test = run.tests["syscall_overhead"]
+        row = test.rows["getppid"]
+        kw = lava._measured({}, row, 0.3291, test)
+        self.assertEqual(("insn", 329.1), (kw["units"],
+                                           round(kw["measurement"], 1)))
+        self.assertEqual("us", lava._measured({}, row, 0.3291)["units"])
+        ex = kcidb.Exporter()
+        ex.add_run(run)
+        tests = {t["path"]: t for t in ex.document()["tests"]}
+        got = tests["kbench.syscall_overhead.getppid"]
+        self.assertEqual("insn", got["number"]["unit"])
+        self.assertAlmostEqual(329.1, got["number"]["value"])
+        self.assertEqual({"value": 0.3291, "unit": "us"},
+                         got["misc"]["virtual_time"])
+        self.assertEqual("icount", got["environment"]["misc"]["clock_mode"])
+
+
+class Validate(unittest.TestCase):
+    def test_the_command_it_runs(self):
+        from kbtools import validate
+        args = validate.parse_args(["--tree", "/t", "--base", "a",
+                                    "--candidate", "b", "-t",
+                                    "syscall_overhead:getppid", "--json",
+                                    "/o"])
+        cmd = validate.command(args, "/img/a", "/img/b")
+        self.assertEqual(["--kernel", "/img/a", "--vs-kernel", "/img/b",
+                          "--icount", "-t", "syscall_overhead", "--json",
+                          "/o"], cmd[1:])
+        args.real = True
+        self.assertNotIn("--icount", validate.command(args, "a", "b"))

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of kbtools/lava_local.py (scripts/lava-local.sh), without a lab:
+the mirror from the host's apt sources, who gets in (a random admin
+password never on a command line, admin/admin refused, the state root's
+alone), bad usage. subprocess is mocked; a real setup is not run here."""
+
+import contextlib
+import http.server
+import io
+import os
+import stat
+import sys
+import tempfile
+import threading
+import unittest
+import urllib.parse
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+
+from kbtools import lava_local, proc  # noqa: E402
+
+
+class FakePopen:
+    """subprocess.Popen as kbtools.proc uses it: every command line and
+    its standard input recorded, exit status 0, no output."""
+
+    calls = []
+
+    def __init__(self, cmd, **kw):
+        self.cmd = cmd
+        self.returncode = 0
+        self.pid = 999999
+        self.stdin_text = None
+        FakePopen.calls.append(self)
+
+    def communicate(self, text=None):
+        self.stdin_text = text
+        return "", ""
+
+    def wait(self, timeout=None):
+        return 0
+
+
+class Mirror(unittest.TestCase):
+    def write(self, d, name, text):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_deb822_and_one_line_sources(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.write(d, "a.sources",
+                       "Types: deb\nURIs: http://mirror.test/sec\n"
+                       "Suites: bookworm-security\nComponents: main\n\n"
+                       "Types: deb-src\nURIs: http://mirror.test/src\n"
+                       "Suites: bookworm\nComponents: main\n\n"
+                       "Types: deb\nURIs: http://mirror.test/debian/\n"
+                       "Suites: bookworm bookworm-updates\n"
+                       "Components: main\n")
+            self.assertEqual("http://mirror.test/debian",
+                             lava_local.host_mirror([f"{d}/*.sources"]))
+            self.write(d, "b.list", "# deb http://no.test/debian sid main\n"
+                       "deb [arch=amd64] http://other.test/x nodistro main\n"
+                       "deb http://one.test/debian trixie main contrib\n")
+            self.assertEqual("http://one.test/debian",
+                             lava_local.host_mirror([f"{d}/*.list"]))
+
+    def test_no_mirror_is_exit_3(self):
+        lab = lava_local.Lab("lava-local.sh", "/nonexistent")
+        with mock.patch.object(lava_local, "host_mirror",
+                               return_value=None), \
+                mock.patch.dict(os.environ, {"KBENCH_LAVA_MIRROR": ""}):
+            with self.assertRaises(lava_local.Failure) as e:
+                lab.mirror()
+        self.assertEqual(3, e.exception.status)
+        self.assertIn("KBENCH_LAVA_MIRROR", str(e.exception))
+
+    def test_no_registry_default_in_the_module(self):
+        with open(lava_local.__file__) as f:
+            text = f.read()
+        self.assertNotIn("http://deb.", text)
+
+
+class Secrets(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        FakePopen.calls = []
+        p = mock.patch.object(proc.subprocess, "Popen", FakePopen)
+        p.start()
+        self.addCleanup(p.stop)
+
+    def lab(self):
+        lab = lava_local.Lab("lava-local.sh", self.tmp.name)
+        lab.private_state()
+        return lab
+
+    def test_admin_password_random_private_and_off_the_command_line(self):
+        lab = self.lab()
+        with open(lab.state_file("old.log"), "w") as f:
+            f.write("a log made before the state was private\n")
+        os.chmod(lab.state_file("old.log"), 0o644)
+        lab.set_admin()
+        password = lab.read_secret(lava_local.SECRET_FILE)
+        self.assertNotEqual("admin", password)
+        self.assertGreaterEqual(len(password), 24)
+        # Given on the shell's standard input, never as an argument.
+        (call,) = FakePopen.calls
+        self.assertEqual(["lava-server", "manage", "shell"], call.cmd[-3:])
+        self.assertIn(repr(password), call.stdin_text)
+        self.assertNotIn(password, " ".join(call.cmd))
+        # A second lab gets another secret; the same lab keeps its own.
+        lab.set_admin()
+        self.assertEqual(password, lab.read_secret(lava_local.SECRET_FILE))
+        other = lava_local.Lab("x", tempfile.mkdtemp(dir=self.tmp.name))
+        other.private_state()
+        self.assertNotEqual(password, other.admin_password())
+        # The state: 0700, every file 0600 (old ones too, once made private).
+        lab.private_state()
+        self.assertEqual(0o700, stat.S_IMODE(os.stat(lab.state).st_mode))
+        for name in os.listdir(lab.state):
+            self.assertEqual(0o600, stat.S_IMODE(
+                os.stat(lab.state_file(name)).st_mode), name)
+
+    def test_token_from_the_server_kept_private(self):
+        lab = self.lab()
+        with mock.patch.object(proc, "capture", side_effect=[
+                "id,secret,description\n", "",
+                "id,secret,description\n7,tok123,\n"]):
+            token = lab.admin_token()
+        self.assertEqual("tok123", token)
+        lab.write_secret(lava_local.TOKEN_FILE, token)
+        self.assertEqual(0o600, stat.S_IMODE(os.stat(
+            lab.state_file(lava_local.TOKEN_FILE)).st_mode))
+
+
+class FakeLogin(http.server.BaseHTTPRequestHandler):
+    """Django's login form as LAVA serves it: a CSRF token in the form,
+    a redirect away on the right password, the form again otherwise."""
+
+    password = "s3cret"
+
+    def log_message(self, *args):
+        pass
+
+    def form(self):
+        body = (b'<form method="post"><input type="hidden" '
+                b'name="csrfmiddlewaretoken" value="tok"></form>')
+        self.send_response(200)
+        # LAVA marks it Secure, though it serves plain HTTP here.
+        self.send_header("Set-Cookie", "csrftoken=tok; Path=/; Secure")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path.startswith("/accounts/login/"):
+            return self.form()
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+        if "csrftoken=tok" not in self.headers.get("Cookie", ""):
+            self.send_response(403)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        good = (form.get("csrfmiddlewaretoken") == ["tok"]
+                and form.get("username") == ["admin"]
+                and form.get("password") == [self.password])
+        if not good:
+            return self.form()
+        self.send_response(302)
+        self.send_header("Location", "/")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+class WhoGetsIn(unittest.TestCase):
+    def setUp(self):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                      FakeLogin)
+        t = threading.Thread(target=self.server.serve_forever, daemon=True)
+        t.start()
+        self.addCleanup(self.server.server_close)
+        self.addCleanup(self.server.shutdown)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def test_admin_admin_refused_the_secret_accepted(self):
+        self.assertFalse(lava_local.login_accepted(self.url, "admin",
+                                                   "admin"))
+        self.assertTrue(lava_local.login_accepted(self.url, "admin",
+                                                  FakeLogin.password))
+
+    def test_check_says_what_is_wrong(self):
+        with tempfile.TemporaryDirectory() as d:
+            lab = lava_local.Lab("lava-local.sh", d)
+            lab.url = self.url
+            lab.private_state()
+            lab.write_secret(lava_local.SECRET_FILE, "x")
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(0, lab.check())
+            self.assertIn("admin/admin is refused", err.getvalue())
+            os.chmod(lab.state_file(lava_local.SECRET_FILE), 0o644)
+            with mock.patch.object(FakeLogin, "password", "admin"), \
+                    contextlib.redirect_stderr(err):
+                self.assertEqual(1, lab.check())
+            self.assertIn("readable or writable by others", err.getvalue())
+            self.assertIn("admin/admin logs in", err.getvalue())
+
+
+class Usage(unittest.TestCase):
+    def call(self, *argv):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(io.StringIO()):
+            try:
+                rc = lava_local.main(list(argv), "lava-local.sh")
+            except SystemExit as e:
+                rc = e.code
+        return rc, err.getvalue()
+
+    def test_bad_usage_is_2_with_a_hint(self):
+        for argv in ((), ("bogus",), ("stop", "--bogus"),
+                     ("run", "--bogus"), ("run", "--kernel", "/nonexistent")):
+            rc, err = self.call(*argv)
+            self.assertEqual(2, rc, argv)
+            self.assertIn("Try 'lava-local.sh --help'", err)
+
+    def test_not_root_is_2(self):
+        with mock.patch.object(os, "geteuid", return_value=1000), \
+                mock.patch.dict(os.environ, {"KBENCH_LAVA_DIR": "/nonexistent"}):
+            rc, err = self.call("start")
+        self.assertEqual(2, rc)
+        self.assertIn("needs root", err)
+
+    def test_help_says_where_the_secret_is(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(0, lava_local.main(["--help"], "lava-local.sh"))
+        self.assertIn(lava_local.SECRET_FILE, out.getvalue())
+        self.assertIn("0600", out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
