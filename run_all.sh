@@ -53,6 +53,9 @@ printing one KTAP stream on stdout.
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
                       collection, arm64 guest under TCG)
+      --icount        with --kernel: TCG under QEMU's instruction counter,
+                      figures in guest instructions, exact whatever the
+                      host does (README: "Exact runs")
       --no-build      do not run make first (nor set up packages)
       --no-install    do not install the Debian packages the collection
                       lacks (packages.txt): print their install line, exit 4
@@ -180,6 +183,9 @@ while (($#)); do
 	--base-prefix=*) base_prefix=${1#*=} ;;
 	--arch | --arch=*)
 		die_usage "option '--arch' needs --kernel IMAGE (it picks the guest's architecture)"
+		;;
+	--icount)
+		die_usage "option '--icount' needs --kernel IMAGE (it is how the guest runs)"
 		;;
 	--fail-above)
 		need_value "$1" "a percentage" $#
