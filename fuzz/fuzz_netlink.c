@@ -3,7 +3,7 @@
  * libFuzzer harness: the netlink and taskstats decoders, on one datagram
  * as the kernel would hand it to recv() (a copy of exactly the input's
  * length, so that ASan sees any read past the end). Every decoder sees
- * every message: the message walk (kb_nlmsg_next), errors and acks,
+ * every message: the message walk (kb_nl_msg_next), errors and acks,
  * the family-id reply, taskstats replies (kb_ts_parse, _reply_matches,
  * kb_ts_decode of any attribute), cgroupstats replies, the attribute
  * walk, the sequence lookup and the batched reply matcher.
@@ -34,22 +34,22 @@ static void attributes(const char *buf, size_t len,
 	size_t alen, rem, irem;
 	uint32_t v;
 
-	attrs = kb_genl_attrs(nlh, &alen);
+	attrs = kb_nl_genl_attrs(nlh, &alen);
 	if (!attrs)
 		return;
 	check(attrs >= buf && attrs + alen <= buf + len);
-	kb_nla_for_each(nla, attrs, alen, rem) {
-		const char *data = kb_nla_data(nla);
+	kb_nl_attr_for_each(nla, attrs, alen, rem) {
+		const char *data = kb_nl_attr_data(nla);
 
-		check(data >= attrs && data + kb_nla_len(nla) <= attrs + alen);
-		kb_nla_get_u32(nla, &v);
-		if (kb_ts_decode(data, kb_nla_len(nla), &ts) == 0)
+		check(data >= attrs && data + kb_nl_attr_len(nla) <= attrs + alen);
+		kb_nl_attr_get_u32(nla, &v);
+		if (kb_ts_decode(data, kb_nl_attr_len(nla), &ts) == 0)
 			check(memchr(ts.comm, '\0', sizeof(ts.comm)) != NULL);
-		kb_nla_for_each(inner, data, kb_nla_len(nla), irem)
-			check((const char *)kb_nla_data(inner) +
-			      kb_nla_len(inner) <= data + kb_nla_len(nla));
+		kb_nl_attr_for_each(inner, data, kb_nl_attr_len(nla), irem)
+			check((const char *)kb_nl_attr_data(inner) +
+			      kb_nl_attr_len(inner) <= data + kb_nl_attr_len(nla));
 	}
-	kb_nla_find(attrs, alen, TASKSTATS_TYPE_AGGR_PID);
+	kb_nl_attr_find(attrs, alen, TASKSTATS_TYPE_AGGR_PID);
 }
 
 /* Each decoder on @nlh; returns the pid a reply carries (or 1). */
@@ -62,9 +62,9 @@ static pid_t message(const char *buf, size_t len, const struct nlmsghdr *nlh)
 
 	check((const char *)nlh >= buf &&
 	      (const char *)nlh + nlh->nlmsg_len <= buf + len);
-	kb_nlmsg_error(nlh);
+	kb_nl_msg_error(nlh);
 	kb_nl_ack_decode(nlh, NULL);
-	id = kb_genl_family_id_decode(nlh, NULL);
+	id = kb_nl_genl_family_id_decode(nlh, NULL);
 	check(id < 0x10000);
 	if (kb_ts_parse(nlh, &r) == 0) {
 		check(memchr(r.pid.stats.comm, '\0', sizeof(r.pid.stats.comm)) &&
@@ -88,7 +88,7 @@ static void datagram(const char *buf, size_t len)
 	uint32_t base = 0;
 	size_t off = 0;
 
-	while ((nlh = kb_nlmsg_next(buf, len, &off))) {
+	while ((nlh = kb_nl_msg_next(buf, len, &off))) {
 		if (!k)
 			base = nlh->nlmsg_seq;
 		pid = message(buf, len, nlh);
@@ -96,7 +96,7 @@ static void datagram(const char *buf, size_t len)
 			pids[k++] = pid;
 	}
 	for (i = 0; i < k; i++)
-		kb_nlmsg_find_seq(buf, len, base + i);
+		kb_nl_msg_find_seq(buf, len, base + i);
 	n = kb_ts_batch_match(buf, len, pids, k, base, answered, ok);
 	check(n <= k);
 	for (i = 0; i < k; i++)

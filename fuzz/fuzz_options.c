@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer harness: the option-value parsers of lib/kbench.c
- * (kb_parse_ll, kb_parse_size, kb_parse_double, kb_parse_seconds,
- * kb_parse_duration). The first byte picks the parser and its bounds, the
- * rest is the value. A rejected value ends in kb_usage_error(), whose
- * exit() is wrapped (-Wl,--wrap=exit) to jump back here; an accepted one
- * must lie within the bounds it was given.
+ * libFuzzer harness: the option-value parsers of lib/cli.c
+ * (kb_cli_parse_ll, kb_cli_parse_size, kb_cli_parse_double,
+ * kb_cli_parse_seconds, kb_cli_parse_duration). The first byte picks the
+ * parser and its bounds, the rest is the value. A rejected value ends in
+ * kb_cli_error(), whose exit() is wrapped (-Wl,--wrap=exit) to jump back
+ * here; an accepted one must lie within the bounds it was given.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -25,7 +25,7 @@ void __wrap_exit(int status)
 	if (!expected_status)
 		__real_exit(status);
 	/* A parser ends only in a usage error, with status 2. */
-	if (status != KB_EXIT_USAGE)
+	if (status != KB_CLI_EXIT_USAGE)
 		abort();
 	longjmp(usage_exit, 1);
 }
@@ -63,7 +63,7 @@ static void parse(unsigned int pick, const char *s)
 		long long v, lo = ll_bounds[b % ARRAY_SIZE(ll_bounds)].min;
 		long long hi = ll_bounds[b % ARRAY_SIZE(ll_bounds)].max;
 
-		v = kb_parse_ll(s, "-i", lo, hi);
+		v = kb_cli_parse_ll(s, "-i", lo, hi);
 		check(v >= lo && v <= hi);
 		break;
 	}
@@ -72,7 +72,7 @@ static void parse(unsigned int pick, const char *s)
 		unsigned long long lo = size_bounds[b % ARRAY_SIZE(size_bounds)].min;
 		unsigned long long hi = size_bounds[b % ARRAY_SIZE(size_bounds)].max;
 
-		v = kb_parse_size(s, "-m", lo, hi);
+		v = kb_cli_parse_size(s, "-m", lo, hi);
 		check(v >= lo && v <= hi);
 		break;
 	}
@@ -82,14 +82,14 @@ static void parse(unsigned int pick, const char *s)
 		double hi = dbl_bounds[b % ARRAY_SIZE(dbl_bounds)].max;
 
 		if (pick & 1)
-			v = kb_parse_seconds(s, "-T", lo, hi);
+			v = kb_cli_parse_seconds(s, "-T", lo, hi);
 		else
-			v = kb_parse_double(s, "-T", lo, hi);
+			v = kb_cli_parse_double(s, "-T", lo, hi);
 		check(v >= lo && v <= hi);
 		break;
 	}
 	default:
-		check(kb_parse_duration(s, "-D") >= 1);
+		check(kb_cli_parse_duration(s, "-D") >= 1);
 		break;
 	}
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer harness: the /proc text decoders: kb_proc_stat_parse()
- * (stat), and taskstats' kb_ts_stat_is_pid() (stat), kb_ts_comm_matches()
- * (comm) and kb_ts_proc_status_parse() (status), and
- * kb_loadavg_threads() (/proc/loadavg). The input is the file's text;
+ * libFuzzer harness: the /proc text decoders of lib/proc.c:
+ * kb_proc_stat_parse() and kb_proc_stat_is_pid() (stat),
+ * kb_proc_comm_contains() (comm), kb_proc_status_parse() (status) and
+ * kb_proc_loadavg_threads() (/proc/loadavg). The input is the file's text;
  * the stat and loadavg parsers get it NUL-terminated as their readers
  * pass it, the others an exact-length copy (a read that filled its
  * buffer leaves no NUL behind the text).
@@ -13,20 +13,19 @@
 #include <string.h>
 
 #include "children.h"
-#include "kbench.h"
-#include "taskstats.h"
+#include "proc.h"
 
 static void taskstats_readers(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size ? size : 1);
-	struct kb_ts_proc p;
+	struct kb_proc_task p;
 
 	if (!buf)
 		return;
 	memcpy(buf, data, size);
-	kb_ts_stat_is_pid(buf, (ssize_t)size, 1);
-	kb_ts_comm_matches(buf, (ssize_t)size, "taskstats");
-	kb_ts_proc_status_parse(buf, size, &p);
+	kb_proc_stat_is_pid(buf, (ssize_t)size, 1);
+	kb_proc_comm_contains(buf, (ssize_t)size, "taskstats");
+	kb_proc_status_parse(buf, size, &p);
 	free(buf);
 }
 
@@ -44,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	kb_loadavg_threads(text);
+	kb_proc_loadavg_threads(text);
 	if (kb_proc_stat_parse(text, &st) == 0 &&
 	    memchr(st.comm, '\0', sizeof(st.comm)) == NULL)
 		abort();

@@ -40,6 +40,8 @@
 #include <linux/taskstats.h>
 
 #include "cgroup.h"
+#include "memstat.h"
+#include "text.h"
 #include "kbench.h"
 #include "netlink.h"
 
@@ -83,7 +85,7 @@ static void save_file(struct recorder *rec, const char *name,
 
 	if (!buf)
 		return;
-	n = kb_read_all(path, buf, TEXT_MAX);
+	n = kb_file_read_all(path, buf, TEXT_MAX);
 	if (n < 0)
 		note(path, (int)n);
 	else
@@ -113,27 +115,27 @@ static void record_reply(struct recorder *rec, struct kb_nl *nl,
 static void family_req(struct kb_nl *nl, struct kb_nl_req *req,
 		       const char *family)
 {
-	kb_genl_req_init(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
-			 kb_nl_next_seq(nl));
-	kb_nla_append_str(req, CTRL_ATTR_FAMILY_NAME, family);
+	kb_nl_genl_req_init(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
+			    kb_nl_next_seq(nl));
+	kb_nl_attr_append_str(req, CTRL_ATTR_FAMILY_NAME, family);
 }
 
 static void ts_req(struct kb_nl *nl, struct kb_nl_req *req, uint8_t cmd,
 		   uint16_t attr, uint32_t val)
 {
-	kb_genl_req_init(req, nl->family, cmd, TASKSTATS_GENL_VERSION,
-			 kb_nl_next_seq(nl));
-	kb_nla_append_u32(req, attr, val);
+	kb_nl_genl_req_init(req, nl->family, cmd, TASKSTATS_GENL_VERSION,
+			    kb_nl_next_seq(nl));
+	kb_nl_attr_append_u32(req, attr, val);
 }
 
 /* A listener (de)registration for CPU 0, with NLM_F_ACK: an ack back. */
 static void listener_req(struct kb_nl *nl, struct kb_nl_req *req,
 			 uint16_t attr)
 {
-	kb_genl_req_init(req, nl->family, TASKSTATS_CMD_GET,
-			 TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
+	kb_nl_genl_req_init(req, nl->family, TASKSTATS_CMD_GET,
+			    TASKSTATS_GENL_VERSION, kb_nl_next_seq(nl));
 	req->nlh.nlmsg_flags |= NLM_F_ACK;
-	kb_nla_append_str(req, attr, "0");
+	kb_nl_attr_append_str(req, attr, "0");
 }
 
 /* Several requests in flight, then each reply datagram as it comes. */
@@ -191,7 +193,7 @@ static int record_taskstats(struct recorder *rec, struct kb_nl *nl)
 	record_reply(rec, nl, &req, "taskstats-family");
 	family_req(nl, &req, "KBENCH_NO_SUCH");
 	record_reply(rec, nl, &req, "taskstats-family-enoent");
-	id = kb_genl_family_id(nl, TASKSTATS_GENL_NAME);
+	id = kb_nl_genl_family_id(nl, TASKSTATS_GENL_NAME);
 	if (id <= 0) {
 		note("TASKSTATS family", id ? id : -ENOENT);
 		kb_nl_close(nl);
@@ -270,21 +272,21 @@ static void record_mountinfo(struct recorder *rec)
 		"mqueue", "9p", "overlay", "debugfs", "tracefs", "ext4", "xfs",
 		"btrfs",
 	};
-	static struct kb_mount m;
+	static struct kb_cgroup_mount m;
 	char *text = malloc(TEXT_MAX), *out = malloc(TEXT_MAX);
 	const char *line;
 	struct kb_text t;
 	size_t n, len = 0, i;
 	ssize_t got;
 
-	got = text && out ? kb_read_all("/proc/self/mountinfo", text, TEXT_MAX) : -ENOMEM;
+	got = text && out ? kb_file_read_all("/proc/self/mountinfo", text, TEXT_MAX) : -ENOMEM;
 	if (got < 0) {
 		note("mountinfo", (int)got);
 		goto out;
 	}
 	kb_text_init(&t, text, (size_t)got);
 	while (kb_text_next_line(&t, &line, &n)) {
-		if (kb_mountinfo_parse_line(line, n, &m))
+		if (kb_cgroup_mountinfo_parse(line, n, &m))
 			continue;
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 			if (strcmp(m.fstype, kinds[i]) || len + n + 1 > TEXT_MAX)
@@ -358,7 +360,7 @@ static pid_t memcg_child(const char *dir, int ready[2], int done[2])
  */
 static void wait_for_anon(const char *dir)
 {
-	static struct kb_stat st;
+	static struct kb_memstat st;
 	char path[PATH_MAX + 32], *buf = malloc(TEXT_MAX);
 	unsigned long long v = 0;
 	ssize_t n;
@@ -366,10 +368,10 @@ static void wait_for_anon(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/memory.stat", dir);
 	for (i = 0; buf && i < 50; i++) {
-		n = kb_read_all(path, buf, TEXT_MAX);
-		if (n > 0 && !kb_stat_parse(buf, (size_t)n, &st, NULL, 0) &&
-		    ((kb_stat_get(&st, "anon", &v) && v) ||
-		     (kb_stat_get(&st, "rss", &v) && v)))
+		n = kb_file_read_all(path, buf, TEXT_MAX);
+		if (n > 0 && !kb_memstat_parse(buf, (size_t)n, &st, NULL, 0) &&
+		    ((kb_memstat_get(&st, "anon", &v) && v) ||
+		     (kb_memstat_get(&st, "rss", &v) && v)))
 			break;
 		usleep(100000);
 	}
@@ -378,7 +380,7 @@ static void wait_for_anon(const char *dir)
 
 /* A memory cgroup of our own, with a task and some memory in it. */
 static void record_memcg_child(struct recorder *rec, struct kb_nl *nl,
-			       const struct kb_memcg_mount *mnt)
+			       const struct kb_cgroup_memcg_mount *mnt)
 {
 	char name[64], path[64], c;
 	int ready[2], done[2] = { -1, -1 }, err;
@@ -424,12 +426,12 @@ static void record_memcg_child(struct recorder *rec, struct kb_nl *nl,
 
 static void record_memcg(struct recorder *rec, struct kb_nl *nl)
 {
-	struct kb_memcg_mount mnt;
+	struct kb_cgroup_memcg_mount mnt;
 	char name[64];
 	int err;
 
 	save_file(rec, "cgroup-self", "/proc/self/cgroup");
-	err = kb_memcg_find(&mnt);
+	err = kb_cgroup_memcg_find(&mnt);
 	if (err) {
 		note("memory controller", err);
 		return;

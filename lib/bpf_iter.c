@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "bpf_iter.h"
-#include "kbench.h"
+#include "env.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,14 +21,14 @@
 #include <bpf/libbpf.h>
 #endif
 
-#define KB_BPF_READ_CHUNK	(64 * 1024)
+#define READ_CHUNK	(64 * 1024)
 
 /* Why lib/kbench_bpf.mk left the BPF parts out (it says, when it did). */
 #ifndef KBENCH_BPF_WHY
 #define KBENCH_BPF_WHY	"install clang bpftool libbpf-dev and rebuild"
 #endif
 
-bool kb_bpf_built(void)
+bool kb_bpf_iter_built(void)
 {
 #ifdef KBENCH_HAVE_BPF
 	return true;
@@ -37,9 +37,9 @@ bool kb_bpf_built(void)
 #endif
 }
 
-int kb_bpf_usable(char *why, size_t whylen)
+int kb_bpf_iter_usable(char *why, size_t whylen)
 {
-	if (!kb_bpf_built()) {
+	if (!kb_bpf_iter_built()) {
 		snprintf(why, whylen, "built without BPF support (%s)",
 			 KBENCH_BPF_WHY);
 		return -EOPNOTSUPP;
@@ -49,14 +49,14 @@ int kb_bpf_usable(char *why, size_t whylen)
 		snprintf(why, whylen, "kernel has no bpf() syscall (CONFIG_BPF_SYSCALL off)");
 		return -EOPNOTSUPP;
 	}
-	if (access(KB_BTF_VMLINUX, R_OK)) {
+	if (access(KB_BPF_ITER_BTF_VMLINUX, R_OK)) {
 		snprintf(why, whylen, "kernel has no BTF: %s missing (CONFIG_DEBUG_INFO_BTF off)",
-			 KB_BTF_VMLINUX);
+			 KB_BPF_ITER_BTF_VMLINUX);
 		return -ENOENT;
 	}
-	if (!kb_have_cap(KB_CAP_BPF)) {
+	if (!kb_env_have_cap(KB_ENV_CAP_BPF)) {
 		snprintf(why, whylen, "BPF iterators need %s",
-			 kb_cap_name(KB_CAP_BPF));
+			 kb_env_cap_name(KB_ENV_CAP_BPF));
 		return -EPERM;
 	}
 	return 0;
@@ -83,12 +83,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-void kb_bpf_quiet_libbpf(void)
+void kb_bpf_iter_quiet_libbpf(void)
 {
 	libbpf_set_print(libbpf_print);
 }
 
-long kb_bpf_iter_read(int link_fd, struct kb_bpf_buf *buf)
+long kb_bpf_iter_read(int link_fd, struct kb_bpf_iter_buf *buf)
 {
 	int fd = bpf_iter_create(link_fd);
 	ssize_t got;
@@ -98,14 +98,14 @@ long kb_bpf_iter_read(int link_fd, struct kb_bpf_buf *buf)
 		return fd;
 	buf->len = 0;
 	for (;;) {
-		if (buf->cap - buf->len < KB_BPF_READ_CHUNK) {
-			p = realloc(buf->data, buf->cap + 4 * KB_BPF_READ_CHUNK);
+		if (buf->cap - buf->len < READ_CHUNK) {
+			p = realloc(buf->data, buf->cap + 4 * READ_CHUNK);
 			if (!p) {
 				close(fd);
 				return -ENOMEM;
 			}
 			buf->data = p;
-			buf->cap += 4 * KB_BPF_READ_CHUNK;
+			buf->cap += 4 * READ_CHUNK;
 		}
 		got = read(fd, buf->data + buf->len, buf->cap - buf->len);
 		if (got < 0 && errno == EINTR)
@@ -122,11 +122,11 @@ long kb_bpf_iter_read(int link_fd, struct kb_bpf_buf *buf)
 
 #else /* !KBENCH_HAVE_BPF */
 
-void kb_bpf_quiet_libbpf(void)
+void kb_bpf_iter_quiet_libbpf(void)
 {
 }
 
-long kb_bpf_iter_read(int link_fd, struct kb_bpf_buf *buf)
+long kb_bpf_iter_read(int link_fd, struct kb_bpf_iter_buf *buf)
 {
 	(void)link_fd;
 	(void)buf;
@@ -137,17 +137,18 @@ static char last_warning[1];
 
 #endif
 
-void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen)
+void kb_bpf_iter_load_reason(int err, const char *what, char *why,
+			     size_t whylen)
 {
-	bool caps = kb_have_cap(KB_CAP_BPF);
+	bool caps = kb_env_have_cap(KB_ENV_CAP_BPF);
 	char hint[128] = "";
 
 	/* The verifier answers EACCES too: a capable caller was rejected. */
 	if ((err == -EPERM || err == -EACCES) && !caps)
-		snprintf(hint, sizeof(hint), " (needs %s)", kb_cap_name(KB_CAP_BPF));
+		snprintf(hint, sizeof(hint), " (needs %s)", kb_env_cap_name(KB_ENV_CAP_BPF));
 	else if (err == -EPERM)
 		snprintf(hint, sizeof(hint), " (refused despite %s: lockdown, an LSM or a user namespace?)",
-			 kb_cap_name(KB_CAP_BPF));
+			 kb_env_cap_name(KB_ENV_CAP_BPF));
 	else if (err == -ENOENT || err == -ESRCH)
 		snprintf(hint, sizeof(hint), " (the kernel lacks a type, iterator target or kfunc the program needs)");
 	else if (err == -EINVAL || err == -EACCES)
@@ -156,7 +157,7 @@ void kb_bpf_load_reason(int err, const char *what, char *why, size_t whylen)
 		 last_warning[0] ? "; libbpf: " : "", last_warning);
 }
 
-void kb_bpf_buf_free(struct kb_bpf_buf *buf)
+void kb_bpf_iter_buf_free(struct kb_bpf_iter_buf *buf)
 {
 	free(buf->data);
 	buf->data = NULL;

@@ -1,54 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kbench cgroup helpers. See cgroup.h for the interface.
+ * cgroups. See cgroup.h.
  */
 #include "cgroup.h"
+#include "cleanup.h"
+#include "errno_rule.h"
+#include "file.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* ---- lines of a buffer ------------------------------------------------ */
-
-bool kb_text_next_line(struct kb_text *t, const char **line, size_t *len)
-{
-	const char *nl;
-
-	if (!t->p || t->p >= t->end)
-		return false;
-	nl = memchr(t->p, '\n', (size_t)(t->end - t->p));
-	*line = t->p;
-	*len = (size_t)((nl ? nl : t->end) - t->p);
-	t->p = nl ? nl + 1 : t->end;
-	return true;
-}
-
-bool kb_list_has(const char *list, size_t len, char sep, const char *word)
-{
-	size_t wlen = strlen(word);
-	const char *p = list, *end = list + len;
-
-	while (p < end) {
-		const char *next = memchr(p, sep, (size_t)(end - p));
-		size_t n = (size_t)((next ? next : end) - p);
-
-		if (n == wlen && !memcmp(p, word, wlen))
-			return true;
-		if (!next)
-			break;
-		p = next + 1;
-	}
-	return false;
-}
-
-bool kb_opt_list_has(const char *opts, const char *opt)
-{
-	return kb_list_has(opts, strlen(opts), ',', opt);
-}
 
 /* ---- /proc/self/mountinfo -------------------------------------------- */
 
@@ -100,7 +67,8 @@ static int worse(int err, int next)
 	return err;
 }
 
-int kb_mountinfo_parse_line(const char *line, size_t len, struct kb_mount *m)
+int kb_cgroup_mountinfo_parse(const char *line, size_t len,
+			      struct kb_cgroup_mount *m)
 {
 	const char *s = line, *end = line + len;
 	char field[64];
@@ -147,10 +115,10 @@ static bool is_cgroup_fs(const char *fstype)
 	return !strcmp(fstype, "cgroup") || !strcmp(fstype, "cgroup2");
 }
 
-int kb_mountinfo_find_cgroups(const char *text, size_t len, char *v2,
-			      size_t v2_size, char *v1_memory, size_t v1_size)
+int kb_cgroup_mountinfo_find(const char *text, size_t len, char *v2,
+			     size_t v2_size, char *v1_memory, size_t v1_size)
 {
-	static struct kb_mount m;
+	static struct kb_cgroup_mount m;
 	struct kb_text t;
 	const char *line;
 	size_t n;
@@ -162,7 +130,7 @@ int kb_mountinfo_find_cgroups(const char *text, size_t len, char *v2,
 		v1_memory[0] = '\0';
 	kb_text_init(&t, text, len);
 	while (kb_text_next_line(&t, &line, &n)) {
-		err = kb_mountinfo_parse_line(line, n, &m);
+		err = kb_cgroup_mountinfo_parse(line, n, &m);
 		/* A cgroup mount we cannot hold whole: never use a part. */
 		if (err == -E2BIG && (is_cgroup_fs(m.fstype) || !m.fstype[0]))
 			return -E2BIG;
@@ -174,7 +142,7 @@ int kb_mountinfo_find_cgroups(const char *text, size_t len, char *v2,
 			found++;
 		} else if (v1_memory && !v1_memory[0] &&
 			   !strcmp(m.fstype, "cgroup") &&
-			   kb_opt_list_has(m.super_opts, "memory")) {
+			   kb_text_opts_have(m.super_opts, "memory")) {
 			if ((size_t)snprintf(v1_memory, v1_size, "%s",
 					     m.point) >= v1_size)
 				return -E2BIG;
@@ -191,10 +159,10 @@ static bool proc_cgroup_line_is(const char *ctrls, size_t n,
 {
 	if (version == KB_CGROUP_V2)
 		return n == 0;
-	return n && controller && kb_list_has(ctrls, n, ',', controller);
+	return n && controller && kb_text_list_has(ctrls, n, ',', controller);
 }
 
-int kb_proc_cgroup_path(const char *text, size_t len,
+int kb_cgroup_proc_path(const char *text, size_t len,
 			enum kb_cgroup_version version, const char *controller,
 			char *path, size_t size)
 {
@@ -241,7 +209,7 @@ static bool opts_have_all(const char *opts, const char *ctrls, size_t n)
 			return false;
 		memcpy(word, p, len);
 		word[len] = '\0';
-		if (!kb_opt_list_has(opts, word))
+		if (!kb_text_opts_have(opts, word))
 			return false;
 		p = comma ? comma + 1 : end;
 	}
@@ -255,7 +223,7 @@ static bool opts_have_all(const char *opts, const char *ctrls, size_t n)
 static int hierarchy_mount(const char *mi, size_t mlen, const char *ctrls,
 			   size_t n, char *point, size_t size)
 {
-	static struct kb_mount m;
+	static struct kb_cgroup_mount m;
 	struct kb_text t;
 	const char *line;
 	size_t len;
@@ -263,14 +231,14 @@ static int hierarchy_mount(const char *mi, size_t mlen, const char *ctrls,
 
 	kb_text_init(&t, mi, mlen);
 	while (kb_text_next_line(&t, &line, &len)) {
-		err = kb_mountinfo_parse_line(line, len, &m);
+		err = kb_cgroup_mountinfo_parse(line, len, &m);
 		if (err == -E2BIG && (is_cgroup_fs(m.fstype) || !m.fstype[0]))
 			return -E2BIG;
 		if (err || strcmp(m.root, "/"))
 			continue;
 		if (n ? strcmp(m.fstype, "cgroup") ||
-			!opts_have_all(m.super_opts, ctrls, n) :
-			strcmp(m.fstype, "cgroup2"))
+		    !opts_have_all(m.super_opts, ctrls, n) :
+		    strcmp(m.fstype, "cgroup2"))
 			continue;
 		if ((size_t)snprintf(point, size, "%s", m.point) >= size)
 			return -E2BIG;
@@ -340,13 +308,13 @@ int kb_cgroup_own_dirs(const char *mi, size_t mlen, const char *pc,
 static bool file_has_word(const char *path, const char *word)
 {
 	char buf[1024];
-	ssize_t n = kb_read_all(path, buf, sizeof(buf));
+	ssize_t n = kb_file_read_all(path, buf, sizeof(buf));
 
 	if (n < 0)
 		return false;
 	while (n > 0 && buf[n - 1] == '\n')
 		n--;
-	return kb_list_has(buf, (size_t)n, ' ', word);
+	return kb_text_list_has(buf, (size_t)n, ' ', word);
 }
 
 /* The whole of a /proc file in a new buffer (free() it); NULL, errno. */
@@ -357,7 +325,7 @@ static char *read_proc_text(const char *path, size_t size, size_t *len)
 
 	if (!buf)
 		return NULL;
-	n = kb_read_all(path, buf, size);
+	n = kb_file_read_all(path, buf, size);
 	if (n < 0) {
 		free(buf);
 		errno = (int)-n;
@@ -382,7 +350,7 @@ int kb_cgroup_own_dirs_read(struct kb_cgroup_dir *dirs, int max)
 	return n;
 }
 
-int kb_memcg_find(struct kb_memcg_mount *mnt)
+int kb_cgroup_memcg_find(struct kb_cgroup_memcg_mount *mnt)
 {
 	char v2[PATH_MAX], v1[PATH_MAX], ctl[PATH_MAX + 32];
 	size_t len;
@@ -392,8 +360,8 @@ int kb_memcg_find(struct kb_memcg_mount *mnt)
 	memset(mnt, 0, sizeof(*mnt));
 	if (!text)
 		return -errno;
-	found = kb_mountinfo_find_cgroups(text, len, v2, sizeof(v2), v1,
-					  sizeof(v1));
+	found = kb_cgroup_mountinfo_find(text, len, v2, sizeof(v2), v1,
+					 sizeof(v1));
 	free(text);
 	if (found < 0)
 		return found;
@@ -411,7 +379,8 @@ int kb_memcg_find(struct kb_memcg_mount *mnt)
 	return -ENOENT;
 }
 
-int kb_memcg_self(const struct kb_memcg_mount *mnt, char *dir, size_t size)
+int kb_cgroup_memcg_self(const struct kb_cgroup_memcg_mount *mnt, char *dir,
+			 size_t size)
 {
 	size_t len;
 	char *text = read_proc_text("/proc/self/cgroup", 1 << 16, &len);
@@ -420,7 +389,7 @@ int kb_memcg_self(const struct kb_memcg_mount *mnt, char *dir, size_t size)
 
 	if (!text)
 		return -errno;
-	err = kb_proc_cgroup_path(text, len, mnt->version, "memory", rel,
+	err = kb_cgroup_proc_path(text, len, mnt->version, "memory", rel,
 				  sizeof(rel));
 	free(text);
 	if (err)
@@ -452,7 +421,7 @@ static void cgroup_remove_now(void *arg)
 		nanosleep(&pause, NULL);
 	}
 	if (cg->enabled_in[0])
-		kb_write_str(cg->enabled_in, "-memory");
+		kb_file_write_str(cg->enabled_in, "-memory");
 }
 
 bool kb_cgroup_may_write(const char *path, char *why, size_t size)
@@ -472,15 +441,15 @@ static int enable_memory_in(const char *parent, struct kb_cgroup *cg)
 	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
 	if (file_has_word(ctl, "memory"))
 		return 0;
-	err = kb_write_str(ctl, "+memory");
+	err = kb_file_write_str(ctl, "+memory");
 	if (err)
 		return err;
 	snprintf(cg->enabled_in, sizeof(cg->enabled_in), "%s", ctl);
 	return 0;
 }
 
-int kb_cgroup_create(const struct kb_memcg_mount *mnt, const char *parent,
-		     const char *name, struct kb_cgroup *cg)
+int kb_cgroup_create(const struct kb_cgroup_memcg_mount *mnt,
+		     const char *parent, const char *name, struct kb_cgroup *cg)
 {
 	int err = 0;
 
@@ -491,7 +460,7 @@ int kb_cgroup_create(const struct kb_memcg_mount *mnt, const char *parent,
 			     name) >= sizeof(cg->path))
 		return -ENAMETOOLONG;
 	/* No signal between creating the cgroup and registering its removal. */
-	kb_signals_block();
+	kb_cleanup_block_signals();
 	if (mnt->version == KB_CGROUP_V2)
 		err = enable_memory_in(parent, cg);
 	if (!err && mkdir(cg->path, 0755))
@@ -503,10 +472,10 @@ int kb_cgroup_create(const struct kb_memcg_mount *mnt, const char *parent,
 			err = -ENOSPC;
 		}
 	} else if (cg->enabled_in[0]) {
-		kb_write_str(cg->enabled_in, "-memory");
+		kb_file_write_str(cg->enabled_in, "-memory");
 		cg->enabled_in[0] = '\0';
 	}
-	kb_signals_unblock();
+	kb_cleanup_unblock_signals();
 	return err;
 }
 
@@ -529,385 +498,5 @@ int kb_cgroup_move(const char *dir, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(num, sizeof(num), "%d\n", (int)pid);
-	return kb_write_str(path, num);
-}
-
-/* ---- stat files ------------------------------------------------------ */
-
-/* A decimal without sign, all @n bytes of it; -EINVAL on anything else. */
-static int parse_u64(const char *s, size_t n, unsigned long long *v)
-{
-	unsigned long long x = 0;
-	size_t i;
-
-	if (!n)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		unsigned int d = (unsigned char)s[i] - '0';
-
-		if (d > 9 || x > (ULLONG_MAX - d) / 10)
-			return -EINVAL;
-		x = x * 10 + d;
-	}
-	*v = x;
-	return 0;
-}
-
-static void set_why(char *why, size_t size, const char *what,
-		    const char *line, size_t len)
-{
-	if (why && size)
-		snprintf(why, size, "%s: '%.*s%s'", what,
-			 (int)(len > 80 ? 80 : len), line, len > 80 ? "..." : "");
-}
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* The next blank separated token of [*s, end); false when none is left. */
-static bool next_token(const char **s, const char *end, const char **tok,
-		       size_t *n)
-{
-	const char *p = *s;
-
-	while (p < end && is_blank(*p))
-		p++;
-	if (p == end)
-		return false;
-	*tok = p;
-	while (p < end && !is_blank(*p))
-		p++;
-	*n = (size_t)(p - *tok);
-	*s = p;
-	return true;
-}
-
-/* One "key value" line into @e; the reason of a rejection in @what. */
-static int stat_line_parse(const char *line, size_t len,
-			   struct kb_stat_entry *e, const char **what)
-{
-	const char *s = line, *end = line + len, *key, *val, *extra;
-	size_t klen, vlen, xlen;
-
-	if (len > KB_STAT_LINE_MAX) {
-		*what = "line too long";
-		return -EINVAL;
-	}
-	if (!next_token(&s, end, &key, &klen) ||
-	    !next_token(&s, end, &val, &vlen) ||
-	    next_token(&s, end, &extra, &xlen)) {
-		*what = "not a 'key value' line";
-		return -EINVAL;
-	}
-	if (klen >= KB_STAT_KEY_LEN || memchr(key, '\0', klen)) {
-		*what = "key too long or not text";
-		return -EINVAL;
-	}
-	if (parse_u64(val, vlen, &e->value)) {
-		*what = "value is not a non-negative integer";
-		return -EINVAL;
-	}
-	memcpy(e->key, key, klen);
-	e->key[klen] = '\0';
-	return 0;
-}
-
-int kb_stat_parse(const char *text, size_t len, struct kb_stat *st, char *why,
-		  size_t why_size)
-{
-	struct kb_text t;
-	const char *line, *what = NULL;
-	size_t n;
-
-	st->n = 0;
-	st->comments = 0;
-	kb_text_init(&t, text, len);
-	while (kb_text_next_line(&t, &line, &n)) {
-		if (!n)
-			continue;
-		if (line[0] == '#') {
-			st->comments++;
-			continue;
-		}
-		if (st->n == KB_STAT_MAX_KEYS) {
-			set_why(why, why_size, "too many keys", line, n);
-			return -E2BIG;
-		}
-		if (stat_line_parse(line, n, &st->e[st->n], &what)) {
-			set_why(why, why_size, what, line, n);
-			return -EINVAL;
-		}
-		st->n++;
-	}
-	return 0;
-}
-
-bool kb_stat_get(const struct kb_stat *st, const char *key,
-		 unsigned long long *value)
-{
-	size_t i;
-
-	for (i = 0; i < st->n; i++) {
-		if (!strcmp(st->e[i].key, key)) {
-			if (value)
-				*value = st->e[i].value;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* "N3=1234" */
-static int parse_node_token(const char *tok, size_t n, int *node,
-			    unsigned long long *value)
-{
-	const char *eq = memchr(tok, '=', n);
-	unsigned long long id;
-
-	if (n < 4 || tok[0] != 'N' || !eq || eq == tok + 1)
-		return -EINVAL;
-	if (parse_u64(tok + 1, (size_t)(eq - tok - 1), &id) || id > 1 << 20 ||
-	    parse_u64(eq + 1, (size_t)(tok + n - eq - 1), value))
-		return -EINVAL;
-	*node = (int)id;
-	return 0;
-}
-
-/* The first token: "key" (v2) or "key=total" (v1). */
-static int numa_key_parse(const char *tok, size_t n, struct kb_numa_line *l)
-{
-	const char *eq = memchr(tok, '=', n);
-	size_t klen = eq ? (size_t)(eq - tok) : n;
-
-	if (!klen || klen >= sizeof(l->key) || memchr(tok, '\0', klen))
-		return -EINVAL;
-	memcpy(l->key, tok, klen);
-	l->key[klen] = '\0';
-	if (!eq)
-		return 0;
-	l->has_total = true;
-	return parse_u64(eq + 1, (size_t)(tok + n - eq - 1), &l->total);
-}
-
-int kb_numa_line_parse(const char *line, size_t len, struct kb_numa_line *l)
-{
-	const char *s = line, *end = line + len, *tok;
-	size_t n;
-
-	memset(l, 0, sizeof(*l));
-	if (len && line[len - 1] == '\n')
-		end--;
-	if (end - line > KB_NUMA_LINE_MAX)
-		return -EINVAL;
-	if (!next_token(&s, end, &tok, &n) || numa_key_parse(tok, n, l))
-		return -EINVAL;
-	while (next_token(&s, end, &tok, &n)) {
-		if (l->nnodes == KB_NUMA_MAX_NODES)
-			return -E2BIG;
-		if (parse_node_token(tok, n, &l->node[l->nnodes],
-				     &l->value[l->nnodes]))
-			return -EINVAL;
-		l->nnodes++;
-	}
-	return l->nnodes ? 0 : -EINVAL;
-}
-
-/* The next non-empty numa_stat line, parsed: 1, 0 at the end, -errno. */
-static int numa_next(struct kb_text *t, struct kb_numa_line *l,
-		     const char **line, size_t *n)
-{
-	while (kb_text_next_line(t, line, n)) {
-		int err;
-
-		if (!*n)
-			continue;
-		err = kb_numa_line_parse(*line, *n, l);
-		return err ? err : 1;
-	}
-	return 0;
-}
-
-int kb_numa_stat_find(const char *text, size_t len, const char *key,
-		      struct kb_numa_line *l)
-{
-	struct kb_text t;
-	const char *line;
-	size_t n;
-	int got;
-
-	kb_text_init(&t, text, len);
-	while ((got = numa_next(&t, l, &line, &n)) > 0)
-		if (!strcmp(l->key, key))
-			return 0;
-	return got < 0 ? got : -ENOENT;
-}
-
-unsigned long long kb_numa_line_sum(const struct kb_numa_line *l)
-{
-	unsigned long long sum = 0;
-	int i;
-
-	/* Saturate: a wrapped sum could equal any total. */
-	for (i = 0; i < l->nnodes; i++)
-		sum = l->value[i] > ULLONG_MAX - sum ? ULLONG_MAX :
-		      sum + l->value[i];
-	return sum;
-}
-
-bool kb_numa_line_node(const struct kb_numa_line *l, int node,
-		       unsigned long long *value)
-{
-	int i;
-
-	for (i = 0; i < l->nnodes; i++) {
-		if (l->node[i] == node) {
-			*value = l->value[i];
-			return true;
-		}
-	}
-	return false;
-}
-
-/* ---- comparisons of the memcg files ------------------------------------ */
-
-bool kb_stat_same_keys(const struct kb_stat *a, const struct kb_stat *b)
-{
-	size_t i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (strcmp(a->e[i].key, b->e[i].key))
-			return false;
-	return true;
-}
-
-int kb_ks_keys_match(const struct kb_stat *ks, const char *filter, char *why,
-		     size_t size)
-{
-	const char *p = filter;
-	size_t i = 0;
-
-	while (*p) {
-		const char *comma = strchr(p, ',');
-		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-
-		if (n && !(n == 5 && !strncmp(p, "flush", 5))) {
-			if (i == ks->n) {
-				snprintf(why, size, "key %zu '%.*s' of the filter missing (output has %zu keys)",
-					 i + 1, (int)(n > 64 ? 64 : n), p, ks->n);
-				return -1;
-			}
-			if (strlen(ks->e[i].key) != n ||
-			    strncmp(ks->e[i].key, p, n)) {
-				snprintf(why, size, "key %zu is '%s', the filter says '%.*s'",
-					 i + 1, ks->e[i].key,
-					 (int)(n > 64 ? 64 : n), p);
-				return -1;
-			}
-			i++;
-		}
-		p += n + (comma ? 1 : 0);
-	}
-	if (i != ks->n) {
-		snprintf(why, size, "%zu keys, the filter has %zu: extra key '%s'",
-			 ks->n, i, ks->e[i].key);
-		return -1;
-	}
-	return 0;
-}
-
-bool kb_value_bracketed(unsigned long long v, unsigned long long a,
-			unsigned long long b, unsigned int tol_ppm)
-{
-	unsigned long long lo = a < b ? a : b, hi = a < b ? b : a;
-	unsigned long long slack = hi / 1000000 * tol_ppm +
-				   hi % 1000000 * tol_ppm / 1000000;
-
-	return v >= (lo > slack ? lo - slack : 0) &&
-	       v <= (hi > ULLONG_MAX - slack ? ULLONG_MAX : hi + slack);
-}
-
-int kb_stat_values_bracketed(const struct kb_stat *got,
-			     const struct kb_stat *before,
-			     const struct kb_stat *after, unsigned int tol_ppm,
-			     char *why, size_t size)
-{
-	size_t i;
-
-	for (i = 0; i < got->n; i++) {
-		const char *key = got->e[i].key;
-		unsigned long long b, a;
-
-		if (!kb_stat_get(before, key, &b) ||
-		    !kb_stat_get(after, key, &a)) {
-			snprintf(why, size, "'%s' is not a key of memory.stat",
-				 key);
-			return -1;
-		}
-		if (!kb_value_bracketed(got->e[i].value, b, a, tol_ppm)) {
-			snprintf(why, size, "%s: %llu, memory.stat read before and after: %llu and %llu (tolerance %.3f %%)",
-				 key, got->e[i].value, b, a, tol_ppm / 1e4);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* One numa_stat line against its total (v1) or memory.stat (v2). */
-static int numa_line_check(const struct kb_numa_line *l,
-			   const struct kb_stat *before,
-			   const struct kb_stat *after, unsigned int tol_ppm,
-			   char *why, size_t size)
-{
-	unsigned long long sum = kb_numa_line_sum(l), b, a;
-
-	if (l->has_total) {
-		if (kb_value_bracketed(sum, l->total, l->total, tol_ppm))
-			return 0;
-		snprintf(why, size, "%s: the nodes add up to %llu, total=%llu (pages, tolerance %.3f %%)",
-			 l->key, sum, l->total, tol_ppm / 1e4);
-		return -1;
-	}
-	if (!before || !kb_stat_get(before, l->key, &b) ||
-	    !kb_stat_get(after, l->key, &a))
-		return 1;	/* numa_stat only: nothing to compare with */
-	if (kb_value_bracketed(sum, b, a, tol_ppm))
-		return 0;
-	snprintf(why, size, "%s: the nodes add up to %llu, memory.stat read before and after: %llu and %llu (bytes, tolerance %.3f %%)",
-		 l->key, sum, b, a, tol_ppm / 1e4);
-	return -1;
-}
-
-int kb_numa_check_sums(const char *text, size_t len,
-		       const struct kb_stat *before,
-		       const struct kb_stat *after, unsigned int tol_ppm,
-		       int *lines, char *why, size_t size)
-{
-	struct kb_numa_line l;
-	struct kb_text t;
-	const char *line;
-	size_t n;
-	int err;
-
-	*lines = 0;
-	kb_text_init(&t, text, len);
-	while ((err = numa_next(&t, &l, &line, &n))) {
-		if (err < 0) {
-			set_why(why, size, "unparsable line", line, n);
-			return -1;
-		}
-		err = numa_line_check(&l, before, after, tol_ppm, why, size);
-		if (err < 0)
-			return -1;
-		if (!err)
-			(*lines)++;
-	}
-	if (!*lines) {
-		snprintf(why, size, "no line to check");
-		return -1;
-	}
-	return 0;
+	return kb_file_write_str(path, num);
 }

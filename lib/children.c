@@ -3,7 +3,7 @@
  * kbench child processes. See children.h.
  */
 #include "children.h"
-#include "kbench.h"
+#include "cleanup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,91 +15,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Headroom left for the rest of the system (shells, other tests). */
-#define KB_PROC_MARGIN	256
-
-long kb_loadavg_threads(const char *text)
-{
-	const char *slash = strchr(text, '/');
-	char *end;
-	long n;
-
-	if (!slash)
-		return -1;
-	n = strtol(slash + 1, &end, 10);
-	return end == slash + 1 || n < 0 ? -1 : n;
-}
-
-static long threads_now(void)
-{
-	char buf[128];
-
-	if (kb_read_file("/proc/loadavg", buf, sizeof(buf)))
-		return -1;
-	return kb_loadavg_threads(buf);
-}
-
-/* Processes owned by @uid: RLIMIT_NPROC counts them per real user. */
-static long user_processes(uid_t uid)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	struct stat st;
-	long count = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (!fstatat(dirfd(d), de->d_name, &st, 0) && st.st_uid == uid)
-			count++;
-	}
-	closedir(d);
-	return count;
-}
-
-static void bound_by(struct kb_proc_limits *lim, long avail, const char *why)
-{
-	if (lim->available < 0 || avail < lim->available) {
-		lim->available = avail < 0 ? 0 : avail;
-		lim->bound = why;
-	}
-}
-
-int kb_proc_limits(struct kb_proc_limits *lim)
-{
-	struct rlimit rl;
-	int err;
-
-	memset(lim, 0, sizeof(*lim));
-	lim->available = -1;
-	err = kb_read_long("/proc/sys/kernel/pid_max", &lim->pid_max);
-	if (!err)
-		err = kb_read_long("/proc/sys/kernel/threads-max",
-				   &lim->threads_max);
-	if (err)
-		return err;
-	lim->nr_threads = threads_now();
-	if (getrlimit(RLIMIT_NPROC, &rl))
-		return -errno;
-	lim->nproc_soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
-	/*
-	 * fork() does not apply RLIMIT_NPROC to the root user (uid 0 is the
-	 * kernel's INIT_USER) nor to CAP_SYS_RESOURCE or CAP_SYS_ADMIN.
-	 */
-	lim->nproc_exempt = getuid() == 0 || kb_have_cap(CAP_SYS_RESOURCE) ||
-			    kb_have_cap(CAP_SYS_ADMIN);
-	bound_by(lim, lim->pid_max - lim->nr_threads - KB_PROC_MARGIN,
-		 "kernel.pid_max");
-	bound_by(lim, lim->threads_max - lim->nr_threads - KB_PROC_MARGIN,
-		 "kernel.threads-max");
-	if (!lim->nproc_exempt && lim->nproc_soft >= 0)
-		bound_by(lim, lim->nproc_soft - user_processes(getuid()) -
-			 KB_PROC_MARGIN / 4, "RLIMIT_NPROC");
-	return 0;
-}
 
 static void kill_all_cb(void *arg)
 {
@@ -155,7 +70,7 @@ static pid_t fork_tracked(struct kb_children *c)
 	pid_t parent = getpid(), pid;
 	int err;
 
-	kb_signals_block();
+	kb_cleanup_block_signals();
 	pid = fork();
 	if (pid == 0) {
 		child_setup(parent);
@@ -163,7 +78,7 @@ static pid_t fork_tracked(struct kb_children *c)
 	}
 	if (pid < 0) {
 		err = -errno;
-		kb_signals_unblock();
+		kb_cleanup_unblock_signals();
 		return err;
 	}
 	err = track(c, pid);
@@ -171,7 +86,7 @@ static pid_t fork_tracked(struct kb_children *c)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	kb_signals_unblock();
+	kb_cleanup_unblock_signals();
 	return err ? err : pid;
 }
 

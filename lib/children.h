@@ -24,26 +24,6 @@ struct kb_children {
 	int cleanup;		/* its kb_cleanup_push() handle */
 };
 
-/* What bounds the number of processes we may create, and why. */
-struct kb_proc_limits {
-	long pid_max;		/* kernel.pid_max */
-	long threads_max;	/* kernel.threads-max */
-	long nr_threads;	/* threads in the system now (/proc/loadavg) */
-	long nproc_soft;	/* RLIMIT_NPROC soft, -1 = unlimited */
-	bool nproc_exempt;	/* root user or CAP_SYS_RESOURCE/ADMIN */
-	long available;		/* children we can expect to create */
-	const char *bound;	/* "pid_max", "threads-max", "RLIMIT_NPROC" */
-};
-
-/* Read the limits. Returns 0 or -errno. */
-int kb_proc_limits(struct kb_proc_limits *lim);
-
-/*
- * Threads in the system from the text of /proc/loadavg
- * ("0.00 0.01 0.05 RUNNABLE/TOTAL LASTPID"): TOTAL, or -1 if malformed.
- */
-long kb_loadavg_threads(const char *text);
-
 /*
  * Fork @n children that set their comm to @comm (15 characters at most,
  * NULL keeps ours), arm PR_SET_PDEATHSIG(SIGKILL) and pause until killed.

@@ -89,7 +89,8 @@ override CFLAGS += -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(KBENCH_WERROR)
 override CFLAGS += $(KHDR_INCLUDES) -I$(KSFT_DIR) -I$(KBENCH_LIB)
 LDLIBS += -lcap -lm
 
-LOCAL_HDRS += $(KBENCH_LIB)/kbench.h $(KBENCH_LIB)/kbench_ktap.h
+include $(KBENCH_LIB)/kbench_srcs.mk
+LOCAL_HDRS += $(KBENCH_CORE_HDRS)
 # Programs built for another target (make CROSS_COMPILE=... after a native
 # build, or back) are rebuilt: they depend on a stamp naming the target
 # triplet, rewritten (below) only when the triplet changes. lib.mk's rule
@@ -104,13 +105,15 @@ endif
 endif
 LOCAL_HDRS += $(KB_TARGET_STAMP)
 EXTRA_CLEAN += $(KB_TARGET_STAMP)
-KBENCH_SRCS := $(KBENCH_LIB)/kbench.c $(KBENCH_EXTRA_SRCS)
+KBENCH_SRCS := $(KBENCH_CORE_SRCS) $(KBENCH_EXTRA_SRCS)
 
 include $(KSFT_DIR)/lib.mk
 
 # Every test program links the shared helpers; extended helper programs
-# opt in by listing themselves in KBENCH_LINKED.
+# opt in by listing themselves in KBENCH_LINKED. KBENCH_PROG_SRCS: the
+# files of a test program split in several (not of its helpers).
 $(TEST_GEN_PROGS) $(addprefix $(OUTPUT)/,$(KBENCH_LINKED)): $(KBENCH_SRCS)
+$(TEST_GEN_PROGS): $(KBENCH_PROG_SRCS)
 
 # An empty recipe: a stamp that is missing after all is made, not an error.
 $(KB_TARGET_STAMP): ;

@@ -7,6 +7,7 @@
 #endif
 #include "memcg_bpf.h"
 #include "bpf_iter.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,31 +24,31 @@
 #include "memcg_iter.skel.h"
 #endif
 
-struct kb_mcb {
+struct kb_memcg_bpf {
 #ifdef KBENCH_HAVE_BPF
 	struct memcg_iter *skel;
 	struct bpf_program *prog;	/* the one program loaded */
 	struct bpf_link *link;
 #endif
-	struct kb_bpf_buf buf;
+	struct kb_bpf_iter_buf buf;
 	uint32_t flags;
 };
 
 #ifdef KBENCH_HAVE_BPF
 
-int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
-		  size_t whylen)
+int kb_memcg_bpf_select(struct kb_memcg_bpf *b, const int *slots, int n,
+			char *why, size_t whylen)
 {
 	int i;
 
-	if (n < 1 || n > KB_MCI_MAX_FIELDS) {
-		snprintf(why, whylen, "%d counters: 1 to %d", n, KB_MCI_MAX_FIELDS);
+	if (n < 1 || n > KB_MEMCG_ITER_MAX_FIELDS) {
+		snprintf(why, whylen, "%d counters: 1 to %d", n, KB_MEMCG_ITER_MAX_FIELDS);
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
-		if (slots[i] < 0 || slots[i] >= KB_MCI_MAX_STATE) {
+		if (slots[i] < 0 || slots[i] >= KB_MEMCG_ITER_MAX_STATE) {
 			snprintf(why, whylen, "counter slot %d out of 0..%d",
-				 slots[i], KB_MCI_MAX_STATE - 1);
+				 slots[i], KB_MEMCG_ITER_MAX_STATE - 1);
 			return -EINVAL;
 		}
 		b->skel->bss->fields[i] = slots[i];
@@ -57,7 +58,7 @@ int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
 }
 
 /* The iterator pinned to one cgroup: BPF_CGROUP_ITER_SELF_ONLY. */
-static int attach(struct kb_mcb *b, const char *cgdir, char *why,
+static int attach(struct kb_memcg_bpf *b, const char *cgdir, char *why,
 		  size_t whylen)
 {
 	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
@@ -83,8 +84,8 @@ static int attach(struct kb_mcb *b, const char *cgdir, char *why,
 		/* The fd is ours and open: EBADF is the kernel's "not v2". */
 		err = -EOPNOTSUPP;
 	} else if (err)
-		kb_bpf_load_reason(err, "attaching the cgroup iterator", why,
-				   whylen);
+		kb_bpf_iter_load_reason(err, "attaching the cgroup iterator", why,
+					whylen);
 	return err;
 }
 
@@ -113,7 +114,7 @@ static enum flush_way best_flush(void)
 }
 
 /* Load only the program of @way: the others may call absent kfuncs. */
-static int load(struct kb_mcb *b, enum flush_way way, char *why,
+static int load(struct kb_memcg_bpf *b, enum flush_way way, char *why,
 		size_t whylen)
 {
 	struct bpf_program *progs[] = {
@@ -124,7 +125,7 @@ static int load(struct kb_mcb *b, enum flush_way way, char *why,
 	b->skel = memcg_iter__open();
 	if (!b->skel) {
 		err = -errno;
-		kb_bpf_load_reason(err, "opening the cgroup iterator", why, whylen);
+		kb_bpf_iter_load_reason(err, "opening the cgroup iterator", why, whylen);
 		return err;
 	}
 	progs[FLUSH_KFUNCS] = b->skel->progs.dump_memcg_kfuncs;
@@ -135,18 +136,19 @@ static int load(struct kb_mcb *b, enum flush_way way, char *why,
 	b->prog = progs[way];
 	err = memcg_iter__load(b->skel);
 	if (err)
-		kb_bpf_load_reason(err, "loading the cgroup iterator", why, whylen);
+		kb_bpf_iter_load_reason(err, "loading the cgroup iterator", why, whylen);
 	return err;
 }
 
-struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
-			   int *err, char *why, size_t whylen)
+struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
+				       uint64_t *load_ns, int *err, char *why,
+				       size_t whylen)
 {
 	enum flush_way way;
-	struct kb_mcb *b;
+	struct kb_memcg_bpf *b;
 	uint64_t t0;
 
-	*err = kb_bpf_usable(why, whylen);
+	*err = kb_bpf_iter_usable(why, whylen);
 	if (*err)
 		return NULL;
 	b = calloc(1, sizeof(*b));
@@ -155,8 +157,8 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	kb_bpf_quiet_libbpf();
-	t0 = kb_now_ns();
+	kb_bpf_iter_quiet_libbpf();
+	t0 = kb_clock_ns();
 	way = flush ? best_flush() : FLUSH_NONE;
 	*err = load(b, way, why, whylen);
 	if (*err && way == FLUSH_KFUNCS) {
@@ -168,27 +170,27 @@ struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
 	if (!*err)
 		*err = attach(b, cgdir, why, whylen);
 	if (*err) {
-		kb_mcb_free(b);
+		kb_memcg_bpf_free(b);
 		return NULL;
 	}
-	*load_ns = kb_now_ns() - t0;
+	*load_ns = kb_clock_ns() - t0;
 	return b;
 }
 
-void kb_mcb_free(struct kb_mcb *b)
+void kb_memcg_bpf_free(struct kb_memcg_bpf *b)
 {
 	if (!b)
 		return;
 	bpf_link__destroy(b->link);
 	memcg_iter__destroy(b->skel);
-	kb_bpf_buf_free(&b->buf);
+	kb_bpf_iter_buf_free(&b->buf);
 	free(b);
 }
 
-long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
+long kb_memcg_bpf_read(struct kb_memcg_bpf *b, const int64_t **vals)
 {
 	long got = kb_bpf_iter_read(bpf_link__fd(b->link), &b->buf);
-	struct kb_mci_header h;
+	struct kb_memcg_iter_header h;
 
 	if (got < 0)
 		return got;
@@ -196,11 +198,12 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 		return -EBADMSG;
 	memcpy(&h, b->buf.data, sizeof(h));
 	b->flags = h.flags;
-	if (h.flags & KB_MCI_NO_MEMCG)
+	if (h.flags & KB_MEMCG_ITER_NO_MEMCG)
 		return -ENODATA;
-	/* The program writes all KB_MCI_MAX_FIELDS slots, h.nr of them set. */
-	if (h.nr > KB_MCI_MAX_FIELDS ||
-	    (size_t)got != sizeof(h) + KB_MCI_MAX_FIELDS * sizeof(int64_t))
+	/* The program writes every KB_MEMCG_ITER_MAX_FIELDS slot, h.nr set. */
+	if (h.nr > KB_MEMCG_ITER_MAX_FIELDS ||
+	    (size_t)got != sizeof(h) +
+			   KB_MEMCG_ITER_MAX_FIELDS * sizeof(int64_t))
 		return -EBADMSG;
 	*vals = (const int64_t *)(b->buf.data + sizeof(h));
 	return h.nr;
@@ -208,23 +211,24 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 
 #else /* !KBENCH_HAVE_BPF */
 
-struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
-			   int *err, char *why, size_t whylen)
+struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
+				       uint64_t *load_ns, int *err, char *why,
+				       size_t whylen)
 {
 	(void)cgdir;
 	(void)flush;
 	*load_ns = 0;
-	*err = kb_bpf_usable(why, whylen);
+	*err = kb_bpf_iter_usable(why, whylen);
 	return NULL;
 }
 
-void kb_mcb_free(struct kb_mcb *b)
+void kb_memcg_bpf_free(struct kb_memcg_bpf *b)
 {
 	free(b);
 }
 
-int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
-		  size_t whylen)
+int kb_memcg_bpf_select(struct kb_memcg_bpf *b, const int *slots, int n,
+			char *why, size_t whylen)
 {
 	(void)b;
 	(void)slots;
@@ -233,7 +237,7 @@ int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
 	return -EOPNOTSUPP;
 }
 
-long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
+long kb_memcg_bpf_read(struct kb_memcg_bpf *b, const int64_t **vals)
 {
 	(void)b;
 	(void)vals;
@@ -242,27 +246,27 @@ long kb_mcb_read(struct kb_mcb *b, const int64_t **vals)
 
 #endif
 
-const char *kb_mcb_flush_name(const struct kb_mcb *b)
+const char *kb_memcg_bpf_flush_name(const struct kb_memcg_bpf *b)
 {
-	if (b->flags & KB_MCI_FLUSHED_MEMCG)
+	if (b->flags & KB_MEMCG_ITER_FLUSHED_MEMCG)
 		return "bpf_mem_cgroup_flush_stats";
-	if (b->flags & KB_MCI_FLUSHED_CGROUP)
+	if (b->flags & KB_MEMCG_ITER_FLUSHED_CGROUP)
 		return "cgroup_rstat_flush";
 	return "none";
 }
 
-static long read_batch(struct kb_mcb *b, long batch)
+static long read_batch(struct kb_memcg_bpf *b, long batch)
 {
 	const int64_t *vals;
 	long i, got = 0;
 
 	for (i = 0; i < batch && got >= 0; i++)
-		got = kb_mcb_read(b, &vals);
+		got = kb_memcg_bpf_read(b, &vals);
 	return got;
 }
 
-int kb_mcb_time(struct kb_mcb *b, long count, long batch, double budget_s,
-		struct kb_stats *st, double *total_s)
+int kb_memcg_bpf_time(struct kb_memcg_bpf *b, long count, long batch,
+		      double budget_s, struct kb_stats *st, double *total_s)
 {
 	long nsamples = count / batch, i;
 	uint64_t start, t0;
@@ -275,18 +279,18 @@ int kb_mcb_time(struct kb_mcb *b, long count, long batch, double budget_s,
 	if (!samples)
 		return -ENOMEM;
 	got = read_batch(b, nsamples / 10 + 1);	/* warm-up */
-	start = kb_now_ns();
+	start = kb_clock_ns();
 	for (i = 0; i < nsamples && got >= 0; i++) {
-		t0 = kb_now_ns();
+		t0 = kb_clock_ns();
 		got = read_batch(b, batch);
-		samples[i] = (double)(kb_now_ns() - t0) / batch / 1000.0;
+		samples[i] = (double)(kb_clock_ns() - t0) / batch / 1000.0;
 		if (budget_s > 0 && i >= 20 &&
-		    (double)(kb_now_ns() - start) / 1e9 > budget_s) {
+		    (double)(kb_clock_ns() - start) / 1e9 > budget_s) {
 			nsamples = i + 1;
 			break;
 		}
 	}
-	*total_s = (double)(kb_now_ns() - start) / 1e9;
+	*total_s = (double)(kb_clock_ns() - start) / 1e9;
 	if (got >= 0)
 		kb_stats_compute(samples, nsamples, st);
 	free(samples);

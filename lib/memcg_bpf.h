@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kbench.h"
+#include "stats.h"
 
-struct kb_mcb;
+struct kb_memcg_bpf;
 
 /*
  * Load the iterator for the memory cgroup directory @cgdir, flushing
@@ -22,37 +22,38 @@ struct kb_mcb;
  * NULL with *@err = -errno and a reason in @why when it cannot run here
  * (no BTF, privileges, no cgroup iterator, a hierarchy it cannot walk).
  */
-struct kb_mcb *kb_mcb_open(const char *cgdir, bool flush, uint64_t *load_ns,
-			   int *err, char *why, size_t whylen);
+struct kb_memcg_bpf *kb_memcg_bpf_open(const char *cgdir, bool flush,
+				       uint64_t *load_ns, int *err, char *why,
+				       size_t whylen);
 
 /*
  * What the next reads return: vmstats.state[@slots[i]] for i < @n
  * (1..128 slots, each below 64). 0, or -EINVAL with @why.
  */
-int kb_mcb_select(struct kb_mcb *b, const int *slots, int n, char *why,
-		  size_t whylen);
-void kb_mcb_free(struct kb_mcb *b);
+int kb_memcg_bpf_select(struct kb_memcg_bpf *b, const int *slots, int n,
+			char *why, size_t whylen);
+void kb_memcg_bpf_free(struct kb_memcg_bpf *b);
 
 /*
  * One read. Returns the number of counters (their values in *@vals, valid
  * until the next read) or -errno; -ENODATA when the cgroup has no memory
  * controller.
  */
-long kb_mcb_read(struct kb_mcb *b, const int64_t **vals);
+long kb_memcg_bpf_read(struct kb_memcg_bpf *b, const int64_t **vals);
 
 /*
  * How the last read flushed: "bpf_mem_cgroup_flush_stats" (6.19+),
  * "cgroup_rstat_flush" (up to 6.15) or "none" (6.16-6.18: no flush a
  * program can call on the memory css; or flushing was not asked for).
  */
-const char *kb_mcb_flush_name(const struct kb_mcb *b);
+const char *kb_memcg_bpf_flush_name(const struct kb_memcg_bpf *b);
 
 /*
  * Time reads: samples of @batch reads until @count reads or @budget_s
  * seconds (0 = no limit, at least 21 samples), microseconds per read.
  * 0 or -errno.
  */
-int kb_mcb_time(struct kb_mcb *b, long count, long batch, double budget_s,
-		struct kb_stats *st, double *total_s);
+int kb_memcg_bpf_time(struct kb_memcg_bpf *b, long count, long batch,
+		      double budget_s, struct kb_stats *st, double *total_s);
 
 #endif /* KBENCH_MEMCG_BPF_H */

@@ -7,16 +7,20 @@
 #ifndef KBENCH_MEMCG_ITER_H
 #define KBENCH_MEMCG_ITER_H
 
-#define KB_MCI_MAX_FIELDS	128
+#define KB_MEMCG_ITER_MAX_FIELDS	128
 /* Slots of vmstats.state[] read in one go: the selections stay below. */
-#define KB_MCI_MAX_STATE	64
+#define KB_MEMCG_ITER_MAX_STATE	64
 
-/* How the counters were brought up to date before the read. */
-#define KB_MCI_FLUSHED_MEMCG	(1U << 0)	/* bpf_mem_cgroup_flush_stats */
-#define KB_MCI_FLUSHED_CGROUP	(1U << 1)	/* cgroup_rstat_flush */
-#define KB_MCI_NO_MEMCG		(1U << 2)	/* the cgroup has no memory css */
+/*
+ * How the counters were brought up to date before the read: by
+ * bpf_mem_cgroup_flush_stats(), by cgroup_rstat_flush(), or not at all
+ * because the cgroup has no memory css.
+ */
+#define KB_MEMCG_ITER_FLUSHED_MEMCG	(1U << 0)
+#define KB_MEMCG_ITER_FLUSHED_CGROUP	(1U << 1)
+#define KB_MEMCG_ITER_NO_MEMCG		(1U << 2)
 
-struct kb_mci_header {
+struct kb_memcg_iter_header {
 	__u32 nr;	/* counters that follow, __s64 each */
 	__u32 flags;
 };

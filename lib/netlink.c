@@ -85,8 +85,8 @@ long kb_nl_rcvbuf(const struct kb_nl *nl)
 
 /* ---- messages -------------------------------------------------------- */
 
-void kb_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
-		      uint8_t version, uint32_t seq)
+void kb_nl_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
+			 uint8_t version, uint32_t seq)
 {
 	struct genlmsghdr *genl;
 
@@ -109,8 +109,8 @@ void kb_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
-int kb_nla_append(struct kb_nl_req *req, uint16_t type, const void *data,
-		  size_t len)
+int kb_nl_attr_append(struct kb_nl_req *req, uint16_t type, const void *data,
+		      size_t len)
 {
 	size_t off = NLMSG_ALIGN(req->nlh.nlmsg_len);
 	size_t total = NLA_ALIGN(NLA_HDRLEN + len);
@@ -135,14 +135,14 @@ int kb_nla_append(struct kb_nl_req *req, uint16_t type, const void *data,
 #pragma GCC diagnostic pop
 #endif
 
-int kb_nla_append_u32(struct kb_nl_req *req, uint16_t type, uint32_t val)
+int kb_nl_attr_append_u32(struct kb_nl_req *req, uint16_t type, uint32_t val)
 {
-	return kb_nla_append(req, type, &val, sizeof(val));
+	return kb_nl_attr_append(req, type, &val, sizeof(val));
 }
 
-int kb_nla_append_str(struct kb_nl_req *req, uint16_t type, const char *s)
+int kb_nl_attr_append_str(struct kb_nl_req *req, uint16_t type, const char *s)
 {
-	return kb_nla_append(req, type, s, strlen(s) + 1);
+	return kb_nl_attr_append(req, type, s, strlen(s) + 1);
 }
 
 int kb_nl_send(struct kb_nl *nl, const void *buf, size_t len)
@@ -173,8 +173,8 @@ ssize_t kb_nl_recv(struct kb_nl *nl, void *buf, size_t size)
 	return n;
 }
 
-const struct nlmsghdr *kb_nlmsg_next(const void *buf, size_t len,
-				     size_t *off)
+const struct nlmsghdr *kb_nl_msg_next(const void *buf, size_t len,
+				      size_t *off)
 {
 	const struct nlmsghdr *nlh;
 	size_t rem;
@@ -190,7 +190,7 @@ const struct nlmsghdr *kb_nlmsg_next(const void *buf, size_t len,
 	return nlh;
 }
 
-int kb_nlmsg_error(const struct nlmsghdr *nlh)
+int kb_nl_msg_error(const struct nlmsghdr *nlh)
 {
 	const struct nlmsgerr *e = NLMSG_DATA(nlh);
 
@@ -201,7 +201,7 @@ int kb_nlmsg_error(const struct nlmsghdr *nlh)
 	return e->error;
 }
 
-const void *kb_genl_attrs(const struct nlmsghdr *nlh, size_t *len)
+const void *kb_nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len)
 {
 	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
 		return NULL;
@@ -221,14 +221,14 @@ static const struct nlattr *nla_check(const void *at, size_t rem)
 	return nla;
 }
 
-const struct nlattr *kb_nla_first(const void *data, size_t len,
-				  size_t *rem)
+const struct nlattr *kb_nl_attr_first(const void *data, size_t len,
+				      size_t *rem)
 {
 	*rem = data ? len : 0;
 	return data ? nla_check(data, len) : NULL;
 }
 
-const struct nlattr *kb_nla_next(const struct nlattr *nla, size_t *rem)
+const struct nlattr *kb_nl_attr_next(const struct nlattr *nla, size_t *rem)
 {
 	size_t step = NLA_ALIGN(nla->nla_len);
 
@@ -240,38 +240,38 @@ const struct nlattr *kb_nla_next(const struct nlattr *nla, size_t *rem)
 	return nla_check((const char *)nla + step, *rem);
 }
 
-uint16_t kb_nla_type(const struct nlattr *nla)
+uint16_t kb_nl_attr_type(const struct nlattr *nla)
 {
 	return nla->nla_type & NLA_TYPE_MASK;
 }
 
-const void *kb_nla_data(const struct nlattr *nla)
+const void *kb_nl_attr_data(const struct nlattr *nla)
 {
 	return (const char *)nla + NLA_HDRLEN;
 }
 
-size_t kb_nla_len(const struct nlattr *nla)
+size_t kb_nl_attr_len(const struct nlattr *nla)
 {
 	return nla->nla_len - NLA_HDRLEN;
 }
 
-const struct nlattr *kb_nla_find(const void *data, size_t len,
-				 uint16_t type)
+const struct nlattr *kb_nl_attr_find(const void *data, size_t len,
+				     uint16_t type)
 {
 	const struct nlattr *nla;
 	size_t rem;
 
-	kb_nla_for_each(nla, data, len, rem)
-		if (kb_nla_type(nla) == type)
+	kb_nl_attr_for_each(nla, data, len, rem)
+		if (kb_nl_attr_type(nla) == type)
 			return nla;
 	return NULL;
 }
 
-int kb_nla_get_u32(const struct nlattr *nla, uint32_t *val)
+int kb_nl_attr_get_u32(const struct nlattr *nla, uint32_t *val)
 {
-	if (kb_nla_len(nla) < sizeof(*val))
+	if (kb_nl_attr_len(nla) < sizeof(*val))
 		return -EINVAL;
-	memcpy(val, kb_nla_data(nla), sizeof(*val));
+	memcpy(val, kb_nl_attr_data(nla), sizeof(*val));
 	return 0;
 }
 
@@ -282,13 +282,13 @@ uint32_t kb_nl_next_seq(struct kb_nl *nl)
 	return nl->seq++;
 }
 
-const struct nlmsghdr *kb_nlmsg_find_seq(const void *buf, size_t len,
-					 uint32_t seq)
+const struct nlmsghdr *kb_nl_msg_find_seq(const void *buf, size_t len,
+					  uint32_t seq)
 {
 	const struct nlmsghdr *nlh;
 	size_t off = 0;
 
-	while ((nlh = kb_nlmsg_next(buf, len, &off)))
+	while ((nlh = kb_nl_msg_next(buf, len, &off)))
 		if (nlh->nlmsg_seq == seq)
 			return nlh;
 	return NULL;
@@ -306,7 +306,7 @@ const struct nlmsghdr *kb_nl_recv_seq(struct kb_nl *nl, uint32_t seq,
 			*err = (int)n;
 			return NULL;
 		}
-		nlh = kb_nlmsg_find_seq(buf, n, seq);
+		nlh = kb_nl_msg_find_seq(buf, n, seq);
 		if (nlh)
 			return nlh;
 	}
@@ -341,7 +341,7 @@ int kb_nl_transact(struct kb_nl *nl, const struct kb_nl_req *req,
 int kb_nl_ack_decode(const struct nlmsghdr *nlh, void *out)
 {
 	(void)out;
-	return kb_nlmsg_error(nlh);
+	return kb_nl_msg_error(nlh);
 }
 
 int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq)
@@ -351,33 +351,33 @@ int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq)
 
 /* ---- generic netlink control ----------------------------------------- */
 
-int kb_genl_family_id_decode(const struct nlmsghdr *nlh, void *out)
+int kb_nl_genl_family_id_decode(const struct nlmsghdr *nlh, void *out)
 {
 	const struct nlattr *nla;
 	const void *attrs;
 	uint16_t id;
 	size_t len;
-	int err = kb_nlmsg_error(nlh);
+	int err = kb_nl_msg_error(nlh);
 
 	(void)out;
 	if (err <= 0)
 		return err ? err : -EBADMSG;
-	attrs = kb_genl_attrs(nlh, &len);
-	nla = attrs ? kb_nla_find(attrs, len, CTRL_ATTR_FAMILY_ID) : NULL;
-	if (!nla || kb_nla_len(nla) < sizeof(id))
+	attrs = kb_nl_genl_attrs(nlh, &len);
+	nla = attrs ? kb_nl_attr_find(attrs, len, CTRL_ATTR_FAMILY_ID) : NULL;
+	if (!nla || kb_nl_attr_len(nla) < sizeof(id))
 		return -EBADMSG;
-	memcpy(&id, kb_nla_data(nla), sizeof(id));
+	memcpy(&id, kb_nl_attr_data(nla), sizeof(id));
 	return id ? id : -EBADMSG;
 }
 
-int kb_genl_family_id(struct kb_nl *nl, const char *name)
+int kb_nl_genl_family_id(struct kb_nl *nl, const char *name)
 {
 	struct kb_nl_req req;
 	int err;
 
-	kb_genl_req_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
-			 kb_nl_next_seq(nl));
-	err = kb_nla_append_str(&req, CTRL_ATTR_FAMILY_NAME, name);
-	return err ? err : kb_nl_transact(nl, &req, kb_genl_family_id_decode,
+	kb_nl_genl_req_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1,
+			    kb_nl_next_seq(nl));
+	err = kb_nl_attr_append_str(&req, CTRL_ATTR_FAMILY_NAME, name);
+	return err ? err : kb_nl_transact(nl, &req, kb_nl_genl_family_id_decode,
 					  NULL);
 }

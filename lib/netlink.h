@@ -54,14 +54,14 @@ struct kb_nl_req {
 };
 
 /* Start a generic netlink request (NLM_F_REQUEST). */
-void kb_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
-		      uint8_t version, uint32_t seq);
+void kb_nl_genl_req_init(struct kb_nl_req *req, uint16_t family, uint8_t cmd,
+			 uint8_t version, uint32_t seq);
 
 /* Append one attribute. Returns 0 or -EMSGSIZE. */
-int kb_nla_append(struct kb_nl_req *req, uint16_t type, const void *data,
-		  size_t len);
-int kb_nla_append_u32(struct kb_nl_req *req, uint16_t type, uint32_t val);
-int kb_nla_append_str(struct kb_nl_req *req, uint16_t type, const char *s);
+int kb_nl_attr_append(struct kb_nl_req *req, uint16_t type, const void *data,
+		      size_t len);
+int kb_nl_attr_append_u32(struct kb_nl_req *req, uint16_t type, uint32_t val);
+int kb_nl_attr_append_str(struct kb_nl_req *req, uint16_t type, const char *s);
 
 /* Send one request whole. Returns 0 or -errno. */
 int kb_nl_send(struct kb_nl *nl, const void *buf, size_t len);
@@ -92,7 +92,7 @@ int kb_nl_wait_ack(struct kb_nl *nl, uint32_t seq);
  */
 typedef int (*kb_nl_reply_fn)(const struct nlmsghdr *nlh, void *out);
 
-/* The ack decoder: kb_nlmsg_error() as a kb_nl_reply_fn. */
+/* The ack decoder: kb_nl_msg_error() as a kb_nl_reply_fn. */
 int kb_nl_ack_decode(const struct nlmsghdr *nlh, void *out);
 
 /* Send @req whole and decode the reply with its sequence number. */
@@ -109,25 +109,25 @@ const struct nlmsghdr *kb_nl_recv_seq(struct kb_nl *nl, uint32_t seq,
 				      void *buf, size_t size, int *err);
 
 /* The message of @seq in one datagram @buf[0..@len), or NULL. */
-const struct nlmsghdr *kb_nlmsg_find_seq(const void *buf, size_t len,
-					 uint32_t seq);
+const struct nlmsghdr *kb_nl_msg_find_seq(const void *buf, size_t len,
+					  uint32_t seq);
 
 /*
  * Walk the netlink messages of one datagram: returns the message at
  * *@off and advances *@off, or NULL at the end or on a truncated or
  * malformed header.
  */
-const struct nlmsghdr *kb_nlmsg_next(const void *buf, size_t len,
-				     size_t *off);
+const struct nlmsghdr *kb_nl_msg_next(const void *buf, size_t len,
+				      size_t *off);
 
 /*
  * The error of an NLMSG_ERROR message (0 for an ack, -errno otherwise;
  * -EBADMSG when it is too short), or 1 when @nlh is not an error message.
  */
-int kb_nlmsg_error(const struct nlmsghdr *nlh);
+int kb_nl_msg_error(const struct nlmsghdr *nlh);
 
 /* The genetlink payload (attributes) of a message; NULL if too short. */
-const void *kb_genl_attrs(const struct nlmsghdr *nlh, size_t *len);
+const void *kb_nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len);
 
 /* ---- attributes ------------------------------------------------------ */
 
@@ -136,25 +136,25 @@ const void *kb_genl_attrs(const struct nlmsghdr *nlh, size_t *len);
  * when no complete attribute is left (a length field that is too small or
  * runs past the end stops the walk).
  */
-const struct nlattr *kb_nla_first(const void *data, size_t len,
-				  size_t *rem);
-const struct nlattr *kb_nla_next(const struct nlattr *nla, size_t *rem);
+const struct nlattr *kb_nl_attr_first(const void *data, size_t len,
+				      size_t *rem);
+const struct nlattr *kb_nl_attr_next(const struct nlattr *nla, size_t *rem);
 
-#define kb_nla_for_each(nla, data, len, rem)				\
-	for ((nla) = kb_nla_first((data), (len), &(rem)); (nla);	\
-	     (nla) = kb_nla_next((nla), &(rem)))
+#define kb_nl_attr_for_each(nla, data, len, rem)				\
+	for ((nla) = kb_nl_attr_first((data), (len), &(rem)); (nla);	\
+	     (nla) = kb_nl_attr_next((nla), &(rem)))
 
 /* Type without the NLA_F_NESTED / NLA_F_NET_BYTEORDER flags. */
-uint16_t kb_nla_type(const struct nlattr *nla);
-const void *kb_nla_data(const struct nlattr *nla);
-size_t kb_nla_len(const struct nlattr *nla);
+uint16_t kb_nl_attr_type(const struct nlattr *nla);
+const void *kb_nl_attr_data(const struct nlattr *nla);
+size_t kb_nl_attr_len(const struct nlattr *nla);
 
 /* First attribute of @type, or NULL. */
-const struct nlattr *kb_nla_find(const void *data, size_t len,
-				 uint16_t type);
+const struct nlattr *kb_nl_attr_find(const void *data, size_t len,
+				     uint16_t type);
 
 /* A u32 attribute; -EINVAL when it is shorter than 4 bytes. */
-int kb_nla_get_u32(const struct nlattr *nla, uint32_t *val);
+int kb_nl_attr_get_u32(const struct nlattr *nla, uint32_t *val);
 
 /* ---- generic netlink control ----------------------------------------- */
 
@@ -163,12 +163,12 @@ int kb_nla_get_u32(const struct nlattr *nla, uint32_t *val);
  * the id (> 0), -ENOENT when the kernel has no such family, or -errno.
  * Needs no privilege.
  */
-int kb_genl_family_id(struct kb_nl *nl, const char *name);
+int kb_nl_genl_family_id(struct kb_nl *nl, const char *name);
 
 /*
  * Decode a CTRL_CMD_GETFAMILY reply: the family id (> 0), the -errno of
  * an error message, or -EBADMSG (no id, a short or zero id). @out unused.
  */
-int kb_genl_family_id_decode(const struct nlmsghdr *nlh, void *out);
+int kb_nl_genl_family_id_decode(const struct nlmsghdr *nlh, void *out);
 
 #endif /* KBENCH_NETLINK_H */

@@ -6,7 +6,8 @@
 #define _GNU_SOURCE
 #endif
 #include "rtsched.h"
-#include "kbench.h"
+#include "env.h"
+#include "file.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,7 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-int kb_cpus_allowed(int *cpus, int max)
+int kb_rtsched_cpus_allowed(int *cpus, int max)
 {
 	cpu_set_t set;
 	int cpu, n = 0;
@@ -30,7 +31,7 @@ int kb_cpus_allowed(int *cpus, int max)
 	return n ? n : -ESRCH;
 }
 
-int kb_cpu_index(const int *cpus, int n, int cpu)
+int kb_rtsched_cpu_index(const int *cpus, int n, int cpu)
 {
 	int i;
 
@@ -40,7 +41,7 @@ int kb_cpu_index(const int *cpus, int n, int cpu)
 	return -1;
 }
 
-int kb_pin_self(int cpu)
+int kb_rtsched_pin_self(int cpu)
 {
 	cpu_set_t set;
 
@@ -51,18 +52,18 @@ int kb_pin_self(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
-int kb_fifo_prio_max(void)
+int kb_rtsched_fifo_prio_max(void)
 {
 	int max = sched_get_priority_max(SCHED_FIFO);
 
 	return max > 0 ? max : 99;
 }
 
-bool kb_fifo_allowed(int prio, char *why, size_t len)
+bool kb_rtsched_fifo_allowed(int prio, char *why, size_t len)
 {
 	struct rlimit rl;
 
-	if (prio <= 0 || kb_have_cap(CAP_SYS_NICE))
+	if (prio <= 0 || kb_env_have_cap(CAP_SYS_NICE))
 		return true;
 	if (!getrlimit(RLIMIT_RTPRIO, &rl) &&
 	    (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)prio))
@@ -74,7 +75,7 @@ bool kb_fifo_allowed(int prio, char *why, size_t len)
 	return false;
 }
 
-int kb_set_prio_self(int prio)
+int kb_rtsched_set_prio_self(int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
 	int err;
@@ -84,11 +85,11 @@ int kb_set_prio_self(int prio)
 	return -err;
 }
 
-int kb_mlockall(char *why, size_t len)
+int kb_rtsched_mlockall(char *why, size_t len)
 {
 	struct rlimit rl;
 
-	if (!kb_have_cap(CAP_IPC_LOCK) &&
+	if (!kb_env_have_cap(CAP_IPC_LOCK) &&
 	    (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur != RLIM_INFINITY)) {
 		snprintf(why, len,
 			 "memory not locked: no CAP_IPC_LOCK and RLIMIT_MEMLOCK is limited (page faults may add latency)");
@@ -103,53 +104,9 @@ int kb_mlockall(char *why, size_t len)
 	return 0;
 }
 
-void kb_placement_describe(const struct kb_placement *p, char *buf,
-			   size_t len)
-{
-	if (p->pinned)
-		snprintf(buf, len, "pinned: parent cpu %d, child cpu %d",
-			 p->parent_cpu, p->child_cpu);
-	else
-		snprintf(buf, len, "scheduler%s%s", p->why[0] ? ": " : "",
-			 p->why);
-}
-
-void kb_placement_setup(struct kb_placement *p, bool no_pin, bool child_apart)
-{
-	int cpus[CPU_SETSIZE], n, err;
-
-	memset(p, 0, sizeof(*p));
-	p->parent_cpu = p->child_cpu = -1;
-	if (no_pin) {
-		snprintf(p->why, sizeof(p->why), "--no-pin");
-	} else {
-		n = kb_cpus_allowed(cpus, CPU_SETSIZE);
-		err = n < 0 ? n : kb_pin_self(cpus[n - 1]);
-		if (err) {
-			snprintf(p->why, sizeof(p->why), "cannot pin: %s",
-				 strerror(-err));
-		} else {
-			p->pinned = true;
-			p->parent_cpu = cpus[n - 1];
-			p->child_cpu = child_apart && n > 1 ? cpus[n - 2] :
-							      p->parent_cpu;
-		}
-	}
-	kb_param_str("placement", p->pinned ? "pinned" : "scheduler");
-	kb_param_num("parent_cpu", p->parent_cpu);
-	kb_param_num("child_cpu", p->child_cpu);
-}
-
-int kb_placement_child(const struct kb_placement *p)
-{
-	if (!p->pinned || p->child_cpu == p->parent_cpu)
-		return 0;
-	return kb_pin_self(p->child_cpu);
-}
-
-bool kb_kernel_realtime(void)
+bool kb_rtsched_kernel_realtime(void)
 {
 	long v;
 
-	return !kb_read_long("/sys/kernel/realtime", &v) && v == 1;
+	return !kb_file_read_long("/sys/kernel/realtime", &v) && v == 1;
 }

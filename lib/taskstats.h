@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kbench taskstats library, the one home of everything taskstats:
+ * The taskstats interfaces, decoded (kb_ts_):
  * - struct taskstats decoded by attribute length, for any version from 1
  *   up (fields the reply is too short to hold read as zero). Nothing
  *   depends on the struct taskstats of the installed uapi headers: a 6.1
@@ -8,14 +8,11 @@
  *   version 16 (560 bytes), and version 15 moved fields;
  * - the TASKSTATS genetlink family (on top of netlink.h): GET, exit
  *   listeners, batched queries, cgroupstats;
- * - collection methods: one pass fetches per-task statistics of a set of
- *   pids by per-pid netlink, batched netlink, procfs (open+read+close or
- *   kept-open fds and pread) or the RFC /proc/taskstats ioctl;
- * - /proc/PID/stat and status parsers, the independent source the
- *   taskstats checks compare against.
- * Every decoder and parser takes a buffer, so it can be tested and fuzzed
- * without a socket or a file. Shared by taskstats/taskstats and
- * taskstats/taskstat.
+ * - the never-merged RFC's /proc/taskstats ioctl numbers.
+ * Every decoder takes a buffer, so it can be tested and fuzzed without a
+ * socket. The query methods built on it are in taskstats_method.h, the
+ * judgements of the checks in taskstats_judge.h, the BPF iterator's
+ * records in taskstats_bpf.h.
  */
 #ifndef KBENCH_TASKSTATS_H
 #define KBENCH_TASKSTATS_H
@@ -26,7 +23,6 @@
 #include <sys/ioctl.h>
 #include <sys/types.h>
 
-#include "kbench.h"
 #include "netlink.h"
 
 /* ---- struct taskstats, decoded by offset ----------------------------- */
@@ -76,8 +72,7 @@ struct kb_ts_stats {
  * in the middle of the struct, is decoded with its own offsets.
  * Returns 0, or -EBADMSG when not even the version fits.
  */
-int kb_ts_decode(const void *data, size_t len,
-			struct kb_ts_stats *ts);
+int kb_ts_decode(const void *data, size_t len, struct kb_ts_stats *ts);
 
 /* The ac_pid offset the RFC /proc/taskstats ioctl reads its argument at. */
 #define KB_TS_AC_PID_OFFSET	128
@@ -112,15 +107,14 @@ int kb_ts_reply_decode(const struct nlmsghdr *nlh, void *out);
 bool kb_ts_reply_matches(const struct nlmsghdr *nlh, pid_t pid);
 
 /* Resolve the TASKSTATS family into @nl->family. 0 or -errno. */
-int kb_ts_open(struct kb_nl *nl, size_t rcvbuf,
-		      unsigned int timeout_ms);
+int kb_ts_open(struct kb_nl *nl, size_t rcvbuf, unsigned int timeout_ms);
 
 /*
  * Build a TASKSTATS_CMD_GET request for @id: @attr is
  * TASKSTATS_CMD_ATTR_PID or TASKSTATS_CMD_ATTR_TGID.
  */
 void kb_ts_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
-		      uint32_t id, uint32_t seq);
+	       uint32_t id, uint32_t seq);
 
 /*
  * One round trip: GET @id (pid or tgid attribute), wait for its reply.
@@ -128,7 +122,7 @@ void kb_ts_req(struct kb_nl_req *req, uint16_t family, uint16_t attr,
  * exist, -EPERM without CAP_NET_ADMIN).
  */
 int kb_ts_get(struct kb_nl *nl, uint16_t attr, uint32_t id,
-		     struct kb_ts_reply *r);
+	      struct kb_ts_reply *r);
 
 /*
  * Register (@reg) or deregister the exit listener for the CPUs in
@@ -192,168 +186,15 @@ int kb_ts_cgroupstats_get(struct kb_nl *nl, int dirfd,
  */
 int kb_ts_cgroupstats_decode(const struct nlmsghdr *nlh, void *out);
 
+/* ---- the RFC interface ------------------------------------------------ */
 
 /* The never-merged RFC interface ("taskstats: add /proc/taskstats"). */
-#define KB_PROC_TASKSTATS	"/proc/taskstats"
+#define KB_TS_PROC_FILE		"/proc/taskstats"
 #ifndef TASKSTATS_IOC_ATTR_PID
 #define TASKSTATS_IOC_ATTR_PID	_IO('T', 1)
 #endif
 #ifndef TASKSTATS_IOC_ATTR_TGID
 #define TASKSTATS_IOC_ATTR_TGID	_IO('T', 2)
 #endif
-
-enum kb_ts_method {
-	KB_TS_NETLINK_PER_PID,
-	KB_TS_NETLINK_BATCHED,
-	KB_TS_PROCFS,
-	KB_TS_PROCFS_PREAD,
-	KB_TS_IOCTL,
-	KB_TS_BPF_ITER,
-	KB_TS_NR_METHODS,
-};
-
-#define KB_TS_DEFAULT_BATCH	64
-#define KB_TS_MAX_BATCH		1024
-
-/* Stable row name ("netlink_per_pid"). */
-const char *kb_ts_method_name(enum kb_ts_method m);
-
-/* One line on what a pass of @m does. */
-const char *kb_ts_method_desc(enum kb_ts_method m);
-
-/*
- * A method by row name, or by the seed's numbers ("0" = ioctl,
- * "1" = netlink per pid); also "netlink" and "batched". -1 if unknown.
- */
-int kb_ts_method_parse(const char *s);
-
-struct kb_ts_ctx;
-
-/*
- * Prepare passes of @m over @pids[0..@n) (the array must outlive the
- * context). @batch: requests per sendmsg for netlink_batched.
- * Returns NULL with *@err = -errno and a reason in @why when the method
- * cannot run here (no privilege, no /proc/taskstats, ...).
- */
-struct kb_ts_ctx *kb_ts_ctx_new(enum kb_ts_method m, unsigned int batch,
-				const pid_t *pids, size_t n, int *err,
-				char *why, size_t whylen);
-void kb_ts_ctx_free(struct kb_ts_ctx *ctx);
-
-/*
- * One pass: fetch the stats of every pid. @ok[i] says whether pid i was
- * answered with its own stats. *@ns is the time the pass took
- * (CLOCK_MONOTONIC); for chunked procfs_pread only the preads are timed,
- * not the opens of the next chunk. Returns the number of pids answered,
- * or -errno when the method broke (socket error, lost replies).
- */
-long kb_ts_pass(struct kb_ts_ctx *ctx, bool *ok, uint64_t *ns);
-
-/* Chunks a procfs_pread pass needs (1 = every fd stays open). */
-size_t kb_ts_ctx_chunks(const struct kb_ts_ctx *ctx);
-
-/*
- * What opening, loading and attaching the BPF program of a bpf_iter
- * context took in ns (0 for other methods): paid once, not per pass.
- */
-uint64_t kb_ts_ctx_load_ns(const struct kb_ts_ctx *ctx);
-
-/* Receive buffer of a netlink context in bytes (0 for other methods). */
-long kb_ts_ctx_rcvbuf(const struct kb_ts_ctx *ctx);
-
-/*
- * Pids whose /proc/PID/comm contains @name (the seed's selection), in
- * ascending order. Returns the count (the array in *@pids, free() it) or
- * -errno.
- */
-long kb_ts_find_pids(const char *name, pid_t **pids);
-
-/*
- * Does /proc/PID/stat start with @pid? The check of every procfs pass
- * (we read the right task).
- */
-bool kb_ts_stat_is_pid(const char *buf, ssize_t len, pid_t pid);
-
-/* Is @name in the comm text @buf[0..@len) (a /proc/PID/comm read)? */
-bool kb_ts_comm_matches(const char *buf, ssize_t len, const char *name);
-
-/* ---- /proc/PID: the independent source ------------------------------- */
-
-/* What /proc/PID/stat and /proc/PID/status say of a task. */
-struct kb_ts_proc {
-	struct kb_proc_stat stat;	/* kbench.h's one stat parser */
-	uint64_t nvcsw;		/* status: voluntary_ctxt_switches */
-	uint64_t nivcsw;	/* status: nonvoluntary_ctxt_switches */
-};
-
-/*
- * Parse the text of /proc/PID/status (the context switch counts) into
- * @p. 0 or -EBADMSG (a count missing, malformed, or a text longer than
- * any real file).
- */
-int kb_ts_proc_status_parse(const char *buf, size_t len,
-			    struct kb_ts_proc *p);
-
-/* Read and parse both files of @pid. 0 or -errno. */
-int kb_ts_proc_read(pid_t pid, struct kb_ts_proc *p);
-
-#define KB_TS_CMP_IDS	0x1	/* pid, ppid, comm: exact */
-#define KB_TS_CMP_CTXT	0x2	/* nvcsw, nivcsw: exact (a task at rest) */
-#define KB_TS_CMP_CPU	0x4	/* CPU time: within 40 ms + 25 % */
-
-/*
- * Compare what taskstats says of a task with what /proc says (@what:
- * KB_TS_CMP_* bits). /proc's CPU time is the scheduler's runtime, as is
- * cpu_run_virtual_total (compared both ways when filled); taskstats'
- * tick-sampled utime+stime may only be lower (a guest loses ticks).
- * Tolerance: 40 ms + 25 %. false with the first difference in @why.
- */
-bool kb_ts_matches_proc(const struct kb_ts_stats *ts,
-			const struct kb_ts_proc *p, unsigned int what,
-			long ticks_per_s, char *why, size_t len);
-
-/* ---- judgements of the taskstats checks ------------------------------ */
-
-/*
- * The TGID aggregate @tgid of @n threads at rest (@threads, queried one
- * by one) that burnt @burnt_us of CPU in all: at least the burn, within
- * 1 % (+10 ms) of the threads' sum both ways (the scheduler's
- * cpu_run_virtual_total when filled, else tick-sampled utime+stime with
- * 25 %), and context switches equal to the threads' sum, so that a thread
- * counted twice fails as surely as one left out. No upper bound from the
- * burn: thread start-up costs CPU too (as much again under emulation).
- */
-bool kb_ts_tgid_plausible(const struct kb_ts_stats *tgid,
-			  const struct kb_ts_stats *threads, size_t n,
-			  uint64_t burnt_us, char *why, size_t len);
-
-/* Copy-on-write faults a child may take beyond the pages it writes. */
-#define KB_TS_WPCOPY_SLACK	256
-
-/*
- * Delay accounting of a child that wrote @pages pages shared with its
- * parent (one copy-on-write each): @on was forked with
- * kernel.task_delayacct=1, @off with 0. wpcopy_* exist only with the
- * knob on (tsk->delays), so @on must count some copies (not one per
- * page: a copy that took no local_clock() time is not counted) and no
- * more than the pages (+ slack), with a delay, and @off none.
- */
-bool kb_ts_wpcopy_plausible(const struct kb_ts_stats *on,
-			    const struct kb_ts_stats *off, uint64_t pages,
-			    char *why, size_t len);
-
-/* Tasks that may join a cgroup between counting and the query. */
-#define KB_TS_CGROUP_SLACK	64
-
-/*
- * A cgroupstats answer for a cgroup holding our @sleepers and at most
- * @tasks tasks: nr_sleeping covers the sleepers, and the states, each
- * task counted once, add up to no more than the tasks (+1/8 +64 for
- * tasks forked by others between the counts and the query: counting
- * our sleepers twice still exceeds it).
- */
-bool kb_ts_cgroupstats_plausible(const struct kb_ts_cgroupstats *cs,
-				 uint64_t sleepers, uint64_t tasks,
-				 char *why, size_t len);
 
 #endif /* KBENCH_TASKSTATS_H */

@@ -2,8 +2,9 @@
 /*
  * kbench taskstats by BPF task iterator (taskstats/taskstats_iter.bpf.c):
  * one read() loop walks every task, the kernel keeps those whose comm
- * contains a string and emits their figures. Used by the bpf_iter method
- * of lib/taskstats.c and by the taskstat tool.
+ * contains a string and emits their figures, decoded as struct
+ * kb_ts_stats (taskstats.h). Used by the bpf_iter method
+ * (taskstats_method.c) and by taskstats' bpf_iter_matches_netlink check.
  */
 #ifndef KBENCH_TASKSTATS_BPF_H
 #define KBENCH_TASKSTATS_BPF_H
@@ -14,7 +15,7 @@
 
 #include "taskstats.h"
 
-struct kb_tsb;
+struct kb_ts_bpf;
 
 /*
  * Open, load and attach the iterator for tasks whose comm contains
@@ -22,21 +23,21 @@ struct kb_tsb;
  * cost, apart from any pass). NULL with *@err = -errno and a reason in
  * @why when it cannot run here.
  */
-struct kb_tsb *kb_tsb_open(const char *comm, uint64_t *load_ns, int *err,
-			   char *why, size_t whylen);
-void kb_tsb_free(struct kb_tsb *b);
+struct kb_ts_bpf *kb_ts_bpf_open(const char *comm, uint64_t *load_ns, int *err,
+				 char *why, size_t whylen);
+void kb_ts_bpf_free(struct kb_ts_bpf *b);
 
 /* One pass. Returns the number of tasks emitted, or -errno. */
-long kb_tsb_pass(struct kb_tsb *b);
+long kb_ts_bpf_pass(struct kb_ts_bpf *b);
 
 /*
  * Task @i of the last pass as taskstats would report it (units of
  * struct taskstats: us, KiB, MiB-us).
  */
-void kb_tsb_get(const struct kb_tsb *b, long i, struct kb_ts_stats *ts);
+void kb_ts_bpf_get(const struct kb_ts_bpf *b, long i, struct kb_ts_stats *ts);
 
 /* The extra figures taskstats carries that struct kb_ts_stats lacks. */
-struct kb_tsb_extra {
+struct kb_ts_bpf_extra {
 	uint64_t coremem;	/* MiB-usec */
 	uint64_t virtmem;
 	uint64_t hiwater_rss;	/* KiB */
@@ -50,15 +51,7 @@ struct kb_tsb_extra {
 	uint64_t wpcopy_delay_total;
 	uint64_t irq_delay_total;
 };
-void kb_tsb_get_extra(const struct kb_tsb *b, long i, struct kb_tsb_extra *x);
-
-/*
- * The bpf_iter_matches_netlink check: for the sleeping task @pid (comm
- * containing @comm) the iterator's figures equal TASKSTATS_CMD_GET's.
- * Returns KSFT_PASS (figures in @why), KSFT_FAIL or KSFT_SKIP (reason in
- * @why).
- */
-int kb_tsb_matches_netlink(pid_t pid, const char *comm, char *why,
-			   size_t whylen);
+void kb_ts_bpf_get_extra(const struct kb_ts_bpf *b, long i,
+			 struct kb_ts_bpf_extra *x);
 
 #endif /* KBENCH_TASKSTATS_BPF_H */

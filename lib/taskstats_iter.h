@@ -7,19 +7,19 @@
 #ifndef KBENCH_TASKSTATS_ITER_H
 #define KBENCH_TASKSTATS_ITER_H
 
-#define KB_TSI_COMM_LEN		16
+#define KB_TS_ITER_COMM_LEN		16
 
 /* Which groups of fields the running kernel has. */
-#define KB_TSI_HAVE_DELAYS	(1U << 0)	/* CONFIG_TASK_DELAY_ACCT */
-#define KB_TSI_HAVE_IO		(1U << 1)	/* CONFIG_TASK_XACCT */
-#define KB_TSI_HAVE_XACCT	(1U << 2)	/* memory integrals */
-#define KB_TSI_HAVE_MM		(1U << 3)	/* the task has an mm */
+#define KB_TS_ITER_HAVE_DELAYS	(1U << 0)	/* CONFIG_TASK_DELAY_ACCT */
+#define KB_TS_ITER_HAVE_IO		(1U << 1)	/* CONFIG_TASK_XACCT */
+#define KB_TS_ITER_HAVE_XACCT	(1U << 2)	/* memory integrals */
+#define KB_TS_ITER_HAVE_MM		(1U << 3)	/* the task has an mm */
 
-struct kb_tsi_record {
+struct kb_ts_iter_record {
 	__u32 pid;
 	__u32 tgid;
 	__u32 flags;
-	char comm[KB_TSI_COMM_LEN];
+	char comm[KB_TS_ITER_COMM_LEN];
 	__u64 utime_ns;
 	__u64 stime_ns;
 	__u64 sum_exec_runtime_ns;

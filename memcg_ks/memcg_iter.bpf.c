@@ -45,14 +45,14 @@ struct mem_cgroup___new {
 
 /* The selection, set by user space between reads: one load serves all. */
 __u32 nr_fields;
-__u32 fields[KB_MCI_MAX_FIELDS];
+__u32 fields[KB_MEMCG_ITER_MAX_FIELDS];
 
 struct {
-	struct kb_mci_header h;
-	__s64 v[KB_MCI_MAX_FIELDS];
+	struct kb_memcg_iter_header h;
+	__s64 v[KB_MEMCG_ITER_MAX_FIELDS];
 } out;
 
-__s64 state[KB_MCI_MAX_STATE];
+__s64 state[KB_MEMCG_ITER_MAX_STATE];
 
 /* Where vmstats.state[0] is for this kernel's struct mem_cgroup. */
 static const void *state_base(struct cgroup_subsys_state *css)
@@ -82,7 +82,7 @@ static __always_inline int dump(struct bpf_iter__cgroup *ctx, __u32 flushed)
 	css = cgrp->subsys[bpf_core_enum_value(enum cgroup_subsys_id,
 					       memory_cgrp_id)];
 	if (!css) {
-		out.h.flags = KB_MCI_NO_MEMCG;
+		out.h.flags = KB_MEMCG_ITER_NO_MEMCG;
 		bpf_seq_write(ctx->meta->seq, &out.h, sizeof(out.h));
 		return 0;
 	}
@@ -94,10 +94,10 @@ static __always_inline int dump(struct bpf_iter__cgroup *ctx, __u32 flushed)
 	 * larger than the span read, and user space reads h.nr values.
 	 */
 	bpf_probe_read_kernel(state, sizeof(state), base);
-	for (i = 0; i < KB_MCI_MAX_FIELDS; i++) {
+	for (i = 0; i < KB_MEMCG_ITER_MAX_FIELDS; i++) {
 		if (i >= n)
 			break;
-		out.v[i] = state[fields[i] & (KB_MCI_MAX_STATE - 1)];
+		out.v[i] = state[fields[i] & (KB_MEMCG_ITER_MAX_STATE - 1)];
 	}
 	out.h.nr = i;
 	bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
@@ -112,7 +112,7 @@ int dump_memcg_rstat(struct bpf_iter__cgroup *ctx)
 	if (!cgrp)
 		return 0;
 	cgroup_rstat_flush(cgrp);
-	return dump(ctx, KB_MCI_FLUSHED_CGROUP);
+	return dump(ctx, KB_MEMCG_ITER_FLUSHED_CGROUP);
 }
 
 SEC("iter.s/cgroup")
@@ -128,7 +128,7 @@ int dump_memcg_kfuncs(struct bpf_iter__cgroup *ctx)
 	if (memcg) {
 		bpf_mem_cgroup_flush_stats(memcg);
 		bpf_put_mem_cgroup(memcg);
-		flushed = KB_MCI_FLUSHED_MEMCG;
+		flushed = KB_MEMCG_ITER_FLUSHED_MEMCG;
 	}
 	return dump(ctx, flushed);
 }

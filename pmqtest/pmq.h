@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "histogram.h"
+#include "hist.h"
 #include "kbench.h"
 
 #define PMQ_MAX_PAIRS		1024
@@ -251,7 +251,7 @@ const char *pmq_timeouts_problem(const struct pmq_pair *p, long long least,
 
 /*
  * The rt-tests 2.4 JSON layout of @r next to the kbench rows, written by
- * kb_json_write(). @mode is "rt-tests" or "kselftest".
+ * kb_results_write_json(). @mode is "rt-tests" or "kselftest".
  */
 void pmq_json_rt_tests(const struct pmq_run *r, const char *mode,
 		       int return_code);

@@ -34,22 +34,23 @@ void pmq_pair_row(const char *name, const struct pmq_pair *p)
 
 	if (kb_hist_stats(&p->hist, 1.0 / NSEC_PER_USEC, &st))
 		return;
-	kb_row_add(name, "us", &st);
-	kb_figure(name, "cpu=%d prio=%d interval_us=%llu cycles=%llu timeouts=%llu p50=%.3f p99=%.3f p999=%.3f max=%.3f sender_cpu=%d cross_cpu_cycles=%llu",
-		  p->receiver_cpu, p->prio,
-		  (unsigned long long)(p->interval_ns / NSEC_PER_USEC),
-		  (unsigned long long)p->hist.count,
-		  (unsigned long long)p->timeouts, st.median, st.p99, st.p999,
-		  st.max, p->sender_cpu, (unsigned long long)p->cross_cpu);
+	kb_results_row(name, "us", &st);
+	kb_results_figure(name, "cpu=%d prio=%d interval_us=%llu cycles=%llu timeouts=%llu p50=%.3f p99=%.3f p999=%.3f max=%.3f sender_cpu=%d cross_cpu_cycles=%llu",
+			  p->receiver_cpu, p->prio,
+			  (unsigned long long)(p->interval_ns / NSEC_PER_USEC),
+			  (unsigned long long)p->hist.count,
+			  (unsigned long long)p->timeouts, st.median, st.p99,
+			  st.p999, st.max, p->sender_cpu,
+			  (unsigned long long)p->cross_cpu);
 	/* The same figures again in the JSON row, without more lines. */
-	kb_row_extra_quiet("cpu", p->receiver_cpu);
-	kb_row_extra_quiet("prio", p->prio);
-	kb_row_extra_quiet("interval_us",
-			   (double)(p->interval_ns / NSEC_PER_USEC));
-	kb_row_extra_quiet("cycles", (double)p->hist.count);
-	kb_row_extra_quiet("timeouts", (double)p->timeouts);
-	kb_row_extra_quiet("sender_cpu", p->sender_cpu);
-	kb_row_extra_quiet("cross_cpu_cycles", (double)p->cross_cpu);
+	kb_results_extra_quiet("cpu", p->receiver_cpu);
+	kb_results_extra_quiet("prio", p->prio);
+	kb_results_extra_quiet("interval_us",
+			       (double)(p->interval_ns / NSEC_PER_USEC));
+	kb_results_extra_quiet("cycles", (double)p->hist.count);
+	kb_results_extra_quiet("timeouts", (double)p->timeouts);
+	kb_results_extra_quiet("sender_cpu", p->sender_cpu);
+	kb_results_extra_quiet("cross_cpu_cycles", (double)p->cross_cpu);
 }
 
 const char *pmq_pair_problem(const struct pmq_pair *p, double max_latency_us,
@@ -201,7 +202,7 @@ static void json_rt_tests(FILE *f, void *arg)
 	localtime_r(&now, &tm);
 	strftime(end, sizeof(end), "%a, %d %b %Y %H:%M:%S %z", &tm);
 	fputs("  \"file_version\": 1,\n  \"cmdline:\": ", f);
-	kb_json_string(f, kb_cmdline());
+	kb_json_string(f, kb_results_cmdline());
 	fputs(",\n  \"rt_test_version:\": \"" RT_TESTS_LAYOUT "\",\n  \"start_time\": ", f);
 	kb_json_string(f, r ? r->host->start_time : "");
 	fputs(",\n  \"end_time\": ", f);
@@ -209,7 +210,7 @@ static void json_rt_tests(FILE *f, void *arg)
 	fprintf(f, ",\n  \"return_code\": %d,\n  \"sysinfo\": {",
 		d->return_code);
 	kb_json_uname(f);
-	fprintf(f, ", \"realtime\": %d},\n", kb_kernel_realtime());
+	fprintf(f, ", \"realtime\": %d},\n", kb_rtsched_kernel_realtime());
 	fprintf(f, "  \"num_threads\": %d,\n  \"thread\": {\n", r ? r->npairs : 0);
 	for (i = 0; r && i < r->npairs; i++) {
 		json_pair(f, &r->pairs[i]);
@@ -225,5 +226,5 @@ void pmq_json_rt_tests(const struct pmq_run *r, const char *mode,
 	rt_doc.run = r;
 	rt_doc.mode = mode;
 	rt_doc.return_code = return_code;
-	kb_json_extra(json_rt_tests, &rt_doc);
+	kb_results_json_extra(json_rt_tests, &rt_doc);
 }

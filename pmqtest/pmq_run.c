@@ -87,7 +87,7 @@ int pmq_host_init(struct pmq_host *h)
 	memset(h, 0, sizeof(*h));
 	h->tracing_on_fd = h->trace_marker_fd = -1;
 	rfc2822_now(h->start_time, sizeof(h->start_time));
-	n = kb_cpus_allowed(h->cpus, PMQ_MAX_CPUS);
+	n = kb_rtsched_cpus_allowed(h->cpus, PMQ_MAX_CPUS);
 	if (n < 1)
 		return n;
 	h->ncpus = n;
@@ -110,7 +110,7 @@ void pmq_host_free(struct pmq_host *h)
 
 void pmq_lock_memory(struct pmq_host *h)
 {
-	h->mlocked = !kb_mlockall(h->mlock_note, sizeof(h->mlock_note));
+	h->mlocked = !kb_rtsched_mlockall(h->mlock_note, sizeof(h->mlock_note));
 	if (h->mlocked)
 		snprintf(h->mlock_note, sizeof(h->mlock_note),
 			 "memory locked (mlockall)");
@@ -134,7 +134,7 @@ void pmq_open_tracer(struct pmq_host *h)
 	}
 	if (h->tracing_on_fd < 0) {
 		fprintf(stderr, "%s: -b: %s; the run stops at the threshold but no tracer is stopped\n",
-			kb_prog(), h->tracefs_dir ?
+			kb_cli_prog(), h->tracefs_dir ?
 			"cannot open tracefs tracing_on (not permitted)" :
 			"tracefs not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 		return;
@@ -336,7 +336,7 @@ static void record_latency(struct pmq_pair *p, uint64_t lat)
 static int receive_cycle(struct pmq_pair *p, uint64_t c, uint64_t *lat)
 {
 	struct pmq_run *r = p->run;
-	struct pmq_msg m = { .cycle = c, .t_ns = kb_now_ns() };
+	struct pmq_msg m = { .cycle = c, .t_ns = kb_clock_ns() };
 	uint64_t t_recv;
 	int ret;
 
@@ -345,7 +345,7 @@ static int receive_cycle(struct pmq_pair *p, uint64_t c, uint64_t *lat)
 		return ret;
 	ret = r->timeout_ns ? timed_recv_msg(p, &m) :
 			      recv_msg(p, p->testq, &m, "mq_receive(test)");
-	t_recv = kb_now_ns();
+	t_recv = kb_clock_ns();
 	if (ret)
 		return ret;
 	if (m.cycle != c || t_recv < m.t_ns) {
@@ -368,7 +368,7 @@ static void *receiver_main(void *arg)
 	if (wait_gate(r) < 0)
 		goto out;
 	for (c = 0; !p->loops || c < p->loops + warmup; c++) {
-		if (c && sleep_until(r, kb_now_ns() + p->interval_ns))
+		if (c && sleep_until(r, kb_clock_ns() + p->interval_ns))
 			break;
 		if (receive_cycle(p, c, &lat))
 			break;
@@ -425,7 +425,7 @@ static void *sender_main(void *arg)
 		if (r->force_ns && sleep_until(r, m.t_ns + force_send_delay(r)))
 			break;
 		m.cycle = c;
-		m.t_ns = kb_now_ns();
+		m.t_ns = kb_clock_ns();
 		if (send_msg(p, p->testq, &m, "mq_send(test)"))
 			break;
 		if (c >= warmup)
@@ -469,13 +469,13 @@ static int create_queue(struct pmq_host *h, mqd_t *q, char *name,
 	for (tries = 0; tries < 100; tries++) {
 		snprintf(name, PMQ_NAME_LEN, "/kbench-pmqtest-%d-%d-%s%d",
 			 getpid(), h->queue_serial++, role, index);
-		kb_signals_block();
+		kb_cleanup_block_signals();
 		*q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600,
 			     &attr);
 		err = *q == (mqd_t)-1 ? -errno : 0;
 		if (!err)
 			mq_unlink(name);
-		kb_signals_unblock();
+		kb_cleanup_unblock_signals();
 		if (err != -EEXIST)
 			break;
 	}
@@ -516,7 +516,7 @@ int pmq_linked_names(struct pmq_host *h)
 bool pmq_setup_skips(const struct pmq_run *r, int err)
 {
 	/* A refused SCHED_FIFO thread lacks CAP_SYS_NICE; nothing else does. */
-	int cap = r && r->go && r->cfg.prio > 0 ? CAP_SYS_NICE : KB_NO_CAP;
+	int cap = r && r->go && r->cfg.prio > 0 ? CAP_SYS_NICE : KB_ENV_NO_CAP;
 
 	return kb_errno_is_environment(err, cap);
 }
@@ -716,7 +716,7 @@ static bool all_done(struct pmq_run *r)
 }
 
 /* A second stop signal while the threads wind down: leave at once. */
-static __noreturn void die_by_signal(int sig, const sigset_t *set)
+static _Noreturn void die_by_signal(int sig, const sigset_t *set)
 {
 	kb_cleanup_run_all();
 	signal(sig, SIG_DFL);
@@ -805,11 +805,11 @@ int pmq_run_pairs(struct pmq_run *r)
 		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 		return err;
 	}
-	r->start_ns = kb_now_ns();
+	r->start_ns = kb_clock_ns();
 	deadline = r->duration_ns ? r->start_ns + r->duration_ns : 0;
 	open_gate(r, 1);
 	while (!stopping(r) && !all_done(r)) {
-		now = kb_now_ns();
+		now = kb_clock_ns();
 		if (deadline && now >= deadline) {
 			request_stop(r, PMQ_STOP_DURATION);
 			break;
@@ -827,7 +827,7 @@ int pmq_run_pairs(struct pmq_run *r)
 	}
 	request_stop(r, PMQ_STOP_DONE);
 	stop_and_join(r, &set);
-	r->end_ns = kb_now_ns();
+	r->end_ns = kb_clock_ns();
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	return 0;
 }
@@ -859,7 +859,8 @@ void pmq_print_status(struct pmq_run *r, bool refresh)
 		printf("%s#%d -> #%d, Min %4llu, Cur %4llu, Avg %4.0f, Max %4llu\n",
 		       pre, 2 * i + 1, 2 * i,
 		       (unsigned long long)pmq_us_round(load64(&p->min_ns)),
-		       (unsigned long long)pmq_us_round(load64(&p->cur_ns)), avg,
+		       (unsigned long long)pmq_us_round(load64(&p->cur_ns)),
+		       avg,
 		       (unsigned long long)pmq_us_round(load64(&p->max_ns)));
 	}
 	if (refresh)

@@ -15,15 +15,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "pmq.h"
 #include "rtsched.h"
 
@@ -54,19 +52,12 @@ struct check_ctx {
 	int probe_err;		/* mq_open() failed with this at start */
 	struct pmq_run *run;	/* the run of the check being reported */
 	struct pmq_run *smp;	/* the -S run, kept for the rt-tests JSON */
-};
-
-/*
- * One entry of the table. A per-pair entry gives one result per pair of
- * its run (latency_pair0, latency_pair1, ...). @prepare makes the entry's
- * run (once, for all its results); @check judges result @index. Both
- * return a KSFT_* code and fill @why on anything but KSFT_PASS.
- */
-struct check {
-	const char *name;
-	bool per_pair;
-	int (*prepare)(struct check_ctx *c, char *why, size_t len);
-	int (*check)(struct check_ctx *c, int index, char *why, size_t len);
+	bool smp_ran;		/* by the first latency_pairN */
+	int smp_verdict;	/* its KSFT_* code ... */
+	char smp_why[256];	/* ... and reason, for every pair */
+	/* The table: latency_pair0..N-1, then the other checks. */
+	struct kb_test table[PMQ_MAX_CPUS + 3];
+	char names[PMQ_MAX_CPUS][24];
 };
 
 /*
@@ -81,8 +72,8 @@ static int selftest_npairs(const struct pmq_host *h)
 	struct rlimit rl;
 	long qmax;
 
-	if (!kb_have_cap(CAP_SYS_RESOURCE) &&
-	    !kb_read_long("/proc/sys/fs/mqueue/queues_max", &qmax)) {
+	if (!kb_env_have_cap(CAP_SYS_RESOURCE) &&
+	    !kb_file_read_long("/proc/sys/fs/mqueue/queues_max", &qmax)) {
 		room = (int)((qmax - 8) / 2);
 		if (n > room) {
 			ksft_print_msg("smp: %d pairs for %d CPUs: fs.mqueue.queues_max is %ld\n",
@@ -183,14 +174,25 @@ static int prepare_smp(struct check_ctx *c, char *why, size_t len)
 	return ret;
 }
 
-static int check_latency_pair(struct check_ctx *c, int index, char *why,
-			      size_t len)
+/*
+ * latency_pairN: the first makes the -S run (one result per pair of it);
+ * its verdict and reason stand for every pair when it could not run.
+ */
+static int latency_pair(void *ctx, int index, char *why, size_t len)
 {
-	char name[32];
+	struct check_ctx *c = ctx;
 
-	snprintf(name, sizeof(name), "latency_pair%d", index);
-	return pair_result(name, &c->smp->pairs[index], c->opt->max_latency_us,
-			   -1, why, len);
+	if (!c->smp_ran) {
+		c->smp_ran = true;
+		c->smp_verdict = prepare_smp(c, c->smp_why,
+					     sizeof(c->smp_why));
+	}
+	if (c->smp_verdict != KSFT_PASS) {
+		snprintf(why, len, "%s", c->smp_why);
+		return c->smp_verdict;
+	}
+	return pair_result(c->names[index], &c->smp->pairs[index],
+			   c->opt->max_latency_us, -1, why, len);
 }
 
 /* timed_receive: -T 1 at 1 ms must finish every cycle with no timeout. */
@@ -208,9 +210,8 @@ static int prepare_timed(struct check_ctx *c, char *why, size_t len)
 	return run_check(c, &cfg, "timed_receive", why, len);
 }
 
-static int check_timed(struct check_ctx *c, int index, char *why, size_t len)
+static int check_timed(struct check_ctx *c, char *why, size_t len)
 {
-	(void)index;
 	return pair_result("timed_receive", &c->run->pairs[0],
 			   c->opt->max_latency_us, 0, why, len);
 }
@@ -240,25 +241,25 @@ static int prepare_forced(struct check_ctx *c, char *why, size_t len)
 	return run_check(c, &cfg, "forced_timeouts", why, len);
 }
 
-static int check_forced(struct check_ctx *c, int index, char *why, size_t len)
+static int check_forced(struct check_ctx *c, char *why, size_t len)
 {
 	const char *name = "forced_timeouts";
 	const struct pmq_pair *p = &c->run->pairs[0];
 	const char *problem = pmq_pair_problem(p, 0, -1, why, len);
 
-	(void)index;
 	if (!problem)
 		problem = pmq_timeouts_problem(p, FORCE_LOOPS, 3 * FORCE_LOOPS,
 					       why, len);
-	kb_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d accepted=%d-%d timeout_s=%g forcetimeout_s=%g",
-		  (unsigned long long)p->hist.count,
-		  (unsigned long long)p->timeouts, 2 * FORCE_LOOPS,
-		  FORCE_LOOPS, 3 * FORCE_LOOPS, FORCE_TIMEOUT_S, FORCE_DELAY_S);
-	kb_row_status(name, "ok", NULL);
-	kb_row_extra_quiet("cycles", (double)p->hist.count);
-	kb_row_extra_quiet("timeouts", (double)p->timeouts);
-	kb_row_extra_quiet("expected_timeouts", 2 * FORCE_LOOPS);
-	kb_row_note("a check: counts timeouts, no latency figures");
+	kb_results_figure(name, "cycles=%llu timeouts=%llu expected_timeouts=%d accepted=%d-%d timeout_s=%g forcetimeout_s=%g",
+			  (unsigned long long)p->hist.count,
+			  (unsigned long long)p->timeouts, 2 * FORCE_LOOPS,
+			  FORCE_LOOPS, 3 * FORCE_LOOPS, FORCE_TIMEOUT_S,
+			  FORCE_DELAY_S);
+	kb_results_status(name, "ok", NULL);
+	kb_results_extra_quiet("cycles", (double)p->hist.count);
+	kb_results_extra_quiet("timeouts", (double)p->timeouts);
+	kb_results_extra_quiet("expected_timeouts", 2 * FORCE_LOOPS);
+	kb_results_note("a check: counts timeouts, no latency figures");
 	return problem ? KSFT_FAIL : KSFT_PASS;
 }
 
@@ -284,13 +285,11 @@ static int prepare_queues(struct check_ctx *c, char *why, size_t len)
 	return KSFT_PASS;
 }
 
-static int check_queues(struct check_ctx *c, int index, char *why,
-			size_t len)
+static int check_queues(struct check_ctx *c, char *why, size_t len)
 {
 	int left = pmq_linked_names(c->host);
 
-	(void)index;
-	kb_figure("queues_unlinked", "queues=%d left=%d", c->host->nnames, left);
+	kb_results_figure("queues_unlinked", "queues=%d left=%d", c->host->nnames, left);
 	if (!left)
 		return KSFT_PASS;
 	snprintf(why, len, "%d of %d queue names are still linked", left,
@@ -298,38 +297,50 @@ static int check_queues(struct check_ctx *c, int index, char *why,
 	return KSFT_FAIL;
 }
 
-static const struct check checks[] = {
-	{ "latency_pairN", true, prepare_smp, check_latency_pair },
-	{ "timed_receive", false, prepare_timed, check_timed },
-	{ "forced_timeouts", false, prepare_forced, check_forced },
-	{ "queues_unlinked", false, prepare_queues, check_queues },
+/* The checks after the pairs: a run of their own, then its judgement. */
+enum { CHECK_TIMED, CHECK_FORCED, CHECK_QUEUES };
+
+static const struct {
+	const char *name;
+	int (*prepare)(struct check_ctx *c, char *why, size_t len);
+	int (*check)(struct check_ctx *c, char *why, size_t len);
+} checks[] = {
+	[CHECK_TIMED] = { "timed_receive", prepare_timed, check_timed },
+	[CHECK_FORCED] = { "forced_timeouts", prepare_forced, check_forced },
+	[CHECK_QUEUES] = { "queues_unlinked", prepare_queues, check_queues },
 };
 
-static int check_results(const struct check_ctx *c, const struct check *t)
+static int run_and_check(void *ctx, int id, char *why, size_t len)
 {
-	return t->per_pair ? c->npairs : 1;
-}
+	struct check_ctx *c = ctx;
+	int ret = checks[id].prepare(c, why, len);
 
-static void run_entry(struct check_ctx *c, const struct check *t)
-{
-	int i, n = check_results(c, t), ret;
-	char name[64], why[256] = "";
-
-	ret = t->prepare(c, why, sizeof(why));
-	for (i = 0; i < n; i++) {
-		if (t->per_pair)
-			snprintf(name, sizeof(name), "latency_pair%d", i);
-		else
-			snprintf(name, sizeof(name), "%s", t->name);
-		if (ret == KSFT_PASS) {
-			why[0] = '\0';
-			kb_report(name, t->check(c, i, why, sizeof(why)), why);
-		} else {
-			kb_report(name, ret, why);
-		}
+	if (ret == KSFT_PASS) {
+		why[0] = '\0';
+		ret = checks[id].check(c, why, len);
 	}
 	pmq_run_free(c->run);
 	c->run = NULL;
+	return ret;
+}
+
+/* One latency_pairN per pair of the -S run, then the checks. */
+static size_t build_table(struct check_ctx *c)
+{
+	size_t n = 0, i;
+	int p;
+
+	for (p = 0; p < c->npairs; p++) {
+		snprintf(c->names[p], sizeof(c->names[p]), "latency_pair%d", p);
+		c->table[n++] = (struct kb_test)KB_TEST_ARG(c->names[p],
+							    latency_pair, p,
+							    NULL);
+	}
+	for (i = 0; i < ARRAY_SIZE(checks); i++)
+		c->table[n++] = (struct kb_test)KB_TEST_ARG(checks[i].name,
+							    run_and_check,
+							    (int)i, NULL);
+	return n;
 }
 
 /* JSON (its rt-tests part shows the -S run), free everything, totals. */
@@ -341,7 +352,7 @@ static void finish(struct check_ctx *c)
 	if (path) {
 		pmq_json_rt_tests(c->smp, "kselftest",
 				  ksft_get_fail_cnt() ? 1 : 0);
-		err = kb_json_write(path);
+		err = kb_results_write_json(path);
 	}
 	pmq_run_free(c->smp);
 	pmq_host_free(c->host);
@@ -354,17 +365,17 @@ static void finish(struct check_ctx *c)
 
 static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 {
-	struct check_ctx c = {
+	static struct check_ctx c;	/* a table entry per pair: not on the stack */
+
+	c = (struct check_ctx){
 		.opt = o,
 		.host = h,
 		.loops = o->full ? SELFTEST_LOOPS_FULL :
-			 kb_machine_slow() ? SELFTEST_LOOPS_SLOW : SELFTEST_LOOPS,
+			 kb_env_machine_slow() ? SELFTEST_LOOPS_SLOW : SELFTEST_LOOPS,
 		.interval_us = o->full ? SELFTEST_INTERVAL_US_FULL :
 			       SELFTEST_INTERVAL_US,
 		.placement = o->placement_set ? o->placement : PMQ_PLACE_SPREAD,
 	};
-	unsigned int plan = 0;
-	size_t i;
 	char why[256];
 	int err;
 
@@ -376,249 +387,169 @@ static int selftest_main(const struct pmq_options *o, struct pmq_host *h)
 	/* Any other error fails every check, with its reason. */
 	c.probe_err = err;
 	c.npairs = selftest_npairs(h);
-	for (i = 0; i < ARRAY_SIZE(checks); i++)
-		plan += check_results(&c, &checks[i]);
-	ksft_set_plan(plan);
 	pmq_lock_memory(h);
 	ksft_print_msg("clock %s, ns resolution; %s\n", KB_CLOCK_NAME,
 		       h->mlock_note);
-	kb_param_str("mode", "kselftest");
-	kb_param_num("loops", (double)c.loops);
-	kb_param_num("interval_us", (double)c.interval_us);
-	kb_param_num("warmup_cycles", SELFTEST_WARMUP);
+	kb_results_param_str("mode", "kselftest");
+	kb_results_param_num("loops", (double)c.loops);
+	kb_results_param_num("interval_us", (double)c.interval_us);
+	kb_results_param_num("warmup_cycles", SELFTEST_WARMUP);
 	/* "placement" as the other programs write it, then ours in detail. */
-	kb_param_str("placement", c.placement == PMQ_PLACE_SCHEDULER ?
+	kb_results_param_str("placement", c.placement == PMQ_PLACE_SCHEDULER ?
 		     "scheduler" : "pinned");
-	kb_param_str("pair_placement", pmq_placement_name(c.placement));
-	for (i = 0; i < ARRAY_SIZE(checks); i++)
-		run_entry(&c, &checks[i]);
+	kb_results_param_str("pair_placement", pmq_placement_name(c.placement));
+	kb_ktap_run_tests(c.table, build_table(&c), NULL, &c);
 	finish(&c);
 	return 0;
 }
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(FILE *f)
+/* What the option callbacks fill in and look at. */
+struct option_ctx {
+	struct pmq_options *o;
+	const struct pmq_host *h;
+};
+
+static void parse_affinity(const char *arg, void *ctx)
 {
-	fprintf(f,
-"Usage: %s [OPTION]...\n"
-"Measure the latency of POSIX message queues between pairs of threads.\n"
-"Compatible with rt-tests' pmqtest(8); a kselftest when run without options.\n"
-"\n"
-"rt-tests options (any of them selects rt-tests mode):\n"
-"  -a, --affinity[=PROC]   pin the threads: to CPU PROC, or without PROC\n"
-"                          pair N on the N-th CPU counted from the current\n"
-"                          one (a single pair: the current CPU)\n"
-"  -b, --breaktrace=USEC   when a latency exceeds USEC: write 0 to tracefs\n"
-"                          tracing_on (not restored) and stop\n"
-"  -d, --distance=DIST     interval step per pair in us (default 500):\n"
-"                          interval(pair N) = INTV + N * DIST\n"
-"  -D, --duration=TIME     stop after TIME seconds; suffix m, h or d\n"
-"  -f, --forcetimeout=TO   the sender waits TO seconds before sending, to\n"
-"                          force receiver timeouts; needs -T\n"
-"  -i, --interval=INTV     interval of the first pair in us (default 1000)\n"
-"  -l, --loops=LOOPS       cycles per pair (default 0: endless)\n"
-"  -p, --prio=PRIO         SCHED_FIFO priority (needs CAP_SYS_NICE or\n"
-"                          RLIMIT_RTPRIO); one lower per pair unless -S\n"
-"  -q, --quiet             print the summary only at exit\n"
-"  -S, --smp               one pair per CPU, pair N on CPU N, same\n"
-"                          priority: implies -a and -t\n"
-"  -t, --threads[=NUM]     NUM pairs (default 1; without NUM one per CPU)\n"
-"  -T, --timeout=TO        receive with mq_timedreceive(), timeout TO\n"
-"                          seconds (fractions allowed); timeouts are counted\n"
-"      --json=FILE         write the results as JSON: rt-tests' layout and\n"
-"                          the kbench \"rows\" in one document\n"
-"  -h, --help              this help\n"
-"\n"
-"kbench options (in both modes):\n"
-"      --histogram=MAX_US  latency histogram, 1 us buckets up to MAX_US, plus\n"
-"                          percentiles (p50, p99, p99.9, max) per pair\n"
-"      --max-latency=US    a pair whose maximum exceeds US fails\n"
-"      --placement=WHERE   where each pair's two threads run: spread (pair N\n"
-"                          on CPU N, the kselftest's default), split\n"
-"                          (receiver on CPU N, sender on N+1: every wake-up\n"
-"                          crosses CPUs) or scheduler (no affinity)\n"
-"      --no-pin            --placement=scheduler, as in the other programs\n"
-"      --ktap              rt-tests mode: print KTAP, one result per pair\n"
-"      --full              kselftest mode: the longer run (-i %d, %d cycles)\n"
-"\n"
-"Without rt-tests options: the kselftest, one pair per CPU (-S style,\n"
-"interval %d us, %d cycles after %d warm-up cycles, %d with\n"
-"KSFT_MACHINE_SLOW=yes), a -T run and a -T/-f run that must count its\n"
-"timeouts; KTAP output.\n"
-"Latencies are %s differences in ns, shown in us.\n"
-"Exit status: 0 ok, 1 failure, 2 bad usage, 4 skipped (no mqueue support,\n"
-"no privilege for -p).\n",
-		kb_prog(), SELFTEST_INTERVAL_US_FULL, SELFTEST_LOOPS_FULL,
-		SELFTEST_INTERVAL_US, SELFTEST_LOOPS, SELFTEST_WARMUP,
-		SELFTEST_LOOPS_SLOW, KB_CLOCK_NAME);
+	struct option_ctx *oc = ctx;
+	struct pmq_options *o = oc->o;
+
+	o->affinity = true;
+	if (!arg)
+		return;
+	o->affinity_cpu = kb_cli_parse_ll(arg, "--affinity", 0,
+					  PMQ_MAX_CPUS - 1);
+	if (kb_rtsched_cpu_index(oc->h->cpus, oc->h->ncpus,
+				 o->affinity_cpu) < 0)
+		kb_cli_error("invalid value '%s' for --affinity: CPU %d is not available to this process",
+			     arg, o->affinity_cpu);
 }
 
-static bool all_digits(const char *s)
+static void parse_threads(const char *arg, void *ctx)
 {
-	if (!s || !*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
+	struct pmq_options *o = ((struct option_ctx *)ctx)->o;
+
+	o->threads = arg ? kb_cli_parse_ll(arg, "--threads", 1,
+					   PMQ_MAX_PAIRS) : 0;
+	o->threads_set = true;
 }
 
-static enum pmq_placement parse_placement(const char *s)
+static void parse_placement(const char *arg, void *ctx)
 {
 	static const enum pmq_placement choices[] = {
 		PMQ_PLACE_SPREAD, PMQ_PLACE_SPLIT, PMQ_PLACE_SCHEDULER,
 	};
+	struct pmq_options *o = ((struct option_ctx *)ctx)->o;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(choices); i++)
-		if (!strcmp(s, pmq_placement_name(choices[i])))
-			return choices[i];
-	kb_usage_error("invalid value '%s' for --placement: spread, split or scheduler",
-		       s);
-}
-
-/* "-a 3" / "-t 4": the optional argument as the next word, like rt-tests. */
-static const char *optional_arg(int argc, char **argv)
-{
-	if (optarg)
-		return optarg;
-	if (optind < argc && all_digits(argv[optind]))
-		return argv[optind++];
-	return NULL;
-}
-
-static void parse_affinity(struct pmq_options *o, const struct pmq_host *h,
-			   const char *arg)
-{
-	o->affinity = true;
-	if (!arg)
-		return;
-	o->affinity_cpu = kb_parse_ll(arg, "--affinity", 0, PMQ_MAX_CPUS - 1);
-	if (kb_cpu_index(h->cpus, h->ncpus, o->affinity_cpu) < 0)
-		kb_usage_error("invalid value '%s' for --affinity: CPU %d is not available to this process",
-			       arg, o->affinity_cpu);
+	for (i = 0; i < ARRAY_SIZE(choices); i++) {
+		if (!strcmp(arg, pmq_placement_name(choices[i]))) {
+			o->placement = choices[i];
+			o->placement_set = true;
+			return;
+		}
+	}
+	kb_cli_error("invalid value '%s' for --placement: spread, split or scheduler",
+		     arg);
 }
 
 /* Option combinations that cannot work. */
 static void check_options(struct pmq_options *o)
 {
 	if (o->force_s > 0 && o->timeout_s <= 0)
-		kb_usage_error("--forcetimeout (-f) requires --timeout (-T)");
+		kb_cli_error("--forcetimeout (-f) requires --timeout (-T)");
 	if (o->smp && o->affinity_cpu >= 0)
-		kb_usage_error("-S pins pair N to CPU N: it cannot be combined with -a PROC");
+		kb_cli_error("-S pins pair N to CPU N: it cannot be combined with -a PROC");
 	if (o->placement_set && (o->smp || o->affinity))
-		kb_usage_error("--placement and --no-pin cannot be combined with -a or -S, which place the threads themselves");
+		kb_cli_error("--placement and --no-pin cannot be combined with -a or -S, which place the threads themselves");
 	if (o->full && o->rt_mode)
-		kb_usage_error("--full selects the longer kselftest run: use it without rt-tests options");
+		kb_cli_error("--full selects the longer kselftest run: use it without rt-tests options");
 }
 
 static void parse_options(int argc, char **argv, struct pmq_options *o,
 			  const struct pmq_host *h)
 {
-	enum { OPT_JSON = 256, OPT_HIST, OPT_MAXLAT, OPT_KTAP, OPT_FULL,
-	       OPT_PLACE, OPT_NO_PIN };
-	static const struct option longopts[] = {
-		{ "affinity", optional_argument, NULL, 'a' },
-		{ "breaktrace", required_argument, NULL, 'b' },
-		{ "distance", required_argument, NULL, 'd' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "forcetimeout", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "loops", required_argument, NULL, 'l' },
-		{ "prio", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "smp", no_argument, NULL, 'S' },
-		{ "threads", optional_argument, NULL, 't' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "histogram", required_argument, NULL, OPT_HIST },
-		{ "max-latency", required_argument, NULL, OPT_MAXLAT },
-		{ "placement", required_argument, NULL, OPT_PLACE },
-		{ "no-pin", no_argument, NULL, OPT_NO_PIN },
-		{ "ktap", no_argument, NULL, OPT_KTAP },
-		{ "full", no_argument, NULL, OPT_FULL },
-		{ NULL, 0, NULL, 0 },
+	struct option_ctx oc = { .o = o, .h = h };
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_GROUP_SETS("rt-tests options (any of them selects rt-tests mode):",
+				  &o->rt_mode),
+		KB_OPT_CALLBACK_OPTIONAL('a', "affinity", parse_affinity, "PROC",
+					 "pin the threads: to CPU PROC, or without PROC\n"
+					 "pair N on the N-th CPU counted from the current\n"
+					 "one (a single pair: the current CPU)"),
+		KB_OPT_LLONG('b', "breaktrace", &o->breaktrace_us, 1, INT_MAX,
+			     "USEC", "when a latency exceeds USEC: write 0 to tracefs\n"
+			     "tracing_on (not restored) and stop"),
+		KB_OPT_LLONG('d', "distance", &o->distance_us, 0, 1000000000,
+			     "DIST", "interval step per pair in us (default 500):\n"
+			     "interval(pair N) = INTV + N * DIST"),
+		KB_OPT_DURATION('D', "duration", &o->duration_s, "TIME",
+				"stop after TIME seconds; suffix m, h or d"),
+		KB_OPT_SECONDS('f', "forcetimeout", &o->force_s, 1e-6, 1e6, "TO",
+			       "the sender waits TO seconds before sending, to\n"
+			       "force receiver timeouts; needs -T"),
+		KB_OPT_LLONG('i', "interval", &o->interval_us, 0, 1000000000,
+			     "INTV", "interval of the first pair in us (default 1000)"),
+		KB_OPT_LLONG('l', "loops", &o->loops, 0, LLONG_MAX, "LOOPS",
+			     "cycles per pair (default 0: endless)"),
+		KB_OPT_INT('p', "prio", &o->prio, 0, kb_rtsched_fifo_prio_max(),
+			   "PRIO", "SCHED_FIFO priority (needs CAP_SYS_NICE or\n"
+			   "RLIMIT_RTPRIO); one lower per pair unless -S"),
+		KB_OPT_FLAG('q', "quiet", &o->quiet,
+			    "print the summary only at exit"),
+		KB_OPT_FLAG('S', "smp", &o->smp,
+			    "one pair per CPU, pair N on CPU N, same\n"
+			    "priority: implies -a and -t"),
+		KB_OPT_CALLBACK_OPTIONAL('t', "threads", parse_threads, "NUM",
+					 "NUM pairs (default 1; without NUM one per CPU)"),
+		KB_OPT_SECONDS('T', "timeout", &o->timeout_s, 1e-6, 1e6, "TO",
+			       "receive with mq_timedreceive(), timeout TO\n"
+			       "seconds (fractions allowed); timeouts are counted"),
+		KB_OPT_GROUP("kbench options (in both modes):"),
+		KB_OPT_LLONG(0, "histogram", &o->histogram_us, 1, 1000000,
+			     "MAX_US", "latency histogram, 1 us buckets up to MAX_US, plus\n"
+			     "percentiles (p50, p99, p99.9, max) per pair"),
+		KB_OPT_DOUBLE(0, "max-latency", &o->max_latency_us, 1e-3, 1e9,
+			      "US", "a pair whose maximum exceeds US fails"),
+		KB_OPT_CALLBACK(0, "placement", parse_placement, "WHERE",
+				"where each pair's two threads run: spread (pair N\n"
+				"on CPU N, the kselftest's default), split\n"
+				"(receiver on CPU N, sender on N+1: every wake-up\n"
+				"crosses CPUs) or scheduler (no affinity); --no-pin\n"
+				"is --placement=scheduler, as in the other programs"),
+		KB_OPT_FLAG(0, "ktap", &o->ktap,
+			    "rt-tests mode: print KTAP, one result per pair"),
+		KB_OPT_END(),
 	};
-	const char *arg;
-	int c;
+	const struct kb_cli cli = {
+		.opts = opts, .ctx = &oc,
+		.common = KB_CLI_FULL | KB_CLI_JSON | KB_CLI_NO_PIN,
+		.about = "Measure the latency of POSIX message queues between pairs of threads.\n"
+			 "Compatible with rt-tests' pmqtest(8); a kselftest when run without options.",
+		.notes = "Without rt-tests options: the kselftest, one pair per CPU (-S style,\n"
+			 "interval " KB_CLI_STR(SELFTEST_INTERVAL_US) " us, " KB_CLI_STR(SELFTEST_LOOPS)
+			 " cycles after " KB_CLI_STR(SELFTEST_WARMUP) " warm-up cycles, "
+			 KB_CLI_STR(SELFTEST_LOOPS_SLOW) " with\n"
+			 "KSFT_MACHINE_SLOW=yes), a -T run and a -T/-f run that must count its\n"
+			 "timeouts; KTAP output. --full is its longer run (-i "
+			 KB_CLI_STR(SELFTEST_INTERVAL_US_FULL) ", "
+			 KB_CLI_STR(SELFTEST_LOOPS_FULL) " cycles).\n"
+			 "--json writes rt-tests' layout and the kbench \"rows\" in one document.\n"
+			 "Latencies are " KB_CLOCK_NAME " differences in ns, shown in us.",
+		.exit_status = "Exit status: 0 ok, 1 failure, 2 bad usage, 4 skipped (no mqueue support,\n"
+			       "no privilege for -p).",
+	};
+	struct kb_cli_common common;
 
-	while ((c = getopt_long(argc, argv, "a::b:d:D:f:hi:l:p:qSt::T:",
-				longopts, NULL)) != -1) {
-		if (c > 0 && c < 256 && strchr("abdDfilpqStT", c))
-			o->rt_mode = true;
-		switch (c) {
-		case 'a':
-			parse_affinity(o, h, optional_arg(argc, argv));
-			break;
-		case 'b':
-			o->breaktrace_us = kb_parse_ll(optarg, "--breaktrace", 1, INT_MAX);
-			break;
-		case 'd':
-			o->distance_us = kb_parse_ll(optarg, "--distance", 0, 1000000000);
-			break;
-		case 'D':
-			o->duration_s = kb_parse_duration(optarg, "--duration");
-			break;
-		case 'f':
-			o->force_s = kb_parse_seconds(optarg, "--forcetimeout", 1e-6, 1e6);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'i':
-			o->interval_us = kb_parse_ll(optarg, "--interval", 0, 1000000000);
-			break;
-		case 'l':
-			o->loops = kb_parse_ll(optarg, "--loops", 0, LLONG_MAX);
-			break;
-		case 'p':
-			o->prio = kb_parse_ll(optarg, "--prio", 0, kb_fifo_prio_max());
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'S':
-			o->smp = true;
-			break;
-		case 't':
-			arg = optional_arg(argc, argv);
-			o->threads = arg ? kb_parse_ll(arg, "--threads", 1, PMQ_MAX_PAIRS) : 0;
-			o->threads_set = true;
-			break;
-		case 'T':
-			o->timeout_s = kb_parse_seconds(optarg, "--timeout", 1e-6, 1e6);
-			break;
-		case OPT_JSON:
-			o->json = optarg;
-			break;
-		case OPT_HIST:
-			o->histogram_us = kb_parse_ll(optarg, "--histogram", 1, 1000000);
-			break;
-		case OPT_MAXLAT:
-			o->max_latency_us = kb_parse_double(optarg, "--max-latency", 1e-3, 1e9);
-			break;
-		case OPT_PLACE:
-			o->placement = parse_placement(optarg);
-			o->placement_set = true;
-			break;
-		case OPT_NO_PIN:
-			o->placement = PMQ_PLACE_SCHEDULER;
-			o->placement_set = true;
-			break;
-		case OPT_KTAP:
-			o->ktap = true;
-			break;
-		case OPT_FULL:
-			o->full = true;
-			break;
-		default:
-			kb_usage_hint();
-		}
+	kb_cli_parse(argc, argv, &cli, &common);
+	o->json = common.json;
+	o->full = common.full;
+	if (common.no_pin) {
+		o->placement = PMQ_PLACE_SCHEDULER;
+		o->placement_set = true;
 	}
-	if (optind < argc)
-		kb_usage_error("unexpected argument '%s'", argv[optind]);
 	check_options(o);
 }
 
@@ -635,7 +566,7 @@ int main(int argc, char **argv)
 	kb_init("pmqtest", argc, argv);
 	err = pmq_host_init(&host);
 	if (err) {
-		fprintf(stderr, "%s: sched_getaffinity: %s\n", kb_prog(),
+		fprintf(stderr, "%s: sched_getaffinity: %s\n", kb_cli_prog(),
 			strerror(-err));
 		return 1;
 	}

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "pmq.h"
 #include "rtsched.h"
 
@@ -26,7 +26,7 @@ static int rt_npairs(const struct pmq_options *o, const struct pmq_host *h)
 static void rt_config(const struct pmq_options *o, const struct pmq_host *h,
 		      struct pmq_config *cfg)
 {
-	int start = kb_cpu_index(h->cpus, h->ncpus, h->start_cpu);
+	int start = kb_rtsched_cpu_index(h->cpus, h->ncpus, h->start_cpu);
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->npairs = rt_npairs(o, h);
@@ -56,18 +56,18 @@ static void rt_config(const struct pmq_options *o, const struct pmq_host *h,
 }
 
 /* Missing privilege or kernel support: exit 4, in KTAP too with --ktap. */
-static __noreturn void rt_skip(const struct pmq_options *o, const char *why)
+static _Noreturn void rt_skip(const struct pmq_options *o, const char *why)
 {
-	fprintf(stderr, "%s: %s\n", kb_prog(), why);
+	fprintf(stderr, "%s: %s\n", kb_cli_prog(), why);
 	if (o->ktap)
 		ksft_exit_skip("%s\n", why);
 	exit(KSFT_SKIP);
 }
 
 /* Anything else that stops the run before it started: exit 1. */
-static __noreturn void rt_fail(const struct pmq_options *o, const char *why)
+static _Noreturn void rt_fail(const struct pmq_options *o, const char *why)
 {
-	fprintf(stderr, "%s: %s\n", kb_prog(), why);
+	fprintf(stderr, "%s: %s\n", kb_cli_prog(), why);
 	if (o->ktap)
 		ksft_exit_fail_msg("%s\n", why);
 	exit(1);
@@ -96,10 +96,10 @@ static int report_pairs(const struct pmq_options *o, struct pmq_run *r)
 		if (problem)
 			rc = 1;
 		if (o->ktap) {
-			kb_result(!problem, name, problem);
+			kb_ktap_result(!problem, name, problem);
 		} else if (problem) {
-			fprintf(stderr, "%s: pair %d: %s\n", kb_prog(), i, problem);
-			kb_row_status(name, "fail", problem);
+			fprintf(stderr, "%s: pair %d: %s\n", kb_cli_prog(), i, problem);
+			kb_results_status(name, "fail", problem);
 		}
 	}
 	return rc;
@@ -113,9 +113,9 @@ static void write_json(const struct pmq_options *o, const struct pmq_run *r,
 	if (!o->json)
 		return;
 	pmq_json_rt_tests(r, "rt-tests", rc);
-	err = kb_json_write(o->json);
+	err = kb_results_write_json(o->json);
 	if (err) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", kb_prog(),
+		fprintf(stderr, "%s: cannot write %s: %s\n", kb_cli_prog(),
 			o->json, strerror(-err));
 		exit(1);
 	}
@@ -128,10 +128,10 @@ int pmq_rt_tests_main(const struct pmq_options *o, struct pmq_host *h)
 	char why[256];
 	int err, rc;
 
-	kb_figures_to(o->ktap ? stdout : NULL);
+	kb_results_figures_to(o->ktap ? stdout : NULL);
 	if (o->ktap)
 		ksft_print_header();
-	if (o->prio > 0 && !kb_fifo_allowed(o->prio, why, sizeof(why)))
+	if (o->prio > 0 && !kb_rtsched_fifo_allowed(o->prio, why, sizeof(why)))
 		rt_skip(o, why);
 	if (o->breaktrace_us)
 		pmq_open_tracer(h);
@@ -147,7 +147,7 @@ int pmq_rt_tests_main(const struct pmq_options *o, struct pmq_host *h)
 			ksft_print_msg("rt-tests mode, clock %s (ns), %s\n",
 				       KB_CLOCK_NAME, h->mlock_note);
 		} else if (!h->mlocked && o->prio > 0) {
-			fprintf(stderr, "%s: %s\n", kb_prog(), h->mlock_note);
+			fprintf(stderr, "%s: %s\n", kb_cli_prog(), h->mlock_note);
 		}
 		err = pmq_run_pairs(r);
 	}

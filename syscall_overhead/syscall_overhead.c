@@ -30,7 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
+#include "placement.h"
 #include "rtsched.h"
 
 #define DEFAULT_ITERATIONS	1000
@@ -64,7 +65,7 @@ struct ctx {
 	long iterations;
 	long warmup;
 	long batch;		/* 0: the row's own batch size */
-	struct kb_opts common;
+	struct kb_cli_common common;
 	struct kb_placement place;
 	struct ids want;
 	int msq_id, shm_id;	/* the rows' long-lived IPC objects */
@@ -92,7 +93,6 @@ struct row {
 	int (*op)(struct ctx *c, unsigned int batch);
 	void (*teardown)(struct ctx *c);
 	int (*check)(struct ctx *c);
-	int (*test)(void *ctx, char *reason, size_t len);
 };
 
 /* ---- process creation ------------------------------------------------ */
@@ -138,7 +138,7 @@ static int op_fork(struct ctx *c, unsigned int batch)
 	return 0;
 }
 
-static char clone_stack[64 * 1024] __aligned(16);
+static _Alignas(16) char clone_stack[64 * 1024];
 
 static int clone_child(void *arg)
 {
@@ -174,11 +174,11 @@ static int op_clone(struct ctx *c, unsigned int batch)
  */
 static void exec_chain_step(int fd, long remaining, uint64_t t0)
 {
-	struct exec_sample s = { .delta_ns = kb_now_ns() - t0,
+	struct exec_sample s = { .delta_ns = kb_clock_ns() - t0,
 				 .pid = getpid() };
 	char fdbuf[16], rembuf[24], tbuf[24];
-	char *args[] = { "syscall_overhead", EXEC_CHAIN_ARG, fdbuf, rembuf,
-			 tbuf, NULL };
+	char *const args[] = { "syscall_overhead", EXEC_CHAIN_ARG, fdbuf,
+			       rembuf, tbuf, NULL };
 
 	if (write(fd, &s, sizeof(s)) != sizeof(s))
 		_exit(1);
@@ -187,7 +187,7 @@ static void exec_chain_step(int fd, long remaining, uint64_t t0)
 	snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
 	snprintf(rembuf, sizeof(rembuf), "%ld", remaining - 1);
 	/* Read the clock last: it is the start of the next sample. */
-	snprintf(tbuf, sizeof(tbuf), "%llu", (unsigned long long)kb_now_ns());
+	snprintf(tbuf, sizeof(tbuf), "%llu", (unsigned long long)kb_clock_ns());
 	execv("/proc/self/exe", args);
 	_exit(127);
 }
@@ -199,7 +199,7 @@ static int exec_chain_main(int argc, char **argv)
 	if (argc != 5) {
 		fprintf(stderr, "%s: %s is internal: it takes FD REMAINING T0\n",
 			argv[0], EXEC_CHAIN_ARG);
-		return KB_EXIT_USAGE;
+		return KB_CLI_EXIT_USAGE;
 	}
 	t0 = strtoull(argv[4], NULL, 10);
 	exec_chain_step(atoi(argv[2]), atol(argv[3]), t0);
@@ -268,7 +268,7 @@ static int run_exec_chain(struct ctx *c, long skip, long count)
 		/* The write end must survive the execs. */
 		if (fcntl(pipefd[1], F_SETFD, 0))
 			_exit(1);
-		exec_chain_step(pipefd[1], skip + count - 1, kb_now_ns());
+		exec_chain_step(pipefd[1], skip + count - 1, kb_clock_ns());
 	}
 	close(pipefd[1]);
 	err = read_exec_samples(c, pipefd[0], skip, count);
@@ -523,32 +523,9 @@ static int op_exec_chain(struct ctx *c, unsigned int batch)
 	return 0;
 }
 
-static int run_row(struct ctx *c, enum row_id id, char *reason, size_t len);
-
-/* The table's test function of each row. */
-#define ROW_TEST(id)						\
-static int test_##id(void *ctx, char *reason, size_t len)	\
-{								\
-	return run_row(ctx, R_##id, reason, len);		\
-}
-
-ROW_TEST(fork)
-ROW_TEST(clone)
-ROW_TEST(execve)
-ROW_TEST(getpid)
-ROW_TEST(getppid)
-ROW_TEST(getpgid_self)
-ROW_TEST(getpgid_0)
-ROW_TEST(getsid)
-ROW_TEST(msgget_ctl)
-ROW_TEST(msgsnd_rcv)
-ROW_TEST(shmget_ctl)
-ROW_TEST(shmat_ctl)
-
 #define ROW(id, l, what, b, su, fn, td, chk) \
 	[R_##id] = { .name = #id, .label = l, .note = what, .batch = b, \
-		     .setup = su, .op = fn, .teardown = td, .check = chk, \
-		     .test = test_##id }
+		     .setup = su, .op = fn, .teardown = td, .check = chk }
 
 static const struct row rows[NR_ROWS] = {
 	ROW(fork, "fork()", "fork + child _exit + waitpid", 0, NULL, op_fork, NULL, NULL),
@@ -565,7 +542,9 @@ static const struct row rows[NR_ROWS] = {
 	ROW(shmat_ctl, "shmat/ctl()", "two syscalls: shmat + shmdt of 4 KiB", 100, setup_shm, op_shmat_dt, teardown_ipc, check_shm_detached),
 };
 
-/* The kb_test table, made from rows[] so that names live in one place. */
+static int run_row(void *ctx, int id, char *reason, size_t len);
+
+/* The kb_test table, one entry per row of rows[]: names in one place. */
 static struct kb_test tests[NR_ROWS];
 
 static void build_tests(void)
@@ -576,7 +555,8 @@ static void build_tests(void)
 	for (i = 0; i < NR_ROWS; i++) {
 		snprintf(desc[i], sizeof(desc[i]), "%-14s %s", rows[i].label,
 			 rows[i].note);
-		tests[i] = (struct kb_test){ rows[i].name, rows[i].test, desc[i] };
+		tests[i] = (struct kb_test)KB_TEST_ARG(rows[i].name, run_row,
+						       (int)i, desc[i]);
 	}
 }
 
@@ -603,11 +583,11 @@ static int sample_row(struct ctx *c, const struct row *r, unsigned int batch,
 		 * Signals wait until the batch is over, so that a SIGTERM
 		 * never leaves a half-created IPC object or child behind.
 		 */
-		kb_signals_block();
-		t0 = kb_now_ns();
+		kb_cleanup_block_signals();
+		t0 = kb_clock_ns();
 		err = r->op(c, batch);
-		t1 = kb_now_ns();
-		kb_signals_unblock();
+		t1 = kb_clock_ns();
+		kb_cleanup_unblock_signals();
 		if (err)
 			return err;
 		if (i >= 0)
@@ -627,11 +607,12 @@ static int row_error(struct ctx *c, const struct row *r, const char *stage,
 		return KSFT_FAIL;
 	}
 	snprintf(what, sizeof(what), "%s %s", r->label, stage);
-	return kb_errno_result(err, KB_NO_CAP, what, reason, len);
+	return kb_errno_result(err, KB_ENV_NO_CAP, what, reason, len);
 }
 
-static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
+static int run_row(void *ctx, int idx, char *reason, size_t len)
 {
+	struct ctx *c = ctx;
 	const struct row *r = &rows[idx];
 	unsigned int batch = r->batch ? (c->batch ? (unsigned int)c->batch : r->batch) : 1;
 	double *samples;
@@ -653,9 +634,9 @@ static int run_row(struct ctx *c, enum row_id idx, char *reason, size_t len)
 	}
 	kb_stats_compute(samples, c->iterations, &c->st[idx]);
 	free(samples);
-	kb_row_add(r->name, "us", &c->st[idx]);
-	kb_row_extra("batch", batch);
-	kb_row_note(r->note);
+	kb_results_row(r->name, "us", &c->st[idx]);
+	kb_results_extra("batch", batch);
+	kb_results_note(r->note);
 	c->done[idx] = true;
 	/* Only a broken clock or loop: the real checks are in op/check. */
 	if (!(c->st[idx].min > 0)) {
@@ -687,69 +668,42 @@ static void print_table(const struct ctx *c)
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(FILE *f, void *ctx)
-{
-	(void)ctx;
-	fprintf(f,
-"Usage: %s [OPTION]...\n"
-"Measure process creation, null system calls and System V IPC on the\n"
-"running kernel; print KTAP (one result per row, figures on '# ' lines)\n"
-"and the Scribe micro-benchmark table (microseconds). Each operation's\n"
-"result is checked (exit status, syscall value against /proc/self/stat,\n"
-"message contents, IPC ids gone after IPC_RMID).\n"
-"\n"
-"  -i, --iterations=N  samples per row (default %d, %d with --full,\n"
-"                      %d when KSFT_MACHINE_SLOW=yes)\n"
-"  -w, --warmup=N      untimed samples first (default: 10%% of -i, >= 10)\n"
-"  -b, --batch=N       operations per sample for every row but fork,\n"
-"                      clone and execve (default: 1000 for null syscalls,\n"
-"                      100 for IPC)\n"
-"\n"
-"variance = standard deviation / mean x 100. Times are %s,\n"
-"per operation; a sample is the mean over a batch of operations.\n"
-"The process runs pinned to one CPU (children inherit it) unless --no-pin.\n",
-		kb_prog(), DEFAULT_ITERATIONS, FULL_ITERATIONS, SLOW_ITERATIONS,
-		KB_CLOCK_NAME);
-}
-
-static void on_option(int opt, const char *arg, void *ctx)
-{
-	struct ctx *c = ctx;
-
-	switch (opt) {
-	case 'i':
-		c->iterations = kb_parse_ll(arg, "--iterations", 2, 10000000);
-		break;
-	case 'w':
-		c->warmup = kb_parse_ll(arg, "--warmup", 0, 10000000);
-		break;
-	case 'b':
-		c->batch = kb_parse_ll(arg, "--batch", 1, 10000000);
-		break;
-	}
-}
-
-static const struct option longopts[] = {
-	{ "iterations", required_argument, NULL, 'i' },
-	{ "warmup", required_argument, NULL, 'w' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ NULL, 0, NULL, 0 },
-};
-
 static void parse_options(int argc, char **argv, struct ctx *c)
 {
+	const struct kb_cli_opt opts[] = {
+		KB_OPT_LONG('i', "iterations", &c->iterations, 2, 10000000, "N",
+			    "samples per row (default " KB_CLI_STR(DEFAULT_ITERATIONS)
+			    ", " KB_CLI_STR(FULL_ITERATIONS) " with --full,\n"
+			    KB_CLI_STR(SLOW_ITERATIONS) " when KSFT_MACHINE_SLOW=yes)"),
+		KB_OPT_LONG('w', "warmup", &c->warmup, 0, 10000000, "N",
+			    "untimed samples first (default: 10% of -i, >= 10)"),
+		KB_OPT_LONG('b', "batch", &c->batch, 1, 10000000, "N",
+			    "operations per sample for every row but fork,\n"
+			    "clone and execve (default: 1000 for null syscalls,\n"
+			    "100 for IPC)"),
+		KB_OPT_END(),
+	};
 	const struct kb_cli cli = {
-		.short_opts = "i:w:b:", .long_opts = longopts,
-		.on_option = on_option, .ctx = c, .usage = usage,
-		.tests = tests, .ntests = ARRAY_SIZE(tests), .placement = true,
+		.opts = opts, .common = KB_CLI_ALL,
+		.about = "Measure process creation, null system calls and System V IPC on the\n"
+			 "running kernel; print KTAP (one result per row, figures on '# ' lines)\n"
+			 "and the Scribe micro-benchmark table (microseconds). Each operation's\n"
+			 "result is checked (exit status, syscall value against /proc/self/stat,\n"
+			 "message contents, IPC ids gone after IPC_RMID).",
+		.notes = "variance = standard deviation / mean x 100. Times are " KB_CLOCK_NAME ",\n"
+			 "per operation; a sample is the mean over a batch of operations.\n"
+			 "The process runs pinned to one CPU (children inherit it) unless --no-pin.",
+		.tests = tests, .ntests = ARRAY_SIZE(tests),
 	};
 
 	c->iterations = -1;
 	c->warmup = -1;
-	kb_parse_args(argc, argv, &cli, &c->common);
+	kb_cli_parse(argc, argv, &cli, &c->common);
 	if (c->iterations < 0)
-		c->iterations = kb_pick_count(&c->common, DEFAULT_ITERATIONS,
-					      FULL_ITERATIONS, SLOW_ITERATIONS);
+		c->iterations = kb_cli_pick_count(&c->common,
+						  DEFAULT_ITERATIONS,
+						  FULL_ITERATIONS,
+						  SLOW_ITERATIONS);
 	if (c->warmup < 0)
 		c->warmup = c->iterations / 10 > 10 ? c->iterations / 10 : 10;
 }
@@ -780,13 +734,13 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("cannot read /proc/self/stat: %s\n",
 				   strerror(-err));
 	overhead = kb_clock_overhead_ns();
-	kb_param_num("iterations", c.iterations);
-	kb_param_num("warmup", c.warmup);
-	kb_param_num("clock_overhead_ns", overhead);
+	kb_results_param_num("iterations", c.iterations);
+	kb_results_param_num("warmup", c.warmup);
+	kb_results_param_num("clock_overhead_ns", overhead);
 	ksft_print_msg("clock: %s, overhead of one read: %.1f ns; placement: %s\n",
 		       KB_CLOCK_NAME, overhead, where);
-	kb_run_tests(tests, ARRAY_SIZE(tests), &c.common, &c);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), c.common.selected, &c);
 	print_table(&c);
 	free(c.exec_samples);
-	kb_finish(c.common.json);
+	kb_ktap_finish(c.common.json);
 }

@@ -18,7 +18,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load: the comm substring, NUL padded. */
-const volatile char comm_filter[KB_TSI_COMM_LEN] = {};
+const volatile char comm_filter[KB_TS_ITER_COMM_LEN] = {};
 const volatile unsigned int comm_filter_len;
 
 /* 6.2 made the mm counters percpu_counters; older kernels had atomics. */
@@ -36,8 +36,8 @@ static bool comm_matches(const char *comm)
 
 	if (!len)
 		return true;
-	for (start = 0; start + len <= KB_TSI_COMM_LEN - 1; start++) {
-		for (i = 0; i < len && i < KB_TSI_COMM_LEN; i++)
+	for (start = 0; start + len <= KB_TS_ITER_COMM_LEN - 1; start++) {
+		for (i = 0; i < len && i < KB_TS_ITER_COMM_LEN; i++)
 			if (comm[start + i] != comm_filter[i])
 				break;
 		if (i == len)
@@ -46,7 +46,7 @@ static bool comm_matches(const char *comm)
 	return false;
 }
 
-static void read_delays(struct task_struct *t, struct kb_tsi_record *r)
+static void read_delays(struct task_struct *t, struct kb_ts_iter_record *r)
 {
 	struct task_delay_info *d;
 
@@ -57,7 +57,7 @@ static void read_delays(struct task_struct *t, struct kb_tsi_record *r)
 	d = BPF_CORE_READ(t, delays);
 	if (!d)
 		return;
-	r->flags |= KB_TSI_HAVE_DELAYS;
+	r->flags |= KB_TS_ITER_HAVE_DELAYS;
 	r->blkio_count = BPF_CORE_READ(d, blkio_count);
 	r->blkio_delay_total = BPF_CORE_READ(d, blkio_delay);
 	r->swapin_count = BPF_CORE_READ(d, swapin_count);
@@ -78,11 +78,11 @@ static void read_delays(struct task_struct *t, struct kb_tsi_record *r)
 	}
 }
 
-static void read_io(struct task_struct *t, struct kb_tsi_record *r)
+static void read_io(struct task_struct *t, struct kb_ts_iter_record *r)
 {
 	if (!bpf_core_field_exists(t->ioac))
 		return;
-	r->flags |= KB_TSI_HAVE_IO;
+	r->flags |= KB_TS_ITER_HAVE_IO;
 	r->read_char = BPF_CORE_READ(t, ioac.rchar);
 	r->write_char = BPF_CORE_READ(t, ioac.wchar);
 	r->read_syscalls = BPF_CORE_READ(t, ioac.syscr);
@@ -113,7 +113,7 @@ static long mm_rss_pages(struct mm_struct *mm)
 	       BPF_CORE_READ(mm, rss_stat[3].count);
 }
 
-static void read_mem(struct task_struct *t, struct kb_tsi_record *r)
+static void read_mem(struct task_struct *t, struct kb_ts_iter_record *r)
 {
 	struct mm_struct *mm = BPF_CORE_READ(t, mm);
 	unsigned long hw;
@@ -122,13 +122,13 @@ static void read_mem(struct task_struct *t, struct kb_tsi_record *r)
 	r->minflt = BPF_CORE_READ(t, min_flt);
 	r->majflt = BPF_CORE_READ(t, maj_flt);
 	if (bpf_core_field_exists(t->acct_rss_mem1)) {
-		r->flags |= KB_TSI_HAVE_XACCT;
+		r->flags |= KB_TS_ITER_HAVE_XACCT;
 		r->acct_rss_mem1 = BPF_CORE_READ(t, acct_rss_mem1);
 		r->acct_vm_mem1 = BPF_CORE_READ(t, acct_vm_mem1);
 	}
 	if (!mm)
 		return;
-	r->flags |= KB_TSI_HAVE_MM;
+	r->flags |= KB_TS_ITER_HAVE_MM;
 	rss = mm_rss_pages(mm);
 	hw = BPF_CORE_READ(mm, hiwater_rss);
 	r->hiwater_rss_pages = rss > 0 && (unsigned long)rss > hw ? rss : hw;
@@ -141,7 +141,7 @@ SEC("iter/task")
 int dump_task(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
-	struct kb_tsi_record r = {};
+	struct kb_ts_iter_record r = {};
 
 	if (!t)
 		return 0;

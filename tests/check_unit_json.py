@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Check the JSON document tests/unit_*.c writes through lib/kbench.c:
+"""Check the JSON document tests/unit_*.c writes through lib/results.c:
 the schema's keys, escaping, NaN as null, rows and skip reasons.
 
   check_unit_json.py FILE

@@ -466,6 +466,26 @@ sanitizers() {
 	((bad == 0)) || fail "$bad sanitizer build or run failures"
 }
 
+# The KTAP test names and JSON row names of every program are the
+# committed lists of tests/names/ (tests/check_names.py): a rename is an
+# API change, made on purpose with --write. The check must be able to
+# fail: the same output against a list with one name renamed.
+names_unchanged() {
+	local kept=$work/names-out lists=$work/names-renamed rc=0
+	need python3
+	make -s -C "$top" all >/dev/null || fail "cannot build the collection"
+	python3 "$top/tests/check_names.py" --keep "$kept" "$top" ||
+		fail "a KTAP test name or JSON row name changed"
+	cp -r "$top/tests/names" "$lists"
+	sed -i 's/^ktap getsid$/ktap getsid_renamed/' "$lists/syscall_overhead.names"
+	python3 "$top/tests/check_names.py" --lists "$lists" --from "$kept" \
+		"$top" >"$work/names-renamed.out" || rc=$?
+	if ((rc != 1)) || ! grep -q '^+ktap getsid$' "$work/names-renamed.out"; then
+		fail "the check passed a renamed row (exit $rc): $(tail -n 3 "$work/names-renamed.out")"
+	fi
+	echo "a renamed row fails the check, as it must"
+}
+
 # Every program: an unknown option and its own bad values give exit 2
 # with a message on stderr.
 bad_usage() {
@@ -1072,6 +1092,7 @@ step checkpatch
 step unit_c
 step unit_python
 step collection_as_root
+step names_unchanged
 step bad_usage
 step sigterm_leftovers
 step run_all_sigterm

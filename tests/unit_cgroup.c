@@ -9,10 +9,13 @@
 #include <string.h>
 
 #include "cgroup.h"
-#include "kbench_ktap.h"
+#include "memstat.h"
+#include "numastat.h"
+#include "text.h"
+#include "ktap.h"
 
-static struct kb_mount m;
-static struct kb_stat st, st2, st3;
+static struct kb_cgroup_mount m;
+static struct kb_memstat st, st2, st3;
 
 #define WHY(...)	(snprintf(why, size, __VA_ARGS__), KSFT_FAIL)
 
@@ -20,7 +23,7 @@ static int test_mountinfo_v1(char *why, size_t size)
 {
 	const char *line = "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:12 - cgroup cgroup rw,memory\n";
 
-	if (kb_mountinfo_parse_line(line, strlen(line), &m) || strcmp(m.root, "/") ||
+	if (kb_cgroup_mountinfo_parse(line, strlen(line), &m) || strcmp(m.root, "/") ||
 	    strcmp(m.point, "/sys/fs/cgroup/memory") ||
 	    strcmp(m.fstype, "cgroup") || strcmp(m.super_opts, "rw,memory"))
 		return WHY("got '%s' '%s' '%s'", m.point, m.fstype, m.super_opts);
@@ -31,7 +34,7 @@ static int test_mountinfo_v2(char *why, size_t size)
 {
 	const char *line = "32 26 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw,nsdelegate";
 
-	if (kb_mountinfo_parse_line(line, strlen(line), &m) ||
+	if (kb_cgroup_mountinfo_parse(line, strlen(line), &m) ||
 	    strcmp(m.point, "/sys/fs/cgroup") || strcmp(m.fstype, "cgroup2") ||
 	    strcmp(m.super_opts, "rw,nsdelegate"))
 		return WHY("got '%s' '%s'", m.point, m.super_opts);
@@ -42,7 +45,7 @@ static int test_mountinfo_escapes(char *why, size_t size)
 {
 	const char *line = "40 31 0:40 /sub\\040dir /mnt/my\\040cg\\011x rw shared:1 master:2 - cgroup2 none rw";
 
-	if (kb_mountinfo_parse_line(line, strlen(line), &m) || strcmp(m.root, "/sub dir") ||
+	if (kb_cgroup_mountinfo_parse(line, strlen(line), &m) || strcmp(m.root, "/sub dir") ||
 	    strcmp(m.point, "/mnt/my cg\tx") || strcmp(m.fstype, "cgroup2"))
 		return WHY("got '%s' '%s'", m.root, m.point);
 	return KSFT_PASS;
@@ -60,7 +63,7 @@ static int test_mountinfo_malformed(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		if (kb_mountinfo_parse_line(bad[i], strlen(bad[i]), &m) != -EINVAL)
+		if (kb_cgroup_mountinfo_parse(bad[i], strlen(bad[i]), &m) != -EINVAL)
 			return WHY("'%s' accepted", bad[i]);
 	return KSFT_PASS;
 }
@@ -70,7 +73,7 @@ static int test_mountinfo_length_bound(char *why, size_t size)
 {
 	const char *line = "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memoryXYZ";
 
-	if (kb_mountinfo_parse_line(line, strlen(line) - 3, &m) ||
+	if (kb_cgroup_mountinfo_parse(line, strlen(line) - 3, &m) ||
 	    strcmp(m.super_opts, "rw,memory"))
 		return WHY("super options '%s', want 'rw,memory'", m.super_opts);
 	return KSFT_PASS;
@@ -86,12 +89,12 @@ static int test_mountinfo_long_field(char *why, size_t size)
 	while (n < 700)
 		n += snprintf(line + n, sizeof(line) - n, ",name=x");
 	snprintf(line + n, sizeof(line) - n, ",memory");
-	err = kb_mountinfo_parse_line(line, strlen(line), &m);
+	err = kb_cgroup_mountinfo_parse(line, strlen(line), &m);
 	if (err != -E2BIG || m.super_opts[0] || strcmp(m.fstype, "cgroup"))
 		return WHY("a 750-byte super option list: %d '%.20s'", err,
 			   m.super_opts);
 	snprintf(text, sizeof(text), "%s\n", line);
-	err = kb_mountinfo_find_cgroups(text, strlen(text), NULL, 0, line, sizeof(line));
+	err = kb_cgroup_mountinfo_find(text, strlen(text), NULL, 0, line, sizeof(line));
 	if (err != -E2BIG)
 		return WHY("find_cgroups on that line: %d, want -E2BIG", err);
 	return KSFT_PASS;
@@ -108,7 +111,7 @@ static int test_mountinfo_long_other_fs(char *why, size_t size)
 	while (n < 1500)
 		n += snprintf(text + n, sizeof(text) - n, "/l/ABCDEFGH:");
 	snprintf(text + n, sizeof(text) - n, "\n35 31 0:32 / /cg/memory rw - cgroup cgroup rw,memory\n");
-	found = kb_mountinfo_find_cgroups(text, strlen(text), NULL, 0, v1, sizeof(v1));
+	found = kb_cgroup_mountinfo_find(text, strlen(text), NULL, 0, v1, sizeof(v1));
 	if (found != 1 || strcmp(v1, "/cg/memory"))
 		return WHY("found %d '%s'", found, v1);
 	return KSFT_PASS;
@@ -116,14 +119,14 @@ static int test_mountinfo_long_other_fs(char *why, size_t size)
 
 static int test_opt_list(char *why, size_t size)
 {
-	if (!kb_opt_list_has("rw,memory", "memory") ||
-	    !kb_opt_list_has("memory", "memory") ||
-	    kb_opt_list_has("rw,memory_x", "memory") ||
-	    kb_opt_list_has("rw,xmemory", "memory") ||
-	    kb_opt_list_has("", "memory") ||
-	    !kb_opt_list_has("cpu,cpuacct", "cpuacct") ||
-	    !kb_opt_list_has("a,b,c", "c") ||
-	    kb_list_has("memory", 3, ',', "memory"))
+	if (!kb_text_opts_have("rw,memory", "memory") ||
+	    !kb_text_opts_have("memory", "memory") ||
+	    kb_text_opts_have("rw,memory_x", "memory") ||
+	    kb_text_opts_have("rw,xmemory", "memory") ||
+	    kb_text_opts_have("", "memory") ||
+	    !kb_text_opts_have("cpu,cpuacct", "cpuacct") ||
+	    !kb_text_opts_have("a,b,c", "c") ||
+	    kb_text_list_has("memory", 3, ',', "memory"))
 		return WHY("a list lookup is wrong");
 	return KSFT_PASS;
 }
@@ -137,7 +140,7 @@ static int test_find_cgroups_hybrid(char *why, size_t size)
 		"40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n"
 		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 	char v2[64], v1[64];
-	int n = kb_mountinfo_find_cgroups(text, strlen(text), v2, sizeof(v2), v1,
+	int n = kb_cgroup_mountinfo_find(text, strlen(text), v2, sizeof(v2), v1,
 					  sizeof(v1));
 
 	if (n != 2 || strcmp(v2, "/sys/fs/cgroup/unified") ||
@@ -153,7 +156,7 @@ static int test_find_cgroups_v2_only(char *why, size_t size)
 		"garbage line\n"
 		"32 26 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw";
 	char v2[64], v1[64];
-	int n = kb_mountinfo_find_cgroups(text, strlen(text), v2, sizeof(v2), v1,
+	int n = kb_cgroup_mountinfo_find(text, strlen(text), v2, sizeof(v2), v1,
 					  sizeof(v1));
 
 	if (n != 1 || strcmp(v2, "/sys/fs/cgroup") || v1[0])
@@ -170,11 +173,11 @@ static int test_proc_cgroup(char *why, size_t size)
 		"0::/system.slice/x.service\n";
 	char v1[64] = "", v2[64] = "";
 
-	if (kb_proc_cgroup_path(text, strlen(text), KB_CGROUP_V1, "memory", v1,
+	if (kb_cgroup_proc_path(text, strlen(text), KB_CGROUP_V1, "memory", v1,
 				sizeof(v1)) || strcmp(v1, "/kb/test") ||
-	    kb_proc_cgroup_path(text, strlen(text), KB_CGROUP_V2, NULL, v2, sizeof(v2)) ||
+	    kb_cgroup_proc_path(text, strlen(text), KB_CGROUP_V2, NULL, v2, sizeof(v2)) ||
 	    strcmp(v2, "/system.slice/x.service") ||
-	    kb_proc_cgroup_path("3:cpu:/\n", 8, KB_CGROUP_V1, "memory", v1,
+	    kb_cgroup_proc_path("3:cpu:/\n", 8, KB_CGROUP_V1, "memory", v1,
 				sizeof(v1)) != -ENOENT)
 		return WHY("v1 '%s' v2 '%s'", v1, v2);
 	return KSFT_PASS;
@@ -184,7 +187,7 @@ static int test_proc_cgroup_long_path(char *why, size_t size)
 {
 	const char *text = "4:memory:/a/very/long/path/that/does/not/fit\n";
 	char path[16];
-	int err = kb_proc_cgroup_path(text, strlen(text), KB_CGROUP_V1, "memory", path,
+	int err = kb_cgroup_proc_path(text, strlen(text), KB_CGROUP_V1, "memory", path,
 				      sizeof(path));
 
 	if (err != -ENAMETOOLONG)
@@ -197,10 +200,10 @@ static int test_stat_v2(char *why, size_t size)
 	const char *text = "anon 13660160\nfile 8417280\nkernel 0\n\npgfault 123\n";
 	unsigned long long v = 0;
 
-	if (kb_stat_parse(text, strlen(text), &st, why, size))
+	if (kb_memstat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
-	if (st.n != 4 || !kb_stat_get(&st, "file", &v) || v != 8417280 ||
-	    kb_stat_get(&st, "slab", NULL) || strcmp(st.e[3].key, "pgfault"))
+	if (st.n != 4 || !kb_memstat_get(&st, "file", &v) || v != 8417280 ||
+	    kb_memstat_get(&st, "slab", NULL) || strcmp(st.e[3].key, "pgfault"))
 		return WHY("%zu keys, file=%llu", st.n, v);
 	return KSFT_PASS;
 }
@@ -210,9 +213,9 @@ static int test_stat_v1_big(char *why, size_t size)
 	const char *text = "cache 10207232\nhierarchical_memory_limit 9223372036854771712\ntotal_rss 20226048";
 	unsigned long long v = 0;
 
-	if (kb_stat_parse(text, strlen(text), &st, why, size))
+	if (kb_memstat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
-	if (st.n != 3 || !kb_stat_get(&st, "hierarchical_memory_limit", &v) ||
+	if (st.n != 3 || !kb_memstat_get(&st, "hierarchical_memory_limit", &v) ||
 	    v != 9223372036854771712ull)
 		return WHY("%zu keys, limit=%llu", st.n, v);
 	return KSFT_PASS;
@@ -222,7 +225,7 @@ static int test_stat_ks_comments(char *why, size_t size)
 {
 	const char *text = "# Mode: BTF query (2 fields)\nanon 12\nfile 3\n# kserial_time_ns 812\n";
 
-	if (kb_stat_parse(text, strlen(text), &st, why, size))
+	if (kb_memstat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
 	if (st.n != 2 || st.comments != 2)
 		return WHY("%zu keys, %zu comments", st.n, st.comments);
@@ -240,7 +243,7 @@ static int test_stat_bad(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		if (kb_stat_parse(bad[i], strlen(bad[i]), &st, reason, sizeof(reason)) != -EINVAL)
+		if (kb_memstat_parse(bad[i], strlen(bad[i]), &st, reason, sizeof(reason)) != -EINVAL)
 			return WHY("'%s' accepted", bad[i]);
 	return KSFT_PASS;
 }
@@ -254,7 +257,7 @@ static int test_stat_long_line(char *why, size_t size)
 
 	memset(text + n, ' ', 506);
 	snprintf(text + n + 506, sizeof(text) - n - 506, "12345\nfile 1\n");
-	err = kb_stat_parse(text, strlen(text), &st, reason, sizeof(reason));
+	err = kb_memstat_parse(text, strlen(text), &st, reason, sizeof(reason));
 	if (err != -EINVAL || !strstr(reason, "too long"))
 		return WHY("got %d (%s), %zu keys, first anon=%llu", err,
 			   reason, st.n, st.n ? st.e[0].value : 0);
@@ -268,27 +271,27 @@ static int test_stat_length_bound(char *why, size_t size)
 	unsigned long long v = 0;
 
 	/* 6 bytes: "anon 1"; and an embedded NUL is no valid text */
-	if (kb_stat_parse(text, 6, &st, reason, sizeof(reason)) ||
-	    !kb_stat_get(&st, "anon", &v) || v != 1)
+	if (kb_memstat_parse(text, 6, &st, reason, sizeof(reason)) ||
+	    !kb_memstat_get(&st, "anon", &v) || v != 1)
 		return WHY("6 bytes of 'anon 12': %s anon=%llu", reason, v);
-	if (kb_stat_parse(text, sizeof(text) - 1, &st, reason,
-			  sizeof(reason)) != -EINVAL)
+	if (kb_memstat_parse(text, sizeof(text) - 1, &st, reason,
+			     sizeof(reason)) != -EINVAL)
 		return WHY("a NUL inside the value accepted");
 	return KSFT_PASS;
 }
 
 static int test_numa_v1(char *why, size_t size)
 {
-	struct kb_numa_line l;
+	struct kb_numastat_line l;
 	unsigned long long v = 0;
 	const char *line = "hierarchical_total=133803 N0=133000 N1=803";
 
-	if (kb_numa_line_parse(line, strlen(line), &l) ||
+	if (kb_numastat_line_parse(line, strlen(line), &l) ||
 	    strcmp(l.key, "hierarchical_total") || !l.has_total ||
 	    l.total != 133803 || l.nnodes != 2 ||
-	    kb_numa_line_sum(&l) != 133803 ||
-	    !kb_numa_line_node(&l, 1, &v) || v != 803 ||
-	    kb_numa_line_node(&l, 2, &v))
+	    kb_numastat_line_sum(&l) != 133803 ||
+	    !kb_numastat_line_node(&l, 1, &v) || v != 803 ||
+	    kb_numastat_line_node(&l, 2, &v))
 		return WHY("key '%s' total %llu nodes %d", l.key, l.total,
 			   l.nnodes);
 	return KSFT_PASS;
@@ -297,11 +300,11 @@ static int test_numa_v1(char *why, size_t size)
 static int test_numa_v2(char *why, size_t size)
 {
 	const char *line = "anon N0=4096 N3=8192\n";
-	struct kb_numa_line l;
+	struct kb_numastat_line l;
 
-	if (kb_numa_line_parse(line, strlen(line), &l) ||
+	if (kb_numastat_line_parse(line, strlen(line), &l) ||
 	    strcmp(l.key, "anon") || l.has_total || l.nnodes != 2 ||
-	    l.node[1] != 3 || kb_numa_line_sum(&l) != 12288)
+	    l.node[1] != 3 || kb_numastat_line_sum(&l) != 12288)
 		return WHY("key '%s' nodes %d", l.key, l.nnodes);
 	return KSFT_PASS;
 }
@@ -312,25 +315,25 @@ static int test_numa_bad(char *why, size_t size)
 		"", "anon", "anon N0=", "anon X0=5", "anon N=5", "total=x N0=1",
 		"anon N0=-1", "=5 N0=5", "anon N0=5x", "total= N0=1",
 	};
-	struct kb_numa_line l;
+	struct kb_numastat_line l;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		if (!kb_numa_line_parse(bad[i], strlen(bad[i]), &l))
+		if (!kb_numastat_line_parse(bad[i], strlen(bad[i]), &l))
 			return WHY("'%s' accepted", bad[i]);
 	return KSFT_PASS;
 }
 
 static int test_numa_long_line(char *why, size_t size)
 {
-	static char line[KB_NUMA_LINE_MAX + 64];
-	struct kb_numa_line l;
+	static char line[KB_NUMASTAT_LINE_MAX + 64];
+	struct kb_numastat_line l;
 	int n = snprintf(line, sizeof(line), "anon");
 
-	memset(line + n, ' ', KB_NUMA_LINE_MAX);
-	snprintf(line + n + KB_NUMA_LINE_MAX, sizeof(line) - n - KB_NUMA_LINE_MAX,
+	memset(line + n, ' ', KB_NUMASTAT_LINE_MAX);
+	snprintf(line + n + KB_NUMASTAT_LINE_MAX, sizeof(line) - n - KB_NUMASTAT_LINE_MAX,
 		 "N0=5");
-	if (kb_numa_line_parse(line, strlen(line), &l) != -EINVAL)
+	if (kb_numastat_line_parse(line, strlen(line), &l) != -EINVAL)
 		return WHY("a %zu-byte line accepted", strlen(line));
 	return KSFT_PASS;
 }
@@ -370,9 +373,9 @@ static int test_own_dirs(char *why, size_t size)
 static int parse3(const char *a, const char *b, const char *c, char *why,
 		  size_t size)
 {
-	if (kb_stat_parse(a, strlen(a), &st, why, size) ||
-	    kb_stat_parse(b, strlen(b), &st2, why, size) ||
-	    kb_stat_parse(c, strlen(c), &st3, why, size))
+	if (kb_memstat_parse(a, strlen(a), &st, why, size) ||
+	    kb_memstat_parse(b, strlen(b), &st2, why, size) ||
+	    kb_memstat_parse(c, strlen(c), &st3, why, size))
 		return -1;
 	return 0;
 }
@@ -391,9 +394,9 @@ static int test_ks_keys_match(char *why, size_t size)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (kb_stat_parse(cases[i].out, strlen(cases[i].out), &st, why, size))
+		if (kb_memstat_parse(cases[i].out, strlen(cases[i].out), &st, why, size))
 			return KSFT_FAIL;
-		bool ok = !kb_ks_keys_match(&st, "flush,anon,file", reason,
+		bool ok = !kb_memstat_ks_keys_match(&st, "flush,anon,file", reason,
 					    sizeof(reason));
 
 		if (ok && !cases[i].ok)
@@ -410,11 +413,11 @@ static int test_ks_unfiltered_caught(char *why, size_t size)
 	const char *legacy = "anon 4096\nfile 0\nkernel 8192\nshmem 0\n";
 	char reason[160];
 
-	if (kb_stat_parse(legacy, strlen(legacy), &st, why, size))
+	if (kb_memstat_parse(legacy, strlen(legacy), &st, why, size))
 		return KSFT_FAIL;
-	if (!kb_ks_keys_match(&st, "flush,anon,file", reason, sizeof(reason)))
+	if (!kb_memstat_ks_keys_match(&st, "flush,anon,file", reason, sizeof(reason)))
 		return WHY("the unfiltered output passes the key check");
-	if (!kb_ks_keys_match(&st, "flush,file,anon", reason, sizeof(reason)))
+	if (!kb_memstat_ks_keys_match(&st, "flush,file,anon", reason, sizeof(reason)))
 		return WHY("the unfiltered output passes with another order");
 	return KSFT_PASS;
 }
@@ -423,19 +426,19 @@ static int test_value_units(char *why, size_t size)
 {
 	const unsigned int tol = 1000;	/* 0.1 % */
 
-	if (!kb_value_bracketed(8388608, 8388608, 8388608, tol) ||
-	    !kb_value_bracketed(8390000, 8388608, 8392704, 0) ||
-	    !kb_value_bracketed(0, 0, 0, tol))
+	if (!kb_memstat_bracketed(8388608, 8388608, 8388608, tol) ||
+	    !kb_memstat_bracketed(8390000, 8388608, 8392704, 0) ||
+	    !kb_memstat_bracketed(0, 0, 0, tol))
 		return WHY("a value inside its bracket rejected");
 	/* pages, KiB, bytes x 4096, zero, one page off: all wrong */
-	if (kb_value_bracketed(2048, 8388608, 8388608, tol) ||
-	    kb_value_bracketed(8192, 8388608, 8388608, tol) ||
-	    kb_value_bracketed(8388608ull * 4096, 8388608, 8388608, tol) ||
-	    kb_value_bracketed(0, 8388608, 8388608, tol) ||
-	    kb_value_bracketed(4096, 0, 0, tol) ||
-	    kb_value_bracketed(8388608 + 16384, 8388608, 8388608, tol))
+	if (kb_memstat_bracketed(2048, 8388608, 8388608, tol) ||
+	    kb_memstat_bracketed(8192, 8388608, 8388608, tol) ||
+	    kb_memstat_bracketed(8388608ull * 4096, 8388608, 8388608, tol) ||
+	    kb_memstat_bracketed(0, 8388608, 8388608, tol) ||
+	    kb_memstat_bracketed(4096, 0, 0, tol) ||
+	    kb_memstat_bracketed(8388608 + 16384, 8388608, 8388608, tol))
 		return WHY("a value in another unit accepted");
-	if (!kb_value_bracketed(~0ull, ~0ull, ~0ull, 1000000))
+	if (!kb_memstat_bracketed(~0ull, ~0ull, ~0ull, 1000000))
 		return WHY("the largest value rejected");
 	return KSFT_PASS;
 }
@@ -448,19 +451,19 @@ static int test_ks_values(char *why, size_t size)
 		   "anon 8388608\nfile 0\nshmem 0\n",
 		   "anon 8396800\nfile 0\nshmem 0\n", why, size))
 		return KSFT_FAIL;
-	if (kb_stat_values_bracketed(&st, &st2, &st3, 1000, reason,
-				     sizeof(reason)))
+	if (kb_memstat_values_bracketed(&st, &st2, &st3, 1000, reason,
+					sizeof(reason)))
 		return WHY("good values rejected: %s", reason);
 	if (parse3("anon 2049\nfile 0\n", "anon 8388608\nfile 0\n",
 		   "anon 8388608\nfile 0\n", why, size))
 		return KSFT_FAIL;
-	if (!kb_stat_values_bracketed(&st, &st2, &st3, 1000, reason,
-				      sizeof(reason)))
+	if (!kb_memstat_values_bracketed(&st, &st2, &st3, 1000, reason,
+					 sizeof(reason)))
 		return WHY("a value in pages accepted");
 	if (parse3("nokey 1\n", "anon 1\n", "anon 1\n", why, size))
 		return KSFT_FAIL;
-	if (!kb_stat_values_bracketed(&st, &st2, &st3, 1000, reason,
-				      sizeof(reason)))
+	if (!kb_memstat_values_bracketed(&st, &st2, &st3, 1000, reason,
+					 sizeof(reason)))
 		return WHY("a key memory.stat lacks accepted");
 	return KSFT_PASS;
 }
@@ -470,11 +473,11 @@ static int test_same_keys(char *why, size_t size)
 	if (parse3("anon 1\nfile 2\n", "anon 5\nfile 0\n", "file 2\nanon 1\n",
 		   why, size))
 		return KSFT_FAIL;
-	if (!kb_stat_same_keys(&st, &st2) || kb_stat_same_keys(&st, &st3))
+	if (!kb_memstat_same_keys(&st, &st2) || kb_memstat_same_keys(&st, &st3))
 		return WHY("key lists compared wrong");
-	if (kb_stat_parse("anon 1\n", 7, &st3, why, size))
+	if (kb_memstat_parse("anon 1\n", 7, &st3, why, size))
 		return KSFT_FAIL;
-	if (kb_stat_same_keys(&st, &st3))
+	if (kb_memstat_same_keys(&st, &st3))
 		return WHY("a filtered output equals the legacy one");
 	return KSFT_PASS;
 }
@@ -484,10 +487,10 @@ static int numa_sums(const char *numa, const char *before, const char *after,
 {
 	int lines;
 
-	if (before && (kb_stat_parse(before, strlen(before), &st2, reason, rsize) ||
-		       kb_stat_parse(after, strlen(after), &st3, reason, rsize)))
+	if (before && (kb_memstat_parse(before, strlen(before), &st2, reason, rsize) ||
+		       kb_memstat_parse(after, strlen(after), &st3, reason, rsize)))
 		return -2;
-	return kb_numa_check_sums(numa, strlen(numa), before ? &st2 : NULL,
+	return kb_numastat_check_sums(numa, strlen(numa), before ? &st2 : NULL,
 				  before ? &st3 : NULL, 1000, &lines, reason,
 				  rsize);
 }
@@ -584,8 +587,8 @@ int main(int argc, char **argv)
 		/* KTAP names as before: without the "test_" prefix. */
 		const char *name = tests[i].name + strlen("test_");
 
-		kb_result(tests[i].fn(why, sizeof(why)) == KSFT_PASS, name,
-			  why[0] ? why : NULL);
+		kb_ktap_result(tests[i].fn(why, sizeof(why)) == KSFT_PASS, name,
+			       why[0] ? why : NULL);
 	}
-	kb_finish(NULL);
+	kb_ktap_finish(NULL);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/histogram.c: bucket layout, exact figures, percentile
+ * Unit tests of lib/hist.c: bucket layout, exact figures, percentile
  * error bound, merging, the linear display histogram.
  */
 #ifndef _GNU_SOURCE
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
-#include "histogram.h"
+#include "ktap.h"
+#include "hist.h"
 
 /* Each test's histograms: too large for the stack, shared by none. */
 struct hists {
@@ -151,28 +151,21 @@ static int test_linear(void *ctx, char *reason, size_t len)
 }
 
 static const struct kb_test tests[] = {
-	{ "hist_index_layout", test_index_layout, NULL },
-	{ "hist_exact_figures", test_exact_figures, NULL },
-	{ "hist_percentile_error", test_percentile_error, NULL },
-	{ "hist_empty_and_merge", test_empty_and_merge, NULL },
-	{ "hist_linear", test_linear, NULL },
+	KB_TEST("hist_index_layout", test_index_layout, NULL),
+	KB_TEST("hist_exact_figures", test_exact_figures, NULL),
+	KB_TEST("hist_percentile_error", test_percentile_error, NULL),
+	KB_TEST("hist_empty_and_merge", test_empty_and_merge, NULL),
+	KB_TEST("hist_linear", test_linear, NULL),
 };
 
 int main(void)
 {
 	struct hists *hs = calloc(1, sizeof(*hs));
-	char reason[256];
-	size_t i;
 
 	ksft_print_header();
 	if (!hs)
 		ksft_exit_fail_msg("out of memory\n");
-	ksft_set_plan(ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		reason[0] = '\0';
-		kb_report(tests[i].name, tests[i].fn(hs, reason, sizeof(reason)),
-			  reason);
-	}
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), NULL, hs);
 	free(hs);
 	ksft_finished();
 }

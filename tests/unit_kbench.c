@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/kbench.c: statistics, percentiles, JSON writer, option
- * value parsers, the shared option parser and test table runner, the errno
- * rule, knob save/restore and the cleanup stack. Each parser check feeds
- * bad values too and expects them rejected with exit status 2.
+ * Unit tests of kbench.h's topics (lib/stats.c, results.c, json.c, cli.c,
+ * errno_rule.c, knob.c, cleanup.c) and ktap.h: statistics, percentiles,
+ * JSON writer, option value parsers, the shared option parser and test
+ * table runner, the errno rule, knob save/restore and the cleanup stack.
+ * Each parser check feeds bad values too and expects them rejected with
+ * exit status 2.
  * Prints KTAP; run by tests/run.sh (make check). Itself a kb_test table.
  */
 #ifndef _GNU_SOURCE
@@ -17,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 
 struct unit_ctx {
 	const char *json_path;
@@ -84,12 +86,12 @@ static int percentiles_interpolate(void *ctx, char *reason, size_t len)
 	(void)ctx;
 	for (i = 0; i <= 100; i++)
 		s[i] = i;
-	return verdict(close_to(kb_percentile(s, 101, 50), 50) &&
-		       close_to(kb_percentile(s, 101, 99), 99) &&
-		       close_to(kb_percentile(s, 101, 99.9), 99.9) &&
-		       close_to(kb_percentile(s, 101, 0), 0) &&
-		       close_to(kb_percentile(s, 101, 100), 100) &&
-		       close_to(kb_percentile(s, 2, 50), 0.5),
+	return verdict(close_to(kb_stats_percentile(s, 101, 50), 50) &&
+		       close_to(kb_stats_percentile(s, 101, 99), 99) &&
+		       close_to(kb_stats_percentile(s, 101, 99.9), 99.9) &&
+		       close_to(kb_stats_percentile(s, 101, 0), 0) &&
+		       close_to(kb_stats_percentile(s, 101, 100), 100) &&
+		       close_to(kb_stats_percentile(s, 2, 50), 0.5),
 		       reason, len, "linear interpolation is off");
 }
 
@@ -101,14 +103,14 @@ static int json_write(void *ctx, char *reason, size_t len)
 	double s[] = { 1.5, 2.5 };
 
 	kb_stats_compute(s, 2, &st);
-	kb_param_str("quote\"and\\slash", "tab\there\nnewline");
-	kb_param_num("nan_param", NAN);
-	kb_row_add("row_one", "us", &st);
-	kb_row_extra("batch", 1000);
-	kb_row_note("two syscalls");
-	kb_row_status("row_skipped", "skip", "no \"privilege\"");
-	return verdict(!kb_json_write(u->json_path), reason, len,
-		       "kb_json_write failed");
+	kb_results_param_str("quote\"and\\slash", "tab\there\nnewline");
+	kb_results_param_num("nan_param", NAN);
+	kb_results_row("row_one", "us", &st);
+	kb_results_extra("batch", 1000);
+	kb_results_note("two syscalls");
+	kb_results_status("row_skipped", "skip", "no \"privilege\"");
+	return verdict(!kb_results_write_json(u->json_path), reason, len,
+		       "kb_results_write_json failed");
 }
 
 /*
@@ -135,12 +137,12 @@ static int child_exit_code(void (*fn)(const void *arg), const void *arg)
 
 /* ---- value parsers ----------------------------------------------------- */
 
-static void parse_ll_1_100(const void *s) { kb_parse_ll(s, "-i", 1, 100); }
-static void parse_size_pos(const void *s) { kb_parse_size(s, "-m", 1, 1ull << 40); }
-static void parse_size_all(const void *s) { kb_parse_size(s, "-m", 0, ~0ull); }
-static void parse_dbl_0_10(const void *s) { kb_parse_double(s, "-T", 0, 10); }
-static void parse_secs_1m(const void *s) { kb_parse_seconds(s, "-T", 0, 60); }
-static void parse_duration(const void *s) { kb_parse_duration(s, "-D"); }
+static void parse_ll_1_100(const void *s) { kb_cli_parse_ll(s, "-i", 1, 100); }
+static void parse_size_pos(const void *s) { kb_cli_parse_size(s, "-m", 1, 1ull << 40); }
+static void parse_size_all(const void *s) { kb_cli_parse_size(s, "-m", 0, ~0ull); }
+static void parse_dbl_0_10(const void *s) { kb_cli_parse_double(s, "-T", 0, 10); }
+static void parse_secs_1m(const void *s) { kb_cli_parse_seconds(s, "-T", 0, 60); }
+static void parse_duration(const void *s) { kb_cli_parse_duration(s, "-D"); }
 
 struct bad_value {
 	void (*parse)(const void *s);
@@ -180,7 +182,7 @@ static int parsers_reject_invalid(void *ctx, char *reason, size_t len)
 	(void)ctx;
 	for (i = 0; i < ARRAY_SIZE(bad_values); i++) {
 		code = child_exit_code(bad_values[i].parse, bad_values[i].value);
-		if (code != KB_EXIT_USAGE) {
+		if (code != KB_CLI_EXIT_USAGE) {
 			snprintf(reason, len, "bad value #%zu '%s' gave exit status %d, not 2",
 				 i, bad_values[i].value, code);
 			return KSFT_FAIL;
@@ -192,26 +194,26 @@ static int parsers_reject_invalid(void *ctx, char *reason, size_t len)
 static int parsers_accept_valid(void *ctx, char *reason, size_t len)
 {
 	(void)ctx;
-	return verdict(kb_parse_size("1K", "x", 1, ~0ull) == 1024 &&
-		       kb_parse_size("1.5M", "x", 1, ~0ull) == 1572864 &&
-		       kb_parse_size("2G", "x", 1, ~0ull) == 2147483648ull &&
-		       kb_parse_size("100MiB", "x", 1, ~0ull) == 104857600 &&
-		       kb_parse_size("4096", "x", 1, ~0ull) == 4096 &&
-		       kb_parse_size("18446744073709551615", "x", 0, ~0ull) == ~0ull &&
-		       kb_parse_size("17179869183G", "x", 0, ~0ull) == 17179869183ull << 30 &&
-		       kb_parse_size("2kb", "x", 1, ~0ull) == 2048 &&
-		       kb_parse_ll("010", "x", 0, 100) == 10 &&
-		       kb_parse_ll("-7", "x", -10, 100) == -7 &&
-		       close_to(kb_parse_double("0.25", "x", 0, 1), 0.25) &&
-		       close_to(kb_parse_double(".5", "x", 0, 1), 0.5) &&
-		       close_to(kb_parse_double("-2", "x", -5, 1), -2) &&
-		       close_to(kb_parse_seconds("500ms", "x", 0, 10), 0.5) &&
-		       close_to(kb_parse_seconds("10us", "x", 0, 10), 1e-5) &&
-		       close_to(kb_parse_seconds("1.5", "x", 0, 10), 1.5) &&
-		       kb_parse_duration("90", "x") == 90 &&
-		       kb_parse_duration("2m", "x") == 120 &&
-		       kb_parse_duration("1h", "x") == 3600 &&
-		       kb_parse_duration("1d", "x") == 86400,
+	return verdict(kb_cli_parse_size("1K", "x", 1, ~0ull) == 1024 &&
+		       kb_cli_parse_size("1.5M", "x", 1, ~0ull) == 1572864 &&
+		       kb_cli_parse_size("2G", "x", 1, ~0ull) == 2147483648ull &&
+		       kb_cli_parse_size("100MiB", "x", 1, ~0ull) == 104857600 &&
+		       kb_cli_parse_size("4096", "x", 1, ~0ull) == 4096 &&
+		       kb_cli_parse_size("18446744073709551615", "x", 0, ~0ull) == ~0ull &&
+		       kb_cli_parse_size("17179869183G", "x", 0, ~0ull) == 17179869183ull << 30 &&
+		       kb_cli_parse_size("2kb", "x", 1, ~0ull) == 2048 &&
+		       kb_cli_parse_ll("010", "x", 0, 100) == 10 &&
+		       kb_cli_parse_ll("-7", "x", -10, 100) == -7 &&
+		       close_to(kb_cli_parse_double("0.25", "x", 0, 1), 0.25) &&
+		       close_to(kb_cli_parse_double(".5", "x", 0, 1), 0.5) &&
+		       close_to(kb_cli_parse_double("-2", "x", -5, 1), -2) &&
+		       close_to(kb_cli_parse_seconds("500ms", "x", 0, 10), 0.5) &&
+		       close_to(kb_cli_parse_seconds("10us", "x", 0, 10), 1e-5) &&
+		       close_to(kb_cli_parse_seconds("1.5", "x", 0, 10), 1.5) &&
+		       kb_cli_parse_duration("90", "x") == 90 &&
+		       kb_cli_parse_duration("2m", "x") == 120 &&
+		       kb_cli_parse_duration("1h", "x") == 3600 &&
+		       kb_cli_parse_duration("1d", "x") == 86400,
 		       reason, len, "a valid value was misread");
 }
 
@@ -224,9 +226,9 @@ static int noop_test(void *ctx, char *reason, size_t len)
 }
 
 static const struct kb_test fake_tests[] = {
-	{ "alpha", noop_test, "first" },
-	{ "beta", noop_test, "second" },
-	{ "gamma", noop_test, "third" },
+	KB_TEST("alpha", noop_test, "first"),
+	KB_TEST("beta", noop_test, "second"),
+	KB_TEST("gamma", noop_test, "third"),
 };
 
 struct fake_prog {
@@ -234,21 +236,26 @@ struct fake_prog {
 	int calls;
 };
 
-static void fake_option(int opt, const char *arg, void *ctx)
+static void fake_option(const char *arg, void *ctx)
 {
 	struct fake_prog *p = ctx;
 
 	p->calls++;
-	if (opt == 'i')
-		p->iterations = kb_parse_ll(arg, "--iterations", 1, 1000);
+	p->iterations = kb_cli_parse_ll(arg, "--iterations", 1, 1000);
 }
 
-static const struct option fake_longopts[] = {
-	{ "iterations", required_argument, NULL, 'i' },
-	{ NULL, 0, NULL, 0 },
+static const struct kb_cli_opt fake_opts[] = {
+	KB_OPT_CALLBACK('i', "iterations", fake_option, "N", "a number"),
+	KB_OPT_END(),
 };
 
-/* A command line, NULL-terminated, for kb_parse_args() in a child. */
+/* The shared options of a program that takes --no-pin or not. */
+static unsigned int fake_common(bool placement)
+{
+	return placement ? KB_CLI_ALL : KB_CLI_ALL & ~KB_CLI_NO_PIN;
+}
+
+/* A command line, NULL-terminated, for kb_cli_parse() in a child. */
 struct argv_case {
 	const char *argv[8];
 	bool placement;
@@ -256,23 +263,23 @@ struct argv_case {
 };
 
 static const struct argv_case argv_cases[] = {
-	{ { "p", "-l", "x" }, false, KB_EXIT_USAGE },
-	{ { "p", "x" }, false, KB_EXIT_USAGE },
-	{ { "p", "-h", "x" }, false, KB_EXIT_USAGE },
-	{ { "p", "--bogus" }, false, KB_EXIT_USAGE },
-	{ { "p", "-z" }, false, KB_EXIT_USAGE },
-	{ { "p", "-t", "nosuch" }, false, KB_EXIT_USAGE },
-	{ { "p", "-t", "alpha,,beta" }, false, KB_EXIT_USAGE },
-	{ { "p", "-t", "alpha," }, false, KB_EXIT_USAGE },
-	{ { "p", "-t", "" }, false, KB_EXIT_USAGE },
-	{ { "p", "-t" }, false, KB_EXIT_USAGE },
-	{ { "p", "--json" }, false, KB_EXIT_USAGE },
-	{ { "p", "--json=" }, false, KB_EXIT_USAGE },
-	{ { "p", "-i", "0" }, false, KB_EXIT_USAGE },
-	{ { "p", "-i", "010x" }, false, KB_EXIT_USAGE },
-	{ { "p", "--no-pin" }, false, KB_EXIT_USAGE },
-	{ { "p", "--full=yes" }, false, KB_EXIT_USAGE },
-	{ { "p", "-l", "--", "x" }, false, KB_EXIT_USAGE },
+	{ { "p", "-l", "x" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "x" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-h", "x" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "--bogus" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-z" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-t", "nosuch" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-t", "alpha,,beta" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-t", "alpha," }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-t", "" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-t" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "--json" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "--json=" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-i", "0" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-i", "010x" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "--no-pin" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "--full=yes" }, false, KB_CLI_EXIT_USAGE },
+	{ { "p", "-l", "--", "x" }, false, KB_CLI_EXIT_USAGE },
 	{ { "p", "-l" }, false, 0 },
 	{ { "p", "-h" }, true, 0 },
 	{ { "p", "--no-pin", "-l" }, true, 0 },
@@ -283,17 +290,16 @@ static void parse_case(const void *arg)
 	const struct argv_case *c = arg;
 	struct fake_prog prog = { 0 };
 	struct kb_cli cli = {
-		.short_opts = "i:", .long_opts = fake_longopts,
-		.on_option = fake_option, .ctx = &prog,
+		.opts = fake_opts, .ctx = &prog,
+		.common = fake_common(c->placement),
 		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
-		.placement = c->placement,
 	};
-	struct kb_opts o;
+	struct kb_cli_common o;
 	int argc = 0;
 
 	while (c->argv[argc])
 		argc++;
-	kb_parse_args(argc, (char **)c->argv, &cli, &o);
+	kb_cli_parse(argc, (char **)c->argv, &cli, &o);
 	/* Accepted where it should not have been: not 0, not 2. */
 	_exit(3);
 }
@@ -319,26 +325,29 @@ static int options_reject_bad_lines(void *ctx, char *reason, size_t len)
 
 static int options_accept_valid(void *ctx, char *reason, size_t len)
 {
-	char *argv[] = { "p", "-i", "010", "--full", "-t", "gamma,alpha",
-			 "--json", "out.json", "--no-pin", NULL };
+	static const char *const words[] = {
+		"p", "-i", "010", "--full", "-t", "gamma,alpha", "--json",
+		"out.json", "--no-pin", NULL,
+	};
 	struct fake_prog prog = { 0 };
 	struct kb_cli cli = {
-		.short_opts = "i:", .long_opts = fake_longopts,
-		.on_option = fake_option, .ctx = &prog,
+		.opts = fake_opts, .ctx = &prog, .common = fake_common(true),
 		.tests = fake_tests, .ntests = ARRAY_SIZE(fake_tests),
-		.placement = true,
 	};
-	struct kb_opts o, all;
-	char *plain[] = { "p", NULL };
+	struct kb_cli_common o, all;
+	/* getopt permutes the pointers (not the strings): copies of them. */
+	char *argv[ARRAY_SIZE(words)], *plain[2] = { NULL };
 
 	(void)ctx;
-	kb_parse_args(ARRAY_SIZE(argv) - 1, argv, &cli, &o);
-	kb_parse_args(1, plain, &cli, &all);
+	memcpy(argv, words, sizeof(words));
+	memcpy(plain, words, sizeof(*words));
+	kb_cli_parse(ARRAY_SIZE(argv) - 1, argv, &cli, &o);
+	kb_cli_parse(1, plain, &cli, &all);
 	return verdict(prog.iterations == 10 && prog.calls == 1 && o.full &&
 		       o.no_pin && o.json && !strcmp(o.json, "out.json") &&
 		       o.any_selected && o.nselected == 2 && o.selected[0] &&
 		       !o.selected[1] && o.selected[2] &&
-		       kb_pick_count(&o, 1, 2, 3) == 2 &&
+		       kb_cli_pick_count(&o, 1, 2, 3) == 2 &&
 		       !all.full && !all.json && !all.no_pin &&
 		       all.nselected == 3 && all.selected[1] &&
 		       kb_test_index(fake_tests, 3, "beta") == 1 &&
@@ -369,23 +378,24 @@ static int code_bogus(void *ctx, char *reason, size_t len)
 }
 
 static const struct kb_test runner_tests[] = {
-	{ "t_pass", noop_test, NULL },
-	{ "t_unselected", noop_test, NULL },
-	{ "t_skip", code_skip, NULL },
-	{ "t_fail", code_fail, NULL },
-	{ "t_bogus", code_bogus, NULL },
+	KB_TEST("t_pass", noop_test, NULL),
+	KB_TEST("t_unselected", noop_test, NULL),
+	KB_TEST("t_skip", code_skip, NULL),
+	KB_TEST("t_fail", code_fail, NULL),
+	KB_TEST("t_bogus", code_bogus, NULL),
 };
 
 static void run_runner_tests(const void *path)
 {
-	struct kb_opts o = { .nselected = 4 };
+	struct kb_cli_common o = { .nselected = 4 };
 
 	if (!freopen(path, "w", stdout))
 		_exit(99);
 	/* Number from 1, not from where the parent had got to. */
 	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
 	o.selected[0] = o.selected[2] = o.selected[3] = o.selected[4] = true;
-	kb_run_tests(runner_tests, ARRAY_SIZE(runner_tests), &o, NULL);
+	kb_ktap_run_tests(runner_tests, ARRAY_SIZE(runner_tests), o.selected,
+			  NULL);
 	fflush(stdout);
 	_exit(0);
 }
@@ -406,7 +416,7 @@ static int runner_reports_by_name(void *ctx, char *reason, size_t len)
 		return verdict(false, reason, len, "cannot create a temporary file");
 	close(fd);
 	child_exit_code(run_runner_tests, path);
-	if (kb_read_all(path, buf, sizeof(buf)) < 0)
+	if (kb_file_read_all(path, buf, sizeof(buf)) < 0)
 		buf[0] = '\0';
 	unlink(path);
 	for (i = 0; i < ARRAY_SIZE(want); i++)
@@ -422,27 +432,27 @@ static int runner_reports_by_name(void *ctx, char *reason, size_t len)
 static void run_all_skipped(const void *arg)
 {
 	static const struct kb_test skipped[] = {
-		{ "s1", code_skip, NULL }, { "s2", code_skip, NULL },
+		KB_TEST("s1", code_skip, NULL), KB_TEST("s2", code_skip, NULL),
 	};
-	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+	struct kb_cli_common o = { .selected = { true, true }, .nselected = 2 };
 
 	(void)arg;
 	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
-	kb_run_tests(skipped, ARRAY_SIZE(skipped), &o, NULL);
-	kb_finish(NULL);
+	kb_ktap_run_tests(skipped, ARRAY_SIZE(skipped), o.selected, NULL);
+	kb_ktap_finish(NULL);
 }
 
 static void run_one_failed(const void *arg)
 {
 	static const struct kb_test mixed[] = {
-		{ "s1", code_skip, NULL }, { "f1", code_fail, NULL },
+		KB_TEST("s1", code_skip, NULL), KB_TEST("f1", code_fail, NULL),
 	};
-	struct kb_opts o = { .selected = { true, true }, .nselected = 2 };
+	struct kb_cli_common o = { .selected = { true, true }, .nselected = 2 };
 
 	(void)arg;
 	memset(&ksft_cnt, 0, sizeof(ksft_cnt));
-	kb_run_tests(mixed, ARRAY_SIZE(mixed), &o, NULL);
-	kb_finish(NULL);
+	kb_ktap_run_tests(mixed, ARRAY_SIZE(mixed), o.selected, NULL);
+	kb_ktap_finish(NULL);
 }
 
 /* Exit status: 4 when every test skipped, 1 when one failed. */
@@ -465,7 +475,7 @@ static bool seccomp_filtered(void)
 {
 	char buf[4096], *p;
 
-	if (kb_read_all("/proc/self/status", buf, sizeof(buf)) < 0)
+	if (kb_file_read_all("/proc/self/status", buf, sizeof(buf)) < 0)
 		return false;
 	p = strstr(buf, "\nSeccomp:");
 	return p && atoi(p + 9) == 2;
@@ -476,7 +486,7 @@ static bool in_child_user_ns(void)
 {
 	char buf[256];
 
-	if (kb_read_all("/proc/self/uid_map", buf, sizeof(buf)) < 0)
+	if (kb_file_read_all("/proc/self/uid_map", buf, sizeof(buf)) < 0)
 		return false;
 	return !strstr(buf, "0 4294967295");
 }
@@ -491,7 +501,7 @@ static bool drop_sys_admin(void)
 	ok = caps && !cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_CLEAR) &&
 	     !cap_set_proc(caps);
 	cap_free(caps);
-	return ok && !kb_have_cap(CAP_SYS_ADMIN);
+	return ok && !kb_env_have_cap(CAP_SYS_ADMIN);
 }
 
 /*
@@ -511,7 +521,7 @@ static void errno_rule_without_cap(const void *arg)
 	     kb_errno_is_environment(-EACCES, CAP_SYS_ADMIN);
 	for (i = 0; i < ARRAY_SIZE(never); i++)
 		ok &= !kb_errno_is_environment(never[i], CAP_SYS_ADMIN) &&
-		      !kb_errno_is_environment(-never[i], KB_NO_CAP);
+		      !kb_errno_is_environment(-never[i], KB_ENV_NO_CAP);
 	_exit(ok ? 0 : 1);
 }
 
@@ -522,26 +532,26 @@ static int errno_rule(void *ctx, char *reason, size_t len)
 	bool ok;
 
 	(void)ctx;
-	ok = kb_errno_is_environment(ENOSYS, KB_NO_CAP) &&
-	     kb_errno_is_environment(-ENOSYS, KB_NO_CAP) &&
-	     kb_errno_is_environment(EOPNOTSUPP, KB_NO_CAP) &&
-	     kb_errno_is_environment(ENOTSUP, KB_NO_CAP) &&
-	     kb_errno_is_environment(-EROFS, KB_NO_CAP);
+	ok = kb_errno_is_environment(ENOSYS, KB_ENV_NO_CAP) &&
+	     kb_errno_is_environment(-ENOSYS, KB_ENV_NO_CAP) &&
+	     kb_errno_is_environment(EOPNOTSUPP, KB_ENV_NO_CAP) &&
+	     kb_errno_is_environment(ENOTSUP, KB_ENV_NO_CAP) &&
+	     kb_errno_is_environment(-EROFS, KB_ENV_NO_CAP);
 	/* EPERM/EACCES with no capability to blame: only under a filter. */
-	ok &= kb_errno_is_environment(EPERM, KB_NO_CAP) == filtered &&
-	      kb_errno_is_environment(-EACCES, KB_NO_CAP) == filtered;
-	ok &= kb_errno_explain(-ENOSYS, KB_NO_CAP, "clone3", why, sizeof(why)) &&
+	ok &= kb_errno_is_environment(EPERM, KB_ENV_NO_CAP) == filtered &&
+	      kb_errno_is_environment(-EACCES, KB_ENV_NO_CAP) == filtered;
+	ok &= kb_errno_explain(-ENOSYS, KB_ENV_NO_CAP, "clone3", why, sizeof(why)) &&
 	      !strcmp(why, "clone3: Function not implemented (ENOSYS): not supported by this kernel");
-	ok &= !kb_errno_explain(ENOSPC, KB_NO_CAP, "msgget", why, sizeof(why)) &&
+	ok &= !kb_errno_explain(ENOSPC, KB_ENV_NO_CAP, "msgget", why, sizeof(why)) &&
 	      !strcmp(why, "msgget: No space left on device (ENOSPC)");
-	ok &= kb_errno_result(EINVAL, KB_NO_CAP, "x", why, sizeof(why)) == KSFT_FAIL &&
-	      kb_errno_result(ENOSYS, KB_NO_CAP, "x", why, sizeof(why)) == KSFT_SKIP;
+	ok &= kb_errno_result(EINVAL, KB_ENV_NO_CAP, "x", why, sizeof(why)) == KSFT_FAIL &&
+	      kb_errno_result(ENOSYS, KB_ENV_NO_CAP, "x", why, sizeof(why)) == KSFT_SKIP;
 	/* The named extensions add their errnos and nothing else. */
-	ok &= kb_lookup_errno_is_environment(-ENOENT, KB_NO_CAP) &&
-	      !kb_lookup_errno_is_environment(ESRCH, KB_NO_CAP) &&
-	      !kb_lookup_errno_is_environment(-EINVAL, KB_NO_CAP) &&
-	      kb_bpf_errno_is_environment(-ESRCH) &&
-	      !kb_bpf_errno_is_environment(EBADF);
+	ok &= kb_errno_lookup_is_environment(-ENOENT, KB_ENV_NO_CAP) &&
+	      !kb_errno_lookup_is_environment(ESRCH, KB_ENV_NO_CAP) &&
+	      !kb_errno_lookup_is_environment(-EINVAL, KB_ENV_NO_CAP) &&
+	      kb_errno_bpf_is_environment(-ESRCH) &&
+	      !kb_errno_bpf_is_environment(EBADF);
 	if (!ok)
 		return verdict(false, reason, len, "an errno was classified wrongly");
 	return verdict(!child_exit_code(errno_rule_without_cap, NULL), reason,
@@ -599,9 +609,9 @@ static int knob_set_and_restore(void *ctx, char *reason, size_t len)
 		return verdict(false, reason, len, "cannot create a temporary file");
 	close(fd);
 	ok = !kb_knob_set(path, "42");
-	ok &= !kb_read_file(path, buf, sizeof(buf)) && !strcmp(buf, "42");
+	ok &= !kb_file_read(path, buf, sizeof(buf)) && !strcmp(buf, "42");
 	kb_cleanup_run_all();
-	ok &= !kb_read_file(path, buf, sizeof(buf)) && !strcmp(buf, "17");
+	ok &= !kb_file_read(path, buf, sizeof(buf)) && !strcmp(buf, "17");
 	ok &= kb_knob_set("/nonexistent/knob", "1") == -ENOENT;
 	unlink(path);
 	return verdict(ok, reason, len, "the old value was not restored");
@@ -673,7 +683,7 @@ static int icount_shift_parse(void *ctx, char *reason, size_t len)
 	(void)ctx;
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		setenv("KBENCH_ICOUNT", cases[i].v, 1);
-		got = kb_icount_shift();
+		got = kb_env_icount_shift();
 		if (got != cases[i].want) {
 			snprintf(reason, len, "KBENCH_ICOUNT='%s' gave %d, want %d",
 				 cases[i].v, got, cases[i].want);
@@ -682,26 +692,26 @@ static int icount_shift_parse(void *ctx, char *reason, size_t len)
 		}
 	}
 	unsetenv("KBENCH_ICOUNT");
-	return verdict(kb_icount_shift() == -1, reason, len,
+	return verdict(kb_env_icount_shift() == -1, reason, len,
 		       "no KBENCH_ICOUNT is not 'real'");
 }
 
-#define T(x) { #x, x, NULL }
+#define T(x) KB_TEST(#x, x, NULL)
 static const struct kb_test tests[] = {
 	T(stats_known_values),
 	T(stats_even_count_median),
 	T(stats_single_and_empty),
 	T(percentiles_interpolate),
 	T(json_write),
-	{ "parsers_accept_valid", parsers_accept_valid, NULL },
-	{ "parsers_reject_invalid", parsers_reject_invalid, NULL },
+	T(parsers_accept_valid),
+	T(parsers_reject_invalid),
 	T(options_reject_bad_lines),
 	T(options_accept_valid),
 	T(runner_reports_by_name),
 	T(finish_exit_status),
 	T(errno_rule),
 	T(proc_stat_parse),
-	{ "knob_set_and_restore", knob_set_and_restore, NULL },
+	T(knob_set_and_restore),
 	T(cleanup_stack_order),
 	T(cleanup_signal_reraised),
 	T(clock_overhead_positive),
@@ -712,18 +722,14 @@ static const struct kb_test tests[] = {
 int main(int argc, char **argv)
 {
 	struct unit_ctx u;
-	struct kb_opts o = { .nselected = ARRAY_SIZE(tests) };
-	size_t i;
 
 	kb_init("unit_kbench", argc, argv);
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s JSON_OUTPUT_FILE\n", argv[0]);
-		return KB_EXIT_USAGE;
+		return KB_CLI_EXIT_USAGE;
 	}
 	u.json_path = argv[1];
-	for (i = 0; i < ARRAY_SIZE(tests); i++)
-		o.selected[i] = true;
 	ksft_print_header();
-	kb_run_tests(tests, ARRAY_SIZE(tests), &o, &u);
-	kb_finish(NULL);
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), NULL, &u);
+	kb_ktap_finish(NULL);
 }

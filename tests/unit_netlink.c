@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit test of the buffer-level code of lib/netlink.c and lib/taskstats.c:
- * request building, attribute and message walking, the family-id, ack,
- * taskstats and cgroupstats decoders, the batched reply matcher, the
- * /proc/PID/status parser and the comparisons the taskstats checks judge with, on
- * hand-built buffers. Each check has negative cases: a corrupted input
- * must make it fail, which is how a kernel bug we cannot inject would
- * show. No socket is opened here; the real kernel interface is exercised
- * by taskstats/taskstats.
+ * Unit test of the buffer-level code of lib/netlink.c, lib/taskstats.c,
+ * lib/proc.c and lib/taskstats_judge.c: request building, attribute and
+ * message walking, the family-id, ack, taskstats and cgroupstats
+ * decoders, the batched reply matcher, the /proc/PID/status parser and
+ * the judgements of the taskstats checks, on hand-built buffers. Each
+ * check has negative cases: a corrupted input must make it fail, which
+ * is how a kernel bug we cannot inject would show. No socket is opened
+ * here; the real kernel interface is exercised by taskstats/taskstats.
  *
  * Built and run by tests/run.sh unit_c, linked with every lib/ source.
  */
@@ -20,10 +20,11 @@
 #include <linux/cgroupstats.h>
 #include <linux/taskstats.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "children.h"
 #include "netlink.h"
 #include "taskstats.h"
+#include "taskstats_judge.h"
 
 /* Hand-built buffers, written independently of the code under test. */
 static union {
@@ -86,24 +87,24 @@ static void test_request_building(void)
 	size_t len;
 	bool ok;
 
-	kb_genl_req_init(&req, 31, 1, 1, 77);
+	kb_nl_genl_req_init(&req, 31, 1, 1, 77);
 	ok = req.nlh.nlmsg_len == NLMSG_HDRLEN + GENL_HDRLEN &&
 	     req.nlh.nlmsg_type == 31 && req.nlh.nlmsg_seq == 77 &&
 	     (req.nlh.nlmsg_flags & NLM_F_REQUEST);
-	ok = ok && !kb_nla_append_str(&req, 2, "abc");	/* 4+4 bytes */
-	ok = ok && !kb_nla_append_u32(&req, 1, 4242);
+	ok = ok && !kb_nl_attr_append_str(&req, 2, "abc");	/* 4+4 bytes */
+	ok = ok && !kb_nl_attr_append_u32(&req, 1, 4242);
 	ok = ok && req.nlh.nlmsg_len == NLMSG_HDRLEN + GENL_HDRLEN + 8 + 8;
-	attrs = kb_genl_attrs(&req.nlh, &len);
-	nla = attrs ? kb_nla_find(attrs, len, 1) : NULL;
-	ok = ok && nla && !kb_nla_get_u32(nla, &v) && v == 4242;
-	nla = attrs ? kb_nla_find(attrs, len, 2) : NULL;
-	ok = ok && nla && kb_nla_len(nla) == 4 &&
-	     !strcmp(kb_nla_data(nla), "abc");
-	kb_result(ok, "request_building", "header or attribute layout wrong");
+	attrs = kb_nl_genl_attrs(&req.nlh, &len);
+	nla = attrs ? kb_nl_attr_find(attrs, len, 1) : NULL;
+	ok = ok && nla && !kb_nl_attr_get_u32(nla, &v) && v == 4242;
+	nla = attrs ? kb_nl_attr_find(attrs, len, 2) : NULL;
+	ok = ok && nla && kb_nl_attr_len(nla) == 4 &&
+	     !strcmp(kb_nl_attr_data(nla), "abc");
+	kb_ktap_result(ok, "request_building", "header or attribute layout wrong");
 
-	kb_genl_req_init(&req, 31, 1, 1, 1);
-	kb_result(kb_nla_append(&req, 1, buf.b, KB_NL_REQ_MAX) == -EMSGSIZE,
-		  "request_overflow", "an oversized attribute was accepted");
+	kb_nl_genl_req_init(&req, 31, 1, 1, 1);
+	kb_ktap_result(kb_nl_attr_append(&req, 1, buf.b, KB_NL_REQ_MAX) == -EMSGSIZE,
+		       "request_overflow", "an oversized attribute was accepted");
 }
 
 static void test_attribute_walk(void)
@@ -117,34 +118,34 @@ static void test_attribute_walk(void)
 	off = put_attr(buf.b, off, 1, &u, 4);
 	off = put_attr(buf.b, off, 2 | NLA_F_NESTED, "xyz", 3);	/* padded */
 	off = put_attr(buf.b, off, 3, NULL, 0);
-	kb_nla_for_each(nla, buf.b, off, rem)
+	kb_nl_attr_for_each(nla, buf.b, off, rem)
 		if (n < 8)
-			types[n++] = kb_nla_type(nla);
-	kb_result(n == 3 && types[0] == 1 && types[1] == 2 && types[2] == 3,
-		  "attr_walk", "wrong attributes, order or flag masking");
+			types[n++] = kb_nl_attr_type(nla);
+	kb_ktap_result(n == 3 && types[0] == 1 && types[1] == 2 && types[2] == 3,
+		       "attr_walk", "wrong attributes, order or flag masking");
 
 	/* An attribute claiming more bytes than remain ends the walk. */
 	n = 0;
 	off = put_attr(buf.b, 0, 1, &u, 4);
 	put_attr(buf.b, off, 2, &u, 4);
 	buf.b[off] = 200;
-	kb_nla_for_each(nla, buf.b, off + 8, rem)
+	kb_nl_attr_for_each(nla, buf.b, off + 8, rem)
 		n++;
-	kb_result(n == 1, "attr_overrun", "walked into an attribute running past the end");
+	kb_ktap_result(n == 1, "attr_overrun", "walked into an attribute running past the end");
 
 	/* A length below the header size must not loop forever. */
 	n = 0;
 	put_attr(buf.b, 0, 1, &u, 4);
 	buf.b[0] = 2;
-	kb_nla_for_each(nla, buf.b, 8, rem)
+	kb_nl_attr_for_each(nla, buf.b, 8, rem)
 		n++;
-	kb_result(n == 0 && kb_nla_find(buf.b, 3, 1) == NULL, "attr_short",
-		  "accepted an attribute shorter than its header");
+	kb_ktap_result(n == 0 && kb_nl_attr_find(buf.b, 3, 1) == NULL, "attr_short",
+		       "accepted an attribute shorter than its header");
 
 	put_attr(buf.b, 0, 1, &u, 2);
-	nla = kb_nla_first(buf.b, 8, &rem);
-	kb_result(nla && kb_nla_get_u32(nla, &u) == -EINVAL, "attr_u32_short",
-		  "read a u32 out of a 2-byte attribute");
+	nla = kb_nl_attr_first(buf.b, 8, &rem);
+	kb_ktap_result(nla && kb_nl_attr_get_u32(nla, &u) == -EINVAL, "attr_u32_short",
+		       "read a u32 out of a 2-byte attribute");
 }
 
 /* Build one TASKSTATS_CMD_NEW message at @at; returns its length. */
@@ -196,16 +197,16 @@ static void test_decode_versions(void)
 		snprintf(name, sizeof(name), "decode_v%u", cases[i].version);
 		snprintf(why, sizeof(why), "version %u, %zu bytes decoded wrongly",
 			 cases[i].version, cases[i].len);
-		kb_result(ok, name, why);
+		kb_ktap_result(ok, name, why);
 	}
 
 	/* A payload that ends after ac_pid: later fields read as zero. */
 	fill_stats(p, 416, 13, 99);
-	kb_result(!kb_ts_decode(p, 132, &ts) && ts.pid == 99 &&
-		  ts.utime == 0 && ts.tgid == 0, "decode_short",
-		  "fields beyond the payload were not zero");
-	kb_result(kb_ts_decode(p, 1, &ts) == -EBADMSG, "decode_tiny",
-		  "a 1-byte payload was accepted");
+	kb_ktap_result(!kb_ts_decode(p, 132, &ts) && ts.pid == 99 &&
+		       ts.utime == 0 && ts.tgid == 0, "decode_short",
+		       "fields beyond the payload were not zero");
+	kb_ktap_result(kb_ts_decode(p, 1, &ts) == -EBADMSG, "decode_tiny",
+		       "a 1-byte payload was accepted");
 }
 
 static void test_messages(void)
@@ -219,35 +220,35 @@ static void test_messages(void)
 	len = build_reply(buf.b, 5, 1000, 560, 16, false);
 	len = NLMSG_ALIGN(len);
 	len += build_reply(buf.b + len, 6, 1001, 560, 16, true);
-	while ((nlh = kb_nlmsg_next(buf.b, len, &off)))
+	while ((nlh = kb_nl_msg_next(buf.b, len, &off)))
 		n++;
-	kb_result(n == 2, "msg_walk", "two messages in one datagram not both seen");
+	kb_ktap_result(n == 2, "msg_walk", "two messages in one datagram not both seen");
 
 	off = 0;
-	nlh = kb_nlmsg_next(buf.b, len, &off);
+	nlh = kb_nl_msg_next(buf.b, len, &off);
 	err = nlh ? kb_ts_parse(nlh, &r) : -1;
-	kb_result(!err && r.pid.present && r.pid.id == 1000 && r.pid.has_stats &&
-		  r.pid.stats.pid == 1000 && !r.tgid.present, "parse_aggr_pid",
-		  "AGGR_PID reply parsed wrongly");
-	nlh = kb_nlmsg_next(buf.b, len, &off);
+	kb_ktap_result(!err && r.pid.present && r.pid.id == 1000 && r.pid.has_stats &&
+		       r.pid.stats.pid == 1000 && !r.tgid.present, "parse_aggr_pid",
+		       "AGGR_PID reply parsed wrongly");
+	nlh = kb_nl_msg_next(buf.b, len, &off);
 	err = nlh ? kb_ts_parse(nlh, &r) : -1;
-	kb_result(!err && r.pid.id == 1001 && r.tgid.present &&
-		  r.tgid.id == 1001 && r.tgid.has_stats, "parse_aggr_tgid",
-		  "exit record with AGGR_PID and AGGR_TGID parsed wrongly");
+	kb_ktap_result(!err && r.pid.id == 1001 && r.tgid.present &&
+		       r.tgid.id == 1001 && r.tgid.has_stats, "parse_aggr_tgid",
+		       "exit record with AGGR_PID and AGGR_TGID parsed wrongly");
 
 	/* A header longer than the datagram stops the walk. */
 	off = 0;
-	kb_result(kb_nlmsg_next(buf.b, 12, &off) == NULL, "msg_truncated",
-		  "a truncated header was returned");
+	kb_ktap_result(kb_nl_msg_next(buf.b, 12, &off) == NULL, "msg_truncated",
+		       "a truncated header was returned");
 
 	memset(buf.b, 0, 64);
 	buf.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(*e));
 	buf.nlh.nlmsg_type = NLMSG_ERROR;
 	e = NLMSG_DATA(&buf.nlh);
 	e->error = -ESRCH;
-	kb_result(kb_nlmsg_error(&buf.nlh) == -ESRCH &&
-		  kb_ts_parse(&buf.nlh, &r) == -ESRCH, "msg_error",
-		  "NLMSG_ERROR not reported as its errno");
+	kb_ktap_result(kb_nl_msg_error(&buf.nlh) == -ESRCH &&
+		       kb_ts_parse(&buf.nlh, &r) == -ESRCH, "msg_error",
+		       "NLMSG_ERROR not reported as its errno");
 
 	/* A reply without any stats attribute is malformed. */
 	memset(buf.b, 0, 64);
@@ -255,8 +256,8 @@ static void test_messages(void)
 		       NULL, 0);
 	buf.nlh.nlmsg_len = len;
 	buf.nlh.nlmsg_type = 31;
-	kb_result(kb_ts_parse(&buf.nlh, &r) == -EBADMSG, "parse_no_stats",
-		  "a reply without stats was accepted");
+	kb_ktap_result(kb_ts_parse(&buf.nlh, &r) == -EBADMSG, "parse_no_stats",
+		       "a reply without stats was accepted");
 }
 
 /* A generic netlink message of @type with one attribute; returns its length. */
@@ -293,34 +294,34 @@ static void test_family_and_ack(void)
 	uint8_t one = 7;
 
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_ID, &id, 2);
-	kb_result(kb_genl_family_id_decode(&buf.nlh, NULL) == 31,
-		  "family_id_decode", "the family id was not read");
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == 31,
+		       "family_id_decode", "the family id was not read");
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_ID, &zero, 2);
-	kb_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
-		  "family_id_zero", "a zero family id was accepted");
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
+		       "family_id_zero", "a zero family id was accepted");
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_ID, &one, 1);
-	kb_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
-		  "family_id_short", "a 1-byte family id was accepted");
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
+		       "family_id_short", "a 1-byte family id was accepted");
 	build_genl(buf.b, GENL_ID_CTRL, 1, CTRL_ATTR_FAMILY_NAME, "x", 2);
-	kb_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
-		  "family_id_missing", "a reply without CTRL_ATTR_FAMILY_ID was accepted");
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -EBADMSG,
+		       "family_id_missing", "a reply without CTRL_ATTR_FAMILY_ID was accepted");
 	build_error(buf.b, 1, -ENOENT);
-	kb_result(kb_genl_family_id_decode(&buf.nlh, NULL) == -ENOENT,
-		  "family_id_enoent", "the kernel's ENOENT was not passed on");
+	kb_ktap_result(kb_nl_genl_family_id_decode(&buf.nlh, NULL) == -ENOENT,
+		       "family_id_enoent", "the kernel's ENOENT was not passed on");
 
 	build_error(buf.b, 1, 0);
-	kb_result(kb_nl_ack_decode(&buf.nlh, NULL) == 0, "ack_decode",
-		  "an ack was not 0");
+	kb_ktap_result(kb_nl_ack_decode(&buf.nlh, NULL) == 0, "ack_decode",
+		       "an ack was not 0");
 	build_error(buf.b, 1, -ERANGE);
-	kb_result(kb_nl_ack_decode(&buf.nlh, NULL) == -ERANGE, "ack_error",
-		  "an error message was not its -errno");
+	kb_ktap_result(kb_nl_ack_decode(&buf.nlh, NULL) == -ERANGE, "ack_error",
+		       "an error message was not its -errno");
 	build_genl(buf.b, 31, 1, 1, &id, 2);
-	kb_result(kb_nl_ack_decode(&buf.nlh, NULL) == 1, "ack_data",
-		  "a data message was taken for an ack");
+	kb_ktap_result(kb_nl_ack_decode(&buf.nlh, NULL) == 1, "ack_data",
+		       "a data message was taken for an ack");
 	buf.nlh.nlmsg_type = NLMSG_ERROR;
 	buf.nlh.nlmsg_len = NLMSG_HDRLEN + 2;
-	kb_result(kb_nl_ack_decode(&buf.nlh, NULL) == -EBADMSG, "ack_short",
-		  "an error message too short for its errno was accepted");
+	kb_ktap_result(kb_nl_ack_decode(&buf.nlh, NULL) == -EBADMSG, "ack_short",
+		       "an error message too short for its errno was accepted");
 }
 
 static void test_cgroupstats_decode(void)
@@ -329,21 +330,21 @@ static void test_cgroupstats_decode(void)
 	uint64_t v[5] = { 5, 4, 3, 2, 1 };
 
 	build_genl(buf.b, 31, 1, CGROUPSTATS_TYPE_CGROUP_STATS, v, sizeof(v));
-	kb_result(!kb_ts_cgroupstats_decode(&buf.nlh, &cs) &&
-		  cs.nr_sleeping == 5 && cs.nr_running == 4 &&
-		  cs.nr_stopped == 3 && cs.nr_uninterruptible == 2 &&
-		  cs.nr_io_wait == 1, "cgroupstats_decode",
-		  "the fields were not read in uapi order");
+	kb_ktap_result(!kb_ts_cgroupstats_decode(&buf.nlh, &cs) &&
+		       cs.nr_sleeping == 5 && cs.nr_running == 4 &&
+		       cs.nr_stopped == 3 && cs.nr_uninterruptible == 2 &&
+		       cs.nr_io_wait == 1, "cgroupstats_decode",
+		       "the fields were not read in uapi order");
 	build_genl(buf.b, 31, 1, CGROUPSTATS_TYPE_CGROUP_STATS, v, 16);
-	kb_result(!kb_ts_cgroupstats_decode(&buf.nlh, &cs) &&
-		  cs.nr_running == 4 && !cs.nr_stopped && !cs.nr_io_wait,
-		  "cgroupstats_short", "fields beyond a short reply were not zero");
+	kb_ktap_result(!kb_ts_cgroupstats_decode(&buf.nlh, &cs) &&
+		       cs.nr_running == 4 && !cs.nr_stopped && !cs.nr_io_wait,
+		       "cgroupstats_short", "fields beyond a short reply were not zero");
 	build_genl(buf.b, 31, 1, CGROUPSTATS_TYPE_UNSPEC, v, sizeof(v));
-	kb_result(kb_ts_cgroupstats_decode(&buf.nlh, &cs) == -EBADMSG,
-		  "cgroupstats_missing", "a reply without the stats was accepted");
+	kb_ktap_result(kb_ts_cgroupstats_decode(&buf.nlh, &cs) == -EBADMSG,
+		       "cgroupstats_missing", "a reply without the stats was accepted");
 	build_error(buf.b, 1, -EINVAL);
-	kb_result(kb_ts_cgroupstats_decode(&buf.nlh, &cs) == -EINVAL,
-		  "cgroupstats_einval", "the kernel's EINVAL was not passed on");
+	kb_ktap_result(kb_ts_cgroupstats_decode(&buf.nlh, &cs) == -EINVAL,
+		       "cgroupstats_einval", "the kernel's EINVAL was not passed on");
 }
 
 static void test_batch_match(void)
@@ -359,23 +360,23 @@ static void test_batch_match(void)
 	len += NLMSG_ALIGN(build_reply(buf.b + len, 99, 102, 560, 16, false));
 	len += NLMSG_ALIGN(build_reply(buf.b + len, 10, 100, 560, 16, false));
 	seen = kb_ts_batch_match(buf.b, len, pids, 3, 10, answered, ok);
-	kb_result(seen == 2 && answered[0] && answered[1] && !answered[2] &&
-		  ok[0] && !ok[1], "batch_match",
-		  "wrong pid, stray or repeated replies were miscounted");
+	kb_ktap_result(seen == 2 && answered[0] && answered[1] && !answered[2] &&
+		       ok[0] && !ok[1], "batch_match",
+		       "wrong pid, stray or repeated replies were miscounted");
 	build_error(buf.b, 12, -ESRCH);
 	seen = kb_ts_batch_match(buf.b, NLMSG_LENGTH(sizeof(struct nlmsgerr)),
 				 pids, 3, 10, answered, ok);
-	kb_result(seen == 1 && answered[2] && !ok[2], "batch_match_error",
-		  "an error reply was taken for an answer with stats");
+	kb_ktap_result(seen == 1 && answered[2] && !ok[2], "batch_match_error",
+		       "an error reply was taken for an answer with stats");
 
 	/* ac_pid must match too, not only TASKSTATS_TYPE_PID. */
 	len = build_reply(buf.b, 1, 100, 560, 16, false);
 	put_u32(buf.b, len - 560 + 128, 101);
-	kb_result(!kb_ts_reply_matches(&buf.nlh, 100), "reply_ac_pid",
-		  "a reply whose ac_pid is another task's matched");
-	kb_result(kb_nlmsg_find_seq(buf.b, len, 1) == &buf.nlh &&
-		  !kb_nlmsg_find_seq(buf.b, len, 2), "find_seq",
-		  "the message of a sequence number was not found");
+	kb_ktap_result(!kb_ts_reply_matches(&buf.nlh, 100), "reply_ac_pid",
+		       "a reply whose ac_pid is another task's matched");
+	kb_ktap_result(kb_nl_msg_find_seq(buf.b, len, 1) == &buf.nlh &&
+		       !kb_nl_msg_find_seq(buf.b, len, 2), "find_seq",
+		       "the message of a sequence number was not found");
 }
 
 static const char stat_text[] =
@@ -386,30 +387,30 @@ static const char status_text[] =
 
 static void test_proc_parsers(void)
 {
-	struct kb_ts_proc p;
+	struct kb_proc_task p;
 
 	memset(&p, 0, sizeof(p));
-	kb_result(!kb_ts_proc_status_parse(status_text, strlen(status_text),
-					   &p) && p.nvcsw == 17 && p.nivcsw == 3,
-		  "proc_status_parse", "context switch counts misread");
-	kb_result(kb_ts_proc_status_parse(status_text, 40, &p) == -EBADMSG,
-		  "proc_status_missing", "status without the counts was accepted");
+	kb_ktap_result(!kb_proc_status_parse(status_text, strlen(status_text),
+					     &p) && p.nvcsw == 17 && p.nivcsw == 3,
+		       "proc_status_parse", "context switch counts misread");
+	kb_ktap_result(kb_proc_status_parse(status_text, 40, &p) == -EBADMSG,
+		       "proc_status_missing", "status without the counts was accepted");
 
-	kb_result(kb_ts_stat_is_pid("42 (x) S", 8, 42) &&
-		  !kb_ts_stat_is_pid("42 (x) S", 8, 4) &&
-		  !kb_ts_stat_is_pid("421 (x)", 7, 42) &&
-		  !kb_ts_stat_is_pid("42", 0, 42) &&
-		  !kb_ts_stat_is_pid("42 (x)", 2, 42) &&
-		  !kb_ts_stat_is_pid("-42 (x)", 7, -42), "stat_is_pid",
-		  "another task's or an empty stat was taken for ours");
-	kb_result(kb_ts_comm_matches("kb_sleeper\n", 11, "sleep") &&
-		  !kb_ts_comm_matches("kb_sleeper\n", 11, "sleeper\n") &&
-		  !kb_ts_comm_matches("kb_sleeper", -1, "kb"), "comm_matches",
-		  "comm matching is wrong");
-	kb_result(kb_loadavg_threads("0.00 0.01 0.05 1/234 5678\n") == 234 &&
-		  kb_loadavg_threads("0.00 0.01 0.05") == -1 &&
-		  kb_loadavg_threads("1/x") == -1, "loadavg_threads",
-		  "/proc/loadavg thread count misread");
+	kb_ktap_result(kb_proc_stat_is_pid("42 (x) S", 8, 42) &&
+		       !kb_proc_stat_is_pid("42 (x) S", 8, 4) &&
+		       !kb_proc_stat_is_pid("421 (x)", 7, 42) &&
+		       !kb_proc_stat_is_pid("42", 0, 42) &&
+		       !kb_proc_stat_is_pid("42 (x)", 2, 42) &&
+		       !kb_proc_stat_is_pid("-42 (x)", 7, -42), "stat_is_pid",
+		       "another task's or an empty stat was taken for ours");
+	kb_ktap_result(kb_proc_comm_contains("kb_sleeper\n", 11, "sleep") &&
+		       !kb_proc_comm_contains("kb_sleeper\n", 11, "sleeper\n") &&
+		       !kb_proc_comm_contains("kb_sleeper", -1, "kb"), "comm_matches",
+		       "comm matching is wrong");
+	kb_ktap_result(kb_proc_loadavg_threads("0.00 0.01 0.05 1/234 5678\n") == 234 &&
+		       kb_proc_loadavg_threads("0.00 0.01 0.05") == -1 &&
+		       kb_proc_loadavg_threads("1/x") == -1, "loadavg_threads",
+		       "/proc/loadavg thread count misread");
 }
 
 /* What taskstats would say of the task of stat_text/status_text. */
@@ -428,22 +429,22 @@ static void stats_of_text(struct kb_ts_stats *ts)
 
 static void test_matches_proc(void)
 {
-	const unsigned int all = KB_TS_CMP_IDS | KB_TS_CMP_CTXT | KB_TS_CMP_CPU;
+	const unsigned int all = KB_TS_JUDGE_IDS | KB_TS_JUDGE_CTXT | KB_TS_JUDGE_CPU;
 	struct kb_ts_stats ts;
-	struct kb_ts_proc p;
+	struct kb_proc_task p;
 	char why[200];
 	bool ok;
 
 	memset(&p, 0, sizeof(p));
 	kb_proc_stat_parse(stat_text, &p.stat);
-	kb_ts_proc_status_parse(status_text, strlen(status_text), &p);
+	kb_proc_status_parse(status_text, strlen(status_text), &p);
 	stats_of_text(&ts);
-	kb_result(kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why)),
-		  "matches_proc", "a faithful record did not match");
+	kb_ktap_result(kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why)),
+		       "matches_proc", "a faithful record did not match");
 #define CORRUPT(field, value, name) do {				\
 	stats_of_text(&ts);						\
 	ts.field = value;						\
-	kb_result(!kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why)), \
+	kb_ktap_result(!kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why)), \
 		  name, "a corrupted " #field " matched /proc");	\
 } while (0)
 	CORRUPT(pid, 4243, "matches_proc_pid");
@@ -456,18 +457,18 @@ static void test_matches_proc(void)
 #undef CORRUPT
 	stats_of_text(&ts);
 	ts.comm[0] = 'b';
-	kb_result(!kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why)),
-		  "matches_proc_comm", "a corrupted comm matched /proc");
+	kb_ktap_result(!kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why)),
+		       "matches_proc_comm", "a corrupted comm matched /proc");
 	/* Tick-sampled time may be lower (lost ticks), not higher. */
 	stats_of_text(&ts);
 	ts.utime = 100000;
 	ts.stime = 0;
-	ok = kb_ts_matches_proc(&ts, &p, all, 100, why, sizeof(why));
+	ok = kb_ts_judge_proc(&ts, &p, all, 100, why, sizeof(why));
 	ts.cpu_run_virtual_total = 0;
-	kb_result(ok && !kb_ts_matches_proc(&ts, &p, all, 100, why,
-					    sizeof(why)),
-		  "matches_proc_lost_ticks",
-		  "lost ticks judged wrongly with and without the runtime");
+	kb_ktap_result(ok && !kb_ts_judge_proc(&ts, &p, all, 100, why,
+					       sizeof(why)),
+		       "matches_proc_lost_ticks",
+		       "lost ticks judged wrongly with and without the runtime");
 }
 
 static void test_plausible(void)
@@ -485,49 +486,49 @@ static void test_plausible(void)
 	memset(&g, 0, sizeof(g));
 	g.cpu_run_virtual_total = 300500000;
 	g.nvcsw = 6;
-	kb_result(kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
-		  "tgid_plausible", "a faithful aggregate was rejected");
+	kb_ktap_result(kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
+		       "tgid_plausible", "a faithful aggregate was rejected");
 	g.cpu_run_virtual_total = 600000000;
-	kb_result(!kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
-		  "tgid_double_counted", "an aggregate counted twice passed");
+	kb_ktap_result(!kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
+		       "tgid_double_counted", "an aggregate counted twice passed");
 	g.cpu_run_virtual_total = 200000000;
-	kb_result(!kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
-		  "tgid_thread_missing", "an aggregate missing a thread passed");
+	kb_ktap_result(!kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
+		       "tgid_thread_missing", "an aggregate missing a thread passed");
 	g.cpu_run_virtual_total = 300000000;
 	g.nvcsw = 8;
-	kb_result(!kb_ts_tgid_plausible(&g, t, 3, 300000, why, sizeof(why)),
-		  "tgid_nvcsw_sum", "context switches not the threads' sum passed");
+	kb_ktap_result(!kb_ts_judge_tgid(&g, t, 3, 300000, why, sizeof(why)),
+		       "tgid_nvcsw_sum", "context switches not the threads' sum passed");
 
 	memset(&on, 0, sizeof(on));
 	memset(&off, 0, sizeof(off));
 	on.wpcopy_count = 70;
 	on.wpcopy_delay_total = 200000;
-	kb_result(kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
-		  "wpcopy_plausible", "a faithful wpcopy count was rejected");
+	kb_ktap_result(kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
+		       "wpcopy_plausible", "a faithful wpcopy count was rejected");
 	off.wpcopy_count = 64;
 	off.wpcopy_delay_total = 1000;
-	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
-		  "wpcopy_knob_off", "a count with the knob off passed");
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
+		       "wpcopy_knob_off", "a count with the knob off passed");
 	memset(&off, 0, sizeof(off));
 	on.wpcopy_count = 0;
-	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
-		  "wpcopy_too_few", "no copy counted with the knob on passed");
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
+		       "wpcopy_too_few", "no copy counted with the knob on passed");
 	on.wpcopy_count = 64 * 3;
-	on.wpcopy_count += KB_TS_WPCOPY_SLACK;
-	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
-		  "wpcopy_too_many", "a count far above the pages written passed");
+	on.wpcopy_count += KB_TS_JUDGE_WPCOPY_SLACK;
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
+		       "wpcopy_too_many", "a count far above the pages written passed");
 	on.wpcopy_count = 64;
 	on.wpcopy_delay_total = 0;
-	kb_result(!kb_ts_wpcopy_plausible(&on, &off, 64, why, sizeof(why)),
-		  "wpcopy_no_delay", "copies without any delay passed");
+	kb_ktap_result(!kb_ts_judge_wpcopy(&on, &off, 64, why, sizeof(why)),
+		       "wpcopy_no_delay", "copies without any delay passed");
 
-	kb_result(kb_ts_cgroupstats_plausible(&cs, 1000, 1030, why, sizeof(why)),
-		  "cgroupstats_plausible", "a faithful answer was rejected");
-	kb_result(!kb_ts_cgroupstats_plausible(&cs, 1001, 1030, why, sizeof(why)),
-		  "cgroupstats_sleepers", "fewer sleeping than our sleepers passed");
+	kb_ktap_result(kb_ts_judge_cgroupstats(&cs, 1000, 1030, why, sizeof(why)),
+		       "cgroupstats_plausible", "a faithful answer was rejected");
+	kb_ktap_result(!kb_ts_judge_cgroupstats(&cs, 1001, 1030, why, sizeof(why)),
+		       "cgroupstats_sleepers", "fewer sleeping than our sleepers passed");
 	cs.nr_sleeping = 2000;
-	kb_result(!kb_ts_cgroupstats_plausible(&cs, 1000, 1030, why, sizeof(why)),
-		  "cgroupstats_double", "tasks counted twice passed");
+	kb_ktap_result(!kb_ts_judge_cgroupstats(&cs, 1000, 1030, why, sizeof(why)),
+		       "cgroupstats_double", "tasks counted twice passed");
 }
 
 int main(int argc, char **argv)
@@ -545,5 +546,5 @@ int main(int argc, char **argv)
 	test_proc_parsers();
 	test_matches_proc();
 	test_plausible();
-	kb_finish(NULL);
+	kb_ktap_finish(NULL);
 }

@@ -16,7 +16,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
 #include "../pmqtest/pmq_run.c"
 #include "../pmqtest/pmq_json.c"
 
@@ -218,7 +218,7 @@ static int test_linked_name_counted(void *ctx, char *reason, size_t len)
 	snprintf(name, sizeof(name), "/kbench-unit-pmqtest-%d", getpid());
 	q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &attr);
 	if (q == (mqd_t)-1)
-		return kb_errno_result(errno, KB_NO_CAP, "mq_open", reason, len);
+		return kb_errno_result(errno, KB_ENV_NO_CAP, "mq_open", reason, len);
 	mq_close(q);
 	remember_name(&h, name);
 	before = pmq_linked_names(&h);
@@ -234,29 +234,21 @@ static int test_linked_name_counted(void *ctx, char *reason, size_t len)
 }
 
 static const struct kb_test tests[] = {
-	{ "pmq_healthy_pair_passes", test_healthy_pair_passes, NULL },
-	{ "pmq_missing_cycles_fail", test_missing_cycles_fail, NULL },
-	{ "pmq_zero_latency_fails", test_zero_latency_fails, NULL },
-	{ "pmq_max_latency_fails", test_max_latency_fails, NULL },
-	{ "pmq_spurious_timeout_fails", test_spurious_timeout_fails, NULL },
-	{ "pmq_timeout_count_fails", test_timeout_count_fails, NULL },
-	{ "pmq_timeout_range", test_timeout_range, NULL },
-	{ "pmq_thread_error_fails", test_thread_error_fails, NULL },
-	{ "pmq_setup_errno_rule", test_setup_errno_rule, NULL },
-	{ "pmq_linked_name_counted", test_linked_name_counted, NULL },
+	KB_TEST("pmq_healthy_pair_passes", test_healthy_pair_passes, NULL),
+	KB_TEST("pmq_missing_cycles_fail", test_missing_cycles_fail, NULL),
+	KB_TEST("pmq_zero_latency_fails", test_zero_latency_fails, NULL),
+	KB_TEST("pmq_max_latency_fails", test_max_latency_fails, NULL),
+	KB_TEST("pmq_spurious_timeout_fails", test_spurious_timeout_fails, NULL),
+	KB_TEST("pmq_timeout_count_fails", test_timeout_count_fails, NULL),
+	KB_TEST("pmq_timeout_range", test_timeout_range, NULL),
+	KB_TEST("pmq_thread_error_fails", test_thread_error_fails, NULL),
+	KB_TEST("pmq_setup_errno_rule", test_setup_errno_rule, NULL),
+	KB_TEST("pmq_linked_name_counted", test_linked_name_counted, NULL),
 };
 
 int main(void)
 {
-	char reason[256];
-	size_t i;
-
 	ksft_print_header();
-	ksft_set_plan(ARRAY_SIZE(tests));
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		reason[0] = '\0';
-		kb_report(tests[i].name, tests[i].fn(NULL, reason, sizeof(reason)),
-			  reason);
-	}
+	kb_ktap_run_tests(tests, ARRAY_SIZE(tests), NULL, NULL);
 	ksft_finished();
 }

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "kbench_ktap.h"
+#include "ktap.h"
+#include "placement.h"
 #include "rtsched.h"
 
 static int cpus[4096];
@@ -27,22 +28,22 @@ static void test_cpus_allowed(void)
 	int i;
 	bool ok;
 
-	ncpus = kb_cpus_allowed(cpus, 4096);
+	ncpus = kb_rtsched_cpus_allowed(cpus, 4096);
 	sched_getaffinity(0, sizeof(set), &set);
 	ok = ncpus == CPU_COUNT(&set);
 	for (i = 0; ok && i < ncpus; i++)
 		ok = CPU_ISSET(cpus[i], &set) && (!i || cpus[i] > cpus[i - 1]) &&
-		     kb_cpu_index(cpus, ncpus, cpus[i]) == i;
-	ok &= kb_cpu_index(cpus, ncpus, -1) == -1;
+		     kb_rtsched_cpu_index(cpus, ncpus, cpus[i]) == i;
+	ok &= kb_rtsched_cpu_index(cpus, ncpus, -1) == -1;
 	ksft_print_msg("allowed CPUs: %d\n", ncpus);
-	kb_result(ok, "cpus_allowed", "list differs from sched_getaffinity");
+	kb_ktap_result(ok, "cpus_allowed", "list differs from sched_getaffinity");
 }
 
 static void *pin_thread(void *arg)
 {
 	int cpu = *(int *)arg;
 
-	if (kb_pin_self(cpu))
+	if (kb_rtsched_pin_self(cpu))
 		return (void *)1;
 	sched_yield();
 	return (void *)(long)(sched_getcpu() != cpu);
@@ -56,53 +57,53 @@ static void test_pin(void)
 
 	if (!pthread_create(&t, NULL, pin_thread, &cpu))
 		pthread_join(t, &ret);
-	kb_result(!ret && kb_pin_self(-1) == -EINVAL, "pin_self",
-		  "thread not on the CPU it was pinned to");
+	kb_ktap_result(!ret && kb_rtsched_pin_self(-1) == -EINVAL, "pin_self",
+		       "thread not on the CPU it was pinned to");
 }
 
 static void *fifo_thread(void *arg)
 {
-	return (void *)(long)kb_set_prio_self(*(int *)arg);
+	return (void *)(long)kb_rtsched_set_prio_self(*(int *)arg);
 }
 
-/* kb_fifo_allowed() must agree with what the kernel does. */
+/* kb_rtsched_fifo_allowed() must agree with what the kernel does. */
 static void test_fifo(void)
 {
 	int prio = 1;
 	char why[256] = "";
-	bool allowed = kb_fifo_allowed(prio, why, sizeof(why));
+	bool allowed = kb_rtsched_fifo_allowed(prio, why, sizeof(why));
 	pthread_t t;
 	void *ret = (void *)-1;
 
-	if (!kb_fifo_allowed(0, why, sizeof(why))) {
-		kb_fail("fifo_allowed", "priority 0 must always be allowed");
+	if (!kb_rtsched_fifo_allowed(0, why, sizeof(why))) {
+		kb_ktap_fail("fifo_allowed", "priority 0 must always be allowed");
 		return;
 	}
 	if (pthread_create(&t, NULL, fifo_thread, &prio)) {
-		kb_fail("fifo_allowed", "pthread_create failed");
+		kb_ktap_fail("fifo_allowed", "pthread_create failed");
 		return;
 	}
 	pthread_join(t, &ret);
 	ksft_print_msg("SCHED_FIFO %d allowed: %s, kernel says: %s\n", prio,
 		       allowed ? "yes" : why, ret ? strerror(-(long)ret) : "ok");
 	if (allowed && ret == (void *)(long)-EPERM)
-		kb_skip("fifo_allowed", "privileged, but RT group scheduling gives no runtime");
+		kb_ktap_skip("fifo_allowed", "privileged, but RT group scheduling gives no runtime");
 	else
-		kb_result(allowed == !ret && kb_fifo_prio_max() >= 1,
-			  "fifo_allowed", "check disagrees with the kernel");
+		kb_ktap_result(allowed == !ret && kb_rtsched_fifo_prio_max() >= 1,
+			       "fifo_allowed", "check disagrees with the kernel");
 }
 
 static void test_mlockall(void)
 {
 	char why[256] = "";
-	int err = kb_mlockall(why, sizeof(why));
+	int err = kb_rtsched_mlockall(why, sizeof(why));
 
 	if (err) {
-		kb_skip("mlockall", why);
+		kb_ktap_skip("mlockall", why);
 		return;
 	}
 	munlockall();
-	kb_pass("mlockall");
+	kb_ktap_pass("mlockall");
 }
 
 /* Pinned by default to the last allowed CPU; --no-pin leaves it alone. */
@@ -127,7 +128,7 @@ static void test_placement(void)
 	ok &= !free_p.pinned && free_p.parent_cpu == -1 &&
 	      free_p.child_cpu == -1 && CPU_EQUAL(&before, &after) &&
 	      !kb_placement_child(&free_p);
-	kb_result(ok, "placement", "pinning did not match the allowed CPUs or --no-pin moved us");
+	kb_ktap_result(ok, "placement", "pinning did not match the allowed CPUs or --no-pin moved us");
 }
 
 int main(void)
@@ -139,6 +140,6 @@ int main(void)
 	test_fifo();
 	test_mlockall();
 	test_placement();
-	ksft_print_msg("kernel realtime: %d\n", kb_kernel_realtime());
+	ksft_print_msg("kernel realtime: %d\n", kb_rtsched_kernel_realtime());
 	ksft_finished();
 }

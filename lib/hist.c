@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Log-linear and linear histograms. See histogram.h.
+ * Log-linear and linear histograms. See hist.h.
  */
-#include "histogram.h"
+#include "hist.h"
 
 #include <errno.h>
 #include <math.h>

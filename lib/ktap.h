@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KTAP results by stable name, on top of the kernel's kselftest.h.
+ * KTAP results by stable name, on top of the kernel's kselftest.h, and
+ * the table runner.
  *
  * kselftest.h keeps its counters in static variables, one copy per
  * translation unit, so these wrappers are static inline and must be used
@@ -14,91 +15,83 @@
 #include <string.h>
 
 #include "kbench.h"
-#include "kselftest.h"
 
-static inline void kb_pass(const char *name)
+static inline void kb_ktap_pass(const char *name)
 {
 	ksft_test_result_pass("%s\n", name);
 }
 
 /* A failed result; @why (may be NULL) is printed as a diagnostic first. */
-static inline void kb_fail(const char *name, const char *why)
+static inline void kb_ktap_fail(const char *name, const char *why)
 {
 	if (why)
 		ksft_print_msg("%s: %s\n", name, why);
-	kb_row_status(name, "fail", why);
+	kb_results_status(name, "fail", why);
 	ksft_test_result_fail("%s\n", name);
 }
 
 /* "ok N NAME # SKIP REASON": the name stays where parsers look for it. */
-static inline void kb_skip(const char *name, const char *reason)
+static inline void kb_ktap_skip(const char *name, const char *reason)
 {
 	ksft_inc_xskip_cnt();
-	kb_row_status(name, "skip", reason);
+	kb_results_status(name, "skip", reason);
 	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, reason);
 }
 
-static inline void kb_result(bool ok, const char *name, const char *why)
+static inline void kb_ktap_result(bool ok, const char *name, const char *why)
 {
 	if (ok)
-		kb_pass(name);
+		kb_ktap_pass(name);
 	else
-		kb_fail(name, why);
+		kb_ktap_fail(name, why);
 }
 
 /* Report one test's KSFT_* code by its stable name, with its reason. */
-static inline void kb_report(const char *name, int code, const char *reason)
+static inline void kb_ktap_report(const char *name, int code,
+				  const char *reason)
 {
 	char why[64];
 
 	switch (code) {
 	case KSFT_PASS:
-		kb_pass(name);
+		kb_ktap_pass(name);
 		break;
 	case KSFT_SKIP:
-		kb_skip(name, reason && *reason ? reason : "skipped");
+		kb_ktap_skip(name, reason && *reason ? reason : "skipped");
 		break;
 	case KSFT_FAIL:
-		kb_fail(name, reason && *reason ? reason : NULL);
+		kb_ktap_fail(name, reason && *reason ? reason : NULL);
 		break;
 	default:
 		snprintf(why, sizeof(why), "test returned %d, not a KSFT_* code",
 			 code);
-		kb_fail(name, why);
+		kb_ktap_fail(name, why);
 	}
 }
 
 /*
- * The table runner: print the plan (the selected tests; unselected ones
- * are left out of it), run each selected test with @ctx and report it by
- * name. Call ksft_print_header() before, kb_finish() after.
+ * The table runner: print the plan (the tests @selected: NULL for all; the
+ * others are left out of it), run each with @ctx and report it by name.
+ * Call ksft_print_header() before, kb_ktap_finish() after.
  */
-static inline void kb_run_tests(const struct kb_test *tests, size_t n,
-				const struct kb_opts *o, void *ctx)
+static inline void kb_ktap_run_tests(const struct kb_test *tests, size_t n,
+				     const bool *selected, void *ctx)
 {
-	char reason[512];
+	unsigned int plan = 0;
+	char reason[1024];
 	size_t i;
+	int code;
 
-	ksft_set_plan((unsigned int)o->nselected);
+	for (i = 0; i < n; i++)
+		plan += !selected || selected[i];
+	ksft_set_plan(plan);
 	for (i = 0; i < n; i++) {
-		if (!o->selected[i])
+		if (selected && !selected[i])
 			continue;
 		reason[0] = '\0';
-		kb_report(tests[i].name, tests[i].fn(ctx, reason, sizeof(reason)),
-			  reason);
+		code = kb_test_run(&tests[i], ctx, reason, sizeof(reason));
+		kb_ktap_report(tests[i].name, code, reason);
 	}
-}
-
-/*
- * A test's verdict on a failed call: KSFT_SKIP when the environment lacks
- * something (kb_errno_is_environment), KSFT_FAIL otherwise, @reason filled
- * by kb_errno_explain().
- */
-static inline int kb_errno_result(int err, int cap, const char *what,
-				  char *reason, size_t len)
-{
-	return kb_errno_explain(err, cap, what, reason, len) ? KSFT_SKIP :
-							       KSFT_FAIL;
 }
 
 /*
@@ -107,12 +100,12 @@ static inline int kb_errno_result(int err, int cap, const char *what,
  * KSFT_SKIP (4) when every planned test skipped (nothing ran).
  * A JSON file that cannot be written is a failure of the run.
  */
-static inline void kb_finish(const char *json_path)
+static inline void kb_ktap_finish(const char *json_path)
 {
 	int err;
 
 	if (json_path) {
-		err = kb_json_write(json_path);
+		err = kb_results_write_json(json_path);
 		if (err) {
 			ksft_print_msg("cannot write %s: %s\n", json_path,
 				       strerror(-err));

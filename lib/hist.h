@@ -16,14 +16,14 @@
  *
  * Neither is locked: one writer; readers look after the writer finished.
  */
-#ifndef KBENCH_HISTOGRAM_H
-#define KBENCH_HISTOGRAM_H
+#ifndef KBENCH_HIST_H
+#define KBENCH_HIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kbench.h"
+#include "stats.h"
 
 #define KB_HIST_SUB_BITS	7
 #define KB_HIST_SUB		(1u << KB_HIST_SUB_BITS)
@@ -89,4 +89,4 @@ static inline void kb_hist_linear_record(struct kb_hist_linear *h,
 		h->overflow++;
 }
 
-#endif /* KBENCH_HISTOGRAM_H */
+#endif /* KBENCH_HIST_H */

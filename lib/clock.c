@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What reading the clock costs. See clock.h.
+ */
+#include "clock.h"
+#include "stats.h"
+
+double kb_clock_overhead_ns(void)
+{
+	enum { ROUNDS = 101, CALLS = 1000 };
+	double samples[ROUNDS];
+	struct kb_stats st;
+	int r, i;
+
+	for (r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = kb_clock_ns();
+
+		for (i = 0; i < CALLS; i++)
+			(void)kb_clock_ns();
+		samples[r] = (double)(kb_clock_ns() - t0) / CALLS;
+	}
+	kb_stats_compute(samples, ROUNDS, &st);
+	return st.median;
+}
