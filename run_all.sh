@@ -50,6 +50,8 @@ printing one KTAP stream on stdout.
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
                       collection, arm64 guest under TCG)
+      --icount        with --kernel: exact mode, QEMU's instruction counter
+                      (see scripts/vm-run.sh -h)
       --no-build      do not run make first (nor set up packages)
       --no-install    do not install the Debian packages the collection
                       lacks (packages.txt): print their install line, exit 4
@@ -115,19 +117,14 @@ add_tests() {
 	done
 }
 
-# --vs-kernel alternates boots of two kernels (scripts/vm-ab.sh); --kernel
-# alone hands the whole command line over to the VM runner.
+# In guests (--kernel, --arch, --icount) or A/B of kernels (--vs-kernel):
+# the front door's task (kbench run: scripts/kbtools/vm.py, ab.py), which
+# runs this script inside each guest. scripts/kbtools/run.py hands back
+# on the same list: the two never call each other in a loop.
 for arg in "$@"; do
-	case $arg in
-	--vs-kernel | --vs-kernel=*)
-		exec "$top/scripts/vm-ab.sh" "$@"
-		;;
-	esac
-done
-for arg in "$@"; do
-	case $arg in
-	--kernel | --kernel=*)
-		exec "$top/scripts/vm-run.sh" "$@"
+	case ${arg%%=*} in
+	--kernel | --vs-kernel | --arch | --icount)
+		KBENCH_PROG=$prog exec "$top/kbench" run "$@"
 		;;
 	esac
 done
@@ -166,9 +163,6 @@ while (($#)); do
 	--vs-prefix=*)
 		vs_prefix=${1#*=}
 		vs_prefix_set=1
-		;;
-	--arch | --arch=*)
-		die_usage "option '--arch' needs --kernel IMAGE (it picks the guest's architecture)"
 		;;
 	--fail-above)
 		need_value "$1" "a percentage" $#
