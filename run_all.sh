@@ -33,6 +33,9 @@ printing one KTAP stream on stdout.
                       alternating ABBA..., results in DIR/base and
                       DIR/candidate, then print the comparison
                       ('--vs-prefix env' is an A/A run)
+      --base-prefix CMD  with --vs-prefix: run the base as 'CMD PROG ARGS'
+                      too (an A/B of two wrappers, e.g. one filter
+                      against another)
       --vs-kernel IMG A/B of two kernels: with --kernel BASE, boot BASE and
                       IMG in turn (ABBA..., one run per boot and --repeat),
                       then print the comparison (see --kernel); repeat it
@@ -97,6 +100,8 @@ json_dir=
 repeat=
 vs_prefix=
 vs_prefix_set=
+base_prefix=
+base_cmd=()
 fail_above=
 report=
 full=
@@ -164,6 +169,12 @@ while (($#)); do
 		vs_prefix=${1#*=}
 		vs_prefix_set=1
 		;;
+	--base-prefix)
+		need_value "$1" "a command" $#
+		base_prefix=$2
+		shift
+		;;
+	--base-prefix=*) base_prefix=${1#*=} ;;
 	--fail-above)
 		need_value "$1" "a percentage" $#
 		fail_above=$2
@@ -214,12 +225,19 @@ if [[ -n $vs_prefix_set ]]; then
 	((${#prefix[@]})) || die_usage "empty --vs-prefix command"
 	command -v "${prefix[0]}" >/dev/null ||
 		die_usage "--vs-prefix: command '${prefix[0]}' not found"
+	read -r -a base_cmd <<<"$base_prefix"
+	if ((${#base_cmd[@]})); then
+		command -v "${base_cmd[0]}" >/dev/null ||
+			die_usage "--base-prefix: command '${base_cmd[0]}' not found"
+	fi
 	sides=(base candidate)
 	repeat=${repeat:-design}
 else
 	sides=(base)
 	repeat=${repeat:-1}
 fi
+[[ -z $base_prefix || -n $vs_prefix_set ]] ||
+	die_usage "--base-prefix needs --vs-prefix (it wraps the base side)"
 if [[ -n $fail_above ]]; then
 	[[ -n $vs_prefix_set ]] ||
 		die_usage "--fail-above needs --vs-prefix or --vs-kernel (or use scripts/compare.py)"
@@ -333,6 +351,7 @@ run_program() {
 	json=$(json_file "$name" "$side" "$k")
 	[[ -n $json ]] && args+=(--json "$json")
 	[[ $side == candidate ]] && cmd+=("${prefix[@]}")
+	[[ $side == base ]] && cmd+=("${base_cmd[@]}")
 	envvar="KSELFTEST_$(tr '[:lower:]-' '[:upper:]_' <<<"$name")_ARGS"
 	extra=${!envvar:-}
 	# shellcheck disable=SC2206 # word splitting is the runner's contract

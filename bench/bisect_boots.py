@@ -153,6 +153,13 @@ def table(args):
                 f"{t['wrong-name']:.0f} | {t['wrong-range']:.0f} | "
                 f"{t['undecided']:.0f} | {t['none']:.0f} | "
                 f"{t['boots']:.1f} |")
+    lines += ["", "| series | kernel A/A, ABBA boots per side | false "
+              "verdicts |", "|---|---:|---:|"]
+    for path in args.files:
+        series = replay.load_series(path)
+        for n in (4, 6, 8):
+            rate = replay.aa_false_rate(series, n, args.replays, args.seed)
+            lines.append(f"| {os.path.basename(path)} | {n} | {rate:.3f} |")
     cli.write_stdout("\n".join(lines) + "\n")
     return 0
 

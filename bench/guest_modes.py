@@ -159,33 +159,48 @@ def boot_dirs(path):
             any(f.endswith(".json") for f in os.listdir(d))]
 
 
-def classes(args):
+def run_classes(path):
+    """'TEST:ROW' -> (class, spread %, boots) over every repetition of
+    every boot of one icount run of one kernel."""
     reps, boots = {}, {}
-    for path in args.runs:
-        for d in boot_dirs(path):
-            for test in results.load(d).tests.values():
-                for row in test.rows.values():
-                    scale = test.insn_per_unit(row.unit)
-                    if scale is None or row.status != "ok":
-                        continue
-                    key = f"{test.name}:{row.name}"
-                    reps.setdefault(key, []).extend(
-                        v * scale for v in row.values())
-                    boots[key] = boots.get(key, 0) + len(
-                        set(b for b in row.boots if b) or {d})
+    for d in boot_dirs(path):
+        for test in results.load(d).tests.values():
+            for row in test.rows.values():
+                scale = test.insn_per_unit(row.unit)
+                if scale is None or row.status != "ok":
+                    continue
+                key = f"{test.name}:{row.name}"
+                reps.setdefault(key, []).extend(v * scale
+                                                for v in row.values())
+                boots.setdefault(key, set()).update(
+                    b or d for b in row.boots)
     out = {}
-    for key, vs in sorted(reps.items()):
-        if len(vs) < 2 or boots[key] < 2:
-            continue
-        out[key] = {"class": exact.row_class(vs, vs),
-                    "spread_pct": round(exact.rel_spread_pct(vs) or 0.0, 4),
-                    "boots": boots[key]}
+    for key, vs in reps.items():
+        if len(vs) >= 2 and len(boots[key]) >= 2:
+            out[key] = (exact.row_class(vs, vs),
+                        exact.rel_spread_pct(vs) or 0.0, len(boots[key]))
+    return out
+
+
+def classes(args):
+    """The worst class and spread of every row over the runs (each an A/A
+    of one kernel), and the boots they were seen in."""
+    merged = {}
+    for path in args.runs:
+        for key, (cls, spread, boots) in run_classes(path).items():
+            was = merged.get(key, {"class": "exact", "spread_pct": 0.0,
+                                   "boots": 0})
+            merged[key] = {"class": exact.worse(was["class"], cls),
+                           "spread_pct": round(max(was["spread_pct"],
+                                                   spread), 4),
+                           "boots": was["boots"] + boots}
     doc = {"about": "exact classes of the rows under QEMU's instruction "
-                    "counter, over every repetition of every boot of "
-                    "A/A runs of one kernel (bench/guest_modes.py classes "
+                    "counter: the worst over A/A runs of one kernel each, "
+                    "every repetition of every boot "
+                    "(bench/guest_modes.py classes "
                     + " ".join(os.path.basename(os.path.normpath(r))
                                for r in args.runs) + ")",
-           "rows": out}
+           "rows": dict(sorted(merged.items()))}
     with cli.writing(args.output):
         results.write_json(args.output, doc)
     return 0

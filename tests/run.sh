@@ -625,6 +625,87 @@ testkernel_patched() {
 	"$top/testkernel/run.sh" --patched-only
 }
 
+# ---- exact mode (QEMU's instruction counter) ------------------------------
+
+# The patched test kernel's image (built and cached by testkernel/), or
+# $KBENCH_TESTKERNEL_IMAGE.
+patched_image() {
+	local img=${KBENCH_TESTKERNEL_IMAGE:-}
+
+	[[ -n $img ]] || img=$("$top/testkernel/build.sh" --patched | sed -n 's/^patched=//p') ||
+		fail "testkernel/build.sh --patched failed"
+	[[ -f $img ]] || fail "no patched test kernel image '$img'"
+	echo "$img"
+}
+
+# exact_rows JSON WANT: check compare.py's JSON rows: WANT is a list of
+# "ROW:VERDICT" that must be exact or near with that verdict; every
+# other exact row must read same with no change at all.
+exact_rows() {
+	python3 - "$@" <<'PY' || fail "the exact verdicts are not the expected ones"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+want = dict(w.split(":") for w in sys.argv[2:])
+bad = 0
+for r in rows:
+    if r["clock"] != "icount" and r["verdict"] not in ("skipped", "missing"):
+        print(f"FAIL: {r['test']}:{r['name']} is not an icount row"); bad = 1
+    if r["name"] in want:
+        ok = r["verdict"] == want[r["name"]] and r["class"] in ("exact", "near")
+        print(f"{r['name']}: {r['verdict']} ({r['class']}), "
+              f"{r['delta']} insn, x{r['ratio']}")
+        bad |= not ok
+    elif r["verdict"] in ("slower", "faster"):
+        print(f"FAIL: {r['test']}:{r['name']} {r['verdict']} ({r['class']})")
+        bad = 1
+    elif r["class"] == "exact" and abs(r["delta"]) >= 0.5:
+        print(f"FAIL: exact row {r['name']} moved {r['delta']} insn"); bad = 1
+missing = set(want) - {r["name"] for r in rows}
+for m in missing:
+    print(f"FAIL: no row {m}"); bad = 1
+sys.exit(bad)
+PY
+}
+
+# An A/A of the patched test kernel in exact mode, one boot each: no
+# verdict, and every exact row identical to the instruction.
+icount_aa() {
+	local img out=$work/icount-aa rc=0
+	need file python3
+	img=$(patched_image) || exit 1
+	"$top/run_all.sh" --kernel "$img" --vs-kernel "$img" --icount \
+		-t syscall_overhead,pmqtest,taskstats --json "$out" >"$out.ktap" || rc=$?
+	cat "$out.ktap"
+	((rc == 0)) || fail "the icount A/A exited $rc"
+	grep -q '^# base: .*icount: figures are guest instructions' "$out.ktap" ||
+		fail "the comparison does not say it counts instructions"
+	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
+		fail "compare.py"
+	exact_rows "$out.json"
+}
+
+# A known cost in exact mode, one boot: syscall_overhead under two
+# seccomp filters that differ in one compare, run on getppid alone
+# (--base-prefix / --vs-prefix inside the guest; any filter sends every
+# system call through seccomp, hence one on both sides): getppid slower
+# (exact), every other row same. The wrapper lives in the cache, which
+# the guest sees (not in this step's /tmp).
+icount_ab() {
+	local img out=$work/icount-ab bin=${KBENCH_CACHE:-$top/.cache}/seccomp_wrap rc=0
+	need file python3
+	img=$(patched_image) || exit 1
+	mkdir -p "${bin%/*}"
+	cc -O2 -o "$bin" "$top/tests/seccomp_wrap.c" || fail "cannot build seccomp_wrap"
+	"$top/run_all.sh" --kernel "$img" --icount -t syscall_overhead \
+		--base-prefix "$bin -n 0 -s getppid" --vs-prefix "$bin -n 1 -s getppid" \
+		--json "$out" >"$out.ktap" || rc=$?
+	cat "$out.ktap"
+	((rc == 0)) || fail "the icount A/B exited $rc"
+	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
+		fail "compare.py"
+	exact_rows "$out.json" getppid:slower
+}
+
 # run_all.sh --repeat / --vs-prefix and the seccomp wrapper: layout of the
 # repeated JSON, the A/B stream and its comparison, bad usage.
 ab_runner() {
@@ -646,7 +727,8 @@ ab_runner() {
 	done
 	for bad in "--repeat 0" "-r x" "--vs-prefix=" "--vs-prefix no-such-cmd" \
 		"--fail-above 5" "--vs-kernel debian-6.1" "--vs-prefix env --fail-above x" \
-		"--kernel debian-6.1 --vs-kernel debian-6.12 --vs-kernel="; do
+		"--kernel debian-6.1 --vs-kernel debian-6.12 --vs-kernel=" \
+		"--base-prefix env" "--vs-prefix env --base-prefix no-such-cmd"; do
 		read -r -a args <<<"$bad"
 		rc=0
 		"$top/run_all.sh" --no-build "${args[@]}" >/dev/null 2>&1 || rc=$?
@@ -993,6 +1075,8 @@ if [[ -n $vm || -n $arm64 ]]; then
 	step vm_arm64_6_12
 fi
 if [[ -n $testkernel ]]; then
+	step icount_aa
+	step icount_ab
 	step testkernel_patched
 	step testkernel_i386
 fi

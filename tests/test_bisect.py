@@ -29,6 +29,17 @@ KEY = (TEST, ROW)
 SIGNAL = [{"test": TEST, "row": ROW}]
 
 
+def icount_doc(getsid_us):
+    """One repetition of syscall_overhead in an icount guest."""
+    return {"schema": "kbench-results/1", "test": TEST,
+            "kernel": {"release": "6.12"}, "date": "2026-11-25T00:00:00Z",
+            "machine": {"guest": "tcg", "clock_mode": "icount",
+                        "icount_shift": 0},
+            "cmdline": "./" + TEST, "boot_id": "b1", "params": {},
+            "rows": [{"name": ROW, "status": "ok", "unit": "us", "n": 100,
+                      "median": getsid_us, "mean": getsid_us}]}
+
+
 def settings(mode="real", direction="slower", alpha=0.001, check=None):
     return bisect.make_settings("/tree", "g" * 40, "b" * 40, direction,
                                 alpha, 2.0, check, [f"{TEST}:{ROW}"], mode)
@@ -199,6 +210,29 @@ class Exact(unittest.TestCase):
             sim.block(phase, lambda r, k: step, reps=2)
             self.assertEqual(want, bisect.decide_step(
                 st, sim.figures(), SIGNAL, phase, 1)[0], step)
+
+    def test_icount_figures_are_instructions(self):
+        # getsid's median in virtual us: five instructions more are
+        # 0.005 us, which the floor of half an instruction must see.
+        with tempfile.TemporaryDirectory() as state:
+            boots = []
+            for k, (commit, us) in enumerate((("a" * 40, 0.445097),
+                                              ("b" * 40, 0.450097))):
+                d = os.path.join(bisect.boots_dir(state, commit), "1")
+                os.makedirs(d)
+                with open(os.path.join(d, "syscall_overhead.json"), "w",
+                          encoding="utf-8") as f:
+                    json.dump(icount_doc(us), f)
+                boots.append({"commit": commit, "role": ("good", "bad")[k],
+                              "phase": "endpoints", "block": 1,
+                              "usable": 1})
+            got = bisect.boot_figures(state, boots[0])
+            self.assertAlmostEqual(445.097, got[KEY][0])
+            fig = bisect.Figures(boots * 2, [bisect.boot_figures(state, b)
+                                             for b in boots * 2])
+            verdict, signal, _ = bisect.decide_endpoints(
+                settings("icount"), fig, 1)
+            self.assertEqual(("differ", SIGNAL), (verdict, signal))
 
     def test_exact_mode_states_no_statistical_error(self):
         self.assertIsNone(bisect.error_bound(settings("icount"), []))

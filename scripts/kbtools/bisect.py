@@ -177,7 +177,9 @@ def read_boots(state: str) -> List[Dict[str, Any]]:
 def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median"
                  ) -> Dict[Tuple[str, str], List[float]]:
     """(test, row) -> the figures of one usable boot: its repetitions'
-    (one, or two in exact mode) in the row's unit."""
+    (one, or two in exact mode) in the row's unit, or in instructions
+    per operation for an icount run (the exact rule's floors are in
+    instructions)."""
     if boot["usable"] is None:
         return {}
     path = os.path.join(boots_dir(state, boot["commit"]),
@@ -187,7 +189,9 @@ def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median"
     for test in run.tests.values():
         for row in test.rows.values():
             if row.status == "ok" and row.unit in compare.TIME_UNITS:
-                out[(test.name, row.name)] = row.values(stat)
+                scale = test.insn_per_unit(row.unit) or 1.0
+                out[(test.name, row.name)] = [v * scale
+                                              for v in row.values(stat)]
     return out
 
 

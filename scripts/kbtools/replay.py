@@ -268,3 +268,25 @@ def tally(series: List[Dict[str, Any]], settings: Optional[Dict[str, Any]], repl
         boots += out["boots"]
     counts["boots"] = boots / replays
     return counts
+
+
+def aa_false_rate(series: List[Dict[str, Any]], boots: int, trials: int,
+                  seed: int, kind: str = "good") -> float:
+    """The fraction of replayed A/A comparisons of one kernel (its
+    recorded boots, consecutive in time from a random start, given to the
+    two sides in ABBA order as run_all.sh --vs-kernel boots them) that
+    compare's rule calls slower or faster: its false-verdict rate under
+    the drift the series recorded (a load that changes midway, ...)."""
+    rng = random.Random(seed)
+    runs = [b["value"] for b in series if b["kind"] == kind]
+    wrong = 0
+    for _ in range(trials):
+        start = rng.randrange(len(runs))
+        sides: Tuple[List[float], List[float]] = ([], [])
+        for k in range(2 * boots):
+            v = runs[(start + k) % len(runs)]
+            # ABBA: A B, B A, A B, ...
+            sides[(k + k // 2) % 2].append(v)
+        e = compare.row_verdict(sides[0], sides[1])
+        wrong += e["verdict"] in ("slower", "faster")
+    return wrong / trials
