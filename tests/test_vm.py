@@ -61,6 +61,11 @@ class Options(unittest.TestCase):
         self.assertEqual((300, None), (o.boot_timeout, o.vm_timeout))
         self.assertEqual(["-t", "syscall_overhead", "--nest=hash"],
                          o.run.args)
+        # A value that reads like a VM option stays run_all.sh's.
+        o = parse("-k", "k", "--base-prefix", "--icount", "--vs-prefix=env")
+        self.assertEqual((["--base-prefix", "--icount", "--vs-prefix=env"],
+                          None, True),
+                         (o.run.args, o.machine.icount, o.run.vs_prefix))
         o = parse("--kernel=k", "--arch", "aarch64")
         self.assertEqual((arch.ARM64, "tcg", 2, 600, 3600),
                          (o.machine.arch, o.machine.accel, o.machine.cpus,

@@ -189,6 +189,7 @@ GUEST_VALUES: Dict[str, str] = {
     "-t": "a value", "--test": "a value", "--nest": "a value",
     "--fail-above": "a value", "-o": "a number of seconds",
     "--timeout": "a number of seconds", "--vs-prefix": "a command",
+    "--base-prefix": "a command",
 }
 
 
