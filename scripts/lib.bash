@@ -78,7 +78,7 @@ help_from_header() {
 	sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//'
 }
 
-# ---- option values run_all.sh and scripts/vm-ab.sh share ----------------
+# ---- option values of run_all.sh (kbtools.ab checks its own) -------------
 # Each check ends the script with a usage error when the value is bad.
 
 # check_repeat N: --repeat's value, a number above 0.
