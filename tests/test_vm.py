@@ -105,6 +105,8 @@ class Options(unittest.TestCase):
         rc, out, err = quiet(vm.main, ["--bogus"], "vm-run.sh")
         self.assertEqual((2, ""), (rc, out))
         self.assertIn("Try 'vm-run.sh --help'", err)
+        rc, _, err = quiet(vm.main, ["--bogus"], "vm-arm64.sh")
+        self.assertIn("Try 'vm-run.sh --help'", err)
         rc, out, _ = quiet(vm.main, ["--arch", "arm64", "--help"],
                            "vm-run.sh")
         self.assertEqual(0, rc)
@@ -684,6 +686,12 @@ class AB(unittest.TestCase):
                              "/nonexistent", "--icount"], "no kernel image")):
             with self.assertRaisesRegex(cli.Error, want):
                 ab.parse(argv, "t")
+        # Bad VM options are said before the design's boots are worked out.
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaisesRegex(cli.Error, "invalid --memory"):
+            ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                      "-t", "syscall_overhead", "-m", "lots"], "t")
+        self.assertEqual("", err.getvalue())
 
     def test_more_options(self):
         with contextlib.redirect_stderr(io.StringIO()) as err:

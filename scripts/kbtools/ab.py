@@ -161,23 +161,21 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     # in it (the guest's --repeat) so that each side shows its spread.
     if icount:
         rest += ["--repeat", "2"]
-        n = 1 if repeat is None or repeat == "design" else \
-            check_repeat(repeat)
-    elif repeat is None or repeat == "design":
-        n = design_boots(tests, None, prog)
-    else:
-        n = design_boots(tests, check_repeat(repeat), prog)
+    given = None if repeat is None or repeat == "design" else \
+        check_repeat(repeat)
     fail_above = check_fail_above(got["fail-above"][-1]) \
         if "fail-above" in got else ""
+    # Every boot's VM options and each kernel, checked before any boot.
+    for image in [base, *cands]:
+        images.check(vm.parse(["--kernel", image, *rest], prog).machine.arch,
+                     image)
     json_dir = vm.json_dir_of(got["json"][-1]) if "json" in got else ""
     report = (got.get("report") or [""])[-1]
     if report:
         check_report(report, json_dir, prog)
+    n = (given or 1) if icount else design_boots(tests, given, prog)
     opts = Options(base, cands, n, tests, json_dir, fail_above, report,
                    icount, rest)
-    for image in [base, *cands]:
-        images.check(vm.parse(["--kernel", image, *rest], prog).machine.arch,
-                     image)
     return opts
 
 

@@ -869,6 +869,8 @@ class Guest:
 def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
     """scripts/vm-run.sh, run_all.sh --kernel: the guest's exit status;
     2 bad usage; 3 setup; 124 timeout; 125 the guest died; 130."""
+    prog = runner(prog)
+
     def body() -> int:
         opts = parse(argv, prog)
         with Guest(opts, prog) as g:
