@@ -53,8 +53,9 @@ printing one KTAP stream on stdout.
                       (see scripts/vm-run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
                       collection, arm64 guest under TCG)
-      --icount        with --kernel: exact mode, QEMU's instruction counter
-                      (see scripts/vm-run.sh -h)
+      --icount        with --kernel: TCG under QEMU's instruction counter,
+                      figures in guest instructions, exact whatever the
+                      host does (README: "Exact runs")
       --no-build      do not run make first (nor set up packages)
       --no-install    do not install the Debian packages the collection
                       lacks (packages.txt): print their install line, exit 4
@@ -122,13 +123,13 @@ add_tests() {
 	done
 }
 
-# In guests (--kernel, --arch, --icount) or A/B of kernels (--vs-kernel):
-# the front door's task (kbench run: scripts/kbtools/vm.py, ab.py), which
-# runs this script inside each guest. scripts/kbtools/run.py hands back
-# on the same list: the two never call each other in a loop.
+# In a guest (--kernel) or A/B of kernels (--vs-kernel): the front
+# door's task (kbench run: scripts/kbtools/vm.py, ab.py), which runs this
+# script inside each guest. scripts/kbtools/run.py hands back on the
+# same list: the two never call each other in a loop.
 for arg in "$@"; do
 	case ${arg%%=*} in
-	--kernel | --vs-kernel | --arch | --icount)
+	--kernel | --vs-kernel)
 		KBENCH_PROG=$prog exec "$top/kbench" run "$@"
 		;;
 	esac
@@ -175,6 +176,12 @@ while (($#)); do
 		shift
 		;;
 	--base-prefix=*) base_prefix=${1#*=} ;;
+	--arch | --arch=*)
+		die_usage "option '--arch' needs --kernel IMAGE (it picks the guest's architecture)"
+		;;
+	--icount)
+		die_usage "option '--icount' needs --kernel IMAGE (it is how the guest runs)"
+		;;
 	--fail-above)
 		need_value "$1" "a percentage" $#
 		fail_above=$2

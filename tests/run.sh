@@ -706,6 +706,32 @@ icount_ab() {
 	exact_rows "$out.json" getppid:slower
 }
 
+# The one-command validation of a patch from a tree, in exact mode: the
+# bisect demo's small series (five nops at the start of getsid) on the
+# test kernel's tree, its good commit against the one that adds the nops
+# (an incremental build, cached by hash): getsid slower (exact) by five
+# instructions, every other row same.
+icount_validate() {
+	local tree series good culprit out=$work/icount-validate rc=0
+	need git file python3
+	# The tree's unpatched build, on which the commits build incrementally.
+	"$top/testkernel/build.sh" --unpatched >"$work/tk-unpatched.log" 2>&1 ||
+		{ tail -n 20 "$work/tk-unpatched.log"; fail "testkernel/build.sh --unpatched failed"; }
+	tree=$("$top/testkernel/build.sh" --print-tree) || fail "no test kernel tree"
+	series=$("$top/scripts/bisect-demo.sh" --series small) ||
+		fail "bisect-demo.sh --series small failed"
+	good=$(sed -n 's/^good=//p' <<<"$series")
+	culprit=$(sed -n 's/^culprit=//p' <<<"$series")
+	[[ -n $good && -n $culprit ]] || fail "no commits from bisect-demo.sh: $series"
+	"$top/scripts/validate.py" --tree "$tree" --base "$good" --candidate "$culprit" \
+		-t syscall_overhead --json "$out" >"$out.txt" 2>"$out.err" || rc=$?
+	cat "$out.txt"
+	((rc == 0)) || { tail -n 20 "$out.err"; fail "validate.py exited $rc"; }
+	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
+		fail "compare.py"
+	exact_rows "$out.json" getsid:slower
+}
+
 # run_all.sh --repeat / --vs-prefix and the seccomp wrapper: layout of the
 # repeated JSON, the A/B stream and its comparison, bad usage.
 ab_runner() {
@@ -1077,6 +1103,7 @@ fi
 if [[ -n $testkernel ]]; then
 	step icount_aa
 	step icount_ab
+	step icount_validate
 	step testkernel_patched
 	step testkernel_i386
 fi

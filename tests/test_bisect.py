@@ -296,6 +296,14 @@ class Replays(unittest.TestCase):
             wrong += t["wrong-name"] + t["wrong-range"]
         self.assertGreater(wrong, 0)
 
+    def test_kernel_aa_in_abba_order_stays_quiet(self):
+        # run_all.sh --vs-kernel's ABBA boots of one kernel on the
+        # recorded drift: false verdicts at most at compare's 5%.
+        for series in self.series().values():
+            for n in (4, 8):
+                self.assertLessEqual(replay.aa_false_rate(series, n, 200, 1),
+                                     0.05)
+
     def test_judge(self):
         self.assertEqual("right", replay.judge({"answer": "culprit",
                                                 "commits": [3]}, 3))

@@ -612,7 +612,9 @@ def exact_method():
             f"when every repetition differs by more than "
             f"{exact.FLOOR_INSN:g} instructions; a near row (within "
             f"{exact.NEAR_SPREAD_PCT:g}%) when the sides' ranges are apart "
-            f"by more than its spread plus {exact.NEAR_FLOOR_PCT:g}%; a "
+            f"by more than its spread (within this comparison, or "
+            f"{exact.BOOT_SPREAD_FACTOR:g}x that of A/A boots) plus "
+            f"{exact.NEAR_FLOOR_PCT:g}%; a "
             f"noisy row takes the rule above over boots. Instructions do "
             f"not show cache or TLB misses, contention, memory bandwidth, "
             f"device latency or microcode costs.")

@@ -12,8 +12,9 @@ from typing import Sequence
 from kbtools import ab, paths, vm
 
 # Options that take the run into guests: run_all.sh hands over on the
-# same list (its own scan of its arguments).
-GUEST_OPTIONS = ("--kernel", "--arch", "--icount")
+# same list (its own scan of its arguments); --arch and --icount without
+# --kernel are its usage errors.
+GUEST_OPTIONS = ("--kernel",)
 
 
 def option(word: str) -> str:
