@@ -123,19 +123,14 @@ add_tests() {
 	done
 }
 
-# --vs-kernel alternates boots of two kernels (scripts/vm-ab.sh); --kernel
-# alone hands the whole command line over to the VM runner.
+# In a guest (--kernel) or A/B of kernels (--vs-kernel): the front
+# door's task (kbench run: scripts/kbtools/vm.py, ab.py), which runs this
+# script inside each guest. scripts/kbtools/run.py hands back on the
+# same list: the two never call each other in a loop.
 for arg in "$@"; do
-	case $arg in
-	--vs-kernel | --vs-kernel=*)
-		exec "$top/scripts/vm-ab.sh" "$@"
-		;;
-	esac
-done
-for arg in "$@"; do
-	case $arg in
-	--kernel | --kernel=*)
-		exec "$top/scripts/vm-run.sh" "$@"
+	case ${arg%%=*} in
+	--kernel | --vs-kernel)
+		KBENCH_PROG=$prog exec "$top/kbench" run "$@"
 		;;
 	esac
 done

@@ -78,7 +78,7 @@ help_from_header() {
 	sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//'
 }
 
-# ---- option values run_all.sh and scripts/vm-ab.sh share ----------------
+# ---- option values of run_all.sh (kbtools.ab checks its own) -------------
 # Each check ends the script with a usage error when the value is bad.
 
 # check_repeat N: --repeat's value, a number above 0.
@@ -101,10 +101,14 @@ check_json_dir() {
 }
 
 # check_report FILE JSON_DIR: --report FILE needs --json DIR and plots;
-# checked before the run, not after it.
+# checked before the run, not after it. Without matplotlib report.py
+# says how to install it: exit 4, as report.py does.
 check_report() {
+	local rc=0
+
 	[[ -n $2 ]] || die_usage "--report needs --json DIR"
 	[[ $1 != -* ]] || die_usage "invalid --report file '$1'"
-	"$(dirname "${BASH_SOURCE[0]}")/report.py" --check ||
-		die_usage "--report: cannot draw plots"
+	"$(dirname "${BASH_SOURCE[0]}")/report.py" --check || rc=$?
+	((rc != 4)) || exit 4
+	((rc == 0)) || die_usage "--report: cannot draw plots"
 }

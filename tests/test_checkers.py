@@ -1,19 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The small checkers tests/run.sh and scripts/ci-vm.sh call: each must
-reject a corrupted input."""
+"""The small checkers tests/run.sh calls: each must reject a corrupted
+input. (The guests' JSON check of scripts/ci-vm.sh: tests/test_vm.py.)"""
 
 import json
 import os
-import pathlib
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 sys.path.insert(0, HERE)
 
-import check_guest_json  # noqa: E402
 import check_unit_json  # noqa: E402
 
 UNIT_DOC = {
@@ -52,24 +48,6 @@ class UnitJsonTest(unittest.TestCase):
         self.assertTrue(corrupt(lambda d: d["rows"][0].update(n=3)))
         self.assertTrue(corrupt(lambda d: d["rows"][0].pop("rsd_pct")))
         self.assertTrue(corrupt(lambda d: d["rows"][1].update(reason="")))
-
-
-class GuestJsonTest(unittest.TestCase):
-    def test_marked_missing_and_unmarked(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = pathlib.Path(tmp)
-            for name, doc in (("a", {"machine": {"guest": "tcg"}}),
-                              ("b", {"machine": {"guest": None}}),
-                              ("c", [1])):
-                (folder / f"{name}.json").write_text(json.dumps(doc))
-            (folder / "d.json").write_text("{broken")
-            self.assertIsNone(check_guest_json.problem(folder / "a.json"))
-            for name in "bcde":
-                self.assertIsNotNone(
-                    check_guest_json.problem(folder / f"{name}.json"), name)
-            self.assertEqual(check_guest_json.main([tmp, "a"]), 0)
-            self.assertEqual(check_guest_json.main([tmp, "a b"]), 1)
-            self.assertEqual(check_guest_json.main([tmp, " "]), 2)
 
 
 if __name__ == "__main__":

@@ -30,10 +30,11 @@ class Task(NamedTuple):
 
 
 TASKS: Dict[str, Task] = {
-    "run": Task("run the collection here, or in a guest with --kernel "
-                "(run_all.sh)", script="run_all.sh"),
+    "run": Task("run the collection here (run_all.sh), in a guest with "
+                "--kernel, or A/B of kernels with --vs-kernel",
+                main="run.main"),
     "ab": Task("A/B of two or more kernels, boots interleaved, with "
-               "verdicts (scripts/vm-ab.sh)", script="scripts/vm-ab.sh"),
+               "verdicts (scripts/vm-ab.sh)", main="ab.main"),
     "bisect": Task("find the commit that made a row slower "
                    "(scripts/bisect.sh)", script="scripts/bisect.sh"),
     "compare": Task("verdicts per row of candidate runs against a base "
@@ -44,9 +45,12 @@ TASKS: Dict[str, Task] = {
                   script="scripts/kcidb.py"),
     "ktap": Task("check a KTAP stream strictly (scripts/ktap_check.py)",
                  script="scripts/ktap_check.py"),
-    "vm": Task("boot one kernel under virtme-ng/QEMU and run the "
-               "collection there (scripts/vm-run.sh)",
-               script="scripts/vm-run.sh"),
+    "vm": Task("boot one kernel under virtme-ng/QEMU (or arm64 under "
+               "QEMU) and run the collection there (scripts/vm-run.sh)",
+               main="vm.main"),
+    "ci-vm": Task("boot Debian kernels other than the host's, check "
+                  "everything that runs there (scripts/ci-vm.sh)",
+                  main="ci_vm.main"),
     "check": Task("the project's own tests (tests/run.sh, make check)",
                   script="tests/run.sh"),
 }
@@ -195,8 +199,11 @@ def main(argv: Optional[List[str]] = None, prog: str = "kbench") -> int:
     if name in ("-h", "--help", "help"):
         sys.stdout.write(help_text(prog))
         return 0
+    # A wrapper script (testkernel/build.sh, scripts/vm-run.sh, ...)
+    # keeps its own name in messages and help: it says so in KBENCH_PROG.
+    wrapper = os.environ.pop("KBENCH_PROG", "")
     if name in TASKS:
-        return run_task(TASKS[name], rest, f"{prog} {name}")
+        return run_task(TASKS[name], rest, wrapper or f"{prog} {name}")
     if name in GROUPS:
         if not rest:
             return usage_error(f"{prog} {name}", "no task given")
@@ -207,11 +214,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "kbench") -> int:
         if task is None:
             return usage_error(f"{prog} {name}",
                                f"unknown task '{rest[0]}'")
-        # A wrapper script (testkernel/build.sh, ...) keeps its own name
-        # in messages and help: it says so in KBENCH_PROG.
-        sub_prog = os.environ.pop("KBENCH_PROG", "") or \
-            f"{prog} {name} {rest[0]}"
-        return run_task(task, rest[1:], sub_prog)
+        return run_task(task, rest[1:], wrapper or f"{prog} {name} {rest[0]}")
     return usage_error(prog, f"unknown task '{name}'")
 
 

@@ -172,8 +172,9 @@ def orchestrate(prog: str, body: Callable[[], int]) -> int:
     except proc.Failed as e:
         msg(prog, str(e))
         return 1
-    except proc.Interrupted:
-        msg(prog, "interrupted")
+    except proc.Interrupted as e:
+        if not e.said:
+            msg(prog, "interrupted")
         return 130
     except OSError as e:
         msg(prog, one_line(f"{e.filename or ''}: {e.strerror or e}"))

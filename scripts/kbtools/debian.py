@@ -373,11 +373,16 @@ class RootfsBuild:
 
     def pack(self, out: str) -> None:
         cpio = os.path.join(self.work, "cpio")
-        if proc.run(["sh", "-c", 'cd "$0" && find . -print0 | cpio --null '
-                     '-o -H newc -R 0:0 --quiet >"$1"', self.root,
-                     cpio]) != 0:
+        if not pack_cpio(self.root, cpio):
             raise cli.Failure("cannot pack the root filesystem", 3)
         os.rename(cpio, out)
+
+
+def pack_cpio(root: str, out: str) -> bool:
+    """The tree root as an initramfs (newc cpio, owned by root) in out;
+    False when cpio failed."""
+    return proc.run(["sh", "-c", 'cd "$0" && find . -print0 | cpio --null '
+                     '-o -H newc -R 0:0 --quiet >"$1"', root, out]) == 0
 
 
 def rootfs(prog: str, fs: Rootfs, cache: str) -> str:

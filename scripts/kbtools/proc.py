@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import IO, Iterator, List, Mapping, Optional, Sequence
+from typing import IO, Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 # Seconds a stopped group gets between SIGTERM and SIGKILL.
 GRACE_S = 10.0
@@ -47,6 +47,7 @@ class Interrupted(Exception):
 
     def __init__(self, signum: int):
         self.signum = signum
+        self.said = False  # True once the message is out
         super().__init__(f"interrupted by signal {signum}")
 
 
@@ -76,7 +77,7 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def stop_group(child: "subprocess.Popen[bytes]",
+def stop_group(child: "subprocess.Popen[Any]",
                grace: float = GRACE_S) -> None:
     """SIGTERM the child's process group, SIGKILL it after grace seconds,
     and reap the child."""
@@ -139,6 +140,20 @@ def run(cmd: Sequence[str], *, log: Optional[str] = None,
             out.close()
 
 
+def spawn(cmd: Sequence[str], env: Mapping[str, str]
+          ) -> "subprocess.Popen[bytes]":
+    """A child in a process group of its own, its stdout and stderr
+    through pipes for the caller to read (a guest: kbtools.guest)."""
+    try:
+        return subprocess.Popen(list(cmd), env=dict(env),
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as e:
+        raise Failed(cmd, 127, e.strerror or str(e)) from e
+
+
 def capture(cmd: Sequence[str], *, cwd: Optional[str] = None,
             env: Optional[Mapping[str, str]] = None,
             stdin: Optional[str] = None) -> str:
@@ -161,6 +176,25 @@ def capture(cmd: Sequence[str], *, cwd: Optional[str] = None,
         first = (err or "").strip().splitlines()
         raise Failed(cmd, child.returncode, first[0] if first else "")
     return out or ""
+
+
+def output(cmd: Sequence[str], *, cwd: Optional[str] = None,
+           env: Optional[Mapping[str, str]] = None) -> Tuple[int, str]:
+    """A command's exit status and standard output, its stderr shown as
+    it comes (as `out=$(CMD)` in bash); an Interrupted stops it."""
+    try:
+        child = subprocess.Popen(
+            list(cmd), cwd=cwd, env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+            start_new_session=True)
+    except OSError as e:
+        raise Failed(cmd, 127, e.strerror or str(e)) from e
+    try:
+        out, _ = child.communicate()
+    except BaseException:
+        stop_group(child)
+        raise
+    return child.returncode, out or ""
 
 
 def succeeds(cmd: Sequence[str], *, cwd: Optional[str] = None) -> bool:

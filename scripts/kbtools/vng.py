@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""virtme-ng in the collection's cache: the one version kbench's Python
-side installs and runs (scripts/vm-run.sh keeps its own copy of the pin
-until the VM runner moves here).
+"""virtme-ng in the collection's cache: the one version kbench installs
+and runs (kbtools.vm, kbtools.testkernel), pinned here only.
 
-    bin_dir = vng.ensure(cache_dir(), prog)    # raises Missing (exit 3)
+    bin_dir = vng.ensure(prog, cache_dir())    # raises Missing (exit 3)
 """
 
 import os

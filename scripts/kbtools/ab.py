@@ -1,0 +1,408 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A/B of two kernels, or N side by side: boot the base and the candidate
+images in turn (ABBA..., for N kernels a rotation: each round starts one
+kernel later), one run of the collection per boot (the boot is the unit
+of replication), keep DIR/base/, DIR/candidate/ (and DIR/candidate2/...
+for more) with every boot as one repetition (and each boot's kernel
+log, console-K.log), and end with scripts/compare.py's table.
+
+    kbench ab --kernel BASE --vs-kernel CAND [OPTION]...
+                                    (run_all.sh --vs-kernel, scripts/vm-ab.sh)
+"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from kbtools import cli, design, images, paths, proc, results, vm
+from kbtools.output import msg
+
+USAGE = """\
+Usage: {prog} --kernel BASE --vs-kernel CAND [--vs-kernel CAND2]...
+                  [--repeat N] [--json DIR] [--fail-above PCT] [OPTION]...
+Boot BASE and CAND in turn (ABBA..., N boots of each, default 5) under
+virtme-ng/QEMU, run the collection once per boot with the same options,
+and compare: one verdict per row (scripts/compare.py). With more
+candidates, each round boots every kernel once, starting one kernel
+later than the round before (B C1 C2, C1 C2 B, C2 B C1, ...), and the
+table shows every candidate against BASE.
+
+  -k, --kernel BASE       the base kernel (an IMAGE of scripts/vm-run.sh)
+      --vs-kernel CAND    a candidate kernel (repeatable)
+  -r, --repeat [N]        boots of each kernel (default: the design's,
+                          the fewest with which one changed row among
+                          those compared can be flagged: 6 for
+                          syscall_overhead alone, 7 for the collection;
+                          1 with --icount)
+      --icount            exact mode (scripts/vm-run.sh --icount): figures
+                          are guest instructions, each boot runs every
+                          program twice so that each side shows its
+                          spread, and one boot per kernel decides the
+                          exact and near rows (compare.py)
+      --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
+                          JSON with one repetition per boot; further
+                          candidates in DIR/candidate2/, ...)
+      --fail-above PCT    exit 1 when a row is significantly slower with
+                          its 95% interval above PCT %
+      --report FILE       with --json: the HTML report of the comparison
+                          (scripts/report.py)
+
+Every other option (-t, --full, -o, --accel, --memory, --arch, ...) goes
+to scripts/vm-run.sh for every boot, and so do KSELFTEST_<PROG>_ARGS and
+KSFT_MACHINE_SLOW. Output: one KTAP stream, a result per boot with the
+boot's own stream nested, then the comparison as '# ' lines. A boot that
+timed out or died before its tests started (no KTAP at all: under TCG
+about 1 boot in 25 panics early) is tried once more, its console kept as
+console-K-failed.log. Exit status: 0; 1 when a boot failed or
+--fail-above; 2 on bad usage; 4 --report without matplotlib; 130
+interrupted.
+"""
+
+
+@dataclass
+class Options:
+    base: str
+    candidates: List[str]
+    repeat: int
+    tests: List[str]          # -t: the programs compared (all when none)
+    json_dir: str
+    fail_above: str
+    report: str
+    icount: bool
+    vm_args: List[str] = field(default_factory=list)  # for every boot
+
+
+@dataclass(frozen=True)
+class Side:
+    """One kernel of the comparison: its name (base, candidate,
+    candidate2, ...) and image."""
+    name: str
+    image: str
+
+
+def check_repeat(text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
+        raise cli.Error(f"invalid --repeat '{text}': not a number above 0")
+    return int(text)
+
+
+def check_fail_above(text: str) -> str:
+    if not re.fullmatch(r"[0-9]+([.][0-9]+)?", text):
+        raise cli.Error(f"invalid --fail-above '{text}': not a percentage")
+    return text
+
+
+def check_report(report: str, json_dir: str, prog: str) -> None:
+    """--report FILE needs --json DIR and plots; checked before the run,
+    not after it (no matplotlib: exit 4, as report.py)."""
+    if not json_dir:
+        raise cli.Error("--report needs --json DIR")
+    if report.startswith("-"):
+        raise cli.Error(f"invalid --report file '{report}'")
+    from kbtools import plots  # matplotlib: only when a report is asked
+    if not plots.available():
+        raise cli.Failure(f"--report: {plots.INSTALL_HINT} "
+                          f"({plots.MATPLOTLIB_ERROR})", 4)
+
+
+# ab's own options that take a value: option -> what it needs.
+VALUES: Dict[str, str] = {"-k": "an image", "--kernel": "an image",
+                          "--vs-kernel": "an image",
+                          "-t": "a test name", "--test": "a test name",
+                          "--json": "a directory",
+                          "--fail-above": "a percentage",
+                          "--report": "a file name"}
+
+
+def parse(argv: Sequence[str], prog: str) -> Options:
+    """The A/B's options; cli.Error on bad usage, SystemExit(0) after
+    -h. The VM options are checked here too (vm.parse), before a boot."""
+    got: Dict[str, List[str]] = {}
+    repeat: Optional[str] = None
+    rest: List[str] = []
+    words = vm.Words(argv)
+    while (item := words.next()) is not None:
+        word, opt, inline = item
+        if opt in VALUES:
+            value = words.value(opt, inline, VALUES[opt])
+            key = "kernel" if opt == "-k" else "test" if opt == "-t" \
+                else opt.lstrip("-")
+            got.setdefault(key, []).append(value)
+            if key == "test":
+                rest += [word] if inline is not None else [opt, value]
+        elif opt in ("-r", "--repeat"):
+            # Without a number: the design's (kbtools.design).
+            repeat = inline if inline is not None else \
+                words.number() or "design"
+        elif word == "--icount":
+            got["icount"] = [word]
+            rest.append(word)
+        elif opt == "--vs-prefix":
+            raise cli.Error("--vs-prefix and --vs-kernel do not combine")
+        elif word in ("-h", "--help"):
+            sys.stdout.write(USAGE.format(prog=prog))
+            raise SystemExit(0)
+        else:
+            rest.append(word)
+    base = (got.get("kernel") or [""])[-1]
+    if not base:
+        raise cli.Error("--vs-kernel needs --kernel BASE")
+    cands = got.get("vs-kernel", [])
+    if not cands or not all(cands):
+        raise cli.Error("--vs-kernel needs an image")
+    icount = "icount" in got
+    tests = [t for names in got.get("test", []) for t in names.split(",")
+             if t]
+    # An icount boot is exact: one per kernel, two runs of each program
+    # in it (the guest's --repeat) so that each side shows its spread.
+    if icount:
+        rest += ["--repeat", "2"]
+    given = None if repeat is None or repeat == "design" else \
+        check_repeat(repeat)
+    fail_above = check_fail_above(got["fail-above"][-1]) \
+        if "fail-above" in got else ""
+    # Every boot's VM options and each kernel, checked before any boot.
+    for image in [base, *cands]:
+        images.check(vm.parse(["--kernel", image, *rest], prog).machine.arch,
+                     image)
+    json_dir = vm.json_dir_of(got["json"][-1]) if "json" in got else ""
+    report = (got.get("report") or [""])[-1]
+    if report:
+        check_report(report, json_dir, prog)
+    n = (given or 1) if icount else design_boots(tests, given, prog)
+    opts = Options(base, cands, n, tests, json_dir, fail_above, report,
+                   icount, rest)
+    return opts
+
+
+def all_tests() -> List[str]:
+    rc, out = proc.output(["make", "-s", "--no-print-directory", "-C",
+                           paths.TOP, "list"])
+    if rc != 0:
+        raise cli.Failure("cannot list the collection's tests (make list)")
+    return out.split()
+
+
+def design_boots(tests: List[str], given: Optional[int], prog: str) -> int:
+    """The boots per kernel the design needs for the programs compared
+    (kbtools.design), said on stderr; given: the --repeat asked for,
+    kept, with a warning when fewer."""
+    n, rows = design.reps(tests or all_tests())
+    lines = [re.sub(r"^design: ([0-9]+) repetitions", r"design: \1 boots",
+                    design.why(n, rows))]
+    warning = design.shortfall(given, n, rows) if given else None
+    if warning:
+        lines.append(warning)
+    for line in lines:
+        msg(prog, line)
+    return given or n
+
+
+def side_names(n: int) -> List[str]:
+    """base, candidate, then candidate2, candidate3, ..."""
+    return ["base", "candidate"] + [f"candidate{i}" for i in range(2, n)]
+
+
+def labels(sides: Sequence[Side]) -> str:
+    """compare.py's labels: the images' names when they tell the sides
+    apart."""
+    names = [os.path.basename(s.image) for s in sides]
+    if any(not n or "," in n for n in names) or len(set(names)) != len(names):
+        names = [s.name for s in sides]
+    return ",".join(names)
+
+
+def rotation(n_sides: int, repeat: int) -> List[Tuple[int, int]]:
+    """(boot k, side index) in boot order: round k starts k-1 kernels
+    later (ABBA... for two)."""
+    return [(k, (k - 1 + order) % n_sides) for k in range(1, repeat + 1)
+            for order in range(n_sides)]
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+class AB:
+    """One A/B: the sides, a guest per side (made ready at its first
+    boot), the work directory."""
+
+    def __init__(self, opts: Options, prog: str, work: str):
+        self.opts = opts
+        self.prog = prog
+        self.work = work
+        images_ = [opts.base, *opts.candidates]
+        self.sides = [Side(n, i) for n, i in zip(side_names(len(images_)),
+                                                 images_)]
+        self.results = opts.json_dir or os.path.join(work, "results")
+        # The boots' own messages are the VM runner's (vm-run.sh: ...).
+        self.vm_prog = vm.runner(prog)
+        self.guests: Dict[str, vm.Guest] = {}
+        self.broken: Dict[str, int] = {}
+
+    def close(self) -> None:
+        for g in self.guests.values():
+            g.__exit__(None, None, None)
+
+    def guest(self, side: Side) -> vm.Guest:
+        if side.name not in self.guests:
+            opts = vm.parse(["--kernel", side.image, *self.opts.vm_args],
+                            self.prog)
+            g = vm.Guest(opts, self.vm_prog)
+            self.guests[side.name] = g
+            g.prepare()
+        return self.guests[side.name]
+
+    def boot_try(self, side: Side, console: str, out: str) -> int:
+        """One boot into work/ktap; its exit status (a kernel that could
+        not be made ready: that status, said once)."""
+        if side.name in self.broken:
+            return self.broken[side.name]
+        with open(os.path.join(self.work, "ktap"), "wb") as sink:
+            try:
+                g = self.guest(side)
+            except (cli.Failure, proc.Failed) as e:
+                msg(self.vm_prog, str(e))
+                self.broken[side.name] = e.status \
+                    if isinstance(e, cli.Failure) else 1
+                return self.broken[side.name]
+            try:
+                return g.boot(out, console, sink)
+            except cli.Failure as e:
+                msg(self.vm_prog, str(e))
+                return e.status
+
+    def started(self) -> bool:
+        with open(os.path.join(self.work, "ktap"), "rb") as f:
+            return any(line.startswith(b"TAP version") for line in f)
+
+    def boot(self, side: Side, k: int) -> int:
+        """One boot, its KTAP nested; a boot that timed out or died before
+        the tests started is tried once more, said in the stream, the
+        failed try's console kept."""
+        out = os.path.join(self.work, "json", side.name, str(k))
+        consoles = os.path.join(self.work, "console")
+        console = os.path.join(consoles, f"{side.name}-{k}.log")
+        os.makedirs(out, exist_ok=True)
+        os.makedirs(consoles, exist_ok=True)
+        rc = self.boot_try(side, console, out)
+        if rc in (vm.EXIT_TIMEOUT, vm.EXIT_GUEST) and not self.started():
+            say(f"# {side.name} boot {k} ended before the tests started "
+                f"(exit {rc}): trying once more")
+            if os.path.exists(console):
+                os.replace(console, os.path.join(
+                    consoles, f"{side.name}-{k}-failed.log"))
+            shutil.rmtree(out)
+            os.makedirs(out)
+            rc = self.boot_try(side, console, out)
+        with open(os.path.join(self.work, "ktap"), "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        sys.stdout.write("".join(f"    {ln}\n" for ln in text.splitlines()))
+        sys.stdout.flush()
+        return rc
+
+    def keep_consoles(self) -> None:
+        """Each boot's kernel log (and a failed try's), for whoever
+        checks them for trouble: RESULTS/SIDE/console-K[-failed].log,
+        whether or not the boots left results."""
+        for side in self.sides:
+            os.makedirs(os.path.join(self.results, side.name), exist_ok=True)
+            for k in range(1, self.opts.repeat + 1):
+                for suffix in (f"{k}", f"{k}-failed"):
+                    src = os.path.join(self.work, "console",
+                                       f"{side.name}-{suffix}.log")
+                    if os.path.isfile(src):
+                        shutil.copyfile(src, os.path.join(
+                            self.results, side.name, f"console-{suffix}.log"))
+
+    def merge(self) -> bool:
+        """Each side's boots (those that left results) merged into one
+        directory; False when a side has none."""
+        self.keep_consoles()
+        for side in self.sides:
+            dirs = [d for d in (os.path.join(self.work, "json", side.name,
+                                             str(k))
+                                for k in range(1, self.opts.repeat + 1))
+                    if any(n.endswith(".json") for n in os.listdir(d))]
+            if not dirs:
+                msg(self.prog, f"no boot of the {side.name} kernel left "
+                    "results: nothing to compare")
+                return False
+            try:
+                results.merge_dirs(os.path.join(self.results, side.name),
+                                   dirs)
+            except (results.ResultError, OSError) as e:
+                raise cli.Failure(f"could not merge the {side.name} boots' "
+                                  f"results: {e}") from e
+        return True
+
+    def compare(self) -> int:
+        """compare.py's table as '# ' lines; its exit status."""
+        cmd = [paths.script("scripts/compare.py"), "--label",
+               labels(self.sides)]
+        if self.opts.fail_above:
+            cmd += ["--fail-above", self.opts.fail_above]
+        rc, out = proc.output(cmd + [os.path.join(self.results, s.name)
+                                     for s in self.sides])
+        sys.stdout.write("".join(f"# {ln}\n" for ln in out.splitlines()))
+        sys.stdout.flush()
+        if rc == 2:
+            msg(self.prog, "compare.py could not compare the results")
+        return rc
+
+    def report(self) -> bool:
+        err = os.path.join(self.work, "report.err")
+        rc = proc.run([paths.script("scripts/report.py"), "-o",
+                       self.opts.report, self.results], log=err)
+        if rc == 0:
+            say(f"# report: {self.opts.report}")
+            return True
+        sys.stdout.write("".join(f"# {ln}\n" for ln in
+                                 proc.tail(err, 10000).splitlines()))
+        return False
+
+    def run(self) -> int:
+        o = self.opts
+        say("TAP version 13")
+        say(f"1..{len(self.sides) * o.repeat}")
+        fail = 0
+        order = rotation(len(self.sides), o.repeat)
+        for n, (k, i) in enumerate(order, 1):
+            side = self.sides[i]
+            title = f"kbench: {side.name} {side.image} (boot {k} of " \
+                f"{o.repeat})"
+            say(f"# {title}")
+            rc = self.boot(side, k)
+            if rc == 0:
+                say(f"ok {n} {title}")
+            else:
+                say(f"not ok {n} {title} # exit={rc}")
+                fail += 1
+        merged = self.merge()
+        crc = self.compare() if merged else 1
+        status = 0 if fail == 0 and crc == 0 else 1
+        if o.report and merged and not self.report():
+            status = 1
+        say(f"# Totals: pass:{len(order) - fail} fail:{fail} xfail:0 "
+            "xpass:0 skip:0 error:0")
+        return status
+
+
+def main(argv: Sequence[str], prog: str = "kbench ab") -> int:
+    """run_all.sh --vs-kernel, scripts/vm-ab.sh: 0; 1 a boot failed or
+    --fail-above; 2 bad usage; 4 --report without matplotlib; 130."""
+    def body() -> int:
+        opts = parse(argv, prog)
+        work = tempfile.mkdtemp(prefix="kbench-ab.",
+                                dir=os.environ.get("TMPDIR") or "/tmp")
+        ab = AB(opts, prog, work)
+        try:
+            return ab.run()
+        finally:
+            ab.close()
+            shutil.rmtree(work, ignore_errors=True)
+    return cli.orchestrate(prog, body)

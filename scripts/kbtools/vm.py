@@ -1,0 +1,881 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a kernel and run the collection inside it with run_all.sh: the
+guest's KTAP streams to stdout, JSON results land in the host's --json
+directory, the exit status is the guest's. Two backends, each
+architecture as data (kbtools.arch):
+
+- vng (x86_64): virtme-ng/QEMU over the host's root filesystem, seen
+  read-only over 9p; the guest runs scripts/vm-guest.sh.
+- qemu (arm64): qemu-system-aarch64 with a cached Debian root filesystem
+  as its initramfs, the collection cross-built; /init is
+  scripts/arm64-init.sh.
+
+    kbench vm --kernel IMAGE [OPTION]...     (scripts/vm-run.sh,
+                                              run_all.sh --kernel)
+
+One boot is kbtools.guest's; a Guest here is a kernel made ready (host
+packages checked, image fetched, collection built) that kbtools.ab boots
+again and again.
+"""
+
+import base64
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
+
+from kbtools import arch as arches
+from kbtools import cli, debian, guest, images, ksrc, paths, proc, vng
+from kbtools.arch import Arch, Icount
+from kbtools.output import msg
+
+EXIT_USAGE, EXIT_SETUP = 2, 3
+EXIT_TIMEOUT, EXIT_GUEST = guest.EXIT_TIMEOUT, guest.EXIT_GUEST
+ACCELS = ("auto", "kvm", "tcg")
+# Drivers for QEMU's emulated hardware that udev's coldplug would load
+# from 9p, slowly under TCG, and the collection never uses.
+UNUSED_MODULES = ("kvm,kvm_amd,kvm_intel,ahci,sr_mod,sg,iTCO_wdt,lpc_ich,"
+                  "i2c_i801,pcspkr,powernow_k8,aesni_intel")
+# kselftest's default timeout of a program without a settings file.
+DEFAULT_PROGRAM_TIMEOUT = 45
+# run_all.sh's --repeat without a number: the design's, at most 8.
+DESIGN_RUNS_MAX = 8
+# Room beyond the programs' timeouts: the boot's leftovers, run_all.sh.
+RUN_SLACK_S = 120
+KVM_PROBE_S = 30
+
+USAGE = """\
+Usage: {prog} --kernel IMAGE [VM OPTION]... [RUN_ALL OPTION]...
+Boot IMAGE and run the kbench collection inside it with run_all.sh. The
+guest's KTAP goes to stdout as it runs; progress, the accelerator used
+and a timing summary go to stderr.
+
+x86_64 (the default): IMAGE under virtme-ng/QEMU, the host's root
+filesystem mounted read-only over 9p. arm64 (--arch arm64): the
+collection cross-built, IMAGE under qemu-system-aarch64 (TCG: -M virt
+-cpu max) with a minimal Debian arm64 root filesystem as its initramfs,
+built once into .cache/vm/ (no modules needed).
+
+IMAGE is one of:
+  debian-6.1, debian-6.12, debian-6.1-rt, debian-6.12-rt
+                  Debian's current linux-image package of that series and
+                  flavour for the guest's architecture (resolved with
+                  apt-cache, fetched once with 'apt-get download',
+                  unpacked into .cache/vm/kernels/; arm64: 6.1 and 6.12)
+  linux-image-... an exact Debian package name, fetched the same way
+  FILE            a boot image (x86: a bzImage/vmlinuz; its modules are
+                  found in DIR/lib/modules/VERSION where DIR is the
+                  image's directory or a parent (the layout of an
+                  unpacked package, or of 'make modules_install
+                  INSTALL_MOD_PATH=DIR'); no modules is fine when 9p and
+                  virtio are built in. arm64: an Image (or Image.gz,
+                  vmlinuz) with virtio, PL011 and initramfs built in)
+  DIRECTORY       a kernel build tree (arch/x86/boot/bzImage, .config;
+                  arm64: arch/arm64/boot/Image)
+
+VM options:
+  -k, --kernel IMAGE      the kernel to boot (required)
+      --arch ARCH         x86_64 (default) or arm64
+      --accel MODE        auto (default), kvm or tcg; auto uses KVM only
+                          when a probe boot shows it can run a guest here
+                          (the result is cached in .cache/vm/kvm-probe);
+                          arm64 always runs under TCG
+  -m, --memory SIZE       guest memory (default 2G)
+      --cpus N            guest CPUs (default: as many as the host, arm64
+                          2; 1 with --icount)
+      --icount            exact mode: QEMU's instruction counter drives
+                          the guest's clocks (-icount shift=0,sleep=off,
+                          align=off; TCG only), so that a figure counts
+                          the guest instructions it took (1 virtual ns
+                          per instruction) whatever the host is doing;
+                          every JSON file says so (machine.clock_mode)
+      --append ARGS       extra kernel command line (repeatable)
+      --boot-timeout SECS give up when the guest has not started the run
+                          within SECS (default 300; 600 with --icount or
+                          arm64)
+      --vm-timeout SECS   give up when the run inside has not ended
+                          within SECS after boot (default: the sum of the
+                          programs' timeouts plus 120, arm64 3600; 0 = no
+                          limit, the default with --full)
+      --console FILE      keep the guest's kernel console log in FILE
+  -h, --help              this help
+
+Every other option goes to run_all.sh inside the guest, as on the host:
+  -t NAME, --json DIR, --full, -o SECS, --nest STYLE, -l, ...
+The collection is built on the host first (the guest cannot write to it);
+--json DIR is created on the host and shared with the guest read-write
+(arm64: copied back at the end).
+
+Inside the guest: KBENCH_GUEST=tcg or kvm (recorded as machine.guest in
+every JSON file: emulated figures are a functional check, not to be
+compared with host figures) and KSFT_MACHINE_SLOW=yes (unless set to
+something else here), so that the programs scale their work down; KSRC
+and KSELFTEST_<PROG>_ARGS as set here.
+
+Host needs (Debian packages): qemu-system-x86, busybox-static, udev, kmod,
+python3-venv (virtme-ng {vng} comes from PyPI into .cache/venv on first
+use); arm64: qemu-system-arm, gcc-aarch64-linux-gnu, cpio. .cache/ is
+the collection's (or $KBENCH_CACHE).
+
+Exit status: the guest's run_all.sh status (0 all passed, 1 something
+failed); 2 bad usage or IMAGE is no kernel; 3 missing host package,
+failed download or build; 124 the boot or the run timed out; 125 the
+guest kernel did not boot, panicked or died during the run; 130
+interrupted (the guest stopped).
+"""
+
+
+def runner(prog: str) -> str:
+    """The VM runner's name in its messages: vm-run.sh's under a wrapper
+    script (run_all.sh --kernel, vm-ab.sh's boots, vm-arm64.sh), as when
+    those started scripts/vm-run.sh; the front door's own otherwise."""
+    return "vm-run.sh" if prog.endswith(".sh") else prog
+
+
+# ---- options ----------------------------------------------------------------
+
+@dataclass
+class RunArgs:
+    """run_all.sh's options for the guest, in their order, and what the
+    host needs to know of them."""
+    args: List[str] = field(default_factory=list)
+    json_dir: str = ""
+    program_timeout: Optional[int] = None
+    full: bool = False
+    runs: int = 1          # how many times each program runs (--repeat)
+    vs_prefix: bool = False
+
+
+@dataclass
+class Machine:
+    """What a guest runs on."""
+    arch: Arch
+    accel: str             # auto, kvm or tcg
+    memory: str
+    cpus: Optional[int]
+    icount: Optional[Icount]
+    appends: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    kernel: str
+    machine: Machine
+    boot_timeout: int
+    vm_timeout: Optional[int]  # None: from the programs' timeouts
+    console: str
+    run: RunArgs
+
+
+# VM options that take a value: option -> (what it sets, what it needs).
+VALUES: Dict[str, Tuple[str, str]] = {
+    "-k": ("kernel", "an image"), "--kernel": ("kernel", "an image"),
+    "--arch": ("arch", "an architecture"),
+    "--accel": ("accel", "kvm, tcg or auto"),
+    "-m": ("memory", "a size"), "--memory": ("memory", "a size"),
+    "--cpus": ("cpus", "a number"),
+    "--append": ("append", "kernel arguments"),
+    "--boot-timeout": ("boot_timeout", "seconds"),
+    "--vm-timeout": ("vm_timeout", "seconds"),
+    "--console": ("console", "a file"),
+    "--json": ("json", "a directory"),
+}
+# run_all.sh's options that take a value: kept with it, in order.
+GUEST_VALUES: Dict[str, str] = {
+    "-t": "a value", "--test": "a value", "--nest": "a value",
+    "--fail-above": "a value", "-o": "a number of seconds",
+    "--timeout": "a number of seconds", "--vs-prefix": "a command",
+    "--base-prefix": "a command",
+}
+
+
+class Words:
+    """A command line walked one option at a time: "--opt=value" and
+    "--opt value" alike."""
+
+    def __init__(self, argv: Sequence[str]):
+        self.argv = list(argv)
+        self.i = 0
+
+    def next(self) -> Optional[Tuple[str, str, Optional[str]]]:
+        """(the word, the option, its value after '=' or None)."""
+        if self.i >= len(self.argv):
+            return None
+        word = self.argv[self.i]
+        self.i += 1
+        if word.startswith("--") and "=" in word:
+            opt, value = word.split("=", 1)
+            return word, opt, value
+        return word, word, None
+
+    def value(self, opt: str, inline: Optional[str], what: str) -> str:
+        if inline is not None:
+            return inline
+        if self.i >= len(self.argv):
+            raise cli.Error(f"option '{opt}' needs {what}")
+        self.i += 1
+        return self.argv[self.i - 1]
+
+    def number(self) -> Optional[str]:
+        """The next word when it is a number (an optional value)."""
+        if self.i < len(self.argv) and \
+                re.fullmatch(r"[0-9]+", self.argv[self.i]):
+            self.i += 1
+            return self.argv[self.i - 1]
+        return None
+
+
+def seconds(option: str, text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text):
+        raise cli.Error(f"invalid {option} '{text}': not a number of "
+                        "seconds")
+    return int(text)
+
+
+def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
+    """The VM options' values (each a list, in order), run_all.sh's
+    options, and whether -h was asked for."""
+    values: Dict[str, List[str]] = {}
+    run = RunArgs()
+    want_help = False
+    words = Words(argv)
+    while (item := words.next()) is not None:
+        word, opt, inline = item
+        if opt in VALUES:
+            key, what = VALUES[opt]
+            values.setdefault(key, []).append(words.value(opt, inline, what))
+        elif word == "--icount":
+            values["icount"] = [word]
+        elif word in ("-h", "--help"):
+            want_help = True
+        elif opt in GUEST_VALUES:
+            value = words.value(opt, inline, GUEST_VALUES[opt])
+            run.args += [word] if inline is not None else [opt, value]
+            if opt in ("-o", "--timeout"):
+                run.program_timeout = seconds("--timeout", value)
+            run.vs_prefix = run.vs_prefix or opt == "--vs-prefix"
+        elif opt in ("-r", "--repeat"):
+            # Without a number the guest's run_all.sh takes the design's
+            # (at most 8 for the whole collection).
+            n = inline if inline is not None else words.number()
+            run.runs *= int(n) if n and re.fullmatch(r"[0-9]+", n) \
+                else DESIGN_RUNS_MAX
+            run.args += [word] if n is None or inline is not None \
+                else [opt, n]
+        else:
+            run.full = run.full or word == "--full"
+            run.args.append(word)
+    return values, run, want_help
+
+
+def last(values: Dict[str, List[str]], key: str) -> Optional[str]:
+    return values[key][-1] if key in values else None
+
+
+def parse(argv: Sequence[str], prog: str) -> Options:
+    """The options of one guest run; cli.Error on bad usage, SystemExit
+    (0) after -h."""
+    values, run, want_help = walk(argv)
+    name = last(values, "arch") or "x86_64"
+    guest_arch = arches.lookup(name)
+    if guest_arch is None:
+        raise cli.Error(f"invalid --arch '{name}' (use x86_64 or arm64)")
+    if want_help:
+        sys.stdout.write(USAGE.format(prog=prog, vng=vng.VERSION))
+        raise SystemExit(0)
+    kernel = last(values, "kernel")
+    if not kernel:
+        raise cli.Error("no kernel: give --kernel IMAGE (e.g. "
+                        f"{guest_arch.series[0]})")
+    accel = last(values, "accel") or os.environ.get("KBENCH_VM_ACCEL") \
+        or "auto"
+    if accel not in ACCELS:
+        raise cli.Error(f"invalid --accel '{accel}' (use auto, kvm or tcg)")
+    if not guest_arch.kvm and last(values, "accel") == "kvm":
+        raise cli.Error(f"--accel kvm: the {guest_arch.name} guest always "
+                        "runs under TCG")
+    if not guest_arch.kvm:
+        accel = "tcg"
+    memory = last(values, "memory") or "2G"
+    if not re.fullmatch(r"[0-9]+[KMGT]?", memory):
+        raise cli.Error(f"invalid --memory '{memory}' (e.g. 2G, 1536M)")
+    cpus_text = last(values, "cpus")
+    if cpus_text is not None and not re.fullmatch(r"[1-9][0-9]*", cpus_text):
+        raise cli.Error(f"invalid --cpus '{cpus_text}': not a positive "
+                        "number")
+    icount: Optional[Icount] = None
+    if "icount" in values:
+        if accel == "kvm":
+            raise cli.Error("--icount needs TCG: it does not combine with "
+                            "--accel kvm")
+        try:
+            icount = arches.icount()
+        except ValueError as e:
+            raise cli.Error(str(e)) from e
+        accel = "tcg"
+    cpus = int(cpus_text) if cpus_text else \
+        icount.cpus if icount else guest_arch.cpus
+    boot_text = last(values, "boot_timeout")
+    boot_timeout = seconds("--boot-timeout", boot_text) if boot_text \
+        is not None else icount.boot_timeout if icount \
+        else guest_arch.boot_timeout
+    if boot_timeout <= 0:
+        raise cli.Error("--boot-timeout must be above 0")
+    vm_text = last(values, "vm_timeout")
+    vm_timeout = seconds("--vm-timeout", vm_text) if vm_text is not None \
+        else guest_arch.vm_timeout
+    json_dir = last(values, "json")
+    if json_dir is not None:
+        run.json_dir = json_dir_of(json_dir)
+    machine = Machine(guest_arch, accel, memory, cpus, icount,
+                      values.get("append", []))
+    return Options(kernel, machine, boot_timeout, vm_timeout,
+                   last(values, "console") or "", run)
+
+
+def json_dir_of(text: str) -> str:
+    """--json's directory, created, absolute; cli.Error when it cannot."""
+    if not text or text.startswith("-"):
+        raise cli.Error(f"invalid --json directory '{text}'")
+    try:
+        os.makedirs(text, exist_ok=True)
+    except OSError as e:
+        raise cli.Error(f"cannot create directory '{text}'") from e
+    return os.path.abspath(text)
+
+
+# ---- what the guest runs ----------------------------------------------------
+
+def settings_timeout(test_dir: str) -> int:
+    """A test's "timeout=" (kselftest's default 45)."""
+    t = DEFAULT_PROGRAM_TIMEOUT
+    try:
+        with open(os.path.join(test_dir, "settings"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^timeout=([0-9]+)", line)
+                if m:
+                    t = int(m.group(1))
+    except OSError:
+        pass
+    return t
+
+
+def default_vm_timeout(run: RunArgs, programs: Sequence[str],
+                       icount: Optional[Icount], top: str = paths.TOP) -> int:
+    """The run's own limit: every program's timeout, plus room for the
+    boot's leftovers and run_all.sh itself (0: none)."""
+    if (run.full and run.program_timeout is None) or \
+            run.program_timeout == 0:
+        return 0
+    total = RUN_SLACK_S + sum(
+        run.program_timeout if run.program_timeout is not None
+        else settings_timeout(os.path.join(top, p.split(":", 1)[0]))
+        for p in programs if p)
+    if icount:
+        total *= icount.run_factor
+    if run.vs_prefix:
+        # Without --repeat: the design's repetitions of both sides.
+        return total * 2 * (run.runs if run.runs > 1 else DESIGN_RUNS_MAX)
+    return total * run.runs
+
+
+def guest_env(accel: str, icount: Optional[Icount]) -> Dict[str, str]:
+    """The guest starts with a fresh environment: what run_all.sh and the
+    programs read there (KSELFTEST_<PROG>_ARGS as set here)."""
+    env = {"KBENCH_GUEST": accel,
+           "KSFT_MACHINE_SLOW": os.environ.get("KSFT_MACHINE_SLOW")
+           or "yes"}
+    if icount:
+        env["KBENCH_ICOUNT"] = str(icount.shift)
+    for name, value in sorted(os.environ.items()):
+        if re.fullmatch(r"KSELFTEST_[A-Z0-9_]+_ARGS", name):
+            env[name] = value
+    return env
+
+
+def guest_hidden(path: str) -> bool:
+    """virtme-ng's guest init mounts an empty tmpfs over /var/tmp,
+    /var/log and /run: a directory below them is not there in the guest
+    unless handed over as a directory of its own."""
+    return any((path + "/").startswith(d) for d in ("/var/tmp/",
+                                                    "/var/log/", "/run/"))
+
+
+def hidden_mounts(dirs: Sequence[str], json_dir: str) -> List[str]:
+    """vng's options for the directories the guest needs that it would
+    not see, outermost only. vng mounts every --rwdir, in order, before
+    any --rodir, so one that holds the --json directory is handed over
+    read-write (and before it), the others read-only."""
+    need = [os.path.abspath(d) for d in dirs
+            if d and os.path.isdir(d) and guest_hidden(os.path.abspath(d))]
+    outer: List[str] = []
+    for d in need:
+        if any((d + "/").startswith(o + "/") and d != o for o in need):
+            continue
+        if d not in outer:
+            outer.append(d)
+    return [f"--rwdir={d}" if json_dir and (json_dir + "/").startswith(
+        d + "/") else f"--rodir={d}" for d in outer]
+
+
+# ---- the backends -----------------------------------------------------------
+
+class Backend:
+    """What differs between the ways a guest is started."""
+    name = ""
+
+    def __init__(self, opts: Options, prog: str, cache: str):
+        self.opts = opts
+        self.machine = opts.machine
+        self.prog = prog
+        self.cache = cache
+        self.programs: List[str] = []
+
+    def say(self, text: str) -> None:
+        msg(self.prog, text)
+
+    def check_host(self) -> None:
+        raise NotImplementedError
+
+    def prepare(self, image: images.Image, work: str) -> None:
+        raise NotImplementedError
+
+    def command(self, boot: guest.Boot, json_dir: str
+                ) -> Tuple[List[str], Dict[str, str]]:
+        raise NotImplementedError
+
+    def handlers(self, boot: guest.Boot
+                 ) -> Tuple[Callable[[bytes], None], Callable[[bytes], None]]:
+        raise NotImplementedError
+
+    def hints(self, console: str, rc: int) -> List[str]:
+        return []
+
+    def finish(self, boot: guest.Boot, json_dir: str) -> None:
+        """After a run that ended: the results back on the host."""
+
+    def extra_logs(self) -> Tuple[str, ...]:
+        return ()
+
+
+def missing_packages(wanted: Sequence[Tuple[bool, str]]) -> None:
+    """Every missing Debian package at once, so one apt-get fixes them
+    all: cli.Failure (3)."""
+    missing = [pkg for there, pkg in wanted if not there]
+    if missing:
+        raise cli.Failure(f"missing host packages: {' '.join(missing)} "
+                          f"(install them: apt-get install "
+                          f"{' '.join(missing)})", EXIT_SETUP)
+
+
+def have(tool: str) -> bool:
+    return shutil.which(tool) is not None
+
+
+class Vng(Backend):
+    """virtme-ng over the host's root: the host's build of the
+    collection, run by scripts/vm-guest.sh in the guest."""
+    name = "vng"
+
+    def check_host(self) -> None:
+        udevd = any(os.access(p, os.X_OK) for p in (
+            "/usr/lib/systemd/systemd-udevd", "/lib/systemd/systemd-udevd")) \
+            or have("udevd")
+        missing_packages([
+            (have(self.machine.arch.qemu), self.machine.arch.qemu_package),
+            # virtme-ng builds its initramfs (9p/virtio modules) with
+            # busybox, and its guest init needs udevd to name the
+            # virtio-serial ports that carry the guest's stdout, stderr
+            # and exit status.
+            (have("busybox"), "busybox-static"), (udevd, "udev"),
+            (have("depmod"), "kmod"),
+            (proc.succeeds(["python3", "-c", "import venv, ensurepip"]),
+             "python3-venv")])
+        machine = os.uname().machine
+        if machine != "x86_64":
+            raise cli.Failure(f"only x86_64 hosts are supported, not "
+                              f"{machine}", EXIT_SETUP)
+
+    def prepare(self, image: images.Image, work: str) -> None:
+        self.image = image
+        self.env = vng.path_env(vng.ensure(self.prog, self.cache))
+        self.build_and_list()
+        # The harness the host's build used: the guest lists the programs
+        # with it (its copy in exact mode has no .cache/ of its own).
+        self.ksrc = os.environ.get("KSRC") or provisioned(self.prog,
+                                                          self.cache)
+        if self.opts.vm_timeout is None:
+            self.opts = replace(self.opts, vm_timeout=default_vm_timeout(
+                self.opts.run, self.programs, self.machine.icount))
+        accel, why = choose_accel(self.machine.accel, image.file,
+                                  self.prog, self.cache)
+        self.machine = replace(self.machine, accel=accel)
+        say_accel(self.prog, self.machine, why)
+
+    def build_and_list(self) -> None:
+        """Build on the host (the guest sees the tree read-only) and list
+        the programs the run will start; run_all.sh checks -t names."""
+        rc, out = proc.output([paths.script("run_all.sh"),
+                               *self.opts.run.args, "--list"])
+        if rc == 4:
+            raise cli.Failure("the collection's packages are missing (see "
+                              "above)", EXIT_SETUP)
+        if rc != 0:
+            raise cli.Failure("run_all.sh could not build or list the "
+                              "collection (see above)", EXIT_USAGE)
+        self.programs = [p for p in out.splitlines() if p]
+
+    def guest_command(self, json_dir: str) -> str:
+        env = guest_env(self.machine.accel, self.machine.icount)
+        env["KSRC"] = self.ksrc
+        args = self.opts.run.args + (["--json", json_dir] if json_dir
+                                     else [])
+        return "exec env" + "".join(
+            f" {k}={shlex.quote(v)}" for k, v in env.items()) + \
+            f" {shlex.quote(paths.script('scripts/vm-guest.sh'))}" \
+            " --no-build" + "".join(f" {shlex.quote(a)}" for a in args)
+
+    def command(self, boot: guest.Boot, json_dir: str
+                ) -> Tuple[List[str], Dict[str, str]]:
+        m = self.machine
+        cmd = ["vng", "--run", self.image.boot, "--verbose", "--user", "root",
+               "--cwd", paths.TOP, "--memory", m.memory, "--force-9p",
+               "--append", f"modprobe.blacklist={UNUSED_MODULES}"]
+        if m.accel == "tcg":
+            cmd.append("--disable-kvm")
+        if m.icount:
+            cmd += ["--qemu-opts", f"-icount {m.icount.qemu_opts}"]
+        if m.cpus:
+            cmd += ["--cpus", str(m.cpus)]
+        cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc], json_dir)
+        if json_dir:
+            cmd.append(f"--rwdir={json_dir}")
+        for a in m.appends:
+            cmd += ["--append", a]
+        cmd += ["--exec", self.guest_command(json_dir)]
+        return cmd, self.env
+
+    def handlers(self, boot: guest.Boot
+                 ) -> Tuple[Callable[[bytes], None], Callable[[bytes], None]]:
+        return boot.ktap, guest.virtme_stderr(boot)
+
+    def hints(self, console: str, rc: int) -> List[str]:
+        hints = []
+        if "Unable to mount root fs" in console:
+            hints.append("the kernel could not mount the host's root over "
+                         "9p: build 9p, virtio-pci and overlayfs in, or put "
+                         "its modules in DIR/lib/modules/VERSION with the "
+                         "image in DIR or below")
+        if rc == 127:
+            hints.append("exit status 127 is the guest's 'command not "
+                         f"found': {paths.script('scripts/vm-guest.sh')} "
+                         "was not there in the guest")
+        return hints
+
+
+class Qemu(Backend):
+    """QEMU itself with a root filesystem of Debian packages as the
+    initramfs and a second one holding /init, the cross-built
+    collection and the run's arguments; the console carries the KTAP
+    and the results (scripts/arm64-init.sh)."""
+    name = "qemu"
+
+    def check_host(self) -> None:
+        a = self.machine.arch
+        missing_packages([(have(a.qemu), a.qemu_package),
+                          (have(a.cross_prefix + "gcc"),
+                           "gcc-" + a.cross_prefix.rstrip("-")),
+                          (have("cpio"), "cpio")])
+
+    def prepare(self, image: images.Image, work: str) -> None:
+        self.image = image
+        self.rootfs = debian.rootfs(self.prog, debian.ARM64_ROOTFS,
+                                    self.cache)
+        self.ksrc = os.environ.get("KSRC") or provisioned(self.prog,
+                                                          self.cache)
+        self.collection = self.cross_build(work)
+        a = self.machine.arch
+        say_accel(self.prog, self.machine, f"the {a.name} guest runs under "
+                  f"{a.qemu} {' '.join(a.machine)}, always TCG")
+
+    def cross_build(self, work: str) -> str:
+        """The collection cross-built in a copy of its own (the host's
+        build stays)."""
+        a = self.machine.arch
+        stage = os.path.join(self.cache, "vm", f"{a.name}-kbench")
+        shutil.copytree(paths.TOP, stage, symlinks=True, dirs_exist_ok=True,
+                        ignore=lambda d, names: [
+                            n for n in names if d == paths.TOP
+                            and n in (".cache", ".git", "out")])
+        # Debian's libcap/libnuma of the architecture, unless multiarch
+        # ones are installed (the build then names what is missing).
+        try:
+            debian.cross_libs(self.prog, a.debian, self.cache)
+        except cli.Failure:
+            self.say(f"warning: no {a.name} libcap/libnuma from "
+                     "scripts/cross-libs.sh")
+        self.say(f"cross-building the collection for {a.name} in {stage}")
+        log = os.path.join(work, "build.log")
+        if proc.run(["make", "-s", "-C", stage, f"ARCH={a.name}",
+                     f"CROSS_COMPILE={a.cross_prefix}", f"KSRC={self.ksrc}"],
+                    log=log, env=dict(os.environ,
+                                      KBENCH_CACHE=self.cache)) != 0:
+            sys.stderr.write(proc.tail(log, 20))
+            raise cli.Failure(f"the {a.name} cross build failed", EXIT_SETUP)
+        return stage
+
+    def overlay(self, boot: guest.Boot, json_dir: str) -> str:
+        """The initramfs: the root filesystem, then /init, /kbench, the
+        harness's lib.mk and the run's arguments (/kbench-args)."""
+        o = boot.path("overlay")
+        shutil.copytree(self.collection, os.path.join(o, "kbench"),
+                        symlinks=True)
+        shutil.copy(paths.script("scripts/arm64-init.sh"),
+                    os.path.join(o, "init"))
+        os.chmod(os.path.join(o, "init"), 0o755)
+        # run_all.sh lists a test's programs with its Makefile
+        # (emit_tests), which reads the harness's lib.mk; nothing in the
+        # guest compiles.
+        sel = os.path.join("tools", "testing", "selftests")
+        os.makedirs(os.path.join(o, "ksrc", sel))
+        shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
+                    os.path.join(o, "ksrc", sel))
+        env = guest_env("tcg", self.machine.icount)
+        # KBENCH_BPF=n: the cross build left BPF out; the listing (make
+        # emit_tests) must not look for clang in a guest without one.
+        env.update(KSRC="/ksrc", KBENCH_BPF="n")
+        args = self.opts.run.args
+        with open(os.path.join(o, "kbench-args"), "w") as f:
+            f.write("".join(f"export {k}={shlex.quote(v)}\n"
+                            for k, v in env.items()))
+            f.write(f"args=({' '.join(shlex.quote(a) for a in args)})\n")
+            if json_dir:
+                f.write("args+=(--json /tmp/json)\njson=/tmp/json\n")
+        cpio = boot.path("overlay.cpio")
+        if not debian.pack_cpio(o, cpio):
+            raise cli.Failure("cannot pack the guest's initramfs", EXIT_SETUP)
+        initrd = boot.path("initrd.cpio")
+        with open(initrd, "wb") as out:
+            for part in (self.rootfs, cpio):
+                with open(part, "rb") as f:
+                    shutil.copyfileobj(f, out)
+        return initrd
+
+    def command(self, boot: guest.Boot, json_dir: str
+                ) -> Tuple[List[str], Dict[str, str]]:
+        m = self.machine
+        append = " ".join([f"console={m.arch.console}", "rdinit=/init",
+                           "panic=-1", "quiet", *m.appends])
+        cmd = [m.arch.qemu, *m.arch.machine]
+        if m.icount:
+            cmd += ["-icount", m.icount.qemu_opts]
+        cmd += ["-smp", str(m.cpus or 1), "-m", m.memory, "-nodefaults",
+                "-display", "none", "-no-reboot", "-serial", "stdio",
+                "-kernel", self.image.boot, "-initrd",
+                self.overlay(boot, json_dir), "-append", append]
+        return cmd, dict(os.environ)
+
+    def handlers(self, boot: guest.Boot
+                 ) -> Tuple[Callable[[bytes], None], Callable[[bytes], None]]:
+        err = open(boot.path("qemu.err"), "ab")
+        boot.files.append(err)
+
+        def qemu_err(data: bytes) -> None:
+            err.write(data)
+            err.flush()
+        return guest.serial_console(boot, boot.path("json.b64")), qemu_err
+
+    def extra_logs(self) -> Tuple[str, ...]:
+        return ("qemu.err",)
+
+    def finish(self, boot: guest.Boot, json_dir: str) -> None:
+        if not json_dir:
+            return
+        tgz = boot.path("json.tgz")
+        try:
+            with open(boot.path("json.b64"), "rb") as f:
+                data = base64.b64decode(f.read())
+            with open(tgz, "wb") as f:
+                f.write(data)
+        except (OSError, ValueError):
+            data = b""
+        if not data or proc.run(["tar", "-xzf", tgz, "-C", json_dir]) != 0:
+            self.say("warning: could not unpack the guest's JSON results")
+
+
+BACKENDS = {"vng": Vng, "qemu": Qemu}
+
+
+def provisioned(prog: str, cache: str) -> str:
+    """The kernel tree holding the kselftest harness (kbtools.ksrc)."""
+    try:
+        return ksrc.provision(cache, os.environ.get("KSRC_VERSION")
+                              or ksrc.DEFAULT_VERSION, prog)
+    except ksrc.SourceMissing as e:
+        msg(prog, str(e))
+        raise cli.Failure("no kernel tree for the kselftest harness",
+                          EXIT_SETUP) from e
+
+
+# ---- acceleration -----------------------------------------------------------
+
+def kvm_probe(image: str, log: str) -> Tuple[bool, str]:
+    """One short boot under KVM to its "no root" panic (panic=-1 and
+    -no-reboot make QEMU exit): on hosts where /dev/kvm opens but cannot
+    run a guest, QEMU hangs or aborts instead. (worked, why)."""
+    cmd = ["qemu-system-x86_64", "-machine", "q35,accel=kvm", "-cpu", "host",
+           "-m", "256M", "-smp", "1", "-nodefaults", "-display", "none",
+           "-no-reboot", "-serial", "stdio", "-kernel", image, "-append",
+           "console=ttyS0 panic=-1 loglevel=5"]
+    try:
+        rc = proc.run(cmd, log=log, timeout=KVM_PROBE_S)
+    except proc.TimedOut:
+        return False, (f"a probe boot under KVM hung (killed after "
+                       f"{KVM_PROBE_S} s)")
+    text = proc.tail(log, 100000)
+    if rc == 0 and "Linux version" in text:
+        return True, "a probe boot under KVM worked"
+    first = next((ln for ln in text.splitlines()
+                  if re.search(r"error|fail", ln, re.I)), "")
+    return False, (f"a probe boot under KVM failed (QEMU exit status "
+                   f"{status_text(rc)}{': ' + first[:100] if first else ''})")
+
+
+def status_text(rc: int) -> str:
+    return str(128 - rc if rc < 0 else rc)
+
+
+def choose_accel(accel: str, image: str, prog: str,
+                 cache: str) -> Tuple[str, str]:
+    """(kvm or tcg, why); auto probes KVM once per host (host name,
+    kernel, QEMU version), the answer cached in .cache/vm/kvm-probe."""
+    if accel != "auto":
+        return accel, f"--accel {accel}"
+    if not os.path.exists("/dev/kvm"):
+        return "tcg", "no /dev/kvm"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "tcg", "no access to /dev/kvm"
+    return probed(image, prog, cache)
+
+
+def say_accel(prog: str, m: Machine, why: str) -> None:
+    """Which accelerator, and what that makes of the figures."""
+    if m.icount:
+        msg(prog, f"accel: TCG with QEMU's instruction counter (-icount "
+            f"{m.icount.qemu_opts}): figures are guest instructions (1 "
+            f"virtual ns each at shift {m.icount.shift}), exact whatever "
+            "the host does")
+    elif m.accel == "kvm":
+        msg(prog, f"accel: KVM ({why})")
+    else:
+        msg(prog, "accel: TCG, software emulation, ~10x slower: figures are "
+            "a functional check only (KBENCH_GUEST=tcg in every JSON file)")
+        msg(prog, f"not KVM because {why}")
+
+
+def probed(image: str, prog: str, cache: str) -> Tuple[str, str]:
+    vmcache = os.path.join(cache, "vm")
+    memo = os.path.join(vmcache, "kvm-probe")
+    u = os.uname()
+    qemu = proc.capture(["qemu-system-x86_64", "--version"]).splitlines()
+    key = f"{u.nodename} {u.release} {qemu[0] if qemu else ''}"
+    try:
+        with open(memo, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        if len(lines) >= 2 and lines[0] == key:
+            accel, _, why = lines[1].partition(" ")
+            return accel, f"{why}; cached in {memo}"
+    except OSError:
+        pass
+    msg(prog, f"probing whether KVM can run a guest here (once per host, "
+        f"<= {KVM_PROBE_S} s)")
+    os.makedirs(vmcache, exist_ok=True)
+    with tempfile.TemporaryDirectory() as d:
+        ok, why = kvm_probe(image, os.path.join(d, "kvm-probe.log"))
+    accel = "kvm" if ok else "tcg"
+    with open(memo, "w", encoding="utf-8") as f:
+        f.write(f"{key}\n{accel} {why}\n")
+    return accel, why
+
+
+# ---- a guest ----------------------------------------------------------------
+
+class Guest:
+    """A kernel made ready to boot (host checked, image fetched,
+    collection built), booted as often as asked:
+
+        with Guest(opts, prog) as g:
+            status = g.boot(json_dir, console, sys.stdout.buffer)
+    """
+
+    def __init__(self, opts: Options, prog: str,
+                 cache: Optional[str] = None):
+        self.prog = prog
+        self.cache = cache or paths.cache_dir()
+        self.backend = BACKENDS[opts.machine.arch.backend](opts, prog,
+                                                          self.cache)
+        self.kernel = opts.kernel
+        self.work = ""
+
+    def __enter__(self) -> "Guest":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.work:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    def prepare(self) -> None:
+        b = self.backend
+        b.check_host()
+        self.image = images.resolve(b.machine.arch, self.kernel, self.prog,
+                                    self.cache)
+        self.work = tempfile.mkdtemp(prefix="kbench-vm.",
+                                     dir=os.environ.get("TMPDIR") or "/tmp")
+        b.prepare(self.image, self.work)
+
+    def boot(self, json_dir: str, console: str,
+             sink: Optional[IO[bytes]]) -> int:
+        """One boot: the guest's exit status, or guest.Ended (124, 125)
+        after the console's tail; the KTAP to sink as it comes."""
+        b = self.backend
+        o = b.opts
+        vm_timeout = o.vm_timeout or 0
+        programs = f"{len(b.programs)} programs, " if b.programs else ""
+        msg(self.prog, f"booting {self.image.desc}: {programs}boot timeout "
+            f"{o.boot_timeout} s, run timeout "
+            f"{f'{vm_timeout} s' if vm_timeout else 'none'}")
+        state = tempfile.mkdtemp(prefix="boot.", dir=self.work)
+        boot = guest.Boot(state, sink, self.prog)
+        try:
+            cmd, env = b.command(boot, json_dir)
+            out, err = b.handlers(boot)
+            rc = guest.run(cmd, boot, env, out, err, o.boot_timeout,
+                           vm_timeout)
+            status = guest.verdict(boot, rc, self.image.desc, b.name,
+                                   o.boot_timeout, vm_timeout, b.hints,
+                                   b.extra_logs())
+            b.finish(boot, json_dir)
+            return status
+        finally:
+            boot.close()
+            guest.keep_console(boot, console)
+            shutil.rmtree(state, ignore_errors=True)
+
+
+def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
+    """scripts/vm-run.sh, run_all.sh --kernel: the guest's exit status;
+    2 bad usage; 3 setup; 124 timeout; 125 the guest died; 130."""
+    prog = runner(prog)
+
+    def body() -> int:
+        opts = parse(argv, prog)
+        with Guest(opts, prog) as g:
+            g.prepare()
+            sys.stdout.flush()
+            return g.boot(opts.run.json_dir, opts.console,
+                          sys.stdout.buffer)
+    return cli.orchestrate(prog, body)

@@ -1,0 +1,850 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The VM runners and the A/B on kunit_tool_test's model, in seconds:
+command lines per architecture (subprocess mocked), the options and
+their defaults (exact mode's included), and tiny real children standing
+in for a guest: one that never comes up, one whose run never ends, one
+that panics, one that is interrupted, one that passes; the arm64
+console's markers and results; the A/B's rotation and its retry of a
+boot that died before its tests. kbtools.vm, kbtools.guest,
+kbtools.images, kbtools.ab, kbtools.run, kbtools.ci_vm."""
+
+import contextlib
+import io
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+
+from kbtools import ab, arch, ci_vm, cli, guest, images  # noqa: E402
+from kbtools import proc, run, vm  # noqa: E402
+
+ICOUNT = "shift=0,sleep=off,align=off"
+
+
+def quiet(fn, *args, **kw):
+    """(fn's return value or SystemExit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = fn(*args, **kw)
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def parse(*argv):
+    return vm.parse(list(argv), "vm-run.sh")
+
+
+class Options(unittest.TestCase):
+    def setUp(self):
+        env = mock.patch.dict(os.environ)
+        env.start()
+        self.addCleanup(env.stop)
+        for name in ("KBENCH_VM_ACCEL", "KBENCH_ICOUNT_QEMU"):
+            os.environ.pop(name, None)
+
+    def test_defaults_per_architecture(self):
+        o = parse("--kernel", "k", "-t", "syscall_overhead", "--nest=hash")
+        m = o.machine
+        self.assertEqual((arch.X86_64, "auto", "2G", None, None),
+                         (m.arch, m.accel, m.memory, m.cpus, m.icount))
+        self.assertEqual((300, None), (o.boot_timeout, o.vm_timeout))
+        self.assertEqual(["-t", "syscall_overhead", "--nest=hash"],
+                         o.run.args)
+        # A value that reads like a VM option stays run_all.sh's.
+        o = parse("-k", "k", "--base-prefix", "--icount", "--vs-prefix=env")
+        self.assertEqual((["--base-prefix", "--icount", "--vs-prefix=env"],
+                          None, True),
+                         (o.run.args, o.machine.icount, o.run.vs_prefix))
+        o = parse("--kernel=k", "--arch", "aarch64")
+        self.assertEqual((arch.ARM64, "tcg", 2, 600, 3600),
+                         (o.machine.arch, o.machine.accel, o.machine.cpus,
+                          o.boot_timeout, o.vm_timeout))
+
+    def test_icount_is_one_field(self):
+        o = parse("-k", "k", "--icount")
+        self.assertEqual(arch.Icount(ICOUNT, 0), o.machine.icount)
+        self.assertEqual(("tcg", 1, 600), (o.machine.accel, o.machine.cpus,
+                                           o.boot_timeout))
+        o = parse("-k", "k", "--icount", "--cpus", "3", "--boot-timeout=9")
+        self.assertEqual((3, 9), (o.machine.cpus, o.boot_timeout))
+        os.environ["KBENCH_ICOUNT_QEMU"] = "shift=3,align=off"
+        self.assertEqual(3, parse("-k", "k", "--icount").machine.icount.shift)
+        os.environ["KBENCH_ICOUNT_QEMU"] = "sleep=off"
+        with self.assertRaisesRegex(cli.Error, "no shift=N"):
+            parse("-k", "k", "--icount")
+        with self.assertRaisesRegex(cli.Error, "needs TCG"):
+            parse("-k", "k", "--accel", "kvm", "--icount")
+
+    def test_bad_usage(self):
+        for argv, want in ((["-t", "x"], "no kernel"),
+                           (["-k", "k", "--accel", "fast"], "invalid --accel"),
+                           (["-k", "k", "--memory", "2Q"], "invalid --memory"),
+                           (["-k", "k", "--cpus", "0"], "invalid --cpus"),
+                           (["-k", "k", "--boot-timeout", "0"], "above 0"),
+                           (["-k", "k", "--vm-timeout", "x"], "seconds"),
+                           (["-k", "k", "-o", "x"], "invalid --timeout"),
+                           (["-k", "k", "--arch", "sparc"], "invalid --arch"),
+                           (["-k", "k", "--arch", "arm64", "--accel", "kvm"],
+                            "always runs under TCG"),
+                           (["-k", "k", "--json", "-x"], "invalid --json"),
+                           (["-k"], "option '-k' needs an image"),
+                           (["-k", "k", "-t"], "option '-t' needs")):
+            with self.assertRaisesRegex(cli.Error, want):
+                parse(*argv)
+        rc, out, err = quiet(vm.main, ["--bogus"], "vm-run.sh")
+        self.assertEqual((2, ""), (rc, out))
+        self.assertIn("Try 'vm-run.sh --help'", err)
+        rc, _, err = quiet(vm.main, ["--bogus"], "vm-arm64.sh")
+        self.assertIn("Try 'vm-run.sh --help'", err)
+        rc, out, _ = quiet(vm.main, ["--arch", "arm64", "--help"],
+                           "vm-run.sh")
+        self.assertEqual(0, rc)
+        self.assertTrue(out.startswith("Usage: vm-run.sh --kernel IMAGE"))
+
+    def test_repeat_and_the_run_timeout(self):
+        o = parse("-k", "k", "-r", "3", "-t", "x", "--repeat")
+        self.assertEqual((3 * vm.DESIGN_RUNS_MAX, ["-r", "3", "-t", "x",
+                                                   "--repeat"]),
+                         (o.run.runs, o.run.args))
+        with tempfile.TemporaryDirectory() as top:
+            for d, t in (("a", "timeout=100\n"), ("b", None)):
+                os.makedirs(os.path.join(top, d))
+                if t:
+                    with open(os.path.join(top, d, "settings"), "w") as f:
+                        f.write(t)
+            progs = ["a:p1", "a:p2", "b:p3"]
+
+            def limit(*argv, icount=None):
+                return vm.default_vm_timeout(parse("-k", "k", *argv).run,
+                                             progs, icount, top)
+            self.assertEqual(120 + 100 + 100 + 45, limit())
+            self.assertEqual((120 + 30) * 2, limit("-o", "10", "-r", "2"))
+            self.assertEqual(0, limit("--full"))
+            self.assertEqual(0, limit("-o", "0"))
+            self.assertEqual((120 + 15) * 4, limit(
+                "-o", "5", icount=arch.icount(ICOUNT)))
+            self.assertEqual((120 + 15) * 2 * 8, limit(
+                "-o", "5", "--vs-prefix", "env"))
+
+
+class CommandLines(unittest.TestCase):
+    def setUp(self):
+        env = mock.patch.dict(os.environ, {"KSELFTEST_TASKSTATS_ARGS": "-N 5",
+                                           "KSFT_MACHINE_SLOW": ""})
+        env.start()
+        self.addCleanup(env.stop)
+
+    def vng(self, *argv):
+        o = parse("-k", "k", *argv)
+        b = vm.Vng(o, "vm-run.sh", "/var/tmp/kb/.cache")
+        b.image = images.Image("/img/bzImage", "/img/bzImage", "k")
+        b.env = {"PATH": "/venv/bin"}
+        b.ksrc = "/src/linux"
+        b.machine = vm.replace(b.machine, accel="tcg")
+        return b
+
+    def test_vng_under_tcg_with_icount(self):
+        b = self.vng("--icount", "-t", "syscall_overhead", "--append", "x=1")
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vm.paths, "TOP", "/var/tmp/kb"), \
+                mock.patch.object(vm.os.path, "isdir", return_value=True):
+            boot = guest.Boot(d, None, "t")
+            cmd, env = b.command(boot, "/var/tmp/kb/j")
+            boot.close()
+        self.assertEqual(["vng", "--run", "/img/bzImage", "--verbose",
+                          "--user", "root", "--cwd", "/var/tmp/kb",
+                          "--memory", "2G", "--force-9p", "--append",
+                          "modprobe.blacklist=" + vm.UNUSED_MODULES,
+                          "--disable-kvm", "--qemu-opts", "-icount " + ICOUNT,
+                          "--cpus", "1", "--rwdir=/var/tmp/kb",
+                          "--rwdir=/var/tmp/kb/j", "--append", "x=1",
+                          "--exec"], cmd[:-1])
+        self.assertEqual({"PATH": "/venv/bin"}, env)
+        self.assertEqual(
+            "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0 "
+            "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
+            f"{TOP}/scripts/vm-guest.sh --no-build -t syscall_overhead "
+            "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
+                                                    f"{TOP}/scripts"))
+
+    def test_hidden_directories_outermost_only(self):
+        with mock.patch.object(vm.os.path, "isdir", return_value=True):
+            self.assertEqual(["--rwdir=/var/tmp/a", "--rodir=/run/k"],
+                             vm.hidden_mounts(["/var/tmp/a", "/var/tmp/a/c",
+                                               "/home/x", "/run/k"],
+                                              "/var/tmp/a/j"))
+            self.assertEqual(["--rodir=/var/log/a"],
+                             vm.hidden_mounts(["/var/log/a"], ""))
+
+    def test_qemu_for_arm64(self):
+        o = parse("-k", "k", "--arch", "arm64", "--icount", "--append", "x=1",
+                  "-m", "1G")
+        b = vm.Qemu(o, "vm-run.sh", "/c")
+        b.image = images.Image("/img/Image", "/img/Image", "k")
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vm.Qemu, "overlay", return_value="/i.cpio"):
+            boot = guest.Boot(d, None, "t")
+            cmd, _ = b.command(boot, "")
+            boot.close()
+        self.assertEqual(["qemu-system-aarch64", "-M", "virt", "-cpu",
+                          "max,pauth-impdef=on", "-icount", ICOUNT, "-smp",
+                          "1", "-m", "1G", "-nodefaults", "-display", "none",
+                          "-no-reboot", "-serial", "stdio", "-kernel",
+                          "/img/Image", "-initrd", "/i.cpio", "-append",
+                          "console=ttyAMA0 rdinit=/init panic=-1 quiet x=1"],
+                         cmd)
+
+    def test_host_packages_missing_is_3(self):
+        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm-run.sh", "/c")
+        with mock.patch.object(vm.shutil, "which", return_value=None), \
+                self.assertRaises(cli.Failure) as e:
+            b.check_host()
+        self.assertEqual(3, e.exception.status)
+        self.assertIn("apt-get install qemu-system-arm gcc-aarch64-linux-gnu"
+                      " cpio", str(e.exception))
+
+    def test_kvm_probe_is_cached_per_host(self):
+        with tempfile.TemporaryDirectory() as cache, \
+                mock.patch.object(vm.proc, "capture",
+                                  return_value="QEMU 7.2\n"), \
+                mock.patch.object(vm, "kvm_probe", return_value=(
+                    False, "a probe boot under KVM hung")) as probe, \
+                contextlib.redirect_stderr(io.StringIO()):
+            first = vm.probed("/img", "t", cache)
+            second = vm.probed("/img", "t", cache)
+        self.assertEqual(("tcg", "a probe boot under KVM hung"), first)
+        self.assertEqual("tcg", second[0])
+        self.assertIn("cached in", second[1])
+        probe.assert_called_once()
+
+
+    def test_vng_under_kvm_without_icount(self):
+        b = self.vng("--cpus", "4", "-m", "1G")
+        b.machine = vm.replace(b.machine, accel="kvm")
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vm.os.path, "isdir", return_value=False):
+            boot = guest.Boot(d, None, "t")
+            cmd, _ = b.command(boot, "")
+            boot.close()
+        self.assertNotIn("--disable-kvm", cmd)
+        self.assertNotIn("--qemu-opts", cmd)
+        self.assertEqual(["--memory", "1G"], cmd[8:10])
+        self.assertEqual(["--cpus", "4", "--exec"], cmd[-4:-1])
+        self.assertNotIn("KBENCH_ICOUNT", cmd[-1])
+        self.assertNotIn("--json", cmd[-1])
+
+    def test_icount_options_from_the_environment(self):
+        with mock.patch.dict(os.environ, {"KBENCH_ICOUNT_QEMU":
+                                          "shift=2,sleep=on"}):
+            b = self.vng("--icount")
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vm.os.path, "isdir", return_value=False):
+            boot = guest.Boot(d, None, "t")
+            cmd, _ = b.command(boot, "")
+            boot.close()
+        i = cmd.index("--qemu-opts")
+        self.assertEqual("-icount shift=2,sleep=on", cmd[i + 1])
+        self.assertIn(" KBENCH_ICOUNT=2 ", cmd[-1])
+
+    def test_a_build_that_fails(self):
+        """run_all.sh --list on the host: its exit 4 (packages missing)
+        is a setup failure (3), any other failure bad usage (2)."""
+        b = self.vng("-t", "nosuch")
+        for rc, status in ((4, 3), (2, 2), (1, 2)):
+            with mock.patch.object(vm.proc, "output",
+                                   return_value=(rc, "")) as output, \
+                    self.assertRaises(cli.Failure) as e:
+                b.build_and_list()
+            self.assertEqual(status, e.exception.status)
+            self.assertEqual(["-t", "nosuch", "--list"],
+                             output.call_args[0][0][1:])
+        with mock.patch.object(vm.proc, "output", return_value=(
+                0, "syscall_overhead:syscall_overhead\n\n")):
+            b.build_and_list()
+        self.assertEqual(["syscall_overhead:syscall_overhead"], b.programs)
+
+    def test_a_cross_build_that_fails(self):
+        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm-run.sh", "/c")
+        b.ksrc = "/src/linux"
+        calls = []
+
+        def run(cmd, log=None, **kw):
+            calls.append((cmd, kw.get("env", {}).get("KBENCH_CACHE")))
+            with open(log, "w") as f:
+                f.write("".join(f"line {i}\n" for i in range(30)))
+            return 2
+        with tempfile.TemporaryDirectory() as work, \
+                mock.patch.object(vm.shutil, "copytree"), \
+                mock.patch.object(vm.debian, "cross_libs"), \
+                mock.patch.object(vm.proc, "run", run):
+            rc, _, err = quiet(vm.cli.orchestrate, "vm-run.sh",
+                               lambda: len(b.cross_build(work)))
+        self.assertEqual(3, rc)
+        self.assertEqual((["make", "-s", "-C", "/c/vm/arm64-kbench",
+                           "ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
+                           "KSRC=/src/linux"], "/c"), calls[0])
+        self.assertIn("line 29\nvm-run.sh: the arm64 cross build failed",
+                      err)
+        self.assertNotIn("line 9\n", err)
+
+    def test_arm64_overlay_carries_icount_and_the_arguments(self):
+        o = parse("-k", "k", "--arch", "arm64", "--icount", "-t", "a b")
+        b = vm.Qemu(o, "vm-run.sh", "/c")
+        with tempfile.TemporaryDirectory() as d:
+            b.collection = os.path.join(d, "coll")
+            os.makedirs(b.collection)
+            b.ksrc = os.path.join(d, "ksrc")
+            sel = os.path.join(b.ksrc, "tools", "testing", "selftests")
+            os.makedirs(sel)
+            open(os.path.join(sel, "lib.mk"), "w").close()
+            b.rootfs = os.path.join(d, "rootfs.cpio")
+            with open(b.rootfs, "wb") as f:
+                f.write(b"ROOT")
+            state = os.path.join(d, "state")
+            os.makedirs(state)
+            boot = guest.Boot(state, None, "t")
+
+            def pack(root, out):
+                with open(out, "wb") as f:
+                    f.write(b"OVERLAY")
+                return True
+            with mock.patch.object(vm.debian, "pack_cpio", pack):
+                initrd = b.overlay(boot, "/host/json")
+            boot.close()
+            with open(initrd, "rb") as f:
+                self.assertEqual(b"ROOTOVERLAY", f.read())
+            with open(os.path.join(state, "overlay", "kbench-args")) as f:
+                args = f.read()
+            self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
+                                      os.X_OK))
+        self.assertIn("export KBENCH_GUEST=tcg\n", args)
+        self.assertIn("export KBENCH_ICOUNT=0\n", args)
+        self.assertIn("export KSRC=/ksrc\nexport KBENCH_BPF=n\n", args)
+        self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
+                      "json=/tmp/json\n", args)
+
+    def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self):
+        self.assertEqual("vm-run.sh", vm.runner("run_all.sh"))
+        self.assertEqual("vm-run.sh", vm.runner("vm-arm64.sh"))
+        self.assertEqual("kbench vm", vm.runner("kbench vm"))
+
+
+def fake_guest(script):
+    """A stand-in for vng: a bash script."""
+    return ["bash", "-c", script]
+
+
+class OneBoot(unittest.TestCase):
+    """guest.run and guest.verdict on tiny real children."""
+
+    def boot(self, script, boot_timeout=20, vm_timeout=20, serial=False):
+        with tempfile.TemporaryDirectory() as d:
+            sink = io.BytesIO()
+            b = guest.Boot(d, sink, "vm-run.sh")
+            if serial:
+                out, err = guest.serial_console(b, b.path("json.b64")), \
+                    (lambda data: None)
+            else:
+                out, err = b.ktap, guest.virtme_stderr(b)
+            result = {}
+            start = time.monotonic()
+            with contextlib.redirect_stderr(io.StringIO()) as e:
+                try:
+                    rc = guest.run(fake_guest(script), b, os.environ, out,
+                                   err, boot_timeout, vm_timeout)
+                    result["status"] = guest.verdict(
+                        b, rc, "k", "vng", boot_timeout, vm_timeout,
+                        lambda text, rc: ["a hint"])
+                except guest.Ended as x:
+                    result["status"] = x.status
+                    result["message"] = str(x)
+            b.close()
+            result.update(stderr=e.getvalue(), ktap=sink.getvalue(),
+                          secs=time.monotonic() - start)
+            if serial and os.path.exists(b.path("json.b64")):
+                with open(b.path("json.b64"), "rb") as f:
+                    result["json"] = f.read()
+        return result
+
+    def test_a_run_that_passes(self):
+        r = self.boot("echo '[    1.0] booting' >&2; "
+                      "echo 'vm-run: guest up: Linux 6.1, accel=tcg' >&2; "
+                      "echo 'TAP version 13'; echo '1..1'; echo 'ok 1 x'; "
+                      "echo '# Totals: pass:1 fail:0'; "
+                      "echo '[    9.5] WARNING: something' >&2; "
+                      "echo 'a message' >&2; "
+                      "echo 'vm-run: guest done: exit status 1' >&2; exit 1")
+        self.assertEqual(1, r["status"])
+        self.assertEqual(b"TAP version 13\n1..1\nok 1 x\n# Totals: pass:1 "
+                         b"fail:0\n", r["ktap"])
+        self.assertNotIn("booting", r["stderr"])
+        self.assertIn("vm-run: guest kernel: [    9.5] WARNING", r["stderr"])
+        self.assertRegex(r["stderr"], r"vm-run.sh: k \[Linux 6.1, accel=tcg"
+                         r"\]: boot [0-9.]+ s, run [0-9.]+ s, total [0-9.]+ "
+                         r"s; KTAP totals: pass:1 fail:0; exit status 1")
+
+    def test_no_boot_within_the_timeout(self):
+        r = self.boot("echo '[ 0.5] slow' >&2; sleep 30", boot_timeout=1)
+        self.assertEqual(124, r["status"])
+        self.assertEqual("k did not come up within 1 s (--boot-timeout)",
+                         r["message"])
+        self.assertIn("last lines of the guest console", r["stderr"])
+        self.assertLess(r["secs"], 15)
+
+    def test_a_run_that_does_not_end(self):
+        r = self.boot("echo 'vm-run: guest up: L' >&2; sleep 30",
+                      vm_timeout=1)
+        self.assertEqual(124, r["status"])
+        self.assertIn("the run in k did not end within 1 s", r["message"])
+        self.assertLess(r["secs"], 15)
+
+    def test_a_guest_that_panics(self):
+        r = self.boot("echo '[ 2.0] Kernel panic - not syncing: VFS: Unable "
+                      "to mount root fs' >&2; exit 0")
+        self.assertEqual(125, r["status"])
+        self.assertEqual("k panicked at boot: Kernel panic - not syncing: "
+                         "VFS: Unable to mount root fs", r["message"])
+        self.assertIn("hint: a hint", r["stderr"])
+        r = self.boot("echo 'vm-run: guest up: L' >&2; echo 'TAP version 13';"
+                      " echo '[ 9.0] Kernel panic - not syncing: sysrq' >&2;"
+                      " exit 0")
+        self.assertEqual(125, r["status"])
+        self.assertIn("panicked during the run: Kernel panic", r["message"])
+        self.assertIn("guest kernel: [ 9.0] Kernel panic", r["stderr"])
+        r = self.boot("echo 'vm-run: guest up: L' >&2; exit 3")
+        self.assertEqual("k died during the run (vng exit status 3)",
+                         r["message"])
+
+    def test_the_serial_console_of_arm64(self):
+        r = self.boot(r"printf '[ 1.0] early\r\nvm-run: guest up: Linux 6.12 "
+                      r"aarch64\r\nTAP version 13\r\n1..0\r\nvm-run: json "
+                      r"begin\r\nH4sI\r\nvm-run: json end\r\nvm-run: guest "
+                      r"done: exit status 3\r\n[ 9.0] reboot: Power down\n'",
+                      serial=True)
+        self.assertEqual(3, r["status"])
+        self.assertEqual(b"TAP version 13\n1..0\n", r["ktap"])
+        self.assertEqual(b"H4sI\n", r["json"])
+
+    def test_a_signal_stops_the_guest(self):
+        with tempfile.TemporaryDirectory() as d:
+            pidfile = os.path.join(d, "pid")
+            b = guest.Boot(d, io.BytesIO(), "t")
+
+            def stop_when_up():
+                while b.up_at is None:
+                    time.sleep(0.05)
+                os.kill(os.getpid(), signal.SIGTERM)
+            threading.Thread(target=stop_when_up, daemon=True).start()
+            with proc.stop_on_signals(), \
+                    self.assertRaises(proc.Interrupted), \
+                    contextlib.redirect_stderr(io.StringIO()) as err:
+                guest.run(fake_guest(f"sleep 60 & echo $! >{pidfile}; "
+                                     "echo 'vm-run: guest up: L' >&2; wait"),
+                          b, os.environ, b.ktap, guest.virtme_stderr(b),
+                          20, 20)
+            b.close()
+            self.assertIn("interrupted: stopping the guest", err.getvalue())
+            with open(pidfile) as f:
+                grandchild = int(f.read())
+            time.sleep(0.2)
+            try:  # gone, or a zombie its new parent has not reaped yet
+                with open(f"/proc/{grandchild}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                self.assertEqual("Z", state)
+            except FileNotFoundError:
+                pass
+
+
+class LastResort(unittest.TestCase):
+    def test_a_guest_that_does_not_stop_after_its_run(self):
+        """The run is over but the guest does not go away: stopped at
+        boot + run timeout (+ slack), exit 124 as timeout(1) said it."""
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(guest, "SLACK_S", 0):
+            b = guest.Boot(d, io.BytesIO(), "t")
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                rc = guest.run(fake_guest(
+                    "echo 'vm-run: guest up: L' >&2; echo 'TAP version 13';"
+                    " echo 'vm-run: guest done: exit status 0' >&2; "
+                    "sleep 30"), b, os.environ, b.ktap,
+                    guest.virtme_stderr(b), 1, 2)
+                status = guest.verdict(b, rc, "k", "vng", 1, 2,
+                                       lambda t, r: [])
+            b.close()
+        self.assertEqual((124, "last"), (status, b.timed_out))
+        self.assertIn("exit status 124", err.getvalue())
+
+
+class WholeRun(unittest.TestCase):
+    """vm.main from the options to the exit status, the host's side
+    mocked (packages, image, virtme-ng, build) and a bash script for
+    vng."""
+
+    def main(self, script, *argv, signal_after=None):
+        out = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        err = io.StringIO()
+        prog_calls = []
+
+        def command(backend, boot, json_dir):
+            prog_calls.append(backend.guest_command(json_dir))
+            return fake_guest(script), dict(os.environ)
+
+        def build(cmd, **kw):
+            prog_calls.append(cmd)
+            return 0, "syscall_overhead:syscall_overhead\n"
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"TMPDIR": d, "KSRC": "/ksrc"}), \
+                mock.patch.object(vm.Vng, "check_host"), \
+                mock.patch.object(vm.images, "resolve", return_value=
+                                  images.Image("/i", "/i", "test-kernel")), \
+                mock.patch.object(vm.vng, "ensure", return_value="/venv"), \
+                mock.patch.object(vm.proc, "output", build), \
+                mock.patch.object(vm.Vng, "command", command), \
+                mock.patch.object(vm, "choose_accel",
+                                  return_value=("tcg", "--accel tcg")), \
+                mock.patch.object(sys, "stdout", out), \
+                contextlib.redirect_stderr(err):
+            if signal_after is not None:
+                threading.Timer(signal_after, os.kill,
+                                (os.getpid(), signal.SIGTERM)).start()
+            console = os.path.join(d, "console.txt")
+            rc = vm.main(["--kernel", "test-kernel", "--console", console,
+                          *argv], "vm-run.sh")
+            kept = ""
+            if os.path.exists(console):
+                with open(console) as f:
+                    kept = f.read()
+            left = sorted(n for n in os.listdir(d) if n != "console.txt")
+        out.seek(0)
+        return rc, out.buffer.getvalue().decode(), err.getvalue(), kept, \
+            left, prog_calls
+
+    def test_a_passing_run(self):
+        rc, out, err, kept, left, calls = self.main(
+            "echo '[ 0.1] early' >&2; echo 'vm-run: guest up: L' >&2; "
+            "echo 'TAP version 13'; echo '1..1'; echo 'ok 1 x'; "
+            "echo 'vm-run: guest done: exit status 0' >&2",
+            "-t", "syscall_overhead", "--icount")
+        self.assertEqual(0, rc)
+        self.assertEqual("TAP version 13\n1..1\nok 1 x\n", out)
+        self.assertIn("vm-run.sh: accel: TCG with QEMU's instruction counter "
+                      "(-icount shift=0,sleep=off,align=off)", err)
+        # syscall_overhead's timeout (120) and the slack (120), x 4.
+        self.assertIn("vm-run.sh: booting test-kernel: 1 programs, boot "
+                      "timeout 600 s, run timeout 960 s", err)
+        self.assertIn("[ 0.1] early", kept)
+        self.assertEqual([], left)  # the work directory is gone
+        self.assertEqual(["-t", "syscall_overhead", "--list"], calls[0][1:])
+        self.assertIn("KBENCH_ICOUNT=0 KSRC=/ksrc ", calls[1])
+
+    def test_a_guest_that_panics_at_boot(self):
+        rc, out, err, kept, _, _ = self.main(
+            "echo '[ 1.0] Kernel panic - not syncing: No init found' >&2; "
+            "exit 1")
+        self.assertEqual((125, ""), (rc, out))
+        self.assertIn("vm-run.sh: test-kernel panicked at boot: Kernel "
+                      "panic - not syncing: No init found", err)
+        self.assertIn("Kernel panic", kept)
+
+    def test_a_signal_stops_the_guest_and_exits_130(self):
+        rc, out, err, kept, left, _ = self.main(
+            "echo 'vm-run: guest up: L' >&2; echo 'TAP version 13'; "
+            "sleep 60", signal_after=1.5)
+        self.assertEqual(130, rc)
+        self.assertEqual("TAP version 13\n", out)
+        self.assertEqual(1, err.count("interrupted"), err)
+        self.assertIn("vm-run.sh: interrupted: stopping the guest", err)
+        self.assertEqual([], left)
+
+
+class Images(unittest.TestCase):
+    def test_local_kinds(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaisesRegex(cli.Error, "no built kernel tree"):
+                images.resolve(arch.X86_64, d, "t", d)
+            bz = os.path.join(d, "arch", "x86", "boot", "bzImage")
+            os.makedirs(os.path.dirname(bz))
+            with open(bz, "wb") as f:
+                f.write(b"\0" * 0x202 + b"HdrS")
+            self.assertEqual(images.Image(d, bz, f"kernel tree {d}"),
+                             images.resolve(arch.X86_64, d, "t", d))
+            with self.assertRaisesRegex(cli.Error, "not an x86 kernel image"):
+                images.resolve(arch.X86_64, "/etc/hostname", "t", d)
+            with self.assertRaisesRegex(cli.Error, "no kernel image"):
+                images.resolve(arch.X86_64, "/nonexistent", "t", d)
+            img = images.resolve(arch.ARM64, "/etc/hostname", "t", d)
+            self.assertEqual("/etc/hostname", img.boot)
+
+    def test_debian_names(self):
+        with tempfile.TemporaryDirectory() as cache:
+            pkg = "linux-image-6.12.43+deb13-arm64"
+            dest = os.path.join(cache, "vm", "kernels", pkg + "_arm64")
+            os.makedirs(os.path.join(dest, "boot"))
+            open(os.path.join(dest, ".kbench-unpacked"), "w").close()
+            open(os.path.join(dest, "boot", "vmlinuz-6.12"), "w").close()
+            calls = []
+
+            def capture(cmd):
+                calls.append(cmd)
+                if "depends" in cmd:
+                    return f"linux-image-6.12-arm64\n  Depends: {pkg}:arm64\n"
+                return ""
+            with mock.patch.object(images.proc, "capture", capture):
+                img = images.resolve(arch.ARM64, "debian-6.12", "t", cache)
+            self.assertEqual(os.path.join(dest, "boot", "vmlinuz-6.12"),
+                             img.file)
+            self.assertTrue(calls[0][0].endswith("scripts/foreign-apt.sh"))
+            self.assertEqual(["arm64", "apt-cache", "depends",
+                              "linux-image-6.12-arm64"], calls[0][1:])
+            # Offline: the newest one fetched before, with a warning.
+            with mock.patch.object(images.proc, "capture",
+                                   side_effect=proc.Failed(["x"], 3)):
+                rc, _, err = quiet(images.resolve, arch.ARM64, "debian-6.12",
+                                   "t", cache)
+            self.assertEqual(img, rc)
+            self.assertIn("using " + pkg + " fetched before", err)
+            with mock.patch.object(images.proc, "capture", return_value=""), \
+                    self.assertRaises(cli.Failure) as e:
+                images.resolve(arch.ARM64, "debian-6.1", "t", cache)
+            self.assertEqual(3, e.exception.status)
+
+
+class FakeGuest:
+    """vm.Guest without a guest: each boot writes what `plan` says."""
+
+    def __init__(self, plan, boots):
+        self.plan = plan
+        self.boots = boots
+
+    def boot(self, json_dir, console, sink):
+        status, ktap = self.plan.pop(0)
+        self.boots.append((json_dir, console))
+        with open(console, "w") as f:
+            f.write("console\n")
+        sink.write(ktap)
+        if status == 0:
+            with open(os.path.join(json_dir, "syscall_overhead.json"),
+                      "w") as f:
+                json.dump({"test": "syscall_overhead", "rows": []}, f)
+        return status
+
+    def __exit__(self, *exc):
+        pass
+
+
+class AB(unittest.TestCase):
+    def test_rotation(self):
+        self.assertEqual([(1, 0), (1, 1), (2, 1), (2, 0)],
+                         ab.rotation(2, 2))
+        self.assertEqual([1, 2, 3, 2, 3, 1, 3, 1, 2],
+                         [i + 1 for _, i in ab.rotation(3, 3)])
+
+    def test_labels_and_sides(self):
+        sides = [ab.Side(n, i) for n, i in zip(ab.side_names(3),
+                                               ["/a/6.1", "/b/6.12", "x"])]
+        self.assertEqual("6.1,6.12,x", ab.labels(sides))
+        self.assertEqual(["base", "candidate", "candidate2"],
+                         [s.name for s in sides])
+        sides[2] = ab.Side("candidate2", "/c/6.1")
+        self.assertEqual("base,candidate,candidate2", ab.labels(sides))
+
+    def test_options(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            o = ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                          "-t", "syscall_overhead", "--accel", "tcg"], "t")
+        self.assertEqual((6, ["syscall_overhead"]), (o.repeat, o.tests))
+        self.assertEqual(["-t", "syscall_overhead", "--accel", "tcg"],
+                         o.vm_args)
+        self.assertIn("t: design: 6 boots per side", err.getvalue())
+        o = ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                      "--icount"], "t")
+        self.assertEqual((1, ["--icount", "--repeat", "2"]),
+                         (o.repeat, o.vm_args))
+        o = ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.1",
+                      "--icount", "-r", "3"], "t")
+        self.assertEqual(3, o.repeat)
+        for argv, want in ((["--vs-kernel", "b"], "needs --kernel BASE"),
+                           (["-k", "a", "--vs-kernel="], "needs an image"),
+                           (["-k", "a", "--vs-kernel", "b", "--vs-prefix",
+                             "env"], "do not combine"),
+                           (["-k", "a", "--vs-kernel", "b", "--icount", "-r",
+                             "0"], "invalid --repeat"),
+                           (["-k", "debian-6.1", "--vs-kernel", "debian-6.1",
+                             "--icount", "--cpus", "x"], "invalid --cpus"),
+                           (["-k", "debian-6.1", "--vs-kernel",
+                             "/nonexistent", "--icount"], "no kernel image")):
+            with self.assertRaisesRegex(cli.Error, want):
+                ab.parse(argv, "t")
+        # Bad VM options are said before the design's boots are worked out.
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaisesRegex(cli.Error, "invalid --memory"):
+            ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                      "-t", "syscall_overhead", "-m", "lots"], "t")
+        self.assertEqual("", err.getvalue())
+
+    def test_more_options(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            o = ab.parse(["--kernel=debian-6.1", "--vs-kernel=debian-6.12",
+                          "--test=syscall_overhead", "--repeat=3",
+                          "--fail-above", "5"], "t")
+        self.assertEqual((3, "5", ["--test=syscall_overhead"]),
+                         (o.repeat, o.fail_above, o.vm_args))
+        self.assertIn("t: warning: --repeat 3 is below the design's 6",
+                      err.getvalue())
+        for argv, want in ((["--report", "r.html"], "needs --json DIR"),
+                           (["--fail-above", "x"], "not a percentage"),
+                           (["--repeat=x"], "invalid --repeat")):
+            with self.assertRaisesRegex(cli.Error, want):
+                ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                          "-t", "syscall_overhead", *argv], "t")
+
+    def test_a_kernel_that_cannot_be_made_ready(self):
+        """A setup failure (exit 3) of one side fails each of its boots
+        once said, without trying it again."""
+        tap = b"TAP version 13\n1..1\nok 1 x\n"
+        boots = []
+        with tempfile.TemporaryDirectory() as work:
+            o = ab.Options("a", ["b"], 2, ["syscall_overhead"], "", "", "",
+                           False, [])
+            run = ab.AB(o, "run_all.sh", work)
+            run.guests = {"base": FakeGuest([(0, tap), (0, tap)], boots)}
+            tries = []
+
+            def prepare(self):
+                tries.append(self.kernel)
+                raise cli.Failure("cannot download b", 3)
+            with mock.patch.object(ab.vm.Guest, "prepare", prepare):
+                rc, out, err = quiet(run.run)
+        self.assertEqual(1, rc)
+        self.assertEqual(["b"], tries)
+        self.assertEqual(1, err.count("vm-run.sh: cannot download b"))
+        self.assertIn("not ok 2 kbench: candidate b (boot 1 of 2) # exit=3",
+                      out)
+        self.assertIn("not ok 3 kbench: candidate b (boot 2 of 2) # exit=3",
+                      out)
+
+    def test_a_boot_that_died_early_is_tried_once_more(self):
+        tap = b"TAP version 13\n1..1\nok 1 x\n"
+        plans = {"base": [(125, b""), (0, tap), (0, tap)],
+                 "candidate": [(124, b""), (125, b""), (125, b""),
+                               (125, b"")]}
+        boots = []
+        with tempfile.TemporaryDirectory() as work:
+            o = ab.Options("a", ["b"], 2, ["syscall_overhead"],
+                           os.path.join(work, "results"), "", "", True, [])
+            run = ab.AB(o, "t", work)
+            run.guests = {n: FakeGuest(p, boots) for n, p in plans.items()}
+            with mock.patch.object(ab.proc, "output",
+                                   return_value=(0, "table\n")) as compare:
+                rc, out, err = quiet(run.run)
+            kept = sorted(os.listdir(os.path.join(work, "results", "base")))
+            merged = os.path.isfile(os.path.join(
+                work, "results", "base", "syscall_overhead.json"))
+        self.assertEqual(1, rc)
+        self.assertIn("# base boot 1 ended before the tests started (exit "
+                      "125): trying once more\n    TAP version 13\n", out)
+        self.assertIn("\nok 1 kbench: base a (boot 1 of 2)\n", out)
+        self.assertIn("# candidate boot 1 ended before the tests started "
+                      "(exit 124): trying once more\n", out)
+        self.assertIn("\nnot ok 2 kbench: candidate b (boot 1 of 2) "
+                      "# exit=125\n", out)
+        # Round 2 starts with the candidate (ABBA), whose kernel stays
+        # dead: no results, nothing compared.
+        self.assertIn("\nnot ok 3 kbench: candidate b (boot 2 of 2)", out)
+        self.assertIn("\nok 4 kbench: base a (boot 2 of 2)\n", out)
+        self.assertIn("# Totals: pass:2 fail:2", out)
+        self.assertIn("no boot of the candidate kernel left results", err)
+        compare.assert_not_called()
+        self.assertEqual(["console-1-failed.log", "console-1.log",
+                          "console-2.log", "syscall_overhead.json"], kept)
+        self.assertTrue(merged)
+
+
+class FrontDoor(unittest.TestCase):
+    def test_run_hands_over_by_option(self):
+        with mock.patch.object(run.ab, "main", return_value=7) as a, \
+                mock.patch.object(run.vm, "main", return_value=8) as v, \
+                mock.patch.object(run.os, "execv") as execv:
+            self.assertEqual(7, run.main(["--kernel=a", "--vs-kernel", "b"]))
+            self.assertEqual(8, run.main(["-t", "x", "--kernel", "k",
+                                          "--icount"], "run_all.sh"))
+            run.main(["-t", "x", "--icount"])
+        a.assert_called_once_with(["--kernel=a", "--vs-kernel", "b"],
+                                  "kbench run")
+        v.assert_called_once_with(["-t", "x", "--kernel", "k", "--icount"],
+                                  "vm-run.sh")
+        # --icount without --kernel: run_all.sh's usage error.
+        script = os.path.join(TOP, "run_all.sh")
+        execv.assert_called_once_with(script, [script, "-t", "x",
+                                               "--icount"])
+
+    def test_run_all_hands_over_on_the_same_options(self):
+        with open(os.path.join(TOP, "run_all.sh")) as f:
+            text = f.read()
+        self.assertEqual(("--kernel",), run.GUEST_OPTIONS)
+        self.assertIn("\t--kernel | --vs-kernel)\n", text)
+
+
+class CiVm(unittest.TestCase):
+    def test_guest_json_marked_missing_and_unmarked(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, doc in (("a", {"machine": {"guest": "tcg"}}),
+                              ("b", {"machine": {"guest": None}}),
+                              ("c", [1])):
+                with open(os.path.join(tmp, f"{name}.json"), "w") as f:
+                    json.dump(doc, f)
+            with open(os.path.join(tmp, "d.json"), "w") as f:
+                f.write("{broken")
+            self.assertIsNone(ci_vm.json_problem(os.path.join(tmp, "a.json")))
+            for name in "bcde":
+                self.assertIsNotNone(ci_vm.json_problem(
+                    os.path.join(tmp, f"{name}.json")), name)
+
+    def test_programs_that_ran(self):
+        self.assertEqual(["p1"], ci_vm.ran(
+            "ok 1 selftests: kbench/a: p1\n"
+            "ok 2 selftests: kbench/a: p2 # SKIP no\n"
+            "not ok 3 selftests: kbench/b: p3\n"))
+
+    def test_one_kernel_checked(self):
+        def tee(cmd, out, err, env):
+            self.assertEqual("vm-run.sh", env["KBENCH_PROG"])
+            self.assertEqual(["vm", "--kernel", "debian-6.1", "--json"],
+                             cmd[1:5])
+            json_dir = cmd[5]
+            os.makedirs(json_dir)
+            with open(os.path.join(json_dir, "p1.json"), "w") as f:
+                json.dump({"machine": {"guest": "tcg"}}, f)
+            with open(out, "w") as f:
+                f.write("TAP version 13\n1..1\n"
+                        "ok 1 selftests: kbench/a: p1\n")
+            with open(err, "w") as f:
+                f.write("vm-run.sh: k: boot 20.1 s, run 9.0 s, total\n")
+            return 0
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(ci_vm.proc, "tee", tee):
+            (line, ok), _, _ = quiet(ci_vm.run_kernel, "debian-6.1",
+                                     os.path.join(d, "k"))
+        self.assertTrue(ok, line)
+        self.assertRegex(line, r"^debian-6.1 +PASS +[0-9]+ s  boot 20.1 s, "
+                         r"run 9.0 s$")
+
+    def test_bad_usage(self):
+        rc, _, err = quiet(ci_vm.main, ["--bogus"], "ci-vm.sh")
+        self.assertEqual(2, rc)
+        self.assertIn("unknown option '--bogus'", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
