@@ -658,11 +658,17 @@ patched_image() {
 	echo "$img"
 }
 
-# exact_rows JSON WANT: check compare.py's JSON rows: WANT is a list of
+# exact_rows DIR WANT: compare DIR/base with DIR/candidate (compare.py's
+# JSON, kept as DIR.json) and check its rows: WANT is a list of
 # "ROW:VERDICT" that must be exact or near with that verdict; every
 # other exact row must read same with no change at all.
 exact_rows() {
-	python3 - "$@" <<'PY' || fail "the exact verdicts are not the expected ones"
+	local dir=$1
+
+	shift
+	"$top/scripts/compare.py" -f json "$dir/base" "$dir/candidate" >"$dir.json" ||
+		fail "compare.py"
+	python3 - "$dir.json" "$@" <<'PY' || fail "the exact verdicts are not the expected ones"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 want = dict(w.split(":") for w in sys.argv[2:])
@@ -699,9 +705,7 @@ icount_aa() {
 	((rc == 0)) || fail "the icount A/A exited $rc"
 	grep -q '^# base: .*icount: figures are guest instructions' "$out.ktap" ||
 		fail "the comparison does not say it counts instructions"
-	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
-		fail "compare.py"
-	exact_rows "$out.json"
+	exact_rows "$out"
 }
 
 # A known cost in exact mode, one boot: syscall_overhead under two
@@ -721,9 +725,7 @@ icount_ab() {
 		--json "$out" >"$out.ktap" || rc=$?
 	cat "$out.ktap"
 	((rc == 0)) || fail "the icount A/B exited $rc"
-	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
-		fail "compare.py"
-	exact_rows "$out.json" getppid:slower
+	exact_rows "$out" getppid:slower
 }
 
 # The one-command validation of a patch from a tree, in exact mode: the
@@ -747,9 +749,7 @@ icount_validate() {
 		-t syscall_overhead --json "$out" >"$out.txt" 2>"$out.err" || rc=$?
 	cat "$out.txt"
 	((rc == 0)) || { tail -n 20 "$out.err"; fail "validate.py exited $rc"; }
-	"$top/scripts/compare.py" -f json "$out/base" "$out/candidate" >"$out.json" ||
-		fail "compare.py"
-	exact_rows "$out.json" getsid:slower
+	exact_rows "$out" getsid:slower
 }
 
 # run_all.sh --repeat / --vs-prefix and the seccomp wrapper: layout of the
@@ -1029,13 +1029,7 @@ testkernel_i386() {
 	need git i686-linux-gnu-gcc:gcc-i686-linux-gnu readelf:binutils file python3
 	need_i386_runtime
 	libs=$(foreign_libs i386)
-	# KBENCH_TESTKERNEL_IMAGE: a patched image built elsewhere.
-	img=${KBENCH_TESTKERNEL_IMAGE:-}
-	if [[ -z $img ]]; then
-		img=$("$top/testkernel/build.sh" --patched | sed -n 's/^patched=//p') ||
-			fail "testkernel/build.sh --patched failed"
-	fi
-	[[ -f $img ]] || fail "no patched test kernel image '$img'"
+	img=$(patched_image) || exit 1
 	# The guest sees this host's root but its own /tmp, and starts with
 	# a fresh environment: the copy lives in the cache, its libraries
 	# are found by their run path.
