@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """The Debian packages kbench uses: packages.txt, read for the set-up of a
-command, the install lines, make check's SKIP lines and README.md.
+command, the install lines, make check's SKIP lines, README.md and docs/.
 
   packages.py setup [--no-install] USE
         install what USE (run_all.sh, check, check-all, .ci/run) lacks, as root
@@ -10,11 +10,12 @@ command, the install lines, make check's SKIP lines and README.md.
   packages.py line USE [--not USE]   the install line of USE's packages
   packages.py list [USE]             packages, purposes and what for
   packages.py package-of COMMAND...  the package of each command
-  packages.py readme [--write] [FILE]
-        check that FILE (README.md) agrees with the list: exit 1 where
-        not; --write makes its generated blocks again
+  packages.py readme [--write] [FILE]...
+        check that the FILEs (README.md and docs/*.md) agree with the
+        list, the generated blocks in one or another of them: exit 1
+        where not; --write makes their generated blocks again
 
-Exit status: 0 done, 1 README.md or a command not in the list, 4 missing
+Exit status: 0 done, 1 a FILE or a command not in the list, 4 missing
 packages not installed, 2 bad usage or an unreadable list.
 """
 
@@ -46,31 +47,41 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     s.add_argument("use", nargs="?")
     s = sub.add_parser("package-of", help="the package of each COMMAND")
     s.add_argument("commands", nargs="+", metavar="COMMAND")
-    s = sub.add_parser("readme", help="check README.md against the list")
+    s = sub.add_parser("readme", help="check README.md and docs/*.md against the list")
     s.add_argument("--write", action="store_true",
                    help="make the generated blocks again instead")
-    s.add_argument("file", nargs="?", default=os.path.join(packages.TOP, "README.md"))
+    s.add_argument("files", nargs="*", metavar="FILE",
+                   help="default: README.md and docs/*.md")
     return ap.parse_args(argv)
 
 
-def readme(plist: packages.PackageList, path: str, write: bool) -> int:
-    with cli.reading(path), open(path, encoding="utf-8") as f:
-        text = f.read()
+def read_texts(paths: list[str]) -> dict[str, str]:
+    texts = {}
+    for path in paths:
+        with cli.reading(path), open(path, encoding="utf-8") as f:
+            texts[path] = f.read()
+    return texts
+
+
+def readme(plist: packages.PackageList, paths: list[str], write: bool) -> int:
+    texts = read_texts(paths or packages.docs_files())
     if write:
-        new = packages.readme_render(text, plist)
-        if new != text:
-            with cli.writing(path), open(path, "w", encoding="utf-8") as f:
-                f.write(new)
-            print(f"packages.py: {path}: generated blocks written")
+        for path, text in texts.items():
+            new = packages.readme_render(text, plist)
+            if new != text:
+                with cli.writing(path), open(path, "w", encoding="utf-8") as f:
+                    f.write(new)
+                print(f"packages.py: {path}: generated blocks written")
         return 0
-    problems = packages.readme_problems(text, plist)
+    problems = packages.docs_problems(texts, plist)
     for p in problems:
-        print(f"{path}: {p}")
+        print(p)
     if problems:
-        print(f"packages.py: {path} disagrees with packages.txt"
+        print("packages.py: the documentation disagrees with packages.txt"
               " (packages.py readme --write makes its blocks again)", file=sys.stderr)
         return 1
-    print(f"{path} agrees with packages.txt")
+    for path in texts:
+        print(f"{path} agrees with packages.txt")
     return 0
 
 
@@ -98,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(p.name)
         return rc
-    return readme(plist, args.file, args.write)
+    return readme(plist, args.files, args.write)
 
 
 if __name__ == "__main__":

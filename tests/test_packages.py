@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests of packages.txt and its readers: scripts/kbtools/packages.py (the
 list, the set-up in every environment with the machine faked, the system
-calls with subprocess mocked, README.md's generated parts), scripts/setup.sh
-(the bash bootstrap of a bare root, with apt and dpkg as PATH stubs) and
-the package names of tests/run.sh's need lines."""
+calls with subprocess mocked, the generated parts of README.md and
+docs/), scripts/setup.sh (the bash bootstrap of a bare root, with apt and
+dpkg as PATH stubs) and the package names of tests/run.sh's need lines."""
 
 import io
 import os
@@ -374,30 +374,48 @@ class System(unittest.TestCase):
 
 
 class Readme(unittest.TestCase):
+    """README.md and docs/*.md: their generated blocks and install lines."""
     def setUp(self):
-        with open(os.path.join(TOP, "README.md"), encoding="utf-8") as f:
-            self.text = f.read()
+        self.texts = {}
+        for path in packages.docs_files():
+            with open(path, encoding="utf-8") as f:
+                self.texts[os.path.relpath(path, TOP)] = f.read()
+        self.text = self.texts["README.md"]
         self.plist = packages.load()
 
-    def test_readme_agrees_with_the_list(self):
-        self.assertEqual(packages.readme_problems(self.text, self.plist), [])
+    def test_docs_agree_with_the_list(self):
+        self.assertEqual(packages.docs_problems(self.texts, self.plist), [])
 
     def test_a_stale_block_is_found(self):
         text = self.text.replace(" chromium", " chromium-old", 1)
         self.assertIn("the block 'install check' differs from packages.txt",
-                      packages.readme_problems(text, self.plist))
+                      packages.readme_problems(text, self.plist, required=()))
+        self.assertIn("README.md: the block 'install check' differs from packages.txt",
+                      packages.docs_problems({**self.texts, "README.md": text},
+                                             self.plist))
         self.assertEqual(packages.readme_render(text, self.plist), self.text)
 
     def test_a_missing_block_is_found(self):
-        text = self.text.replace("<!-- packages.txt: table -->", "", 1)
-        self.assertIn("no generated block '<!-- packages.txt: table -->'",
-                      packages.readme_problems(text, self.plist))
+        texts = {path: text.replace("<!-- packages.txt: table -->", "", 1)
+                 for path, text in self.texts.items()}
+        problems = packages.docs_problems(texts, self.plist)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertTrue(problems[0].endswith(
+            ": no generated block '<!-- packages.txt: table -->'"), problems)
+        self.assertEqual(packages.readme_problems("", self.plist), [
+            f"no generated block '<!-- packages.txt: {s} -->'"
+            for s in packages.REQUIRED_BLOCKS])
 
     def test_prose_installs_only_listed_packages(self):
         text = self.text + "\nThen (`apt-get install strace\nfrobnicate-dev:arm64`).\n"
-        self.assertEqual(packages.readme_problems(text, self.plist), [
+        self.assertEqual(packages.readme_problems(text, self.plist, required=()), [
             "'apt-get install ... frobnicate-dev' names a package that"
             " packages.txt does not list"])
+        page = os.path.join("docs", "extra.md")
+        self.assertEqual(packages.docs_problems(
+            {**self.texts, page: "# Extra\n(`apt-get install frob`)\n"},
+            self.plist), [f"{page}: 'apt-get install ... frob' names a package"
+                          " that packages.txt does not list"])
 
     def test_unknown_block(self):
         with self.assertRaises(packages.ListError):

@@ -10,8 +10,9 @@ command stops with exit status 4 (nothing could run). scripts/setup.sh
 calls it (after getting python3 onto a bare root); scripts/packages.py is
 the command line.
 
-The README's install lines and package table are generated from the list
-(readme_render); readme_problems() says where README.md disagrees.
+The install lines and package table of README.md and docs/*.md are
+generated from the list (readme_render); docs_problems() says where those
+files disagree.
 """
 
 import dataclasses
@@ -22,7 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Iterable, Sequence, TextIO
+from typing import Iterable, Mapping, Sequence, TextIO
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIST = os.path.join(TOP, "packages.txt")
@@ -395,7 +396,7 @@ def set_up(use: str, no_install: bool = False,
                  err or sys.stderr).run(use, no_install, bool(env.get("KSRC")))
 
 
-# ---- README.md -------------------------------------------------------------
+# ---- README.md and docs/*.md ------------------------------------------------
 
 BLOCK = re.compile(r"^<!-- packages\.txt: (.+?) -->\n(.*?)^<!-- end -->$",
                    re.M | re.S)
@@ -449,18 +450,34 @@ def readme_render(text: str, plist: PackageList) -> str:
                      f"{render_block(plist, m.group(1))}<!-- end -->", text)
 
 
-# The blocks README.md must have: the quick start's sample set-up and
-# install lines, the table.
+# The blocks the documentation must have: the quick start's sample set-up
+# and install line (README.md), make check-all's install line and the
+# table (docs/requirements.md).
 REQUIRED_BLOCKS = ("setup run_all.sh", "install check",
                    "install check-all not check", "table")
+# The files that hold them, and whose install lines are checked.
+DOCS = ("README.md", "docs/*.md")
 
 
-def readme_problems(text: str, plist: PackageList) -> list[str]:
-    """Where README.md and the list disagree (nothing: they agree)."""
+def docs_files() -> list[str]:
+    """README.md and the pages of docs/, in that order."""
+    return [f for pattern in DOCS
+            for f in sorted(glob.glob(os.path.join(TOP, pattern)))]
+
+
+def block_specs(text: str) -> list[str]:
+    """The specs of TEXT's generated blocks ('install check', 'table')."""
+    return [m.group(1) for m in BLOCK.finditer(text)]
+
+
+def readme_problems(text: str, plist: PackageList,
+                    required: Sequence[str] = REQUIRED_BLOCKS) -> list[str]:
+    """Where one file and the list disagree (nothing: they agree); the
+    blocks of REQUIRED must be in it."""
     problems = []
-    specs = [m.group(1) for m in BLOCK.finditer(text)]
+    specs = block_specs(text)
     problems += [f"no generated block '<!-- packages.txt: {s} -->'"
-                 for s in REQUIRED_BLOCKS if s not in specs]
+                 for s in required if s not in specs]
     want = readme_render(text, plist)
     if want != text:
         for spec, a, b in zip(specs, BLOCK.finditer(text), BLOCK.finditer(want)):
@@ -473,4 +490,16 @@ def readme_problems(text: str, plist: PackageList) -> list[str]:
             if not word.startswith("-") and plist.get(name) is None:
                 problems.append(f"'apt-get install ... {name}' names a package"
                                 " that packages.txt does not list")
+    return problems
+
+
+def docs_problems(texts: Mapping[str, str], plist: PackageList) -> list[str]:
+    """Where files (path: text) and the list disagree, each problem after
+    its file's name; every required block must be in one of them."""
+    problems = [f"{path}: {p}" for path, text in texts.items()
+                for p in readme_problems(text, plist, required=())]
+    specs = {s for text in texts.values() for s in block_specs(text)}
+    problems += [f"{', '.join(texts)}: no generated block"
+                 f" '<!-- packages.txt: {s} -->'"
+                 for s in REQUIRED_BLOCKS if s not in specs]
     return problems
