@@ -384,6 +384,7 @@ class Readme(unittest.TestCase):
         self.plist = packages.load()
 
     def test_docs_agree_with_the_list(self):
+        self.assertIn(os.path.join("docs", "requirements.md"), self.texts)
         self.assertEqual(packages.docs_problems(self.texts, self.plist), [])
 
     def test_a_stale_block_is_found(self):
