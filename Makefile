@@ -67,7 +67,7 @@ check-all:
 # Exploration, beside make check's fixed regression run: each libFuzzer
 # harness FUZZ_SECONDS (30) seconds, then the Python readers' property
 # tests with FUZZ_EXAMPLES (1000) fresh random examples each. A finding
-# of either does not stop the other (README, "Fuzzing").
+# of either does not stop the other (docs/fuzzing.md).
 fuzz:
 	$(MAKE) -k -C $(KBENCH_TOP)/fuzz run properties
 

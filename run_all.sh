@@ -55,7 +55,7 @@ printing one KTAP stream on stdout.
                       collection, arm64 guest under TCG)
       --icount        with --kernel: TCG under QEMU's instruction counter,
                       figures in guest instructions, exact whatever the
-                      host does (README: "Exact runs")
+                      host does (docs/exact-runs.md)
       --no-build      do not run make first (nor set up packages)
       --no-install    do not install the Debian packages the collection
                       lacks (packages.txt): print their install line, exit 4

@@ -8,7 +8,7 @@ every check and timing row as a LAVA test case (scripts/lava-run.sh).
                       [--full] [-o job.yaml]
 
 The default job is for LAVA's 'qemu' device type without KVM; see
-README.md, "Running in a LAVA lab", for a board.
+docs/lava.md, for a board.
 """
 
 import argparse

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Regenerate docs/report-ab.png, the README's picture of an A/B report:
+# Regenerate docs/report-ab.png, the picture of an A/B report in docs/reports.md:
 # `kbench docs screenshot` (scripts/kbtools/screenshot.py) under this
 # script's name, with the same options. See --help.
 set -euo pipefail

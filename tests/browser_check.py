@@ -15,7 +15,7 @@ browser did, not what a file holds:
     elements, and there are exactly N of them (--plots);
   - each --text is in the page's rendered text;
   - --screenshot writes a PNG of the whole page (or of its top HEIGHT
-    pixels with --clip, scaled by --scale: the README's picture).
+    pixels with --clip, scaled by --scale: docs/reports.md's picture).
 Exit status: 0 checks passed, 1 a check failed, 2 bad usage, 4 no chromium
 (the message names the package).
 """

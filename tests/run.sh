@@ -201,12 +201,12 @@ config_is_union() {
 		fail "top-level config is not the union of the test fragments"
 }
 
-# README.md agrees with packages.txt: its generated install lines and
-# package table are the list's (packages.py readme --write makes them
-# again), and every package it tells to apt-get install is listed.
+# README.md and docs/*.md agree with packages.txt: their generated install
+# lines and package table are the list's (packages.py readme --write makes
+# them again), and every package they tell to apt-get install is listed.
 package_list() {
 	need python3
-	"$top/scripts/packages.py" readme || fail "README.md disagrees with packages.txt"
+	"$top/scripts/packages.py" readme || fail "README.md or docs/ disagree with packages.txt"
 }
 
 # Every bash script, by name or by shebang.

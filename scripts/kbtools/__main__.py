@@ -99,7 +99,7 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                              main="debian.arm64_rootfs_main"),
     },
     "docs": {
-        "screenshot": Task("the README's picture of an A/B report "
+        "screenshot": Task("the picture of an A/B report in docs/reports.md "
                            "(scripts/make-docs-screenshot.sh)",
                            main="screenshot.main"),
     },

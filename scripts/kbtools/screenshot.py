@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The README's picture of an A/B report (docs/report-ab.png): the
+"""The picture of an A/B report in docs/reports.md (docs/report-ab.png): the
 null-syscall rows of syscall_overhead with and without a seccomp filter
 that costs every system call (tests/seccomp_wrap.c), 5 interleaved
 repetitions per side, reported by scripts/report.py and photographed by
