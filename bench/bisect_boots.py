@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
 from kbtools import bisect as kb  # noqa: E402
-from kbtools import cli, replay, results, stats  # noqa: E402
+from kbtools import cli, proc, replay, results, stats  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORDER = ("good", "bad", "bad", "good")
@@ -52,32 +52,6 @@ def parse_load(spec):
             raise cli.Error(f"--load '{spec}': '{part}' is not WORKERSxBOOTS")
         out.append((int(workers), int(boots)))
     return out
-
-
-class Load:
-    """stress-ng --cpu N in the background, changed on demand."""
-
-    def __init__(self):
-        self.proc = None
-        self.workers = 0
-
-    def set(self, workers):
-        if workers == self.workers:
-            return
-        self.stop()
-        if workers:
-            self.proc = subprocess.Popen(
-                ["stress-ng", "--cpu", str(workers), "--quiet"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True)
-        self.workers = workers
-
-    def stop(self):
-        if self.proc is not None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait()
-            self.proc = None
-        self.workers = 0
 
 
 def boot_median(image, vm_args, work):
@@ -111,7 +85,7 @@ def record(args):
                     f"bench/bisect_boots.py with --load "
                     f"{args.load or 'none'} on {os.uname().nodename}",
            "load": args.load, "boots": []}
-    load = Load()
+    load = proc.CpuLoad()
     work = tempfile.mkdtemp(prefix="kbench-boots.")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:

@@ -37,7 +37,6 @@ import argparse
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -45,7 +44,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
-from kbtools import cli, exact, results, stats  # noqa: E402
+from kbtools import cli, exact, proc, results, stats  # noqa: E402
 from kbtools.compare import TIME_UNITS  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -59,13 +58,8 @@ def mode_args(mode):
 
 def run(args):
     for mode in MODES:
-        load = None
-        if mode == "tcg-loaded":
-            load = subprocess.Popen(["stress-ng", "--cpu", str(args.load),
-                                     "--quiet"], start_new_session=True,
-                                    stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
-        try:
+        with proc.CpuLoad() as load:
+            load.set(args.load if mode == "tcg-loaded" else 0)
             for k in range(1, args.boots + 1):
                 out = os.path.join(args.output, mode, str(k))
                 shutil.rmtree(out, ignore_errors=True)
@@ -81,10 +75,6 @@ def run(args):
                 print(f"{mode} boot {k}: exit {rc}, "
                       f"{time.time() - start:.0f} s", file=sys.stderr,
                       flush=True)
-        finally:
-            if load is not None:
-                os.killpg(load.pid, signal.SIGTERM)
-                load.wait()
     return 0
 
 

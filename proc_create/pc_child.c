@@ -29,29 +29,34 @@ static char *empty_env[] = { NULL };
  * Children that run no helper store 1 into c->child_wrote and exit with
  * CHILD_STATUS: one store, so that the probe can tell a child that shares
  * our memory (vfork, clone(CLONE_VM)) from one that has a copy (fork).
+ * The others exec the helper. A vfork child must not return from the
+ * function that called vfork(): it runs only here, then exits or execs.
  */
-static int create_fork(struct pc_ctx *c, pid_t *pid)
+static int fork_child(struct pc_ctx *c, pid_t *pid, bool use_vfork,
+		      bool exec_helper)
 {
-	*pid = fork();
+	*pid = use_vfork ? vfork() : fork();
 	if (*pid < 0)
 		return -errno;
 	if (*pid == 0) {
+		if (exec_helper) {
+			execve(c->exec_path, helper_argv, empty_env);
+			_exit(127);
+		}
 		c->child_wrote = 1;
 		_exit(CHILD_STATUS);
 	}
 	return 0;
 }
 
+static int create_fork(struct pc_ctx *c, pid_t *pid)
+{
+	return fork_child(c, pid, false, false);
+}
+
 static int create_vfork(struct pc_ctx *c, pid_t *pid)
 {
-	*pid = vfork();
-	if (*pid < 0)
-		return -errno;
-	if (*pid == 0) {
-		c->child_wrote = 1;
-		_exit(CHILD_STATUS);
-	}
-	return 0;
+	return fork_child(c, pid, true, false);
 }
 
 static _Alignas(16) char clone_stack[64 * 1024];
@@ -74,26 +79,12 @@ static int create_clone(struct pc_ctx *c, pid_t *pid)
 
 static int create_fork_exec(struct pc_ctx *c, pid_t *pid)
 {
-	*pid = fork();
-	if (*pid < 0)
-		return -errno;
-	if (*pid == 0) {
-		execve(c->exec_path, helper_argv, empty_env);
-		_exit(127);
-	}
-	return 0;
+	return fork_child(c, pid, false, true);
 }
 
 static int create_vfork_exec(struct pc_ctx *c, pid_t *pid)
 {
-	*pid = vfork();
-	if (*pid < 0)
-		return -errno;
-	if (*pid == 0) {
-		execve(c->exec_path, helper_argv, empty_env);
-		_exit(127);
-	}
-	return 0;
+	return fork_child(c, pid, true, true);
 }
 
 static int spawn(pid_t *pid, const char *path)
@@ -123,55 +114,57 @@ struct kb_clone_args {
 	uint64_t tls;
 };
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
+
+/*
+ * One asm block for both widths, as the kernel's _ASM_* macros do: the
+ * system call's instruction, registers (the arguments' as constraints) and
+ * clobbers. syscall takes its arguments in rdi, rsi and overwrites rcx and
+ * r11; int $0x80 takes them in ebx, ecx and leaves every register but eax
+ * alone.
+ */
+#ifdef __x86_64__
+#define KB_SYSCALL		"syscall"
+#define KB_RET_REG		"%%rax"
+#define KB_WROTE_REG		"%%rdx"
+#define KB_EXIT_ARG_REG		"%%edi"
+#define KB_ARG0(v)		"D" (v)
+#define KB_ARG1(v)		"S" (v)
+#define KB_SYSCALL_CLOBBERS	"rcx", "r11", "memory"
+#else
+#define KB_SYSCALL		"int $0x80"
+#define KB_RET_REG		"%%eax"
+#define KB_WROTE_REG		"%%edx"
+#define KB_EXIT_ARG_REG		"%%ebx"
+#define KB_ARG0(v)		"b" (v)
+#define KB_ARG1(v)		"c" (v)
+#define KB_SYSCALL_CLOBBERS	"memory"
+#endif
 
 /*
  * clone3(CLONE_VM | CLONE_VFORK) without a stack of its own: the child runs
  * on the parent's stack, as after vfork(), so it must not return into C
  * code (that would overwrite the parent's frames). In the same asm block,
- * straight after the system call, it stores 1 to *@wrote (rdx survives the
- * syscall) and calls exit(CHILD_STATUS).
+ * straight after the system call, it stores 1 to *@wrote (edx/rdx survives
+ * the system call) and calls exit(CHILD_STATUS).
  */
 static long clone3_vfork_exit(struct kb_clone_args *args, volatile int *wrote)
 {
 	long ret;
 
-	asm volatile("syscall\n\t"
-		     "test %%rax, %%rax\n\t"
+	asm volatile(KB_SYSCALL "\n\t"
+		     "test " KB_RET_REG ", " KB_RET_REG "\n\t"
 		     "jnz 1f\n\t"
-		     "movl $1, (%%rdx)\n\t"
+		     "movl $1, (" KB_WROTE_REG ")\n\t"
 		     "mov %[nr_exit], %%eax\n\t"
-		     "mov %[status], %%edi\n\t"
-		     "syscall\n"
+		     "mov %[status], " KB_EXIT_ARG_REG "\n\t"
+		     KB_SYSCALL "\n"
 		     "1:"
 		     : "=a" (ret)
-		     : "0" ((long)__NR_clone3), "D" (args),
-		       "S" (sizeof(*args)), "d" (wrote),
+		     : "0" ((long)__NR_clone3), KB_ARG0(args),
+		       KB_ARG1(sizeof(*args)), "d" (wrote),
 		       [nr_exit] "i" (__NR_exit), [status] "i" (CHILD_STATUS)
-		     : "rcx", "r11", "memory");
-	return ret;
-}
-
-#elif defined(__i386__)
-
-/* The same on i386: int $0x80 leaves every register but eax alone. */
-static long clone3_vfork_exit(struct kb_clone_args *args, volatile int *wrote)
-{
-	long ret;
-
-	asm volatile("int $0x80\n\t"
-		     "test %%eax, %%eax\n\t"
-		     "jnz 1f\n\t"
-		     "movl $1, (%%edx)\n\t"
-		     "mov %[nr_exit], %%eax\n\t"
-		     "mov %[status], %%ebx\n\t"
-		     "int $0x80\n"
-		     "1:"
-		     : "=a" (ret)
-		     : "0" ((long)__NR_clone3), "b" (args),
-		       "c" (sizeof(*args)), "d" (wrote),
-		       [nr_exit] "i" (__NR_exit), [status] "i" (CHILD_STATUS)
-		     : "memory");
+		     : KB_SYSCALL_CLOBBERS);
 	return ret;
 }
 
@@ -229,24 +222,21 @@ static int create_clone3_vfork(struct pc_ctx *c, pid_t *pid)
 
 #endif
 
+/* Every method's child is reaped with waitpid (create_and_reap). */
 #define METHOD(id, l, what, h) \
-	[M_##id] = { .name = #id, .label = l, .note = what, \
+	[M_##id] = { .name = #id, .label = l, .note = what ", waitpid", \
 		     .create = create_##id, .helper = h }
 
 const struct method methods[NR_METHODS] = {
-	METHOD(fork, "fork()", "fork, child _exit(42), waitpid", NO_HELPER),
-	METHOD(vfork, "vfork()", "vfork, child _exit(42), waitpid", NO_HELPER),
-	METHOD(clone, "clone()", "clone(CLONE_VM|SIGCHLD), child returns 42, waitpid",
-	       NO_HELPER),
-	METHOD(fork_exec, "fork() + exec()", "fork, child execve(helper), waitpid",
+	METHOD(fork, "fork()", "fork, child _exit(42)", NO_HELPER),
+	METHOD(vfork, "vfork()", "vfork, child _exit(42)", NO_HELPER),
+	METHOD(clone, "clone()", "clone(CLONE_VM|SIGCHLD), child returns 42", NO_HELPER),
+	METHOD(fork_exec, "fork() + exec()", "fork, child execve(helper)", EXEC_HELPER),
+	METHOD(vfork_exec, "vfork() + exec()", "vfork, child execve(helper)", EXEC_HELPER),
+	METHOD(posix_spawn, "posix_spawn()", "posix_spawn of the nolibc helper", NOLIBC_HELPER),
+	METHOD(posix_spawn_exec, "posix_spawn() + exec", "posix_spawn of the exec helper",
 	       EXEC_HELPER),
-	METHOD(vfork_exec, "vfork() + exec()", "vfork, child execve(helper), waitpid",
-	       EXEC_HELPER),
-	METHOD(posix_spawn, "posix_spawn()", "posix_spawn of the nolibc helper, waitpid",
-	       NOLIBC_HELPER),
-	METHOD(posix_spawn_exec, "posix_spawn() + exec", "posix_spawn of the exec helper, waitpid",
-	       EXEC_HELPER),
-	METHOD(clone3_vfork, "clone3(VFORK)", "clone3(CLONE_VM|CLONE_VFORK), child exit(42), waitpid",
+	METHOD(clone3_vfork, "clone3(VFORK)", "clone3(CLONE_VM|CLONE_VFORK), child exit(42)",
 	       NO_HELPER),
 };
 

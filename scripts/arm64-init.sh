@@ -20,20 +20,8 @@ fi
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
-# What udev would add: bash's process substitution needs /dev/fd.
-ln -sf /proc/self/fd /dev/fd
-ln -sf /proc/self/fd/0 /dev/stdin
-ln -sf /proc/self/fd/1 /dev/stdout
-ln -sf /proc/self/fd/2 /dev/stderr
-mkdir -p /dev/pts /dev/shm /dev/mqueue /tmp
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
-mount -t mqueue mqueue /dev/mqueue
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
+# shellcheck source=guest_mounts.sh
+. /kbench/scripts/guest_mounts.sh
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # Kernel messages would interleave with the KTAP on the one console.
 dmesg -n 1

@@ -2,8 +2,9 @@
 """What the property-based tests (test_fuzz_*.py) share: the hypothesis
 import (a test module skips with this reason when it is missing; the
 python_properties step of tests/run.sh fails instead), the settings of
-the two runs, the JSON and KTAP strategies, and running a CLI's main()
-in-process so that a traceback is seen as the exception it is.
+the two runs, the JSON and KTAP strategies, running a CLI's main()
+in-process so that a traceback is seen as the exception it is, a test's
+temporary files and the check of an error line.
 
 Two runs of the same properties (KBENCH_FUZZ_MODE):
   check    (default; make check) derandomized: a property's examples
@@ -133,6 +134,24 @@ def run_main(main, argv):
         except SystemExit as e:
             rc = e.code
     return rc, raw.getvalue().decode("utf-8"), err.getvalue()
+
+
+def temp_paths(testcase, *names: str) -> List[str]:
+    """Paths of NAMES in a temporary directory removed after the test."""
+    tmp = tempfile.TemporaryDirectory()
+    testcase.addCleanup(tmp.cleanup)
+    return [os.path.join(tmp.name, name) for name in names]
+
+
+def assert_error(testcase, err: str, prog: str, paths: Sequence[str],
+                 then: Sequence[str] = ()) -> str:
+    """stderr ERR is PROG's one error line ("PROG: ...") naming one of
+    PATHS, then the lines THEN (a usage hint); that error line."""
+    lines = err.strip("\n").split("\n")
+    testcase.assertTrue(lines[0].startswith(prog + ": "), err)
+    testcase.assertTrue(any(p in lines[0] for p in paths), err)
+    testcase.assertEqual(lines[1:], list(then), err)
+    return lines[0]
 
 
 def write_text(path, text):

@@ -6,6 +6,8 @@ and contradictions, the runner with subprocess mocked, the command on a
 small git tree, and bisections replayed on recorded boots
 (kbtools.replay)."""
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -264,6 +266,25 @@ class Error(unittest.TestCase):
         self.assertIn("x1.500", line)
         self.assertIn("bad p 0.0002, good p 1", line)
 
+
+    def test_exit_status_of_each_ending(self):
+        def raising(e):
+            def body():
+                raise e
+            return body
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), \
+                mock.patch.object(bisect_run.output, "stdout_gone") as gone:
+            self.assertEqual(5, bisect_run.exit_status(lambda: 5))
+            self.assertEqual(2, bisect_run.exit_status(
+                raising(bisect_run.Usage("no --tree"))))
+            self.assertEqual(3, bisect_run.exit_status(
+                raising(bisect_run.Setup("no build"))))
+            self.assertEqual(0, bisect_run.exit_status(
+                raising(BrokenPipeError())))
+        gone.assert_called_once_with()
+        self.assertIn(": no --tree\nTry '", err.getvalue())
+        self.assertIn(": no build\n", err.getvalue())
 
 class Replays(unittest.TestCase):
     """Bisections of 7 commits replayed on boots recorded under a load

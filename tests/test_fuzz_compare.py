@@ -34,19 +34,14 @@ def valid_doc(test="t", scale=1.0):
 def one_line_error(testcase, rc, err, prog, paths):
     """Exit 2 with exactly one line on stderr, naming one of paths."""
     testcase.assertEqual(rc, 2, err)
-    lines = err.strip("\n").split("\n")
-    testcase.assertEqual(len(lines), 1, err)
-    testcase.assertTrue(lines[0].startswith(prog + ": "), err)
-    testcase.assertTrue(any(p in lines[0] for p in paths), err)
+    fuzz_props.assert_error(testcase, err, prog, paths)
 
 
 @unittest.skipIf(MISSING, MISSING or "")
 class CompareProperties(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.base = os.path.join(self.tmp.name, "base.json")
-        self.cand = os.path.join(self.tmp.name, "cand.json")
+        self.base, self.cand = fuzz_props.temp_paths(self, "base.json",
+                                                     "cand.json")
 
     def compare(self, *extra):
         return fuzz_props.run_main(compare_cli.main,
@@ -106,10 +101,8 @@ class NamedErrors(unittest.TestCase):
     """Each kind of bad input is an error naming the file and the row."""
 
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.path = os.path.join(self.tmp.name, "t.json")
-        self.good = os.path.join(self.tmp.name, "good.json")
+        self.path, self.good = fuzz_props.temp_paths(self, "t.json",
+                                                     "good.json")
         write(self.good, valid_doc())
 
     def error(self, doc):

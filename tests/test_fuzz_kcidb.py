@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import fuzz_props
@@ -28,10 +27,7 @@ with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as _f:
 @unittest.skipIf(MISSING, MISSING or "")
 class KcidbProperties(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.dir = os.path.join(self.tmp.name, "run")
-        self.out = os.path.join(self.tmp.name, "kcidb.json")
+        self.dir, self.out = fuzz_props.temp_paths(self, "run", "kcidb.json")
 
     def fresh_copy(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -46,13 +42,10 @@ class KcidbProperties(unittest.TestCase):
             with open(self.out, encoding="utf-8") as f:
                 self.assertTrue(json.load(f)["tests"])
         else:
-            lines = err.strip("\n").split("\n")
-            self.assertEqual(len(lines), 1, err)
-            self.assertTrue(lines[0].startswith("kcidb.py: "), err)
-            self.assertIn(self.dir, lines[0], err)
+            line = fuzz_props.assert_error(self, err, "kcidb.py", [self.dir])
             # A KTAP line it cannot use is named by its line number.
-            if "run_all.ktap" in lines[0]:
-                self.assertRegex(lines[0], r"run_all\.ktap: line \d+: ")
+            if "run_all.ktap" in line:
+                self.assertRegex(line, r"run_all\.ktap: line \d+: ")
 
     # A row without its unit was reported without the file; a lone
     # surrogate ("\ud800") in a name ended in a traceback (issue 34's

@@ -4,8 +4,6 @@ text, KTAP-like or not, gives a verdict (exit 0 or 1, one error per
 line on stderr naming the file and the line), never a traceback or a
 hang; a well-formed stream built from random results passes."""
 
-import os
-import tempfile
 import unittest
 
 import fuzz_props
@@ -18,9 +16,7 @@ from kbtools import ktap  # noqa: E402
 @unittest.skipIf(MISSING, MISSING or "")
 class KtapProperties(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.path = os.path.join(self.tmp.name, "run.ktap")
+        self.path, = fuzz_props.temp_paths(self, "run.ktap")
 
     def check_file(self, text, *opts):
         fuzz_props.write_text(self.path, text)

@@ -12,7 +12,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import fuzz_props
@@ -27,7 +26,8 @@ except ImportError:
     yaml = None
 
 RECORDED = os.path.join(HERE, "data", "kcidb", "host")
-PREFIX = "kbtools.lava: "
+PROG = "kbtools.lava"
+PREFIX = PROG + ": "
 LAVA_COMMANDS = ("lava-test-set", "lava-test-case")
 
 
@@ -65,8 +65,7 @@ def error_lines(testcase, rc, err, paths):
     for line in lines:
         testcase.assertTrue(line.startswith(PREFIX), err)
     if rc == 2:
-        testcase.assertEqual(len(lines), 1, err)
-        testcase.assertTrue(any(p in lines[0] for p in paths), err)
+        fuzz_props.assert_error(testcase, err, PROG, paths)
 
 
 @unittest.skipIf(MISSING, MISSING or "")
@@ -74,9 +73,7 @@ class LavaStreamProperties(unittest.TestCase):
     """A stream (and results directory) to LAVA test cases."""
 
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.dir = os.path.join(self.tmp.name, "run")
+        self.dir, = fuzz_props.temp_paths(self, "run")
         self.ktap = os.path.join(self.dir, "run_all.ktap")
 
     def fresh_copy(self):
@@ -131,10 +128,8 @@ class LavaCheckJobProperties(unittest.TestCase):
     """--check-job TESTS.json LOG.yaml on what a lab (or a hand) gives."""
 
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.tests = os.path.join(self.tmp.name, "tests.json")
-        self.log = os.path.join(self.tmp.name, "log.yaml")
+        self.tests, self.log = fuzz_props.temp_paths(self, "tests.json",
+                                                     "log.yaml")
 
     def check_job(self, tests_text, log_text):
         fuzz_props.write_text(self.tests, tests_text)
@@ -203,9 +198,7 @@ class LavaJobProperties(unittest.TestCase):
 
     def setUp(self):
         self.gen = test_lava.load_generator()
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.out = os.path.join(self.tmp.name, "job.yaml")
+        self.out, = fuzz_props.temp_paths(self, "job.yaml")
 
     def check_job(self, argv):
         rc, _, err = fuzz_props.run_main(self.gen.main,

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import fuzz_props
@@ -32,11 +31,8 @@ DOC = fuzz_props.load_json(os.path.join(RECORDED, PROGRAM))
 @unittest.skipIf(MISSING or NO_MATPLOTLIB, MISSING or NO_MATPLOTLIB or "")
 class ReportProperties(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(self.tmp.cleanup)
-        self.base = os.path.join(self.tmp.name, "base")
-        self.cand = os.path.join(self.tmp.name, "cand")
-        self.page = os.path.join(self.tmp.name, "page.html")
+        self.base, self.cand, self.page = fuzz_props.temp_paths(
+            self, "base", "cand", "page.html")
 
     def fresh(self, d):
         shutil.rmtree(d, ignore_errors=True)
@@ -51,17 +47,14 @@ class ReportProperties(unittest.TestCase):
                                            ["-o", self.page] + list(runs))
         self.assertIn(rc, (0, 2), err)
         self.assertEqual(out, "")
-        lines = err.strip("\n").split("\n")
         if rc == 0:
-            self.assertEqual(lines, [f"{PROG}: wrote {self.page}"])
+            self.assertEqual(err.strip("\n"), f"{PROG}: wrote {self.page}")
             with open(self.page, encoding="utf-8") as f:
                 self.assertIn("</html>", f.read())
             return
         self.assertFalse(os.path.exists(self.page), err)
-        self.assertTrue(lines[0].startswith(f"{PROG}: "), err)
-        self.assertTrue(any(r in lines[0] for r in runs), err)
-        self.assertEqual(lines[1:], [f"Try '{PROG} -h' for more information."],
-                         err)
+        fuzz_props.assert_error(self, err, PROG, runs, then=[
+            f"Try '{PROG} -h' for more information."])
 
     @prop(share=10, deadline_s=60, spoiling=fuzz_props.spoilings(DOC))
     def test_one_run(self, spoiling):

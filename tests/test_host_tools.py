@@ -121,6 +121,25 @@ class Proc(unittest.TestCase):
                 self.assertEqual(("o\n", "e\n"), (f.read(), g.read()))
 
 
+    def test_cpu_load_changes_on_demand_and_stops_at_the_end(self):
+        popen, started = mock.MagicMock(), []
+
+        def start(cmd, **kw):
+            started.append((cmd, kw["start_new_session"]))
+            return popen
+        with mock.patch.object(proc.subprocess, "Popen", side_effect=start), \
+                mock.patch.object(proc, "stop_group") as stop:
+            with proc.CpuLoad() as load:
+                load.set(0)
+                load.set(2)
+                load.set(2)
+                load.set(1)
+            self.assertEqual(2, stop.call_count)
+        self.assertEqual([(["stress-ng", "--cpu", "2", "--quiet"], True),
+                          (["stress-ng", "--cpu", "1", "--quiet"], True)],
+                         started)
+        self.assertEqual(0, load.workers)
+
 class Keys(unittest.TestCase):
     """The cache keys, byte for byte as testkernel/build.sh's sha256sum
     pipelines made them: images built before must still be found."""

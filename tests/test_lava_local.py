@@ -84,6 +84,24 @@ class Mirror(unittest.TestCase):
         self.assertNotIn("http://deb.", text)
 
 
+class GuestInit(unittest.TestCase):
+    def test_the_shared_mounts_then_a_login_loop(self):
+        with tempfile.TemporaryDirectory() as d:
+            lab = lava_local.Lab("lava-local.sh", d)
+            os.makedirs(os.path.join(lab.guest, "sbin"))
+            lab.write_guest_init()
+            init = os.path.join(lab.guest, "sbin", "kbench-init")
+            with open(init) as f:
+                text = f.read()
+            self.assertTrue(os.access(init, os.X_OK))
+        self.assertTrue(text.startswith("#!/bin/sh\n"))
+        mounts = text.index("mount -t cgroup2 cgroup2 /sys/fs/cgroup\n")
+        self.assertLess(text.index("mount -t proc proc /proc\n"), mounts)
+        self.assertLess(mounts, text.index("mount -t tmpfs tmpfs /run\n"))
+        self.assertTrue(text.endswith(
+            "\t/sbin/agetty --noclear -L ttyS0 115200 vt100\ndone\n"))
+
+
 class Secrets(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

@@ -41,6 +41,16 @@ def quiet(fn, *args, **kw):
     return rc, out.getvalue(), err.getvalue()
 
 
+def assert_in_order(testcase, text, *parts):
+    """Each of parts in text, each after the one before."""
+    at = 0
+    for part in parts:
+        found = text.find(part, at)
+        testcase.assertNotEqual(-1, found, f"{part!r} not found after "
+                                f"offset {at} of:\n{text}")
+        at = found + len(part)
+
+
 def parse(*argv):
     return vm.parse(list(argv), "vm-run.sh")
 
@@ -538,11 +548,11 @@ class WholeRun(unittest.TestCase):
             "-t", "syscall_overhead", "--icount")
         self.assertEqual(0, rc)
         self.assertEqual("TAP version 13\n1..1\nok 1 x\n", out)
-        self.assertIn("vm-run.sh: accel: TCG with QEMU's instruction counter "
-                      "(-icount shift=0,sleep=off,align=off)", err)
         # syscall_overhead's timeout (120) and the slack (120), x 4.
-        self.assertIn("vm-run.sh: booting test-kernel: 1 programs, boot "
-                      "timeout 600 s, run timeout 960 s", err)
+        assert_in_order(self, err, "vm-run.sh: accel: TCG with QEMU's "
+                        "instruction counter (-icount shift=0,sleep=off,"
+                        "align=off)", "vm-run.sh: booting test-kernel: 1 "
+                        "programs, boot timeout 600 s, run timeout 960 s")
         self.assertIn("[ 0.1] early", kept)
         self.assertEqual([], left)  # the work directory is gone
         self.assertEqual(["-t", "syscall_overhead", "--list"], calls[0][1:])
@@ -752,18 +762,18 @@ class AB(unittest.TestCase):
             merged = os.path.isfile(os.path.join(
                 work, "results", "base", "syscall_overhead.json"))
         self.assertEqual(1, rc)
-        self.assertIn("# base boot 1 ended before the tests started (exit "
-                      "125): trying once more\n    TAP version 13\n", out)
-        self.assertIn("\nok 1 kbench: base a (boot 1 of 2)\n", out)
-        self.assertIn("# candidate boot 1 ended before the tests started "
-                      "(exit 124): trying once more\n", out)
-        self.assertIn("\nnot ok 2 kbench: candidate b (boot 1 of 2) "
-                      "# exit=125\n", out)
         # Round 2 starts with the candidate (ABBA), whose kernel stays
         # dead: no results, nothing compared.
-        self.assertIn("\nnot ok 3 kbench: candidate b (boot 2 of 2)", out)
-        self.assertIn("\nok 4 kbench: base a (boot 2 of 2)\n", out)
-        self.assertIn("# Totals: pass:2 fail:2", out)
+        assert_in_order(
+            self, out, "# base boot 1 ended before the tests started (exit "
+            "125): trying once more\n    TAP version 13\n",
+            "\nok 1 kbench: base a (boot 1 of 2)\n",
+            "# candidate boot 1 ended before the tests started (exit 124): "
+            "trying once more",
+            "\nnot ok 2 kbench: candidate b (boot 1 of 2) # exit=125\n",
+            "\nnot ok 3 kbench: candidate b (boot 2 of 2)",
+            "\nok 4 kbench: base a (boot 2 of 2)\n",
+            "# Totals: pass:2 fail:2")
         self.assertIn("no boot of the candidate kernel left results", err)
         compare.assert_not_called()
         self.assertEqual(["console-1-failed.log", "console-1.log",

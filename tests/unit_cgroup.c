@@ -131,37 +131,35 @@ static int test_opt_list(char *why, size_t size)
 	return KSFT_PASS;
 }
 
+/* kb_cgroup_mountinfo_find() of @text finds @n mounts: @want_v2, @want_v1. */
+static int find_gives(const char *text, int n, const char *want_v2,
+		      const char *want_v1, char *why, size_t size)
+{
+	char v2[64] = "", v1[64] = "";
+	int found = kb_cgroup_mountinfo_find(text, strlen(text), v2, sizeof(v2),
+					     v1, sizeof(v1));
+
+	if (found != n || strcmp(v2, want_v2) || strcmp(v1, want_v1))
+		return WHY("found %d: '%s' '%s'", found, v2, v1);
+	return KSFT_PASS;
+}
+
 static int test_find_cgroups_hybrid(char *why, size_t size)
 {
-	const char *text =
-		"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
-		"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
-		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
-		"40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n"
-		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
-	char v2[64], v1[64];
-	int n = kb_cgroup_mountinfo_find(text, strlen(text), v2, sizeof(v2), v1,
-					  sizeof(v1));
-
-	if (n != 2 || strcmp(v2, "/sys/fs/cgroup/unified") ||
-	    strcmp(v1, "/sys/fs/cgroup/memory"))
-		return WHY("found %d: '%s' '%s'", n, v2, v1);
-	return KSFT_PASS;
+	return find_gives("31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+			  "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+			  "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+			  "40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n"
+			  "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n",
+			  2, "/sys/fs/cgroup/unified", "/sys/fs/cgroup/memory", why, size);
 }
 
 static int test_find_cgroups_v2_only(char *why, size_t size)
 {
-	const char *text =
-		"22 1 0:20 / /proc rw - proc proc rw\n"
-		"garbage line\n"
-		"32 26 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw";
-	char v2[64], v1[64];
-	int n = kb_cgroup_mountinfo_find(text, strlen(text), v2, sizeof(v2), v1,
-					  sizeof(v1));
-
-	if (n != 1 || strcmp(v2, "/sys/fs/cgroup") || v1[0])
-		return WHY("found %d: '%s' '%s'", n, v2, v1);
-	return KSFT_PASS;
+	return find_gives("22 1 0:20 / /proc rw - proc proc rw\n"
+			  "garbage line\n"
+			  "32 26 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw",
+			  1, "/sys/fs/cgroup", "", why, size);
 }
 
 static int test_proc_cgroup(char *why, size_t size)
@@ -195,41 +193,48 @@ static int test_proc_cgroup_long_path(char *why, size_t size)
 	return KSFT_PASS;
 }
 
-static int test_stat_v2(char *why, size_t size)
+/*
+ * Parse @text into st: @nkeys keys and @ncomments comment lines, and @key
+ * (when given) with @value.
+ */
+static int stat_parses_to(const char *text, size_t nkeys, size_t ncomments,
+			  const char *key, unsigned long long value, char *why,
+			  size_t size)
 {
-	const char *text = "anon 13660160\nfile 8417280\nkernel 0\n\npgfault 123\n";
 	unsigned long long v = 0;
 
 	if (kb_memstat_parse(text, strlen(text), &st, why, size))
 		return KSFT_FAIL;
-	if (st.n != 4 || !kb_memstat_get(&st, "file", &v) || v != 8417280 ||
-	    kb_memstat_get(&st, "slab", NULL) || strcmp(st.e[3].key, "pgfault"))
-		return WHY("%zu keys, file=%llu", st.n, v);
+	if (st.n != nkeys || st.comments != ncomments ||
+	    (key && (!kb_memstat_get(&st, key, &v) || v != value)))
+		return WHY("%zu keys, %zu comments, %s=%llu", st.n, st.comments,
+			   key ? key : "-", v);
+	return KSFT_PASS;
+}
+
+static int test_stat_v2(char *why, size_t size)
+{
+	const char *text = "anon 13660160\nfile 8417280\nkernel 0\n\npgfault 123\n";
+	int ret = stat_parses_to(text, 4, 0, "file", 8417280, why, size);
+
+	if (ret != KSFT_PASS)
+		return ret;
+	if (kb_memstat_get(&st, "slab", NULL) || strcmp(st.e[3].key, "pgfault"))
+		return WHY("slab found, or key 4 is '%s'", st.e[3].key);
 	return KSFT_PASS;
 }
 
 static int test_stat_v1_big(char *why, size_t size)
 {
-	const char *text = "cache 10207232\nhierarchical_memory_limit 9223372036854771712\ntotal_rss 20226048";
-	unsigned long long v = 0;
-
-	if (kb_memstat_parse(text, strlen(text), &st, why, size))
-		return KSFT_FAIL;
-	if (st.n != 3 || !kb_memstat_get(&st, "hierarchical_memory_limit", &v) ||
-	    v != 9223372036854771712ull)
-		return WHY("%zu keys, limit=%llu", st.n, v);
-	return KSFT_PASS;
+	return stat_parses_to("cache 10207232\nhierarchical_memory_limit 9223372036854771712\ntotal_rss 20226048",
+			      3, 0, "hierarchical_memory_limit",
+			      9223372036854771712ull, why, size);
 }
 
 static int test_stat_ks_comments(char *why, size_t size)
 {
-	const char *text = "# Mode: BTF query (2 fields)\nanon 12\nfile 3\n# kserial_time_ns 812\n";
-
-	if (kb_memstat_parse(text, strlen(text), &st, why, size))
-		return KSFT_FAIL;
-	if (st.n != 2 || st.comments != 2)
-		return WHY("%zu keys, %zu comments", st.n, st.comments);
-	return KSFT_PASS;
+	return stat_parses_to("# Mode: BTF query (2 fields)\nanon 12\nfile 3\n# kserial_time_ns 812\n",
+			      2, 2, NULL, 0, why, size);
 }
 
 static int test_stat_bad(char *why, size_t size)

@@ -824,24 +824,35 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNDECIDED
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+def exit_status(body: Callable[[], int]) -> int:
+    """body()'s exit status, or the one its error means (the bisection's
+    and validate.py's): Usage 2 with a hint, a failed setup 3, a reader of
+    stdout gone 0."""
     try:
-        args = parse_args(argv)
-        if args.help:
-            output.write_stdout(USAGE)
-            return 0
-        return run(args)
+        return body()
     except Usage as e:
         msg(str(e))
         print(f"Try '{PROG} --help' for more information.", file=sys.stderr)
         return EXIT_USAGE
-    except Setup as e:
+    except (Setup, kb.BisectError, results.ResultError) as e:
         msg(str(e))
         return EXIT_SETUP
-    except (kb.BisectError, results.ResultError) as e:
-        msg(str(e))
-        return EXIT_SETUP
+    except BrokenPipeError:
+        output.stdout_gone()
+        return 0
+
+
+def help_or_run(argv: List[str]) -> int:
+    args = parse_args(argv)
+    if args.help:
+        output.write_stdout(USAGE)
+        return 0
+    return run(args)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    return exit_status(lambda: help_or_run(args))
 
 
 if __name__ == "__main__":

@@ -242,6 +242,19 @@ class Ended(cli.Failure):
     """A guest that did not come up or did not finish: 124 or 125."""
 
 
+def console_end(boot: Boot, extra: Sequence[str]) -> str:
+    """The console's last lines said, then its whole text."""
+    boot.tail(25, extra)
+    return boot.console_text()
+
+
+def died(text: str, panicked: str, otherwise: str) -> Ended:
+    """A guest that stopped short (EXIT_GUEST): "PANICKED: the panic line"
+    when its console has one, else otherwise."""
+    line = panic(text)
+    return Ended(f"{panicked}: {line}" if line else otherwise, EXIT_GUEST)
+
+
 def secs(a: float, b: float) -> str:
     return f"{b - a:.1f}"
 
@@ -257,26 +270,18 @@ def verdict(boot: Boot, rc: int, desc: str, backend: str,
         raise Ended(f"{desc} did not come up within {boot_timeout} s "
                     "(--boot-timeout)", EXIT_TIMEOUT)
     if boot.up_at is None:
-        boot.tail(25, extra)
-        text = boot.console_text()
+        text = console_end(boot, extra)
         for hint in hints(text, rc):
             msg(boot.prog, "hint: " + hint)
-        if panic(text):
-            raise Ended(f"{desc} panicked at boot: {panic(text)}", EXIT_GUEST)
-        raise Ended(f"{desc} did not boot ({backend} exit status {rc})",
-                    EXIT_GUEST)
+        raise died(text, f"{desc} panicked at boot",
+                   f"{desc} did not boot ({backend} exit status {rc})")
     if boot.timed_out == "run" or (rc in (124, 137) and boot.done_at is None):
         boot.tail(10, extra)
         raise Ended(f"the run in {desc} did not end within {vm_timeout} s "
                     "(--vm-timeout)", EXIT_TIMEOUT)
     if boot.done_at is None:
-        boot.tail(25, extra)
-        text = boot.console_text()
-        if panic(text):
-            raise Ended(f"{desc} panicked during the run: {panic(text)}",
-                        EXIT_GUEST)
-        raise Ended(f"{desc} died during the run ({backend} exit status "
-                    f"{rc})", EXIT_GUEST)
+        raise died(console_end(boot, extra), f"{desc} panicked during the run",
+                   f"{desc} died during the run ({backend} exit status {rc})")
     status = rc if boot.done_status is None else boot.done_status
     end = time.monotonic()
     msg(boot.prog, f"{desc} [{boot.upline}]: boot "

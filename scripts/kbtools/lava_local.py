@@ -571,8 +571,11 @@ class Lab:
         """The guest's init: the mounts the collection needs, then a root
         login on the serial console (LAVA's auto_login), again and again."""
         init = os.path.join(self.guest, "sbin", "kbench-init")
+        with open(paths.script("scripts/guest_mounts.sh"),
+                  encoding="utf-8") as f:
+            mounts = f.read()
         with open(init, "w", encoding="utf-8") as f:
-            f.write(GUEST_INIT)
+            f.write("#!/bin/sh\n" + mounts + GUEST_INIT_TAIL)
         os.chmod(init, 0o755)
 
     def copy_collection(self) -> None:
@@ -663,23 +666,10 @@ class Lab:
             shutil.copy(f, os.path.join(self.srv, "vmlinuz"))
 
 
-GUEST_INIT = """\
-#!/bin/sh
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
-# bash's process substitution needs /dev/fd, which devtmpfs lacks.
-ln -sfn /proc/self/fd /dev/fd
-ln -sfn /proc/self/fd/0 /dev/stdin
-ln -sfn /proc/self/fd/1 /dev/stdout
-ln -sfn /proc/self/fd/2 /dev/stderr
-mkdir -p /dev/pts /dev/shm /dev/mqueue
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# After the mounts every guest of ours has (scripts/guest_mounts.sh): a
+# root login on the serial console, again and again.
+GUEST_INIT_TAIL = """\
 mount -t tmpfs tmpfs /run
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-mount -t mqueue mqueue /dev/mqueue
 hostname kbench
 while :; do
 \t/sbin/agetty --noclear -L ttyS0 115200 vt100

@@ -10,6 +10,8 @@ times out and stops a child.
 - tee(cmd, out, err): stdout and stderr each kept in a file and shown.
 - locked(path): flock(2) on a lock file, the same lock as flock(1) takes
   on it, so that bash and Python users of a cache exclude each other.
+- CpuLoad(): stress-ng --cpu N in the background, for measurements
+  beside a loaded host (bench/bisect_boots.py, bench/guest_modes.py).
 
 Every child goes through subprocess.Popen here: the unit tests mock that
 one name (on kunit_tool_test's model) and see every command line.
@@ -277,3 +279,39 @@ class Clock:
 
     def seconds(self) -> int:
         return int(time.monotonic() - self.start)
+
+
+class CpuLoad:
+    """stress-ng --cpu WORKERS in a process group of its own: set() changes
+    the number of workers (0: none), stop() ends it, and so does leaving
+    a `with CpuLoad() as load:` block."""
+
+    def __init__(self) -> None:
+        self.child: Optional["subprocess.Popen[bytes]"] = None
+        self.workers = 0
+
+    def set(self, workers: int) -> None:
+        if workers == self.workers:
+            return
+        self.stop()
+        if workers:
+            cmd = ["stress-ng", "--cpu", str(workers), "--quiet"]
+            try:
+                self.child = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, start_new_session=True)
+            except OSError as e:
+                raise Failed(cmd, 127, e.strerror or str(e)) from e
+        self.workers = workers
+
+    def stop(self) -> None:
+        if self.child is not None:
+            stop_group(self.child)
+            self.child = None
+        self.workers = 0
+
+    def __enter__(self) -> "CpuLoad":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

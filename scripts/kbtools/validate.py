@@ -21,20 +21,24 @@ import subprocess
 import sys
 import tempfile
 import shutil
-from typing import List, NoReturn, Optional
+from typing import List, Optional, Tuple
 
-from kbtools import bisect_run, output
+from kbtools import bisect_run
 
 PROG = "validate.py"
 
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise bisect_run.Usage(message)
+# The options handed on to run_all.sh as they came: (option, metavar,
+# help), declared and passed on from this one list.
+PASSED_ON: Tuple[Tuple[str, Optional[str], str], ...] = (
+    ("--json", "DIR", "keep DIR/base and DIR/candidate"),
+    ("--fail-above", "PCT",
+     "exit 1 when a row is slower by more than PCT %%"),
+    ("--accel", None, "passed to scripts/vm-run.sh"),
+)
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
-    ap = Parser(prog=PROG, description=(
+    ap = bisect_run.Parser(prog=PROG, description=(
         "Build two revisions of a kernel tree with the test kernel's "
         "configuration, boot each under QEMU's instruction counter and "
         "print exact verdicts: did the candidate make a row slower?"))
@@ -48,12 +52,9 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     ap.add_argument("--real", action="store_true",
                     help="a real clock: the design's boots per kernel, "
                          "statistical verdicts")
-    ap.add_argument("--json", metavar="DIR",
-                    help="keep DIR/base and DIR/candidate")
-    ap.add_argument("--fail-above", metavar="PCT",
-                    help="exit 1 when a row is slower by more than PCT %%")
     ap.add_argument("-j", "--jobs", help="parallel make jobs")
-    ap.add_argument("--accel", help="passed to scripts/vm-run.sh")
+    for option, metavar, text in PASSED_ON:
+        ap.add_argument(option, metavar=metavar, help=text)
     return ap.parse_args(argv)
 
 
@@ -65,10 +66,10 @@ def command(args: argparse.Namespace, base: str, cand: str) -> List[str]:
         cmd.append("--icount")
     if tests:
         cmd += ["-t", tests]
-    for opt in ("json", "fail_above", "accel"):
-        value = getattr(args, opt)
+    for option, _, _ in PASSED_ON:
+        value = getattr(args, option[2:].replace("-", "_"))
         if value is not None:
-            cmd += ["--" + opt.replace("_", "-"), value]
+            cmd += [option, value]
     return cmd
 
 
@@ -99,18 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     bisect_run.PROG = PROG
-    try:
-        return run(parse_args(sys.argv[1:] if argv is None else argv))
-    except bisect_run.Usage as e:
-        bisect_run.msg(str(e))
-        print(f"Try '{PROG} --help' for more information.", file=sys.stderr)
-        return 2
-    except bisect_run.Setup as e:
-        bisect_run.msg(str(e))
-        return 3
-    except BrokenPipeError:
-        output.stdout_gone()
-        return 0
+    args = sys.argv[1:] if argv is None else argv
+    return bisect_run.exit_status(lambda: run(parse_args(args)))
 
 
 if __name__ == "__main__":
