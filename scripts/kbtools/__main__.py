@@ -37,6 +37,9 @@ TASKS: Dict[str, Task] = {
                "verdicts (scripts/vm-ab.sh)", main="ab.main"),
     "bisect": Task("find the commit that made a row slower "
                    "(scripts/bisect.sh)", script="scripts/bisect.sh"),
+    "bisect-demo": Task("the end-to-end check of bisect: two series of "
+                        "commits on the test kernel's tree, each bisected "
+                        "(scripts/bisect-demo.sh)", main="bisect_demo.main"),
     "compare": Task("verdicts per row of candidate runs against a base "
                     "(scripts/compare.py)", script="scripts/compare.py"),
     "report": Task("an HTML report of runs, with plots "

@@ -6,7 +6,8 @@ times out and stops a child.
   a log file (or inherited), an optional timeout; a signal that reaches
   kbench (SIGINT, SIGTERM, SIGHUP, while stop_on_signals() is in force)
   stops the whole group before kbench goes on to put things back.
-- capture(cmd): a short command's standard output; Failed when it fails.
+- capture(cmd): a short command's standard output; Failed when it fails
+  (capture_bytes: the same as bytes, a file's content from git).
 - tee(cmd, out, err): stdout and stderr each kept in a file and shown.
 - locked(path): flock(2) on a lock file, the same lock as flock(1) takes
   on it, so that bash and Python users of a cache exclude each other.
@@ -161,11 +162,26 @@ def capture(cmd: Sequence[str], *, cwd: Optional[str] = None,
             stdin: Optional[str] = None) -> str:
     """The standard output of a short command; Failed (with its stderr's
     first line) when it exits non-zero or cannot start."""
+    out: str = _capture(cmd, cwd, env, stdin, text=True)
+    return out
+
+
+def capture_bytes(cmd: Sequence[str], *, cwd: Optional[str] = None,
+                  env: Optional[Mapping[str, str]] = None,
+                  stdin: Optional[bytes] = None) -> bytes:
+    """capture() of a file's bytes going in or out as they are (git
+    cat-file, hash-object): no decoding, no newline translation."""
+    out: bytes = _capture(cmd, cwd, env, stdin, text=False)
+    return out
+
+
+def _capture(cmd: Sequence[str], cwd: Optional[str],
+             env: Optional[Mapping[str, str]], stdin: Any, text: bool) -> Any:
     try:
         child = subprocess.Popen(
             list(cmd), cwd=cwd, env=None if env is None else dict(env),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=text)
     except OSError as e:
         raise Failed(cmd, 127, e.strerror or str(e)) from e
     try:
@@ -175,9 +191,11 @@ def capture(cmd: Sequence[str], *, cwd: Optional[str] = None,
         child.wait()
         raise
     if child.returncode != 0:
+        if isinstance(err, bytes):
+            err = err.decode("utf-8", "replace")
         first = (err or "").strip().splitlines()
         raise Failed(cmd, child.returncode, first[0] if first else "")
-    return out or ""
+    return out or ("" if text else b"")
 
 
 def output(cmd: Sequence[str], *, cwd: Optional[str] = None,
