@@ -85,6 +85,14 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                       "job checked (python3 -m kbtools.lava)",
                       script="scripts/kbtools/lava.py"),
     },
+    "fuzz": {
+        "run": Task("each libFuzzer harness for a time, or a number of "
+                    "inputs from a fixed seed (fuzz/run.sh)",
+                    main="fuzz.run_main"),
+        "properties": Task("the Python readers' property tests with fresh "
+                           "random examples (fuzz/properties.sh)",
+                           main="fuzz.properties_main"),
+    },
     "corpus": {
         "record": Task("record fuzz seeds from real kernels "
                        "(fuzz/record_corpus.sh)", main="corpus.main"),
@@ -111,6 +119,7 @@ GROUPS: Dict[str, Dict[str, Task]] = {
 GROUP_SUMMARY = {
     "kernel": "the test kernel: build, run, summary; kernel sources",
     "lava": "LAVA: the job, a local lab, the results as test cases",
+    "fuzz": "fuzzing: the libFuzzer harnesses, the property tests",
     "corpus": "the fuzz harnesses' seeds",
     "debian": "Debian packages of other architectures",
     "docs": "the documentation's pictures",

@@ -8,7 +8,8 @@ times out and stops a child.
   stops the whole group before kbench goes on to put things back.
 - capture(cmd): a short command's standard output; Failed when it fails
   (capture_bytes: the same as bytes, a file's content from git).
-- tee(cmd, out, err): stdout and stderr each kept in a file and shown.
+- tee(cmd, out, err): stdout and stderr each kept in a file and shown
+  (or, merged, in one).
 - locked(path): flock(2) on a lock file, the same lock as flock(1) takes
   on it, so that bash and Python users of a cache exclude each other.
 - CpuLoad(): stress-ng --cpu N in the background, for measurements
@@ -235,27 +236,28 @@ def _copy(src: IO[bytes], sinks: List[IO[bytes]]) -> None:
 
 
 def tee(cmd: Sequence[str], out_path: str, err_path: Optional[str] = None,
-        *, env: Optional[Mapping[str, str]] = None) -> int:
+        *, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
+        merge: bool = False) -> int:
     """Run cmd with its stdout kept in out_path and shown on stdout, its
     stderr kept in err_path (when given) and shown on stderr (as
-    `2> >(tee ERR >&2) | tee OUT`); its exit status. Interrupted stops
-    it."""
+    `2> >(tee ERR >&2) | tee OUT`), or with merge joining stdout (as
+    `2>&1 | tee OUT`); its exit status. Interrupted stops it."""
     with open(out_path, "wb") as out, \
             open(err_path or os.devnull, "wb") as err:
         try:
             child = subprocess.Popen(
-                list(cmd), env=None if env is None else dict(env),
+                list(cmd), env=None if env is None else dict(env), cwd=cwd,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True)
+                stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+                start_new_session=True)
         except OSError as e:
             raise Failed(cmd, 127, e.strerror or str(e)) from e
-        assert child.stdout is not None and child.stderr is not None
-        threads = [
-            threading.Thread(target=_copy, daemon=True, args=(
-                child.stdout, [out, sys.stdout.buffer])),
-            threading.Thread(target=_copy, daemon=True, args=(
-                child.stderr, [err, sys.stderr.buffer])),
-        ]
+        assert child.stdout is not None
+        copies = [(child.stdout, [out, sys.stdout.buffer])]
+        if child.stderr is not None:
+            copies.append((child.stderr, [err, sys.stderr.buffer]))
+        threads = [threading.Thread(target=_copy, daemon=True, args=c)
+                   for c in copies]
         for t in threads:
             t.start()
         try:
@@ -265,6 +267,8 @@ def tee(cmd: Sequence[str], out_path: str, err_path: Optional[str] = None,
             raise
         for t in threads:
             t.join()
+        for pipe, _ in copies:
+            pipe.close()
         return status
 
 

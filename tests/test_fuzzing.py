@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-2.0
+"""fuzz/run.sh and fuzz/properties.sh (kbtools.fuzz) with the harnesses
+and the property run mocked: the command lines (a fixed run without
+address randomization), the lines printed for a clean run and for a
+finding (grep -A's context), the verdict of a property run from its
+log, bad usage. Not test_fuzz_*.py: those are the property modules."""
+
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+
+from kbtools import fuzz, proc  # noqa: E402
+from test_host_tools import quiet  # noqa: E402
+
+CLEAN_LOG = """\
+INFO: Seed: 1
+#2\tINITED cov: 60 ft: 80 corp: 30/200b exec/s: 0 rss: 30Mb
+#3000\tDONE   cov: 71 ft: 102 corp: 39/256b lim: 21 exec/s: 0 rss: 33Mb
+Done 3000 runs in 1 second(s)
+"""
+
+
+def crash_log():
+    return "\n".join(
+        ["INFO: Seed: 1", "==1==ERROR: AddressSanitizer: overflow"]
+        + [f"frame {i}" for i in range(25)] + ["runtime error: x"]
+        + [f"more {i}" for i in range(30)]
+        + ["Test unit written to /a/options-crash-1",
+           "Test unit written to /a/options-crash-2"]) + "\n"
+
+
+class Lines(unittest.TestCase):
+    def test_context_as_grep_prints_it(self):
+        log = crash_log().splitlines()
+        grep = subprocess.run(
+            ["grep", "-E", "-A", "20",
+             "ERROR:|runtime error:|deadly signal|Test unit written"],
+            input=crash_log(), capture_output=True, text=True).stdout
+        self.assertEqual(grep.splitlines(),
+                         fuzz.with_context(log, fuzz.FINDING, 20))
+        self.assertEqual([], fuzz.with_context(["a"], fuzz.FINDING, 20))
+
+    def test_figures_of_the_last_status_line(self):
+        self.assertEqual("3000 runs, cov: 71 ft: 102 corp: 39/256b lim: 21 "
+                         "exec/s: 0 rss: 33Mb",
+                         fuzz.figures(CLEAN_LOG.splitlines()))
+        self.assertEqual("", fuzz.figures(["no status"]))
+
+
+class Harnesses(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.out = tmp.name
+        for h in ("options", "cgroup"):
+            path = os.path.join(self.out, f"fuzz_{h}")
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(path, 0o755)
+        self.cmds = []
+
+    def harness(self, logs):
+        """proc.run as the harnesses: each writes its log (logs[NAME]),
+        exit 0 when it is clean."""
+        def run(cmd, log):
+            self.cmds.append(cmd)
+            name = os.path.basename(log)[:-len(".log")]
+            with open(log, "w") as f:
+                f.write(logs[name])
+            return 0 if logs[name] == CLEAN_LOG else 1
+        return mock.patch.object(proc, "run", side_effect=run)
+
+    def main(self, *argv):
+        return quiet(fuzz.run_main, list(argv), "fuzz/run.sh")
+
+    def test_a_fixed_run(self):
+        with self.harness({"options": CLEAN_LOG, "cgroup": CLEAN_LOG}):
+            rc, out, err = self.main("-o", self.out, "-r", "30000",
+                                     "options", "cgroup")
+        self.assertEqual((0, ""), (rc, err))
+        figures = ("3000 runs, cov: 71 ft: 102 corp: 39/256b lim: 21 "
+                   "exec/s: 0 rss: 33Mb: no crash")
+        self.assertEqual([f"options: {figures}", f"cgroup: {figures}"],
+                         out.splitlines())
+        cmd = self.cmds[0]
+        self.assertEqual(["setarch", os.uname().machine, "-R",
+                          os.path.join(self.out, "fuzz_options"),
+                          "-dict=" + os.path.join(fuzz.FUZZ, "options.dict"),
+                          "-runs=30000", "-seed=1", "-timeout=10",
+                          "-rss_limit_mb=2048", "-max_len=256",
+                          "-close_fd_mask=3", "-artifact_prefix="
+                          + os.path.join(self.out, "artifacts", "options-"),
+                          "-print_final_stats=1"], cmd[:-2])
+        # New inputs of a fixed run go to a scratch directory, gone after.
+        self.assertEqual(os.path.join(fuzz.FUZZ, "corpus", "options"),
+                         cmd[-1])
+        self.assertFalse(os.path.exists(cmd[-2]))
+        self.assertIn("-max_len=16384", self.cmds[1])
+
+    def test_a_timed_run_keeps_its_inputs(self):
+        with self.harness({"options": CLEAN_LOG}):
+            rc, _, _ = self.main("-o", self.out, "options")
+        self.assertEqual(0, rc)
+        cmd = self.cmds[0]
+        self.assertEqual(os.path.join(self.out, "fuzz_options"), cmd[0])
+        self.assertIn("-max_total_time=30", cmd)
+        self.assertEqual([os.path.join(self.out, "corpus", "options"),
+                          os.path.join(fuzz.FUZZ, "corpus", "options")],
+                         cmd[-2:])
+        self.assertTrue(os.path.isdir(os.path.join(self.out, "artifacts")))
+
+    def test_a_finding(self):
+        with self.harness({"options": crash_log(), "cgroup": CLEAN_LOG}):
+            rc, out, _ = self.main("-o", self.out, "-t", "5", "options",
+                                   "cgroup")
+        self.assertEqual(1, rc)
+        lines = out.splitlines()
+        self.assertEqual("==1==ERROR: AddressSanitizer: overflow", lines[0])
+        log = os.path.join(self.out, "options.log")
+        self.assertEqual(
+            [f"FAIL: options: libFuzzer exited 1 (log: {log})",
+             "reproduce: " + os.path.join(self.out, "fuzz_options")
+             + " /a/options-crash-2"], lines[40:42])
+        self.assertTrue(lines[42].endswith(": no crash"), lines)
+
+    def test_bad_usage(self):
+        for argv, said in (
+                ([], "no harness given"),
+                (["-t", "0", "options"], "-t wants whole seconds, not '0'"),
+                (["-r", "x", "options"], "-r wants a number of runs, not 'x'"),
+                (["-o", "/nonexistent", "options"], "-o: no directory"),
+                (["--bogus", "options"], "unknown argument '--bogus'"),
+                (["-o", self.out, "netlink"], "no harness "
+                 + os.path.join(self.out, "fuzz_netlink")
+                 + " (make -C fuzz first)"),
+                (["-o", self.out, "options", "cgroup2"], "no harness ")):
+            with self.subTest(argv=argv), self.harness({}):
+                rc, out, err = self.main(*argv)
+                self.assertEqual((2, [], ""), (rc, self.cmds, out))
+                self.assertTrue(err.startswith(f"fuzz/run.sh: {said}"), err)
+
+    def test_help(self):
+        rc, out, _ = self.main("--help")
+        self.assertEqual(0, rc)
+        self.assertIn("Usage: fuzz/run.sh [-o OUT] [-t SECONDS | -r RUNS] "
+                      "HARNESS...", out)
+
+
+class Properties(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.log = os.path.join(tmp.name, "properties.log")
+        self.calls = []
+
+    def verdict(self, log):
+        with open(self.log, "w") as f:
+            f.write(log)
+        return quiet(fuzz.properties_verdict, self.log)
+
+    def test_verdicts_from_the_log(self):
+        rc, out, _ = self.verdict("test_a ... ok\n\nRan 1 test\n\nOK\n")
+        self.assertEqual((0, ""), (rc, out))
+        rc, out, _ = self.verdict("@example(b'x')\nFAILED (failures=1)\n")
+        self.assertEqual(1, rc)
+        self.assertEqual(
+            "\nFalsifying examples: paste each above the test its comment "
+            "names (tests/), make it pass, commit both:\n"
+            "    @example(b'x')\n"
+            f"FAIL: a property does not hold (log: {self.log})\n", out)
+        rc, out, _ = self.verdict("test_a ... skipped 'no'\nOK (skipped=1)\n")
+        self.assertEqual((1, "FAIL: a property was skipped, so it explored "
+                          f"nothing (log: {self.log})\n"), (rc, out))
+
+    def run_properties(self, *argv, hypothesis=True):
+        def tee(cmd, log, env, cwd, merge):
+            self.calls.append((cmd, env["KBENCH_FUZZ_MODE"],
+                               env["KBENCH_FUZZ_EXAMPLES"], cwd, merge))
+            with open(log, "w") as f:
+                f.write("OK\n")
+            return 0
+        with mock.patch.object(proc, "tee", side_effect=tee), \
+                mock.patch.object(proc, "succeeds", return_value=hypothesis), \
+                mock.patch.object(fuzz, "FUZZ", os.path.dirname(self.log)):
+            return quiet(fuzz.properties_main, list(argv),
+                         "fuzz/properties.sh")
+
+    def test_the_run(self):
+        rc, _, err = self.run_properties()
+        self.assertEqual(0, rc, err)
+        self.assertEqual(
+            [([fuzz.PYTHON, "-m", "unittest", "discover", "-v", "-s", ".",
+               "-p", "test_fuzz_*.py"], "explore", "1000", fuzz.TESTS,
+              True)], self.calls)
+        rc, _, _ = self.run_properties("-n", "5", "test_fuzz_ktap")
+        self.assertEqual(([fuzz.PYTHON, "-m", "unittest", "-v",
+                           "test_fuzz_ktap"], "5"),
+                         (self.calls[1][0], self.calls[1][2]))
+
+    def test_bad_usage_and_no_hypothesis(self):
+        for argv, said in ((["-n", "0"], "-n wants a count of examples"),
+                           (["test_kcidb"], "no property module "
+                            "'test_kcidb' (tests/test_fuzz_*.py)"),
+                           (["test_fuzz_nothing"], "no property module")):
+            with self.subTest(argv=argv):
+                rc, _, err = self.run_properties(*argv)
+                self.assertEqual(2, rc)
+                self.assertTrue(err.startswith(f"fuzz/properties.sh: {said}"))
+        rc, _, err = self.run_properties(hypothesis=False)
+        self.assertEqual((2, []), (rc, self.calls))
+        self.assertIn("has no hypothesis (apt-get install "
+                      "python3-hypothesis)", err)
+
+
+class MergedTee(unittest.TestCase):
+    def test_stderr_joins_stdout_in_the_log_and_on_stdout(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "log")
+            shown = io.TextIOWrapper(io.BytesIO())
+            with mock.patch.object(sys, "stdout", shown):
+                rc = proc.tee(["sh", "-c", "pwd; echo e >&2; exit 3"], log,
+                              cwd=d, merge=True)
+            shown.flush()
+            with open(log) as f:
+                self.assertEqual((3, f"{d}\ne\n", f"{d}\ne\n"),
+                                 (rc, f.read(),
+                                  shown.buffer.getvalue().decode()))
+
+
+if __name__ == "__main__":
+    unittest.main()
