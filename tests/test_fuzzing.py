@@ -5,7 +5,6 @@ address randomization), the lines printed for a clean run and for a
 finding (grep -A's context), the verdict of a property run from its
 log, bad usage. Not test_fuzz_*.py: those are the property modules."""
 
-import io
 import os
 import subprocess
 import sys
@@ -218,21 +217,6 @@ class Properties(unittest.TestCase):
         self.assertEqual((2, []), (rc, self.calls))
         self.assertIn("has no hypothesis (apt-get install "
                       "python3-hypothesis)", err)
-
-
-class MergedTee(unittest.TestCase):
-    def test_stderr_joins_stdout_in_the_log_and_on_stdout(self):
-        with tempfile.TemporaryDirectory() as d:
-            log = os.path.join(d, "log")
-            shown = io.TextIOWrapper(io.BytesIO())
-            with mock.patch.object(sys, "stdout", shown):
-                rc = proc.tee(["sh", "-c", "pwd; echo e >&2; exit 3"], log,
-                              cwd=d, merge=True)
-            shown.flush()
-            with open(log) as f:
-                self.assertEqual((3, f"{d}\ne\n", f"{d}\ne\n"),
-                                 (rc, f.read(),
-                                  shown.buffer.getvalue().decode()))
 
 
 if __name__ == "__main__":

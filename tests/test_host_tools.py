@@ -120,6 +120,33 @@ class Proc(unittest.TestCase):
             with open(out) as f, open(err) as g:
                 self.assertEqual(("o\n", "e\n"), (f.read(), g.read()))
 
+    def test_tee_merged_keeps_and_shows_both_in_one(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "log")
+            shown = io.TextIOWrapper(io.BytesIO())
+            with mock.patch.object(sys, "stdout", shown):
+                rc = proc.tee(["sh", "-c", "pwd; echo e >&2; exit 3"], log,
+                              cwd=d, merge=True)
+            shown.flush()
+            with open(log) as f:
+                self.assertEqual((3, f"{d}\ne\n", f"{d}\ne\n"),
+                                 (rc, f.read(),
+                                  shown.buffer.getvalue().decode()))
+
+    def test_run_keeps_stderr_apart_on_request(self):
+        with tempfile.TemporaryDirectory() as d:
+            out, err = os.path.join(d, "out"), os.path.join(d, "err")
+            rc = proc.run(["sh", "-c", "echo o; echo e >&2; exit 3"],
+                          log=out, err_log=err)
+            with open(out) as f, open(err) as g:
+                self.assertEqual((3, "o\n", "e\n"), (rc, f.read(), g.read()))
+
+    def test_capture_bytes_as_they_are(self):
+        data = b"a\r\n\xff\x00"
+        self.assertEqual(data, proc.capture_bytes(["cat"], stdin=data))
+        with self.assertRaisesRegex(proc.Failed, "exited 5: first"):
+            proc.capture_bytes(["sh", "-c", "echo first >&2; exit 5"])
+
 
     def test_cpu_load_changes_on_demand_and_stops_at_the_end(self):
         popen, started = mock.MagicMock(), []
@@ -620,10 +647,10 @@ class FrontDoor(unittest.TestCase):
         rc, out, _ = quiet(front.main, ["--help"])
         self.assertEqual(0, rc)
         for name in list(front.TASKS) + list(front.GROUPS):
-            self.assertRegex(out, rf"(?m)^  {name} ")
+            self.assertRegex(out, rf"(?m)^  {name}( |$)")
         for tasks in front.GROUPS.values():
             for name in tasks:
-                self.assertRegex(out, rf"(?m)^    {name} ")
+                self.assertRegex(out, rf"(?m)^    {name}( |$)")
         for want in ("run", "ab", "bisect", "compare", "report", "kcidb",
                      "lava", "kernel", "vm"):
             self.assertIn(want, front.TASKS.keys() | front.GROUPS.keys())

@@ -85,6 +85,29 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                       "job checked (python3 -m kbtools.lava)",
                       script="scripts/kbtools/lava.py"),
     },
+    "bench": {
+        "verdict-ab": Task("validate run_all.sh's A/B verdicts: A/A "
+                           "trials, seccomp filters of known cost "
+                           "(bench/verdict_ab.sh)", main="verdict_ab.main"),
+        "syscall-vs-perf": Task("getppid beside 'perf bench syscall basic' "
+                                "(bench/syscall_vs_perf.sh)",
+                                main="bench.syscall_vs_perf_main"),
+        "taskstats-seed": Task("the seed's table of every taskstats method "
+                               "(bench/taskstats_seed.sh)",
+                               main="bench.taskstats_seed_main"),
+        "memcg-stat-read": Task("per-read, per-cat and cat-process cost of "
+                                "memory.stat (bench/memcg_stat_read.sh)",
+                                main="bench.memcg_stat_read_main"),
+        "pmqtest-vs-rttests": Task("our pmqtest beside rt-tests' "
+                                   "(bench/pmqtest_vs_rttests.sh)",
+                                   main="bench.pmqtest_vs_rttests_main"),
+        "fork-vs-size": Task("fork's cost against the parent's size "
+                             "(bench/fork_vs_size.sh)",
+                             main="bench.fork_vs_size_main"),
+        "proc-create-vs-book": Task("proc_create beside the book's table "
+                                    "(bench/proc_create_vs_book.sh)",
+                                    main="bench.proc_create_vs_book_main"),
+    },
     "fuzz": {
         "run": Task("each libFuzzer harness for a time, or a number of "
                     "inputs from a fixed seed (fuzz/run.sh)",
@@ -119,6 +142,7 @@ GROUPS: Dict[str, Dict[str, Task]] = {
 GROUP_SUMMARY = {
     "kernel": "the test kernel: build, run, summary; kernel sources",
     "lava": "LAVA: the job, a local lab, the results as test cases",
+    "bench": "the bench scripts: a program beside its peer, ratios",
     "fuzz": "fuzzing: the libFuzzer harnesses, the property tests",
     "corpus": "the fuzz harnesses' seeds",
     "debian": "Debian packages of other architectures",
@@ -127,11 +151,15 @@ GROUP_SUMMARY = {
 
 
 def entry(indent: int, name: str, width: int, text: str) -> List[str]:
-    """A task's line(s): its name, its summary wrapped to 79 columns."""
+    """A task's line(s): its name, its summary wrapped to 79 columns (on
+    lines of its own when the name is wider than its column)."""
+    column = " " * (indent + width)
     head = " " * indent + f"{name:<{width}}"
-    return textwrap.wrap(text, 79, initial_indent=head,
-                         subsequent_indent=" " * len(head),
-                         break_on_hyphens=False)
+    alone = [head.rstrip()] if len(name) >= width else []
+    return alone + textwrap.wrap(text, 79,
+                                 initial_indent=column if alone else head,
+                                 subsequent_indent=column,
+                                 break_on_hyphens=False)
 
 
 def help_text(prog: str) -> str:

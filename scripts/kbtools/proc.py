@@ -113,35 +113,38 @@ def _usable(stream: Optional[IO[str]]) -> Optional[IO[str]]:
 def run(cmd: Sequence[str], *, log: Optional[str] = None,
         cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
         timeout: Optional[float] = None, stdout: Optional[IO[str]] = None,
-        append: bool = False) -> int:
+        append: bool = False, err_log: Optional[str] = None) -> int:
     """Run cmd in a process group of its own and return its exit status.
     Its stdout and stderr go to log (a file, truncated unless append),
-    else to stdout (a file) or kbench's own. A timeout or an Interrupted
-    stops the whole group; TimedOut or Interrupted is raised after."""
-    out: Optional[IO[str]] = None
-    try:
-        if log is not None:
-            out = open(log, "a" if append else "w", encoding="utf-8")
+    else to stdout (a file) or kbench's own; its stderr to err_log
+    instead when given (a file apart, truncated). A timeout or an
+    Interrupted stops the whole group; TimedOut or Interrupted is raised
+    after."""
+    with contextlib.ExitStack() as files:
+        out = (files.enter_context(open(log, "a" if append else "w",
+                                        encoding="utf-8"))
+               if log is not None else None)
+        err = (files.enter_context(open(err_log, "w", encoding="utf-8"))
+               if err_log is not None else None)
         sink = out if out is not None else _usable(stdout)
+        joined = subprocess.STDOUT if sink is not None else None
         try:
             child = subprocess.Popen(
                 list(cmd), cwd=cwd, env=None if env is None else dict(env),
                 stdin=subprocess.DEVNULL, stdout=sink,
-                stderr=subprocess.STDOUT if sink is not None else None,
+                stderr=err if err is not None else joined,
                 start_new_session=True)
         except OSError as e:
             raise Failed(cmd, 127, e.strerror or str(e)) from e
         try:
-            return child.wait(timeout=timeout)
+            status = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             stop_group(child)
             raise TimedOut(cmd, timeout or 0.0) from None
         except BaseException:
             stop_group(child)
             raise
-    finally:
-        if out is not None:
-            out.close()
+    return status
 
 
 def spawn(cmd: Sequence[str], env: Mapping[str, str]
