@@ -35,32 +35,15 @@ settings_timeout() {
 	echo "$t"
 }
 
-# run_child CMD...: run CMD in the background, its pid in $current_pid
-# while it runs, so that a signal handler can stop it (stop_child); the
-# exit status is CMD's.
-run_child() {
-	local rc=0
-
-	"$@" &
-	current_pid=$!
-	wait "$current_pid" || rc=$?
-	current_pid=
-	return "$rc"
-}
-
-# stop_child: stop the program run_child is waiting for, if any.
-stop_child() {
+# interrupted DIR: the end of a runner on a signal: stop the program it is
+# waiting for ($current_pid, if any), remove its scratch DIR, say so, exit
+# 130.
+interrupted() {
+	trap - INT TERM HUP
 	if [[ -n ${current_pid:-} ]]; then
 		kill -TERM "$current_pid" 2>/dev/null || true
 		wait "$current_pid" 2>/dev/null || true
 	fi
-}
-
-# interrupted DIR: the end of a runner on a signal: stop the program it is
-# waiting for ($current_pid), remove its scratch DIR, say so, exit 130.
-interrupted() {
-	trap - INT TERM HUP
-	stop_child
 	rm -rf "$1"
 	echo "Bail out! interrupted" >&2
 	exit 130
