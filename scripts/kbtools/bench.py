@@ -102,21 +102,17 @@ def parser(prog: str, help_text: str) -> cli.UsageParser:
     return cli.UsageParser(prog=prog, help_text=help_text.format(prog=prog))
 
 
-def positive(ap: cli.UsageParser, what: str, value: str) -> int:
-    if not re.fullmatch(r"[1-9][0-9]*", value):
-        ap.error(f"invalid {what} '{value}': not a number above 0")
-    return int(value)
-
-
 def rounds_of(prog: str, argv: Sequence[str], help_text: str,
               default: str) -> int:
     """[ROUNDS], a number above 0."""
     ap = parser(prog, help_text)
     ap.add_argument("rounds", nargs="?", default=default)
-    return positive(ap, "ROUNDS", ap.parse_args(list(argv)).rounds)
+    rounds = ap.parse_args(list(argv)).rounds
+    return ap.count(rounds, f"invalid ROUNDS '{rounds}': not a number "
+                    "above 0")
 
 
-# ---- syscall_vs_perf ----------------------------------------------------------
+# ---- syscall_vs_perf --------------------------------------------------------
 
 SYSCALL_VS_PERF_HELP = """\
 getppid() cost: kbench syscall_overhead beside 'perf bench syscall basic'
@@ -202,7 +198,7 @@ def syscall_vs_perf_main(argv: Sequence[str],
     return cli.orchestrate(prog, body)
 
 
-# ---- taskstats_seed ---------------------------------------------------------------
+# ---- taskstats_seed ---------------------------------------------------------
 
 TASKSTATS_SEED_HELP = """\
 Reproduce the table of seed 000 (the /proc/taskstats RFC benchmark):
@@ -265,7 +261,7 @@ def taskstats_seed_main(argv: Sequence[str],
     return cli.orchestrate(prog, body)
 
 
-# ---- memcg_stat_read ----------------------------------------------------------------
+# ---- memcg_stat_read --------------------------------------------------------
 
 MEMCG_STAT_READ_HELP = """\
 {prog}: what one read of memory.stat and memory.numa_stat
@@ -309,7 +305,7 @@ def memcg_stat_read_main(argv: Sequence[str],
     return cli.orchestrate(prog, body)
 
 
-# ---- pmqtest_vs_rttests ---------------------------------------------------------------
+# ---- pmqtest_vs_rttests -----------------------------------------------------
 
 PMQTEST_HELP = """\
 kbench pmqtest against rt-tests' pmqtest on the same parameters, in one
@@ -332,7 +328,8 @@ Exit: 0 ok, 1 a ratio above MAX_RATIO or a JSON mismatch, 4 no rt-tests.
 def first_line(cmd: Sequence[str], log: str) -> str:
     """The first line a command prints, stdout or stderr (its --help)."""
     proc.run(cmd, log=log)
-    return proc.tail(log, 10**6).split("\n", 1)[0]
+    with open(log, encoding="utf-8", errors="replace") as f:
+        return f.readline().rstrip("\n")
 
 
 def pmqtest_configs(ours: str, env: Mapping[str, str]) -> List[str]:
@@ -392,7 +389,7 @@ def pmqtest_vs_rttests_main(argv: Sequence[str],
     return cli.orchestrate(prog, body)
 
 
-# ---- proc_create: fork_vs_size and proc_create_vs_book -----------------------------------
+# ---- proc_create: fork_vs_size and proc_create_vs_book ----------------------
 
 FORK_VS_SIZE_HELP = """\
 Usage: {prog} [-n N] [-m SIZES] [-T SECONDS] [-k]
@@ -402,6 +399,11 @@ Usage: {prog} [-n N] [-m SIZES] [-T SECONDS] [-k]
   -k        keep the JSON file and print its path
 Environment: KSRC (kernel tree for the build, see lib/kbench.mk).
 """
+
+# proc_create's options, handed on in this order: sizes, creations per
+# cell, seconds per cell.
+FORK_VS_SIZE_OPTIONS = (("-m", "16M,64M,256M,1G"), ("-n", "300"),
+                        ("-T", "3"))
 
 PROC_CREATE_VS_BOOK_HELP = """\
 Usage: {prog} [JSON]
@@ -422,13 +424,13 @@ def proc_create(binary: str, args: Sequence[str], doc: str) -> None:
 def fork_vs_size_main(argv: Sequence[str],
                       prog: str = "kbench bench fork-vs-size") -> int:
     ap = parser(prog, FORK_VS_SIZE_HELP)
-    ap.add_argument("-n", dest="count", default="300")
-    ap.add_argument("-m", dest="sizes", default="16M,64M,256M,1G")
-    ap.add_argument("-T", dest="cell_time", default="3")
+    for option, default in FORK_VS_SIZE_OPTIONS:
+        ap.add_argument(option, default=default)
     ap.add_argument("-k", dest="keep", action="store_true")
     a = ap.parse_args(list(argv))
-    args = ["-t", "fork,vfork,posix_spawn", "-m", a.sizes, "-n", a.count,
-            "-T", a.cell_time]
+    args = ["-t", "fork,vfork,posix_spawn"] + [
+        word for option, _ in FORK_VS_SIZE_OPTIONS
+        for word in (option, getattr(a, option[1:]))]
 
     def body() -> int:
         binary = program("proc_create")

@@ -262,7 +262,7 @@ class Committer:
         return Series(good, c, culprit)
 
 
-# ---- options ------------------------------------------------------------------
+# ---- options ----------------------------------------------------------------
 
 class ToBisect(argparse.Action):
     """An option for scripts/bisect.sh, kept as given, in order; a value
@@ -302,7 +302,7 @@ def parse(prog: str, argv: Sequence[str]) -> argparse.Namespace:
     return a
 
 
-# ---- the demo -----------------------------------------------------------------
+# ---- the demo ---------------------------------------------------------------
 
 def test_kernel_tree(prog: str) -> str:
     """testkernel/build.sh --print-tree: the tree the series go on."""

@@ -122,6 +122,13 @@ class UsageParser(argparse.ArgumentParser):
             self.add_argument("-h", "--help", action=_PrintHelp, nargs=0,
                               default=help_text)
 
+    def count(self, value: str, message: str) -> int:
+        """value, a whole number above 0; else bad usage saying
+        message."""
+        if not re.fullmatch(r"[1-9][0-9]*", value):
+            self.error(message)
+        return int(value)
+
     def error(self, message: str) -> NoReturn:
         # argparse's words as the bash scripts said them.
         m = re.match(r"unrecognized arguments: (\S+)", message)

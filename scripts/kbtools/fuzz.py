@@ -72,14 +72,7 @@ property skipped), 2 on bad usage or without hypothesis.
 """
 
 
-def positive(ap: cli.UsageParser, option: str, value: str,
-             wants: str) -> int:
-    if not re.fullmatch(r"[1-9][0-9]*", value):
-        ap.error(f"{option} wants {wants}, not '{value}'")
-    return int(value)
-
-
-# ---- the libFuzzer harnesses --------------------------------------------------
+# ---- the libFuzzer harnesses ------------------------------------------------
 
 class Limits(NamedTuple):
     """How long a harness runs, from where, started how."""
@@ -196,9 +189,10 @@ def run_main(argv: Sequence[str], prog: str = "kbench fuzz run") -> int:
     a = ap.parse_args(list(argv))
     if not a.harnesses:
         ap.error("no harness given")
-    seconds = positive(ap, "-t", a.seconds, "whole seconds")
-    runs = None if a.runs is None else positive(ap, "-r", a.runs,
-                                                "a number of runs")
+    seconds = ap.count(a.seconds, f"-t wants whole seconds, not "
+                       f"'{a.seconds}'")
+    runs = None if a.runs is None else ap.count(
+        a.runs, f"-r wants a number of runs, not '{a.runs}'")
     if not os.path.isdir(a.out):
         ap.error(f"-o: no directory '{a.out}'")
     out = os.path.abspath(a.out)
@@ -215,7 +209,7 @@ def run_main(argv: Sequence[str], prog: str = "kbench fuzz run") -> int:
     return cli.orchestrate(prog, body)
 
 
-# ---- the property tests ---------------------------------------------------------
+# ---- the property tests -----------------------------------------------------
 
 def property_command(modules: Sequence[str]) -> List[str]:
     if modules:
@@ -252,7 +246,8 @@ def properties_main(argv: Sequence[str],
     ap.add_argument("-n", dest="examples", default="1000")
     ap.add_argument("modules", nargs="*")
     a = ap.parse_args(list(argv))
-    examples = positive(ap, "-n", a.examples, "a count of examples")
+    examples = ap.count(a.examples, "-n wants a count of examples, not "
+                        f"'{a.examples}'")
     for m in a.modules:
         if not (m.startswith("test_fuzz_")
                 and os.path.isfile(os.path.join(TESTS, f"{m}.py"))):
