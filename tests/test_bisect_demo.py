@@ -189,19 +189,39 @@ class Options(unittest.TestCase):
 
 class Bisections(unittest.TestCase):
     """The demo with scripts/bisect.sh mocked (proc.tee): its last line
-    of stdout says how each series ended."""
+    of stdout says how each series ended. One tree for all, each series
+    made once (Commits checks how they are made)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.tree = small_tree(cls.tmp.name)
+        cls.made = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
 
     def setUp(self):
+        git(self.tree, "checkout", "-q", "work")
+        open(os.path.join(self.tree, ".kbench-ready"), "w").close()
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.top = tmp.name
-        self.tree = small_tree(self.top)
         self.calls = []
         self.tmpdir = os.path.join(self.top, "tmp")
         os.mkdir(self.tmpdir)
+        make = bisect_demo.Committer.series
+
+        def made_once(committer, kind):
+            if kind not in self.made:
+                self.made[kind] = make(committer, kind)
+            return self.made[kind]
         for p in (mock.patch.object(bisect_demo, "test_kernel_tree",
                                     return_value=self.tree),
-                  mock.patch.object(tempfile, "tempdir", self.tmpdir)):
+                  mock.patch.object(tempfile, "tempdir", self.tmpdir),
+                  mock.patch.object(bisect_demo.Committer, "series",
+                                    made_once)):
             p.start()
             self.addCleanup(p.stop)
 
