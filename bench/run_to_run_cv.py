@@ -38,10 +38,11 @@ def merged(paths):
     for p in paths:
         for test in results.load(p).tests.values():
             dest = run.tests.setdefault(test.name,
-                                        results.Test(test.name, test.doc))
+                                        results.Test(test.name, test.header))
             for name, row in test.rows.items():
                 have = dest.rows.setdefault(name, results.Row(
-                    name, row.unit, "skip", row.reason, row.note))
+                    name, row.unit, results.Status.SKIP, row.reason,
+                    row.note))
                 for rep in row.reps:
                     have.add_rep(rep)
     return run

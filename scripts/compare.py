@@ -16,13 +16,14 @@ input, or bad usage.
 import argparse
 import os
 import sys
+from typing import Dict, List, Optional, Sequence
 
-from kbtools import cli, compare, results
+from kbtools import cli, compare, output, results
 
 STATS = ("median", "mean", "min", "max", "p90", "p99")
 
 
-def parse_args(argv):
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="compare.py",
         description="Compare candidate kbench runs with a base run, row by "
@@ -76,14 +77,14 @@ def parse_args(argv):
     return args
 
 
-def unique_labels(runs):
+def unique_labels(runs: Sequence[results.Run]) -> None:
     """Default labels made distinct (r1/base and r2/base)."""
-    seen = {}
+    seen: Dict[str, int] = {}
     for run in runs:
         seen[run.label] = seen.get(run.label, 0) + 1
     for run in runs:
         if seen[run.label] > 1:
-            run.label = os.path.normpath(run.path)
+            run.label = os.path.normpath(run.path or run.label)
     labels = [r.label for r in runs]
     for i, run in enumerate(runs):
         if labels.count(run.label) > 1:
@@ -91,7 +92,7 @@ def unique_labels(runs):
 
 
 @cli.command("compare.py", errors=(results.ResultError,))
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     runs = [results.load(p, lbl) for p, lbl in
             zip([args.base] + args.candidates, args.labels)]
@@ -103,15 +104,15 @@ def main(argv=None):
                               args.alpha, args.family)
     fmt = compare.FORMATS[args.format]
     # A reader that went away (| head) still gets --fail-above's verdict.
-    cli.write_stdout(fmt(base, cands, entries, args.stat, args.threshold,
+    output.write_stdout(fmt(base, cands, entries, args.stat, args.threshold,
                          args.alpha, args.family))
     if args.fail_above is None:
         return 0
     over = compare.fail_rows(entries, args.fail_above)
     for e in over:
-        print(f"compare.py: {e['candidate']}: {e['test']}:{e['name']} is "
+        print(f"compare.py: {e.candidate}: {e.test}:{e.name} is "
               f"slower by more than {args.fail_above:g}% (95% interval "
-              f"x{e['ci_low']:.3f}-x{e['ci_high']:.3f})", file=sys.stderr)
+              f"x{e.ci_low:.3f}-x{e.ci_high:.3f})", file=sys.stderr)
     return 1 if over else 0
 
 

@@ -16,11 +16,13 @@ TOPIC < FILE. Exit status: 0 written, 2 bad input or usage.
 import argparse
 import os
 import sys
+from typing import List, Optional, Tuple
 
 from kbtools import cli, kcidb, ktap, results
+from kbtools.results import Json
 
 
-def parse_args(argv):
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="kcidb.py",
         description="Export kbench results as a KCIDB I/O document.")
@@ -38,7 +40,7 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def sides_of(path):
+def sides_of(path: str) -> List[str]:
     """The result directories held by PATH: itself, or base/ and
     candidate/ of an A/B directory."""
     ab = [os.path.join(path, s) for s in ("base", "candidate")]
@@ -48,7 +50,8 @@ def sides_of(path):
     return [path]
 
 
-def load_ktap(path):
+def load_ktap(path: str
+              ) -> Tuple[Optional[ktap.Document], Optional[str]]:
     """(KTAP Document or None, side or None) for a result directory: its
     own run_all.ktap, or an A/B directory's, of which it is one side."""
     if not os.path.isdir(path):
@@ -66,7 +69,7 @@ def load_ktap(path):
         raise kcidb.ExportError(f"cannot read {f}: {e.strerror}") from e
 
 
-def validate(doc):
+def validate(doc: Json) -> None:
     try:
         import kcidb_io
     except ImportError as e:
@@ -80,15 +83,15 @@ def validate(doc):
         raise kcidb.ExportError(f"invalid KCIDB document: {msg}") from e
 
 
-def export(args):
+def export(args: argparse.Namespace) -> Json:
     info = {k: v for k, v in (("git_commit_hash", args.git_commit),
                               ("tree_name", args.tree_name),
                               ("git_repository_url", args.repo_url)) if v}
     ex = kcidb.Exporter(args.origin, info)
     for path in args.dirs:
         for side in sides_of(path):
-            doc, which = load_ktap(side)
-            ex.add_run(results.load(side), doc, which)
+            stream, which = load_ktap(side)
+            ex.add_run(results.load(side), stream, which)
     doc = ex.document()
     if not doc["tests"]:
         raise kcidb.ExportError("no tests in the given results")
@@ -99,7 +102,7 @@ def export(args):
 
 @cli.command("kcidb.py", errors=(kcidb.ExportError, results.ResultError,
                                  ktap.LineError))
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     doc = export(args)
     with cli.writing(args.output):

@@ -29,12 +29,13 @@ Exit status: 0 clean, 1 errors found (listed on stderr), 2 bad usage.
 
 import argparse
 import sys
+from typing import List, Optional
 
 from kbtools import cli, ktap
 
 
 @cli.command("ktap_check.py")
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="ktap_check.py",
                                  description="Strict KTAP stream check.")
     ap.add_argument("file", nargs="?", help="KTAP file (default: stdin)")

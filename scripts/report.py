@@ -14,6 +14,7 @@ tests); 4 matplotlib is missing (the message says how to install it).
 
 import argparse
 import sys
+from typing import List, Optional
 
 from kbtools import cli
 from kbtools import compare as kbcompare
@@ -24,7 +25,7 @@ from kbtools import results
 PROG = "report.py"
 
 
-def parse_args(argv):
+def parse_args(argv: List[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog=PROG,
         description="Write one self-contained HTML page (inline SVG, no "
@@ -64,7 +65,7 @@ def parse_args(argv):
 
 
 @cli.command(PROG)
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.check:
         if plots.available():

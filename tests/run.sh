@@ -245,8 +245,8 @@ lint_python() {
 	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
 }
 
-# mypy over scripts/kbtools and the kbench front door (mypy.ini: the
-# typed modules strictly; those not typed yet are listed there).
+# mypy over scripts/kbtools, the kbench front door, scripts/*.py and
+# bench/*.py (mypy.ini says which of them strictly).
 type_check() {
 	need mypy
 	(cd "$top" && mypy --config-file mypy.ini \

@@ -55,7 +55,8 @@ class Case(unittest.TestCase):
         d = self.path(label)
         os.makedirs(d, exist_ok=True)
         docs = [rep_doc(test, rows, guest) for rows in reps]
-        doc = results.merge_docs(docs) if len(docs) > 1 else docs[0]
+        doc = results.merge_docs([results.parse_doc(label, d) for d in docs]) \
+            if len(docs) > 1 else docs[0]
         results.write_json(os.path.join(d, test + ".json"), doc)
         return d
 
@@ -71,7 +72,7 @@ class Case(unittest.TestCase):
     def entries(self, base, *cands, **kw):
         b = results.load(base)
         cs = [results.load(c) for c in cands]
-        return {(e["candidate"], e["name"]): e
+        return {(e.candidate, e.name): e
                 for e in compare.compare(b, cs, **kw)}
 
 
@@ -142,6 +143,56 @@ class Results(Case):
         with self.assertRaises(results.ResultError):
             results.load(self.path("nonexistent"))
 
+    def test_members_of_the_wrong_type_are_named(self):
+        good = rep_doc("t", [("a", 1, "us", "ok")])
+        for where, key, value, want in (
+                ("kernel", "release", 6, "'kernel.release' is not a string"),
+                ("machine", "cpus", True, "'machine.cpus' is not an integer"),
+                ("machine", "machine_slow", 1,
+                 "'machine.machine_slow' is not true or false"),
+                ("machine", "guest", ["kvm"], "'machine.guest' is not a "
+                                             "string")):
+            wrong = json.loads(json.dumps(good))
+            wrong[where][key] = value
+            self.bad(wrong, want)
+        wrong = json.loads(json.dumps(good))
+        wrong["repetitions"] = [{"date": 5}]
+        self.bad(wrong, "'repetitions.1.date' is not a string")
+        wrong = json.loads(json.dumps(good))
+        wrong["rows"][0]["repetitions"] = [{"median": 1, "reason": 2}]
+        self.bad(wrong, "row 'a': repetition 1: 'reason' is not a string")
+        # An integer too large for a double is no figure.
+        self.bad(json.dumps(good).replace('"median": 1,',
+                                          '"median": 1' + "0" * 400 + ","),
+                 "row 'a': 'median' is not finite")
+
+    def test_merge_writes_back_what_it_read(self):
+        """Members no reader knows pass through a merge unchanged and in
+        their order: the header's, and each repetition's."""
+        docs = [rep_doc("t", [("a", v, "us", "ok")]) for v in (1, 2)]
+        for k, d in enumerate(docs):
+            d["zeta"] = {"k": k}
+            d["rows"][0]["samples"] = [k, k + 1]
+            d["rows"][0]["extra"] = {"batch": k}
+        merged = results.merge_docs([results.parse_doc(f"r{k}", d)
+                                     for k, d in enumerate(docs)])
+        self.assertEqual(list(merged), [
+            "schema", "test", "kernel", "machine", "date", "end_date",
+            "cmdline", "params", "zeta", "repeat", "repetitions", "rows"])
+        self.assertEqual(merged["zeta"], {"k": 0})
+        row = merged["rows"][0]
+        self.assertEqual(list(row), [
+            "name", "status", "unit", "n", "mean", "min", "max", "median",
+            "p99", "stddev", "rsd_pct", "cv_pct", "extra", "repetitions"])
+        self.assertEqual(row["extra"], {"batch": 0})
+        # A row written without repetitions is its own one repetition:
+        # all of it but its name, unit and note.
+        self.assertEqual([list(r) for r in row["repetitions"]],
+                         [[k for k in docs[0]["rows"][0]
+                           if k not in ("name", "unit", "note")]] * 2)
+        self.assertEqual([r["samples"] for r in row["repetitions"]],
+                         [[0, 1], [1, 2]])
+
     def test_ab_directory_is_explained(self):
         self.write_run(os.path.join("ab", "base"), [[("a", 1, "us", "ok")]])
         self.write_run(os.path.join("ab", "candidate"),
@@ -159,41 +210,41 @@ class Verdicts(Case):
                                     ("d", 101)])
         e = self.entries(base, cand)
         a = e[("cand", "a")]
-        self.assertEqual(a["verdict"], "slower")
-        self.assertAlmostEqual(a["ratio"], 1.2, places=6)
-        self.assertLess(a["ci_low"], 1.2)
-        self.assertGreater(a["ci_high"], 1.2)
-        self.assertGreater(a["ci_low"], 1.0)
-        self.assertAlmostEqual(a["p_value"], 2 / 252)
-        self.assertEqual((a["n_base"], a["n_candidate"]), (5, 5))
-        self.assertEqual(e[("cand", "b")]["verdict"], "faster")
-        self.assertEqual(e[("cand", "c")]["verdict"], "same")
-        self.assertEqual(e[("cand", "d")]["verdict"], "same")
-        self.assertGreater(e[("cand", "a")]["cv_base"], 0)
+        self.assertEqual(a.verdict, "slower")
+        self.assertAlmostEqual(a.ratio, 1.2, places=6)
+        self.assertLess(a.ci_low, 1.2)
+        self.assertGreater(a.ci_high, 1.2)
+        self.assertGreater(a.ci_low, 1.0)
+        self.assertAlmostEqual(a.p_value, 2 / 252)
+        self.assertEqual((a.n_base, a.n_candidate), (5, 5))
+        self.assertEqual(e[("cand", "b")].verdict, "faster")
+        self.assertEqual(e[("cand", "c")].verdict, "same")
+        self.assertEqual(e[("cand", "d")].verdict, "same")
+        self.assertGreater(e[("cand", "a")].cv_base, 0)
 
     def test_significant_but_below_threshold_is_same(self):
         base = self.scaled("base", [("a", 100)], n=8)
         cand = self.scaled("cand", [("a", 104)], n=8)
         a = self.entries(base, cand, threshold_pct=10)[("cand", "a")]
-        self.assertEqual(a["verdict"], "same")
-        self.assertIn("threshold", a["note"])
+        self.assertEqual(a.verdict, "same")
+        self.assertIn("threshold", a.note)
         a = self.entries(base, cand, threshold_pct=2)[("cand", "a")]
-        self.assertEqual(a["verdict"], "slower")
+        self.assertEqual(a.verdict, "slower")
 
     def test_one_repetition_never_gives_a_verdict(self):
         base = self.scaled("base", [("a", 100)], n=1)
         cand = self.scaled("cand", [("a", 300)], n=1)
         a = self.entries(base, cand)[("cand", "a")]
-        self.assertEqual(a["verdict"], "no-verdict")
-        self.assertIsNone(a["cv_base"])
-        self.assertIn("n=1 of 1 rows: needs 4", a["note"])
+        self.assertEqual(a.verdict, "no-verdict")
+        self.assertIsNone(a.cv_base)
+        self.assertIn("n=1 of 1 rows: needs 4", a.note)
 
     def test_three_repetitions_cannot_reach_alpha(self):
         base = self.scaled("base", [("a", 100)], n=3)
         cand = self.scaled("cand", [("a", 300)], n=3)
         a = self.entries(base, cand)[("cand", "a")]
-        self.assertEqual(a["verdict"], "no-verdict")
-        self.assertAlmostEqual(a["p_value"], 0.1)
+        self.assertEqual(a.verdict, "no-verdict")
+        self.assertAlmostEqual(a.p_value, 0.1)
 
     def test_multiple_testing_control(self):
         # One row shifted among 20 at n = 5: raw p = 0.0079, adjusted
@@ -204,10 +255,10 @@ class Verdicts(Case):
         shifted = [("r0", 150)] + names[1:]
         cand = self.scaled("cand", shifted)
         r0 = self.entries(base, cand)[("cand", "r0")]
-        self.assertLess(r0["p_value"], 0.01)
-        self.assertAlmostEqual(r0["p_adjusted"], 20 * 2 / 252)
-        self.assertEqual(r0["verdict"], "no-verdict")
-        self.assertEqual(r0["note"], "n=5 of 20 rows: needs 6")
+        self.assertLess(r0.p_value, 0.01)
+        self.assertAlmostEqual(r0.p_adjusted, 20 * 2 / 252)
+        self.assertEqual(r0.verdict, "no-verdict")
+        self.assertEqual(r0.note, "n=5 of 20 rows: needs 6")
 
     def test_missing_skipped_checks_and_other_units(self):
         extra = [("skip", None, "us", "skip"), ("check", None, None, "ok"),
@@ -215,19 +266,19 @@ class Verdicts(Case):
         base = self.scaled("base", [("a", 100), ("only_b", 1)], extra=extra)
         cand = self.scaled("cand", [("a", 100), ("only_c", 1)], extra=extra)
         e = self.entries(base, cand)
-        self.assertEqual(e[("cand", "only_b")]["verdict"], "missing")
-        self.assertEqual(e[("cand", "only_c")]["verdict"], "missing")
-        self.assertEqual(e[("cand", "skip")]["verdict"], "skipped")
-        self.assertIn("no such interface", e[("cand", "skip")]["note"])
-        self.assertEqual(e[("cand", "check")]["verdict"], "skipped")
-        self.assertEqual(e[("cand", "count")]["verdict"], "skipped")
+        self.assertEqual(e[("cand", "only_b")].verdict, "missing")
+        self.assertEqual(e[("cand", "only_c")].verdict, "missing")
+        self.assertEqual(e[("cand", "skip")].verdict, "skipped")
+        self.assertIn("no such interface", e[("cand", "skip")].note)
+        self.assertEqual(e[("cand", "check")].verdict, "skipped")
+        self.assertEqual(e[("cand", "count")].verdict, "skipped")
 
     def test_zero_base_is_skipped(self):
         base = self.scaled("base", [("a", 0)])
         cand = self.scaled("cand", [("a", 1)])
         a = self.entries(base, cand)[("cand", "a")]
-        self.assertEqual(a["verdict"], "skipped")
-        self.assertIsNone(a["ratio"])
+        self.assertEqual(a.verdict, "skipped")
+        self.assertIsNone(a.ratio)
 
     def test_unit_mismatch_is_an_error(self):
         base = self.write_run("base", [[("a", 1, "us", "ok")]])
@@ -246,11 +297,13 @@ class Verdicts(Case):
         base = self.scaled("base", [("a", 100)])
         cand = self.scaled("cand", [("a", 100)])
         a = self.entries(base, cand)[("cand", "a")]
+        self.assertEqual(list(a.to_json()), list(compare.KEYS))
         for key in ("candidate", "test", "name", "unit", "verdict", "ratio",
                     "ci_low", "ci_high", "p_value", "cv_base",
                     "cv_candidate", "n_base", "n_candidate", "note"):
-            self.assertIn(key, a)
-        self.assertIn(a["verdict"], compare.VERDICTS)
+            self.assertIn(key, compare.KEYS)
+        self.assertIn(a.verdict, compare.VERDICTS)
+        self.assertEqual(a.to_json()["verdict"], "same")
 
 
 class Cli(Case):

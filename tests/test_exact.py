@@ -96,12 +96,14 @@ class Wiring(unittest.TestCase):
         """DIR/syscall_overhead.json from docs, merged as the A/B does."""
         d = os.path.join(self.tmp.name, label)
         os.makedirs(d)
-        merged = results.merge_docs(reps) if len(reps) > 1 else reps[0]
+        merged = results.merge_docs([results.parse_doc(label, r)
+                                     for r in reps]) \
+            if len(reps) > 1 else reps[0]
         results.write_json(os.path.join(d, "syscall_overhead.json"), merged)
         return d
 
     def entries(self, base, cand):
-        return {e["name"]: e for e in compare.compare(
+        return {e.name: e for e in compare.compare(
             results.load(base), [results.load(cand)])}
 
     def test_an_ab_of_one_boot_each_gives_exact_verdicts(self):
@@ -115,15 +117,15 @@ class Wiring(unittest.TestCase):
                                        ("getpid", 0.3070965),
                                        ("fork", 395.0)], boot="b2")])
         e = self.entries(b, c)
-        self.assertEqual((e["getppid"]["verdict"], e["getppid"]["class"]),
+        self.assertEqual((e["getppid"].verdict, e["getppid"].row_class),
                          ("slower", "exact"))
-        self.assertAlmostEqual(e["getppid"]["delta"], 0.9995, places=3)
-        self.assertEqual(e["getppid"]["unit"], "insn")
-        self.assertEqual(e["getpid"]["verdict"], "same")
+        self.assertAlmostEqual(e["getppid"].delta, 0.9995, places=3)
+        self.assertEqual(e["getppid"].unit, "insn")
+        self.assertEqual(e["getpid"].verdict, "same")
         # fork spreads 3.9% on one side: noisy, and one boot is no sample.
-        self.assertEqual((e["fork"]["class"], e["fork"]["verdict"]),
+        self.assertEqual((e["fork"].row_class, e["fork"].verdict),
                          ("noisy", "no-verdict"))
-        self.assertIn("boots per side", e["fork"]["note"])
+        self.assertIn("boots per side", e["fork"].note)
 
     def test_text_and_json_say_exact(self):
         rows = [("getppid", 0.3290965)]
@@ -188,15 +190,18 @@ class Labels(unittest.TestCase):
         d = os.path.join(tmp.name, "run")
         os.makedirs(d)
         results.write_json(os.path.join(d, "syscall_overhead.json"),
-                           results.merge_docs([doc([("getppid", 0.3291)]),
-                                               doc([("getppid", 0.3291)])]))
+                           results.merge_docs([
+                               results.parse_doc("r1", doc([("getppid",
+                                                             0.3291)])),
+                               results.parse_doc("r2", doc([("getppid",
+                                                             0.3291)]))]))
         run = results.load(d)
         test = run.tests["syscall_overhead"]
         row = test.rows["getppid"]
-        kw = lava._measured({}, row, 0.3291, test)
-        self.assertEqual(("insn", 329.1), (kw["units"],
-                                           round(kw["measurement"], 1)))
-        self.assertEqual("us", lava._measured({}, row, 0.3291)["units"])
+        got = lava._measured(row, 0.3291, test)
+        self.assertEqual(("insn", 329.1), (got.units,
+                                           round(got.measurement, 1)))
+        self.assertEqual("us", lava._measured(row, 0.3291).units)
         ex = kcidb.Exporter()
         ex.add_run(run)
         tests = {t["path"]: t for t in ex.document()["tests"]}

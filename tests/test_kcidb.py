@@ -200,10 +200,12 @@ class Export(unittest.TestCase):
 
     def test_illegal_path_fails(self):
         ex = kcidb.Exporter()
-        co = ex.checkout_of({"kernel": {"release": "6.1"}})
-        build = ex.build_of({"machine": {"arch": "x86_64"}}, co)
+        co = ex.checkout_of(results.Header(
+            kernel=results.Kernel(release="6.1")))
+        build = ex.build_of(results.Header(
+            machine=results.Machine(arch="x86_64")), co)
         with self.assertRaises(kcidb.ExportError):
-            ex.add_test(build, "k", "kbench.fork@1", "PASS")
+            ex.add_test(build, "k", "kbench.fork@1", kcidb.KStatus.PASS)
 
     def test_invalid_document_never_written(self):
         need_kcidb_io(self)

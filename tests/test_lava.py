@@ -118,7 +118,7 @@ class CaseNames(unittest.TestCase):
     def test_clashing_names_made_unique(self):
         tset = lava.TestSet("s")
         for name in ("a b", "a/b", "a_b"):
-            tset.add(name, "pass")
+            tset.add(name, lava.LavaResult.PASS)
         self.assertEqual([c.name for c in tset.cases],
                          ["a_b", "a_b.2", "a_b.3"])
 
@@ -129,7 +129,7 @@ class Translate(unittest.TestCase):
         if docs:
             run = results.Run("t")
             for d in docs:
-                results.add_doc(run, "mem", d)
+                results.add_doc(run, results.parse_doc("mem", d))
         return lava.translate(ktap.parse(text), run)
 
     def test_checks_and_measurements(self):
@@ -243,7 +243,8 @@ class Translate(unittest.TestCase):
     def test_repetitions(self):
         reps = [json_doc("syscall_overhead", [("getpid", m), ("getppid", 1)])
                 for m in (0.2, 0.3, 0.7)]
-        merged = results.merge_docs(reps)
+        merged = results.merge_docs([results.parse_doc("mem", r)
+                                     for r in reps])
         text = stream(*[prog("syscall_overhead", SYSCALL, "", k, 3)
                         for k in (1, 2, 3)])
         got = cases(self.translate(text, [merged]))

@@ -63,8 +63,8 @@ class Power(unittest.TestCase):
         base = power._run("b", [[1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0]])
         cand = power._run("c", [[1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.01]])
         e = compare.compare_one(base, cand)[0]
-        self.assertEqual(e["verdict"], "same")
-        self.assertGreater(e["mde_pct"], compare.DEFAULT_THRESHOLD_PCT)
+        self.assertEqual(e.verdict, "same")
+        self.assertGreater(e.mde_pct, compare.DEFAULT_THRESHOLD_PCT)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ RECORDED = os.path.join(HERE, "data", "report", "run")
 sys.path.insert(0, SCRIPTS)
 
 import report as report_cli  # noqa: E402
-from kbtools import plots, report, results  # noqa: E402
+from kbtools import compare, plots, report, results  # noqa: E402
 
 NEED_MPL = unittest.skipUnless(
     plots.available(), "matplotlib missing: apt-get install python3-matplotlib")
@@ -119,11 +119,11 @@ class Figures(unittest.TestCase):
         run = load_docs(self.tmp, "r", [proc_create_doc()])
         s = report.fork_series(run.tests["proc_create"])
         self.assertEqual(sorted(s), ["fork", "vfork"])
-        self.assertEqual([round(p[0], 1) for p in s["fork"]],
+        self.assertEqual([round(p.x, 1) for p in s["fork"]],
                          [1.7, 11.7, 1025.4])
-        self.assertAlmostEqual(s["fork"][0][1], 100)
+        self.assertAlmostEqual(s["fork"][0].y, 100)
         # One repetition: no spread between repetitions to draw.
-        self.assertIsNone(s["fork"][0][2])
+        self.assertIsNone(s["fork"][0].low)
 
     def test_repetitions_give_the_spread_of_medians(self):
         runs = [os.path.join(self.tmp, "rep", f"r{i}") for i in (1, 2, 3)]
@@ -131,21 +131,22 @@ class Figures(unittest.TestCase):
             write_run(p, [proc_create_doc(scale)])
         run = results.load(os.path.join(self.tmp, "rep"))
         fork = report.fork_series(run.tests["proc_create"])["fork"][0]
-        self.assertAlmostEqual(fork[1], 100)   # median of 90, 100, 120
-        self.assertAlmostEqual(fork[2], 90)
-        self.assertAlmostEqual(fork[3], 120)
+        self.assertAlmostEqual(fork.y, 100)   # median of 90, 100, 120
+        self.assertAlmostEqual(fork.low, 90)
+        self.assertAlmostEqual(fork.high, 120)
         fig = report.row_figures(run.tests["proc_create"].rows["vfork@1GiB"])
-        self.assertEqual(fig["reps"], 3)
-        self.assertIn("cv_pct", fig)
+        self.assertEqual(fig.medians, 3)
+        self.assertIsNotNone(fig.cv_pct)
+        self.assertIn("cv_pct", fig.to_json())
 
     def test_ks_series_against_the_legacy_file(self):
         run = load_docs(self.tmp, "r", [memcg_doc()])
         s = report.ks_series(run.tests["memcg_ks"])
         self.assertEqual(list(s), ["stat"])   # numa_stat: skipped only
-        self.assertEqual([p[0] for p in s["stat"]["ks"]], [3, 16, 32, 64])
-        self.assertEqual(s["stat"]["legacy"]["median"], 8.0)
+        self.assertEqual([p.x for p in s["stat"].ks], [3, 16, 32, 64])
+        self.assertEqual(s["stat"].legacy.median, 8.0)
         cat = report.ks_series(run.tests["memcg_ks"], "per_cat")
-        self.assertEqual(cat["stat"]["ks"][0][1], 13.5)
+        self.assertEqual(cat["stat"].ks[0].y, 13.5)
 
     def test_no_ks_rows_no_ks_plot_data(self):
         d = memcg_doc()
@@ -162,14 +163,14 @@ class Figures(unittest.TestCase):
         run = load_docs(self.tmp, "r", [pmq_doc()])
         h = report.pmq_histograms(run.tests["pmqtest"])
         self.assertEqual(len(h), 1)
-        self.assertEqual(h[0]["buckets"][4], (4, 200))
-        self.assertEqual(h[0]["overflow"], 2)
-        self.assertEqual([p[0] for p in h[0]["percentiles"]],
+        self.assertEqual(h[0].buckets[4], (4, 200))
+        self.assertEqual(h[0].overflow, 2)
+        self.assertEqual([p[0] for p in h[0].percentiles],
                          ["p50", "p99", "p99.9", "max"])
         pct = report.pmq_percentiles(run.tests["pmqtest"])
-        self.assertEqual([p["label"] for p in pct],
+        self.assertEqual([p.label for p in pct],
                          ["latency_pair0", "latency_pair1"])
-        self.assertEqual(dict(pct[0]["points"])["p99"], 7.5)
+        self.assertEqual(dict(pct[0].points)["p99"], 7.5)
 
     def test_spans_decades(self):
         self.assertTrue(plots.spans_decades([0.2, 1000]))
@@ -177,18 +178,21 @@ class Figures(unittest.TestCase):
         self.assertFalse(plots.spans_decades([5, None, 0]))
 
     def test_forest_rows_only_compared_ones(self):
+        V = compare.Verdict
         entries = [
-            {"test": "t", "name": "a", "ratio": 1.3, "ci_low": 1.2,
-             "ci_high": 1.4, "verdict": "slower"},
-            {"test": "t", "name": "b", "ratio": None, "verdict": "skipped"},
-            {"test": "t", "name": "c", "ratio": 1.0, "ci_low": None,
-             "ci_high": None, "verdict": "no-verdict"}]
+            compare.Entry(test="t", name="a", ratio=1.3, ci_low=1.2,
+                          ci_high=1.4, verdict=V.SLOWER),
+            compare.Entry(test="t", name="b", verdict=V.SKIPPED),
+            compare.Entry(test="t", name="c", ratio=1.0,
+                          verdict=V.NO_VERDICT)]
         rows = report.forest_rows(entries)
-        self.assertEqual([r["label"] for r in rows], ["a", "c"])
-        entries.append({"test": "u", "name": "d", "ratio": 0.5,
-                        "ci_low": 0.4, "ci_high": 0.6, "verdict": "faster"})
+        self.assertEqual([r.label for r in rows], ["a", "c"])
+        self.assertEqual(rows[0].verdict, "slower")
+        entries.append(compare.Entry(test="u", name="d", ratio=0.5,
+                                     ci_low=0.4, ci_high=0.6,
+                                     verdict=V.FASTER))
         rows = report.forest_rows(entries)
-        self.assertEqual([r["label"] for r in rows], ["t: a", "t: c", "u: d"])
+        self.assertEqual([r.label for r in rows], ["t: a", "t: c", "u: d"])
 
 
 class BadInput(unittest.TestCase):

@@ -30,12 +30,16 @@ import json
 import re
 import sys
 from typing import (Any, Callable, Iterator, List, NoReturn, Optional,
-                    Sequence, Tuple, Type)
+                    Protocol, Sequence, Tuple, Type)
 
 from kbtools import proc
 from kbtools.output import msg, one_line, stdout_gone, write_stdout
 
-Main = Callable[[Optional[List[str]]], int]
+
+class Main(Protocol):
+    """A command's main(argv=None): its exit status."""
+
+    def __call__(self, argv: Optional[List[str]] = None) -> int: ...
 
 
 class Error(Exception):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Per-row verdicts of one or more candidate runs against a base run.
 
-Every row of every candidate gets a dict (see compare()). A verdict needs
+Every row of every candidate gets an Entry (see compare()). A verdict needs
 repetitions on both sides: the figure compared is the row's `stat`
 (median by default) of each repetition, so n is the number of
 repetitions, never the number of samples within one run.
@@ -33,13 +33,35 @@ of the whole comparison); "program" corrects within each program, so
 that a program's rows need no more repetitions than it alone would.
 """
 
+import json
 import math
+import textwrap
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 from kbtools import exact, stats
-from kbtools.results import INSN, ResultError
+from kbtools.results import (INSN, ClockMode, Json, ResultError, Row, Run,
+                             Status, Test, members)
 
 TIME_UNITS = ("ns", "us", "ms", "s")
-VERDICTS = ("slower", "faster", "same", "no-verdict", "missing", "skipped")
+
+
+class Verdict(StrEnum):
+    """A row's verdict (PENDING only while compare() works on it)."""
+    SLOWER = "slower"
+    FASTER = "faster"
+    SAME = "same"
+    NO_VERDICT = "no-verdict"
+    MISSING = "missing"
+    SKIPPED = "skipped"
+    PENDING = "pending"
+
+
+VERDICTS: Tuple[Verdict, ...] = tuple(v for v in Verdict
+                                      if v != Verdict.PENDING)
+# The keys of a row of the JSON output, in its order.
 KEYS = ("candidate", "test", "name", "unit", "verdict", "ratio", "ci_low",
         "ci_high", "p_value", "p_adjusted", "cv_base", "cv_candidate",
         "n_base", "n_candidate", "base", "value", "note", "clock", "class",
@@ -51,217 +73,270 @@ FAMILIES = ("run", "program")
 MDE_POWER = 0.8
 
 
-def _names(first, second):
+@dataclass
+class Entry:
+    """The comparison of one row of one candidate with the base: a row
+    of the JSON output (to_json(): the fields in their order, the keys
+    of KEYS). row_class, "class", is the exact rule's class of an icount
+    row."""
+    candidate: Optional[str] = None
+    test: Optional[str] = None
+    name: Optional[str] = None
+    unit: Optional[str] = None
+    verdict: Verdict = Verdict.PENDING
+    ratio: Optional[float] = None
+    ci_low: Optional[float] = None
+    ci_high: Optional[float] = None
+    p_value: Optional[float] = None
+    p_adjusted: Optional[float] = None
+    cv_base: Optional[float] = None
+    cv_candidate: Optional[float] = None
+    n_base: int = 0
+    n_candidate: int = 0
+    base: Optional[float] = None
+    value: Optional[float] = None
+    note: Optional[str] = None
+    clock: ClockMode = ClockMode.REAL
+    row_class: Optional[str] = field(default=None,
+                                     metadata={"json": "class"})
+    delta: Optional[float] = None
+    spread_base: Optional[float] = None
+    spread_candidate: Optional[float] = None
+    log_sd: Optional[float] = None
+    mde_pct: Optional[float] = None
+    family_rows: Optional[int] = None
+
+    def to_json(self) -> Json:
+        return members(self)
+
+
+def _names(first: Mapping[str, object], second: Mapping[str, object]
+           ) -> List[str]:
     """Keys of first in order, then those only in second."""
     return list(first) + [k for k in second if k not in first]
 
 
-def _skip_note(brow, crow):
+def _skip_note(brow: Row, crow: Row) -> str:
     parts = []
     for side, row in (("baseline", brow), ("candidate", crow)):
         text = f"{side} {row.status}"
-        if row.status != "ok" and row.reason:
+        if row.status != Status.OK and row.reason:
             text += f" ({row.reason})"
         parts.append(text)
     return ", ".join(parts)
 
 
-def _entry(cand, test, name, unit, verdict, note=None, **figures):
-    out = dict.fromkeys(KEYS)
-    out.update(candidate=cand.label, test=test, name=name, unit=unit,
-               verdict=verdict, note=note, n_base=0, n_candidate=0,
-               clock="real")
-    out.update(figures)
-    return out
+def _entry(cand: Run, test: str, name: str, unit: Optional[str],
+           verdict: Verdict, note: Optional[str] = None,
+           clock: ClockMode = ClockMode.REAL) -> Entry:
+    return Entry(candidate=cand.label, test=test, name=name, unit=unit,
+                 verdict=verdict, note=note, clock=clock)
 
 
-def _check_clocks(cand, test, bt, ct):
+CLOCK_TEXT = {ClockMode.ICOUNT: "QEMU's instruction counter (--icount)",
+              ClockMode.REAL: "a real clock"}
+
+
+def _check_clocks(cand: Run, test: str, bt: Test, ct: Test) -> None:
     """An icount side and a real-clock side measure different things."""
     modes = (bt.clock_mode(), ct.clock_mode())
     if modes[0] != modes[1]:
-        what = {"icount": "QEMU's instruction counter (--icount)",
-                "real": "a real clock"}
         raise ResultError(f"{cand.path or cand.label}: {test}: the baseline "
-                          f"ran on {what[modes[0]]}, the candidate on "
-                          f"{what[modes[1]]}: instructions cannot be "
+                          f"ran on {CLOCK_TEXT[modes[0]]}, the candidate on "
+                          f"{CLOCK_TEXT[modes[1]]}: instructions cannot be "
                           f"compared with time; run both sides the same "
                           f"way")
 
 
-def _compare_row(cand, test, brow, crow, stat, alpha, need, bt=None,
-                 ct=None):
+def _compare_row(cand: Run, test: str, brow: Row, crow: Row, stat: str,
+                 alpha: float, need: int, bt: Test, ct: Test) -> Entry:
     """The entry of one row present on both sides, before the
-    multiple-testing step (verdict 'pending' when it is testable)."""
+    multiple-testing step (verdict PENDING when it is testable)."""
     name = brow.name
     if brow.unit != crow.unit and brow.unit and crow.unit:
         raise ResultError(f"{cand.path or cand.label}: {test}: row "
                           f"'{name}': unit '{brow.unit}' in the baseline, "
                           f"'{crow.unit}' in the candidate")
     unit = brow.unit or crow.unit
-    if brow.status != "ok" or crow.status != "ok":
-        return _entry(cand, test, name, unit, "skipped",
+    if brow.status != Status.OK or crow.status != Status.OK:
+        return _entry(cand, test, name, unit, Verdict.SKIPPED,
                       _skip_note(brow, crow))
     if unit is None:
-        return _entry(cand, test, name, unit, "skipped",
+        return _entry(cand, test, name, unit, Verdict.SKIPPED,
                       "a check, not a figure")
     if unit not in TIME_UNITS:
-        return _entry(cand, test, name, unit, "skipped",
+        return _entry(cand, test, name, unit, Verdict.SKIPPED,
                       f"'{unit}' is not a time")
     vb, vc = brow.values(stat), crow.values(stat)
     if not vb or not vc:
-        return _entry(cand, test, name, unit, "skipped",
+        return _entry(cand, test, name, unit, Verdict.SKIPPED,
                       f"no '{stat}' figure")
-    if bt is not None and bt.clock_mode() == "icount":
-        return _compare_icount(_entry(cand, test, name, INSN, "pending",
-                                      clock="icount"),
+    if bt.clock_mode() == ClockMode.ICOUNT:
+        return _compare_icount(_entry(cand, test, name, INSN,
+                                      Verdict.PENDING,
+                                      clock=ClockMode.ICOUNT),
                                brow, crow, stat, alpha, need,
-                               (bt.insn_per_unit(unit),
-                                ct.insn_per_unit(unit)))
-    return _test_values(_entry(cand, test, name, unit, "pending"), vb, vc,
-                        alpha, need)
+                               (bt.insn_per_unit(unit) or 1.0,
+                                ct.insn_per_unit(unit) or 1.0))
+    return _test_values(_entry(cand, test, name, unit, Verdict.PENDING),
+                        vb, vc, alpha, need)
 
 
-def _compare_icount(e, brow, crow, stat, alpha, need, scales):
+def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
+                    need: int, scales: Tuple[float, float]) -> Entry:
     """Fill entry e of an icount row: kbtools.exact's class and verdict
     from the repetitions, in instructions per operation; a noisy row is
-    left 'pending' for the statistical rule over its boots."""
+    left PENDING for the statistical rule over its boots."""
     vb = [v * scales[0] for v in brow.values(stat)]
     vc = [v * scales[1] for v in crow.values(stat)]
     mb, mc = stats.median(vb), stats.median(vc)
-    e.update(n_base=len(vb), n_candidate=len(vc), base=mb, value=mc,
-             delta=mc - mb, ratio=mc / mb if mb > 0 else None,
-             cv_base=stats.cv_pct(vb), cv_candidate=stats.cv_pct(vc),
-             spread_base=exact.spread(vb), spread_candidate=exact.spread(vc))
-    if e["ratio"] is None:
-        e.update(verdict="skipped", note="the base's figure is not above 0")
+    e.n_base, e.n_candidate, e.base, e.value = len(vb), len(vc), mb, mc
+    e.delta = mc - mb
+    e.ratio = mc / mb if mb > 0 else None
+    e.cv_base, e.cv_candidate = stats.cv_pct(vb), stats.cv_pct(vc)
+    e.spread_base, e.spread_candidate = exact.spread(vb), exact.spread(vc)
+    if e.ratio is None:
+        e.verdict, e.note = Verdict.SKIPPED, "the base's figure is not above 0"
         return e
     why = exact.too_few(vb, vc)
     if why:
-        e.update(verdict="no-verdict", note=why)
+        e.verdict, e.note = Verdict.NO_VERDICT, why
         return e
-    known = exact.calibration().get(f"{e['test']}:{e['name']}")
-    e["class"], e["verdict"], e["note"] = exact.decide(vb, vc, known)
-    if e["verdict"] != "pending":
+    known = exact.calibration().get(f"{e.test}:{e.name}")
+    e.row_class, verdict, e.note = exact.decide(vb, vc, known)
+    e.verdict = Verdict(verdict)
+    if e.verdict != Verdict.PENDING:
         return e
     # Noisy: its boots are the replicates, not the repetitions in them.
     bb = [v * scales[0] for v in brow.boot_values(stat)]
     cb = [v * scales[1] for v in crow.boot_values(stat)]
     _test_values(e, bb, cb, alpha, need)
-    e["note"] = (f"noisy under icount (its repetitions spread "
-                 f"{fmt_pct(exact.rel_spread_pct(vb))} and "
-                 f"{fmt_pct(exact.rel_spread_pct(vc))}): judged over boots")
+    e.note = (f"noisy under icount (its repetitions spread "
+              f"{fmt_pct(exact.rel_spread_pct(vb))} and "
+              f"{fmt_pct(exact.rel_spread_pct(vc))}): judged over boots")
     return e
 
 
-def fmt_pct(v):
+def fmt_pct(v: Optional[float]) -> str:
     return "-" if v is None else f"{v:.2g}%"
 
 
-def _test_values(e, vb, vc, alpha, need):
+def _test_values(e: Entry, vb: Sequence[float], vc: Sequence[float],
+                 alpha: float, need: int) -> Entry:
     """Fill entry e from the two sides' per-repetition figures; its
-    verdict stays 'pending' when it is testable."""
+    verdict stays PENDING when it is testable."""
     mb, mc = stats.median(vb), stats.median(vc)
-    e.update(n_base=len(vb), n_candidate=len(vc), base=mb, value=mc,
-             ratio=mc / mb if mb > 0 else None,
-             cv_base=stats.cv_pct(vb), cv_candidate=stats.cv_pct(vc),
-             log_sd=stats.log_spread(vb, vc))
+    e.n_base, e.n_candidate, e.base, e.value = len(vb), len(vc), mb, mc
+    e.ratio = mc / mb if mb > 0 else None
+    e.cv_base, e.cv_candidate = stats.cv_pct(vb), stats.cv_pct(vc)
+    e.log_sd = stats.log_spread(vb, vc)
     if len(vb) >= 2 and len(vc) >= 2:
-        e["p_value"] = stats.mann_whitney(vb, vc)[1]
+        e.p_value = stats.mann_whitney(vb, vc).p
         ci = stats.ratio_ci(vb, vc, alpha)
         if ci:
-            e["ci_low"], e["ci_high"] = ci
-    if e["ratio"] is None:
-        e["verdict"] = "skipped"
-        e["note"] = "the base's figure is not above 0"
+            e.ci_low, e.ci_high = ci
+    if e.ratio is None:
+        e.verdict = Verdict.SKIPPED
+        e.note = "the base's figure is not above 0"
     elif min(len(vb), len(vc)) < need:
-        e["verdict"] = "no-verdict"
-        e["note"] = (f"{len(vb)} vs {len(vc)} repetitions: a verdict needs "
-                     f"at least {need} per side")
+        e.verdict = Verdict.NO_VERDICT
+        e.note = (f"{len(vb)} vs {len(vc)} repetitions: a verdict needs "
+                  f"at least {need} per side")
     return e
 
 
-def _decide(e, threshold_pct, alpha):
+def _decide(e: Entry, threshold_pct: float, alpha: float) -> Verdict:
     """slower / faster / same of a tested entry (adjusted p known)."""
     up = 1 + threshold_pct / 100
-    significant = (e["p_adjusted"] is not None and e["p_adjusted"] <= alpha
-                   and e["ci_low"] is not None)
-    if significant and e["ratio"] > up and e["ci_low"] > 1:
-        return "slower"
-    if significant and e["ratio"] < 1 / up and e["ci_high"] < 1:
-        return "faster"
-    if significant and (e["ci_low"] > 1 or e["ci_high"] < 1):
-        e["note"] = f"significant but within the {threshold_pct:g}% threshold"
-    return "same"
+    if e.p_adjusted is None or e.p_adjusted > alpha or e.ci_low is None or \
+            e.ci_high is None or e.ratio is None:
+        return Verdict.SAME
+    if e.ratio > up and e.ci_low > 1:
+        return Verdict.SLOWER
+    if e.ratio < 1 / up and e.ci_high < 1:
+        return Verdict.FASTER
+    if e.ci_low > 1 or e.ci_high < 1:
+        e.note = f"significant but within the {threshold_pct:g}% threshold"
+    return Verdict.SAME
 
 
-def row_verdict(vb, vc, threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05):
-    """The entry (keys KEYS) of one row tested alone, from the base's and
-    the candidate's per-repetition figures: no other row to adjust for,
-    so q = p."""
-    e = dict.fromkeys(KEYS)
-    e.update(verdict="pending", n_base=0, n_candidate=0)
-    _test_values(e, vb, vc, alpha, stats.min_reps(alpha))
-    if e["verdict"] == "pending":
-        e["p_adjusted"] = e["p_value"]
-        e["verdict"] = _decide(e, threshold_pct, alpha)
+def row_verdict(vb: Sequence[float], vc: Sequence[float],
+                threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                alpha: float = 0.05) -> Entry:
+    """The entry of one row tested alone, from the base's and the
+    candidate's per-repetition figures: no other row to adjust for, so
+    q = p."""
+    e = _test_values(Entry(), vb, vc, alpha, stats.min_reps(alpha))
+    if e.verdict == Verdict.PENDING:
+        e.p_adjusted = e.p_value
+        e.verdict = _decide(e, threshold_pct, alpha)
     return e
 
 
-def _families(entries, family):
+def _families(entries: List[Entry], family: str) -> List[List[Entry]]:
     """The entries that Benjamini-Hochberg corrects over together."""
     if family == "run":
         return [entries]
-    groups = {}
+    groups: Dict[Optional[str], List[Entry]] = {}
     for e in entries:
-        groups.setdefault(e["test"], []).append(e)
+        groups.setdefault(e.test, []).append(e)
     return list(groups.values())
 
 
-def _power(e, rows, threshold_pct, alpha):
+def _power(e: Entry, rows: int, threshold_pct: float, alpha: float) -> None:
     """The smallest change the design flags for this row (mde_pct), and
     no-verdict for a row it cannot flag at all, alone among `rows`."""
-    nb, nc = e["n_base"], e["n_candidate"]
-    e["family_rows"] = rows
+    nb, nc = e.n_base, e.n_candidate
+    e.family_rows = rows
     single = alpha / rows
     if stats.min_p(nb, nc) > single:
-        if e["verdict"] in ("same", "no-verdict"):
-            e["verdict"] = "no-verdict"
+        if e.verdict in (Verdict.SAME, Verdict.NO_VERDICT):
+            e.verdict = Verdict.NO_VERDICT
             need = stats.design_reps(rows, alpha)
-            if e["clock"] == "icount":
-                e["note"] = (f"{e['note'].split(':')[0]}: the statistical "
-                             f"rule needs {need} boots per side, not "
-                             f"{nb} vs {nc}")
+            if e.clock == ClockMode.ICOUNT:
+                e.note = (f"{(e.note or '').split(':')[0]}: the "
+                          f"statistical rule needs {need} boots per side, "
+                          f"not {nb} vs {nc}")
             else:
-                e["note"] = f"n={min(nb, nc)} of {rows} rows: needs {need}"
+                e.note = f"n={min(nb, nc)} of {rows} rows: needs {need}"
         return
     shift = stats.detectable_shift(nb, nc, single, MDE_POWER)
-    if e["log_sd"] is not None:
-        e["mde_pct"] = max(threshold_pct,
-                           (math.exp(shift * e["log_sd"]) - 1) * 100)
+    if e.log_sd is not None and shift is not None:
+        e.mde_pct = max(threshold_pct,
+                        (math.exp(shift * e.log_sd) - 1) * 100)
 
 
-def design_note(entries, alpha=0.05):
+def design_note(entries: Sequence[Entry], alpha: float = 0.05) -> List[str]:
     """One line per candidate whose repetitions are below what one
     changed row among its family needs (empty when none is)."""
-    out = []
+    out: List[str] = []
     for e in entries:
-        rows = e["family_rows"]
-        if rows is None or e["verdict"] != "no-verdict" or \
-                not (e["note"] or "").startswith("n="):
+        rows = e.family_rows
+        if rows is None or e.verdict != Verdict.NO_VERDICT or \
+                not (e.note or "").startswith("n="):
             continue
-        line = (f"{e['candidate']}: {min(e['n_base'], e['n_candidate'])} "
+        line = (f"{e.candidate}: {min(e.n_base, e.n_candidate)} "
                 f"repetitions per side, but one changed row among {rows} "
                 f"needs {stats.design_reps(rows, alpha)} to reach "
                 f"q <= {alpha:g} (exact U: its smallest p is "
-                f"{stats.min_p(e['n_base'], e['n_candidate']):.2g}, above "
+                f"{stats.min_p(e.n_base, e.n_candidate):.2g}, above "
                 f"{alpha:g}/{rows})")
         if line not in out:
             out.append(line)
     return out
 
 
-def compare_one(base, cand, threshold_pct=DEFAULT_THRESHOLD_PCT,
-                stat="median", alpha=0.05, family="run"):
+def _missing(cand: Run, tname: str, rows: Dict[str, Row], where: str
+             ) -> List[Entry]:
+    """The entries of rows on one side only."""
+    return [_entry(cand, tname, rname, row.unit, Verdict.MISSING, where)
+            for rname, row in rows.items()]
+
+
+def compare_one(base: Run, cand: Run,
+                threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                stat: str = "median", alpha: float = 0.05,
+                family: str = "run") -> List[Entry]:
     """Entries of one candidate against base, in base order."""
     need = stats.min_reps(alpha)
     common = set(base.tests) & set(cand.tests)
@@ -270,24 +345,25 @@ def compare_one(base, cand, threshold_pct=DEFAULT_THRESHOLD_PCT,
                           f"({', '.join(sorted(base.tests))}) and "
                           f"{cand.path or cand.label} "
                           f"({', '.join(sorted(cand.tests))})")
-    out = []
+    out: List[Entry] = []
     for tname in _names(base.tests, cand.tests):
         bt, ct = base.tests.get(tname), cand.tests.get(tname)
         if bt is None or ct is None:
             where = "baseline" if ct is None else "candidate"
-            for rname in (bt or ct).rows:
-                out.append(_entry(cand, tname, rname,
-                                  (bt or ct).rows[rname].unit, "missing",
-                                  f"test only in the {where}"))
+            only = bt or ct
+            assert only is not None
+            out += _missing(cand, tname, only.rows,
+                            f"test only in the {where}")
             continue
         _check_clocks(cand, tname, bt, ct)
         for rname in _names(bt.rows, ct.rows):
             brow, crow = bt.rows.get(rname), ct.rows.get(rname)
             if brow is None or crow is None:
                 where = "baseline" if crow is None else "candidate"
-                out.append(_entry(cand, tname, rname,
-                                  (brow or crow).unit, "missing",
-                                  f"only in the {where}"))
+                row = brow or crow
+                assert row is not None
+                out += _missing(cand, tname, {rname: row},
+                                f"only in the {where}")
                 continue
             out.append(_compare_row(cand, tname, brow, crow, stat, alpha,
                                     need, bt, ct))
@@ -295,57 +371,62 @@ def compare_one(base, cand, threshold_pct=DEFAULT_THRESHOLD_PCT,
         raise ValueError(f"family '{family}' is not one of "
                          f"{', '.join(FAMILIES)}")
     # A row short of repetitions is still one of the rows compared.
-    tested = [e for e in out if e["verdict"] == "pending" or
-              (e["verdict"] == "no-verdict" and e["n_base"] > 0)]
+    tested = [e for e in out if e.verdict == Verdict.PENDING or
+              (e.verdict == Verdict.NO_VERDICT and e.n_base > 0)]
     for group in _families(tested, family):
-        pending = [e for e in group if e["verdict"] == "pending"]
-        adjusted = stats.benjamini_hochberg([e["p_value"] for e in pending])
+        pending = [e for e in group if e.verdict == Verdict.PENDING]
+        adjusted = stats.benjamini_hochberg([e.p_value for e in pending])
         for e, q in zip(pending, adjusted):
-            e["p_adjusted"] = q
-            e["verdict"] = _decide(e, threshold_pct, alpha)
+            e.p_adjusted = q
+            e.verdict = _decide(e, threshold_pct, alpha)
         for e in group:
             _power(e, len(group), threshold_pct, alpha)
     return out
 
 
-def compare(base, candidates, threshold_pct=DEFAULT_THRESHOLD_PCT,
-            stat="median", alpha=0.05, family="run"):
-    """One dict per (candidate, test, row), keys KEYS."""
-    out = []
+def compare(base: Run, candidates: Sequence[Run],
+            threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+            stat: str = "median", alpha: float = 0.05,
+            family: str = "run") -> List[Entry]:
+    """One Entry per (candidate, test, row)."""
+    out: List[Entry] = []
     for cand in candidates:
         out += compare_one(base, cand, threshold_pct, stat, alpha, family)
     return out
 
 
-def fail_rows(entries, fail_above_pct):
+def fail_rows(entries: Sequence[Entry], fail_above_pct: float
+              ) -> List[Entry]:
     """Entries that are significantly slower with the interval's lower
     bound above fail_above_pct %."""
     limit = 1 + fail_above_pct / 100
-    return [e for e in entries if e["verdict"] == "slower"
-            and e["ci_low"] is not None and e["ci_low"] > limit]
+    return [e for e in entries if e.verdict == Verdict.SLOWER
+            and e.ci_low is not None and e.ci_low > limit]
 
 
-def too_few(entries, alpha=0.05):
+def too_few(entries: Sequence[Entry], alpha: float = 0.05) -> bool:
     """True when some row lacks a verdict for want of repetitions."""
-    return any(e["verdict"] == "no-verdict" for e in entries)
+    return any(e.verdict == Verdict.NO_VERDICT for e in entries)
 
 
-def _guest(test):
-    return (test.doc.get("machine") or {}).get("guest")
+def _guest(test: Test) -> Optional[str]:
+    return test.header.machine.guest
 
 
-def warnings(base, candidates):
+def _where(guest: Optional[str]) -> str:
+    return f"in a {guest} guest" if guest else "on the host"
+
+
+def warnings(base: Run, candidates: Sequence[Run]) -> List[str]:
     """Differences of setup that make a comparison suspect."""
     out = []
     for cand in candidates:
         for tname in base.tests.keys() & cand.tests.keys():
             bg, cg = _guest(base.tests[tname]), _guest(cand.tests[tname])
             if bg != cg:
-                out.append(f"{tname}: '{base.label}' ran "
-                           f"{'in a ' + bg + ' guest' if bg else 'on the host'}"
-                           f", '{cand.label}' "
-                           f"{'in a ' + cg + ' guest' if cg else 'on the host'}"
-                           ": compare only like with like")
+                out.append(f"{tname}: '{base.label}' ran {_where(bg)}, "
+                           f"'{cand.label}' {_where(cg)}: compare only like "
+                           f"with like")
                 break
     return out
 
@@ -354,11 +435,9 @@ def warnings(base, candidates):
 # json. Rows are grouped by test; every candidate is one column group.
 
 EMAIL_WIDTH = 72
-SHORT = {"no-verdict": "no-verdict", "missing": "missing",
-         "skipped": "skipped"}
 
 
-def fmt_num(v):
+def fmt_num(v: Optional[float]) -> str:
     """Three significant figures, plain notation."""
     if v is None:
         return "-"
@@ -372,54 +451,65 @@ def fmt_num(v):
     return f"{v:.3g}"
 
 
-def fmt_p(p):
+def fmt_p(p: Optional[float]) -> str:
     if p is None:
         return "-"
     return "<0.0001" if p < 0.0001 else f"{p:.2g}"
 
 
-def fmt_ratio(r):
+def fmt_ratio(r: Optional[float]) -> str:
     return "-" if r is None else f"x{r:.3f}"
 
 
-def fmt_ci(e):
-    if e["ci_low"] is None:
+def fmt_ci(e: Entry) -> str:
+    if e.ci_low is None or e.ci_high is None:
         return "-"
-    return f"{e['ci_low']:.3f}-{e['ci_high']:.3f}"
+    return f"{e.ci_low:.3f}-{e.ci_high:.3f}"
 
 
-def fmt_cv(cv):
+def fmt_cv(cv: Optional[float]) -> str:
     return "-" if cv is None else f"{cv:.1f}%"
 
 
-def fmt_mde(e):
+def fmt_mde(e: Entry) -> str:
     """The smallest change this design flags for the row ('-' where the
     exact rule decides, or the design cannot flag it at all)."""
     if is_exact(e):
-        return "1 insn" if e["class"] == "exact" else "-"
-    return "-" if e["mde_pct"] is None else f"{e['mde_pct']:.1f}%"
+        return "1 insn" if e.row_class == "exact" else "-"
+    return "-" if e.mde_pct is None else f"{e.mde_pct:.1f}%"
 
 
-def _index(entries):
+# A row of the tables: (test, row name).
+RowKey = Tuple[Optional[str], Optional[str]]
+
+
+def _index(entries: Sequence[Entry]
+           ) -> Tuple[List[RowKey], Dict[RowKey, Dict[Optional[str], Entry]]]:
     """(test, name) in first-seen order, and entry by (candidate, test,
     name)."""
-    order, by = [], {}
+    order: List[RowKey] = []
+    by: Dict[RowKey, Dict[Optional[str], Entry]] = {}
     for e in entries:
-        key = (e["test"], e["name"])
+        key = (e.test, e.name)
         if key not in by:
             order.append(key)
             by[key] = {}
-        by[key][e["candidate"]] = e
+        by[key][e.candidate] = e
     return order, by
 
 
-def _render(header, lines, aligns, width=None):
+# A line of a table: its cells, or a section line printed as it is.
+Line = Union[str, List[str]]
+
+
+def _render(header: List[str], lines: Sequence[Line], aligns: List[str]
+            ) -> List[str]:
     """Aligned table: columns separated by two spaces; 'l'/'r' aligns.
     Section lines (a str instead of a list) are printed as they are."""
     cells = [header] + [ln for ln in lines if not isinstance(ln, str)]
     widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
     out = []
-    for ln in [header] + lines:
+    for ln in [header, *lines]:
         if isinstance(ln, str):
             out.append(ln)
             continue
@@ -429,65 +519,67 @@ def _render(header, lines, aligns, width=None):
     return out
 
 
-def is_exact(e):
+def is_exact(e: Entry) -> bool:
     """An icount row decided by kbtools.exact (class exact or near)."""
-    return e["clock"] == "icount" and e["class"] in ("exact", "near")
+    return e.clock == ClockMode.ICOUNT and e.row_class in ("exact", "near")
 
 
-def _base_cells(e, full):
+def _base_cells(e: Entry, full: bool) -> List[str]:
     """The base's figure, and in the full table its spread."""
-    if e["base"] is None:
+    if e.base is None:
         figure = "-"
-    elif e["unit"] == INSN:
-        figure = f"{exact.fmt_insn(e['base'])} {INSN}"
+    elif e.unit == INSN:
+        figure = f"{exact.fmt_insn(e.base)} {INSN}"
     else:
-        figure = f"{fmt_num(e['base'])} {e['unit']}"
-    return [figure, fmt_cv(e["cv_base"])] if full else [figure]
+        figure = f"{fmt_num(e.base)} {e.unit}"
+    return [figure, fmt_cv(e.cv_base)] if full else [figure]
 
 
-def fmt_delta(e):
+def fmt_delta(e: Entry) -> str:
     """The change in instructions per operation: '+1.000 insn'."""
-    if e["delta"] is None:
+    if e.delta is None:
         return "-"
-    sign = "+" if e["delta"] >= 0 else "-"
-    return f"{sign}{exact.fmt_insn(abs(e['delta']))} {INSN}"
+    sign = "+" if e.delta >= 0 else "-"
+    return f"{sign}{exact.fmt_insn(abs(e.delta))} {INSN}"
 
 
-def verdict_label(e):
+def verdict_label(e: Entry) -> str:
     """The verdict, with its class for an icount row: 'slower (exact)'."""
-    if e["clock"] == "icount" and e["class"]:
-        return f"{e['verdict']} ({e['class']})"
-    return e["verdict"]
+    if e.clock == ClockMode.ICOUNT and e.row_class:
+        return f"{e.verdict} ({e.row_class})"
+    return e.verdict.value
 
 
-def _cand_cells(e, full):
+def _cand_cells(e: Optional[Entry], full: bool) -> List[str]:
     if e is None:
         return ["-"] * (8 if full else 4)
     # An exact row has no interval: its change in instructions instead.
-    cells = [fmt_ratio(e["ratio"]), fmt_delta(e) if is_exact(e)
+    cells = [fmt_ratio(e.ratio), fmt_delta(e) if is_exact(e)
              else fmt_ci(e)]
     if full:
-        cells += [fmt_p(e["p_value"]), fmt_p(e["p_adjusted"]),
-                  fmt_cv(e["cv_candidate"])]
+        cells += [fmt_p(e.p_value), fmt_p(e.p_adjusted),
+                  fmt_cv(e.cv_candidate)]
     cells += [fmt_mde(e), verdict_label(e)]
     if full:
         # The footer explains missing repetitions once for all rows.
-        note = e["note"] if e["verdict"] != "no-verdict" else None
+        note = e.note if e.verdict != Verdict.NO_VERDICT else None
         cells.append(note or "")
     return cells
 
 
-def _both_skipped(row):
-    return all(e["verdict"] == "skipped" and e["base"] is None
-               and "baseline skip" in (e["note"] or "")
-               and "candidate skip" in (e["note"] or "")
+def _both_skipped(row: Dict[Optional[str], Entry]) -> bool:
+    return all(e.verdict == Verdict.SKIPPED and e.base is None
+               and "baseline skip" in (e.note or "")
+               and "candidate skip" in (e.note or "")
                for e in row.values())
 
 
-def _table(entries, labels, full, name_width=None):
+def _table(entries: Sequence[Entry], labels: Sequence[str], full: bool,
+           name_width: Optional[int] = None
+           ) -> Tuple[List[str], List[Line], List[str]]:
     """Header and lines of one table over the given candidate labels;
     rows skipped on every side are left out (JSON keeps them)."""
-    order, by = _index([e for e in entries if e["candidate"] in labels])
+    order, by = _index([e for e in entries if e.candidate in labels])
     order = [k for k in order if not _both_skipped(by[k])]
     # The email table leaves the spreads out: it must fit 72 columns.
     header = ["row", "base", "cv"] if full else ["row", "base"]
@@ -505,14 +597,15 @@ def _table(entries, labels, full, name_width=None):
         else:
             header += [f"{tag}ratio", change, "mde", "verdict"]
             aligns += ["r", "r", "r", "l"]
-    lines, test = [], None
+    lines: List[Line] = []
+    test = None
     for key in order:
         if key[0] != test:
             test = key[0]
             lines.append(f"{test}:")
         row = by[key]
         first = next(iter(row.values()))
-        name = "  " + key[1]
+        name = f"  {key[1]}"
         if name_width and len(name) > name_width:
             keep = name_width - 3
             name = name[:keep - keep // 2] + ".." + name[-(keep // 2) - 1:]
@@ -523,26 +616,26 @@ def _table(entries, labels, full, name_width=None):
     return header, lines, aligns
 
 
-def _tag(i, n):
+def _tag(i: int, n: int) -> str:
     return "" if n == 1 else f"{chr(ord('A') + i)}:"
 
 
-def _describe(run):
+def _describe(run: Run) -> str:
     tests = list(run.tests.values())
     if not tests:
         return run.label
-    doc = tests[0].doc
-    kernel = (doc.get("kernel") or {}).get("release", "?")
-    guest = (doc.get("machine") or {}).get("guest")
+    header = tests[0].header
+    kernel = header.kernel.release or "?"
+    guest = header.machine.guest
     reps = run.repetitions()
     where = f"{guest} guest" if guest else "host"
-    if tests[0].clock_mode() == "icount":
+    if tests[0].clock_mode() == ClockMode.ICOUNT:
         where += ", icount: figures are guest instructions"
     return (f"{run.label} ({kernel}, {where}, {reps} "
             f"repetition{'s' if reps != 1 else ''})")
 
 
-def _legend(base, candidates, stat):
+def _legend(base: Run, candidates: Sequence[Run]) -> List[str]:
     lines = [f"base: {_describe(base)}"]
     for i, c in enumerate(candidates):
         tag = _tag(i, len(candidates)) or "candidate:"
@@ -550,7 +643,15 @@ def _legend(base, candidates, stat):
     return lines
 
 
-def _summary(entries, candidates, alpha):
+def verdict_counts(entries: Sequence[Entry]) -> Dict[Verdict, int]:
+    counts: Dict[Verdict, int] = {}
+    for e in entries:
+        counts[e.verdict] = counts.get(e.verdict, 0) + 1
+    return counts
+
+
+def _summary(entries: Sequence[Entry], candidates: Sequence[Run]
+             ) -> List[str]:
     order, by = _index(entries)
     hidden = sum(1 for k in order if _both_skipped(by[k]))
     lines = []
@@ -558,17 +659,14 @@ def _summary(entries, candidates, alpha):
         lines.append(f"{hidden} rows skipped on every side are not shown "
                      f"(--format json lists them).")
     for i, c in enumerate(candidates):
-        counts = {}
-        for e in entries:
-            if e["candidate"] == c.label:
-                counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+        counts = verdict_counts([e for e in entries if e.candidate == c.label])
         text = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
         lines.append(f"{_tag(i, len(candidates)) or 'candidate:'} "
                      f"{c.label}: {text}")
     return lines
 
 
-def honesty(entries, alpha=0.05):
+def honesty(entries: Sequence[Entry], alpha: float = 0.05) -> List[str]:
     """What to do when rows lack a verdict for want of repetitions."""
     if not too_few(entries, alpha):
         return []
@@ -591,7 +689,8 @@ FAMILY_TEXT = {"run": "each candidate's rows", "program": "each program's "
                "rows of a candidate"}
 
 
-def _method(stat, threshold_pct, alpha, entries=(), family="run"):
+def _method(stat: str, threshold_pct: float, alpha: float,
+            entries: Sequence[Entry] = (), family: str = "run") -> str:
     text = (f"Per row: ratio of the {stat}s over repetitions, 95% "
             f"Hodges-Lehmann interval, Mann-Whitney U p, q = "
             f"Benjamini-Hochberg over {FAMILY_TEXT[family]}; slower/faster "
@@ -599,12 +698,12 @@ def _method(stat, threshold_pct, alpha, entries=(), family="run"):
             f"exceeds {threshold_pct:g}%; mde: the smallest change flagged "
             f"{MDE_POWER:.0%} of the time, alone among its family, at this "
             f"row's spread and repetitions.")
-    if any(e["clock"] == "icount" for e in entries):
+    if any(e.clock == ClockMode.ICOUNT for e in entries):
         text += " " + exact_method()
     return text
 
 
-def exact_method():
+def exact_method() -> str:
     """What an icount comparison's verdicts mean, in one paragraph."""
     return (f"Exact (icount) rows count guest instructions per operation: "
             f"an exact row (repetitions within "
@@ -620,32 +719,33 @@ def exact_method():
             f"device latency or microcode costs.")
 
 
-def format_text(base, candidates, entries, stat="median",
-                threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05,
-                family="run"):
+def format_text(base: Run, candidates: Sequence[Run],
+                entries: Sequence[Entry], stat: str = "median",
+                threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                alpha: float = 0.05, family: str = "run") -> str:
     labels = [c.label for c in candidates]
-    out = _legend(base, candidates, stat)
+    out = _legend(base, candidates)
     out += [f"warning: {w}" for w in warnings(base, candidates)]
     out.append("")
     header, lines, aligns = _table(entries, labels, True)
     out += _render(header, lines, aligns)
     out.append("")
-    out += _summary(entries, candidates, alpha)
+    out += _summary(entries, candidates)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family), 78)
     out += honesty(entries, alpha)
     return "\n".join(out) + "\n"
 
 
-def _wrap(text, width=EMAIL_WIDTH):
-    import textwrap
+def _wrap(text: str, width: int = EMAIL_WIDTH) -> List[str]:
     return textwrap.wrap(text, width) or [""]
 
 
-def _fits(lines, width=EMAIL_WIDTH):
+def _fits(lines: Sequence[str], width: int = EMAIL_WIDTH) -> bool:
     return all(len(ln) <= width for ln in lines)
 
 
-def _email_table(entries, labels, force=False):
+def _email_table(entries: Sequence[Entry], labels: Sequence[str],
+                 force: bool = False) -> Optional[List[str]]:
     """The narrowest table of these candidates that fits, names
     abbreviated in the middle when needed; None when nothing fits, unless
     force: then the narrowest there is (a line too long beats no table)."""
@@ -661,13 +761,14 @@ def _email_table(entries, labels, force=False):
     return narrow if force or _fits(narrow) else None
 
 
-def format_email(base, candidates, entries, stat="median",
-                 threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05,
-                family="run"):
+def format_email(base: Run, candidates: Sequence[Run],
+                 entries: Sequence[Entry], stat: str = "median",
+                 threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                 alpha: float = 0.05, family: str = "run") -> str:
     """Plain text of at most 72 columns: all candidates in one table when
     it fits, else one table per candidate."""
     out = []
-    for ln in _legend(base, candidates, stat):
+    for ln in _legend(base, candidates):
         out += _wrap(ln)
     for w in warnings(base, candidates):
         out += _wrap(f"warning: {w}")
@@ -680,10 +781,10 @@ def format_email(base, candidates, entries, stat="median",
         for i, label in enumerate(labels):
             tag = _tag(i, len(labels))
             out.append(f"{tag} {label}".strip())
-            out += _email_table(entries, [label], force=True)
+            out += _email_table(entries, [label], force=True) or []
             out.append("")
     out.append("")
-    for ln in _summary(entries, candidates, alpha):
+    for ln in _summary(entries, candidates):
         out += _wrap(ln)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family))
     for ln in honesty(entries, alpha):
@@ -691,17 +792,20 @@ def format_email(base, candidates, entries, stat="median",
     return "\n".join(out) + "\n"
 
 
-def format_json(base, candidates, entries, stat="median",
-                threshold_pct=DEFAULT_THRESHOLD_PCT, alpha=0.05,
-                family="run"):
-    import json
+def format_json(base: Run, candidates: Sequence[Run],
+                entries: Sequence[Entry], stat: str = "median",
+                threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                alpha: float = 0.05, family: str = "run") -> str:
     doc = {"base": base.label, "candidates": [c.label for c in candidates],
            "stat": stat, "threshold_pct": threshold_pct, "alpha": alpha,
            "family": family, "design": design_note(entries, alpha),
            "method": _method(stat, threshold_pct, alpha, entries, family),
            "warnings": warnings(base, candidates),
-           "rows": entries}
+           "rows": [e.to_json() for e in entries]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"
 
 
-FORMATS = {"text": format_text, "email": format_email, "json": format_json}
+Formatter = Callable[[Run, Sequence[Run], Sequence[Entry], str, float, float,
+                      str], str]
+FORMATS: Dict[str, Formatter] = {"text": format_text, "email": format_email,
+                                 "json": format_json}

@@ -26,9 +26,13 @@ the same results twice gives the same ids and two runs different ones.
 import hashlib
 import re
 import statistics
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Dict, Optional, Sequence, Tuple, TypeVar
 
 from kbtools import ktap
-from kbtools.results import INSN
+from kbtools.results import (INSN, Header, Json, Row, Run, Status, Test,
+                             members)
 
 PATH_SAFE = re.compile(r"[A-Za-z0-9_]")
 ORIGIN_RE = re.compile(r"^[a-z0-9_]+$")
@@ -40,7 +44,16 @@ class ExportError(Exception):
     """Results that cannot become a valid KCIDB document."""
 
 
-def encode_component(name):
+class KStatus(StrEnum):
+    """A KCIDB test's status (DONE: a measurement, no verdict)."""
+    PASS = "PASS"
+    DONE = "DONE"
+    SKIP = "SKIP"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+
+
+def encode_component(name: object) -> str:
     """A kbench name as one KCIDB path component (reversible)."""
     if not isinstance(name, str) or not name:
         raise ExportError(f"empty or non-string name {name!r}")
@@ -55,7 +68,7 @@ def encode_component(name):
     return "".join(out)
 
 
-def decode_component(comp):
+def decode_component(comp: str) -> str:
     """Inverse of encode_component()."""
     if not COMPONENT_RE.match(comp):
         raise ExportError(f"'{comp}' is not a KCIDB path component")
@@ -80,14 +93,14 @@ def decode_component(comp):
         raise ExportError(f"path component '{comp}' is not UTF-8") from e
 
 
-def test_path(program, row=None):
+def test_path(program: str, row: Optional[str] = None) -> str:
     parts = ["kbench", encode_component(program)]
     if row is not None:
         parts.append(encode_component(row))
     return ".".join(parts)
 
 
-def parse_path(path):
+def parse_path(path: str) -> Tuple[str, Optional[str]]:
     """(program, row or None) of a path made by test_path()."""
     parts = path.split(".")
     if len(parts) not in (2, 3) or parts[0] != "kbench":
@@ -96,116 +109,162 @@ def parse_path(path):
     return names[0], (names[1] if len(names) == 2 else None)
 
 
-def make_id(origin, *parts):
+def make_id(origin: str, *parts: object) -> str:
     """ORIGIN:digest, stable for the same parts."""
     h = hashlib.sha256("\0".join(str(p) for p in parts).encode()).hexdigest()
     return f"{origin}:{h[:24]}"
 
 
-def check_origin(origin):
-    if not ORIGIN_RE.match(origin or ""):
+def check_origin(origin: Optional[str]) -> str:
+    if origin is None or not ORIGIN_RE.match(origin):
         raise ExportError(f"origin '{origin}' must match [a-z0-9_]+")
     return origin
 
 
-def median_of(values):
+def median_of(values: Sequence[float]) -> Optional[float]:
     return statistics.median(values) if values else None
 
 
-def _status_of(row_status):
-    return {"ok": "PASS", "fail": "FAIL", "skip": "SKIP"}[row_status]
+ROW_STATUS = {Status.OK: KStatus.PASS, Status.FAIL: KStatus.FAIL,
+              Status.SKIP: KStatus.SKIP}
 
 
-def _is_timing(row):
-    return row.unit is not None and bool(row.values("median"))
-
-
-def _rfc3339(date):
+def _rfc3339(date: Optional[str]) -> Optional[str]:
     """The run's date as KCIDB wants it, or None when it has none."""
-    if not isinstance(date, str) or not re.match(
-            r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", date):
+    if date is None or not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d",
+                                    date):
         return None
     return date if re.search(r"(Z|[+-]\d\d:\d\d)$", date) else date + "Z"
+
+
+@dataclass
+class Record:
+    """An object of a KCIDB document: its fields in the order KCIDB's
+    documents list them, of which to_json() writes those that are set
+    (not None)."""
+    id: str
+    origin: str
+
+    def to_json(self) -> Json:
+        return members(self, drop_none=True)
+
+
+@dataclass
+class Checkout(Record):
+    comment: str
+    git_commit_hash: Optional[str] = None
+    tree_name: Optional[str] = None
+    git_repository_url: Optional[str] = None
+
+
+@dataclass
+class Build(Record):
+    checkout_id: str
+    comment: str
+    status: KStatus = KStatus.PASS
+    architecture: Optional[str] = None
+
+
+@dataclass
+class Number:
+    """A test's measurement (of a row with a unit)."""
+    value: float
+    unit: str
+
+
+@dataclass
+class Environment:
+    """Where a test ran: the machine's name, and its figures in misc."""
+    comment: str
+    misc: Optional[Json] = None
+
+
+@dataclass
+class KTest(Record):
+    """A KCIDB test: a program or one of its rows."""
+    build_id: str
+    path: str
+    status: KStatus
+    comment: Optional[str] = None
+    number: Optional[Number] = None
+    misc: Optional[Json] = None
+    start_time: Optional[str] = None
+    environment: Optional[Environment] = None
+
+
+Shared = TypeVar("Shared", Checkout, Build)
 
 
 class Exporter:
     """Builds one KCIDB document from any number of kbench runs."""
 
-    def __init__(self, origin="kbench", checkout_info=None):
+    def __init__(self, origin: str = "kbench",
+                 checkout_info: Optional[Dict[str, str]] = None) -> None:
         self.origin = check_origin(origin)
         self.checkout_info = checkout_info or {}
-        self.checkouts, self.builds, self.tests = {}, {}, {}
+        self.checkouts: Dict[str, Checkout] = {}
+        self.builds: Dict[str, Build] = {}
+        self.tests: Dict[str, KTest] = {}
 
-    def _add(self, table, obj, what):
-        old = table.get(obj["id"])
+    def _add(self, table: Dict[str, Shared], obj: Shared, what: str) -> None:
+        old = table.get(obj.id)
         if old is not None and old != obj:
-            raise ExportError(f"duplicate {what} id {obj['id']}")
-        table[obj["id"]] = obj
+            raise ExportError(f"duplicate {what} id {obj.id}")
+        table[obj.id] = obj
 
-    def checkout_of(self, doc):
-        kernel = doc.get("kernel") or {}
+    def checkout_of(self, header: Header) -> Checkout:
+        kernel = header.kernel
         info = dict(self.checkout_info)
-        for key in ("git_commit_hash", "tree_name", "git_repository_url"):
-            if isinstance(kernel.get(key), str) and key not in info:
-                info[key] = kernel[key]
-        release = kernel.get("release") or "unknown"
-        co = {"id": make_id(self.origin, "checkout", release,
-                            kernel.get("version"),
-                            info.get("git_commit_hash")),
-              "origin": self.origin,
-              "comment": f"Linux {release} {kernel.get('version') or ''}"
-                         .strip()}
-        if info.get("git_commit_hash"):
-            if not re.fullmatch(r"[0-9a-f]{40}", info["git_commit_hash"]):
-                raise ExportError("git commit hash "
-                                  f"'{info['git_commit_hash']}' is not 40 "
+        for key, value in (("git_commit_hash", kernel.git_commit_hash),
+                           ("tree_name", kernel.tree_name),
+                           ("git_repository_url",
+                            kernel.git_repository_url)):
+            if value is not None and key not in info:
+                info[key] = value
+        release = kernel.release or "unknown"
+        commit = info.get("git_commit_hash")
+        co = Checkout(make_id(self.origin, "checkout", release,
+                              kernel.version, commit), self.origin,
+                      f"Linux {release} {kernel.version or ''}".strip())
+        if commit:
+            if not re.fullmatch(r"[0-9a-f]{40}", commit):
+                raise ExportError(f"git commit hash '{commit}' is not 40 "
                                   "hex digits")
-            co["git_commit_hash"] = info["git_commit_hash"]
-        for key in ("tree_name", "git_repository_url"):
-            if info.get(key):
-                co[key] = info[key]
+            co.git_commit_hash = commit
+        co.tree_name = info.get("tree_name") or None
+        co.git_repository_url = info.get("git_repository_url") or None
         self._add(self.checkouts, co, "checkout")
         return co
 
-    def build_of(self, doc, checkout):
-        kernel = doc.get("kernel") or {}
-        machine = doc.get("machine") or {}
-        arch = str(machine.get("arch") or "").lower().replace("-", "_")
-        build = {"id": make_id(self.origin, "build", checkout["id"], arch),
-                 "origin": self.origin, "checkout_id": checkout["id"],
-                 "comment": f"the kernel image of Linux "
-                            f"{kernel.get('release') or 'unknown'}",
-                 "status": "PASS"}
+    def build_of(self, header: Header, checkout: Checkout) -> Build:
+        arch = (header.machine.arch or "").lower().replace("-", "_")
+        build = Build(make_id(self.origin, "build", checkout.id, arch),
+                      self.origin, checkout.id,
+                      f"the kernel image of Linux "
+                      f"{header.kernel.release or 'unknown'}")
         if re.fullmatch(r"[a-z0-9_]*", arch):
-            build["architecture"] = arch
+            build.architecture = arch
         self._add(self.builds, build, "build")
         return build
 
-    def add_test(self, build, run_key, path, status, *, comment=None,
-                 number=None, misc=None, start=None, env=None):
+    def add_test(self, build: Build, run_key: str, path: str,
+                 status: KStatus, *, comment: Optional[str] = None,
+                 number: Optional[Number] = None,
+                 misc: Optional[Json] = None, start: Optional[str] = None,
+                 env: Optional[Environment] = None) -> KTest:
         if not re.fullmatch(r"[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*", path):
             raise ExportError(f"illegal test path '{path}'")
-        test = {"id": make_id(self.origin, "test", build["id"], run_key,
-                              path),
-                "origin": self.origin, "build_id": build["id"],
-                "path": path, "status": status}
-        if comment:
-            test["comment"] = comment
-        if number is not None:
-            test["number"] = number
-        if misc:
-            test["misc"] = misc
-        if start:
-            test["start_time"] = start
-        if env:
-            test["environment"] = env
-        if test["id"] in self.tests:
+        test = KTest(make_id(self.origin, "test", build.id, run_key, path),
+                     self.origin, build.id, path, status, comment or None,
+                     number, misc or None, start or None, env)
+        if test.id in self.tests:
             raise ExportError(f"duplicate test {path} in one run "
-                              f"(id {test['id']})")
-        self.tests[test["id"]] = test
+                              f"(id {test.id})")
+        self.tests[test.id] = test
         return test
 
-    def add_run(self, run, ktap_doc=None, side=None):
+    def add_run(self, run: Run, ktap_doc: Optional[ktap.Document] = None,
+                side: Optional[str] = None) -> None:
         """Add every test of one kbench Run (kbtools.results) and, when
         given, the checks of its KTAP stream (kbtools.ktap Document); of an
         A/B stream, only the results of SIDE (base or candidate)."""
@@ -214,23 +273,23 @@ class Exporter:
         programs = set(run.tests) | set(checks)
         for name in sorted(programs):
             test = run.tests.get(name)
-            prog_checks, prog_status = checks.get(name, ({}, None))
-            doc = test.doc if test is not None else _any_doc(run)
-            if doc is None:
+            prog_checks, prog_status = checks.get(name) or ({}, None)
+            header = test.header if test is not None else _any_header(run)
+            if header is None:
                 raise ExportError(f"{run.path}: no results file tells the "
                                   f"kernel {name} ran on")
-            checkout = self.checkout_of(doc)
-            build = self.build_of(doc, checkout)
+            checkout = self.checkout_of(header)
+            build = self.build_of(header, checkout)
             headers = test.headers if test is not None else []
-            run_key = "|".join(str(h.get("date")) for h in headers) or \
+            run_key = "|".join(str(h.date) for h in headers) or \
                 str(run.path)
-            start = _rfc3339(headers[0].get("date")) if headers else None
-            env = _environment(doc)
+            start = _rfc3339(headers[0].date) if headers else None
+            env = _environment(header)
             rows = test.rows if test is not None else {}
             status = prog_status or _program_status(rows, prog_checks)
             if side:
                 # Both sides of an A/B run ran on one kernel: say which.
-                env = dict(env, comment=f"{env['comment']}, A/B {side}")
+                env = Environment(f"{env.comment}, A/B {side}", env.misc)
             self.add_test(build, run_key, test_path(name), status,
                           start=start, env=env,
                           misc={"repetitions": len(headers)})
@@ -246,96 +305,102 @@ class Exporter:
                 self.add_test(build, run_key, test_path(name, check),
                               cstatus, comment=reason, start=start, env=env)
 
-    def _add_row(self, build, run_key, program, row, start, env,
-                 test=None):
+    def _add_row(self, build: Build, run_key: str, program: str, row: Row,
+                 start: Optional[str], env: Environment,
+                 test: Optional[Test] = None) -> None:
         path = test_path(program, row.name)
-        if row.status == "ok" and row.unit is None and row.values("median"):
+        if row.status == Status.OK and row.unit is None and \
+                row.values("median"):
             raise ExportError(f"{program}: row '{row.name}' has figures "
                               "but no unit")
-        if row.status == "ok" and _is_timing(row):
-            values = row.values("median")
-            misc = {"repetitions": len(values),
-                    "medians": values,
-                    "stat": "median of the repetitions' medians"}
-            if len(values) >= 2:
-                misc["cv_pct"] = statistics.stdev(values) / \
-                    statistics.mean(values) * 100 if statistics.mean(values) \
-                    else None
-            means = row.values("mean")
-            if means:
-                misc["means"] = means
-            if row.note:
-                misc["note"] = row.note
-            number = {"value": median_of(values), "unit": row.unit}
-            scale = test.insn_per_unit(row.unit) if test is not None \
-                else None
-            if scale is not None:
-                # Exact mode: instructions, the virtual time kept beside.
-                misc["virtual_time"] = dict(number)
-                misc["clock_mode"] = "icount"
-                number = {"value": number["value"] * scale,
-                          "unit": INSN}
-            self.add_test(build, run_key, path, "DONE", number=number,
-                          misc=misc, start=start, env=env)
+        values = row.values("median")
+        if row.status != Status.OK or row.unit is None or not values:
+            self.add_test(build, run_key, path, ROW_STATUS[row.status],
+                          comment=row.reason, start=start, env=env)
             return
-        self.add_test(build, run_key, path, _status_of(row.status),
-                      comment=row.reason, start=start, env=env)
+        misc: Json = {"repetitions": len(values),
+                      "medians": values,
+                      "stat": "median of the repetitions' medians"}
+        if len(values) >= 2:
+            mean = statistics.mean(values)
+            misc["cv_pct"] = statistics.stdev(values) / mean * 100 \
+                if mean else None
+        means = row.values("mean")
+        if means:
+            misc["means"] = means
+        if row.note:
+            misc["note"] = row.note
+        number = Number(statistics.median(values), row.unit)
+        scale = test.insn_per_unit(row.unit) if test is not None else None
+        if scale is not None:
+            # Exact mode: instructions, the virtual time kept beside.
+            misc["virtual_time"] = members(number)
+            misc["clock_mode"] = "icount"
+            number = Number(number.value * scale, INSN)
+        self.add_test(build, run_key, path, KStatus.DONE, number=number,
+                      misc=misc, start=start, env=env)
 
-    def document(self):
+    def document(self) -> Json:
         return {"version": {"major": SCHEMA_MAJOR, "minor": SCHEMA_MINOR},
-                "checkouts": list(self.checkouts.values()),
-                "builds": list(self.builds.values()),
-                "tests": list(self.tests.values())}
+                "checkouts": [c.to_json() for c in self.checkouts.values()],
+                "builds": [b.to_json() for b in self.builds.values()],
+                "tests": [t.to_json() for t in self.tests.values()]}
 
 
-def _any_doc(run):
+def _any_header(run: Run) -> Optional[Header]:
     for t in run.tests.values():
-        return t.doc
+        return t.header
     return None
 
 
-def _environment(doc):
-    machine = doc.get("machine") or {}
-    misc = {k: machine[k] for k in ("arch", "cpus", "guest", "machine_slow",
-                                    "clock_mode", "icount_shift")
-            if machine.get(k) is not None}
-    env = {"comment": f"{machine.get('hostname') or 'host'}"
-                      + (f" ({machine['guest']} guest)"
-                         if machine.get("guest") else "")}
-    if misc:
-        env["misc"] = misc
-    return env
+# The members of "machine" a test's environment keeps.
+ENVIRONMENT = ("arch", "cpus", "guest", "machine_slow", "clock_mode",
+               "icount_shift")
 
 
-def _program_status(rows, checks):
-    statuses = [r.status for r in rows.values()] + \
-        [s for s, _ in checks.values()]
-    if "fail" in statuses or "FAIL" in statuses:
-        return "FAIL"
+def _environment(header: Header) -> Environment:
+    m = header.machine
+    misc = {k: v for k, v in members(m, drop_none=True).items()
+            if k in ENVIRONMENT}
+    return Environment(f"{m.hostname or 'host'}"
+                       + (f" ({m.guest} guest)" if m.guest else ""),
+                       misc or None)
+
+
+# A program's checks from its KTAP: {check: (status, reason or None)}.
+Checks = Dict[str, Tuple[KStatus, Optional[str]]]
+
+
+def _program_status(rows: Dict[str, Row], checks: Checks) -> KStatus:
+    if any(r.status == Status.FAIL for r in rows.values()) or \
+            any(s == KStatus.FAIL for s, _ in checks.values()):
+        return KStatus.FAIL
     if rows or checks:
-        return "PASS"
-    return "SKIP"
+        return KStatus.PASS
+    return KStatus.SKIP
 
 
 PROGRAM_TITLE = re.compile(r"^selftests: kbench/([^:]+): (\S+)"
                            r"(?: \((?:(base|candidate), )?repetition)?")
+# Worse ones last: repetitions of a check keep the worst.
+RANK = {KStatus.PASS: 0, KStatus.SKIP: 1, KStatus.FAIL: 2, KStatus.ERROR: 3}
 
 
-def program_checks(doc, side=None):
+def program_checks(doc: ktap.Document, side: Optional[str] = None
+                   ) -> Dict[str, Tuple[Checks, Optional[KStatus]]]:
     """{program: ({check: (STATUS, reason)}, program STATUS or None)} from
     a run_all.sh KTAP stream (of an A/B stream, SIDE's programs only);
     repetitions of a check keep the worst. A check without a name is a
     ktap.LineError naming the stream's file and line."""
-    rank = {"PASS": 0, "SKIP": 1, "FAIL": 2, "ERROR": 3}
-    out = {}
+    out: Dict[str, Tuple[Checks, Optional[KStatus]]] = {}
     for res in doc.results:
         m = PROGRAM_TITLE.match(res.name)
         if not m or (side is not None and m.group(3) != side):
             continue
         prog = m.group(2)
-        checks, status = out.get(prog, ({}, None))
+        checks, status = out.get(prog) or ({}, None)
         mine = _ktap_status(res, program=True)
-        if status is None or rank[mine] > rank[status]:
+        if status is None or RANK[mine] > RANK[status]:
             status = mine
         if res.child is not None:
             for r in res.child.results:
@@ -345,20 +410,21 @@ def program_checks(doc, side=None):
                         f"{r.text!r} (a KCIDB test path needs one)")
                 new = (_ktap_status(r), r.reason or None)
                 old = checks.get(r.name)
-                if old is None or rank[new[0]] > rank[old[0]]:
+                if old is None or RANK[new[0]] > RANK[old[0]]:
                     checks[r.name] = new
         out[prog] = (checks, status)
     return out
 
 
-def _ktap_status(res, program=False):
-    if res.directive == "SKIP":
-        return "SKIP"
+def _ktap_status(res: ktap.Result, program: bool = False) -> KStatus:
+    if res.directive == ktap.Directive.SKIP:
+        return KStatus.SKIP
     if res.ok:
-        return "PASS"
+        return KStatus.PASS
     # A program killed by the runner (timeout, crash) did not judge the
     # kernel: that is an error of the run, not a failed check.
     if program and ("TIMEOUT" in res.comment or
                     re.search(r"exit=(?!1\b)\d+", res.comment)):
-        return "ERROR"
-    return "ERROR" if res.directive == "error" else "FAIL"
+        return KStatus.ERROR
+    return KStatus.ERROR if res.directive == ktap.Directive.ERROR \
+        else KStatus.FAIL

@@ -16,7 +16,9 @@ shape of such an error, naming the file and the line.
 """
 
 import re
-from typing import Iterable, List, Optional, Union
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 VERSION = re.compile(r"^(K?TAP) version (\d+)$")
 PLAN = re.compile(r"^1\.\.(\d+)(\s+#.*)?$")
@@ -29,69 +31,110 @@ TOTALS = re.compile(r"^# Totals: pass:(\d+) fail:(\d+) xfail:(\d+) xpass:(\d+) "
                     r"skip:(\d+) error:(\d+)$")
 TOTALS_LIKE = re.compile(r"^#\s*Totals\b", re.IGNORECASE)
 HASH_VERSION = re.compile(r"^# K?TAP version \d+$")
-TOTALS_FIELDS = ("pass", "fail", "xfail", "xpass", "skip", "error")
 
 
+class Directive(StrEnum):
+    """A result's directive, as kselftest.h spells it ('' for none)."""
+    NONE = ""
+    SKIP = "SKIP"
+    XFAIL = "XFAIL"
+    XPASS = "XPASS"
+    TODO = "TODO"
+    ERROR = "error"
+
+
+class Kind(StrEnum):
+    """The '# Totals:' field a result counts in."""
+    PASS = "pass"
+    FAIL = "fail"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+    SKIP = "skip"
+    ERROR = "error"
+
+
+# The fields of a '# Totals:' line, in its order.
+TOTALS_FIELDS: Tuple[Kind, ...] = tuple(Kind)
+# A line of the stream: its number and its text at one level.
+Line = Tuple[int, str]
+
+
+@dataclass(eq=False)
 class Result:
-    """One result line: ok, number, description, directive and reason;
-    line is its number in the stream, text the line at its level."""
+    """One result line: ok, number, description and comment (directive
+    and reason); line is its number in the stream, text the line at its
+    level."""
+    line: int
+    text: str
+    ok: bool
+    number: int
+    name: str
+    comment: str
+    # The nested Document it closes.
+    child: Optional["Document"] = field(default=None, repr=False)
 
-    def __init__(self, line, match):
-        self.line = line
-        self.text = match.group(0)
-        self.ok = match.group(1) == "ok"
-        self.number = int(match.group(2))
-        self.name = (match.group(3) or "").strip()
-        self.comment = (match.group(4) or "").strip()
-        self.child = None        # the nested Document this result closes
+    @classmethod
+    def of_match(cls, line: int, match: "re.Match[str]") -> "Result":
+        """The result of a line that RESULT matched."""
+        return cls(line, match.group(0), match.group(1) == "ok",
+                   int(match.group(2)), (match.group(3) or "").strip(),
+                   (match.group(4) or "").strip())
 
     @property
-    def directive(self):
-        """SKIP, XFAIL, XPASS, TODO, 'error' or '' (kselftest.h spellings)."""
+    def directive(self) -> Directive:
+        """SKIP, XFAIL, XPASS, TODO, error (of a 'not ok') or none."""
         word = self.comment.split(" ", 1)[0]
         if word.upper() in ("SKIP", "XFAIL", "XPASS", "TODO"):
-            return word.upper()
+            return Directive(word.upper())
         if not self.ok and word == "error":
-            return "error"
-        return ""
+            return Directive.ERROR
+        return Directive.NONE
 
     @property
-    def reason(self):
+    def reason(self) -> str:
         """The text after the directive (or the whole comment)."""
         if self.directive:
             return self.comment[len(self.directive):].strip()
         return self.comment
 
     @property
-    def kind(self):
+    def kind(self) -> Kind:
         """The '# Totals:' field this result counts in."""
         d = self.directive
-        if d == "SKIP":
-            return "skip"
-        if d in ("XFAIL", "XPASS"):
-            return d.lower()
-        if d == "error":
-            return "error"
-        return "pass" if self.ok else "fail"
+        if d == Directive.SKIP:
+            return Kind.SKIP
+        if d == Directive.XFAIL:
+            return Kind.XFAIL
+        if d == Directive.XPASS:
+            return Kind.XPASS
+        if d == Directive.ERROR:
+            return Kind.ERROR
+        return Kind.PASS if self.ok else Kind.FAIL
 
 
+@dataclass
+class Totals:
+    """A '# Totals:' line: its number in the stream and its counts."""
+    line: int
+    counts: Dict[Kind, int]
+
+
+@dataclass(eq=False, repr=False)
 class Document:
     """One KTAP document at one nesting level; source is the file it was
     read from (None for a string)."""
-
-    def __init__(self, name, first_line, source=None):
-        self.name = name
-        self.first_line = first_line
-        self.source = source
-        self.lines = []          # (line number, text) at this level
-        self.children = []       # nested Documents, in order
-        self.version = None
-        self.plan = None
-        self.plan_comment = ""
-        self.results = []
-        self.totals = None       # (line number, {field: count})
-        self.closed_by = None    # the parent's Result closing this one
-        self.problems = []       # (line number, message) found by parse()
+    name: str
+    first_line: int
+    source: Optional[str] = None
+    lines: List[Line] = field(default_factory=list)   # at this level
+    children: List["Document"] = field(default_factory=list)  # nested
+    version: Optional[int] = None    # its line, 0 when output came first
+    plan: Optional[int] = None
+    plan_comment: str = ""
+    results: List[Result] = field(default_factory=list)
+    totals: Optional[Totals] = None
+    closed_by: Optional[int] = None  # the number of its parent's result
+    problems: List[Line] = field(default_factory=list)  # found by parse()
 
     def where(self, num: int) -> str:
         """Line NUM of the stream, as messages name it: "PATH: line N",
@@ -103,24 +146,26 @@ class Document:
 class LineError(ValueError):
     """A line of a stream that a reader cannot use: "PATH: line N: why"."""
 
-    def __init__(self, doc: Document, num: int, why: str):
+    def __init__(self, doc: Document, num: int, why: str) -> None:
         super().__init__(f"{doc.where(num)}: {why}")
 
 
-def _new_child(parent, nested):
+def _new_child(parent: Document, nested: List[Line]) -> Document:
     child = _build(nested, f"{parent.name}/{len(parent.children) + 1}",
                    nested[0][0], parent.source)
     parent.children.append(child)
     return child
 
 
-def _build(lines, name, first_line, source=None):
+def _build(lines: Iterable[Line], name: str, first_line: int,
+           source: Optional[str] = None) -> Document:
     """Split LINES into this level's lines and nested documents."""
     doc = Document(name, first_line, source)
-    nested, style = [], None
-    open_child = None            # nested document waiting for its result
+    nested: List[Line] = []
+    style: Optional[str] = None  # how the nested document is marked
+    open_child: Optional[Document] = None  # waiting for its result
 
-    def flush():
+    def flush() -> None:
         nonlocal nested, style, open_child
         if nested:
             if open_child is not None:
@@ -162,7 +207,7 @@ def _build(lines, name, first_line, source=None):
     return doc
 
 
-def _parse_level(doc):
+def _parse_level(doc: Document) -> None:
     """Read version, plan, results and totals of one level."""
     for num, text in doc.lines:
         if BAIL_OUT.match(text):
@@ -188,7 +233,7 @@ def _parse_level(doc):
             continue
         m = RESULT.match(text)
         if m:
-            doc.results.append(Result(num, m))
+            doc.results.append(Result.of_match(num, m))
             continue
         if RESULT_LIKE.match(text):
             doc.problems.append((num, f"malformed result line: {text!r}"))
@@ -197,8 +242,8 @@ def _parse_level(doc):
         if m:
             if doc.totals is not None:
                 doc.problems.append((num, "second totals line"))
-            doc.totals = (num, dict(zip(TOTALS_FIELDS,
-                                        (int(x) for x in m.groups()))))
+            doc.totals = Totals(num, dict(zip(TOTALS_FIELDS,
+                                              map(int, m.groups()))))
         elif TOTALS_LIKE.match(text):
             doc.problems.append((num, f"malformed totals line: {text!r}"))
     for child in doc.children:
@@ -225,7 +270,7 @@ def read(path: str) -> Document:
         return parse(f.read(), path)
 
 
-def counts(doc):
+def counts(doc: Document) -> Dict[Kind, int]:
     """{field: count} of this level's results, as '# Totals:' counts them."""
     c = dict.fromkeys(TOTALS_FIELDS, 0)
     for r in doc.results:
@@ -233,20 +278,24 @@ def counts(doc):
     return c
 
 
-def _check_results(doc, no_fail, skip_reasons, say):
+Say = Callable[[int, str], None]
+
+
+def _check_results(doc: Document, no_fail: bool, skip_reasons: bool,
+                   say: Say) -> None:
     for i, r in enumerate(doc.results, 1):
         if r.number != i:
             say(r.line, f"result numbered {r.number}, expected {i}")
-        if no_fail and not r.ok and r.directive != "SKIP":
+        if no_fail and not r.ok and r.directive != Directive.SKIP:
             say(r.line, f"not ok: {r.name} {r.comment}".rstrip())
         # A program that printed its own nested skip reason may be
         # summarised by a bare '# SKIP' at the runner's level.
-        if skip_reasons and r.directive == "SKIP" and not r.reason and \
-                not _skip_explained(r.child):
+        if skip_reasons and r.directive == Directive.SKIP and \
+                not r.reason and not _skip_explained(r.child):
             say(r.line, "SKIP without a reason")
 
 
-def _skip_explained(child):
+def _skip_explained(child: Optional[Document]) -> bool:
     """The nested document says why it skipped: '1..0 # SKIP why', or
     every result a SKIP with its reason."""
     if child is None:
@@ -255,16 +304,16 @@ def _skip_explained(child):
         return child.plan_comment.upper().startswith("SKIP") and \
             bool(child.plan_comment[4:].strip())
     return bool(child.results) and all(
-        r.directive == "SKIP" and r.reason for r in child.results)
+        r.directive == Directive.SKIP and r.reason for r in child.results)
 
 
 def check(doc: Document, no_fail: bool = False,
           skip_reasons: bool = False) -> List[str]:
     """Every problem of DOC and its nested documents, as messages naming
     the file (when DOC was read from one) and the line."""
-    errors = []
+    errors: List[str] = []
 
-    def say(num, msg):
+    def say(num: int, msg: str) -> None:
         errors.append(f"{doc.where(num)}: {doc.name}: {msg}")
 
     for num, msg in doc.problems:
@@ -281,12 +330,12 @@ def check(doc: Document, no_fail: bool = False,
     if doc.plan is not None and len(doc.results) != doc.plan:
         say(doc.first_line, f"plan says {doc.plan}, {len(doc.results)} results")
     if doc.totals:
-        num, totals = doc.totals
         seen = counts(doc)
-        for field in TOTALS_FIELDS:
-            if totals[field] != seen[field]:
-                say(num, f"totals say {field}:{totals[field]}, the results "
-                         f"hold {seen[field]}")
+        for kind in TOTALS_FIELDS:
+            said = doc.totals.counts[kind]
+            if said != seen[kind]:
+                say(doc.totals.line, f"totals say {kind}:{said}, the "
+                                     f"results hold {seen[kind]}")
     for child in doc.children:
         errors.extend(check(child, no_fail, skip_reasons))
     return errors

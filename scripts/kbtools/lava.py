@@ -38,8 +38,19 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from kbtools import cli, ktap, results, stats
+from kbtools import cli, ktap, output, results, stats
+
+
+class LavaResult(StrEnum):
+    """A lava-test-case result."""
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
 
 RUNNER_SET = "run_all"
 TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
@@ -51,8 +62,15 @@ KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\] ")
 # A row's figures as a program prints them: "# NAME: unit=us n=... median=..."
 FIGURE_LINE = re.compile(r"^# (.+?): (unit=\S+(?: \S+=\S+)*)$")
 # What a KTAP result counts as for LAVA: XFAIL is the expected outcome.
-LAVA_RESULT = {"pass": "pass", "xfail": "pass", "skip": "skip",
-               "fail": "fail", "xpass": "fail", "error": "fail"}
+LAVA_RESULT = {ktap.Kind.PASS: LavaResult.PASS,
+               ktap.Kind.XFAIL: LavaResult.PASS,
+               ktap.Kind.SKIP: LavaResult.SKIP,
+               ktap.Kind.FAIL: LavaResult.FAIL,
+               ktap.Kind.XPASS: LavaResult.FAIL,
+               ktap.Kind.ERROR: LavaResult.FAIL}
+ROW_RESULT = {results.Status.OK: LavaResult.PASS,
+              results.Status.SKIP: LavaResult.SKIP,
+              results.Status.FAIL: LavaResult.FAIL}
 NAME_OK = re.compile(r"^[-_.a-zA-Z0-9]+$")
 # Readable spellings of characters LAVA refuses in names; any other one
 # becomes '_'.
@@ -60,87 +78,87 @@ NAME_MAP = {"@": "_at_", "%": "pct", "+": "plus", "=": "-", ":": ".",
             "/": "_", " ": "_"}
 
 
-def case_name(text):
+def case_name(text: str) -> str:
     """TEXT as a LAVA test case or set name ([-_.a-zA-Z0-9]+)."""
     out = "".join(c if NAME_OK.match(c) else NAME_MAP.get(c, "_")
                   for c in text.strip())
     return out or "unnamed"
 
 
+@dataclass(repr=False)
 class Case:
     """One lava-test-case: name, result, optional measurement and units,
     and a note printed before it (a skip reason, a failure's cause)."""
+    name: str
+    result: LavaResult
+    measurement: Optional[float] = None
+    units: Optional[str] = None
+    note: Optional[str] = None
 
-    def __init__(self, name, result, measurement=None, units=None,
-                 note=None):
-        self.name = name
-        self.result = result
-        self.measurement = measurement
-        self.units = units
-        self.note = note
-
-    def command(self):
-        cmd = ["lava-test-case", self.name, "--result", self.result]
+    def command(self) -> List[str]:
+        cmd = ["lava-test-case", self.name, "--result", self.result.value]
         if self.measurement is not None:
             cmd += ["--measurement", format_measurement(self.measurement),
                     "--units", case_name(self.units or "none")]
         return cmd
 
-    def __repr__(self):
-        return f"Case({self.name!r}, {self.result!r}, {self.measurement!r})"
+    def __repr__(self) -> str:
+        return f"Case({self.name!r}, {self.result.value!r}, " \
+               f"{self.measurement!r})"
 
 
+@dataclass
 class TestSet:
     """The cases of one test set, names made unique within it."""
+    name: str
+    cases: List[Case] = field(default_factory=list)
+    _names: Set[str] = field(default_factory=set, repr=False)
 
-    def __init__(self, name):
-        self.name = name
-        self.cases = []
-        self._names = set()
-
-    def add(self, name, result, **kw):
+    def add(self, name: str, result: LavaResult,
+            measurement: Optional[float] = None, units: Optional[str] = None,
+            note: Optional[str] = None) -> None:
         base = case_name(name)
         unique, k = base, 1
         while unique in self._names:
             k += 1
             unique = f"{base}.{k}"
         self._names.add(unique)
-        self.cases.append(Case(unique, result, **kw))
+        self.cases.append(Case(unique, result, measurement, units, note))
 
 
-def format_measurement(value):
+def format_measurement(value: float) -> str:
     """A plain decimal LAVA stores (no exponent)."""
     text = f"{value:.6f}".rstrip("0").rstrip(".")
     return text if text not in ("", "-0") else "0"
 
 
-def worst(outcomes):
+def worst(outcomes: Sequence[LavaResult]) -> LavaResult:
     """fail over pass over skip."""
-    if "fail" in outcomes:
-        return "fail"
-    return "pass" if "pass" in outcomes else "skip"
+    if LavaResult.FAIL in outcomes:
+        return LavaResult.FAIL
+    return LavaResult.PASS if LavaResult.PASS in outcomes else LavaResult.SKIP
 
 
+@dataclass
 class Appearance:
     """One run of one program in the stream: its runner result line (None
     when the stream ended first) and its nested document."""
-
-    def __init__(self, program, side, rep, result, child):
-        self.program = program
-        self.side = side
-        self.rep = rep
-        self.result = result
-        self.child = child
+    program: str
+    side: str
+    rep: int
+    result: Optional[ktap.Result]
+    child: Optional[ktap.Document]
 
 
-def _parse_title(title):
+def _parse_title(title: str) -> Optional[Tuple[str, str, int]]:
+    """(program, side, repetition) of a runner's result line."""
     m = TITLE.match(title.strip())
     if not m:
         return None
     return m.group(1), m.group(2) or "base", int(m.group(3) or 1)
 
 
-def appearances(doc):
+def appearances(doc: ktap.Document) -> List[Appearance]:
     """Every program run of a run_all.sh stream, in order, including one
     whose result line never came."""
     out = []
@@ -160,7 +178,8 @@ def appearances(doc):
     return out
 
 
-def _checks(doc, prefix=""):
+def _checks(doc: ktap.Document, prefix: str = ""
+            ) -> List[Tuple[str, ktap.Result]]:
     """(name, result) of every check of DOC, nested ones as PARENT.NAME."""
     out = []
     for r in doc.results:
@@ -171,7 +190,7 @@ def _checks(doc, prefix=""):
     return out
 
 
-def _complete(doc):
+def _complete(doc: Optional[ktap.Document]) -> bool:
     """DOC has its version, plan and as many results as planned, and so
     have its nested documents."""
     if doc is None or not doc.version or doc.plan is None or \
@@ -183,7 +202,7 @@ def _complete(doc):
     return all(_complete(c) for c in doc.children)
 
 
-def _ending(app):
+def _ending(app: Appearance) -> Optional[Tuple[str, str]]:
     """(case name, note) for a program that did not end normally."""
     if app.result is None:
         return "truncated", "the stream ended while the program ran"
@@ -193,47 +212,57 @@ def _ending(app):
     m = re.match(r"exit=(\d+)$", comment)
     if m and int(m.group(1)) > 128:
         return "crashed", f"{comment} (signal {int(m.group(1)) - 128})"
-    if app.result.directive != "SKIP" and not _complete(app.child):
+    if app.result.directive != ktap.Directive.SKIP and \
+            not _complete(app.child):
         return "truncated", "the program's KTAP ended before its plan"
     return None
 
 
-def _verdict(app):
+def _verdict(app: Appearance) -> Tuple[LavaResult, Optional[str]]:
     if app.result is None:
-        return "fail", "no result line"
+        return LavaResult.FAIL, "no result line"
     return LAVA_RESULT[app.result.kind], app.result.comment or None
 
 
-def _rep_median(row, rep, nreps):
+def _rep_median(row: Optional[results.Row], rep: int, nreps: int
+                ) -> Optional[float]:
     """Repetition REP's median of ROW, when its repetitions are aligned."""
     if row is None or len(row.reps) != nreps:
         return None
     fig = row.reps[rep - 1]
-    v = fig.get("median")
-    if fig.get("status", "ok") != "ok" or not isinstance(v, (int, float)):
+    if fig.status != results.Status.OK:
         return None
-    return float(v)
+    return fig.figures.get("median")
 
 
-def _summary_median(row):
+def _summary_median(row: Optional[results.Row]) -> Optional[float]:
     vals = row.values("median") if row is not None else []
     return stats.median(vals) if vals else None
 
 
-def _measured(kw, row, value, test=None):
-    """kw with the row's measurement: in instructions (units insn) for a
-    run under QEMU's instruction counter, else as the row's unit."""
-    if value is None:
-        return kw
+class Measured(NamedTuple):
+    """A case's measurement and its units (None, None: none)."""
+    measurement: Optional[float]
+    units: Optional[str]
+
+
+def _measured(row: Optional[results.Row], value: Optional[float],
+              test: Optional[results.Test] = None) -> Measured:
+    """The row's measurement VALUE: in instructions (units insn) for a
+    run under QEMU's instruction counter, else in the row's unit."""
+    if value is None or row is None:
+        return Measured(None, None)
     scale = test.insn_per_unit(row.unit) if test is not None else None
     if scale is not None:
-        kw.update(measurement=value * scale, units=results.INSN)
-    else:
-        kw.update(measurement=value, units=row.unit)
-    return kw
+        return Measured(value * scale, results.INSN)
+    return Measured(value, row.unit)
 
 
-def ktap_figures(doc):
+# A row's figures on its figure line: {"unit": "us", "median": "0.2", ...}.
+FigureLine = Dict[str, str]
+
+
+def ktap_figures(doc: Optional[ktap.Document]) -> Dict[str, FigureLine]:
     """{row name: {key: value}} of the figure lines of one program's KTAP
     (the rows that carry a unit)."""
     out = {}
@@ -244,27 +273,29 @@ def ktap_figures(doc):
     return out
 
 
-def _ktap_rows(apps):
+def _ktap_rows(apps: Sequence[Appearance]) -> Dict[str, results.Row]:
     """Rows of the program's figure lines, one repetition per run: the
     measurements when there is no JSON (a LAVA log, a stream alone)."""
-    rows = {}
+    rows: Dict[str, results.Row] = {}
     for app in apps:
         for name, fig in ktap_figures(app.child).items():
             row = rows.setdefault(name, results.Row(name, fig.get("unit")))
             try:
-                row.add_rep({"median": float(fig["median"])})
+                row.add_rep(results.Repetition.of(median=float(fig["median"])))
             except (KeyError, ValueError):
-                row.add_rep({"status": "fail", "reason": "no median"})
+                row.add_rep(results.Repetition.of(results.Status.FAIL,
+                                                  "no median"))
     return rows
 
 
-def _program_set(name, apps, test):
+def _program_set(name: str, apps: Sequence[Appearance],
+                 test: Optional[results.Test]) -> TestSet:
     """The test set of one program from its runs and its results (or,
     without them, its figure lines)."""
     tset = TestSet(case_name(name))
     nreps = len(apps)
     rows = test.rows if test is not None else _ktap_rows(apps)
-    per_check = {}
+    per_check: Dict[str, List[Tuple[LavaResult, str]]] = {}
     for app in apps:
         checks = _checks(app.child) if app.child is not None else []
         for check, r in checks:
@@ -272,20 +303,20 @@ def _program_set(name, apps, test):
             per_check.setdefault(check, []).append((res, r.reason))
             if nreps > 1:
                 row = rows.get(check)
-                tset.add(f"{check}.rep{app.rep}", res, **_measured(
-                    {"note": r.reason or None}, row,
-                    _rep_median(row, app.rep, nreps), test))
+                m = _measured(row, _rep_median(row, app.rep, nreps), test)
+                tset.add(f"{check}.rep{app.rep}", res, *m,
+                         note=r.reason or None)
     for check, seen in per_check.items():
         row = rows.get(check)
         reasons = sorted({why for _, why in seen if why})
         tset.add(check, worst([res for res, _ in seen]),
-                 **_measured({"note": "; ".join(reasons) or None}, row,
-                             _summary_median(row), test))
+                 *_measured(row, _summary_median(row), test),
+                 note="; ".join(reasons) or None)
     for rname, row in rows.items():
         if rname not in per_check:
-            res = {"ok": "pass", "skip": "skip"}.get(row.status, "fail")
-            tset.add(rname, res, **_measured({"note": row.reason}, row,
-                                             _summary_median(row), test))
+            tset.add(rname, ROW_RESULT[row.status],
+                     *_measured(row, _summary_median(row), test),
+                     note=row.reason)
     verdicts = [_verdict(a) for a in apps]
     tset.add(name, worst([v for v, _ in verdicts]),
              note="; ".join(n for _, n in verdicts if n) or None)
@@ -293,14 +324,15 @@ def _program_set(name, apps, test):
         end = _ending(app)
         if end:
             where = f" (repetition {app.rep})" if nreps > 1 else ""
-            tset.add(end[0], "fail", note=end[1] + where)
+            tset.add(end[0], LavaResult.FAIL, note=end[1] + where)
     return tset
 
 
-def translate(doc, run=None):
+def translate(doc: ktap.Document, run: Optional[results.Run] = None
+              ) -> List[TestSet]:
     """The test sets of a parsed run_all.sh stream DOC, with the
     measurements of RUN (a kbtools.results.Run, or None)."""
-    by_program = {}
+    by_program: Dict[str, List[Appearance]] = {}
     for app in appearances(doc):
         key = app.program if app.side == "base" else \
             f"{app.program}.{app.side}"
@@ -313,11 +345,11 @@ def translate(doc, run=None):
         sets.append(_program_set(key, apps, test))
     runner = TestSet(RUNNER_SET)
     problems = ktap.check(doc)
-    runner.add("ktap", "fail" if problems else "pass",
+    runner.add("ktap", LavaResult.FAIL if problems else LavaResult.PASS,
                note="; ".join(problems[:5]) or None)
     if doc.version is None or doc.plan is None or \
             len(doc.results) != doc.plan or doc.totals is None:
-        runner.add("truncated", "fail",
+        runner.add("truncated", LavaResult.FAIL,
                    note=f"{len(doc.results)} of "
                         f"{doc.plan if doc.plan is not None else '?'} "
                         f"program results, totals line "
@@ -326,9 +358,10 @@ def translate(doc, run=None):
     return sets
 
 
-def commands(sets):
+def commands(sets: Sequence[TestSet]
+             ) -> List[Tuple[Optional[str], List[str]]]:
     """(note or None, argv) of every command reporting SETS."""
-    out = []
+    out: List[Tuple[Optional[str], List[str]]] = []
     for tset in sets:
         out.append((None, ["lava-test-set", "start", tset.name]))
         for case in tset.cases:
@@ -339,7 +372,7 @@ def commands(sets):
     return out
 
 
-def shell_script(sets):
+def shell_script(sets: Sequence[TestSet]) -> str:
     """The commands as a shell script, notes as comments."""
     lines = []
     for note, argv in commands(sets):
@@ -349,7 +382,7 @@ def shell_script(sets):
     return "\n".join(lines) + "\n"
 
 
-def run_commands(sets):
+def run_commands(sets: Sequence[TestSet]) -> int:
     """Run the commands, the notes on stdout (the LAVA log) first; the
     number of commands that failed."""
     failed = 0
@@ -368,17 +401,18 @@ def run_commands(sets):
     return failed
 
 
-def any_failed(sets):
-    return any(c.result == "fail" for s in sets for c in s.cases)
+def any_failed(sets: Sequence[TestSet]) -> bool:
+    return any(c.result == LavaResult.FAIL for s in sets for c in s.cases)
 
 
-def stream_of_log(entries):
+def stream_of_log(entries: object) -> str:
     """The run_all.sh stream in a LAVA job log (its 'target' lines, less
     the kernel's console messages), from its first top-level version line
     to its top-level totals line."""
     if not isinstance(entries, list):
         raise ValueError("not a LAVA job log (a list of entries)")
-    out, inside = [], False
+    out: List[str] = []
+    inside = False
     for e in entries:
         if not isinstance(e, dict) or e.get("lvl") != "target":
             continue
@@ -397,7 +431,18 @@ def stream_of_log(entries):
     return "\n".join(out) + "\n" if out else ""
 
 
-def _api_case(t):
+class ApiCase(NamedTuple):
+    """A case as LAVA's API holds it."""
+    result: str
+    measurement: Optional[float]
+    unit: Optional[str]
+
+
+# A case's place: (test set, case name).
+CaseKey = Tuple[str, str]
+
+
+def _api_case(t: object) -> Optional[Tuple[CaseKey, ApiCase]]:
     """((set, case), (result, measurement, unit)) of one LAVA test
     result, None for LAVA's own cases; ValueError when it is not one."""
     if not isinstance(t, dict):
@@ -410,19 +455,20 @@ def _api_case(t):
         raise ValueError("metadata is neither text nor an object")
     if str(meta.get("definition", "")).endswith("lava"):
         return None
-    key = (meta.get("set") or "", t.get("name"))
+    tset, name = meta.get("set") or "", t.get("name")
     result, m, unit = t.get("result"), t.get("measurement"), t.get("unit")
-    if not all(isinstance(v, str) for v in key + (result,)) or \
+    if not isinstance(tset, str) or not isinstance(name, str) or \
+            not isinstance(result, str) or \
             not isinstance(unit, (str, type(None))):
         raise ValueError("set, name, result or unit is not text")
     try:
-        m = float(m) if m not in (None, "") else None
+        measurement = None if m is None or m == "" else float(m)
     except (TypeError, ValueError):
         raise ValueError(f"measurement {m!r} is not a number") from None
-    return key, (result, m, unit or None)
+    return (tset, name), ApiCase(result, measurement, unit or None)
 
 
-def api_cases(tests):
+def api_cases(tests: object) -> Dict[CaseKey, ApiCase]:
     """{(set, case): (result, measurement, unit)} of the objects of LAVA's
     /api/v0.2/jobs/ID/tests/ ('results' of its pages, or a list).
     ValueError names the first result that is not one."""
@@ -442,7 +488,8 @@ def api_cases(tests):
     return out
 
 
-def compare_api(sets, got):
+def compare_api(sets: Sequence[TestSet], got: Dict[CaseKey, ApiCase]
+                ) -> List[str]:
     """Messages for every case of SETS that LAVA's GOT lacks or holds
     with another result or measurement, and for every case LAVA holds
     that SETS lacks."""
@@ -470,7 +517,7 @@ def compare_api(sets, got):
     return problems
 
 
-def table(got):
+def table(got: Dict[CaseKey, ApiCase]) -> str:
     """LAVA's results as a table: set, case, result, median, unit."""
     rows = [("set", "case", "result", "median", "unit")]
     for (tset, name), (result, m, unit) in got.items():
@@ -492,7 +539,7 @@ def _text(doc: object) -> object:
     return doc
 
 
-def check_job(tests_path, log_path):
+def check_job(tests_path: str, log_path: str) -> int:
     """Print LAVA's results of a kbench job as a table and compare them
     with the cases of the KTAP the job printed; 0 when they match."""
     import json
@@ -524,7 +571,7 @@ def check_job(tests_path, log_path):
 
 
 @cli.command("kbtools.lava")
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(
         prog="python3 -m kbtools.lava",
         description="Report a run_all.sh KTAP stream (and its --json "
@@ -570,12 +617,12 @@ def main(argv=None):
     sets = translate(doc, run)
     if bad_json:
         # The checks still count; unreadable figures are a failure.
-        sets[-1].add("results", "fail", note=bad_json)
+        sets[-1].add("results", LavaResult.FAIL, note=bad_json)
     if args.execute:
         if run_commands(sets):
             return 1
     else:
-        cli.write_stdout(shell_script(sets))
+        output.write_stdout(shell_script(sets))
     return 1 if any_failed(sets) else 0
 
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Figures of the kbench report, drawn with matplotlib as inline SVG.
 
-Every function takes plain data (lists and dicts, already taken out of the
-results by kbtools.report) and returns one <svg> element as a string, ready
+Every function takes plain data (the types below, already taken out of
+the results by kbtools.report) and returns one <svg> element as a string, ready
 to be put into an HTML page: no XML prolog, text kept as text (searchable,
 small), element ids prefixed so that several figures can share one page.
 """
@@ -10,7 +10,10 @@ small), element ids prefixed so that several figures can share one page.
 import io
 import math
 import re
+from dataclasses import dataclass, field
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
+MATPLOTLIB_ERROR: Optional[ImportError] = None
 try:
     import matplotlib
     matplotlib.use("Agg")
@@ -18,9 +21,6 @@ try:
     from matplotlib import ticker
 except ImportError as e:  # the report says how to install it
     MATPLOTLIB_ERROR = e
-    plt = None
-else:
-    MATPLOTLIB_ERROR = None
 
 INSTALL_HINT = ("the report needs matplotlib: apt-get install "
                 "python3-matplotlib (Debian/Ubuntu), dnf install "
@@ -39,12 +39,64 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 _figure_count = 0
 
 
-def available():
+class Point(NamedTuple):
+    """A point of a line: low and high (or None) bound its error bar."""
+    x: float
+    y: float
+    low: Optional[float] = None
+    high: Optional[float] = None
+
+
+@dataclass
+class Series:
+    """One line of series_plot(); colour is an index of PALETTE (None:
+    the series' own index)."""
+    label: str
+    points: List[Point]
+    colour: Optional[int] = None
+    dashed: bool = False
+    marker: str = "o"
+
+
+@dataclass
+class Histogram:
+    """One pair's latency histogram: (us, count) buckets, the samples
+    beyond them, and (name, us) percentiles."""
+    label: str
+    buckets: List[Tuple[float, float]]
+    overflow: float = 0
+    percentiles: List[Tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass
+class Percentiles:
+    """One pair's latency by percentile: (percentile name, us)."""
+    label: str
+    points: List[Tuple[str, float]]
+    colour: Optional[int] = None
+    dashed: bool = False
+
+
+@dataclass
+class ForestRow:
+    """One row of the forest plot: the ratio, its interval, its verdict."""
+    label: str
+    ratio: float
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    verdict: str
+
+
+# One row of row_dots() on one side: (median, low, high).
+Dots = Tuple[float, Optional[float], Optional[float]]
+
+
+def available() -> bool:
     """True when matplotlib could be imported."""
-    return plt is not None
+    return MATPLOTLIB_ERROR is None
 
 
-def _style():
+def _style() -> None:
     matplotlib.rcParams.update({
         "svg.fonttype": "none",
         "svg.hashsalt": "kbench",
@@ -59,14 +111,14 @@ def _style():
     })
 
 
-def _svg(fig):
+def _svg(fig: Any) -> str:
     """The figure as one <svg> element with ids unique in the page."""
     global _figure_count
     _figure_count += 1
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
-    text = buf.getvalue()
+    text: str = buf.getvalue()
     text = text[text.index("<svg"):]
     prefix = f"kbf{_figure_count}-"
     ids = set(re.findall(r'\bid="([^"]+)"', text))
@@ -78,7 +130,8 @@ def _svg(fig):
     return text.replace("<svg ", '<svg class="kbplot" ', 1)
 
 
-def spans_decades(values, decades=1.5):
+def spans_decades(values: Sequence[Optional[float]], decades: float = 1.5
+                  ) -> bool:
     """True when the positive values span more than DECADES powers of 10:
     then a log scale shows every series, a linear one hides the small."""
     pos = [v for v in values if v is not None and v > 0]
@@ -87,41 +140,45 @@ def spans_decades(values, decades=1.5):
     return math.log10(max(pos) / min(pos)) > decades
 
 
-def _new(width=6.4, height=3.4):
+def _new(width: float = 6.4, height: float = 3.4) -> Tuple[Any, Any]:
     _style()
-    return plt.subplots(figsize=(width, height))
+    fig, ax = plt.subplots(figsize=(width, height))
+    return fig, ax
 
 
-def _colour(i):
+def _colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def series_plot(series, xlabel, ylabel, title, xlog=None, ylog=None,
-                hline=None, xticks_at_data=False):
-    """Lines with markers: series = [{label, points: [(x, y, lo, hi)]}].
-    lo/hi (or None) draw the spread of the repetitions as error bars.
+def series_plot(series: Sequence[Series], xlabel: str, ylabel: str,
+                title: str, xlog: Optional[bool] = None,
+                ylog: Optional[bool] = None,
+                hline: Optional[Tuple[float, str]] = None,
+                xticks_at_data: bool = False) -> str:
+    """Lines with markers; a point's low/high (or None) draw the spread
+    of the repetitions as error bars.
     hline = (y, label) draws a reference level (e.g. the legacy file);
     xticks_at_data labels the x values measured (e.g. 3, 16, 32 fields)."""
     fig, ax = _new()
-    xs = [p[0] for s in series for p in s["points"]]
-    ys = [p[1] for s in series for p in s["points"]]
+    xs = [p.x for s in series for p in s.points]
+    ys: List[Optional[float]] = [p.y for s in series for p in s.points]
     if hline:
         ys.append(hline[0])
     for i, s in enumerate(series):
-        colour = _colour(s.get("colour", i))
-        pts = sorted(s["points"])
-        x = [p[0] for p in pts]
-        y = [p[1] for p in pts]
+        colour = _colour(s.colour if s.colour is not None else i)
+        pts = sorted(s.points)
+        x = [p.x for p in pts]
+        y = [p.y for p in pts]
         err = None
-        if any(p[2] is not None for p in pts):
-            err = [[max(0.0, p[1] - (p[2] if p[2] is not None else p[1]))
+        if any(p.low is not None for p in pts):
+            err = [[max(0.0, p.y - (p.low if p.low is not None else p.y))
                     for p in pts],
-                   [max(0.0, (p[3] if p[3] is not None else p[1]) - p[1])
+                   [max(0.0, (p.high if p.high is not None else p.y) - p.y)
                     for p in pts]]
-        ax.errorbar(x, y, yerr=err, marker=s.get("marker", "o"),
+        ax.errorbar(x, y, yerr=err, marker=s.marker,
                     markersize=4, capsize=2, linewidth=1.5, color=colour,
-                    linestyle="--" if s.get("dashed") else "-",
-                    label=s["label"])
+                    linestyle="--" if s.dashed else "-",
+                    label=s.label)
     if hline:
         ax.axhline(hline[0], color="#555", linestyle="--", linewidth=1,
                    label=hline[1])
@@ -140,7 +197,7 @@ def series_plot(series, xlabel, ylabel, title, xlog=None, ylog=None,
     return _svg(fig)
 
 
-def _log(ax, which):
+def _log(ax: Any, which: str) -> None:
     """A log axis labelled with plain numbers; minor ticks labelled too
     when the axis spans less than a decade (else there is no major one)."""
     axis = ax.xaxis if which == "x" else ax.yaxis
@@ -153,7 +210,7 @@ def _log(ax, which):
         axis.set_minor_formatter(ticker.NullFormatter())
 
 
-def _plain_number(v, _pos=None):
+def _plain_number(v: float, _pos: object = None) -> str:
     """Tick labels as numbers a reader knows (0.1, 1, 1000, 1e+06)."""
     if v <= 0:
         return ""
@@ -162,7 +219,9 @@ def _plain_number(v, _pos=None):
     return f"{v:g}"
 
 
-def grouped_bars(groups, labels, ylabel, title, ylog=None):
+def grouped_bars(groups: Sequence[Tuple[str, Sequence[Optional[float]]]],
+                 labels: Sequence[str], ylabel: str, title: str,
+                 ylog: Optional[bool] = None) -> str:
     """Bars: groups = [(group_name, [value or None per label])], one colour
     per label (e.g. per method within a process count, or per side of a
     comparison)."""
@@ -171,11 +230,13 @@ def grouped_bars(groups, labels, ylabel, title, ylog=None):
     width = 0.8 / n
     values = [v for _, vals in groups for v in vals if v is not None]
     for i, label in enumerate(labels):
-        xs, hs = [], []
+        xs: List[float] = []
+        hs: List[float] = []
         for g, (_, vals) in enumerate(groups):
-            if i < len(vals) and vals[i] is not None:
+            v = vals[i] if i < len(vals) else None
+            if v is not None:
                 xs.append(g - 0.4 + width * (i + 0.5))
-                hs.append(vals[i])
+                hs.append(v)
         bars = ax.bar(xs, hs, width * 0.95, color=_colour(i), label=label)
         ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=1)
     ax.set_xticks(range(len(groups)), [g for g, _ in groups])
@@ -189,7 +250,9 @@ def grouped_bars(groups, labels, ylabel, title, ylog=None):
     return _svg(fig)
 
 
-def row_dots(rows, unit, title, sides=None):
+def row_dots(rows: Sequence[Tuple[str, Sequence[Optional[Dots]]]],
+             unit: Optional[str], title: str,
+             sides: Optional[Sequence[Optional[str]]] = None) -> str:
     """Every timed row of a program: median as a dot, the min..p99 range
     as a bar, one line per row and side; rows = [(name, [(median, low,
     high) or None per side])], sides = the sides' names (a comparison) or
@@ -198,7 +261,7 @@ def row_dots(rows, unit, title, sides=None):
     height = 0.9 + (0.2 + 0.12 * nsides) * len(rows)
     fig, ax = _new(6.8, height)
     step = 0.7 / nsides
-    values = []
+    values: List[float] = []
     for k, (name, per_side) in enumerate(rows):
         y0 = len(rows) - 1 - k
         for j, fig_ in enumerate(per_side):
@@ -225,26 +288,25 @@ def row_dots(rows, unit, title, sides=None):
     return _svg(fig)
 
 
-def latency_histogram(pairs, title):
-    """pairs = [{label, buckets: [(us, count)], overflow, percentiles:
-    [(name, us)]}]: counts on a log axis (the tail is what matters) against
-    a linear latency axis that ends where the histogram ends, as rt-tests
-    users plot it; the percentiles as dashed lines in the pair's colour,
-    their values in the legend."""
+def latency_histogram(pairs: Sequence[Histogram], title: str) -> str:
+    """One line per pair: counts on a log axis (the tail is what matters)
+    against a linear latency axis that ends where the histogram ends, as
+    rt-tests users plot it; the percentiles as dashed lines in the pair's
+    colour, their values in the legend."""
     fig, ax = _new(6.8, 3.2)
-    top = 0
+    top = 0.0
     for i, p in enumerate(pairs):
-        pts = [(b, c) for b, c in p["buckets"]]
+        pts = p.buckets
         if not pts:
             continue
         top = max(top, pts[-1][0] + 1)
-        pct = ", ".join(f"{n} {v:.3g}" for n, v in p["percentiles"])
-        over = p.get("overflow", 0)
+        pct = ", ".join(f"{n} {v:.3g}" for n, v in p.percentiles)
+        over = p.overflow
         ax.step([b for b, _ in pts], [c if c > 0 else 0.5 for _, c in pts],
                 where="mid", color=_colour(i), linewidth=1.2,
-                label=f"{p['label']}: {pct} us"
+                label=f"{p.label}: {pct} us"
                       + (f"; {over} beyond the range" if over else ""))
-        for name, v in p["percentiles"]:
+        for name, v in p.percentiles:
             ax.axvline(v, color=_colour(i), linestyle="--", linewidth=0.8,
                        alpha=0.7)
     ax.set_yscale("log")
@@ -264,22 +326,21 @@ PERCENTILE_AXIS = (("min", 0.0), ("p50", 50.0), ("p90", 90.0),
                    ("p99", 99.0), ("p99.9", 99.9), ("max", None))
 
 
-def latency_percentiles(pairs, title):
+def latency_percentiles(pairs: Sequence[Percentiles], title: str) -> str:
     """The latency profile when no histogram was recorded: latency against
     percentile on a 'nines' axis (50, 90, 99, 99.9, max), one line per pair
-    (rt-tests users read the tail this way). pairs = [{label, points:
-    [(percentile_name, us)]}]."""
+    (rt-tests users read the tail this way)."""
     fig, ax = _new(6.4, 3.2)
     names = [n for n, _ in PERCENTILE_AXIS]
-    values = []
+    values: List[Optional[float]] = []
     for i, p in enumerate(pairs):
-        pts = [(names.index(n), v) for n, v in p["points"]
+        pts = [(names.index(n), v) for n, v in p.points
                if n in names and v is not None]
         values += [v for _, v in pts]
         ax.plot([x for x, _ in pts], [v for _, v in pts], marker="o",
-                markersize=4, color=_colour(p.get("colour", i)),
-                linestyle="--" if p.get("dashed") else "-",
-                label=p["label"])
+                markersize=4,
+                color=_colour(p.colour if p.colour is not None else i),
+                linestyle="--" if p.dashed else "-", label=p.label)
     ax.set_xticks(range(len(names)), names)
     if spans_decades(values, 1.0):
         _log(ax, "y")
@@ -290,10 +351,10 @@ def latency_percentiles(pairs, title):
     return _svg(fig)
 
 
-def forest(rows, threshold_pct, title):
-    """The A/B forest plot: rows = [{label, ratio, ci_low, ci_high,
-    verdict}], one line each, ratio as a dot with its 95% CI, the band of
-    +-threshold around 1 shaded, colour by verdict."""
+def forest(rows: Sequence[ForestRow], threshold_pct: float, title: str
+           ) -> str:
+    """The A/B forest plot: one line per row, ratio as a dot with its 95%
+    CI, the band of +-threshold around 1 shaded, colour by verdict."""
     height = 1.1 + 0.2 * len(rows)
     fig, ax = _new(7.2, height)
     band = threshold_pct / 100.0
@@ -305,19 +366,19 @@ def forest(rows, threshold_pct, title):
     lows = [1 - band]
     highs = [1 + band]
     for y, r in zip(ys, rows):
-        colour = VERDICT_COLOURS.get(r["verdict"], "#7f8c8d")
-        label = r["verdict"] if r["verdict"] not in seen else None
-        seen.add(r["verdict"])
-        lo, hi = r.get("ci_low"), r.get("ci_high")
+        colour = VERDICT_COLOURS.get(r.verdict, "#7f8c8d")
+        label = r.verdict if r.verdict not in seen else None
+        seen.add(r.verdict)
+        lo, hi = r.ci_low, r.ci_high
         if lo is not None and hi is not None:
             ax.plot([lo, hi], [y, y], color=colour, linewidth=1.6)
             lows.append(lo)
             highs.append(hi)
-        ax.plot([r["ratio"]], [y], "o", color=colour, markersize=4.5,
+        ax.plot([r.ratio], [y], "o", color=colour, markersize=4.5,
                 label=label)
-        lows.append(r["ratio"])
-        highs.append(r["ratio"])
-    ax.set_yticks(ys, [r["label"] for r in rows], fontsize=8)
+        lows.append(r.ratio)
+        highs.append(r.ratio)
+    ax.set_yticks(ys, [r.label for r in rows], fontsize=8)
     lo, hi = min(lows), max(highs)
     if hi / lo > 3:
         ax.set_xlim(lo / 1.1, hi * 1.1)

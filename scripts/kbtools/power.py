@@ -24,12 +24,12 @@ TIME_UNIT = "us"
 def _run(label: str, values: List[List[float]]) -> results.Run:
     """A run of one program whose row i has the figures values[i]."""
     run = results.Run(label)
-    test = results.Test("sim", {"machine": {}})
-    test.headers = [{} for _ in values[0]] if values else []
+    test = results.Test("sim")
+    test.headers = [results.RepHeader() for _ in values[0]] if values else []
     for i, figures in enumerate(values):
         row = results.Row(f"r{i}", TIME_UNIT)
         for v in figures:
-            row.add_rep({"median": v})
+            row.add_rep(results.Repetition.of(median=v))
         test.rows[row.name] = row
     run.tests["sim"] = test
     return run
@@ -52,7 +52,7 @@ def trial(rng: random.Random, rows: int, reps: int, cv_pct: float,
     base = _run("base", _side(rng, rows, reps, cv_pct, {}))
     cand = _run("cand", _side(rng, rows, reps, cv_pct, factors))
     entries = compare.compare_one(base, cand, threshold_pct, "median", alpha)
-    return [e["verdict"] for e in entries]
+    return [e.verdict for e in entries]
 
 
 def rates(rows: int, reps: int, cv_pct: float, change_pct: float,

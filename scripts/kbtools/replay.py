@@ -196,8 +196,8 @@ def replay_old(series: List[Dict[str, Any]], n: int, culprit: int,
         vals.setdefault(i, []).append(src.boot(line.kind(i)))
 
     def verdict(a: int, b: int) -> str:
-        return str(compare.row_verdict(vals[a], vals[b], threshold,
-                                       alpha)["verdict"])
+        return compare.row_verdict(vals[a], vals[b], threshold,
+                                   alpha).verdict.value
     order = 0
     while True:
         for i in ((0, n) if order % 2 == 0 else (n, 0)):
@@ -288,5 +288,6 @@ def aa_false_rate(series: List[Dict[str, Any]], boots: int, trials: int,
             # ABBA: A B, B A, A B, ...
             sides[(k + k // 2) % 2].append(v)
         e = compare.row_verdict(sides[0], sides[1])
-        wrong += e["verdict"] in ("slower", "faster")
+        wrong += e.verdict in (compare.Verdict.SLOWER,
+                               compare.Verdict.FASTER)
     return wrong / trials

@@ -14,9 +14,13 @@ what tests/test_report.py checks; the page is assembled by render().
 import html
 import os
 import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import compare as kbcompare
 from kbtools import plots, results, stats
+from kbtools.plots import Point
+from kbtools.results import Json, Row, Run, Status, Summary, Test
 
 TIME_UNITS = kbcompare.TIME_UNITS
 SIDE_STYLES = ("base", "candidate")
@@ -28,13 +32,13 @@ class ReportError(Exception):
 
 # ---- input -----------------------------------------------------------------
 
-def is_ab_dir(path):
+def is_ab_dir(path: str) -> bool:
     """An A/B directory of run_all.sh: base/ and candidate/ results."""
     return all(os.path.isdir(os.path.join(path, d))
                for d in ("base", "candidate"))
 
 
-def load_runs(paths):
+def load_runs(paths: Sequence[str]) -> List[Run]:
     """[Run] for one path (a run, or an A/B directory) or two (base and
     candidate). Raises ReportError on anything that is not kbench results,
     and on a base and candidate that share no test."""
@@ -44,7 +48,8 @@ def load_runs(paths):
     if len(paths) == 1 and os.path.isdir(paths[0]) and is_ab_dir(paths[0]):
         paths = [os.path.join(paths[0], "base"),
                  os.path.join(paths[0], "candidate")]
-    labels = ["base", "candidate"] if len(paths) == 2 else [None]
+    labels: List[Optional[str]] = ["base", "candidate"] \
+        if len(paths) == 2 else [None]
     try:
         runs = [results.load(p, label) for p, label in zip(paths, labels)]
     except results.ResultError as e:
@@ -61,53 +66,62 @@ def load_runs(paths):
 
 # ---- figures out of the results ------------------------------------------
 
-def row_figures(row):
+def row_figures(row: Row) -> Summary:
     """Summary figures of a row over its repetitions (median of medians,
     ...), cv_pct of the medians when repeated, and the spread of the
     repetitions' medians as rep_low/rep_high."""
-    fig = results.summarize(row.reps)
-    meds = row.values("median")
-    if len(meds) >= 2:
-        fig["rep_low"], fig["rep_high"] = min(meds), max(meds)
-    fig["reps"] = len(meds)
-    return fig
+    return results.summarize(row.reps)
 
 
-def row_extra(row):
+def row_extra(row: Row) -> Json:
     """The row's extra figures (of its first repetition that has them)."""
     for rep in row.reps:
-        if isinstance(rep.get("extra"), dict):
-            return rep["extra"]
+        if rep.extra is not None:
+            return rep.extra
     return {}
 
 
-def timed_rows(test):
-    """Rows that measured a time: (row, figures), in the program's order."""
+@dataclass
+class Timed:
+    """A row that measured a time, its figures and its median."""
+    row: Row
+    fig: Summary
+    median: float
+
+
+def timed_rows(test: Test) -> List[Timed]:
+    """Rows that measured a time, in the program's order."""
     out = []
     for row in test.rows.values():
-        if row.status == "ok" and row.unit in TIME_UNITS:
+        if row.status == Status.OK and row.unit in TIME_UNITS:
             fig = row_figures(row)
-            if fig.get("median") is not None:
-                out.append((row, fig))
+            if fig.median is not None:
+                out.append(Timed(row, fig, fig.median))
     return out
 
 
-def _point(x, fig):
-    return (x, fig["median"], fig.get("rep_low"), fig.get("rep_high"))
+def _point(x: float, t: Timed) -> Point:
+    return Point(x, t.median, t.fig.rep_low, t.fig.rep_high)
 
 
-def fork_series(test):
+def _number(v: object) -> Optional[float]:
+    """V when it is a JSON number (not true or false), else None."""
+    return float(v) if isinstance(v, (int, float)) and \
+        not isinstance(v, bool) else None
+
+
+def fork_series(test: Test) -> Dict[str, List[Point]]:
     """proc_create: {method: [(parent size MiB, median us, lo, hi)]} from
     rows named METHOD@SIZE (size from the row's vmsize_kib)."""
-    out = {}
-    for row, fig in timed_rows(test):
-        if "@" not in row.name:
+    out: Dict[str, List[Point]] = {}
+    for t in timed_rows(test):
+        if "@" not in t.row.name:
             continue
-        method = row.name.split("@", 1)[0]
-        kib = row_extra(row).get("vmsize_kib")
-        if not isinstance(kib, (int, float)) or kib <= 0:
+        method = t.row.name.split("@", 1)[0]
+        kib = _number(row_extra(t.row).get("vmsize_kib"))
+        if kib is None or kib <= 0:
             continue
-        out.setdefault(method, []).append(_point(kib / 1024.0, fig))
+        out.setdefault(method, []).append(_point(kib / 1024.0, t))
     return {m: sorted(p) for m, p in out.items() if len(p) >= 2}
 
 
@@ -116,31 +130,39 @@ KS_ROW = re.compile(r"^(stat|numa_stat)_(legacy|ks(\d+))_(per_read|per_cat|"
 KS_FILES = {"stat": "memory.stat", "numa_stat": "memory.numa_stat"}
 
 
-def ks_series(test, mode="per_read"):
-    """memcg_ks: {file: {"ks": [(fields, median, lo, hi)], "legacy": fig}}
-    for the files that have measured .ks rows of MODE."""
-    out = {}
-    for row, fig in timed_rows(test):
-        m = KS_ROW.match(row.name)
+@dataclass
+class KsSeries:
+    """One memcg file's .ks rows by number of fields, and its legacy
+    (all fields) row's figures."""
+    ks: List[Point] = field(default_factory=list)
+    legacy: Optional[Summary] = None
+
+
+def ks_series(test: Test, mode: str = "per_read") -> Dict[str, KsSeries]:
+    """memcg_ks: {file: KsSeries} for the files that have measured .ks
+    rows of MODE."""
+    out: Dict[str, KsSeries] = {}
+    for t in timed_rows(test):
+        m = KS_ROW.match(t.row.name)
         if not m or m.group(4) != mode:
             continue
-        entry = out.setdefault(m.group(1), {"ks": [], "legacy": None})
+        entry = out.setdefault(m.group(1), KsSeries())
         if m.group(2) == "legacy":
-            entry["legacy"] = fig
+            entry.legacy = t.fig
         else:
-            entry["ks"].append(_point(int(m.group(3)), fig))
-    return {f: {"ks": sorted(e["ks"]), "legacy": e["legacy"]}
-            for f, e in out.items() if e["ks"]}
+            entry.ks.append(_point(int(m.group(3)), t))
+    return {f: KsSeries(sorted(e.ks), e.legacy)
+            for f, e in out.items() if e.ks}
 
 
-def taskstats_groups(test):
+def taskstats_groups(test: Test) -> Dict[int, Dict[str, float]]:
     """taskstats: {nr_process: {method: median us per process}}."""
-    out = {}
-    for row, fig in timed_rows(test):
-        n = row_extra(row).get("nr_process")
-        if not isinstance(n, (int, float)):
+    out: Dict[int, Dict[str, float]] = {}
+    for t in timed_rows(test):
+        n = _number(row_extra(t.row).get("nr_process"))
+        if n is None:
             continue
-        out.setdefault(int(n), {})[row.name] = fig["median"]
+        out.setdefault(int(n), {})[t.row.name] = t.median
     return out
 
 
@@ -148,47 +170,61 @@ PMQ_PERCENTILES = (("p50", "p50_us"), ("p99", "p99_us"),
                    ("p99.9", "p999_us"), ("max", "max_us"))
 
 
-def pmq_histograms(test):
-    """pmqtest with --histogram: [{label, buckets, overflow, percentiles}]
-    per pair, from the rt-tests 'thread' object of the (first) run."""
-    threads = test.doc.get("thread")
+def _as_number(v: object, default: float) -> float:
+    """V as it is when it is a JSON number, else DEFAULT."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) \
+        else default
+
+
+def _pmq_histogram(key: str, pair: object) -> Optional[plots.Histogram]:
+    """The histogram of one pair of rt-tests' JSON ("thread" member), read
+    from its receiver's; None when it has none."""
+    rx = pair.get("receiver") if isinstance(pair, dict) else None
+    hist = rx.get("histogram") if isinstance(rx, dict) else None
+    if not isinstance(rx, dict) or not isinstance(hist, dict) or \
+            not isinstance(hist.get("counts"), list):
+        return None
+    width = _as_number(hist.get("bucket_us", 1), 1) or 1
+    buckets = [(i * width, c) for i, c in enumerate(hist["counts"])
+               if _number(c) is not None]
+    pct = [(name, rx[k]) for name, k in PMQ_PERCENTILES
+           if _number(rx.get(k)) is not None]
+    return plots.Histogram(f"pair {key} (CPU {rx.get('cpu', '?')})", buckets,
+                           _as_number(hist.get("overflow", 0), 0), pct)
+
+
+def pmq_histograms(test: Test) -> List[plots.Histogram]:
+    """pmqtest with --histogram: one histogram with its percentiles per
+    pair, from the rt-tests 'thread' object of the (first) run."""
+    threads = test.header.doc.get("thread")
     if not isinstance(threads, dict):
         return []
     out = []
     for key in sorted(threads, key=lambda k: int(k) if k.isdigit() else 0):
-        rx = (threads[key] or {}).get("receiver") or {}
-        hist = rx.get("histogram")
-        if not isinstance(hist, dict) or not isinstance(
-                hist.get("counts"), list):
-            continue
-        width = hist.get("bucket_us", 1) or 1
-        buckets = [(i * width, c) for i, c in enumerate(hist["counts"])
-                   if isinstance(c, (int, float))]
-        pct = [(name, rx[k]) for name, k in PMQ_PERCENTILES
-               if isinstance(rx.get(k), (int, float))]
-        out.append({"label": f"pair {key} (CPU {rx.get('cpu', '?')})",
-                    "buckets": buckets, "overflow": hist.get("overflow", 0),
-                    "percentiles": pct})
+        hist = _pmq_histogram(key, threads[key])
+        if hist is not None:
+            out.append(hist)
     return out
 
 
-def pmq_percentiles(test):
-    """pmqtest rows latency_pairN: [{label, points: [(percentile, us)]}]."""
+def pmq_percentiles(test: Test) -> List[plots.Percentiles]:
+    """pmqtest rows latency_pairN: their latency by percentile."""
     out = []
-    for row, fig in timed_rows(test):
-        if not row.name.startswith("latency_pair"):
+    for t in timed_rows(test):
+        if not t.row.name.startswith("latency_pair"):
             continue
-        pts = [("min", fig.get("min")), ("p50", fig.get("median")),
-               ("p90", fig.get("p90")), ("p99", fig.get("p99")),
-               ("p99.9", fig.get("p999")), ("max", fig.get("max"))]
-        out.append({"label": row.name,
-                    "points": [(n, v) for n, v in pts if v is not None]})
+        f = t.fig
+        pts = [("min", f.min), ("p50", f.median), ("p90", f.p90),
+               ("p99", f.p99), ("p99.9", f.p999), ("max", f.max)]
+        out.append(plots.Percentiles(t.row.name, [(n, v) for n, v in pts
+                                                  if v is not None]))
     return out
 
 
 # ---- plots per program -------------------------------------------------------
 
-def _sides(runs, tname):
+def _sides(runs: Sequence[Run], tname: str
+           ) -> List[Tuple[Optional[str], Test, bool]]:
     """(label, test, dashed) for each run that has the test; in a
     comparison the base is drawn dashed, the candidate solid."""
     out = []
@@ -199,7 +235,7 @@ def _sides(runs, tname):
     return out
 
 
-def _label(name, side):
+def _label(name: str, side: Optional[str]) -> str:
     return f"{name} ({side})" if side else name
 
 
@@ -211,7 +247,7 @@ FORK_PANELS = (
 )
 
 
-def plot_fork(runs):
+def plot_fork(runs: Sequence[Run]) -> List[str]:
     """Two panels: creation alone and creation + exec (their costs differ
     by an order of magnitude; one panel would crowd the flat lines)."""
     out = []
@@ -222,9 +258,8 @@ def plot_fork(runs):
             for i, method in enumerate(methods):
                 if ("exec" in method) != with_exec:
                     continue
-                series.append({"label": _label(method, side),
-                               "points": methods[method], "colour": i,
-                               "dashed": dashed})
+                series.append(plots.Series(_label(method, side),
+                                           methods[method], i, dashed))
         if series:
             out.append(plots.series_plot(
                 series, "parent size (MiB, VmSize)",
@@ -232,24 +267,20 @@ def plot_fork(runs):
     return out
 
 
-def plot_ks(runs):
+def plot_ks(runs: Sequence[Run]) -> List[str]:
     out = []
     for mode, what in (("per_read", "lseek + read on an open fd"),
                        ("per_cat", "open + read + close")):
         series = []
         for side, test, dashed in _sides(runs, "memcg_ks"):
             for i, (f, e) in enumerate(sorted(ks_series(test, mode).items())):
-                series.append({"label": _label(f"{KS_FILES[f]}.ks", side),
-                               "points": e["ks"], "colour": i,
-                               "dashed": dashed})
-                leg = e["legacy"]
-                if leg:
-                    xs = [p[0] for p in e["ks"]]
-                    series.append({
-                        "label": _label(f"{KS_FILES[f]} (all fields)", side),
-                        "points": [(x, leg["median"], None, None)
-                                   for x in xs],
-                        "colour": i, "dashed": True, "marker": ""})
+                series.append(plots.Series(_label(f"{KS_FILES[f]}.ks", side),
+                                           e.ks, i, dashed))
+                if e.legacy and e.legacy.median is not None:
+                    level = e.legacy.median
+                    series.append(plots.Series(
+                        _label(f"{KS_FILES[f]} (all fields)", side),
+                        [Point(p.x, level) for p in e.ks], i, True, ""))
         if series:
             out.append(plots.series_plot(
                 series, "fields in the .ks filter", f"us per read ({what})",
@@ -259,8 +290,9 @@ def plot_ks(runs):
     return out
 
 
-def plot_taskstats(runs):
-    groups, methods = [], []
+def plot_taskstats(runs: Sequence[Run]) -> List[str]:
+    groups: List[Tuple[str, Dict[str, float]]] = []
+    methods: List[str] = []
     for side, test, _ in _sides(runs, "taskstats"):
         for n, by_method in sorted(taskstats_groups(test).items()):
             for m in by_method:
@@ -276,7 +308,7 @@ def plot_taskstats(runs):
         "process count")]
 
 
-def plot_pmq(runs):
+def plot_pmq(runs: Sequence[Run]) -> List[str]:
     out = []
     for side, test, _ in _sides(runs, "pmqtest"):
         hists = pmq_histograms(test)
@@ -290,22 +322,24 @@ def plot_pmq(runs):
     series = []
     for side, test, dashed in _sides(runs, "pmqtest"):
         for i, p in enumerate(pmq_percentiles(test)):
-            series.append(dict(p, label=_label(p["label"], side),
-                               colour=i, dashed=dashed))
+            series.append(plots.Percentiles(_label(p.label, side), p.points,
+                                            i, dashed))
     if series:
         out.append(plots.latency_percentiles(
             series, "pmqtest wake-up latency by percentile"))
     return out
 
 
-def plot_rows(runs, tname):
+def plot_rows(runs: Sequence[Run], tname: str) -> List[str]:
     """Every timed row of a program (both sides of a comparison in one
     plot), for programs without a special plot; one plot per unit."""
     sides = _sides(runs, tname)
-    figs = [{row.name: (row.unit, (f["median"], f.get("min"),
-                                   f.get("p99", f.get("max"))))
-             for row, f in timed_rows(test)} for _, test, _ in sides]
-    names, units = [], []
+    figs = [{t.row.name: (t.row.unit, (t.median, t.fig.min,
+                                       t.fig.p99 if t.fig.p99 is not None
+                                       else t.fig.max))
+             for t in timed_rows(test)} for _, test, _ in sides]
+    names: List[str] = []
+    units: List[Optional[str]] = []
     for f in figs:
         for name, (unit, _) in f.items():
             names += [name] if name not in names else []
@@ -320,7 +354,7 @@ def plot_rows(runs, tname):
     return out
 
 
-SPECIAL_PLOTS = {
+SPECIAL_PLOTS: Dict[str, Callable[[Sequence[Run]], List[str]]] = {
     "proc_create": plot_fork,
     "memcg_ks": plot_ks,
     "taskstats": plot_taskstats,
@@ -328,7 +362,7 @@ SPECIAL_PLOTS = {
 }
 
 
-def program_plots(runs, tname):
+def program_plots(runs: Sequence[Run], tname: str) -> List[str]:
     """The figures of one program: its special plots where its data has
     them, otherwise the overview of its rows."""
     special = SPECIAL_PLOTS.get(tname)
@@ -338,11 +372,11 @@ def program_plots(runs, tname):
 
 # ---- HTML ---------------------------------------------------------------------
 
-def esc(v):
+def esc(v: object) -> str:
     return html.escape("" if v is None else str(v))
 
 
-def fmt(v, digits=4):
+def fmt(v: Optional[float], digits: int = 4) -> str:
     """A figure with DIGITS significant digits, '' when absent."""
     if v is None:
         return ""
@@ -353,7 +387,7 @@ def fmt(v, digits=4):
     return str(v)
 
 
-def fmt_pct(v):
+def fmt_pct(v: Optional[float]) -> str:
     return "" if v is None else f"{v:.1f}"
 
 
@@ -387,31 +421,30 @@ ul.note { margin: 0.2em 0; }
 """
 
 
-def _kernel(test):
-    k = test.doc.get("kernel") or {}
-    return f"{k.get('release', '?')} {k.get('version', '')}".strip()
+def _kernel(test: Test) -> str:
+    k = test.header.kernel
+    return f"{k.release or '?'} {k.version or ''}".strip()
 
 
-def _machine(test):
-    m = test.doc.get("machine") or {}
-    parts = [m.get("arch"), m.get("hostname"),
-             f"{m.get('cpus')} CPUs" if m.get("cpus") else None]
-    if m.get("guest"):
-        parts.append(f"{m['guest']} guest")
-    if m.get("machine_slow"):
+def _machine(test: Test) -> str:
+    m = test.header.machine
+    parts = [m.arch, m.hostname, f"{m.cpus} CPUs" if m.cpus else None]
+    if m.guest:
+        parts.append(f"{m.guest} guest")
+    if m.machine_slow:
         parts.append("KSFT_MACHINE_SLOW")
     return ", ".join(str(p) for p in parts if p)
 
 
-def _dates(run):
+def _dates(run: Run) -> Tuple[str, str]:
     dates = []
     for t in run.tests.values():
         for h in t.headers:
-            dates += [d for d in (h.get("date"), h.get("end_date")) if d]
+            dates += [d for d in (h.date, h.end_date) if d]
     return (min(dates), max(dates)) if dates else ("?", "?")
 
 
-def run_facts(run):
+def run_facts(run: Run) -> List[Tuple[str, object]]:
     """(what, value) lines of the header for one run."""
     tests = list(run.tests.values())
     start, end = _dates(run)
@@ -421,10 +454,10 @@ def run_facts(run):
             ("date", f"{start} to {end}"),
             ("programs", ", ".join(run.tests)),
             ("repetitions", run.repetitions()),
-            ("clock", tests[0].doc.get("clock", "?"))]
+            ("clock", tests[0].header.clock or "?")]
 
 
-def header_html(runs, entries, threshold_pct):
+def header_html(runs: Sequence[Run]) -> str:
     """One table of what was run: a column per side in a comparison."""
     facts = [run_facts(r) for r in runs]
     out = ['<table class="meta">']
@@ -439,17 +472,17 @@ def header_html(runs, entries, threshold_pct):
     return "\n".join(out)
 
 
-def warnings(runs):
+def warnings(runs: Sequence[Run]) -> List[str]:
     """What a reader must know before trusting a figure."""
     out = []
-    guests = sorted({(_machine_key(t, "guest")) for r in runs
-                     for t in r.tests.values()} - {None})
+    guests = sorted({g for r in runs for t in r.tests.values()
+                     if (g := t.header.machine.guest) is not None})
     if guests:
         out.append(f"Measured in an emulated or virtualised guest "
                    f"({', '.join(guests)}, booted by run_all.sh --kernel): "
                    f"a functional check, not figures to compare with a "
                    f"host.")
-    if any(_machine_key(t, "machine_slow") for r in runs
+    if any(t.header.machine.machine_slow for r in runs
            for t in r.tests.values()):
         out.append("KSFT_MACHINE_SLOW was set: the programs scaled their "
                    "work down; the figures are less precise.")
@@ -469,11 +502,7 @@ def warnings(runs):
     return out
 
 
-def _machine_key(test, key):
-    return (test.doc.get("machine") or {}).get(key)
-
-
-def run_table(test):
+def run_table(test: Test) -> str:
     """The table of one program of a single run."""
     repeated = any(len(r.reps) > 1 for r in test.rows.values())
     cols = ["row", "unit", "median", "mean", "min", "p99", "max", "rsd %",
@@ -484,12 +513,12 @@ def run_table(test):
     out = ["<table>", "<tr>" + "".join(
         f'<th class="{"l" if c in ("row", "note") else ""}">{esc(c)}</th>'
         for c in cols) + "</tr>"]
-    skipped = []
+    skipped: List[Tuple[str, Optional[str]]] = []
     for row in test.rows.values():
-        if row.status == "skip":
+        if row.status == Status.SKIP:
             skipped.append((row.name, row.reason))
             continue
-        if row.status != "ok":
+        if row.status != Status.OK:
             out.append(
                 f'<tr class="s-{esc(row.status)}"><td class="l">'
                 f'{esc(row.name)}</td><td colspan="{len(cols) - 2}" '
@@ -497,11 +526,11 @@ def run_table(test):
                 f'{esc(row.reason)}</td></tr>')
             continue
         fig = row_figures(row)
-        cells = [fmt(fig.get(k)) for k in ("median", "mean", "min", "p99",
-                                          "max")]
-        cells += [fmt_pct(fig.get("rsd_pct")), fmt(fig.get("n"))]
+        cells = [fmt(v) for v in (fig.median, fig.mean, fig.min, fig.p99,
+                                  fig.max)]
+        cells += [fmt_pct(fig.rsd_pct), fmt(fig.n)]
         if repeated:
-            cells += [fmt(fig.get("reps")), fmt_pct(fig.get("cv_pct"))]
+            cells += [fmt(fig.medians), fmt_pct(fig.cv_pct)]
         note = row.note or _extra_text(row)
         out.append(f'<tr><td class="l">{esc(row.name)}</td>'
                    f'<td class="l">{esc(row.unit)}</td>' +
@@ -512,14 +541,16 @@ def run_table(test):
     return "\n".join(out)
 
 
-def skipped_html(skipped):
+def skipped_html(skipped: Sequence[Tuple[Optional[str], Optional[str]]]
+                 ) -> str:
     """Skipped rows folded away (a <details>, no script needed), grouped
     by reason: a kernel without an interface skips dozens of rows."""
     if not skipped:
         return ""
-    by_reason = {}
+    by_reason: Dict[str, List[str]] = {}
     for name, reason in skipped:
-        by_reason.setdefault(reason or "no reason given", []).append(name)
+        by_reason.setdefault(reason or "no reason given", []).append(
+            name or "")
     items = "".join(f"<li>{esc(r)}: {esc(', '.join(n))}</li>"
                     for r, n in by_reason.items())
     return (f'<details><summary>{len(skipped)} row'
@@ -528,13 +559,17 @@ def skipped_html(skipped):
             f')</summary><ul class="note">{items}</ul></details>')
 
 
-def _extra_text(row):
+def _extra_text(row: Row) -> str:
     ex = row_extra(row)
-    return " ".join(f"{k}={fmt(v)}" for k, v in ex.items()
+    return " ".join(f"{k}={fmt(v) if not isinstance(v, str) else v}"
+                    for k, v in ex.items()
                     if isinstance(v, (int, float, str)))
 
 
-def compare_table(entries):
+HIDDEN = (kbcompare.Verdict.SKIPPED, kbcompare.Verdict.MISSING)
+
+
+def compare_table(entries: Sequence[kbcompare.Entry]) -> str:
     """The table of one program's rows in a comparison."""
     cols = ["row", "unit", "base", "candidate", "ratio", "95% CI / change",
             "p", "verdict", "smallest change flagged", "cv % base",
@@ -542,34 +577,34 @@ def compare_table(entries):
     out = ["<table>", "<tr>" + "".join(
         f'<th class="{"l" if c in ("row", "note", "verdict") else ""}">'
         f'{esc(c)}</th>' for c in cols) + "</tr>"]
-    skipped = []
-    shown = [e for e in entries if e["verdict"] not in ("skipped", "missing")]
-    notes = {e.get("note") for e in shown}
+    skipped: List[Tuple[Optional[str], Optional[str]]] = []
+    shown = [e for e in entries if e.verdict not in HIDDEN]
+    notes = {e.note for e in shown}
     # A note every row shares (too few repetitions) is said once, below.
     common = notes.pop() if len(shown) > 1 and len(notes) == 1 else None
     for e in entries:
-        if e["verdict"] in ("skipped", "missing"):
-            skipped.append((e["name"], f"{e['verdict']}: {e.get('note')}"))
+        if e.verdict in HIDDEN:
+            skipped.append((e.name, f"{e.verdict}: {e.note}"))
             continue
-        ci = (f"{e['ci_low']:.3f} .. {e['ci_high']:.3f}"
-              if e.get("ci_low") is not None else "")
+        ci = (f"{e.ci_low:.3f} .. {e.ci_high:.3f}"
+              if e.ci_low is not None and e.ci_high is not None else "")
         if kbcompare.is_exact(e):
             ci = kbcompare.fmt_delta(e)
-        n = f"{e['n_base']} / {e['n_candidate']}" if e.get("n_base") else ""
-        cells = [fmt(e.get("base")), fmt(e.get("value")),
-                 "" if e.get("ratio") is None else f"{e['ratio']:.3f}", ci,
-                 fmt(e.get("p_value"), 2)]
+        n = f"{e.n_base} / {e.n_candidate}" if e.n_base else ""
+        cells = [fmt(e.base), fmt(e.value),
+                 "" if e.ratio is None else f"{e.ratio:.3f}", ci,
+                 fmt(e.p_value, 2)]
         out.append(
-            f'<tr><td class="l">{esc(e["name"])}</td>'
-            f'<td class="l">{esc(e.get("unit"))}</td>' +
+            f'<tr><td class="l">{esc(e.name)}</td>'
+            f'<td class="l">{esc(e.unit)}</td>' +
             "".join(f"<td>{esc(c)}</td>" for c in cells) +
-            f'<td class="l v-{esc(e["verdict"])}">'
+            f'<td class="l v-{esc(e.verdict)}">'
             f'{esc(kbcompare.verdict_label(e))}</td>'
             f'<td>{esc(kbcompare.fmt_mde(e))}</td>'
-            f'<td>{esc(fmt_pct(e.get("cv_base")))}</td>'
-            f'<td>{esc(fmt_pct(e.get("cv_candidate")))}</td>'
+            f'<td>{esc(fmt_pct(e.cv_base))}</td>'
+            f'<td>{esc(fmt_pct(e.cv_candidate))}</td>'
             f'<td>{esc(n)}</td><td class="note">'
-            f'{esc(e.get("note") if not common else "")}</td></tr>')
+            f'{esc(e.note if not common else "")}</td></tr>')
     out.append("</table>")
     if common:
         out.append(f'<p class="note">Every row: {esc(common)}</p>')
@@ -577,30 +612,26 @@ def compare_table(entries):
     return "\n".join(out)
 
 
-FOREST_VERDICTS = ("slower", "faster", "same", "no-verdict")
+FOREST_VERDICTS = (kbcompare.Verdict.SLOWER, kbcompare.Verdict.FASTER,
+                   kbcompare.Verdict.SAME, kbcompare.Verdict.NO_VERDICT)
 
 
-def forest_rows(entries):
+def forest_rows(entries: Sequence[kbcompare.Entry]) -> List[plots.ForestRow]:
     """Rows of the forest plot: every compared row with a ratio."""
     shown = [e for e in entries
-             if e["verdict"] in FOREST_VERDICTS and e.get("ratio")]
+             if e.verdict in FOREST_VERDICTS and e.ratio]
     # The program's name only when more than one program is shown.
-    one_test = len({e["test"] for e in shown}) == 1
-    return [{"label": e["name"] if one_test else f"{e['test']}: {e['name']}",
-             "ratio": e["ratio"], "ci_low": e.get("ci_low"),
-             "ci_high": e.get("ci_high"), "verdict": e["verdict"]}
+    one_test = len({e.test for e in shown}) == 1
+    return [plots.ForestRow(f"{e.name}" if one_test
+                            else f"{e.test}: {e.name}",
+                            e.ratio or 0.0, e.ci_low, e.ci_high,
+                            e.verdict.value)
             for e in shown]
 
 
-def verdict_counts(entries):
-    counts = {}
-    for e in entries:
-        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
-    return counts
-
-
-def render(runs, threshold_pct=kbcompare.DEFAULT_THRESHOLD_PCT,
-           stat="median", title=None):
+def render(runs: Sequence[Run],
+           threshold_pct: float = kbcompare.DEFAULT_THRESHOLD_PCT,
+           stat: str = "median", title: Optional[str] = None) -> str:
     """The whole page as a string; raises ReportError when runs cannot be
     compared, RuntimeError when matplotlib is missing."""
     if not plots.available():
@@ -617,8 +648,7 @@ def render(runs, threshold_pct=kbcompare.DEFAULT_THRESHOLD_PCT,
     if title is None:
         title = ("kbench A/B comparison" if entries is not None
                  else "kbench results")
-    body = [f"<h1>{esc(title)}</h1>",
-            header_html(runs, entries, threshold_pct)]
+    body = [f"<h1>{esc(title)}</h1>", header_html(runs)]
     if entries is not None:
         body.append(comparison_summary(entries, threshold_pct, stat))
     for tname in names:
@@ -631,8 +661,9 @@ def render(runs, threshold_pct=kbcompare.DEFAULT_THRESHOLD_PCT,
             "\n</body></html>\n")
 
 
-def comparison_summary(entries, threshold_pct, stat):
-    counts = verdict_counts(entries)
+def comparison_summary(entries: Sequence[kbcompare.Entry],
+                       threshold_pct: float, stat: str) -> str:
+    counts = kbcompare.verdict_counts(entries)
     out = ["<h2>Verdicts</h2>", '<p class="counts">' + "".join(
         f'<span class="v-{esc(v)}">{esc(v)}: {counts.get(v, 0)}</span>'
         for v in kbcompare.VERDICTS) + "</p>",
@@ -649,15 +680,16 @@ def comparison_summary(entries, threshold_pct, stat):
     return "\n".join(out)
 
 
-def program_section(runs, tname, entries):
+def program_section(runs: Sequence[Run], tname: str,
+                    entries: Optional[Sequence[kbcompare.Entry]]) -> str:
     out = [f'<h2 id="{esc(tname)}">{esc(tname)}</h2>']
     for side, test, _ in _sides(runs, tname):
-        cmd = test.doc.get("cmdline")
+        cmd = test.header.cmdline
         if cmd:
             who = f"{side}: " if side else ""
             out.append(f"<p>{esc(who)}<code>{esc(cmd)}</code></p>")
     if entries is not None:
-        out.append(compare_table([e for e in entries if e["test"] == tname]))
+        out.append(compare_table([e for e in entries if e.test == tname]))
     else:
         out.append(run_table(runs[0].tests[tname]))
     figs = program_plots(runs, tname)

@@ -22,18 +22,20 @@ that matters.
 import functools
 import math
 import random
+from typing import (Dict, Iterable, List, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 EXACT_MAX = 40
 
 
-def mean(xs):
+def mean(xs: Iterable[float]) -> float:
     xs = list(xs)
     if not xs:
         raise ValueError("mean of nothing")
     return math.fsum(xs) / len(xs)
 
 
-def median(xs):
+def median(xs: Iterable[float]) -> float:
     s = sorted(xs)
     if not s:
         raise ValueError("median of nothing")
@@ -41,7 +43,7 @@ def median(xs):
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def stdev(xs):
+def stdev(xs: Iterable[float]) -> float:
     """Sample standard deviation (n - 1)."""
     xs = list(xs)
     if len(xs) < 2:
@@ -50,7 +52,7 @@ def stdev(xs):
     return math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def cv_pct(xs):
+def cv_pct(xs: Iterable[float]) -> Optional[float]:
     """Coefficient of variation in percent; None with fewer than 2 values
     or a zero mean."""
     xs = list(xs)
@@ -62,7 +64,8 @@ def cv_pct(xs):
     return stdev(xs) / abs(m) * 100
 
 
-def pooled_stddev(ns, means, sds):
+def pooled_stddev(ns: Sequence[float], means: Sequence[float],
+                  sds: Sequence[float]) -> float:
     """Sample standard deviation of the union of groups given by their
     sizes, means and sample standard deviations."""
     total = sum(ns)
@@ -72,7 +75,7 @@ def pooled_stddev(ns, means, sds):
     return math.sqrt(ss / (total - 1)) if total > 1 else 0.0
 
 
-def midranks(values):
+def midranks(values: Sequence[float]) -> List[float]:
     """Ranks 1..N of values, ties sharing the mean of their ranks."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
@@ -87,9 +90,9 @@ def midranks(values):
     return ranks
 
 
-def _subset_sum_counts(items, size):
+def _subset_sum_counts(items: Iterable[int], size: int) -> Dict[int, int]:
     """Number of size-element subsets of items (integers) by their sum."""
-    dp = [dict() for _ in range(size + 1)]
+    dp: List[Dict[int, int]] = [{} for _ in range(size + 1)]
     dp[0][0] = 1
     for count, item in enumerate(items):
         for j in range(min(size, count + 1), 0, -1):
@@ -100,7 +103,7 @@ def _subset_sum_counts(items, size):
     return dp[size]
 
 
-def u_distribution(n1, n2):
+def u_distribution(n1: int, n2: int) -> List[int]:
     """Exact null counts of U (no ties) for sizes n1, n2: list by U."""
     sums = _subset_sum_counts(range(1, n1 + n2 + 1), n1)
     base = n1 * (n1 + 1) // 2
@@ -110,9 +113,16 @@ def u_distribution(n1, n2):
     return out
 
 
-def mann_whitney(x, y):
-    """Two-sided Mann-Whitney U test of x against y: (U of x, p-value,
-    'exact' or 'normal')."""
+class UTest(NamedTuple):
+    """A Mann-Whitney U test's outcome: U of the first side, the two-sided
+    p-value, and how p was found ('exact' or 'normal')."""
+    u: float
+    p: float
+    method: str
+
+
+def mann_whitney(x: Sequence[float], y: Sequence[float]) -> UTest:
+    """Two-sided Mann-Whitney U test of x against y."""
     n1, n2 = len(x), len(y)
     if n1 == 0 or n2 == 0:
         raise ValueError("Mann-Whitney U needs values on both sides")
@@ -120,11 +130,11 @@ def mann_whitney(x, y):
     r1 = sum(ranks[:n1])
     u = r1 - n1 * (n1 + 1) / 2
     if n1 + n2 <= EXACT_MAX:
-        return u, _exact_p(ranks, n1, r1), "exact"
-    return u, _normal_p(ranks, n1, n2, u), "normal"
+        return UTest(u, _exact_p(ranks, n1, r1), "exact")
+    return UTest(u, _normal_p(ranks, n1, n2, u), "normal")
 
 
-def _exact_p(ranks, n1, r1):
+def _exact_p(ranks: Sequence[float], n1: int, r1: float) -> float:
     """P(|S - E| >= |r1 - E|) over all n1-subsets of the (mid)ranks."""
     doubled = [round(2 * r) for r in ranks]
     counts = _subset_sum_counts(doubled, n1)
@@ -135,9 +145,9 @@ def _exact_p(ranks, n1, r1):
     return min(1.0, extreme / total)
 
 
-def _normal_p(ranks, n1, n2, u):
+def _normal_p(ranks: Sequence[float], n1: int, n2: int, u: float) -> float:
     n = n1 + n2
-    ties = {}
+    ties: Dict[float, int] = {}
     for r in ranks:
         ties[r] = ties.get(r, 0) + 1
     tie_term = sum(t ** 3 - t for t in ties.values()) / (n * (n - 1))
@@ -148,7 +158,7 @@ def _normal_p(ranks, n1, n2, u):
     return min(1.0, math.erfc(z / math.sqrt(2)))
 
 
-def _normal_quantile(p):
+def _normal_quantile(p: float) -> float:
     """Inverse of the standard normal distribution (bisection on erfc)."""
     lo, hi = -10.0, 10.0
     for _ in range(100):
@@ -160,7 +170,7 @@ def _normal_quantile(p):
     return (lo + hi) / 2
 
 
-def hl_rank(n1, n2, alpha=0.05):
+def hl_rank(n1: int, n2: int, alpha: float = 0.05) -> int:
     """How many of the n1*n2 sorted pairwise differences to cut from each
     end for a 1 - alpha interval (the largest c with P(U < c) <= alpha/2);
     0 when no interval reaches that confidence."""
@@ -177,7 +187,8 @@ def hl_rank(n1, n2, alpha=0.05):
     return max(0, c)
 
 
-def ratio_ci(base, cand, alpha=0.05):
+def ratio_ci(base: Sequence[float], cand: Sequence[float],
+             alpha: float = 0.05) -> Optional[Tuple[float, float]]:
     """Hodges-Lehmann 1 - alpha interval of cand / base (a scale change),
     as (low, high); None when the sizes are too small for that
     confidence or a value is not positive."""
@@ -190,7 +201,7 @@ def ratio_ci(base, cand, alpha=0.05):
     return math.exp(diffs[c - 1]), math.exp(diffs[len(diffs) - c])
 
 
-def min_reps(alpha=0.05):
+def min_reps(alpha: float = 0.05) -> int:
     """The fewest repetitions per side (equal sides) with which a two-sided
     exact U test can reach alpha at all: 2 / C(2n, n) <= alpha."""
     n = 1
@@ -199,28 +210,29 @@ def min_reps(alpha=0.05):
     return n
 
 
-def benjamini_hochberg(pvalues):
+def benjamini_hochberg(pvalues: Sequence[Optional[float]]
+                       ) -> List[Optional[float]]:
     """Benjamini-Hochberg adjusted p-values (same order; None stays None).
     A row is a discovery at false discovery rate q when its adjusted
     p-value is <= q."""
-    idx = [i for i, p in enumerate(pvalues) if p is not None]
-    m = len(idx)
-    out = [None] * len(pvalues)
+    known = {i: p for i, p in enumerate(pvalues) if p is not None}
+    m = len(known)
+    out: List[Optional[float]] = [None] * len(pvalues)
     running = 1.0
-    for rank, i in reversed(list(enumerate(sorted(idx, key=lambda i:
-                                                  pvalues[i]), 1))):
-        running = min(running, pvalues[i] * m / rank)
+    for rank, i in reversed(list(enumerate(sorted(known, key=lambda i:
+                                                  known[i]), 1))):
+        running = min(running, known[i] * m / rank)
         out[i] = running
     return out
 
 
-def min_p(n1, n2):
+def min_p(n1: int, n2: int) -> float:
     """The smallest two-sided p an exact U test of n1 against n2 values
     (no ties) can give: every value of one side beyond the other's."""
     return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
-def design_reps(rows, alpha=0.05):
+def design_reps(rows: int, alpha: float = 0.05) -> int:
     """The fewest repetitions per side (equal sides) with which one
     changed row among `rows` can pass Benjamini-Hochberg at alpha: its p
     must reach alpha / rows."""
@@ -231,7 +243,7 @@ def design_reps(rows, alpha=0.05):
 
 
 @functools.lru_cache(maxsize=None)
-def u_critical(n1, n2, alpha):
+def u_critical(n1: int, n2: int, alpha: float) -> Optional[int]:
     """The largest k such that U <= k (one way or the other) has
     two-sided probability <= alpha under no change (exact, no ties);
     None when not even U = 0 does."""
@@ -245,7 +257,8 @@ def u_critical(n1, n2, alpha):
 
 
 @functools.lru_cache(maxsize=None)
-def detectable_shift(n1, n2, alpha, power=0.8, trials=2000, seed=2026):
+def detectable_shift(n1: int, n2: int, alpha: float, power: float = 0.8,
+                     trials: int = 2000, seed: int = 2026) -> Optional[float]:
     """The shift, in standard deviations, that an exact U test of n1
     against n2 normal values flags at two-sided alpha with the given
     power; None when no shift can be flagged (min_p > alpha).
@@ -258,7 +271,7 @@ def detectable_shift(n1, n2, alpha, power=0.8, trials=2000, seed=2026):
     if k is None:
         return None
     rng = random.Random(seed)
-    needed = []
+    needed: List[float] = []
     for _ in range(trials):
         base = [rng.gauss(0, 1) for _ in range(n1)]
         cand = [rng.gauss(0, 1) for _ in range(n2)]
@@ -268,7 +281,8 @@ def detectable_shift(n1, n2, alpha, power=0.8, trials=2000, seed=2026):
     return max(0.0, needed[min(trials - 1, math.ceil(power * trials) - 1)])
 
 
-def log_spread(base, cand):
+def log_spread(base: Sequence[float], cand: Sequence[float]
+               ) -> Optional[float]:
     """The within-side standard deviation of the logs of two sides'
     values, pooled (a timing's spread as a fraction of it); None without
     two values on each side or with a value not above 0."""
@@ -282,7 +296,8 @@ def log_spread(base, cand):
     return math.sqrt(squares / (len(base) + len(cand) - 2))
 
 
-def _block_sums(xs, ys):
+def _block_sums(xs: Sequence[float], ys: Sequence[float]
+                ) -> Tuple[Dict[int, int], int]:
     """(counts of twice the rank sum of a len(ys)-subset of the block's
     midranks, twice the observed rank sum of ys) of one block."""
     ranks = midranks(list(xs) + list(ys))
@@ -291,15 +306,18 @@ def _block_sums(xs, ys):
             sum(doubled[len(xs):]))
 
 
-def _convolve(a, b):
-    out = {}
+def _convolve(a: Dict[int, int], b: Dict[int, int]) -> Dict[int, int]:
+    out: Dict[int, int] = {}
     for sa, ca in a.items():
         for sb, cb in b.items():
             out[sa + sb] = out.get(sa + sb, 0) + ca * cb
     return out
 
 
-def blocked_p(blocks):
+Block = Tuple[Sequence[float], Sequence[float]]
+
+
+def blocked_p(blocks: Iterable[Block]) -> float:
     """One-sided p that the ys sit above the xs, with blocks of their own
     time: blocks is a list of (xs, ys), the two sides' values measured
     together. Under no difference the values of a block are exchangeable
@@ -307,7 +325,8 @@ def blocked_p(blocks):
     of the ys' rank sum within their block, has an exact distribution:
     the convolution of every block's. Blocks missing a side are left
     out; 1.0 when none is left."""
-    total, observed = {0: 1}, 0
+    total: Dict[int, int] = {0: 1}
+    observed = 0
     for xs, ys in blocks:
         if not xs or not ys:
             continue

@@ -78,23 +78,24 @@ def load(path: str) -> Optional[Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]
         print(f"summary: {e}", file=sys.stderr)
         return None
     test = next(iter(run.tests.values()))
-    return test.doc, {name: Summary(row) for name, row in test.rows.items()}
+    return test.header.doc, {name: Summary(row)
+                             for name, row in test.rows.items()}
 
 
 class Summary(Dict[str, Any]):
     """A row as the tables read it: status, reason, note, and figures that
     are the median over the repetitions (extra figures too)."""
 
-    def __init__(self, row: Any) -> None:
+    def __init__(self, row: results.Row) -> None:
         super().__init__(status=row.status, reason=row.reason, note=row.note)
         med = row.values("median")
         if med:
             self["median"] = stats.median(med)
         extra: Dict[str, List[float]] = {}
         for rep in row.reps:
-            for k, v in (rep.get("extra") or {}).items():
-                if isinstance(v, (int, float)) and rep.get("status",
-                                                           "ok") == "ok":
+            for k, v in (rep.extra or {}).items():
+                if isinstance(v, (int, float)) and \
+                        rep.status == results.Status.OK:
                     extra.setdefault(k, []).append(float(v))
         self["extra"] = {k: stats.median(v) for k, v in extra.items()}
 
