@@ -50,7 +50,7 @@ printing one KTAP stream on stdout.
   -o, --timeout SECS  override every program's timeout (0 = none); the
                       default is the 'timeout=' of the test's settings file
       --kernel IMAGE  boot IMAGE under virtme-ng/QEMU and run there instead
-                      (see scripts/vm-run.sh -h; e.g. debian-6.1)
+                      (see scripts/vm_run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
                       collection, arm64 guest under TCG)
       --icount        with --kernel: TCG under QEMU's instruction counter,

@@ -7,7 +7,7 @@ on them: the evidence behind scripts/bisect.sh's rule.
                                  [--boots N] [--load SPEC] [VM OPTION]...
     bench/bisect_boots.py table [--replays N] [--seed S] FILE...
 
-record boots GOOD and BAD in turn (GBBG...) under scripts/vm-run.sh,
+record boots GOOD and BAD in turn (GBBG...) under scripts/vm_run.sh,
 each running syscall_overhead's getsid row, and keeps every boot's
 median, time and load average in FILE (JSON, rewritten after each boot,
 so that an interrupted recording keeps what it has). --load changes the
@@ -61,7 +61,7 @@ def boot_median(image, vm_args, work):
     env = dict(os.environ, KSELFTEST_SYSCALL_OVERHEAD_ARGS="-t getsid")
     with open(os.path.join(work, "ktap"), "w") as out, \
             open(os.path.join(work, "log"), "w") as err:
-        rc = subprocess.call([os.path.join(TOP, "scripts", "vm-run.sh"),
+        rc = subprocess.call([os.path.join(TOP, "scripts", "vm_run.sh"),
                               "--kernel", image, *vm_args, "-t",
                               "syscall_overhead", "--json",
                               os.path.join(work, "json")], stdout=out,

@@ -8,7 +8,7 @@
 #  1. in a kernel tree: kbench sits at tools/testing/selftests/kbench;
 #  2. KSRC=/path/to/linux (a kernel source tree);
 #  3. a tree provisioned once from Debian's linux-source package into
-#     .cache/ (scripts/provision-ksrc.sh; KSRC_VERSION picks the version).
+#     .cache/ (scripts/provision_ksrc.sh; KSRC_VERSION picks the version).
 
 KBENCH_LIB := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))
 KBENCH_DIR := $(realpath $(KBENCH_LIB)/..)
@@ -17,7 +17,7 @@ ifneq ($(wildcard $(KBENCH_DIR)/../lib.mk),)
 KSFT_DIR := $(realpath $(KBENCH_DIR)/..)
 else
 ifeq ($(KSRC),)
-KSRC := $(shell $(KBENCH_DIR)/scripts/provision-ksrc.sh)
+KSRC := $(shell $(KBENCH_DIR)/scripts/provision_ksrc.sh)
 ifeq ($(KSRC),)
 $(error kbench: no kernel tree: set KSRC=/path/to/linux, or fix the provisioning error above)
 endif
@@ -33,7 +33,7 @@ endif
 # Cross builds (CROSS_COMPILE=aarch64-linux-gnu-, i686-linux-gnu-, ...)
 # link against the target's libcap and libnuma: Debian's multiarch
 # packages (libcap-dev:arm64), or the same packages unpacked into
-# .cache/cross/<arch>/ by scripts/cross-libs.sh where multiarch cannot be
+# .cache/cross/<arch>/ by scripts/cross_libs.sh where multiarch cannot be
 # installed. The host's headers are no proof: a cross gcc also searches
 # /usr/include, so the checks link.
 kb_cc := $(CROSS_COMPILE)gcc
@@ -69,7 +69,7 @@ kb_links = $(shell t=$$(mktemp) && printf '\043include <%s>\nint main(void){retu
 	$(kb_cc) $(kb_cross_cflags) -x c - -o $$t $(kb_cross_ldflags) -l$(2) >/dev/null 2>&1 && echo y; rm -f $$t)
 # kb_missing DEV-PACKAGE: the message naming what to install.
 kb_comma := ,
-kb_missing = install $(1)$(if $(CROSS_COMPILE),:$(kb_debarch) (dpkg --add-architecture $(kb_debarch); apt-get update; apt-get install $(1):$(kb_debarch))$(kb_comma) or unpack it with scripts/cross-libs.sh $(kb_debarch)) (Debian/Ubuntu)
+kb_missing = install $(1)$(if $(CROSS_COMPILE),:$(kb_debarch) (dpkg --add-architecture $(kb_debarch); apt-get update; apt-get install $(1):$(kb_debarch))$(kb_comma) or unpack it with scripts/cross_libs.sh $(kb_debarch)) (Debian/Ubuntu)
 
 ifneq ($(call kb_links,sys/capability.h,cap),y)
 $(error kbench: libcap for $(kb_triplet) not found (<sys/capability.h>, -lcap): $(call kb_missing,libcap-dev)$(if $(CROSS_COMPILE),, or libcap-devel))

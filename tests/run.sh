@@ -49,7 +49,7 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-check.XXXXXX")
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-ksrc=$("$top/scripts/provision-ksrc.sh")
+ksrc=$("$top/scripts/provision_ksrc.sh")
 ksft=$ksrc/tools/testing/selftests
 nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
 
@@ -255,13 +255,13 @@ type_check() {
 }
 
 # checkpatch.pl of the provisioned tree over every C file; the false
-# positives of user-space code are listed in tests/checkpatch-false-positives.
+# positives of user-space code are listed in tests/checkpatch_false_positives.
 checkpatch() {
-	local files f ignore here list=$top/tests/checkpatch-false-positives bad=0
+	local files f ignore here list=$top/tests/checkpatch_false_positives bad=0
 	need perl
 	# "TYPE" lines hold everywhere, "TYPE FILE" lines in FILE only.
 	ignore=$(sed 's/#.*//' "$list" | awk 'NF == 1' | xargs | tr ' ' ,)
-	[[ -n $ignore ]] || fail "empty tests/checkpatch-false-positives"
+	[[ -n $ignore ]] || fail "empty tests/checkpatch_false_positives"
 	mapfile -t files < <(project_files '*.[ch]')
 	((${#files[@]})) || fail "no C file found"
 	for f in "${files[@]}"; do
@@ -369,7 +369,7 @@ collection_as_nobody() {
 # tools/testing/selftests/kbench; prints that selftests directory.
 place_in_tree() {
 	local tree copy=$work/tree-$1
-	tree=$(KSRC_VERSION=$1 "$top/scripts/provision-ksrc.sh") ||
+	tree=$(KSRC_VERSION=$1 "$top/scripts/provision_ksrc.sh") ||
 		fail "cannot provision the $1 tree"
 	rm -rf "$copy"
 	mkdir -p "$copy"
@@ -614,7 +614,7 @@ report_in_browser() {
 
 vm_debian_6_1() {
 	need file python3
-	"$top/scripts/ci-vm.sh"
+	"$top/scripts/ci_vm.sh"
 }
 
 # A kernel A/B whose boots die before the tests start (rdinit that does
@@ -636,7 +636,7 @@ ab_boot_retry() {
 		fail "the failed try's console was not kept"
 	# The boots must have died of the panic, not of anything else.
 	grep -q 'Kernel panic' "$out/base/console-1-failed.log" ||
-		fail "the failed try did not panic: $(grep -m 1 'vm-run.sh: ' "$work/retry.err")"
+		fail "the failed try did not panic: $(grep -m 1 'vm_run.sh: ' "$work/retry.err")"
 }
 
 # The ioctl and .ks code paths on a kernel that has the interfaces.
@@ -740,11 +740,11 @@ icount_validate() {
 	"$top/testkernel/build.sh" --unpatched >"$work/tk-unpatched.log" 2>&1 ||
 		{ tail -n 20 "$work/tk-unpatched.log"; fail "testkernel/build.sh --unpatched failed"; }
 	tree=$("$top/testkernel/build.sh" --print-tree) || fail "no test kernel tree"
-	series=$("$top/scripts/bisect-demo.sh" --series small) ||
-		fail "bisect-demo.sh --series small failed"
+	series=$("$top/scripts/bisect_demo.sh" --series small) ||
+		fail "bisect_demo.sh --series small failed"
 	good=$(sed -n 's/^good=//p' <<<"$series")
 	culprit=$(sed -n 's/^culprit=//p' <<<"$series")
-	[[ -n $good && -n $culprit ]] || fail "no commits from bisect-demo.sh: $series"
+	[[ -n $good && -n $culprit ]] || fail "no commits from bisect_demo.sh: $series"
 	"$top/scripts/validate.py" --tree "$tree" --base "$good" --candidate "$culprit" \
 		-t syscall_overhead --json "$out" >"$out.txt" 2>"$out.err" || rc=$?
 	cat "$out.txt"
@@ -802,17 +802,17 @@ ab_runner() {
 
 # scripts/bisect.sh without kernel builds: usage, state and --resume, the
 # tree left on its branch, the decisions on recorded boots; the demo's
-# usage. The end-to-end check is scripts/bisect-demo.sh (not here: it
+# usage. The end-to-end check is scripts/bisect_demo.sh (not here: it
 # builds and boots kernels for ~30 min).
 bisect_tool() {
 	local rc=0
 	need python3 git
 	python3 -m unittest discover -s "$top/tests" -p test_bisect.py -t "$top/tests" -v ||
 		fail "tests/test_bisect.py failed"
-	"$top/scripts/bisect-demo.sh" --only nothing >/dev/null 2>&1 || rc=$?
-	((rc == 2)) || fail "bisect-demo.sh --only nothing: exit $rc, want 2"
-	"$top/scripts/bisect-demo.sh" --help | grep -q 'no-change' ||
-		fail "bisect-demo.sh --help"
+	"$top/scripts/bisect_demo.sh" --only nothing >/dev/null 2>&1 || rc=$?
+	((rc == 2)) || fail "bisect_demo.sh --only nothing: exit $rc, want 2"
+	"$top/scripts/bisect_demo.sh" --help | grep -q 'no-change' ||
+		fail "bisect_demo.sh --help"
 }
 
 # The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a fixed
@@ -838,7 +838,7 @@ fuzz_short() {
 }
 
 # Property-based tests (hypothesis) of compare.py, kbtools.results,
-# ktap_check.py, kcidb.py, report.py, kbtools.lava and lava-job.py with
+# ktap_check.py, kcidb.py, report.py, kbtools.lava and lava_job.py with
 # Debian's python3: any input gives a result or a one-line error. A
 # missing hypothesis fails the step; a skipped test fails it too.
 # Derandomized (KBENCH_FUZZ_MODE=check): the committed @example()s, then
@@ -917,12 +917,12 @@ all_built_for() {
 # The tree holding the kselftest harness (a copy of the clone would
 # provision its own).
 provisioned() {
-	KSRC_VERSION=6.12 "$top/scripts/provision-ksrc.sh" || fail "cannot provision the 6.12 tree"
+	KSRC_VERSION=6.12 "$top/scripts/provision_ksrc.sh" || fail "cannot provision the 6.12 tree"
 }
 
 # mirror_trouble ARCH STATUS WHAT: after a setup failure (STATUS 3) of a
 # step that fetched Debian's ARCH packages, SKIP when the private indices
-# of scripts/foreign-apt.sh could not all be fetched (a mirror in the
+# of scripts/foreign_apt.sh could not all be fetched (a mirror in the
 # middle of a sync, no network): that says nothing about the code. Any
 # other failure fails the step.
 mirror_trouble() {
@@ -938,11 +938,11 @@ mirror_trouble() {
 }
 
 # foreign_libs ARCH: Debian's libcap/libnuma of ARCH unpacked
-# (scripts/cross-libs.sh); prints their directory.
+# (scripts/cross_libs.sh); prints their directory.
 foreign_libs() {
 	local rc=0 log=$work/cross-libs-$1.log
 
-	"$top/scripts/cross-libs.sh" "$1" 2>"$log" || rc=$?
+	"$top/scripts/cross_libs.sh" "$1" 2>"$log" || rc=$?
 	((rc == 0)) && return 0
 	cat "$log" >&2
 	mirror_trouble "$1" "$((rc == 1 ? 3 : rc))" "the $1 libraries"
@@ -989,7 +989,7 @@ need_i386_runtime() {
 # reason (ktap_check.py --skip-reasons). They run with the 32-bit C
 # library of libc6-i386 (or libc6:i386) and the system's libcap2:i386 and
 # libnuma1:i386 when installed, else the same packages unpacked by
-# scripts/cross-libs.sh (LD_LIBRARY_PATH): no dpkg --add-architecture.
+# scripts/cross_libs.sh (LD_LIBRARY_PATH): no dpkg --add-architecture.
 i386_host_run() {
 	local copy=$work/i386-run out=$work/i386.ktap rc=0 libs m=i386-linux-gnu
 	local ldpath=${LD_LIBRARY_PATH:-}

@@ -288,12 +288,12 @@ class Error(unittest.TestCase):
 
 class Replays(unittest.TestCase):
     """Bisections of 7 commits replayed on boots recorded under a load
-    that changed (tests/data/bisect/series-*.json, bench/bisect_boots.py
+    that changed (tests/data/bisect/series_*.json, bench/bisect_boots.py
     record): the rule names the culprit or says undecided, never a wrong
     commit or a range without it."""
 
     def series(self):
-        names = sorted(f for f in os.listdir(DATA) if f.startswith("series-"))
+        names = sorted(f for f in os.listdir(DATA) if f.startswith("series_"))
         self.assertTrue(names, "no recorded series in tests/data/bisect")
         return {n: replay.load_series(os.path.join(DATA, n)) for n in names}
 
@@ -394,7 +394,7 @@ class Runner(unittest.TestCase):
         self.assertEqual(["-t", TEST], self.cmd[self.cmd.index("-t"):][:2])
         self.assertTrue(os.path.isfile(os.path.join(
             bisect.boots_dir(self.state, "c" * 40), "1", TEST + ".json")))
-        with self.fake(125, "", "vm-run.sh: the kernel panicked\n"):
+        with self.fake(125, "", "vm_run.sh: the kernel panicked\n"):
             self.assertIsNone(self.r.boot_once("c" * 40, "/img", TEST, {}))
         self.assertEqual("the kernel panicked", self.r.why)
         self.assertEqual(1, len(os.listdir(os.path.join(self.state,
@@ -563,7 +563,7 @@ class Command(unittest.TestCase):
         venv = os.path.join(os.environ.get("KBENCH_CACHE", os.path.join(
             TOP, ".cache")), "venv", "bin", "virtme-configkernel")
         if not os.path.exists(venv) or not shutil.which("pahole"):
-            self.skipTest("needs virtme-ng in .cache/venv (scripts/vm-run.sh "
+            self.skipTest("needs virtme-ng in .cache/venv (scripts/vm_run.sh "
                           "installs it) and pahole (dwarves)")
         state = os.path.join(self.tmp.name, "state")
         head = self.rev("HEAD")

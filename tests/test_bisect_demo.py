@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/bisect-demo.sh (kbtools.bisect_demo) without building or
+"""scripts/bisect_demo.sh (kbtools.bisect_demo) without building or
 booting anything: the series' commits on a small real git tree shaped
 like the kernel's (the hashes the bash script made on it, pinned), the
 edits as sed made them, the options, and the bisections with the
@@ -29,7 +29,7 @@ MAIN_C = (b"static int kernel_init(void *unused)\n{\n"
           b"\tkernel_init_freeable();\n\tasync_synchronize_full();\n}\n\n"
           b"void f(void)\n{\n\tasync_synchronize_full();\n}\n")
 BASE_DATE = "2025-01-01T00:00:00Z"
-# What scripts/bisect-demo.sh (bash, before kbtools.bisect_demo) made on
+# What scripts/bisect_demo.sh (bash, before kbtools.bisect_demo) made on
 # that tree: (tip, culprit) per series.
 GOOD = "20584761514d9964bcc9c3192932a4125cf062a3"
 BASH_HASHES = {
@@ -145,7 +145,7 @@ class Commits(unittest.TestCase):
         with mock.patch.object(bisect_demo, "test_kernel_tree",
                                return_value=self.tree):
             rc, out, err = quiet(bisect_demo.main, ["--series", "small"],
-                                 "bisect-demo.sh")
+                                 "bisect_demo.sh")
         tip, culprit = BASH_HASHES["small"]
         self.assertEqual((0, f"good={GOOD}\nbad={tip}\nculprit={culprit}\n"),
                          (rc, out), err)
@@ -153,7 +153,7 @@ class Commits(unittest.TestCase):
 
 class Options(unittest.TestCase):
     def parse(self, *argv):
-        return bisect_demo.parse("bisect-demo.sh", list(argv))
+        return bisect_demo.parse("bisect_demo.sh", list(argv))
 
     def test_bisect_options_pass_as_given_in_order(self):
         a = self.parse("--icount", "-j", "3", "--keep", "k", "--alpha",
@@ -177,13 +177,13 @@ class Options(unittest.TestCase):
             with self.subTest(argv=argv):
                 rc, _, err = quiet(self.parse, *argv)
                 self.assertEqual(2, rc)
-                self.assertIn(f"bisect-demo.sh: {said}", err)
-                self.assertIn("Try 'bisect-demo.sh --help'", err)
+                self.assertIn(f"bisect_demo.sh: {said}", err)
+                self.assertIn("Try 'bisect_demo.sh --help'", err)
 
     def test_help(self):
         rc, out, _ = quiet(self.parse, "--help")
         self.assertEqual(0, rc)
-        self.assertTrue(out.startswith("Usage: bisect-demo.sh [--only "))
+        self.assertTrue(out.startswith("Usage: bisect_demo.sh [--only "))
         self.assertIn("no-change", out)
 
 
@@ -250,7 +250,7 @@ class Bisections(unittest.TestCase):
         return 0, f"first bad commit: {culprit} sys: getsid: ..."
 
     def main(self, *argv):
-        return quiet(bisect_demo.main, list(argv), "bisect-demo.sh")
+        return quiet(bisect_demo.main, list(argv), "bisect_demo.sh")
 
     def test_both_series_right_is_pass(self):
         keep = os.path.join(self.top, "keep")
@@ -264,11 +264,11 @@ class Bisections(unittest.TestCase):
              self.tree, "--good", "unpatched", "--bad", tip, "-t",
              "syscall_overhead:getsid", "--state",
              os.path.join(keep, "regression"), "--icount"], self.calls[0])
-        self.assertIn("bisect-demo.sh: regression series: 7 commits on "
+        self.assertIn("bisect_demo.sh: regression series: 7 commits on "
                       f"unpatched, tip {tip[:12]}, the delay in "
                       f"{BASH_HASHES['regression'][1][:12]}\n", err)
-        self.assertIn("bisect-demo.sh: no-change series: exit 1 in ", err)
-        self.assertTrue(err.endswith("bisect-demo.sh: PASS\n"), err)
+        self.assertIn("bisect_demo.sh: no-change series: exit 1 in ", err)
+        self.assertTrue(err.endswith("bisect_demo.sh: PASS\n"), err)
         self.assertEqual("work", git(self.tree, "branch", "--show-current"))
         self.assertEqual([], os.listdir(self.tmpdir))
         self.assertTrue(os.path.isdir(keep))
@@ -290,7 +290,7 @@ class Bisections(unittest.TestCase):
         culprit = BASH_HASHES["regression"][1]
         self.assertIn(f"FAIL: want 'first bad commit: {culprit} ...'", err)
         self.assertIn("FAIL: want 'no culprit: ...'", err)
-        self.assertTrue(err.endswith("bisect-demo.sh: FAIL\n"), err)
+        self.assertTrue(err.endswith("bisect_demo.sh: FAIL\n"), err)
         self.assertEqual("work", git(self.tree, "branch", "--show-current"))
 
     def test_the_right_line_with_the_wrong_status_fails(self):
@@ -303,7 +303,7 @@ class Bisections(unittest.TestCase):
         with self.bisect(lambda kind, cmd: proc.Interrupted(15)):
             rc, _, err = self.main()
         self.assertEqual((130, 1), (rc, len(self.calls)))
-        self.assertIn("bisect-demo.sh: interrupted", err)
+        self.assertIn("bisect_demo.sh: interrupted", err)
         self.assertEqual([], os.listdir(self.tmpdir))
         self.assertEqual("work", git(self.tree, "branch", "--show-current"))
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """The small checkers tests/run.sh calls: each must reject a corrupted
-input. (The guests' JSON check of scripts/ci-vm.sh: tests/test_vm.py.)"""
+input. (The guests' JSON check of scripts/ci_vm.sh: tests/test_vm.py.)"""
 
 import json
 import os

@@ -116,7 +116,7 @@ class ClosedPipe(unittest.TestCase):
             self.skipTest("needs PyYAML (python3-yaml)")
         # Large enough that the write itself meets the closed pipe.
         proc = self.run_into_closed_pipe(
-            os.path.join(TOP, "scripts", "lava-job.py"),
+            os.path.join(TOP, "scripts", "lava_job.py"),
             "--kernel", "http://x/bzImage", "--rootfs", "http://x/r.ext4")
         self.assertEqual((proc.returncode, proc.stderr), (0, ""))
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Property-based tests of the LAVA side: kbtools.lava (a run_all.sh
 KTAP stream and its --json results as LAVA test cases; --check-job on a
-finished job's results and log) and scripts/lava-job.py (the job
+finished job's results and log) and scripts/lava_job.py (the job
 definition from command-line values). Any input gives a result or one
 line on stderr naming the input, with exit status 2; never a traceback
 or a hang. Output into a closed pipe ends quietly."""
@@ -178,7 +178,7 @@ class LavaCheckJobProperties(unittest.TestCase):
             ENTRIES, spoiling, dump=yaml.safe_dump))
 
 
-# lava-job.py's options that take free text, and what a value may hold.
+# lava_job.py's options that take free text, and what a value may hold.
 TEXT_OPTIONS = ("--job-name", "--kbench-dir", "--device-type", "--arch",
                 "--deploy-to", "--boot-method", "--kernel-type", "--init",
                 "--kernel-arg", "--prompt", "--login", "-t", "--kernel",
@@ -205,7 +205,7 @@ class LavaJobProperties(unittest.TestCase):
                                          self.URLS + argv + ["-o", self.out])
         self.assertIn(rc, (0, 2), err)
         if rc == 2:
-            self.assertIn("lava-job.py: error: ", err)
+            self.assertIn("lava_job.py: error: ", err)
             self.assertNotIn("Traceback", err)
             return
         self.assertEqual(err, "")
@@ -227,7 +227,7 @@ class LavaJobProperties(unittest.TestCase):
         words = shlex.split(step)
         if args.machine_slow:
             self.assertEqual(words.pop(0), "KSFT_MACHINE_SLOW=yes")
-        self.assertEqual(words[0], f"{args.kbench_dir}/scripts/lava-run.sh")
+        self.assertEqual(words[0], f"{args.kbench_dir}/scripts/lava_run.sh")
         tests = [w for i, w in enumerate(words) if words[i - 1] == "-t"]
         self.assertEqual(tests, args.test)
 
@@ -270,7 +270,7 @@ class ClosedPipe(unittest.TestCase):
         if yaml is None:
             self.skipTest("PyYAML missing (Debian: python3-yaml)")
         self.assertEqual(self.run_into_closed_pipe(
-            [os.path.join(SCRIPTS, "lava-job.py")] +
+            [os.path.join(SCRIPTS, "lava_job.py")] +
             LavaJobProperties.URLS), 0)
 
 

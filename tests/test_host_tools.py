@@ -475,7 +475,7 @@ class Ksrc(unittest.TestCase):
                 mock.patch.dict(os.environ, {"KBENCH_CACHE": d,
                                              "KSRC_VERSION": "0.0"}), \
                 mock.patch.object(ksrc.proc, "run", return_value=100) as run:
-            rc, out, err = quiet(ksrc.main, [], "provision-ksrc")
+            rc, out, err = quiet(ksrc.main, [], "provision_ksrc")
             self.assertEqual(["apt-get", "download", "linux-source-0.0"],
                              run.call_args_list[0].args[0])
             self.assertEqual([".lock-0.0"], os.listdir(d))
@@ -484,7 +484,7 @@ class Ksrc(unittest.TestCase):
                       "update'", err)
 
     def test_arguments_are_2(self):
-        self.assertEqual(2, quiet(ksrc.main, ["x"], "provision-ksrc")[0])
+        self.assertEqual(2, quiet(ksrc.main, ["x"], "provision_ksrc")[0])
 
 
 class Corpus(unittest.TestCase):
@@ -537,7 +537,7 @@ class Corpus(unittest.TestCase):
 
 
 class Debian(unittest.TestCase):
-    """foreign-apt.sh and cross-libs.sh: apt mocked."""
+    """foreign_apt.sh and cross_libs.sh: apt mocked."""
 
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -697,8 +697,8 @@ class FrontDoor(unittest.TestCase):
                              "--help"], "Usage: build.sh "),
                            ([os.path.join(TOP, "testkernel", "run.sh"),
                              "--help"], "Usage: run.sh "),
-                           ([os.path.join(TOP, "scripts", "lava-local.sh"),
-                             "--help"], "Usage: lava-local.sh ")):
+                           ([os.path.join(TOP, "scripts", "lava_local.sh"),
+                             "--help"], "Usage: lava_local.sh ")):
             r = subprocess.run(argv, capture_output=True, text=True)
             self.assertEqual(0, r.returncode, r.stderr)
             self.assertTrue(r.stdout.startswith(want), r.stdout[:80])

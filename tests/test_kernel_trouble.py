@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""testkernel/kernel-trouble.sh: the kernel's own trouble lines match,
+"""testkernel/kernel_trouble.sh: the kernel's own trouble lines match,
 user-space programs' warnings on the same console do not."""
 
 import os
@@ -8,7 +8,7 @@ import tempfile
 import unittest
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                      "testkernel", "kernel-trouble.sh")
+                      "testkernel", "kernel_trouble.sh")
 
 KERNEL_LINES = [
     "[    2.345678] WARNING: CPU: 1 PID: 42 at mm/memcontrol.c:4321 "
@@ -66,7 +66,7 @@ class KernelTroubleTest(unittest.TestCase):
             r = subprocess.run([SCRIPT] + args, capture_output=True,
                                text=True, check=False)
             self.assertEqual(r.returncode, 2, args)
-            self.assertTrue(r.stderr.startswith("kernel-trouble.sh: "), args)
+            self.assertTrue(r.stderr.startswith("kernel_trouble.sh: "), args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests of scripts/kbtools/lava.py (run_all.sh KTAP + JSON -> LAVA test
-cases) and scripts/lava-job.py (the LAVA job definition), on recorded
+cases) and scripts/lava_job.py (the LAVA job definition), on recorded
 streams: every way a run can go wrong must give a failed case."""
 
 import importlib.util
@@ -452,7 +452,7 @@ class JobCheck(unittest.TestCase):
 
 def load_generator():
     spec = importlib.util.spec_from_file_location(
-        "lava_job", os.path.join(SCRIPTS, "lava-job.py"))
+        "lava_job", os.path.join(SCRIPTS, "lava_job.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -500,7 +500,7 @@ class JobGenerator(unittest.TestCase):
         self.assertEqual(definition["repository"]["metadata"]["format"],
                          "Lava-Test Test Definition 1.0")
         self.assertEqual(definition["repository"]["run"]["steps"],
-                         ["/opt/kbench/scripts/lava-run.sh"])
+                         ["/opt/kbench/scripts/lava_run.sh"])
 
     def test_options_passed_through(self):
         job = self.generate("-t", "syscall_overhead", "-t", "taskstats",
@@ -515,7 +515,7 @@ class JobGenerator(unittest.TestCase):
             "actions"][2]["test"]["definitions"][0]["repository"]["run"][
             "steps"][0]
         self.assertEqual(step, "KSFT_MACHINE_SLOW=yes "
-                               "/opt/kbench/scripts/lava-run.sh --timeout 600")
+                               "/opt/kbench/scripts/lava_run.sh --timeout 600")
         self.assertGreater(job["timeouts"]["job"]["minutes"],
                            test["timeout"]["minutes"])
 

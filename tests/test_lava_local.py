@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of kbtools/lava_local.py (scripts/lava-local.sh), without a lab:
+"""Tests of kbtools/lava_local.py (scripts/lava_local.sh), without a lab:
 the mirror from the host's apt sources, who gets in (a random admin
 password never on a command line, admin/admin refused, the state root's
 alone), bad usage. subprocess is mocked; a real setup is not run here."""
@@ -69,7 +69,7 @@ class Mirror(unittest.TestCase):
                              lava_local.host_mirror([f"{d}/*.list"]))
 
     def test_no_mirror_is_exit_3(self):
-        lab = lava_local.Lab("lava-local.sh", "/nonexistent")
+        lab = lava_local.Lab("lava_local.sh", "/nonexistent")
         with mock.patch.object(lava_local, "host_mirror",
                                return_value=None), \
                 mock.patch.dict(os.environ, {"KBENCH_LAVA_MIRROR": ""}):
@@ -87,7 +87,7 @@ class Mirror(unittest.TestCase):
 class GuestInit(unittest.TestCase):
     def test_the_shared_mounts_then_a_login_loop(self):
         with tempfile.TemporaryDirectory() as d:
-            lab = lava_local.Lab("lava-local.sh", d)
+            lab = lava_local.Lab("lava_local.sh", d)
             os.makedirs(os.path.join(lab.guest, "sbin"))
             lab.write_guest_init()
             init = os.path.join(lab.guest, "sbin", "kbench-init")
@@ -112,7 +112,7 @@ class Secrets(unittest.TestCase):
         self.addCleanup(p.stop)
 
     def lab(self):
-        lab = lava_local.Lab("lava-local.sh", self.tmp.name)
+        lab = lava_local.Lab("lava_local.sh", self.tmp.name)
         lab.private_state()
         return lab
 
@@ -219,7 +219,7 @@ class WhoGetsIn(unittest.TestCase):
 
     def test_check_says_what_is_wrong(self):
         with tempfile.TemporaryDirectory() as d:
-            lab = lava_local.Lab("lava-local.sh", d)
+            lab = lava_local.Lab("lava_local.sh", d)
             lab.url = self.url
             lab.private_state()
             lab.write_secret(lava_local.SECRET_FILE, "x")
@@ -241,7 +241,7 @@ class Usage(unittest.TestCase):
         with contextlib.redirect_stderr(err), \
                 contextlib.redirect_stdout(io.StringIO()):
             try:
-                rc = lava_local.main(list(argv), "lava-local.sh")
+                rc = lava_local.main(list(argv), "lava_local.sh")
             except SystemExit as e:
                 rc = e.code
         return rc, err.getvalue()
@@ -251,7 +251,7 @@ class Usage(unittest.TestCase):
                      ("run", "--bogus"), ("run", "--kernel", "/nonexistent")):
             rc, err = self.call(*argv)
             self.assertEqual(2, rc, argv)
-            self.assertIn("Try 'lava-local.sh --help'", err)
+            self.assertIn("Try 'lava_local.sh --help'", err)
 
     def test_not_root_is_2(self):
         with mock.patch.object(os, "geteuid", return_value=1000), \
@@ -263,7 +263,7 @@ class Usage(unittest.TestCase):
     def test_help_says_where_the_secret_is(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.assertEqual(0, lava_local.main(["--help"], "lava-local.sh"))
+            self.assertEqual(0, lava_local.main(["--help"], "lava_local.sh"))
         self.assertIn(lava_local.SECRET_FILE, out.getvalue())
         self.assertIn("0600", out.getvalue())
 

@@ -52,7 +52,7 @@ def assert_in_order(testcase, text, *parts):
 
 
 def parse(*argv):
-    return vm.parse(list(argv), "vm-run.sh")
+    return vm.parse(list(argv), "vm_run.sh")
 
 
 class Options(unittest.TestCase):
@@ -112,15 +112,15 @@ class Options(unittest.TestCase):
                            (["-k", "k", "-t"], "option '-t' needs")):
             with self.assertRaisesRegex(cli.Error, want):
                 parse(*argv)
-        rc, out, err = quiet(vm.main, ["--bogus"], "vm-run.sh")
+        rc, out, err = quiet(vm.main, ["--bogus"], "vm_run.sh")
         self.assertEqual((2, ""), (rc, out))
-        self.assertIn("Try 'vm-run.sh --help'", err)
-        rc, _, err = quiet(vm.main, ["--bogus"], "vm-arm64.sh")
-        self.assertIn("Try 'vm-run.sh --help'", err)
+        self.assertIn("Try 'vm_run.sh --help'", err)
+        rc, _, err = quiet(vm.main, ["--bogus"], "vm_arm64.sh")
+        self.assertIn("Try 'vm_run.sh --help'", err)
         rc, out, _ = quiet(vm.main, ["--arch", "arm64", "--help"],
-                           "vm-run.sh")
+                           "vm_run.sh")
         self.assertEqual(0, rc)
-        self.assertTrue(out.startswith("Usage: vm-run.sh --kernel IMAGE"))
+        self.assertTrue(out.startswith("Usage: vm_run.sh --kernel IMAGE"))
 
     def test_repeat_and_the_run_timeout(self):
         o = parse("-k", "k", "-r", "3", "-t", "x", "--repeat")
@@ -157,7 +157,7 @@ class CommandLines(unittest.TestCase):
 
     def vng(self, *argv):
         o = parse("-k", "k", *argv)
-        b = vm.Vng(o, "vm-run.sh", "/var/tmp/kb/.cache")
+        b = vm.Vng(o, "vm_run.sh", "/var/tmp/kb/.cache")
         b.image = images.Image("/img/bzImage", "/img/bzImage", "k")
         b.env = {"PATH": "/venv/bin"}
         b.ksrc = "/src/linux"
@@ -184,7 +184,7 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(
             "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0 "
             "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
-            f"{TOP}/scripts/vm-guest.sh --no-build -t syscall_overhead "
+            f"{TOP}/scripts/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
                                                     f"{TOP}/scripts"))
 
@@ -200,7 +200,7 @@ class CommandLines(unittest.TestCase):
     def test_qemu_for_arm64(self):
         o = parse("-k", "k", "--arch", "arm64", "--icount", "--append", "x=1",
                   "-m", "1G")
-        b = vm.Qemu(o, "vm-run.sh", "/c")
+        b = vm.Qemu(o, "vm_run.sh", "/c")
         b.image = images.Image("/img/Image", "/img/Image", "k")
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.object(vm.Qemu, "overlay", return_value="/i.cpio"):
@@ -216,7 +216,7 @@ class CommandLines(unittest.TestCase):
                          cmd)
 
     def test_host_packages_missing_is_3(self):
-        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm-run.sh", "/c")
+        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh", "/c")
         with mock.patch.object(vm.shutil, "which", return_value=None), \
                 self.assertRaises(cli.Failure) as e:
             b.check_host()
@@ -285,7 +285,7 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(["syscall_overhead:syscall_overhead"], b.programs)
 
     def test_a_cross_build_that_fails(self):
-        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm-run.sh", "/c")
+        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh", "/c")
         b.ksrc = "/src/linux"
         calls = []
 
@@ -298,19 +298,19 @@ class CommandLines(unittest.TestCase):
                 mock.patch.object(vm.shutil, "copytree"), \
                 mock.patch.object(vm.debian, "cross_libs"), \
                 mock.patch.object(vm.proc, "run", run):
-            rc, _, err = quiet(vm.cli.orchestrate, "vm-run.sh",
+            rc, _, err = quiet(vm.cli.orchestrate, "vm_run.sh",
                                lambda: len(b.cross_build(work)))
         self.assertEqual(3, rc)
         self.assertEqual((["make", "-s", "-C", "/c/vm/arm64-kbench",
                            "ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
                            "KSRC=/src/linux"], "/c"), calls[0])
-        self.assertIn("line 29\nvm-run.sh: the arm64 cross build failed",
+        self.assertIn("line 29\nvm_run.sh: the arm64 cross build failed",
                       err)
         self.assertNotIn("line 9\n", err)
 
     def test_arm64_overlay_carries_icount_and_the_arguments(self):
         o = parse("-k", "k", "--arch", "arm64", "--icount", "-t", "a b")
-        b = vm.Qemu(o, "vm-run.sh", "/c")
+        b = vm.Qemu(o, "vm_run.sh", "/c")
         with tempfile.TemporaryDirectory() as d:
             b.collection = os.path.join(d, "coll")
             os.makedirs(b.collection)
@@ -345,8 +345,8 @@ class CommandLines(unittest.TestCase):
                       "json=/tmp/json\n", args)
 
     def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self):
-        self.assertEqual("vm-run.sh", vm.runner("run_all.sh"))
-        self.assertEqual("vm-run.sh", vm.runner("vm-arm64.sh"))
+        self.assertEqual("vm_run.sh", vm.runner("run_all.sh"))
+        self.assertEqual("vm_run.sh", vm.runner("vm_arm64.sh"))
         self.assertEqual("kbench vm", vm.runner("kbench vm"))
 
 
@@ -361,7 +361,7 @@ class OneBoot(unittest.TestCase):
     def boot(self, script, boot_timeout=20, vm_timeout=20, serial=False):
         with tempfile.TemporaryDirectory() as d:
             sink = io.BytesIO()
-            b = guest.Boot(d, sink, "vm-run.sh")
+            b = guest.Boot(d, sink, "vm_run.sh")
             if serial:
                 out, err = guest.serial_console(b, b.path("json.b64")), \
                     (lambda data: None)
@@ -400,7 +400,7 @@ class OneBoot(unittest.TestCase):
                          b"fail:0\n", r["ktap"])
         self.assertNotIn("booting", r["stderr"])
         self.assertIn("vm-run: guest kernel: [    9.5] WARNING", r["stderr"])
-        self.assertRegex(r["stderr"], r"vm-run.sh: k \[Linux 6.1, accel=tcg"
+        self.assertRegex(r["stderr"], r"vm_run.sh: k \[Linux 6.1, accel=tcg"
                          r"\]: boot [0-9.]+ s, run [0-9.]+ s, total [0-9.]+ "
                          r"s; KTAP totals: pass:1 fail:0; exit status 1")
 
@@ -530,7 +530,7 @@ class WholeRun(unittest.TestCase):
                                 (os.getpid(), signal.SIGTERM)).start()
             console = os.path.join(d, "console.txt")
             rc = vm.main(["--kernel", "test-kernel", "--console", console,
-                          *argv], "vm-run.sh")
+                          *argv], "vm_run.sh")
             kept = ""
             if os.path.exists(console):
                 with open(console) as f:
@@ -549,9 +549,9 @@ class WholeRun(unittest.TestCase):
         self.assertEqual(0, rc)
         self.assertEqual("TAP version 13\n1..1\nok 1 x\n", out)
         # syscall_overhead's timeout (120) and the slack (120), x 4.
-        assert_in_order(self, err, "vm-run.sh: accel: TCG with QEMU's "
+        assert_in_order(self, err, "vm_run.sh: accel: TCG with QEMU's "
                         "instruction counter (-icount shift=0,sleep=off,"
-                        "align=off)", "vm-run.sh: booting test-kernel: 1 "
+                        "align=off)", "vm_run.sh: booting test-kernel: 1 "
                         "programs, boot timeout 600 s, run timeout 960 s")
         self.assertIn("[ 0.1] early", kept)
         self.assertEqual([], left)  # the work directory is gone
@@ -563,7 +563,7 @@ class WholeRun(unittest.TestCase):
             "echo '[ 1.0] Kernel panic - not syncing: No init found' >&2; "
             "exit 1")
         self.assertEqual((125, ""), (rc, out))
-        self.assertIn("vm-run.sh: test-kernel panicked at boot: Kernel "
+        self.assertIn("vm_run.sh: test-kernel panicked at boot: Kernel "
                       "panic - not syncing: No init found", err)
         self.assertIn("Kernel panic", kept)
 
@@ -574,7 +574,7 @@ class WholeRun(unittest.TestCase):
         self.assertEqual(130, rc)
         self.assertEqual("TAP version 13\n", out)
         self.assertEqual(1, err.count("interrupted"), err)
-        self.assertIn("vm-run.sh: interrupted: stopping the guest", err)
+        self.assertIn("vm_run.sh: interrupted: stopping the guest", err)
         self.assertEqual([], left)
 
 
@@ -614,7 +614,7 @@ class Images(unittest.TestCase):
                 img = images.resolve(arch.ARM64, "debian-6.12", "t", cache)
             self.assertEqual(os.path.join(dest, "boot", "vmlinuz-6.12"),
                              img.file)
-            self.assertTrue(calls[0][0].endswith("scripts/foreign-apt.sh"))
+            self.assertTrue(calls[0][0].endswith("scripts/foreign_apt.sh"))
             self.assertEqual(["arm64", "apt-cache", "depends",
                               "linux-image-6.12-arm64"], calls[0][1:])
             # Offline: the newest one fetched before, with a warning.
@@ -738,7 +738,7 @@ class AB(unittest.TestCase):
                 rc, out, err = quiet(run.run)
         self.assertEqual(1, rc)
         self.assertEqual(["b"], tries)
-        self.assertEqual(1, err.count("vm-run.sh: cannot download b"))
+        self.assertEqual(1, err.count("vm_run.sh: cannot download b"))
         self.assertIn("not ok 2 kbench: candidate b (boot 1 of 2) # exit=3",
                       out)
         self.assertIn("not ok 3 kbench: candidate b (boot 2 of 2) # exit=3",
@@ -793,7 +793,7 @@ class FrontDoor(unittest.TestCase):
         a.assert_called_once_with(["--kernel=a", "--vs-kernel", "b"],
                                   "kbench run")
         v.assert_called_once_with(["-t", "x", "--kernel", "k", "--icount"],
-                                  "vm-run.sh")
+                                  "vm_run.sh")
         # --icount without --kernel: run_all.sh's usage error.
         script = os.path.join(TOP, "run_all.sh")
         execv.assert_called_once_with(script, [script, "-t", "x",
@@ -829,7 +829,7 @@ class CiVm(unittest.TestCase):
 
     def test_one_kernel_checked(self):
         def tee(cmd, out, err, env):
-            self.assertEqual("vm-run.sh", env["KBENCH_PROG"])
+            self.assertEqual("vm_run.sh", env["KBENCH_PROG"])
             self.assertEqual(["vm", "--kernel", "debian-6.1", "--json"],
                              cmd[1:5])
             json_dir = cmd[5]
@@ -840,7 +840,7 @@ class CiVm(unittest.TestCase):
                 f.write("TAP version 13\n1..1\n"
                         "ok 1 selftests: kbench/a: p1\n")
             with open(err, "w") as f:
-                f.write("vm-run.sh: k: boot 20.1 s, run 9.0 s, total\n")
+                f.write("vm_run.sh: k: boot 20.1 s, run 9.0 s, total\n")
             return 0
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.object(ci_vm.proc, "tee", tee):
@@ -851,7 +851,7 @@ class CiVm(unittest.TestCase):
                          r"run 9.0 s$")
 
     def test_bad_usage(self):
-        rc, _, err = quiet(ci_vm.main, ["--bogus"], "ci-vm.sh")
+        rc, _, err = quiet(ci_vm.main, ["--bogus"], "ci_vm.sh")
         self.assertEqual(2, rc)
         self.assertIn("unknown option '--bogus'", err)
 

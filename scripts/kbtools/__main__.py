@@ -34,12 +34,12 @@ TASKS: Dict[str, Task] = {
                 "--kernel, or A/B of kernels with --vs-kernel",
                 main="run.main"),
     "ab": Task("A/B of two or more kernels, boots interleaved, with "
-               "verdicts (scripts/vm-ab.sh)", main="ab.main"),
+               "verdicts (scripts/vm_ab.sh)", main="ab.main"),
     "bisect": Task("find the commit that made a row slower "
                    "(scripts/bisect.sh)", script="scripts/bisect.sh"),
     "bisect-demo": Task("the end-to-end check of bisect: two series of "
                         "commits on the test kernel's tree, each bisected "
-                        "(scripts/bisect-demo.sh)", main="bisect_demo.main"),
+                        "(scripts/bisect_demo.sh)", main="bisect_demo.main"),
     "compare": Task("verdicts per row of candidate runs against a base "
                     "(scripts/compare.py)", script="scripts/compare.py"),
     "report": Task("an HTML report of runs, with plots "
@@ -49,10 +49,10 @@ TASKS: Dict[str, Task] = {
     "ktap": Task("check a KTAP stream strictly (scripts/ktap_check.py)",
                  script="scripts/ktap_check.py"),
     "vm": Task("boot one kernel under virtme-ng/QEMU (or arm64 under "
-               "QEMU) and run the collection there (scripts/vm-run.sh)",
+               "QEMU) and run the collection there (scripts/vm_run.sh)",
                main="vm.main"),
     "ci-vm": Task("boot Debian kernels other than the host's, check "
-                  "everything that runs there (scripts/ci-vm.sh)",
+                  "everything that runs there (scripts/ci_vm.sh)",
                   main="ci_vm.main"),
     "check": Task("the project's own tests (tests/run.sh, make check)",
                   script="tests/run.sh"),
@@ -69,18 +69,18 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                         "(testkernel/summary.py)",
                         main="testkernel.summary_main"),
         "trouble": Task("the kernel's own trouble lines of a guest console "
-                        "(testkernel/kernel-trouble.sh)",
+                        "(testkernel/kernel_trouble.sh)",
                         main="testkernel.trouble_main"),
         "source": Task("provision a kernel source tree's tools/ and "
-                       "scripts/ from Debian (scripts/provision-ksrc.sh)",
+                       "scripts/ from Debian (scripts/provision_ksrc.sh)",
                        main="ksrc.main"),
     },
     "lava": {
-        "job": Task("write the LAVA job of a run (scripts/lava-job.py)",
-                    script="scripts/lava-job.py"),
+        "job": Task("write the LAVA job of a run (scripts/lava_job.py)",
+                    script="scripts/lava_job.py"),
         "local": Task("a throwaway LAVA server and worker on this machine "
                       "(setup, start, run, check, stop, destroy; "
-                      "scripts/lava-local.sh)", main="lava_local.main"),
+                      "scripts/lava_local.sh)", main="lava_local.main"),
         "cases": Task("a KTAP stream as LAVA test cases, or a finished "
                       "job checked (python3 -m kbtools.lava)",
                       script="scripts/kbtools/lava.py"),
@@ -123,18 +123,18 @@ GROUPS: Dict[str, Dict[str, Task]] = {
     "debian": {
         "apt": Task("apt-get or apt-cache on another architecture's "
                     "package indices, kept apart from the host's "
-                    "(scripts/foreign-apt.sh)", main="debian.apt_main"),
+                    "(scripts/foreign_apt.sh)", main="debian.apt_main"),
         "cross-libs": Task("unpack another architecture's libcap and "
                            "libnuma for a cross build "
-                           "(scripts/cross-libs.sh)",
+                           "(scripts/cross_libs.sh)",
                            main="debian.cross_libs_main"),
         "arm64-rootfs": Task("the arm64 guest's root filesystem, a cpio "
-                             "of Debian packages (scripts/arm64-rootfs.sh)",
+                             "of Debian packages (scripts/arm64_rootfs.sh)",
                              main="debian.arm64_rootfs_main"),
     },
     "docs": {
         "screenshot": Task("the picture of an A/B report in docs/reports.md "
-                           "(scripts/make-docs-screenshot.sh)",
+                           "(scripts/make_docs_screenshot.sh)",
                            main="screenshot.main"),
     },
 }
@@ -239,7 +239,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "kbench") -> int:
     if name in ("-h", "--help", "help"):
         sys.stdout.write(help_text(prog))
         return 0
-    # A wrapper script (testkernel/build.sh, scripts/vm-run.sh, ...)
+    # A wrapper script (testkernel/build.sh, scripts/vm_run.sh, ...)
     # keeps its own name in messages and help: it says so in KBENCH_PROG.
     wrapper = os.environ.pop("KBENCH_PROG", "")
     if name in TASKS:

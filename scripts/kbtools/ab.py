@@ -7,7 +7,7 @@ for more) with every boot as one repetition (and each boot's kernel
 log, console-K.log), and end with scripts/compare.py's table.
 
     kbench ab --kernel BASE --vs-kernel CAND [OPTION]...
-                                    (run_all.sh --vs-kernel, scripts/vm-ab.sh)
+                                    (run_all.sh --vs-kernel, scripts/vm_ab.sh)
 """
 
 import os
@@ -31,14 +31,14 @@ candidates, each round boots every kernel once, starting one kernel
 later than the round before (B C1 C2, C1 C2 B, C2 B C1, ...), and the
 table shows every candidate against BASE.
 
-  -k, --kernel BASE       the base kernel (an IMAGE of scripts/vm-run.sh)
+  -k, --kernel BASE       the base kernel (an IMAGE of scripts/vm_run.sh)
       --vs-kernel CAND    a candidate kernel (repeatable)
   -r, --repeat [N]        boots of each kernel (default: the design's,
                           the fewest with which one changed row among
                           those compared can be flagged: 6 for
                           syscall_overhead alone, 7 for the collection;
                           1 with --icount)
-      --icount            exact mode (scripts/vm-run.sh --icount): figures
+      --icount            exact mode (scripts/vm_run.sh --icount): figures
                           are guest instructions, each boot runs every
                           program twice so that each side shows its
                           spread, and one boot per kernel decides the
@@ -52,7 +52,7 @@ table shows every candidate against BASE.
                           (scripts/report.py)
 
 Every other option (-t, --full, -o, --accel, --memory, --arch, ...) goes
-to scripts/vm-run.sh for every boot, and so do KSELFTEST_<PROG>_ARGS and
+to scripts/vm_run.sh for every boot, and so do KSELFTEST_<PROG>_ARGS and
 KSFT_MACHINE_SLOW. Output: one KTAP stream, a result per boot with the
 boot's own stream nested, then the comparison as '# ' lines. A boot that
 timed out or died before its tests started (no KTAP at all: under TCG
@@ -239,7 +239,7 @@ class AB:
         self.sides = [Side(n, i) for n, i in zip(side_names(len(images_)),
                                                  images_)]
         self.results = opts.json_dir or os.path.join(work, "results")
-        # The boots' own messages are the VM runner's (vm-run.sh: ...).
+        # The boots' own messages are the VM runner's (vm_run.sh: ...).
         self.vm_prog = vm.runner(prog)
         self.guests: Dict[str, vm.Guest] = {}
         self.broken: Dict[str, int] = {}
@@ -393,7 +393,7 @@ class AB:
 
 
 def main(argv: Sequence[str], prog: str = "kbench ab") -> int:
-    """run_all.sh --vs-kernel, scripts/vm-ab.sh: 0; 1 a boot failed or
+    """run_all.sh --vs-kernel, scripts/vm_ab.sh: 0; 1 a boot failed or
     --fail-above; 2 bad usage; 4 --report without matplotlib; 130."""
     def body() -> int:
         opts = parse(argv, prog)

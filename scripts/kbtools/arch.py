@@ -117,7 +117,7 @@ def lookup(name: str) -> Optional[Arch]:
 # instruction (shift=0), virtual time that does not follow the host's
 # clock while the vCPU idles (sleep=off), and no attempt to keep it in
 # step with real time (align=off). KBENCH_ICOUNT_QEMU replaces the
-# options, to study other settings (README-vm.md, "Exact runs").
+# options, to study other settings (docs/exact-runs.md).
 ICOUNT_QEMU = "shift=0,sleep=off,align=off"
 
 

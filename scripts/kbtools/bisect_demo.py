@@ -5,7 +5,7 @@ ns slower, the other with no functional change. Bisecting the first must
 name that commit; the second must end in 'no culprit'. See HELP.
 
     kbench bisect-demo [--only SERIES] [--keep DIR] [BISECT OPTION]...
-                                        (scripts/bisect-demo.sh)
+                                        (scripts/bisect_demo.sh)
 
 The commits are git plumbing on a private index with a fixed author,
 committer and date: the same hashes on every run, as the bash script
@@ -414,7 +414,7 @@ def demo(prog: str, a: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str], prog: str = "kbench bisect-demo") -> int:
-    """scripts/bisect-demo.sh: 0 every series ended as it must, 1
+    """scripts/bisect_demo.sh: 0 every series ended as it must, 1
     otherwise, 2 bad usage, 130 interrupted (the tree put back)."""
     a = parse(prog, argv)
     return cli.orchestrate(prog, lambda: demo(prog, a))

@@ -2,7 +2,7 @@
 """scripts/bisect.sh: which kernel commit made a figure slower (or a
 check fail)? git bisect over a kernel tree, each commit built with the
 test kernel's configuration (testkernel/build.sh --tree --commit, cached
-by hash), booted under virtme-ng/QEMU (scripts/vm-run.sh), measured in
+by hash), booted under virtme-ng/QEMU (scripts/vm_run.sh), measured in
 blocks of its own time against fresh boots of the two endpoints and
 judged by kbtools.bisect. See USAGE.
 """
@@ -40,7 +40,7 @@ on which the KTAP check CHECK of TEST (e.g. taskstats:ioctl_errors) is
 
 Each kernel is built from DIR with the test kernel's configuration
 (testkernel/build.sh --tree DIR --commit HASH: images cached by commit
-hash) and booted under virtme-ng/QEMU (scripts/vm-run.sh; only the named
+hash) and booted under virtme-ng/QEMU (scripts/vm_run.sh; only the named
 tests and rows run). On a real clock a boot's figure drifts with the
 host's load and boots close in time are alike, so every comparison is
 made in blocks of boots of their own time: the endpoints in blocks of
@@ -74,7 +74,7 @@ verdict, boots, the two p-values.
                       functional bisection: one boot per step, good when
                       CHECK is ok, bad when it is not ok
       --faster        look for the commit that made it faster
-      --icount        exact mode (scripts/vm-run.sh --icount)
+      --icount        exact mode (scripts/vm_run.sh --icount)
       --max-repeat N  boots of a step's kernel at most (default 12: three
                       blocks; at least 8, the fewest that can decide)
       --alpha A       the error of one decision (default 0.001)
@@ -85,7 +85,7 @@ verdict, boots, the two p-values.
       --resume        continue the bisection kept in the state directory
   -j, --jobs N        parallel make jobs
       --accel MODE, --boot-timeout SECS, --vm-timeout SECS
-                      passed to scripts/vm-run.sh
+                      passed to scripts/vm_run.sh
   -h, --help          this help
 
 Exit status: 0 first bad commit found; 1 no culprit (good and bad were
@@ -330,7 +330,7 @@ class Runner:
         try_dir = os.path.join(self.work, "boot")
         shutil.rmtree(try_dir, ignore_errors=True)
         os.makedirs(os.path.join(try_dir, "json"))
-        cmd = [os.path.join(TOP, "scripts", "vm-run.sh"), "--kernel", image]
+        cmd = [os.path.join(TOP, "scripts", "vm_run.sh"), "--kernel", image]
         cmd += self.vm_args + ["--console",
                                os.path.join(try_dir, "console.log"),
                                "-t", tests, "--json",
@@ -347,13 +347,13 @@ class Runner:
             self.why = f"incomplete KTAP stream: {problems[0]}"
         elif rc in (124, 125):
             lines = [ln for ln in read_lines(os.path.join(try_dir, "log"))
-                     if ln.startswith("vm-run.sh: ")]
-            self.why = lines[-1][len("vm-run.sh: "):].strip() if lines \
+                     if ln.startswith("vm_run.sh: ")]
+            self.why = lines[-1][len("vm_run.sh: "):].strip() if lines \
                 else f"exit {rc}"
         else:
             with open(os.path.join(try_dir, "log"), errors="replace") as f:
                 sys.stderr.write(f.read())
-            raise Setup(f"scripts/vm-run.sh failed (exit {rc}): not the "
+            raise Setup(f"scripts/vm_run.sh failed (exit {rc}): not the "
                         f"kernel's fault")
         failed = os.path.join(self.state, "failed")
         os.makedirs(failed, exist_ok=True)

@@ -5,7 +5,7 @@ anything is "not ok", a SKIP names no reason, the KTAP is malformed, or a
 program leaves no JSON marked with the guest's accelerator. Prints the
 time each kernel took.
 
-    kbench ci-vm [KERNEL]...        (scripts/ci-vm.sh)
+    kbench ci-vm [KERNEL]...        (scripts/ci_vm.sh)
 """
 
 import json
@@ -21,7 +21,7 @@ from kbtools import cli, ktap, paths, proc
 
 HELP = """\
 Usage: {prog} [KERNEL]...
-Boot each KERNEL (as vm-run.sh --kernel takes it; default
+Boot each KERNEL (as vm_run.sh --kernel takes it; default
 $KBENCH_CI_KERNELS, else debian-6.1: the most different from a 6.12+
 host: cgroup v2 memory controller, taskstats version 13, no
 /proc/config.gz) under virtme-ng/QEMU and run every test directory
@@ -74,10 +74,10 @@ def run_kernel(kernel: str, out: str) -> Tuple[str, bool]:
                    "--json", os.path.join(out, "json"), "--console",
                    os.path.join(out, "console.log")],
                   os.path.join(out, "ktap"), os.path.join(out, "stderr"),
-                  env=dict(os.environ, KBENCH_PROG="vm-run.sh"))
+                  env=dict(os.environ, KBENCH_PROG="vm_run.sh"))
     verdict = "PASS"
     if rc != 0:
-        print(f"ci-vm: {kernel}: vm-run.sh exit status {rc}")
+        print(f"ci-vm: {kernel}: vm_run.sh exit status {rc}")
         verdict = "FAIL"
     stream = read(os.path.join(out, "ktap"))
     errors = ktap.check(ktap.read(os.path.join(out, "ktap")), no_fail=True,

@@ -4,10 +4,10 @@ touching the host's APT or dpkg configuration (no dpkg
 --add-architecture, no global apt-get update): the host's sources,
 mirrors, proxies and keys, a private state in the collection's cache.
 
-    kbench debian apt ARCH apt-get|apt-cache ARG...   (scripts/foreign-apt.sh)
+    kbench debian apt ARCH apt-get|apt-cache ARG...   (scripts/foreign_apt.sh)
     kbench debian apt ARCH update
-    kbench debian cross-libs ARCH                      (scripts/cross-libs.sh)
-    kbench debian arm64-rootfs                         (scripts/arm64-rootfs.sh)
+    kbench debian cross-libs ARCH                      (scripts/cross_libs.sh)
+    kbench debian arm64-rootfs                         (scripts/arm64_rootfs.sh)
 
 The indices are fetched on first use and again when older than
 KBENCH_APT_MAX_AGE seconds (default 21600). A mirror caught in the middle
@@ -21,7 +21,7 @@ instead of the multiarch packages, which need dpkg --add-architecture and
 may not install beside a newer host libc6-dev.
 
 arm64-rootfs prepares, once, the root filesystem of the arm64 guest that
-scripts/vm-arm64.sh boots: Debian's packages that run_all.sh and the
+scripts/vm_arm64.sh boots: Debian's packages that run_all.sh and the
 collection need, with their dependencies (apt's resolver over the arm64
 indices above), unpacked with dpkg-deb and packed as an initramfs (newc
 cpio), so that Debian's kernel needs no modules to mount its root.
@@ -57,8 +57,8 @@ architecture (arm64, i386, ...) kept in the collection's cache, as if
 that architecture were the native one, without touching the host's APT
 or dpkg configuration.
 
-  foreign-apt.sh ARCH apt-get|apt-cache ARG...
-  foreign-apt.sh ARCH update          fetch the indices now
+  foreign_apt.sh ARCH apt-get|apt-cache ARG...
+  foreign_apt.sh ARCH update          fetch the indices now
   KBENCH_CACHE      cache directory (default: <kbench>/.cache)
 
 Exit status: the command's; 3 when no index of ARCH could be fetched
@@ -94,7 +94,7 @@ class ForeignApt:
         open(os.path.join(self.dir, "state", "status"), "a").close()
 
     def lock(self) -> int:
-        """flock(2) on ARCH's .lock (as foreign-apt.sh took it); the fd,
+        """flock(2) on ARCH's .lock (as foreign_apt.sh took it); the fd,
         inheritable, so that an exec'd apt keeps holding it."""
         fd = os.open(os.path.join(self.dir, ".lock"),
                      os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -155,7 +155,7 @@ def check_arch(ap: cli.UsageParser, arch: str) -> None:
 
 
 def apt_main(argv: Sequence[str], prog: str = "kbench debian apt") -> int:
-    """foreign-apt.sh: the command's exit status (it replaces this
+    """foreign_apt.sh: the command's exit status (it replaces this
     process); 3 no index of ARCH; 2 bad usage."""
     ap = cli.UsageParser(prog=prog)
     if argv[:1] in (["-h"], ["--help"]):
@@ -220,12 +220,12 @@ def cross_libs(prog: str, arch: str, cache: str) -> str:
             msg(prog, "fetching " + " ".join(f"{p}:{arch}"
                                              for p in CROSS_PACKAGES))
             log = os.path.join(dl, "log")
-            rc = proc.run([paths.script("scripts/foreign-apt.sh"), arch,
+            rc = proc.run([paths.script("scripts/foreign_apt.sh"), arch,
                            "apt-get", "download", *CROSS_PACKAGES],
                           log=log, cwd=dl)
             if rc != 0:
                 lines = [line for line in proc.tail(log, 10000).splitlines()
-                         if re.search(r"^(E|W):|foreign-apt", line)]
+                         if re.search(r"^(E|W):|foreign_apt", line)]
                 sys.stderr.write("\n".join(lines) + "\n" if lines
                                  else proc.tail(log, 3))
                 # 3: no index of ARCH could be fetched (mirror, network).
@@ -243,7 +243,7 @@ def cross_libs(prog: str, arch: str, cache: str) -> str:
 
 def cross_libs_main(argv: Sequence[str],
                     prog: str = "kbench debian cross-libs") -> int:
-    """cross-libs.sh: the directory on stdout; 0; 1 a package could not
+    """cross_libs.sh: the directory on stdout; 0; 1 a package could not
     be fetched; 2 bad usage; 3 no index of ARCH (mirror or network)."""
     ap = cli.UsageParser(prog=prog)
     if len(argv) != 1 or argv[0].startswith("-"):
@@ -278,7 +278,7 @@ class Rootfs(NamedTuple):
 
     def key(self) -> str:
         """`printf '%s\\n' LAYOUT PACKAGE... | sha256sum | cut -c1-12`,
-        as arm64-rootfs.sh named the cpio."""
+        as arm64_rootfs.sh named the cpio."""
         text = "".join(f"{w}\n" for w in (str(self.layout), *self.packages))
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -303,7 +303,7 @@ ARM64_ROOTFS = Rootfs(
            "usr/lib/aarch64-linux-gnu/libnuma.so.1"))
 
 ROOTFS_USAGE = """\
-  arm64-rootfs.sh
+  arm64_rootfs.sh
   KBENCH_CACHE      cache directory (default: <kbench>/.cache)
 
 Host needs: apt, dpkg-deb, cpio. Exit status: 0, 2 bad usage, 3 a failed
@@ -328,12 +328,12 @@ class RootfsBuild:
         msg(self.prog, f"fetching {len(self.fs.packages)} Debian "
             f"{self.fs.arch} packages and their dependencies")
         log = os.path.join(self.work, "fetch.log")
-        if proc.run([paths.script("scripts/foreign-apt.sh"), self.fs.arch,
+        if proc.run([paths.script("scripts/foreign_apt.sh"), self.fs.arch,
                      "apt-get", "-q", "-y", "--download-only", "-o",
                      f"Dir::Cache::archives={self.debs}/", "install",
                      *self.fs.packages], log=log) != 0:
             lines = [line for line in proc.tail(log, 10000).splitlines()
-                     if re.search(r"^(E|W):|foreign-apt", line)]
+                     if re.search(r"^(E|W):|foreign_apt", line)]
             sys.stderr.write("\n".join(lines) + "\n" if lines
                              else proc.tail(log, 10))
             raise cli.Failure(f"cannot fetch the {self.fs.arch} packages of "
@@ -418,7 +418,7 @@ def rootfs(prog: str, fs: Rootfs, cache: str) -> str:
 
 def arm64_rootfs_main(argv: Sequence[str],
                       prog: str = "kbench debian arm64-rootfs") -> int:
-    """arm64-rootfs.sh: the cpio's path; 0; 2 bad usage; 3 a failed
+    """arm64_rootfs.sh: the cpio's path; 0; 2 bad usage; 3 a failed
     download or a missing host package."""
     if argv[:1] in (["-h"], ["--help"]):
         print(ROOTFS_USAGE, end="")

@@ -11,7 +11,7 @@
   a directory                   a kernel build tree (its boot image)
 
 Another architecture's packages come from the private indices of
-kbtools.debian (scripts/foreign-apt.sh): the host's APT is not changed.
+kbtools.debian (scripts/foreign_apt.sh): the host's APT is not changed.
 """
 
 import glob
@@ -52,7 +52,7 @@ def apt(arch: Arch, tool: str, *args: str) -> List[str]:
     """The command line of apt-get or apt-cache on arch's packages: the
     host's own, or the private indices of another architecture."""
     if arch.foreign_apt:
-        return [paths.script("scripts/foreign-apt.sh"), arch.debian, tool,
+        return [paths.script("scripts/foreign_apt.sh"), arch.debian, tool,
                 *args]
     return [tool, *args]
 
@@ -104,7 +104,7 @@ def debian_package(arch: Arch, name: str, prog: str, cache: str) -> str:
         msg(prog, f"warning: {name} not found in Debian's {arch.debian} "
             f"package indices; using {pkg} fetched before")
         return pkg
-    update = "scripts/foreign-apt.sh " + arch.debian + " update" \
+    update = "scripts/foreign_apt.sh " + arch.debian + " update" \
         if arch.foreign_apt else "apt-get update"
     raise cli.Failure(f"no Debian {arch.debian} package for {name} (tried "
                       f"{meta}; run '{update}'?)", SETUP)
@@ -152,7 +152,7 @@ def fetch(arch: Arch, package: str, prog: str, cache: str) -> str:
             if proc.run(apt(arch, "apt-get", "download", package), log=log,
                         cwd=dl) != 0:
                 lines = [ln for ln in proc.tail(log, 10000).splitlines()
-                         if re.match(r"^E:|foreign-apt", ln)]
+                         if re.match(r"^E:|foreign_apt", ln)]
                 sys.stderr.write("\n".join(lines) + "\n" if lines
                                  else proc.tail(log, 3))
                 raise cli.Failure(f"cannot download {name} (run 'apt-get "

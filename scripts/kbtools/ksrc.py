@@ -3,7 +3,7 @@
 /usr/src, or fetched with apt-get download), and the tree of its tools/
 and scripts/ that the collection builds against.
 
-    kbench kernel source        (scripts/provision-ksrc.sh)
+    kbench kernel source        (scripts/provision_ksrc.sh)
 
 prints the path of a kernel source tree holding the kselftest harness
 (tools/testing/selftests/{lib.mk,kselftest.h,...}) and the KTAP parser
@@ -106,8 +106,8 @@ def provision(cache: str, version: str, prog: str) -> str:
     return dest
 
 
-def main(argv: Sequence[str], prog: str = "provision-ksrc") -> int:
-    """provision-ksrc.sh: 0 and the path; 1 it cannot be provisioned; 2
+def main(argv: Sequence[str], prog: str = "provision_ksrc") -> int:
+    """provision_ksrc.sh: 0 and the path; 1 it cannot be provisioned; 2
     an argument given (it takes none)."""
     if argv:
         print(f"usage: {prog}   (takes no arguments; KSRC_VERSION and "

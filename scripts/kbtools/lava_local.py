@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """A throwaway LAVA server and worker on this machine, to try and test the
-kbench LAVA job (scripts/lava-job.py): everything lives in a Debian 12
+kbench LAVA job (scripts/lava_job.py): everything lives in a Debian 12
 chroot made with debootstrap (its own PostgreSQL, gunicorn,
 lava-scheduler and lava-worker, started and stopped here); nothing of the
 host's own services is touched.
 
     kbench lava local setup|start|run|check|stop|destroy [OPTION]...
-                                        (scripts/lava-local.sh)
+                                        (scripts/lava_local.sh)
 
 Who may get in: the LAVA superuser "admin" gets a random password at
 setup, kept in STATE/admin-password (mode 0600, STATE mode 0700, root's);
@@ -532,12 +532,12 @@ class Lab:
         else:
             self.debian_kernel()
         job = self.state_file("job.yaml")
-        if proc.run([paths.script("scripts/lava-job.py"), "--kernel",
+        if proc.run([paths.script("scripts/lava_job.py"), "--kernel",
                      "file:///srv/kbench/vmlinuz", "--rootfs",
                      "file:///srv/kbench/rootfs.cpio", "--init",
                      "/sbin/kbench-init", "--job-name", "kbench local",
                      *job_args, "-o", job], stdout=sys.stderr) != 0:
-            raise Failure("lava-job.py failed")
+            raise Failure("lava_job.py failed")
         with open(job, encoding="utf-8") as f:
             reply = json.loads(self.api("jobs/", json.dumps(
                 {"definition": f.read()}).encode()))
@@ -725,7 +725,7 @@ chroot under {base} (KBENCH_LAVA_DIR), for the kbench LAVA job.
             gunicorn (127.0.0.1:{port}, KBENCH_LAVA_PORT), lava-scheduler
             and lava-worker; the tools' API token in {state}/{token}
   run       pack the built collection into a guest rootfs (debootstrapped
-            once), submit the job (scripts/lava-job.py), wait for it, print
+            once), submit the job (scripts/lava_job.py), wait for it, print
             its results from the REST API as a table and check them against
             the KTAP the job printed
   check     admin/admin must be refused and the state root's alone
@@ -736,7 +736,7 @@ run options:
   --kernel IMAGE   the kernel to boot (default: Debian 12's 6.1 kernel,
                    fetched into the chroot with apt-get download)
   -t NAME, -r N, --repeat N, --full, --timeout SECS, --machine-slow
-                   passed to scripts/lava-job.py (run_all.sh's options)
+                   passed to scripts/lava_job.py (run_all.sh's options)
   --keep-rootfs    reuse the guest rootfs packed by the last run
 
 Needs root, debootstrap, a Debian archive among the host's apt sources

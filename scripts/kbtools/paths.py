@@ -18,5 +18,5 @@ def cache_dir() -> str:
 
 
 def script(name: str) -> str:
-    """A script of the clone by its path below the top (scripts/vm-run.sh)."""
+    """A script of the clone by its path below the top (scripts/vm_run.sh)."""
     return os.path.join(TOP, name)

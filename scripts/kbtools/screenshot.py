@@ -5,7 +5,7 @@ that costs every system call (tests/seccomp_wrap.c), 5 interleaved
 repetitions per side, reported by scripts/report.py and photographed by
 headless Chromium (tests/browser_check.py).
 
-    kbench docs screenshot [-o PNG] [AB_DIR]   (scripts/make-docs-screenshot.sh)
+    kbench docs screenshot [-o PNG] [AB_DIR]   (scripts/make_docs_screenshot.sh)
 """
 
 import os
@@ -66,7 +66,7 @@ def screenshot(prog: str, ab: str, out: str) -> int:
 
 
 def main(argv: Sequence[str], prog: str = "kbench docs screenshot") -> int:
-    """make-docs-screenshot.sh: 0 written; 1 a step failed; 2 bad
+    """make_docs_screenshot.sh: 0 written; 1 a step failed; 2 bad
     usage."""
     ap = cli.UsageParser(prog=prog, help_text=USAGE.format(prog=prog))
     ap.add_argument("-o", dest="out",

@@ -7,8 +7,8 @@ memcg_ks in each, the verdicts, and the seeds' two comparisons.
 
 The run builds (or finds) the images with kbtools.kernel, boots them with
 run_all.sh --kernel UNPATCHED --vs-kernel PATCHED --repeat N (and
-scripts/vm-run.sh for the larger process counts, one boot each), checks
-each console with testkernel/kernel-trouble.sh, compares with
+scripts/vm_run.sh for the larger process counts, one boot each), checks
+each console with testkernel/kernel_trouble.sh, compares with
 scripts/compare.py and ends with the summary below. It fails when a run
 fails, a row that needs the patched kernel (or its BTF) skipped there, or
 a guest kernel logged a WARNING, BUG or Oops.
@@ -300,7 +300,7 @@ def summary_main(argv: Sequence[str], prog: str = "summary.py") -> int:
     return 0
 
 
-# ---- a console's kernel trouble (testkernel/kernel-trouble.sh) -------------
+# ---- a console's kernel trouble (testkernel/kernel_trouble.sh) -------------
 
 # The kernel's own formats, after an optional "[  12.345678] " timestamp
 # and "[T123]" caller id; a user-space program's "WARNING:" is not one.
@@ -323,7 +323,7 @@ reports trouble, in the kernel's own formats (after an optional
   Kernel panic - not syncing: ...
 A user-space program's "WARNING:" (virtme-ng-init, systemd) is not one.
 
-  kernel-trouble.sh CONSOLE_LOG
+  kernel_trouble.sh CONSOLE_LOG
 
 Exit status: 0 trouble found (lines on stdout), 1 none, 2 bad usage or
 an unreadable log.
@@ -346,7 +346,7 @@ def trouble_lines(path: str) -> List[str]:
 
 def trouble_main(argv: Sequence[str],
                  prog: str = "kbench kernel trouble") -> int:
-    """kernel-trouble.sh: 0 trouble found, 1 none, 2 bad usage or an
+    """kernel_trouble.sh: 0 trouble found, 1 none, 2 bad usage or an
     unreadable log."""
     if argv[:1] in (["-h"], ["--help"]):
         print(TROUBLE_USAGE, end="")
@@ -388,7 +388,7 @@ Options:
       --btf            the kernels built with BTF (build.sh --btf), so
                        that the BPF iterator rows run there too
       --accel MODE     auto, kvm or tcg (default: tcg; KVM hangs on the
-                       development machine, see scripts/vm-run.sh)
+                       development machine, see scripts/vm_run.sh)
   -h, --help           this help
 
 On the patched kernel the RFC ioctl and the .ks rows and checks must run,
@@ -510,7 +510,7 @@ class Run:
         self.say(f"booting the {k} kernel: {' '.join(tests)} (taskstats "
                  f"with {n} processes) -> {d}")
         start = self.clock.seconds()
-        cmd = [paths.script("scripts/vm-run.sh"), "--kernel", self.image[k],
+        cmd = [paths.script("scripts/vm_run.sh"), "--kernel", self.image[k],
                "--accel", self.accel, "--console",
                os.path.join(d, "console.log"), "--json", d,
                "--timeout", str(timeout)]

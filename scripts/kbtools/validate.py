@@ -33,7 +33,7 @@ PASSED_ON: Tuple[Tuple[str, Optional[str], str], ...] = (
     ("--json", "DIR", "keep DIR/base and DIR/candidate"),
     ("--fail-above", "PCT",
      "exit 1 when a row is slower by more than PCT %%"),
-    ("--accel", None, "passed to scripts/vm-run.sh"),
+    ("--accel", None, "passed to scripts/vm_run.sh"),
 )
 
 

@@ -5,12 +5,12 @@ directory, the exit status is the guest's. Two backends, each
 architecture as data (kbtools.arch):
 
 - vng (x86_64): virtme-ng/QEMU over the host's root filesystem, seen
-  read-only over 9p; the guest runs scripts/vm-guest.sh.
+  read-only over 9p; the guest runs scripts/vm_guest.sh.
 - qemu (arm64): qemu-system-aarch64 with a cached Debian root filesystem
   as its initramfs, the collection cross-built; /init is
-  scripts/arm64-init.sh.
+  scripts/arm64_init.sh.
 
-    kbench vm --kernel IMAGE [OPTION]...     (scripts/vm-run.sh,
+    kbench vm --kernel IMAGE [OPTION]...     (scripts/vm_run.sh,
                                               run_all.sh --kernel)
 
 One boot is kbtools.guest's; a Guest here is a kernel made ready (host
@@ -130,10 +130,10 @@ interrupted (the guest stopped).
 
 
 def runner(prog: str) -> str:
-    """The VM runner's name in its messages: vm-run.sh's under a wrapper
-    script (run_all.sh --kernel, vm-ab.sh's boots, vm-arm64.sh), as when
-    those started scripts/vm-run.sh; the front door's own otherwise."""
-    return "vm-run.sh" if prog.endswith(".sh") else prog
+    """The VM runner's name in its messages: vm_run.sh's under a wrapper
+    script (run_all.sh --kernel, vm_ab.sh's boots, vm_arm64.sh), as when
+    those started scripts/vm_run.sh; the front door's own otherwise."""
+    return "vm_run.sh" if prog.endswith(".sh") else prog
 
 
 # ---- options ----------------------------------------------------------------
@@ -478,7 +478,7 @@ def have(tool: str) -> bool:
 
 class Vng(Backend):
     """virtme-ng over the host's root: the host's build of the
-    collection, run by scripts/vm-guest.sh in the guest."""
+    collection, run by scripts/vm_guest.sh in the guest."""
     name = "vng"
 
     def check_host(self) -> None:
@@ -536,7 +536,7 @@ class Vng(Backend):
                                      else [])
         return "exec env" + "".join(
             f" {k}={shlex.quote(v)}" for k, v in env.items()) + \
-            f" {shlex.quote(paths.script('scripts/vm-guest.sh'))}" \
+            f" {shlex.quote(paths.script('scripts/vm_guest.sh'))}" \
             " --no-build" + "".join(f" {shlex.quote(a)}" for a in args)
 
     def command(self, boot: guest.Boot, json_dir: str
@@ -572,7 +572,7 @@ class Vng(Backend):
                          "image in DIR or below")
         if rc == 127:
             hints.append("exit status 127 is the guest's 'command not "
-                         f"found': {paths.script('scripts/vm-guest.sh')} "
+                         f"found': {paths.script('scripts/vm_guest.sh')} "
                          "was not there in the guest")
         return hints
 
@@ -581,7 +581,7 @@ class Qemu(Backend):
     """QEMU itself with a root filesystem of Debian packages as the
     initramfs and a second one holding /init, the cross-built
     collection and the run's arguments; the console carries the KTAP
-    and the results (scripts/arm64-init.sh)."""
+    and the results (scripts/arm64_init.sh)."""
     name = "qemu"
 
     def check_host(self) -> None:
@@ -617,7 +617,7 @@ class Qemu(Backend):
             debian.cross_libs(self.prog, a.debian, self.cache)
         except cli.Failure:
             self.say(f"warning: no {a.name} libcap/libnuma from "
-                     "scripts/cross-libs.sh")
+                     "scripts/cross_libs.sh")
         self.say(f"cross-building the collection for {a.name} in {stage}")
         log = os.path.join(work, "build.log")
         if proc.run(["make", "-s", "-C", stage, f"ARCH={a.name}",
@@ -634,7 +634,7 @@ class Qemu(Backend):
         o = boot.path("overlay")
         shutil.copytree(self.collection, os.path.join(o, "kbench"),
                         symlinks=True)
-        shutil.copy(paths.script("scripts/arm64-init.sh"),
+        shutil.copy(paths.script("scripts/arm64_init.sh"),
                     os.path.join(o, "init"))
         os.chmod(os.path.join(o, "init"), 0o755)
         # run_all.sh lists a test's programs with its Makefile
@@ -867,7 +867,7 @@ class Guest:
 
 
 def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
-    """scripts/vm-run.sh, run_all.sh --kernel: the guest's exit status;
+    """scripts/vm_run.sh, run_all.sh --kernel: the guest's exit status;
     2 bad usage; 3 setup; 124 timeout; 125 the guest died; 130."""
     prog = runner(prog)
 

@@ -3,7 +3,7 @@
 #
 # The arm64 guest: `kbench vm --arch arm64` (scripts/kbtools/vm.py, the
 # architecture's data in scripts/kbtools/arch.py) under this script's
-# name. See scripts/vm-run.sh --help and scripts/README-vm.md.
+# name. See scripts/vm_run.sh --help and docs/vm-details.md.
 set -euo pipefail
 
 KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" vm --arch arm64 "$@"

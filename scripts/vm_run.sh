@@ -4,8 +4,8 @@
 # Boot a kernel under virtme-ng/QEMU (an arm64 one under QEMU with --arch
 # arm64) and run the kbench collection inside it: `kbench vm`
 # (scripts/kbtools/vm.py) under this script's name, with the same
-# options, output and exit status. See scripts/vm-run.sh --help and
-# scripts/README-vm.md.
+# options, output and exit status. See scripts/vm_run.sh --help and
+# docs/vm-details.md.
 set -euo pipefail
 
 KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" vm "$@"

@@ -1,17 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The guest half of scripts/vm-run.sh: runs inside the booted kernel (as
+# The guest half of scripts/vm_run.sh: runs inside the booted kernel (as
 # virtme-ng's --exec command) and runs the collection with run_all.sh.
 # Not meant to be started by hand.
 #
-# The two "vm-run: guest ..." lines on stderr are read by vm-run.sh on the
+# The two "vm-run: guest ..." lines on stderr are read by vm_run.sh on the
 # host: the first ends the boot timeout, the second tells a finished run
 # from a guest that died (panic, oops) in the middle of it.
 #
-#   vm-guest.sh [RUN_ALL_ARGUMENT]...
+#   vm_guest.sh [RUN_ALL_ARGUMENT]...
 #
-# Environment (set by vm-run.sh): KBENCH_GUEST=tcg|kvm, KSFT_MACHINE_SLOW,
+# Environment (set by vm_run.sh): KBENCH_GUEST=tcg|kvm, KSFT_MACHINE_SLOW,
 # KBENCH_ICOUNT (the -icount shift, in exact mode).
 set -uo pipefail
 

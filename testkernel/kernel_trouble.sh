@@ -6,7 +6,7 @@
 # `kbench kernel trouble` (scripts/kbtools/testkernel.py) under this
 # script's name. See --help.
 #
-#   kernel-trouble.sh CONSOLE_LOG
+#   kernel_trouble.sh CONSOLE_LOG
 #
 # Exit status: 0 trouble found (lines on stdout), 1 none, 2 bad usage or
 # an unreadable log.

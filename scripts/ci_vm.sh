@@ -3,9 +3,9 @@
 #
 # CI step: boot Debian kernels other than the host's and run every test
 # directory inside each: `kbench ci-vm` (scripts/kbtools/ci_vm.py) under
-# this script's name. See scripts/ci-vm.sh --help.
+# this script's name. See scripts/ci_vm.sh --help.
 #
-#   scripts/ci-vm.sh [KERNEL]...
+#   scripts/ci_vm.sh [KERNEL]...
 set -euo pipefail
 
 KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" ci-vm "$@"

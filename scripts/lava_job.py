@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a LAVA job definition that boots a kernel with a root filesystem
 holding the built kbench collection, runs run_all.sh there and reports
-every check and timing row as a LAVA test case (scripts/lava-run.sh).
+every check and timing row as a LAVA test case (scripts/lava_run.sh).
 
-  scripts/lava-job.py --kernel URL --rootfs URL [-t TEST]... [--repeat N]
+  scripts/lava_job.py --kernel URL --rootfs URL [-t TEST]... [--repeat N]
                       [--full] [-o job.yaml]
 
 The default job is for LAVA's 'qemu' device type without KVM; see
@@ -32,7 +32,7 @@ TEST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 KERNEL_WORD = re.compile(r"^[^\s\"'\\$`\x00-\x1f\x7f]+\Z")
 # A --full run takes tens of minutes natively; TCG is slower still.
 TEST_MINUTES = {"default": 30, "full": 240}
-# QEMU's instruction counter, as scripts/vm-run.sh --icount sets it.
+# QEMU's instruction counter, as scripts/vm_run.sh --icount sets it.
 ICOUNT = "shift=0,sleep=off,align=off"
 
 
@@ -45,8 +45,8 @@ def compression_of(url):
 
 
 def run_command(args):
-    """The guest's command line: lava-run.sh with run_all.sh's options."""
-    cmd = [f"{args.kbench_dir}/scripts/lava-run.sh"]
+    """The guest's command line: lava_run.sh with run_all.sh's options."""
+    cmd = [f"{args.kbench_dir}/scripts/lava_run.sh"]
     if args.machine_slow:
         cmd.insert(0, "KSFT_MACHINE_SLOW=yes")
     if args.icount:
@@ -217,7 +217,7 @@ def url(text):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="lava-job.py",
+        prog="lava_job.py",
         description="Write a LAVA job definition that runs the kbench "
                     "collection and reports its checks and figures.")
     p.add_argument("--kernel", required=True, type=url,
@@ -281,11 +281,11 @@ def parse_args(argv):
     return args
 
 
-@cli.command("lava-job.py")
+@cli.command("lava_job.py")
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if yaml is None:
-        print("lava-job.py: needs PyYAML (Debian: python3-yaml)",
+        print("lava_job.py: needs PyYAML (Debian: python3-yaml)",
               file=sys.stderr)
         return 2
     text = yaml.safe_dump(job(args), sort_keys=False, width=1000)

@@ -6,8 +6,8 @@
 # host's APT or dpkg configuration: `kbench debian apt`
 # (scripts/kbtools/debian.py) under this script's name.
 #
-#   foreign-apt.sh ARCH apt-get|apt-cache ARG...
-#   foreign-apt.sh ARCH update          fetch the indices now
+#   foreign_apt.sh ARCH apt-get|apt-cache ARG...
+#   foreign_apt.sh ARCH update          fetch the indices now
 #   KBENCH_CACHE      cache directory (default: <kbench>/.cache)
 #
 # Exit status: the command's; 3 when no index of ARCH could be fetched

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the arm64 guest that scripts/vm-arm64.sh boots (the initramfs
+# /init of the arm64 guest that scripts/vm_arm64.sh boots (the initramfs
 # is the cached root filesystem plus a cpio holding this file, the
 # cross-built collection in /kbench and its arguments in /kbench-args).
 # Runs the collection with run_all.sh, prints its KTAP on the console,
@@ -12,8 +12,8 @@ set -uo pipefail
 # It mounts over /proc, /tmp, /dev/shm, ... and powers the machine off:
 # only ever as the init (PID 1) of the guest.
 if (($$ != 1)); then
-	echo "arm64-init.sh: the arm64 guest's /init (run by scripts/vm-arm64.sh), not a command" >&2
-	echo "Try 'scripts/vm-run.sh --help' for more information." >&2
+	echo "arm64_init.sh: the arm64 guest's /init (run by scripts/vm_arm64.sh), not a command" >&2
+	echo "Try 'scripts/vm_run.sh --help' for more information." >&2
 	exit 2
 fi
 

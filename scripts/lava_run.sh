@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest side of a kbench LAVA job (scripts/lava-job.py): run the built
+# Guest side of a kbench LAVA job (scripts/lava_job.py): run the built
 # collection with run_all.sh (its -t, --repeat, --full options passed
 # through), KTAP on the console, then report every check and timing row
 # as a LAVA test case (python3 -m kbtools.lava). Outside a LAVA test shell

@@ -6,7 +6,7 @@
 # `kbench debian cross-libs` (scripts/kbtools/debian.py) under this
 # script's name.
 #
-#   cross-libs.sh ARCH        arm64, i386, armhf, ...
+#   cross_libs.sh ARCH        arm64, i386, armhf, ...
 #   KBENCH_CACHE              cache directory (default: <kbench>/.cache)
 #
 # Prints the directory. Exit status: 0; 1 a package could not be fetched;

@@ -4,7 +4,7 @@
 # A throwaway LAVA server and worker on this machine, to try and test the
 # kbench LAVA job: `kbench lava local` (scripts/kbtools/lava_local.py)
 # under this script's name, with the same commands and options.
-# See scripts/lava-local.sh --help.
+# See scripts/lava_local.sh --help.
 set -euo pipefail
 
 KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" lava local "$@"

@@ -11,4 +11,4 @@
 #   KBENCH_CACHE   cache directory (default: <kbench>/.cache)
 set -euo pipefail
 
-KBENCH_PROG=provision-ksrc exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" kernel source "$@"
+KBENCH_PROG=provision_ksrc exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" kernel source "$@"
