@@ -14,4 +14,5 @@
 # download or a missing host package.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" debian arm64-rootfs "$@"
+# Messages say arm64_rootfs.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=arm64_rootfs.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" debian arm64-rootfs "$@"

@@ -6,4 +6,5 @@
 # same options, output, commits and exit status. See --help.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" bisect-demo "$@"
+# Messages say bisect_demo.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=bisect_demo.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" bisect-demo "$@"

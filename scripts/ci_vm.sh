@@ -8,4 +8,5 @@
 #   scripts/ci_vm.sh [KERNEL]...
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" ci-vm "$@"
+# Messages say ci_vm.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=ci_vm.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" ci-vm "$@"

@@ -13,4 +13,5 @@
 # 2 bad usage; 3 no index of ARCH could be fetched (mirror or network).
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" debian cross-libs "$@"
+# Messages say cross_libs.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=cross_libs.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" debian cross-libs "$@"

@@ -14,4 +14,5 @@
 # (update: when any index failed); 2 bad usage.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" debian apt "$@"
+# Messages say foreign_apt.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=foreign_apt.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" debian apt "$@"

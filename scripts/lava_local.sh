@@ -7,4 +7,5 @@
 # See scripts/lava_local.sh --help.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" lava local "$@"
+# Messages say lava_local.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=lava_local.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" lava local "$@"

@@ -6,4 +6,5 @@
 # script's name, with the same options. See --help.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" docs screenshot "$@"
+# Messages say make_docs_screenshot.sh, under the old name too.
+KBENCH_PROG=make_docs_screenshot.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" docs screenshot "$@"

@@ -11,4 +11,5 @@
 #   KBENCH_CACHE   cache directory (default: <kbench>/.cache)
 set -euo pipefail
 
+# Messages say provision_ksrc, under the old name too (README.md, Layout).
 KBENCH_PROG=provision_ksrc exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" kernel source "$@"

@@ -6,4 +6,5 @@
 # --kernel BASE --vs-kernel CAND... does. See scripts/vm_ab.sh --help.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" ab "$@"
+# Messages say vm_ab.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=vm_ab.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" ab "$@"

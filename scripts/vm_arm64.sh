@@ -6,4 +6,5 @@
 # name. See scripts/vm_run.sh --help and docs/vm-details.md.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" vm --arch arm64 "$@"
+# Messages say vm_run.sh (kbtools.vm.runner), under the old name too.
+KBENCH_PROG=vm_arm64.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" vm --arch arm64 "$@"

@@ -8,4 +8,5 @@
 # docs/vm-details.md.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" vm "$@"
+# Messages say vm_run.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=vm_run.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" vm "$@"

@@ -12,4 +12,5 @@
 # an unreadable log.
 set -euo pipefail
 
-KBENCH_PROG=${0##*/} exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" kernel trouble "$@"
+# Messages say kernel_trouble.sh, under the old name too (README.md, Layout).
+KBENCH_PROG=kernel_trouble.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" kernel trouble "$@"

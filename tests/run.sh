@@ -160,12 +160,15 @@ project_ls() {
 	git -C "$top" "${repo[@]}" ls-files -z --cached --others --exclude-standard -- "$@"
 }
 
-# Files of the project (not .cache/, out/, build/ or .git/) named PATTERN.
+# Files of the project (not .cache/, out/, build/ or .git/) named PATTERN;
+# links left out (an old name's link is its file again, README.md: Layout).
 project_files() {
+	local f
 	# git knows what is ours: generated files (vmlinux.h, BPF skeletons,
 	# fuzz builds) are ignored, never linted.
 	if command -v git >/dev/null; then
-		project_ls "$1" | tr '\0' '\n' | sed "s|^|$top/|" | sort
+		project_ls "$1" | tr '\0' '\n' | sed "s|^|$top/|" | sort |
+			while IFS= read -r f; do [[ -L $f ]] || echo "$f"; done
 		return
 	fi
 	find "$top" \( -name .git -o -path "$top/.cache" -o -path "$top/out" \

@@ -10,7 +10,10 @@ they show, checked without booting anything.
   that exists, and each long option written after it appears in that
   command's --help (run once per command, with a timeout; skipped,
   saying why, for a script without --help or a --help that fails here);
-- every page of docs/ starts with its commands and README.md links it.
+- every page of docs/ starts with its commands and README.md links it;
+- every old name README.md keeps working is a link to its new name
+  (the same with '_' for '-'), whose messages and help give the new name
+  whichever name runs it, and every link of the clone is such a name.
 
 Each check is shown to fail on a broken sample (Samples)."""
 
@@ -355,6 +358,59 @@ def orphan_problems(top: str) -> List[str]:
             if rel not in linked]
 
 
+# ---- Old names ---------------------------------------------------------------
+
+OLD_NAMES = "Old names, kept working:"
+# How a command names itself: a wrapper's KBENCH_PROG, an argparse prog.
+OWN_NAME = re.compile(r'^KBENCH_PROG=([\w.]+) exec |\bprog="([\w.]+)"', re.M)
+
+
+def old_names(text: str) -> List[str]:
+    """The paths (DIR/NAME) of README.md's paragraph of old names."""
+    for paragraph in re.split(r"\n\s*\n", "\n".join(prose_lines(text))):
+        if paragraph.startswith(OLD_NAMES):
+            return [c.strip("`") for c in INLINE_CODE.findall(paragraph)
+                    if "/" in c]
+    return []
+
+
+def new_name(old: str) -> str:
+    return os.path.join(os.path.dirname(old),
+                        os.path.basename(old).replace("-", "_"))
+
+
+def alias_problems(top: str, old: str) -> List[str]:
+    """OLD is a link to its new name beside it, and the new file gives
+    itself its name (not the one it was run by)."""
+    path, new = os.path.join(top, old), new_name(old)
+    target = os.readlink(path) if os.path.islink(path) else None
+    if target != os.path.basename(new):
+        return [f"{old}: not a link to {os.path.basename(new)}"]
+    if not os.path.isfile(path):
+        return [f"{old}: no file {new}"]
+    m = OWN_NAME.search(read(top, new))
+    own = (m.group(1) or m.group(2)) if m else ""
+    if os.path.splitext(own)[0] != os.path.splitext(os.path.basename(new))[0]:
+        return [f"{new} does not name itself (KBENCH_PROG=NAME or prog=\"NAME\")"]
+    return []
+
+
+def tracked_links(top: str) -> List[str]:
+    """The links git tracks in TOP (none known without git)."""
+    try:
+        r = subprocess.run(["git", "-C", top, "ls-files", "-s"], text=True,
+                           capture_output=True, timeout=HELP_TIMEOUT)
+    except OSError:
+        return []
+    return [line.split("\t", 1)[1] for line in r.stdout.splitlines()
+            if line.startswith("120000 ")]
+
+
+def unlisted_links(links: List[str], listed: List[str]) -> List[str]:
+    return [f"{link}: a link, but not among README.md's old names"
+            for link in links if link not in listed]
+
+
 # ---- The tests -----------------------------------------------------------------
 
 class Docs(unittest.TestCase):
@@ -380,6 +436,22 @@ class Docs(unittest.TestCase):
 
     def test_readme_links_every_page(self) -> None:
         self.assertEqual(orphan_problems(TOP), [])
+
+    def test_old_names_lead_to_the_new(self) -> None:
+        olds = old_names(read(TOP, "README.md"))
+        self.assertIn("scripts/vm-run.sh", olds)
+        for old in olds:
+            with self.subTest(old=old):
+                self.assertEqual(alias_problems(TOP, old), [])
+        self.assertEqual(unlisted_links(tracked_links(TOP), olds), [])
+
+    def test_an_old_name_prints_the_new(self) -> None:
+        for old in ("scripts/vm-run.sh", "scripts/lava-job.py"):
+            with self.subTest(old=old):
+                text = self.help_of((old,))
+                self.assertIsNotNone(text, self.help_of.why((old,)))
+                self.assertEqual(text, self.help_of((new_name(old),)))
+                self.assertNotIn(os.path.basename(old), text or "")
 
     def test_commands_exist_with_their_options(self) -> None:
         for rel in doc_files():
@@ -512,6 +584,34 @@ class Samples(unittest.TestCase):
     def test_an_orphan_page(self) -> None:
         self.write("docs/orphan.md", "# O\n\n```sh\nmake\n```\n")
         self.assertEqual(orphan_problems(self.top), ["README.md does not link docs/orphan.md"])
+
+    def test_an_old_name_that_is_no_link(self) -> None:
+        self.write("scripts/old-tool.sh", "#!/bin/sh\n")
+        self.write("scripts/old_tool.sh", "#!/bin/sh\n")
+        self.assertEqual(alias_problems(self.top, "scripts/old-tool.sh"),
+                         ["scripts/old-tool.sh: not a link to old_tool.sh"])
+
+    def test_an_old_name_to_a_missing_file(self) -> None:
+        os.symlink("old_tool.sh", os.path.join(self.top, "scripts/old-tool.sh"))
+        self.assertEqual(alias_problems(self.top, "scripts/old-tool.sh"),
+                         ["scripts/old-tool.sh: no file scripts/old_tool.sh"])
+
+    def test_an_old_name_that_names_itself(self) -> None:
+        os.symlink("tool_x.sh", os.path.join(self.top, "scripts/tool-x.sh"))
+        self.write("scripts/tool_x.sh",
+                   'KBENCH_PROG=${0##*/} exec kbench x "$@"\n')
+        self.assertEqual(alias_problems(self.top, "scripts/tool-x.sh"), [
+            "scripts/tool_x.sh does not name itself (KBENCH_PROG=NAME or "
+            'prog="NAME")'])
+        self.write("scripts/tool_x.sh", 'KBENCH_PROG=tool_x.sh exec kbench x "$@"\n')
+        self.assertEqual(alias_problems(self.top, "scripts/tool-x.sh"), [])
+
+    def test_old_names_and_links(self) -> None:
+        self.assertEqual(old_names("# R\n\nOld names, kept working: `a/b-c.sh`\n"
+                                   "and `d/e-f.py`, `_` for `-`.\n\nNot `g/h-i.sh`.\n"),
+                         ["a/b-c.sh", "d/e-f.py"])
+        self.assertEqual(unlisted_links(["a/b-c.sh", "x/y"], ["a/b-c.sh"]),
+                         ["x/y: a link, but not among README.md's old names"])
 
     def test_skips_say_why(self) -> None:
         self.write("scripts/quiet.sh", "#!/bin/sh\necho run\n")

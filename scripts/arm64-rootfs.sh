@@ -1,0 +1,1 @@
+arm64_rootfs.sh

@@ -1,0 +1,1 @@
+bisect_demo.sh

@@ -1,0 +1,1 @@
+cross_libs.sh

@@ -1,0 +1,1 @@
+foreign_apt.sh

@@ -1,0 +1,1 @@
+lava_job.py

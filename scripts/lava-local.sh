@@ -1,0 +1,1 @@
+lava_local.sh

@@ -1,0 +1,1 @@
+make_docs_screenshot.sh

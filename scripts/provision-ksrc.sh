@@ -1,0 +1,1 @@
+provision_ksrc.sh
