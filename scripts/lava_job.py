@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a LAVA job definition that boots a kernel with a root filesystem
 holding the built kbench collection, runs run_all.sh there and reports
-every check and timing row as a LAVA test case (scripts/lava_run.sh).
+every check and timing row as a LAVA test case (scripts/guest/lava_run.sh).
 
   scripts/lava_job.py --kernel URL --rootfs URL [-t TEST]... [--repeat N]
                       [--full] [-o job.yaml]
@@ -46,7 +46,7 @@ def compression_of(url):
 
 def run_command(args):
     """The guest's command line: lava_run.sh with run_all.sh's options."""
-    cmd = [f"{args.kbench_dir}/scripts/lava_run.sh"]
+    cmd = [f"{args.kbench_dir}/scripts/guest/lava_run.sh"]
     if args.machine_slow:
         cmd.insert(0, "KSFT_MACHINE_SLOW=yes")
     if args.icount:

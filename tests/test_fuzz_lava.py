@@ -227,7 +227,7 @@ class LavaJobProperties(unittest.TestCase):
         words = shlex.split(step)
         if args.machine_slow:
             self.assertEqual(words.pop(0), "KSFT_MACHINE_SLOW=yes")
-        self.assertEqual(words[0], f"{args.kbench_dir}/scripts/lava_run.sh")
+        self.assertEqual(words[0], f"{args.kbench_dir}/scripts/guest/lava_run.sh")
         tests = [w for i, w in enumerate(words) if words[i - 1] == "-t"]
         self.assertEqual(tests, args.test)
 

@@ -500,7 +500,7 @@ class JobGenerator(unittest.TestCase):
         self.assertEqual(definition["repository"]["metadata"]["format"],
                          "Lava-Test Test Definition 1.0")
         self.assertEqual(definition["repository"]["run"]["steps"],
-                         ["/opt/kbench/scripts/lava_run.sh"])
+                         ["/opt/kbench/scripts/guest/lava_run.sh"])
 
     def test_options_passed_through(self):
         job = self.generate("-t", "syscall_overhead", "-t", "taskstats",
@@ -515,7 +515,7 @@ class JobGenerator(unittest.TestCase):
             "actions"][2]["test"]["definitions"][0]["repository"]["run"][
             "steps"][0]
         self.assertEqual(step, "KSFT_MACHINE_SLOW=yes "
-                               "/opt/kbench/scripts/lava_run.sh --timeout 600")
+                               "/opt/kbench/scripts/guest/lava_run.sh --timeout 600")
         self.assertGreater(job["timeouts"]["job"]["minutes"],
                            test["timeout"]["minutes"])
 

@@ -184,7 +184,7 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(
             "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0 "
             "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
-            f"{TOP}/scripts/vm_guest.sh --no-build -t syscall_overhead "
+            f"{TOP}/scripts/guest/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
                                                     f"{TOP}/scripts"))
 

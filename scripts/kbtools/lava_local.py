@@ -571,7 +571,7 @@ class Lab:
         """The guest's init: the mounts the collection needs, then a root
         login on the serial console (LAVA's auto_login), again and again."""
         init = os.path.join(self.guest, "sbin", "kbench-init")
-        with open(paths.script("scripts/guest_mounts.sh"),
+        with open(paths.script("scripts/guest/guest_mounts.sh"),
                   encoding="utf-8") as f:
             mounts = f.read()
         with open(init, "w", encoding="utf-8") as f:
@@ -666,7 +666,7 @@ class Lab:
             shutil.copy(f, os.path.join(self.srv, "vmlinuz"))
 
 
-# After the mounts every guest of ours has (scripts/guest_mounts.sh): a
+# After the mounts every guest of ours has (scripts/guest/guest_mounts.sh): a
 # root login on the serial console, again and again.
 GUEST_INIT_TAIL = """\
 mount -t tmpfs tmpfs /run

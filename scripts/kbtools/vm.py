@@ -5,10 +5,10 @@ directory, the exit status is the guest's. Two backends, each
 architecture as data (kbtools.arch):
 
 - vng (x86_64): virtme-ng/QEMU over the host's root filesystem, seen
-  read-only over 9p; the guest runs scripts/vm_guest.sh.
+  read-only over 9p; the guest runs scripts/guest/vm_guest.sh.
 - qemu (arm64): qemu-system-aarch64 with a cached Debian root filesystem
   as its initramfs, the collection cross-built; /init is
-  scripts/arm64_init.sh.
+  scripts/guest/arm64_init.sh.
 
     kbench vm --kernel IMAGE [OPTION]...     (scripts/vm_run.sh,
                                               run_all.sh --kernel)
@@ -478,7 +478,7 @@ def have(tool: str) -> bool:
 
 class Vng(Backend):
     """virtme-ng over the host's root: the host's build of the
-    collection, run by scripts/vm_guest.sh in the guest."""
+    collection, run by scripts/guest/vm_guest.sh in the guest."""
     name = "vng"
 
     def check_host(self) -> None:
@@ -536,7 +536,7 @@ class Vng(Backend):
                                      else [])
         return "exec env" + "".join(
             f" {k}={shlex.quote(v)}" for k, v in env.items()) + \
-            f" {shlex.quote(paths.script('scripts/vm_guest.sh'))}" \
+            f" {shlex.quote(paths.script('scripts/guest/vm_guest.sh'))}" \
             " --no-build" + "".join(f" {shlex.quote(a)}" for a in args)
 
     def command(self, boot: guest.Boot, json_dir: str
@@ -572,7 +572,7 @@ class Vng(Backend):
                          "image in DIR or below")
         if rc == 127:
             hints.append("exit status 127 is the guest's 'command not "
-                         f"found': {paths.script('scripts/vm_guest.sh')} "
+                         f"found': {paths.script('scripts/guest/vm_guest.sh')} "
                          "was not there in the guest")
         return hints
 
@@ -581,7 +581,7 @@ class Qemu(Backend):
     """QEMU itself with a root filesystem of Debian packages as the
     initramfs and a second one holding /init, the cross-built
     collection and the run's arguments; the console carries the KTAP
-    and the results (scripts/arm64_init.sh)."""
+    and the results (scripts/guest/arm64_init.sh)."""
     name = "qemu"
 
     def check_host(self) -> None:
@@ -634,7 +634,7 @@ class Qemu(Backend):
         o = boot.path("overlay")
         shutil.copytree(self.collection, os.path.join(o, "kbench"),
                         symlinks=True)
-        shutil.copy(paths.script("scripts/arm64_init.sh"),
+        shutil.copy(paths.script("scripts/guest/arm64_init.sh"),
                     os.path.join(o, "init"))
         os.chmod(os.path.join(o, "init"), 0o755)
         # run_all.sh lists a test's programs with its Makefile

@@ -21,7 +21,7 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
 # shellcheck source=guest_mounts.sh
-. /kbench/scripts/guest_mounts.sh
+. /kbench/scripts/guest/guest_mounts.sh
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # Kernel messages would interleave with the KTAP on the one console.
 dmesg -n 1

@@ -8,9 +8,9 @@
 # the lava-test-case commands are printed instead.
 set -euo pipefail
 
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=${0##*/}
-# shellcheck source=scripts/lib.bash
+# shellcheck source=../lib.bash
 . "$top/scripts/lib.bash"
 
 usage() {

@@ -15,7 +15,7 @@
 # KBENCH_ICOUNT (the -icount shift, in exact mode).
 set -uo pipefail
 
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 echo "vm-run: guest up: Linux $(uname -r), accel=${KBENCH_GUEST:-?}," \
 	"KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-}, $(nproc) CPUs," \
