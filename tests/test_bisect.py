@@ -129,6 +129,33 @@ class Endpoints(unittest.TestCase):
         self.assertIn("not shown to differ", bisect.no_culprit_line(
             settings(), entries))
 
+    def test_slower_but_not_shown_is_undecided_not_no_culprit(self):
+        # Three of each block's four bad boots far above good, one just
+        # below: bad reads x3, p 0.024 over three blocks, short of the
+        # endpoints' alpha (0.001 over three looks).
+        def value(role, k):
+            if role == "good":
+                return 1.0 + 0.001 * k
+            return 3.0 if k % 4 in (0, 1, 2) else 0.95
+        self.assertEqual("more", self.decide(value, 2)[0])
+        verdict, signal, entries = self.decide(value, bisect.ENDPOINT_BLOCKS)
+        self.assertEqual(("undecided", []), (verdict, signal))
+        self.assertGreater(entries[0]["ratio"], 2.5)
+        self.assertGreater(entries[0]["p"], 0.01)
+        self.assertLess(entries[0]["p"], bisect.SUGGESTIVE_P)
+        line = bisect.undecided_endpoints_line(settings(), entries)
+        self.assertTrue(line.startswith("could not decide: bad reads "
+                                        "slower than good on "), line)
+
+    def test_slower_with_middling_ranks_is_no_culprit(self):
+        # Half of bad's boots above good, half below: x2 by the medians,
+        # p 0.52: not shown to differ.
+        def value(role, k):
+            if role == "good":
+                return 1.0 + 0.001 * k
+            return 3.0 if k % 4 in (0, 1) else 0.95
+        self.assertEqual("none", self.decide(value, 3)[0])
+
     def test_the_other_direction_is_no_culprit(self):
         self.assertEqual("none", self.decide(levels(good=2.0, bad=1.0),
                                              3)[0])

@@ -328,29 +328,53 @@ def endpoint_rows(settings: Dict[str, Any], fig: Figures) -> List[Dict[str, Any]
     return out
 
 
-def _row_signals(settings: Dict[str, Any], e: Dict[str, Any], rows: int) -> bool:
+def _beyond_threshold(settings: Dict[str, Any], e: Dict[str, Any]) -> bool:
+    """Whether bad/good lies beyond --threshold in the bisected
+    direction (a real clock's ratio, before any test)."""
     up = 1 + settings["threshold"] / 100
+    ratio = e["ratio"]
+    return ratio is not None and (ratio > up if settings["direction"] ==
+                                  "slower" else ratio < 1 / up)
+
+
+# A row whose endpoints read beyond --threshold with a p at or below
+# this, yet above the endpoints' alpha, leaves them undecided rather than
+# 'no culprit': evidence of a change at the usual level, short of the
+# bisection's error bound.
+SUGGESTIVE_P = 0.05
+
+
+def _suggests_change(settings: Dict[str, Any], e: Dict[str, Any]) -> bool:
+    return _beyond_threshold(settings, e) and e["p"] <= SUGGESTIVE_P
+
+
+def _row_signals(settings: Dict[str, Any], e: Dict[str, Any], rows: int) -> bool:
     if settings.get("mode") == "icount":
         return bool(e["verdict"] == settings["direction"])
-    ratio = e["ratio"]
-    beyond = ratio is not None and (ratio > up if settings["direction"] ==
-                                    "slower" else ratio < 1 / up)
-    return beyond and e["p"] <= endpoint_alpha(settings, rows)
+    return (_beyond_threshold(settings, e) and
+            e["p"] <= endpoint_alpha(settings, rows))
 
 
 def decide_endpoints(settings: Dict[str, Any], fig: Figures, done: int
                      ) -> Tuple[str, List[Dict[str, Any]], List[Dict[str, Any]]]:
     """('differ', signal rows, entries) when bad differs from good in
     the bisected direction on a wanted row; ('more', ...) while more
-    blocks may tell; ('none', ...) when they were not shown to differ."""
+    blocks may tell; after the last block ('undecided', ...) when a row
+    reads beyond --threshold in that direction with a p at or below
+    SUGGESTIVE_P that did not reach the endpoints' alpha (a noisy clock:
+    neither a change nor its absence is shown), else ('none', ...): not
+    shown to differ."""
     entries = endpoint_rows(settings, fig)
     signal = [{"test": e["test"], "row": e["row"]} for e in entries
               if _row_signals(settings, e, len(entries))]
     if signal:
         return "differ", signal, entries
-    last = 1 if settings.get("mode") == "icount" else ENDPOINT_BLOCKS
+    icount = settings.get("mode") == "icount"
+    last = 1 if icount else ENDPOINT_BLOCKS
     if entries and done < last:
         return "more", [], entries
+    if not icount and any(_suggests_change(settings, e) for e in entries):
+        return "undecided", [], entries
     return "none", [], entries
 
 
@@ -366,6 +390,18 @@ def describe_endpoint(settings: Dict[str, Any], e: Dict[str, Any]) -> str:
                 f"({e['class']}), {e['good']}+{e['bad']} boots)")
     return (f"{e['test']}:{e['row']} ({fig}, p {fmt_p(e['p'])} in blocks "
             f"of their own time, {e['good']}+{e['bad']} boots)")
+
+
+def undecided_endpoints_line(settings: Dict[str, Any],
+                             entries: List[Dict[str, Any]]) -> str:
+    """Bad reads beyond the threshold, the blocks could not show it."""
+    best = min((e for e in entries if _suggests_change(settings, e)),
+               key=lambda e: float(e["p"]))
+    alpha = endpoint_alpha(settings, len(entries))
+    return (f"could not decide: bad reads {settings['direction']} than good "
+            f"on {describe_endpoint(settings, best)}, short of the "
+            f"endpoints' alpha {alpha:.2g}: this clock is too noisy for "
+            f"it now (boot again later, or use --icount under TCG)")
 
 
 def no_culprit_line(settings: Dict[str, Any], entries: List[Dict[str, Any]]) -> str:

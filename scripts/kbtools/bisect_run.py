@@ -506,6 +506,9 @@ class Bisection:
                 if verdict == "none":
                     raise Done(kb.no_culprit_line(self.st, entries),
                                EXIT_NO_CULPRIT)
+                if verdict == "undecided":
+                    raise Done(kb.undecided_endpoints_line(self.st, entries),
+                               EXIT_UNDECIDED)
                 msg(f"endpoints: not shown to differ after {done} "
                     f"block{'s' if done > 1 else ''}: one more block")
             self.boot_block("endpoints")

@@ -107,6 +107,8 @@ class NewRule:
                 return
 
     def endpoints(self) -> Optional[List[Dict[str, Any]]]:
+        """The signal rows; [] when the endpoints stayed undecided, None
+        when they were not shown to differ."""
         while True:
             done = kb.blocks_done(self.st, self.boots, "endpoints")
             if done:
@@ -116,6 +118,8 @@ class NewRule:
                     return signal
                 if verdict == "none":
                     return None
+                if verdict == "undecided":
+                    return []
             self.boot_block("endpoints", 0)
 
     def step(self, commit: int, signal: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -160,6 +164,10 @@ def replay(series: List[Dict[str, Any]], settings: Dict[str, Any], n: int, culpr
     signal = sim.endpoints()
     if signal is None:
         return {"answer": "none", "commits": [], "boots": len(sim.boots)}
+    if not signal:
+        # The endpoints undecided: the whole range is the answer.
+        return {"answer": "range", "commits": list(range(1, n + 1)),
+                "boots": len(sim.boots)}
     lo, hi, steps = 0, n, []
     skipped: Set[int] = set()
     while True:
