@@ -158,20 +158,21 @@ def _compare_row(cand: Run, test: str, brow: Row, crow: Row, stat: str,
                           f"'{name}': unit '{brow.unit}' in the baseline, "
                           f"'{crow.unit}' in the candidate")
     unit = brow.unit or crow.unit
+    clock = bt.clock_mode()
     if brow.status != Status.OK or crow.status != Status.OK:
         return _entry(cand, test, name, unit, Verdict.SKIPPED,
-                      _skip_note(brow, crow))
+                      _skip_note(brow, crow), clock)
     if unit is None:
         return _entry(cand, test, name, unit, Verdict.SKIPPED,
-                      "a check, not a figure")
+                      "a check, not a figure", clock)
     if unit not in TIME_UNITS:
         return _entry(cand, test, name, unit, Verdict.SKIPPED,
-                      f"'{unit}' is not a time")
+                      f"'{unit}' is not a time", clock)
     vb, vc = brow.values(stat), crow.values(stat)
     if not vb or not vc:
         return _entry(cand, test, name, unit, Verdict.SKIPPED,
-                      f"no '{stat}' figure")
-    if bt.clock_mode() == ClockMode.ICOUNT:
+                      f"no '{stat}' figure", clock)
+    if clock == ClockMode.ICOUNT:
         return _compare_icount(_entry(cand, test, name, INSN,
                                       Verdict.PENDING,
                                       clock=ClockMode.ICOUNT),
