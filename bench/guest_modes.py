@@ -7,7 +7,7 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
     bench/guest_modes.py run --kernel IMAGE -o DIR [--boots N]
                              [--load WORKERS] [RUN_ALL OPTION]...
     bench/guest_modes.py table DIR
-    bench/guest_modes.py classes [-o FILE] ICOUNT_RUN...
+    bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
   icount      run_all.sh --kernel IMAGE --icount (each program twice)
@@ -172,10 +172,23 @@ def run_classes(path):
     return out
 
 
+def earlier_classes(path):
+    """The rows and the runs of an earlier classes file (--merge), so
+    that new A/A runs add to its evidence and never erase it."""
+    try:
+        doc = exact.load_classes(path)
+        return dict(doc["rows"]), list(doc["runs"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise cli.Error(f"{path}: not a classes file ({e})")
+
+
 def classes(args):
     """The worst class and spread of every row over the runs (each an A/A
-    of one kernel), and the boots they were seen in."""
-    merged = {}
+    of one kernel) and those of an earlier file (--merge), and the boots
+    they were seen in."""
+    merged, names = {}, []
+    if args.merge:
+        merged, names = earlier_classes(args.merge)
     for path in args.runs:
         for key, (cls, spread, boots) in run_classes(path).items():
             was = merged.get(key, {"class": "exact", "spread_pct": 0.0,
@@ -184,12 +197,12 @@ def classes(args):
                            "spread_pct": round(max(was["spread_pct"],
                                                    spread), 4),
                            "boots": was["boots"] + boots}
+    runs = names + [os.path.basename(os.path.normpath(r)) for r in args.runs]
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter: the worst over A/A runs of one kernel each, "
                     "every repetition of every boot "
-                    "(bench/guest_modes.py classes "
-                    + " ".join(os.path.basename(os.path.normpath(r))
-                               for r in args.runs) + ")",
+                    "(bench/guest_modes.py classes --merge)",
+           "runs": runs,
            "rows": dict(sorted(merged.items()))}
     with cli.writing(args.output):
         results.write_json(args.output, doc)
@@ -248,6 +261,8 @@ def main(argv=None):
     c = sub.add_parser("classes", help="write the exact classes")
     c.add_argument("runs", nargs="+", metavar="ICOUNT_RUN")
     c.add_argument("-o", "--output", default="-")
+    c.add_argument("--merge", metavar="FILE",
+                   help="start from the rows of an earlier classes file")
     args, rest = ap.parse_known_args(argv)
     if args.command == "run":
         if args.boots < 2:

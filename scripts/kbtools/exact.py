@@ -25,9 +25,10 @@ and a row can repeat itself within a boot yet differ between boots (a
 getpgid of the caller's own pid costs 17 more instructions once the pid
 crosses an IDR level). So a row's class is the worse of what this
 comparison shows and what A/A runs of one kernel over several boots
-showed (CLASSES_FILE, written by bench/guest_modes.py classes); a near
-row's margin takes the larger of this comparison's spread and
-BOOT_SPREAD_FACTOR times the boots'.
+showed (CLASSES_FILE, written by bench/guest_modes.py classes); a row
+no A/A run has seen is at best near; a near row's margin takes the
+larger of this comparison's spread and BOOT_SPREAD_FACTOR times the
+boots'.
 
 What instructions do not show: cache and TLB misses, lock contention,
 memory bandwidth, device latency, and work that costs cycles rather
@@ -60,6 +61,16 @@ CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 _calibration: Optional[Dict[str, Dict[str, Any]]] = None
 
 
+def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
+    """The whole classes file: 'rows' and the A/A 'runs' they came from;
+    OSError or ValueError when it cannot be read."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
+    return doc
+
+
 def calibration(path: str = CLASSES_FILE) -> Dict[str, Dict[str, Any]]:
     """'TEST:ROW' -> {'class', 'spread_pct', 'boots'} measured across
     boots; empty when the file is missing."""
@@ -67,8 +78,7 @@ def calibration(path: str = CLASSES_FILE) -> Dict[str, Dict[str, Any]]:
     if _calibration is not None and path == CLASSES_FILE:
         return _calibration
     try:
-        with open(path, encoding="utf-8") as f:
-            rows: Dict[str, Dict[str, Any]] = json.load(f)["rows"]
+        rows: Dict[str, Dict[str, Any]] = load_classes(path)["rows"]
     except (OSError, ValueError, KeyError):
         rows = {}
     if path == CLASSES_FILE:
@@ -125,6 +135,9 @@ def decide(vb: Sequence[float], vc: Sequence[float],
     if known:
         cls = worse(cls, known.get("class", "exact"))
         spread = float(known.get("spread_pct") or 0.0)
+    else:
+        # One boot per side cannot show that a row repeats across boots.
+        cls = worse(cls, "near")
     if cls == "noisy":
         return cls, "pending", None
     margin = _margin(cls, vb, vc, spread)
