@@ -177,9 +177,14 @@ def earlier_classes(path):
     that new A/A runs add to its evidence and never erase it."""
     try:
         doc = exact.load_classes(path)
-        return dict(doc["rows"]), list(doc["runs"])
+        rows, runs = dict(doc["rows"]), list(doc["runs"])
+        for key, row in rows.items():
+            if row["class"] not in exact.CLASSES or \
+                    float(row["spread_pct"]) < 0 or int(row["boots"]) < 0:
+                raise ValueError(f"row {key}: {row}")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
+    return rows, runs
 
 
 def classes(args):

@@ -160,12 +160,17 @@ class Calibration(unittest.TestCase):
                          earlier["rows"]["pmqtest:latency_pair0"])
 
     def test_a_file_that_is_not_a_classes_file_is_refused(self):
-        with open(self.path("bad.json"), "w") as f:
-            f.write("[1]")
         run = self.a_a("aa", 1.0, 1.0)
-        out = self.classes("--merge", self.path("bad.json"), run)
-        self.assertEqual(out.returncode, 2)
-        self.assertIn("not a classes file", out.stderr)
+        bad_row = {"runs": [], "rows": {"t:r": {"class": "exactish",
+                                                 "spread_pct": 0, "boots": 2}}}
+        for text in ("[1]", "{", json.dumps({"rows": {}}),
+                     json.dumps(bad_row)):
+            with open(self.path("bad.json"), "w") as f:
+                f.write(text)
+            out = self.classes("--merge", self.path("bad.json"), run)
+            self.assertEqual(out.returncode, 2, text)
+            self.assertIn("not a classes file", out.stderr)
+            self.assertNotIn("Traceback", out.stderr)
 
 
 class Wiring(unittest.TestCase):
