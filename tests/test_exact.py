@@ -66,8 +66,8 @@ class Rule(unittest.TestCase):
 
     def test_taskstats_ioctl_moves_between_boots(self):
         # CI's A/A: each boot's repetitions agreed within 0.25
-        # instructions, the boots did not; the row depends on the state
-        # of the 200 tasks it queries, and A/A runs now class it near.
+        # instructions, the boots did not (the row reads the accounting
+        # of 200 other tasks); A/A runs now class it near.
         known = exact.calibration()["taskstats:ioctl"]
         self.assertEqual(known["class"], "near")
         self.assertEqual(exact.decide([3163.105] * 2, [3162.5] * 2,
