@@ -174,8 +174,7 @@ def _compare_row(cand: Run, test: str, brow: Row, crow: Row, stat: str,
                       f"no '{stat}' figure", clock)
     if clock == ClockMode.ICOUNT:
         return _compare_icount(_entry(cand, test, name, INSN,
-                                      Verdict.PENDING,
-                                      clock=ClockMode.ICOUNT),
+                                      Verdict.PENDING, clock=clock),
                                brow, crow, stat, alpha, need,
                                (bt.insn_per_unit(unit) or 1.0,
                                 ct.insn_per_unit(unit) or 1.0))
