@@ -285,8 +285,6 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(["syscall_overhead:syscall_overhead"], b.programs)
 
     def test_a_cross_build_that_fails(self):
-        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh", "/c")
-        b.ksrc = "/src/linux"
         calls = []
 
         def run(cmd, log=None, **kw):
@@ -295,15 +293,24 @@ class CommandLines(unittest.TestCase):
                 f.write("".join(f"line {i}\n" for i in range(30)))
             return 2
         with tempfile.TemporaryDirectory() as work, \
+                tempfile.TemporaryDirectory() as cache, \
                 mock.patch.object(vm.shutil, "copytree"), \
                 mock.patch.object(vm.debian, "cross_libs"), \
                 mock.patch.object(vm.proc, "run", run):
+            b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh",
+                        cache)
+            b.ksrc = "/src/linux"
             rc, _, err = quiet(vm.cli.orchestrate, "vm_run.sh",
                                lambda: len(b.cross_build(work)))
+            out = os.path.join(cache, "vm", "arm64-build",
+                               vm.paths.clone_id())
         self.assertEqual(3, rc)
-        self.assertEqual((["make", "-s", "-C", "/c/vm/arm64-kbench",
-                           "ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
-                           "KSRC=/src/linux"], "/c"), calls[0])
+        # Built out of the clone's tree (its own build stays), into the
+        # cache, per clone.
+        self.assertEqual((["make", "-s", "-C", vm.paths.TOP, "ARCH=arm64",
+                           "CROSS_COMPILE=aarch64-linux-gnu-",
+                           "KSRC=/src/linux", f"OUTPUT={out}"], cache),
+                         calls[0])
         self.assertIn("line 29\nvm_run.sh: the arm64 cross build failed",
                       err)
         self.assertNotIn("line 9\n", err)
@@ -576,6 +583,138 @@ class WholeRun(unittest.TestCase):
         self.assertEqual(1, err.count("interrupted"), err)
         self.assertIn("vm_run.sh: interrupted: stopping the guest", err)
         self.assertEqual([], left)
+
+
+class Staging(unittest.TestCase):
+    """The arm64 collection: built per clone in the cache, copied per
+    run; a second, third or concurrent run in one clone finds its own
+    copy (before, copytree over the first run's copy failed on the old
+    names' links, [Errno 17] File exists, printed as a list of reprs)."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        top = self.path("clone")
+        for d in ("scripts", "syscall_overhead", ".git", ".cache",
+                  "fuzz/build", "tests/__pycache__"):
+            os.makedirs(os.path.join(top, d))
+        for f, text in (("run_all.sh", "#!/bin/bash\n"),
+                        ("scripts/vm_run.sh", "#!/bin/bash\n"),
+                        ("syscall_overhead/syscall_overhead", "x86 ELF"),
+                        ("syscall_overhead/syscall_overhead.o", "object"),
+                        ("syscall_overhead/Makefile", "include x\n"),
+                        (".git/HEAD", "ref"), (".cache/big", "cached"),
+                        ("fuzz/build/fuzzer", "ELF"),
+                        ("tests/__pycache__/x.pyc", "")):
+            with open(os.path.join(top, f), "w") as fh:
+                fh.write(text)
+        os.symlink("vm_run.sh", os.path.join(top, "scripts", "vm-run.sh"))
+        patch = mock.patch.object(vm.paths, "TOP", top)
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def path(self, *names):
+        return os.path.join(self.tmp, *names)
+
+    def build(self, cmd, log=None, **kw):
+        """make OUTPUT=DIR: the arm64 programs in DIR/TEST/."""
+        out = [a.split("=", 1)[1] for a in cmd if a.startswith("OUTPUT=")][0]
+        os.makedirs(os.path.join(out, "syscall_overhead"), exist_ok=True)
+        for name, text in (("syscall_overhead", "arm64 ELF"),
+                           (".kbench-target", "aarch64-linux-gnu")):
+            with open(os.path.join(out, "syscall_overhead", name), "w") as f:
+                f.write(text)
+        return 0
+
+    def qemu(self):
+        b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh",
+                    self.path("cache"))
+        b.ksrc = "/src/linux"
+        return b
+
+    def patched(self):
+        """The cross libraries, make and stderr, for every run at once
+        (mock.patch is not for threads of their own)."""
+        stack = contextlib.ExitStack()
+        stack.enter_context(mock.patch.object(vm.debian, "cross_libs"))
+        stack.enter_context(mock.patch.object(vm.proc, "run", lambda *a, **k:
+                                              self.build(*a, **k)))
+        stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+        return stack
+
+    def cross_build(self, work):
+        os.makedirs(work, exist_ok=True)
+        with self.patched():
+            return self.qemu().cross_build(work)
+
+    def test_three_runs_in_one_clone(self):
+        for k in range(3):
+            dest = self.cross_build(self.path(f"work{k}"))
+            self.assertEqual(self.path(f"work{k}", "kbench"), dest)
+            with open(os.path.join(dest, "syscall_overhead",
+                                   "syscall_overhead")) as f:
+                self.assertEqual("arm64 ELF", f.read())
+            self.assertEqual("vm_run.sh", os.readlink(
+                os.path.join(dest, "scripts", "vm-run.sh")))
+            for gone in (".git", ".cache", "fuzz/build", "tests/__pycache__",
+                         "syscall_overhead/syscall_overhead.o",
+                         "syscall_overhead/.kbench-target"):
+                self.assertFalse(os.path.lexists(os.path.join(dest, gone)),
+                                 gone)
+        # The clone's own build stays; the build is the cache's, per clone.
+        with open(os.path.join(vm.paths.TOP, "syscall_overhead",
+                               "syscall_overhead")) as f:
+            self.assertEqual("x86 ELF", f.read())
+        self.assertEqual([vm.paths.clone_id(), vm.paths.clone_id() +
+                          ".lock"], sorted(os.listdir(self.path(
+                              "cache", "vm", "arm64-build"))))
+
+    def test_clones_sharing_a_cache_build_apart(self):
+        first = vm.paths.clone_id()
+        with mock.patch.object(vm.paths, "TOP", self.path("clone2")):
+            self.assertNotEqual(first, vm.paths.clone_id())
+            self.assertTrue(vm.paths.clone_id().startswith("clone2-"))
+
+    def test_runs_at_once_take_turns(self):
+        """The build and the copy of two runs at once, one after the
+        other (the cache's lock), each run into its own copy."""
+        inside, most = [0], [0]
+        real = self.build
+
+        def build(cmd, log=None, **kw):
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.2)
+            inside[0] -= 1
+            return real(cmd, log)
+        self.build = build
+        runs = []
+        for k in range(2):
+            os.makedirs(self.path(f"w{k}"))
+            runs.append(threading.Thread(target=self.qemu().cross_build,
+                                         args=(self.path(f"w{k}"),)))
+        with self.patched():
+            for t in runs:
+                t.start()
+            for t in runs:
+                t.join()
+        self.assertEqual(1, most[0])
+        for k in range(2):
+            self.assertTrue(os.path.isfile(self.path(
+                f"w{k}", "kbench", "syscall_overhead", "syscall_overhead")))
+
+    def test_a_copy_that_fails_is_one_line(self):
+        e = vm.shutil.Error([("/a/x", "/b/x", "[Errno 17] File exists"),
+                             ("/a/y", "/b/y", "[Errno 17] File exists")])
+        self.assertEqual("cannot copy /a/x to /b/x: [Errno 17] File exists "
+                         "(and 1 more)", cli.os_error_text(e))
+        rc, _, err = quiet(cli.orchestrate, "t", lambda: (_ for _ in ()).throw(e))
+        self.assertEqual(1, rc)
+        self.assertEqual("t: cannot copy /a/x to /b/x: [Errno 17] File "
+                         "exists (and 1 more)\n", err)
+        self.assertEqual("/f: No such file or directory", cli.os_error_text(
+            FileNotFoundError(2, "No such file or directory", "/f")))
 
 
 class Images(unittest.TestCase):

@@ -28,6 +28,7 @@ import contextlib
 import functools
 import json
 import re
+import shutil
 import sys
 from typing import (Any, Callable, Iterator, List, NoReturn, Optional,
                     Protocol, Sequence, Tuple, Type)
@@ -165,6 +166,22 @@ class Failure(Exception):
         super().__init__(message)
 
 
+def os_error_text(e: OSError) -> str:
+    """An OSError as one line: "FILE: reason"; shutil's copy errors
+    (a list of (source, destination, reason) in one exception) by their
+    first, and how many more."""
+    if isinstance(e, shutil.Error) and e.args and \
+            isinstance(e.args[0], list) and e.args[0]:
+        first = e.args[0][0]
+        more = len(e.args[0]) - 1
+        text = (f"cannot copy {first[0]} to {first[1]}: {first[2]}"
+                if isinstance(first, tuple) and len(first) == 3
+                else str(first))
+        return one_line(text + (f" (and {more} more)" if more else ""))
+    where = f"{e.filename}: " if e.filename else ""
+    return one_line(f"{where}{e.strerror or e}")
+
+
 def orchestrate(prog: str, body: Callable[[], int]) -> int:
     """Run a host task's body with signals stopping its children, and
     end it as the bash scripts did: Failure is "PROG: message" and its
@@ -188,5 +205,5 @@ def orchestrate(prog: str, body: Callable[[], int]) -> int:
             msg(prog, "interrupted")
         return 130
     except OSError as e:
-        msg(prog, one_line(f"{e.filename or ''}: {e.strerror or e}"))
+        msg(prog, os_error_text(e))
         return 1

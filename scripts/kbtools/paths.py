@@ -2,6 +2,7 @@
 """Where kbench's files are: the clone, its cache, the programs the front
 door hands over to. A leaf: imports nothing of kbtools."""
 
+import hashlib
 import os
 
 # scripts/kbtools/paths.py -> the clone's top directory.
@@ -20,3 +21,11 @@ def cache_dir() -> str:
 def script(name: str) -> str:
     """A script of the clone by its path below the top (scripts/vm_run.sh)."""
     return os.path.join(TOP, name)
+
+
+def clone_id() -> str:
+    """This clone's name in a cache that other clones may share
+    (KBENCH_CACHE): its directory's name and a hash of its real path."""
+    real = os.path.realpath(TOP)
+    digest = hashlib.sha256(real.encode()).hexdigest()[:12]
+    return f"{os.path.basename(real)}-{digest}"

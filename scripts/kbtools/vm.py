@@ -476,6 +476,40 @@ def have(tool: str) -> bool:
     return shutil.which(tool) is not None
 
 
+# What a copy of the clone for a guest leaves out: the clone's history,
+# caches and build directories (at its top), and build products
+# anywhere (the guest's own programs are placed over the copy).
+COPY_SKIP_TOP = (".git", ".cache", "out", "build")
+COPY_SKIP = ("__pycache__", ".kbench-target", ".mypy_cache")
+
+
+def copy_collection(dest: str) -> None:
+    """The clone's files as a guest needs them, into dest (made anew),
+    links kept as links (the old names of the scripts)."""
+    def skip(d: str, names: List[str]) -> List[str]:
+        here = os.path.relpath(d, paths.TOP)
+        return [n for n in names if n in COPY_SKIP or n.endswith(".o")
+                or (here == "." and n in COPY_SKIP_TOP)
+                or (here == "fuzz" and n == "build")]
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(paths.TOP, dest, symlinks=True, ignore=skip)
+
+
+def place_programs(build: str, dest: str) -> None:
+    """The programs of a make OUTPUT=BUILD into their test directories
+    of the copy dest, where run_all.sh starts them."""
+    for test in sorted(os.listdir(build)):
+        src = os.path.join(build, test)
+        if not os.path.isdir(src) or not os.path.isdir(
+                os.path.join(dest, test)):
+            continue
+        for name in sorted(os.listdir(src)):
+            path = os.path.join(src, name)
+            if os.path.isfile(path) and name not in COPY_SKIP and \
+                    not name.endswith(".o"):
+                shutil.copy2(path, os.path.join(dest, test, name))
+
+
 class Vng(Backend):
     """virtme-ng over the host's root: the host's build of the
     collection, run by scripts/guest/vm_guest.sh in the guest."""
@@ -603,14 +637,16 @@ class Qemu(Backend):
                   f"{a.qemu} {' '.join(a.machine)}, always TCG")
 
     def cross_build(self, work: str) -> str:
-        """The collection cross-built in a copy of its own (the host's
-        build stays)."""
+        """The collection for the guest: a copy of the clone of this
+        run's own (WORK/kbench) holding the programs cross-built for
+        the guest's architecture. The build is kept per clone in the
+        cache (make OUTPUT=: only what changed is rebuilt, the clone's
+        own build stays) and made and copied under a lock, so that runs
+        one after the other, or at once, in one clone or in clones that
+        share the cache, never write into one another's directories."""
         a = self.machine.arch
-        stage = os.path.join(self.cache, "vm", f"{a.name}-kbench")
-        shutil.copytree(paths.TOP, stage, symlinks=True, dirs_exist_ok=True,
-                        ignore=lambda d, names: [
-                            n for n in names if d == paths.TOP
-                            and n in (".cache", ".git", "out")])
+        out = os.path.join(self.cache, "vm", f"{a.name}-build",
+                           paths.clone_id())
         # Debian's libcap/libnuma of the architecture, unless multiarch
         # ones are installed (the build then names what is missing).
         try:
@@ -618,15 +654,27 @@ class Qemu(Backend):
         except cli.Failure:
             self.say(f"warning: no {a.name} libcap/libnuma from "
                      "scripts/cross_libs.sh")
-        self.say(f"cross-building the collection for {a.name} in {stage}")
-        log = os.path.join(work, "build.log")
-        if proc.run(["make", "-s", "-C", stage, f"ARCH={a.name}",
-                     f"CROSS_COMPILE={a.cross_prefix}", f"KSRC={self.ksrc}"],
-                    log=log, env=dict(os.environ,
-                                      KBENCH_CACHE=self.cache)) != 0:
-            sys.stderr.write(proc.tail(log, 20))
-            raise cli.Failure(f"the {a.name} cross build failed", EXIT_SETUP)
-        return stage
+        os.makedirs(out, exist_ok=True)
+        dest = os.path.join(work, "kbench")
+        with proc.locked(out + ".lock"):
+            self.say(f"cross-building the collection for {a.name} in {out}")
+            log = os.path.join(work, "build.log")
+            if proc.run(["make", "-s", "-C", paths.TOP, f"ARCH={a.name}",
+                         f"CROSS_COMPILE={a.cross_prefix}",
+                         f"KSRC={self.ksrc}", f"OUTPUT={out}"],
+                        log=log, env=dict(os.environ,
+                                          KBENCH_CACHE=self.cache)) != 0:
+                sys.stderr.write(proc.tail(log, 20))
+                raise cli.Failure(f"the {a.name} cross build failed",
+                                  EXIT_SETUP)
+            try:
+                copy_collection(dest)
+                place_programs(out, dest)
+            except OSError as e:
+                raise cli.Failure(f"cannot copy the collection for the "
+                                  f"guest: {cli.os_error_text(e)}",
+                                  EXIT_SETUP) from e
+        return dest
 
     def overlay(self, boot: guest.Boot, json_dir: str) -> str:
         """The initramfs: the root filesystem, then /init, /kbench, the
