@@ -73,7 +73,10 @@ Environment: KSRC=/path/to/linux picks the kernel tree that supplies the
 kselftest harness (default: one provisioned from Debian's linux-source
 package into .cache/); KSFT_MACHINE_SLOW=yes makes every program scale its
 work down; KSELFTEST_<PROGRAM>_ARGS adds arguments to one program, as with
-the kernel's runner.
+the kernel's runner; KBENCH_MERGE=host (set in the guests that --kernel
+boots) leaves each repetition's JSON in DIR/repetitions/SIDE/K/ and
+compares nothing: the host merges and compares, so that the guest runs
+no python3 (--repeat then needs its N).
 
       --nest STYLE    how a program's own KTAP is nested: 'indent' (default:
                       4 spaces and a '# Subtest:' line, KTAP v1 nesting that
@@ -276,11 +279,16 @@ design_repeat() {
 	design_lines=("${design_lines[@]:1}")
 	printf '%s\n' "${design_lines[@]/#/$prog: }" >&2
 }
-if [[ -n ${KBENCH_ICOUNT:-} && -n $vs_prefix_set && $repeat == design ]]; then
-	# Under QEMU's instruction counter the exact rows need no design:
-	# two repetitions per side show each side's spread.
-	repeat=2
-	design_lines=("exact mode (icount): 2 repetitions per side")
+# In a guest that kbench booted (KBENCH_MERGE=host, set by
+# scripts/kbtools/vm.py), the host works out the design, merges the
+# repetitions, compares and reports: the guest needs no python3 (the
+# arm64 root filesystem has none). Each repetition's JSON is left in
+# DIR/repetitions/SIDE/K/ for it.
+host_merges=
+if [[ ${KBENCH_MERGE:-} == host ]]; then
+	host_merges=1
+	[[ $repeat != design ]] ||
+		die_usage "KBENCH_MERGE=host needs --repeat N (the host works out the design)"
 elif [[ $repeat == design || ( -n $vs_prefix_set && -z $list ) ]]; then
 	design_repeat
 fi
@@ -332,16 +340,18 @@ nest_output() {
 }
 
 # Where one run of a program writes its JSON: DIR/PROG.json for a plain
-# run, else a file per side and repetition, merged at the end.
+# run, else a file per side and repetition, merged at the end (by the
+# host in a guest: in DIR/repetitions/).
 json_file() {
-	local name=$1 side=$2 k=$3
+	local name=$1 side=$2 k=$3 dir=$rundir/json
 
 	if ((repeat == 1)) && [[ -z $vs_prefix_set ]]; then
 		[[ -n $json_dir ]] && echo "$json_dir/$name.json"
 		return 0
 	fi
-	mkdir -p "$rundir/json/$side/$k"
-	echo "$rundir/json/$side/$k/$name.json"
+	[[ -n $host_merges && -n $json_dir ]] && dir=$json_dir/repetitions
+	mkdir -p "$dir/$side/$k"
+	echo "$dir/$side/$k/$name.json"
 }
 
 # run_program DIR PROG TITLE SIDE K -> sets rc; streams the output nested.
@@ -468,10 +478,10 @@ for ((k = 1; k <= repeat; k++)); do
 done
 status=0
 ((fail == 0)) || status=1
-if ((repeat > 1)) || [[ -n $vs_prefix_set ]]; then
+if [[ -z $host_merges ]] && { ((repeat > 1)) || [[ -n $vs_prefix_set ]]; }; then
 	merge_json
 fi
-if [[ -n $vs_prefix_set ]]; then
+if [[ -n $vs_prefix_set && -z $host_merges ]]; then
 	out=${json_dir:-$rundir/merged}
 	# compare.py splits labels at commas; the command names the candidate.
 	label=${vs_prefix//,/;}

@@ -801,6 +801,25 @@ ab_runner() {
 	grep -q '"n_base": 2' "$work/ab.json" || fail "repetitions not kept"
 	grep -q '"repeat": 2' "$work/ab/candidate/syscall_overhead.json" ||
 		fail "no repeat key in the merged JSON"
+	# In a guest (KBENCH_MERGE=host) no python3 runs: the repetitions are
+	# left for the host (kbtools.vm), which merges them as above.
+	mkdir -p "$work/nopython"
+	printf '#!/bin/sh\necho "python3 $*" >>"%s"\nexit 99\n' "$work/python3-calls" \
+		>"$work/nopython/python3"
+	chmod +x "$work/nopython/python3"
+	KBENCH_MERGE=host PATH="$work/nopython:$PATH" KSRC=$ksrc \
+		KSELFTEST_SYSCALL_OVERHEAD_ARGS="-i 50 -t getpid,getppid" \
+		"$top/run_all.sh" --no-build -t syscall_overhead --repeat 2 \
+		--vs-prefix "$bin -n 5" --json "$work/guest" >"$work/guest.ktap" ||
+		fail "run_all.sh as in a guest exited non-zero"
+	[[ ! -e $work/python3-calls ]] || fail "python3 ran: $(cat "$work/python3-calls")"
+	[[ -f $work/guest/repetitions/candidate/2/syscall_overhead.json ]] ||
+		fail "no repetitions left for the host"
+	PYTHONPATH=$top/scripts python3 -c 'import sys; from kbtools import results
+results.merge_repetitions(sys.argv[1], True)' "$work/guest" ||
+		fail "the host could not merge the guest's repetitions"
+	grep -q '"repeat": 2' "$work/guest/candidate/syscall_overhead.json" ||
+		fail "no repeat key in the JSON merged on the host"
 }
 
 # scripts/bisect.sh without kernel builds: usage, state and --resume, the

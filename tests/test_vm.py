@@ -74,7 +74,7 @@ class Options(unittest.TestCase):
         # A value that reads like a VM option stays run_all.sh's.
         o = parse("-k", "k", "--base-prefix", "--icount", "--vs-prefix=env")
         self.assertEqual((["--base-prefix", "--icount", "--vs-prefix=env"],
-                          None, True),
+                          None, "env"),
                          (o.run.args, o.machine.icount, o.run.vs_prefix))
         o = parse("--kernel=k", "--arch", "aarch64")
         self.assertEqual((arch.ARM64, "tcg", 2, 600, 3600),
@@ -123,10 +123,22 @@ class Options(unittest.TestCase):
         self.assertTrue(out.startswith("Usage: vm_run.sh --kernel IMAGE"))
 
     def test_repeat_and_the_run_timeout(self):
-        o = parse("-k", "k", "-r", "3", "-t", "x", "--repeat")
-        self.assertEqual((3 * vm.DESIGN_RUNS_MAX, ["-r", "3", "-t", "x",
-                                                   "--repeat"]),
-                         (o.run.runs, o.run.args))
+        # --repeat is the host's to resolve: the guest gets --repeat N.
+        o = parse("-k", "k", "-r", "3", "-t", "x,y", "--repeat")
+        self.assertEqual(("design", ["-t", "x,y"], ["x", "y"]),
+                         (o.run.repeat, o.run.args, o.run.tests))
+        o = parse("-k", "k", "--repeat=3", "-t", "x")
+        self.assertEqual((3, ["-t", "x", "--repeat", "3"]),
+                         (o.run.runs, vm.guest_args(o.run)))
+        self.assertEqual(["-t", "x"], vm.guest_args(parse("-k", "k", "-t",
+                                                          "x").run))
+        for bad, want in ((["-r", "0"], "invalid --repeat"),
+                          (["--repeat=x"], "invalid --repeat"),
+                          (["--vs-prefix", "env", "--fail-above", "x"],
+                           "invalid --fail-above"),
+                          (["--report", "r.html"], "needs --json")):
+            with self.assertRaisesRegex(cli.Error, want):
+                parse("-k", "k", *bad)
         with tempfile.TemporaryDirectory() as top:
             for d, t in (("a", "timeout=100\n"), ("b", None)):
                 os.makedirs(os.path.join(top, d))
@@ -144,8 +156,35 @@ class Options(unittest.TestCase):
             self.assertEqual(0, limit("-o", "0"))
             self.assertEqual((120 + 15) * 4, limit(
                 "-o", "5", icount=arch.icount(ICOUNT)))
-            self.assertEqual((120 + 15) * 2 * 8, limit(
-                "-o", "5", "--vs-prefix", "env"))
+            self.assertEqual((120 + 15) * 2 * 3, limit(
+                "-o", "5", "--vs-prefix", "env", "-r", "3"))
+
+    def test_the_repetitions_are_resolved_on_the_host(self):
+        """The guest's run_all.sh runs no python3: the design's
+        repetitions are worked out here, and said here."""
+        def runs(*argv):
+            o = parse("-k", "k", "-t", "syscall_overhead", *argv)
+            rc, _, err = quiet(vm.guest_runs, o.run, o.machine.icount, "t")
+            return rc, err
+        design = vm.design.reps(["syscall_overhead"])[0]
+        self.assertEqual((1, ""), runs())
+        self.assertEqual((3, ""), runs("-r", "3"))
+        self.assertEqual(design, runs("--repeat")[0])
+        self.assertIn(f"t: design: {design} repetitions per side",
+                      runs("--repeat")[1])
+        self.assertEqual(design, runs("--vs-prefix", "env")[0])
+        rc, err = runs("--vs-prefix", "env", "-r", "2")
+        self.assertEqual(2, rc)
+        self.assertIn(f"t: warning: --repeat 2 is below the design's "
+                      f"{design}", err)
+        self.assertEqual((2, "t: exact mode (icount): 2 repetitions per "
+                          "side\n"), runs("--vs-prefix", "env", "--icount"))
+        self.assertEqual((3, ""), runs("--vs-prefix", "env", "--icount",
+                                       "-r", "3"))
+        o = parse("-k", "k", "--vs-prefix", "env")
+        o.run.runs = 2
+        self.assertEqual(["--vs-prefix", "env", "--repeat", "2"],
+                         vm.guest_args(o.run))
 
 
 class CommandLines(unittest.TestCase):
@@ -182,7 +221,8 @@ class CommandLines(unittest.TestCase):
                           "--exec"], cmd[:-1])
         self.assertEqual({"PATH": "/venv/bin"}, env)
         self.assertEqual(
-            "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0 "
+            "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_MERGE=host"
+            " KBENCH_ICOUNT=0 "
             "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
             f"{TOP}/scripts/guest/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
@@ -346,6 +386,7 @@ class CommandLines(unittest.TestCase):
             self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
                                       os.X_OK))
         self.assertIn("export KBENCH_GUEST=tcg\n", args)
+        self.assertIn("export KBENCH_MERGE=host\n", args)
         self.assertIn("export KBENCH_ICOUNT=0\n", args)
         self.assertIn("export KSRC=/ksrc\nexport KBENCH_BPF=n\n", args)
         self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
@@ -508,17 +549,22 @@ class WholeRun(unittest.TestCase):
     mocked (packages, image, virtme-ng, build) and a bash script for
     vng."""
 
-    def main(self, script, *argv, signal_after=None):
+    def main(self, script, *argv, signal_after=None, guest_json=None):
+        """guest_json(json_dir): what the guest leaves there."""
         out = io.TextIOWrapper(io.BytesIO(), write_through=True)
         err = io.StringIO()
         prog_calls = []
 
         def command(backend, boot, json_dir):
             prog_calls.append(backend.guest_command(json_dir))
+            if guest_json:
+                guest_json(json_dir)
             return fake_guest(script), dict(os.environ)
 
         def build(cmd, **kw):
             prog_calls.append(cmd)
+            if cmd[0].endswith("compare.py"):
+                return 0, "a table\nof two lines"
             return 0, "syscall_overhead:syscall_overhead\n"
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.dict(os.environ, {"TMPDIR": d, "KSRC": "/ksrc"}), \
@@ -565,6 +611,47 @@ class WholeRun(unittest.TestCase):
         self.assertEqual(["-t", "syscall_overhead", "--list"], calls[0][1:])
         self.assertIn("KBENCH_ICOUNT=0 KSRC=/ksrc ", calls[1])
 
+    def test_an_ab_in_one_boot_is_merged_and_compared_here(self):
+        """--vs-prefix in a guest without --json: the guest leaves each
+        repetition's JSON (KBENCH_MERGE=host), and the host merges them
+        into base/ and candidate/, compares, and says the table."""
+        seen = {}
+
+        def guest_json(json_dir):
+            seen["dir"] = json_dir
+            for side in ("base", "candidate"):
+                for k in ("1", "2"):
+                    d = os.path.join(json_dir, "repetitions", side, k)
+                    os.makedirs(d)
+                    vm.results.write_json(os.path.join(
+                        d, "syscall_overhead.json"), result_doc(side + k))
+
+        def listing():
+            seen["files"] = sorted(
+                os.path.relpath(os.path.join(d, f), seen["dir"])
+                for d, _, fs in os.walk(seen["dir"]) for f in fs)
+        real = vm.after_run
+
+        def after_run(*args):
+            listing()
+            return real(*args)
+        with mock.patch.object(vm, "after_run", after_run):
+            rc, out, err, _, _, calls = self.main(
+                "echo 'vm-run: guest up: L' >&2; echo 'TAP version 13'; "
+                "echo 'vm-run: guest done: exit status 0' >&2",
+                "-t", "syscall_overhead", "--icount", "--vs-prefix", "env",
+                guest_json=guest_json)
+        self.assertEqual(0, rc, err)
+        self.assertIn("exact mode (icount): 2 repetitions per side", err)
+        self.assertIn(" --vs-prefix env --repeat 2 --json ", calls[1])
+        self.assertEqual(["base/syscall_overhead.json",
+                          "candidate/syscall_overhead.json"], seen["files"])
+        compare = [c for c in calls if c[0].endswith("compare.py")][0]
+        self.assertEqual(["--label", "base,env"], compare[1:3])
+        self.assertEqual([os.path.join(seen["dir"], s)
+                          for s in ("base", "candidate")], compare[3:])
+        self.assertEqual("TAP version 13\n# a table\n# of two lines\n", out)
+
     def test_a_guest_that_panics_at_boot(self):
         rc, out, err, kept, _, _ = self.main(
             "echo '[ 1.0] Kernel panic - not syncing: No init found' >&2; "
@@ -583,6 +670,17 @@ class WholeRun(unittest.TestCase):
         self.assertEqual(1, err.count("interrupted"), err)
         self.assertIn("vm_run.sh: interrupted: stopping the guest", err)
         self.assertEqual([], left)
+
+
+def result_doc(boot, arch="aarch64"):
+    """One repetition of syscall_overhead's getpid."""
+    return {"schema": "kbench-results/1", "test": "syscall_overhead",
+            "kernel": {"release": "6.12"},
+            "machine": {"arch": arch, "clock_mode": "icount",
+                        "icount_shift": 0},
+            "date": "2026-11-27T00:00:00Z", "boot_id": boot, "params": {},
+            "rows": [{"name": "getpid", "status": "ok", "unit": "us",
+                      "n": 100, "median": 0.4565, "mean": 0.4565}]}
 
 
 class Staging(unittest.TestCase):
@@ -715,6 +813,47 @@ class Staging(unittest.TestCase):
                          "exists (and 1 more)\n", err)
         self.assertEqual("/f: No such file or directory", cli.os_error_text(
             FileNotFoundError(2, "No such file or directory", "/f")))
+
+
+class HostMerge(unittest.TestCase):
+    """The guest's repetitions merged here as run_all.sh merges them on
+    a host: the same layout from an arm64 guest as from x86_64."""
+
+    def test_layout(self):
+        with tempfile.TemporaryDirectory() as d:
+            for sides in (False, True):
+                out = os.path.join(d, str(sides))
+                for side in ("base", "candidate") if sides else ("base",):
+                    for k in ("1", "2", "10"):
+                        rep = os.path.join(out, "repetitions", side, k)
+                        os.makedirs(rep)
+                        vm.results.write_json(os.path.join(
+                            rep, "syscall_overhead.json"),
+                            result_doc(f"{side}{k}"))
+                self.assertTrue(vm.results.merge_repetitions(out, sides))
+                self.assertFalse(vm.results.merge_repetitions(out, sides))
+                files = sorted(os.path.relpath(os.path.join(p, f), out)
+                               for p, _, fs in os.walk(out) for f in fs)
+                want = ["base/syscall_overhead.json",
+                        "candidate/syscall_overhead.json"] if sides else \
+                    ["syscall_overhead.json"]
+                self.assertEqual(want, files)
+                with open(os.path.join(out, want[0])) as f:
+                    doc = json.load(f)
+                self.assertEqual(3, doc["repeat"])
+                # In the repetitions' order: 1, 2, 10.
+                self.assertEqual(["base1", "base2", "base10"],
+                                 [r["boot_id"] for r in doc["repetitions"]])
+
+    def test_results_that_cannot_be_merged(self):
+        with tempfile.TemporaryDirectory() as d:
+            rep = os.path.join(d, "repetitions", "base", "1")
+            os.makedirs(rep)
+            with open(os.path.join(rep, "syscall_overhead.json"), "w") as f:
+                f.write("{")
+            rc, _, err = quiet(vm.merge_repetitions, d, False, "t", 0)
+        self.assertEqual(1, rc)
+        self.assertIn("t: could not merge the repetitions' results into", err)
 
 
 class Images(unittest.TestCase):

@@ -11,14 +11,13 @@ log, console-K.log), and end with scripts/compare.py's table.
 """
 
 import os
-import re
 import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, design, images, paths, proc, results, vm
+from kbtools import cli, design, images, proc, results, vm
 from kbtools.output import msg
 
 USAGE = """\
@@ -84,31 +83,6 @@ class Side:
     image: str
 
 
-def check_repeat(text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
-        raise cli.Error(f"invalid --repeat '{text}': not a number above 0")
-    return int(text)
-
-
-def check_fail_above(text: str) -> str:
-    if not re.fullmatch(r"[0-9]+([.][0-9]+)?", text):
-        raise cli.Error(f"invalid --fail-above '{text}': not a percentage")
-    return text
-
-
-def check_report(report: str, json_dir: str, prog: str) -> None:
-    """--report FILE needs --json DIR and plots; checked before the run,
-    not after it (no matplotlib: exit 4, as report.py)."""
-    if not json_dir:
-        raise cli.Error("--report needs --json DIR")
-    if report.startswith("-"):
-        raise cli.Error(f"invalid --report file '{report}'")
-    from kbtools import plots  # matplotlib: only when a report is asked
-    if not plots.available():
-        raise cli.Failure(f"--report: {plots.INSTALL_HINT} "
-                          f"({plots.MATPLOTLIB_ERROR})", 4)
-
-
 # ab's own options that take a value: option -> what it needs.
 VALUES: Dict[str, str] = {"-k": "an image", "--kernel": "an image",
                           "--vs-kernel": "an image",
@@ -162,8 +136,8 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     if icount:
         rest += ["--repeat", "2"]
     given = None if repeat is None or repeat == "design" else \
-        check_repeat(repeat)
-    fail_above = check_fail_above(got["fail-above"][-1]) \
+        vm.check_repeat(repeat)
+    fail_above = vm.check_fail_above(got["fail-above"][-1]) \
         if "fail-above" in got else ""
     # Every boot's VM options and each kernel, checked before any boot.
     for image in [base, *cands]:
@@ -172,31 +146,18 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     json_dir = vm.json_dir_of(got["json"][-1]) if "json" in got else ""
     report = (got.get("report") or [""])[-1]
     if report:
-        check_report(report, json_dir, prog)
+        vm.check_report(report, json_dir)
     n = (given or 1) if icount else design_boots(tests, given, prog)
     opts = Options(base, cands, n, tests, json_dir, fail_above, report,
                    icount, rest)
     return opts
 
 
-def all_tests() -> List[str]:
-    rc, out = proc.output(["make", "-s", "--no-print-directory", "-C",
-                           paths.TOP, "list"])
-    if rc != 0:
-        raise cli.Failure("cannot list the collection's tests (make list)")
-    return out.split()
-
-
 def design_boots(tests: List[str], given: Optional[int], prog: str) -> int:
     """The boots per kernel the design needs for the programs compared
     (kbtools.design), said on stderr; given: the --repeat asked for,
     kept, with a warning when fewer."""
-    n, rows = design.reps(tests or all_tests())
-    lines = [re.sub(r"^design: ([0-9]+) repetitions", r"design: \1 boots",
-                    design.why(n, rows))]
-    warning = design.shortfall(given, n, rows) if given else None
-    if warning:
-        lines.append(warning)
+    n, lines = design.plan(tests, given, "boots")
     for line in lines:
         msg(prog, line)
     return given or n
@@ -342,28 +303,12 @@ class AB:
 
     def compare(self) -> int:
         """compare.py's table as '# ' lines; its exit status."""
-        cmd = [paths.script("scripts/compare.py"), "--label",
-               labels(self.sides)]
-        if self.opts.fail_above:
-            cmd += ["--fail-above", self.opts.fail_above]
-        rc, out = proc.output(cmd + [os.path.join(self.results, s.name)
-                                     for s in self.sides])
-        sys.stdout.write("".join(f"# {ln}\n" for ln in out.splitlines()))
-        sys.stdout.flush()
-        if rc == 2:
-            msg(self.prog, "compare.py could not compare the results")
-        return rc
+        return vm.compare([os.path.join(self.results, s.name)
+                           for s in self.sides], labels(self.sides),
+                          self.opts.fail_above, self.prog)
 
     def report(self) -> bool:
-        err = os.path.join(self.work, "report.err")
-        rc = proc.run([paths.script("scripts/report.py"), "-o",
-                       self.opts.report, self.results], log=err)
-        if rc == 0:
-            say(f"# report: {self.opts.report}")
-            return True
-        sys.stdout.write("".join(f"# {ln}\n" for ln in
-                                 proc.tail(err, 10000).splitlines()))
-        return False
+        return vm.report(self.opts.report, self.results, self.work)
 
     def run(self) -> int:
         o = self.opts

@@ -24,6 +24,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
@@ -778,6 +779,30 @@ def merge_dirs(outdir: str, indirs: Sequence[str]) -> List[str]:
                   if os.path.isfile(os.path.join(d, f))]
         merge_files(os.path.join(outdir, f), inputs)
     return names
+
+
+# Where a guest's run_all.sh (KBENCH_MERGE=host) leaves each repetition's
+# files for the host to merge: DIR/repetitions/SIDE/K/PROG.json.
+REPETITIONS = "repetitions"
+
+
+def merge_repetitions(outdir: str, sides: bool) -> bool:
+    """The repetitions a guest left in OUTDIR/repetitions/ merged as
+    run_all.sh merges them on a host: into OUTDIR, or with sides (an A/B
+    in one boot) into OUTDIR/SIDE/; the repetitions then removed. False
+    when there were none."""
+    where = os.path.join(outdir, REPETITIONS)
+    if not os.path.isdir(where):
+        return False
+    for side in sorted(os.listdir(where)):
+        side_dir = os.path.join(where, side)
+        ks = sorted((k for k in os.listdir(side_dir) if k.isdigit()),
+                    key=int) if os.path.isdir(side_dir) else []
+        if ks:
+            merge_dirs(os.path.join(outdir, side) if sides else outdir,
+                       [os.path.join(side_dir, k) for k in ks])
+    shutil.rmtree(where)
+    return True
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

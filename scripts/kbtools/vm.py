@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
-from kbtools import cli, debian, guest, images, ksrc, paths, proc, vng
+from kbtools import (cli, debian, design, guest, images, ksrc, paths, proc,
+                     results, vng)
 from kbtools.arch import Arch, Icount
 from kbtools.output import msg
 
@@ -42,8 +43,6 @@ UNUSED_MODULES = ("kvm,kvm_amd,kvm_intel,ahci,sr_mod,sg,iTCO_wdt,lpc_ich,"
                   "i2c_i801,pcspkr,powernow_k8,aesni_intel")
 # kselftest's default timeout of a program without a settings file.
 DEFAULT_PROGRAM_TIMEOUT = 45
-# run_all.sh's --repeat without a number: the design's, at most 8.
-DESIGN_RUNS_MAX = 8
 # Room beyond the programs' timeouts: the boot's leftovers, run_all.sh.
 RUN_SLACK_S = 120
 KVM_PROBE_S = 30
@@ -108,7 +107,10 @@ Every other option goes to run_all.sh inside the guest, as on the host:
   -t NAME, --json DIR, --full, -o SECS, --nest STYLE, -l, ...
 The collection is built on the host first (the guest cannot write to it);
 --json DIR is created on the host and shared with the guest read-write
-(arm64: copied back at the end).
+(arm64: copied back at the end). The host works out --repeat's number
+(without one: the design's), merges the repetitions into DIR as
+run_all.sh does, and runs --vs-prefix's comparison and --report FILE:
+the guest runs no python3.
 
 Inside the guest: KBENCH_GUEST=tcg or kvm (recorded as machine.guest in
 every JSON file: emulated figures are a functional check, not to be
@@ -140,14 +142,21 @@ def runner(prog: str) -> str:
 
 @dataclass
 class RunArgs:
-    """run_all.sh's options for the guest, in their order, and what the
-    host needs to know of them."""
+    """run_all.sh's options for the guest, in their order (but --repeat,
+    which the host resolves, and --report, which it writes), and what
+    the host needs to know of them: it works out the design, merges the
+    repetitions, compares the sides and writes the report, so that the
+    guest needs no python3."""
     args: List[str] = field(default_factory=list)
     json_dir: str = ""
     program_timeout: Optional[int] = None
     full: bool = False
-    runs: int = 1          # how many times each program runs (--repeat)
-    vs_prefix: bool = False
+    repeat: Optional[str] = None   # --repeat: a number, "design" or None
+    runs: int = 1          # how many times each program runs (resolved)
+    vs_prefix: str = ""    # --vs-prefix's command
+    tests: List[str] = field(default_factory=list)    # -t, split
+    fail_above: str = ""
+    report: str = ""
 
 
 @dataclass
@@ -183,6 +192,7 @@ VALUES: Dict[str, Tuple[str, str]] = {
     "--vm-timeout": ("vm_timeout", "seconds"),
     "--console": ("console", "a file"),
     "--json": ("json", "a directory"),
+    "--report": ("report", "a file name"),
 }
 # run_all.sh's options that take a value: kept with it, in order.
 GUEST_VALUES: Dict[str, str] = {
@@ -257,15 +267,16 @@ def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
             run.args += [word] if inline is not None else [opt, value]
             if opt in ("-o", "--timeout"):
                 run.program_timeout = seconds("--timeout", value)
-            run.vs_prefix = run.vs_prefix or opt == "--vs-prefix"
+            elif opt == "--vs-prefix":
+                run.vs_prefix = value
+            elif opt in ("-t", "--test"):
+                run.tests += [t for t in value.split(",") if t]
+            elif opt == "--fail-above":
+                run.fail_above = value
         elif opt in ("-r", "--repeat"):
-            # Without a number the guest's run_all.sh takes the design's
-            # (at most 8 for the whole collection).
+            # Without a number: the design's (resolved on the host).
             n = inline if inline is not None else words.number()
-            run.runs *= int(n) if n and re.fullmatch(r"[0-9]+", n) \
-                else DESIGN_RUNS_MAX
-            run.args += [word] if n is None or inline is not None \
-                else [opt, n]
+            run.repeat = n if n is not None else "design"
         else:
             run.full = run.full or word == "--full"
             run.args.append(word)
@@ -328,13 +339,45 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     vm_text = last(values, "vm_timeout")
     vm_timeout = seconds("--vm-timeout", vm_text) if vm_text is not None \
         else guest_arch.vm_timeout
+    if run.repeat not in (None, "design"):
+        run.runs = check_repeat(run.repeat or "")
+    if run.fail_above:
+        check_fail_above(run.fail_above)
     json_dir = last(values, "json")
     if json_dir is not None:
         run.json_dir = json_dir_of(json_dir)
+    run.report = last(values, "report") or ""
+    if run.report:
+        check_report(run.report, run.json_dir)
     machine = Machine(guest_arch, accel, memory, cpus, icount,
                       values.get("append", []))
     return Options(kernel, machine, boot_timeout, vm_timeout,
                    last(values, "console") or "", run)
+
+
+def check_repeat(text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
+        raise cli.Error(f"invalid --repeat '{text}': not a number above 0")
+    return int(text)
+
+
+def check_fail_above(text: str) -> str:
+    if not re.fullmatch(r"[0-9]+([.][0-9]+)?", text):
+        raise cli.Error(f"invalid --fail-above '{text}': not a percentage")
+    return text
+
+
+def check_report(report: str, json_dir: str) -> None:
+    """--report FILE needs --json DIR and plots; checked before the run,
+    not after it (no matplotlib: exit 4, as report.py)."""
+    if not json_dir:
+        raise cli.Error("--report needs --json DIR")
+    if report.startswith("-"):
+        raise cli.Error(f"invalid --report file '{report}'")
+    from kbtools import plots  # matplotlib: only when a report is asked
+    if not plots.available():
+        raise cli.Failure(f"--report: {plots.INSTALL_HINT} "
+                          f"({plots.MATPLOTLIB_ERROR})", 4)
 
 
 def json_dir_of(text: str) -> str:
@@ -377,10 +420,36 @@ def default_vm_timeout(run: RunArgs, programs: Sequence[str],
         for p in programs if p)
     if icount:
         total *= icount.run_factor
-    if run.vs_prefix:
-        # Without --repeat: the design's repetitions of both sides.
-        return total * 2 * (run.runs if run.runs > 1 else DESIGN_RUNS_MAX)
-    return total * run.runs
+    return total * run.runs * (2 if run.vs_prefix else 1)
+
+
+def guest_runs(run: RunArgs, icount: Optional[Icount], prog: str) -> int:
+    """How many times the guest runs each program, resolved on the host
+    as run_all.sh resolves it on a host: --repeat N; the design's
+    (kbtools.design, said on stderr) for --repeat without N and for
+    --vs-prefix without --repeat, or 2 per side in exact mode, where
+    the exact rows need no design (each side shows its spread)."""
+    given = None if run.repeat in (None, "design") else \
+        check_repeat(run.repeat or "")
+    if not run.vs_prefix:
+        if run.repeat != "design":
+            return given or 1
+    elif icount and given is None:
+        msg(prog, "exact mode (icount): 2 repetitions per side")
+        return 2
+    elif icount:
+        return given or 1
+    n, lines = design.plan(run.tests, given)
+    for line in lines:
+        msg(prog, line)
+    return given or n
+
+
+def guest_args(run: RunArgs) -> List[str]:
+    """run_all.sh's arguments in the guest: the repetitions resolved."""
+    repeat = ["--repeat", str(run.runs)] if run.runs > 1 or run.vs_prefix \
+        else []
+    return run.args + repeat
 
 
 def guest_env(accel: str, icount: Optional[Icount]) -> Dict[str, str]:
@@ -388,7 +457,9 @@ def guest_env(accel: str, icount: Optional[Icount]) -> Dict[str, str]:
     programs read there (KSELFTEST_<PROG>_ARGS as set here)."""
     env = {"KBENCH_GUEST": accel,
            "KSFT_MACHINE_SLOW": os.environ.get("KSFT_MACHINE_SLOW")
-           or "yes"}
+           or "yes",
+           # The host merges the repetitions, compares and reports.
+           "KBENCH_MERGE": "host"}
     if icount:
         env["KBENCH_ICOUNT"] = str(icount.shift)
     for name, value in sorted(os.environ.items()):
@@ -566,8 +637,8 @@ class Vng(Backend):
     def guest_command(self, json_dir: str) -> str:
         env = guest_env(self.machine.accel, self.machine.icount)
         env["KSRC"] = self.ksrc
-        args = self.opts.run.args + (["--json", json_dir] if json_dir
-                                     else [])
+        args = guest_args(self.opts.run) + (["--json", json_dir]
+                                            if json_dir else [])
         return "exec env" + "".join(
             f" {k}={shlex.quote(v)}" for k, v in env.items()) + \
             f" {shlex.quote(paths.script('scripts/guest/vm_guest.sh'))}" \
@@ -696,7 +767,7 @@ class Qemu(Backend):
         # KBENCH_BPF=n: the cross build left BPF out; the listing (make
         # emit_tests) must not look for clang in a guest without one.
         env.update(KSRC="/ksrc", KBENCH_BPF="n")
-        args = self.opts.run.args
+        args = guest_args(self.opts.run)
         with open(os.path.join(o, "kbench-args"), "w") as f:
             f.write("".join(f"export {k}={shlex.quote(v)}\n"
                             for k, v in env.items()))
@@ -878,6 +949,8 @@ class Guest:
 
     def prepare(self) -> None:
         b = self.backend
+        b.opts.run.runs = guest_runs(b.opts.run, b.machine.icount,
+                                     self.prog)
         b.check_host()
         self.image = images.resolve(b.machine.arch, self.kernel, self.prog,
                                     self.cache)
@@ -907,11 +980,85 @@ class Guest:
                                    o.boot_timeout, vm_timeout, b.hints,
                                    b.extra_logs())
             b.finish(boot, json_dir)
-            return status
+            return merge_repetitions(json_dir, bool(o.run.vs_prefix),
+                                     self.prog, status)
         finally:
             boot.close()
             guest.keep_console(boot, console)
             shutil.rmtree(state, ignore_errors=True)
+
+
+def merge_repetitions(json_dir: str, sides: bool, prog: str,
+                      status: int) -> int:
+    """The guest's repetitions (DIR/repetitions/) merged as run_all.sh
+    merges them on a host (kbtools.results); the boot's status, or 1
+    when they cannot be."""
+    if not json_dir:
+        return status
+    try:
+        results.merge_repetitions(json_dir, sides)
+    except (results.ResultError, OSError) as e:
+        msg(prog, f"could not merge the repetitions' results into "
+            f"{json_dir}: {e}")
+        return status or 1
+    return status
+
+
+def say_lines(text: str, ktap: str = "") -> None:
+    """Lines after the guest's stream as KTAP comments ('# '), on stdout
+    and at the end of the run's KTAP copy when there is one."""
+    lines = "".join(f"# {ln}\n" for ln in text.splitlines())
+    sys.stdout.write(lines)
+    sys.stdout.flush()
+    if ktap and os.path.isfile(ktap):
+        with open(ktap, "a", encoding="utf-8") as f:
+            f.write(lines)
+
+
+def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
+            ktap: str = "") -> int:
+    """scripts/compare.py's table of the sides' results, as '# ' lines;
+    its exit status."""
+    cmd = [paths.script("scripts/compare.py"), "--label", labels]
+    if fail_above:
+        cmd += ["--fail-above", fail_above]
+    rc, out = proc.output(cmd + list(dirs))
+    say_lines(out, ktap)
+    if rc == 2:
+        msg(prog, "compare.py could not compare the results")
+    return rc
+
+
+def report(out: str, results_dir: str, work: str, ktap: str = "") -> bool:
+    """scripts/report.py's HTML report of results_dir into out; said as a
+    '# ' line (its error lines when it fails)."""
+    err = os.path.join(work, "report.err")
+    if proc.run([paths.script("scripts/report.py"), "-o", out,
+                 results_dir], log=err) == 0:
+        say_lines(f"report: {out}", ktap)
+        return True
+    say_lines(proc.tail(err, 10000), ktap)
+    return False
+
+
+def after_run(run: RunArgs, json_dir: str, work: str, prog: str,
+              status: int) -> int:
+    """What run_all.sh does after its runs on a host, done here for the
+    guest: --vs-prefix's comparison, --report; the run's status."""
+    ktap = os.path.join(json_dir, "run_all.ktap") if run.json_dir else ""
+    if run.vs_prefix:
+        # compare.py splits labels at commas; the command names the
+        # candidate.
+        label = run.vs_prefix.replace(",", ";")
+        label = "candidate" if label == "base" else label
+        rc = compare([os.path.join(json_dir, s) for s in ("base",
+                                                          "candidate")],
+                     f"base,{label}", run.fail_above, prog, ktap)
+        status = status or (1 if rc else 0)
+    if run.report and not report(run.report, json_dir, work, ktap):
+        msg(prog, f"could not write the report {run.report}")
+        status = status or 1
+    return status
 
 
 def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
@@ -923,7 +1070,13 @@ def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
         opts = parse(argv, prog)
         with Guest(opts, prog) as g:
             g.prepare()
+            # An A/B in one boot compares on the host: its results come
+            # back even without --json.
+            json_dir = opts.run.json_dir
+            if not json_dir and opts.run.vs_prefix:
+                json_dir = os.path.join(g.work, "results")
+                os.makedirs(json_dir)
             sys.stdout.flush()
-            return g.boot(opts.run.json_dir, opts.console,
-                          sys.stdout.buffer)
+            status = g.boot(json_dir, opts.console, sys.stdout.buffer)
+            return after_run(opts.run, json_dir, g.work, prog, status)
     return cli.orchestrate(prog, body)
