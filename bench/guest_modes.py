@@ -28,9 +28,11 @@ kernel over several boots (each ICOUNT_RUN: a directory whose
 subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 --vs-kernel --icount DIR, whose base/ and candidate/ are boots of one
 kernel in an A/A): the class of a row over every repetition of every
-boot, and its spread. compare's exact rule reads them
-(scripts/kbtools/icount_classes.json) so that a row that repeats within
-a boot but moves between boots is never called exact.
+boot, and its spread, kept per setup (kbtools.exact.setup_of: the
+guest's architecture, from the runs' own JSON). compare's exact rule
+reads them (scripts/kbtools/icount_classes.json, kbtools.exact.known)
+so that a row that repeats within a boot but moves between boots is
+never called exact.
 """
 
 import argparse
@@ -150,11 +152,12 @@ def boot_dirs(path):
 
 
 def run_classes(path):
-    """'TEST:ROW' -> (class, spread %, boots) over every repetition of
-    every boot of one icount run of one kernel."""
-    reps, boots = {}, {}
+    """(the run's setup, 'TEST:ROW' -> (class, spread %, boots)) over
+    every repetition of every boot of one icount run of one kernel."""
+    reps, boots, setups = {}, {}, set()
     for d in boot_dirs(path):
         for test in results.load(d).tests.values():
+            setups.add(exact.setup_of(test.header))
             for row in test.rows.values():
                 scale = test.insn_per_unit(row.unit)
                 if scale is None or row.status != "ok":
@@ -164,51 +167,60 @@ def run_classes(path):
                                                 for v in row.values())
                 boots.setdefault(key, set()).update(
                     b or d for b in row.boots)
+    if len(setups) != 1 or None in setups:
+        raise cli.Error(f"{path}: not the boots of one setup (machine.arch: "
+                        f"{', '.join(sorted(str(s) for s in setups))})")
     out = {}
     for key, vs in reps.items():
         if len(vs) >= 2 and len(boots[key]) >= 2:
             out[key] = (exact.row_class(vs, vs),
                         exact.rel_spread_pct(vs) or 0.0, len(boots[key]))
-    return out
+    return setups.pop(), out
 
 
 def earlier_classes(path):
-    """The rows and the runs of an earlier classes file (--merge), so
-    that new A/A runs add to its evidence and never erase it."""
+    """SETUP -> its rows and runs, of an earlier classes file (--merge),
+    so that new A/A runs add to its evidence and never erase it."""
     try:
-        doc = exact.load_classes(path)
-        rows, runs = dict(doc["rows"]), list(doc["runs"])
-        for key, row in rows.items():
-            if row["class"] not in exact.CLASSES or \
-                    float(row["spread_pct"]) < 0 or int(row["boots"]) < 0:
-                raise ValueError(f"row {key}: {row}")
+        setups = {}
+        for name, setup in exact.load_classes(path)["setups"].items():
+            rows, runs = dict(setup["rows"]), list(setup["runs"])
+            for key, row in rows.items():
+                if row["class"] not in exact.CLASSES or \
+                        float(row["spread_pct"]) < 0 or \
+                        int(row["boots"]) < 0:
+                    raise ValueError(f"{name}: row {key}: {row}")
+            setups[name] = {"rows": rows, "runs": runs}
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
-    return rows, runs
+    return setups
 
 
 def classes(args):
     """The worst class and spread of every row over the runs (each an A/A
     of one kernel) and those of an earlier file (--merge), and the boots
-    they were seen in."""
-    merged, names = {}, []
-    if args.merge:
-        merged, names = earlier_classes(args.merge)
+    they were seen in, per setup."""
+    setups = earlier_classes(args.merge) if args.merge else {}
     for path in args.runs:
-        for key, (cls, spread, boots) in run_classes(path).items():
+        name, found = run_classes(path)
+        setup = setups.setdefault(name, {"rows": {}, "runs": []})
+        merged = setup["rows"]
+        for key, (cls, spread, boots) in found.items():
             was = merged.get(key, {"class": "exact", "spread_pct": 0.0,
                                    "boots": 0})
             merged[key] = {"class": exact.worse(was["class"], cls),
                            "spread_pct": round(max(was["spread_pct"],
                                                    spread), 4),
                            "boots": was["boots"] + boots}
-    runs = names + [os.path.basename(os.path.normpath(r)) for r in args.runs]
+        setup["runs"].append(os.path.basename(os.path.normpath(path)))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
-                    "counter: the worst over A/A runs of one kernel each, "
-                    "every repetition of every boot "
+                    "counter, per setup (kbtools.exact.setup_of: the "
+                    "guest's architecture): the worst over A/A runs of "
+                    "one kernel each, every repetition of every boot "
                     "(bench/guest_modes.py classes --merge)",
-           "runs": runs,
-           "rows": dict(sorted(merged.items()))}
+           "setups": {name: {"runs": setup["runs"],
+                             "rows": dict(sorted(setup["rows"].items()))}
+                      for name, setup in sorted(setups.items())}}
     with cli.writing(args.output):
         results.write_json(args.output, doc)
     return 0

@@ -35,8 +35,8 @@ def icount_doc(getsid_us):
     """One repetition of syscall_overhead in an icount guest."""
     return {"schema": "kbench-results/1", "test": TEST,
             "kernel": {"release": "6.12"}, "date": "2026-11-25T00:00:00Z",
-            "machine": {"guest": "tcg", "clock_mode": "icount",
-                        "icount_shift": 0},
+            "machine": {"arch": "x86_64", "guest": "tcg",
+                        "clock_mode": "icount", "icount_shift": 0},
             "cmdline": "./" + TEST, "boot_id": "b1", "params": {},
             "rows": [{"name": ROW, "status": "ok", "unit": "us", "n": 100,
                       "median": getsid_us, "mean": getsid_us}]}
@@ -68,7 +68,9 @@ class Sim:
                 return
 
     def figures(self):
-        return bisect.Figures(self.boots, self.figs)
+        # The boots' setup, which the exact rule looks its classes up in.
+        header = bisect.results.parse_doc("d", icount_doc(0.3)).header
+        return bisect.Figures(self.boots, self.figs, [header])
 
 
 def levels(good=1.0, bad=2.0, step=None, noise=0.05, seed=1):
@@ -257,11 +259,13 @@ class Exact(unittest.TestCase):
                               "usable": 1})
             got = bisect.boot_figures(state, boots[0])
             self.assertAlmostEqual(445.097, got[KEY][0])
-            fig = bisect.Figures(boots * 2, [bisect.boot_figures(state, b)
-                                             for b in boots * 2])
-            verdict, signal, _ = bisect.decide_endpoints(
+            fig = bisect.Figures.of_state(state, boots * 2)
+            self.assertEqual({"x86_64"}, {h.machine.arch
+                                          for h in fig.headers})
+            verdict, signal, entries = bisect.decide_endpoints(
                 settings("icount"), fig, 1)
             self.assertEqual(("differ", SIGNAL), (verdict, signal))
+            self.assertEqual("exact", entries[0]["class"])
 
     def test_exact_mode_states_no_statistical_error(self):
         self.assertIsNone(bisect.error_bound(settings("icount"), []))

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -20,9 +21,10 @@ import compare as compare_cli  # noqa: E402
 from kbtools import compare, exact, results  # noqa: E402
 
 
-def doc(rows, mode="icount", boot="b1", test="syscall_overhead"):
+def doc(rows, mode="icount", boot="b1", test="syscall_overhead",
+        arch="x86_64"):
     """One repetition; rows: (name, median in us)."""
-    machine = {"guest": "tcg", "clock_mode": mode}
+    machine = {"arch": arch, "guest": "tcg", "clock_mode": mode}
     if mode == "icount":
         machine["icount_shift"] = 0
     return {"schema": "kbench-results/1", "test": test,
@@ -68,7 +70,7 @@ class Rule(unittest.TestCase):
         # CI's A/A: each boot's repetitions agreed within 0.25
         # instructions, the boots did not (the row reads the accounting
         # of 200 other tasks); A/A runs now class it near.
-        known = exact.calibration()["taskstats:ioctl"]
+        known = exact.calibration()["x86_64"]["taskstats:ioctl"]
         self.assertEqual(known["class"], "near")
         self.assertEqual(exact.decide([3163.105] * 2, [3162.5] * 2,
                                       known)[:2], ("near", "same"))
@@ -101,11 +103,43 @@ class Rule(unittest.TestCase):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         path = os.path.join(tmp.name, "c.json")
+        # A file of one setup, as written before arm64: x86_64's.
         with open(path, "w") as f:
-            json.dump({"rows": {"t:r": {"class": "near"}}}, f)
-        self.assertEqual({"t:r": {"class": "near"}}, exact.calibration(path))
+            json.dump({"runs": [], "rows": {"t:r": {"class": "near"}}}, f)
+        self.assertEqual({"x86_64": {"t:r": {"class": "near"}}},
+                         exact.calibration(path))
+        with open(path, "w") as f:
+            json.dump({"setups": {"aarch64": {"runs": [], "rows": {
+                "t:r": {"class": "exact"}}}}}, f)
+        self.assertEqual({"aarch64": {"t:r": {"class": "exact"}}},
+                         exact.calibration(path))
         self.assertEqual({}, exact.calibration(path + ".missing"))
-        self.assertIn("syscall_overhead:getppid", exact.calibration())
+        self.assertIn("syscall_overhead:getppid",
+                      exact.calibration()["x86_64"])
+
+    def test_classes_are_looked_up_per_setup(self):
+        """One lookup, keyed by what the runs' headers say (their
+        architecture): a row exact on x86_64 is unknown on a setup whose
+        A/A runs have not seen it, and two setups give the worse."""
+        def header(arch):
+            return results.parse_doc("d", doc([], arch=arch)).header
+        x86, arm = header("x86_64"), header("aarch64")
+        table = {"x86_64": {"t:r": {"class": "exact", "spread_pct": 0.0,
+                                    "boots": 8},
+                            "t:n": {"class": "near", "spread_pct": 0.3,
+                                    "boots": 8}},
+                 "aarch64": {"t:n": {"class": "exact", "spread_pct": 0.0,
+                                     "boots": 4}}}
+        with mock.patch.object(exact, "calibration", return_value=table):
+            self.assertEqual("exact", exact.known([x86, x86], "t",
+                                                  "r")["class"])
+            self.assertIsNone(exact.known([arm, arm], "t", "r"))
+            self.assertIsNone(exact.known([x86, arm], "t", "r"))
+            self.assertEqual({"class": "near", "spread_pct": 0.3,
+                              "boots": 4},
+                             exact.known([x86, arm], "t", "n"))
+            self.assertIsNone(exact.known([header(None)], "t", "r"))
+            self.assertIsNone(exact.known([], "t", "r"))
 
     def test_one_repetition_shows_no_spread(self):
         self.assertIn("2 per side", exact.too_few([1.0], [1.0, 1.0]))
@@ -123,13 +157,14 @@ class Calibration(unittest.TestCase):
     def path(self, *names):
         return os.path.join(self.tmp.name, *names)
 
-    def a_a(self, name, base_us, cand_us):
+    def a_a(self, name, base_us, cand_us, arch="x86_64", cand_arch=None):
         """An A/A of one boot a side: getppid at these medians."""
-        for side, us, boot in (("base", base_us, "b1"),
-                               ("candidate", cand_us, "b2")):
+        for side, us, boot, a in (("base", base_us, "b1", arch),
+                                  ("candidate", cand_us, "b2",
+                                   cand_arch or arch)):
             os.makedirs(self.path(name, side))
             results.write_json(self.path(name, side, "syscall_overhead.json"),
-                               doc([("getppid", us)], boot=boot))
+                               doc([("getppid", us)], boot=boot, arch=a))
         return self.path(name)
 
     def classes(self, *args):
@@ -151,13 +186,34 @@ class Calibration(unittest.TestCase):
                            self.path("new.json"), run)
         self.assertEqual(out.returncode, 0, out.stderr)
         with open(self.path("new.json")) as f:
-            new = json.load(f)
+            new = json.load(f)["setups"]["x86_64"]
         self.assertEqual(new["runs"], ["aa4", "aa6"])
         row = new["rows"]["syscall_overhead:getppid"]
         self.assertEqual((row["class"], row["boots"]), ("near", 6))
         self.assertAlmostEqual(row["spread_pct"], 0.2135, places=3)
         self.assertEqual(new["rows"]["pmqtest:latency_pair0"],
                          earlier["rows"]["pmqtest:latency_pair0"])
+
+    def test_runs_of_another_architecture_are_a_setup_of_their_own(self):
+        x86 = self.a_a("aa-x86", 0.329097, 0.329097)
+        out = self.classes("-o", self.path("c.json"), x86)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        arm = self.a_a("aa-arm", 0.457500, 0.457500, "aarch64")
+        out = self.classes("--merge", self.path("c.json"), "-o",
+                           self.path("c.json"), arm)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            setups = json.load(f)["setups"]
+        self.assertEqual(["aarch64", "x86_64"], sorted(setups))
+        self.assertEqual((["aa-arm"], ["aa-x86"]),
+                         (setups["aarch64"]["runs"], setups["x86_64"]["runs"]))
+        self.assertEqual("exact", setups["aarch64"]["rows"][
+            "syscall_overhead:getppid"]["class"])
+        # An A/A whose boots ran on two architectures is no A/A.
+        mixed = self.a_a("aa-mixed", 0.3, 0.3, "x86_64", "aarch64")
+        out = self.classes(mixed)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("not the boots of one setup", out.stderr)
 
     def test_a_file_that_is_not_a_classes_file_is_refused(self):
         run = self.a_a("aa", 1.0, 1.0)

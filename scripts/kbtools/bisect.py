@@ -174,17 +174,25 @@ def read_boots(state: str) -> List[Dict[str, Any]]:
     return out
 
 
-def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median"
-                 ) -> Dict[Tuple[str, str], List[float]]:
-    """(test, row) -> the figures of one usable boot: its repetitions'
-    (one, or two in exact mode) in the row's unit, or in instructions
-    per operation for an icount run (the exact rule's floors are in
-    instructions)."""
+def boot_run(state: str, boot: Dict[str, Any]) -> Optional[results.Run]:
+    """The results of one usable boot (None: not usable)."""
     if boot["usable"] is None:
-        return {}
+        return None
     path = os.path.join(boots_dir(state, boot["commit"]),
                         str(boot["usable"]))
-    run = results.load(path, boot["commit"][:12])
+    return results.load(path, boot["commit"][:12])
+
+
+def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median",
+                 run: Optional[results.Run] = None
+                 ) -> Dict[Tuple[str, str], List[float]]:
+    """(test, row) -> the figures of one usable boot (its results, run,
+    when read already): its repetitions' (one, or two in exact mode) in
+    the row's unit, or in instructions per operation for an icount run
+    (the exact rule's floors are in instructions)."""
+    run = run or boot_run(state, boot)
+    if run is None:
+        return {}
     out = {}
     for test in run.tests.values():
         for row in test.rows.values():
@@ -198,16 +206,22 @@ def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median"
 class Figures:
     """The figures of every boot of a bisection (boots: the schedule's
     records; by_boot: each one's figures by (test, row), empty for an
-    unusable boot)."""
+    unusable boot; headers: the usable boots' results headers, which
+    say the setup an exact rule looks its A/A classes up in)."""
 
     def __init__(self, boots: List[Dict[str, Any]],
-                 by_boot: List[Dict[Tuple[str, str], List[float]]]):
+                 by_boot: List[Dict[Tuple[str, str], List[float]]],
+                 headers: Sequence[results.Header] = ()):
         self.boots = boots
         self._by_boot = by_boot
+        self.headers = list(headers)
 
     @classmethod
     def of_state(cls, state: str, boots: List[Dict[str, Any]]) -> "Figures":
-        return cls(boots, [boot_figures(state, b) for b in boots])
+        runs = [boot_run(state, b) for b in boots]
+        return cls(boots, [boot_figures(state, b, run=r)
+                           for b, r in zip(boots, runs)],
+                   [t.header for r in runs if r for t in r.tests.values()])
 
     def of(self, i: int, key: Tuple[str, str]) -> List[float]:
         return self._by_boot[i].get(key, [])
@@ -283,9 +297,11 @@ def _ratio(over: Sequence[float], under: Sequence[float]) -> Optional[float]:
     return float(stats.median(over) / stats.median(under))
 
 
-def known_row(key: Tuple[str, str]) -> Optional[Dict[str, Any]]:
-    """What A/A runs across boots showed of a row (kbtools.exact)."""
-    return exact.calibration().get(f"{key[0]}:{key[1]}")
+def known_row(fig: Figures, key: Tuple[str, str]
+              ) -> Optional[Dict[str, Any]]:
+    """What A/A runs across boots of the boots' setup showed of a row
+    (kbtools.exact)."""
+    return exact.known(fig.headers, *key)
 
 
 def endpoint_alpha(settings: Dict[str, Any], rows: int) -> float:
@@ -319,7 +335,7 @@ def endpoint_rows(settings: Dict[str, Any], fig: Figures) -> List[Dict[str, Any]
             why = exact.too_few(gr, br)
             entry["class"], entry["verdict"], _ = (
                 ("-", "no-verdict", None) if why else
-                exact.decide(gr, br, known_row(key)))
+                exact.decide(gr, br, known_row(fig, key)))
         else:
             pairs = [_oriented(settings["direction"], bl.get("good", []),
                                bl.get("bad", [])) for bl in blocks.values()]
@@ -443,8 +459,8 @@ def _icount_step_row(settings: Dict[str, Any], fig: Figures, phase: str,
                               "p_bad": None, "p_good": None, "class": None}
     if exact.too_few(g, s) or exact.too_few(s, b):
         return out
-    vs_good = exact.decide(g, s, known_row(key))
-    vs_bad = exact.decide(s, b, known_row(key))
+    vs_good = exact.decide(g, s, known_row(fig, key))
+    vs_bad = exact.decide(s, b, known_row(fig, key))
     out["class"] = vs_good[0]
     direction = settings["direction"]
     out["bad"] = vs_good[1] == direction and vs_bad[1] == "same"

@@ -175,18 +175,19 @@ def _compare_row(cand: Run, test: str, brow: Row, crow: Row, stat: str,
     if clock == ClockMode.ICOUNT:
         return _compare_icount(_entry(cand, test, name, INSN,
                                       Verdict.PENDING, clock=clock),
-                               brow, crow, stat, alpha, need,
-                               (bt.insn_per_unit(unit) or 1.0,
-                                ct.insn_per_unit(unit) or 1.0))
+                               brow, crow, stat, alpha, need, (bt, ct))
     return _test_values(_entry(cand, test, name, unit, Verdict.PENDING),
                         vb, vc, alpha, need)
 
 
 def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
-                    need: int, scales: Tuple[float, float]) -> Entry:
+                    need: int, sides: Tuple[Test, Test]) -> Entry:
     """Fill entry e of an icount row: kbtools.exact's class and verdict
-    from the repetitions, in instructions per operation; a noisy row is
-    left PENDING for the statistical rule over its boots."""
+    from the repetitions, in instructions per operation, and what A/A
+    runs of the sides' setups showed; a noisy row is left PENDING for
+    the statistical rule over its boots."""
+    scales = (sides[0].insn_per_unit(brow.unit or crow.unit) or 1.0,
+              sides[1].insn_per_unit(brow.unit or crow.unit) or 1.0)
     vb = [v * scales[0] for v in brow.values(stat)]
     vc = [v * scales[1] for v in crow.values(stat)]
     mb, mc = stats.median(vb), stats.median(vc)
@@ -202,7 +203,7 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
     if why:
         e.verdict, e.note = Verdict.NO_VERDICT, why
         return e
-    known = exact.calibration().get(f"{e.test}:{e.name}")
+    known = exact.known([t.header for t in sides], sides[0].name, brow.name)
     e.row_class, verdict, e.note = exact.decide(vb, vc, known)
     e.verdict = Verdict(verdict)
     if e.verdict != Verdict.PENDING:

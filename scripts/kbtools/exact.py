@@ -25,10 +25,11 @@ and a row can repeat itself within a boot yet differ between boots (a
 getpgid of the caller's own pid costs 17 more instructions once the pid
 crosses an IDR level). So a row's class is the worse of what this
 comparison shows and what A/A runs of one kernel over several boots
-showed (CLASSES_FILE, written by bench/guest_modes.py classes); a row
-no A/A run has seen is at best near; a near row's margin takes the
-larger of this comparison's spread and BOOT_SPREAD_FACTOR times the
-boots'.
+showed in the same setup (CLASSES_FILE, written by bench/guest_modes.py
+classes; known() is its one lookup, setup_of() what tells setups apart:
+the architecture); a row no A/A run of the setup has seen is at best
+near; a near row's margin takes the larger of this comparison's spread
+and BOOT_SPREAD_FACTOR times the boots'.
 
 What instructions do not show: cache and TLB misses, lock contention,
 memory bandwidth, device latency, and work that costs cycles rather
@@ -40,7 +41,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import stats
+from kbtools import results, stats
 
 # Repetitions of a batched null system call differ by one instruction
 # per batch (0.001 per call with 1000 calls); a quarter instruction per
@@ -58,32 +59,79 @@ BOOT_SPREAD_FACTOR = 2.0
 CLASSES = ("exact", "near", "noisy")
 CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "icount_classes.json")
-_calibration: Optional[Dict[str, Dict[str, Any]]] = None
+# A classes file written before setups were told apart holds the A/A
+# runs of x86_64 guests alone.
+FIRST_SETUP = "x86_64"
+Calibration = Dict[str, Dict[str, Dict[str, Any]]]
+_calibration: Optional[Calibration] = None
+
+
+def setup_of(header: results.Header) -> Optional[str]:
+    """The setup a run's figures were counted in, as the classes file
+    tells setups apart: the guest's architecture (uname -m); None when
+    the run does not say. Figures of two setups are different counts
+    (another instruction set): a row exact in one says nothing of the
+    other."""
+    return header.machine.arch or None
 
 
 def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
-    """The whole classes file: 'rows' and the A/A 'runs' they came from;
-    OSError or ValueError when it cannot be read."""
+    """The whole classes file: 'setups', each with its 'rows' and the A/A
+    'runs' they came from (a file of one setup's 'rows' and 'runs', as
+    written before, is x86_64's); OSError or ValueError when it cannot
+    be read."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     if not isinstance(doc, dict):
         raise ValueError("not a JSON object")
+    if "setups" not in doc and "rows" in doc and "runs" in doc:
+        doc = {"about": doc.get("about", ""), "setups": {FIRST_SETUP: {
+            "runs": doc["runs"], "rows": doc["rows"]}}}
+    setups = doc.get("setups")
+    if not isinstance(setups, dict) or not all(
+            isinstance(v, dict) and isinstance(v.get("rows"), dict)
+            for v in setups.values()):
+        raise ValueError("no 'setups' object of 'rows'")
     return doc
 
 
-def calibration(path: str = CLASSES_FILE) -> Dict[str, Dict[str, Any]]:
-    """'TEST:ROW' -> {'class', 'spread_pct', 'boots'} measured across
-    boots; empty when the file is missing."""
+def calibration(path: str = CLASSES_FILE) -> Calibration:
+    """SETUP -> 'TEST:ROW' -> {'class', 'spread_pct', 'boots'} measured
+    across boots; empty when the file is missing."""
     global _calibration
     if _calibration is not None and path == CLASSES_FILE:
         return _calibration
     try:
-        rows: Dict[str, Dict[str, Any]] = load_classes(path)["rows"]
+        setups = {name: setup["rows"] for name, setup in
+                  load_classes(path)["setups"].items()}
     except (OSError, ValueError, KeyError):
-        rows = {}
+        setups = {}
     if path == CLASSES_FILE:
-        _calibration = rows
-    return rows
+        _calibration = setups
+    return setups
+
+
+def known(headers: Sequence[results.Header], test: str, row: str
+          ) -> Optional[Dict[str, Any]]:
+    """What A/A runs across boots showed of TEST:ROW in the setups of
+    the runs compared (each side's header): the worst class, the widest
+    spread and the fewest boots over them; None when the A/A runs of a
+    setup have not seen the row (or a run does not say its setup). The
+    one lookup of the classes: what tells setups apart (setup_of) can
+    grow without its callers changing."""
+    found: List[Dict[str, Any]] = []
+    for setup in {setup_of(h) for h in headers} or {None}:
+        entry = calibration().get(setup or "", {}).get(f"{test}:{row}")
+        if entry is None:
+            return None
+        found.append(entry)
+    cls = "exact"
+    for entry in found:
+        cls = worse(cls, entry.get("class", "exact"))
+    return {"class": cls,
+            "spread_pct": max(float(e.get("spread_pct") or 0.0)
+                              for e in found),
+            "boots": min(int(e.get("boots") or 0) for e in found)}
 
 
 def worse(a: str, b: str) -> str:
