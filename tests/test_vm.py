@@ -248,7 +248,8 @@ class CommandLines(unittest.TestCase):
             cmd, _ = b.command(boot, "")
             boot.close()
         self.assertEqual(["qemu-system-aarch64", "-M", "virt", "-cpu",
-                          "max,pauth-impdef=on", "-icount", ICOUNT, "-smp",
+                          "max,pauth-impdef=on,cntfrq=1000000000", "-icount",
+                          ICOUNT, "-smp",
                           "1", "-m", "1G", "-nodefaults", "-display", "none",
                           "-no-reboot", "-serial", "stdio", "-kernel",
                           "/img/Image", "-initrd", "/i.cpio", "-append",

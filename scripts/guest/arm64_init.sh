@@ -31,9 +31,39 @@ json=
 # shellcheck source=/dev/null
 . /kbench-args	# sets args=(...) and json=DIR (the guest's path)
 
+# settle: wait until the CPUs have been idle for 90% of two 0.1 s
+# intervals in a row (at most 10 s), and say when. The kernel's own work
+# at boot is not over when /init starts: an arm64 guest's crypto
+# self-tests (cryptomgr_test threads) ran about 0.6 s more, on the one
+# vCPU of an exact run, and under --icount each of their instructions
+# counted in the loop it interrupted (a tenth of getpid's batches ten
+# times as long, in the first repetition only). /proc/uptime holds the
+# seconds up and idle (summed over the CPUs) to two decimals: compared
+# in hundredths, without a fork.
+settle() {
+	local polls quiet=0 up idle up0 idle0 cpus busy
+
+	cpus=$(nproc)
+	read -r up0 idle0 </proc/uptime
+	for ((polls = 0; polls < 100 && quiet < 2; polls++)); do
+		sleep 0.1
+		read -r up idle </proc/uptime
+		busy=$(((10#${up/./} - 10#${up0/./}) * cpus - (10#${idle/./} - 10#${idle0/./})))
+		if ((busy * 10 <= (10#${up/./} - 10#${up0/./}) * cpus)); then
+			quiet=$((quiet + 1))
+		else
+			quiet=0
+		fi
+		up0=$up idle0=$idle
+	done
+	echo "$up s after boot"
+}
+settled=$(settle)
+
 echo "vm-run: guest up: Linux $(uname -r) $(uname -m), accel=${KBENCH_GUEST:-?}," \
 	"KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-}, $(nproc) CPUs," \
-	"$(awk '/^MemTotal:/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+	"$(awk '/^MemTotal:/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)," \
+	"quiet $settled"
 
 cd /kbench || exit 1
 ./run_all.sh --no-build "${args[@]}" 2>&1
