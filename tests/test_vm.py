@@ -846,6 +846,38 @@ class HostMerge(unittest.TestCase):
                 self.assertEqual(["base1", "base2", "base10"],
                                  [r["boot_id"] for r in doc["repetitions"]])
 
+    def test_after_the_run_the_host_compares_and_reports(self):
+        """--vs-prefix's table and --report, as run_all.sh ends on a
+        host: '# ' lines on stdout and in DIR/run_all.ktap; compare's
+        exit 1 (--fail-above) the run's status."""
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vm, "check_report"):
+            with open(os.path.join(d, "run_all.ktap"), "w") as f:
+                f.write("# Totals: pass:2\n")
+            run = parse("-k", "k", "--vs-prefix", "env", "--fail-above", "5",
+                        "--json", d, "--report", os.path.join(d, "r.html")).run
+            calls = []
+
+            def output(cmd, **kw):
+                calls.append(cmd)
+                return 1, "getppid slower"
+
+            def ran(cmd, **kw):
+                calls.append(cmd)
+                return 0
+            with mock.patch.object(vm.proc, "output", output), \
+                    mock.patch.object(vm.proc, "run", ran):
+                rc, out, _ = quiet(vm.after_run, run, d, d, "t", 0)
+            with open(os.path.join(d, "run_all.ktap")) as f:
+                ktap = f.read()
+        self.assertEqual(1, rc)
+        want = f"# getppid slower\n# report: {d}/r.html\n"
+        self.assertEqual(want, out)
+        self.assertEqual("# Totals: pass:2\n" + want, ktap)
+        self.assertEqual(["--label", "base,env", "--fail-above", "5",
+                          f"{d}/base", f"{d}/candidate"], calls[0][1:])
+        self.assertEqual(["-o", f"{d}/r.html", d], calls[1][1:])
+
     def test_results_that_cannot_be_merged(self):
         with tempfile.TemporaryDirectory() as d:
             rep = os.path.join(d, "repetitions", "base", "1")
