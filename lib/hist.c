@@ -66,23 +66,6 @@ void kb_hist_record(struct kb_hist *h, uint64_t value)
 		h->max = value;
 }
 
-void kb_hist_merge(struct kb_hist *dst, const struct kb_hist *src)
-{
-	unsigned int i;
-
-	if (!src->count)
-		return;
-	for (i = 0; i < KB_HIST_BUCKETS; i++)
-		dst->buckets[i] += src->buckets[i];
-	dst->count += src->count;
-	dst->sum += src->sum;
-	dst->sumsq += src->sumsq;
-	if (src->min < dst->min)
-		dst->min = src->min;
-	if (src->max > dst->max)
-		dst->max = src->max;
-}
-
 double kb_hist_mean(const struct kb_hist *h)
 {
 	return h->count ? h->sum / (double)h->count : NAN;

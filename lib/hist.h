@@ -42,8 +42,6 @@ struct kb_hist {
 
 void kb_hist_init(struct kb_hist *h);
 void kb_hist_record(struct kb_hist *h, uint64_t value);
-/* Add every value of @src to @dst. */
-void kb_hist_merge(struct kb_hist *dst, const struct kb_hist *src);
 
 double kb_hist_mean(const struct kb_hist *h);
 /* Sample standard deviation (n - 1), 0 for fewer than two values. */

@@ -24,7 +24,7 @@ void kb_placement_describe(const struct kb_placement *p, char *buf,
 			 p->why);
 }
 
-void kb_placement_setup(struct kb_placement *p, bool no_pin, bool child_apart)
+void kb_placement_setup(struct kb_placement *p, bool no_pin)
 {
 	int cpus[CPU_SETSIZE], n, err;
 
@@ -40,19 +40,10 @@ void kb_placement_setup(struct kb_placement *p, bool no_pin, bool child_apart)
 				 strerror(-err));
 		} else {
 			p->pinned = true;
-			p->parent_cpu = cpus[n - 1];
-			p->child_cpu = child_apart && n > 1 ? cpus[n - 2] :
-							      p->parent_cpu;
+			p->parent_cpu = p->child_cpu = cpus[n - 1];
 		}
 	}
 	kb_results_param_str("placement", p->pinned ? "pinned" : "scheduler");
 	kb_results_param_num("parent_cpu", p->parent_cpu);
 	kb_results_param_num("child_cpu", p->child_cpu);
-}
-
-int kb_placement_child(const struct kb_placement *p)
-{
-	if (!p->pinned || p->child_cpu == p->parent_cpu)
-		return 0;
-	return kb_rtsched_pin_self(p->child_cpu);
 }

@@ -16,21 +16,17 @@
 struct kb_placement {
 	bool pinned;
 	int parent_cpu;		/* -1 when not pinned */
-	int child_cpu;		/* -1 when not pinned; may equal parent_cpu */
+	int child_cpu;		/* -1 when not pinned; else parent_cpu */
 	char why[128];		/* why pinning was not done, or "" */
 };
 
 /*
  * Unless @no_pin, pin the calling thread to the last CPU it may run on
- * (CPU 0 usually takes most device interrupts). Children inherit it;
- * with @child_apart and a second allowed CPU, child_cpu is the one before
- * it, for kb_placement_child(). A refused pin falls back to the scheduler
- * and says why in p->why. Records the placement in the JSON params.
+ * (CPU 0 usually takes most device interrupts). Children inherit it
+ * (child_cpu). A refused pin falls back to the scheduler and says why in
+ * p->why. Records the placement in the JSON params.
  */
-void kb_placement_setup(struct kb_placement *p, bool no_pin, bool child_apart);
-
-/* In a child or partner thread: move to p->child_cpu. 0 or -errno. */
-int kb_placement_child(const struct kb_placement *p);
+void kb_placement_setup(struct kb_placement *p, bool no_pin);
 
 /* One line for a diagnostic: "pinned: parent cpu 1, child cpu 1". */
 void kb_placement_describe(const struct kb_placement *p, char *buf,

@@ -167,24 +167,3 @@ void kb_ts_bpf_get(const struct kb_ts_bpf *b, long i, struct kb_ts_stats *ts)
 	ts->read_bytes = r->read_bytes;
 	ts->write_bytes = r->write_bytes;
 }
-
-void kb_ts_bpf_get_extra(const struct kb_ts_bpf *b, long i,
-			 struct kb_ts_bpf_extra *x)
-{
-	const struct kb_ts_iter_record *r = record(b, i);
-	uint64_t page = b->page_kib * 1024;
-
-	/* kernel/tsacct.c: pages-ns/1024 integrals to MiB-us. */
-	x->coremem = r->acct_rss_mem1 * page / (1000 * 1024);
-	x->virtmem = r->acct_vm_mem1 * page / (1000 * 1024);
-	x->hiwater_rss = r->hiwater_rss_pages * b->page_kib;
-	x->hiwater_vm = r->hiwater_vm_pages * b->page_kib;
-	x->read_syscalls = r->read_syscalls;
-	x->write_syscalls = r->write_syscalls;
-	x->cancelled_write_bytes = r->cancelled_write_bytes;
-	x->freepages_delay_total = r->freepages_delay_total;
-	x->thrashing_delay_total = r->thrashing_delay_total;
-	x->compact_delay_total = r->compact_delay_total;
-	x->wpcopy_delay_total = r->wpcopy_delay_total;
-	x->irq_delay_total = r->irq_delay_total;
-}

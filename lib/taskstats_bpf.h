@@ -36,22 +36,4 @@ long kb_ts_bpf_pass(struct kb_ts_bpf *b);
  */
 void kb_ts_bpf_get(const struct kb_ts_bpf *b, long i, struct kb_ts_stats *ts);
 
-/* The extra figures taskstats carries that struct kb_ts_stats lacks. */
-struct kb_ts_bpf_extra {
-	uint64_t coremem;	/* MiB-usec */
-	uint64_t virtmem;
-	uint64_t hiwater_rss;	/* KiB */
-	uint64_t hiwater_vm;
-	uint64_t read_syscalls;
-	uint64_t write_syscalls;
-	uint64_t cancelled_write_bytes;
-	uint64_t freepages_delay_total;
-	uint64_t thrashing_delay_total;
-	uint64_t compact_delay_total;
-	uint64_t wpcopy_delay_total;
-	uint64_t irq_delay_total;
-};
-void kb_ts_bpf_get_extra(const struct kb_ts_bpf *b, long i,
-			 struct kb_ts_bpf_extra *x);
-
 #endif /* KBENCH_TASKSTATS_BPF_H */

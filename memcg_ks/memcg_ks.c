@@ -443,7 +443,7 @@ int main(int argc, char **argv)
 							   sizeof(c->child.skip));
 	}
 	ks_probe(c);
-	kb_placement_setup(&c->place, c->common.no_pin, false);
+	kb_placement_setup(&c->place, c->common.no_pin);
 	plan_priority(c);
 	record_params(c);
 	run_tests(c);

@@ -220,7 +220,7 @@ int main(int argc, char **argv)
 	if (!c.o.thp)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	/* Children inherit the CPU: no cross-CPU wake-up per creation. */
-	kb_placement_setup(&c.place, c.common.no_pin, false);
+	kb_placement_setup(&c.place, c.common.no_pin);
 
 	ksft_print_header();
 	choose_methods(&c);

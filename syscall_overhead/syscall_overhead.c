@@ -725,7 +725,7 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &c);
 	kb_cleanup_push(remove_ipc, &c);
 	kb_cleanup_push(kill_exec_child, &c);
-	kb_placement_setup(&c.place, c.common.no_pin, false);
+	kb_placement_setup(&c.place, c.common.no_pin);
 	kb_placement_describe(&c.place, where, sizeof(where));
 
 	ksft_print_header();
