@@ -28,7 +28,7 @@ import re
 import statistics
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Dict, Optional, Sequence, Tuple, TypeVar
+from typing import Dict, Optional, Tuple, TypeVar
 
 from kbtools import ktap
 from kbtools.results import (INSN, Header, Json, Row, Run, Status, Test,
@@ -119,10 +119,6 @@ def check_origin(origin: Optional[str]) -> str:
     if origin is None or not ORIGIN_RE.match(origin):
         raise ExportError(f"origin '{origin}' must match [a-z0-9_]+")
     return origin
-
-
-def median_of(values: Sequence[float]) -> Optional[float]:
-    return statistics.median(values) if values else None
 
 
 ROW_STATUS = {Status.OK: KStatus.PASS, Status.FAIL: KStatus.FAIL,

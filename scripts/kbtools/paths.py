@@ -9,7 +9,6 @@ import os
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SCRIPTS = os.path.join(TOP, "scripts")
-TESTKERNEL = os.path.join(TOP, "testkernel")
 
 
 def cache_dir() -> str:

@@ -23,7 +23,6 @@ from kbtools.plots import Point
 from kbtools.results import Json, Row, Run, Status, Summary, Test
 
 TIME_UNITS = kbcompare.TIME_UNITS
-SIDE_STYLES = ("base", "candidate")
 
 
 class ReportError(Exception):
