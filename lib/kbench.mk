@@ -90,7 +90,10 @@ override CFLAGS += $(KHDR_INCLUDES) -I$(KSFT_DIR) -I$(KBENCH_LIB)
 LDLIBS += -lcap -lm
 
 include $(KBENCH_LIB)/kbench_srcs.mk
-LOCAL_HDRS += $(KBENCH_CORE_HDRS)
+# KBENCH_USES: the lib topics a program links beyond the core, said once
+# in its Makefile: lib/TOPIC.c (when there is one) and lib/TOPIC.h.
+KBENCH_USES_SRCS := $(wildcard $(KBENCH_USES:%=$(KBENCH_LIB)/%.c))
+LOCAL_HDRS += $(KBENCH_CORE_HDRS) $(KBENCH_USES:%=$(KBENCH_LIB)/%.h)
 # Programs built for another target (make CROSS_COMPILE=... after a native
 # build, or back) are rebuilt: they depend on a stamp naming the target
 # triplet, rewritten (below) only when the triplet changes. lib.mk's rule
@@ -105,7 +108,7 @@ endif
 endif
 LOCAL_HDRS += $(KB_TARGET_STAMP)
 EXTRA_CLEAN += $(KB_TARGET_STAMP)
-KBENCH_SRCS := $(KBENCH_CORE_SRCS) $(KBENCH_EXTRA_SRCS)
+KBENCH_SRCS := $(KBENCH_CORE_SRCS) $(KBENCH_USES_SRCS)
 
 include $(KSFT_DIR)/lib.mk
 
