@@ -333,6 +333,9 @@ collection_as_root() {
 	[[ $ran == "$rows" ]] || fail "kunit.py saw $ran results, the stream has $rows rows"
 	"$top/scripts/compare.py" "$work/json-root" "$work/json-root" >/dev/null ||
 		fail "compare.py cannot read the run's JSON results"
+	# The design's table of timing rows holds for this real run.
+	PYTHONPATH=$top/scripts python3 -m kbtools.design --check "$work/json-root" ||
+		fail "design.TIMING_ROWS does not hold for this run"
 }
 
 # The project's files (tracked and new, not ignored) as a tar stream.

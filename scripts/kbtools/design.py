@@ -12,20 +12,24 @@ together: every row of the run (family "run", compare.py's default) or
 the largest program's (family "program").
 
     python3 -m kbtools.design [--family F] [--alpha A] [--given N] TEST...
+    python3 -m kbtools.design --check DIR
 
 prints the repetitions on its first line, then one line saying why, and
-a warning line when --given N is fewer.
+a warning line when --given N is fewer; --check holds a real run's
+results against the table of timing rows below.
 """
 
 import argparse
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, paths, proc, stats
+from kbtools import cli, paths, proc, results, stats
 
-# Timing rows of each program's default run (on the development host;
-# tests/test_design.py checks them against a real run's JSON, so that a
-# new row cannot leave them behind).
+# Timing rows of each program's default run on a mainline kernel that
+# runs BPF iterators (the patched test kernel's ioctl and .ks rows are
+# not counted). make check holds a real run against them (check(): a
+# program missing here, or a run with more timing rows, fails), so that
+# a new program or row cannot leave them behind.
 TIMING_ROWS: Dict[str, int] = {
     "memcg_ks": 12,
     "pmqtest": 3,
@@ -89,12 +93,34 @@ def plan(tests: Sequence[str], given: Optional[int],
     return n, lines
 
 
+def check(run: results.Run) -> List[str]:
+    """What a real run of the collection shows TIMING_ROWS to lack: a
+    program it does not name, or one that measured more timing rows (a
+    row with a unit) than it counts. Empty when the table holds."""
+    problems = []
+    for name, test in sorted(run.tests.items()):
+        timed = sum(1 for row in test.rows.values()
+                    if row.unit and row.values())
+        if name not in TIMING_ROWS:
+            problems.append(f"{name}: not in design.TIMING_ROWS ({timed} "
+                            "timing rows in this run)")
+        elif timed > TIMING_ROWS[name]:
+            problems.append(f"{name}: {timed} timing rows in this run, "
+                            f"design.TIMING_ROWS counts "
+                            f"{TIMING_ROWS[name]}")
+    return problems
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python3 -m kbtools.design",
         description="Repetitions per side that let one changed row among "
                     "the programs' rows be flagged.")
-    ap.add_argument("tests", nargs="+", metavar="TEST")
+    ap.add_argument("tests", nargs="*", metavar="TEST")
+    ap.add_argument("--check", metavar="DIR",
+                    help="hold the --json DIR of a real run against the "
+                         "table of timing rows: exit 1 when it lacks a "
+                         "program or counts too few rows")
     ap.add_argument("--family", choices=FAMILIES, default="run")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--given", type=int, metavar="N",
@@ -102,12 +128,33 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     if not 0 < args.alpha < 1:
         ap.error(f"--alpha {args.alpha:g} is not between 0 and 1")
+    if args.check:
+        return check_main(args.check)
+    if not args.tests:
+        ap.error("no TEST given")
     n, rows = reps(args.tests, args.alpha, args.family)
     print(n)
     print(why(n, rows, args.alpha))
     warning = shortfall(args.given, n, rows) if args.given else None
     if warning:
         print(warning)
+    return 0
+
+
+def check_main(path: str) -> int:
+    """--check DIR: 0 the table holds, 1 it does not, 2 no results."""
+    try:
+        run = results.load(path)
+    except results.ResultError as e:
+        print(f"design: {e}", file=sys.stderr)
+        return 2
+    problems = check(run)
+    for p in problems:
+        print(f"design: {p}", file=sys.stderr)
+    if problems:
+        return 1
+    print(f"design: the timing rows of {len(run.tests)} programs are "
+          "within design.TIMING_ROWS")
     return 0
 
 
