@@ -15,7 +15,8 @@ as run_kselftest.sh writes them) it checks:
   - 'Bail out!' is an error;
   - a nested document has its own version line and plan and is closed by
     a result line at its parent's level.
-The parser is scripts/kbtools/ktap.py.
+`kbench ktap` under this script's name: the parser and the check are
+scripts/kbtools/ktap.py.
 
   ktap_check.py [--no-fail] [--skip-reasons] [FILE]   (stdin by default)
 
@@ -27,32 +28,9 @@ what" (without "FILE: " for stdin).
 Exit status: 0 clean, 1 errors found (listed on stderr), 2 bad usage.
 """
 
-import argparse
 import sys
-from typing import List, Optional
 
-from kbtools import cli, ktap
-
-
-@cli.command("ktap_check.py")
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="ktap_check.py",
-                                 description="Strict KTAP stream check.")
-    ap.add_argument("file", nargs="?", help="KTAP file (default: stdin)")
-    ap.add_argument("--no-fail", action="store_true",
-                    help="treat any 'not ok' as an error")
-    ap.add_argument("--skip-reasons", action="store_true",
-                    help="every SKIP must give a reason")
-    opts = ap.parse_args(argv)
-    with cli.reading(opts.file):
-        doc = ktap.read(opts.file) if opts.file else \
-            ktap.parse(sys.stdin.read())
-    errors = ktap.check(doc, no_fail=opts.no_fail,
-                        skip_reasons=opts.skip_reasons)
-    for e in errors:
-        print(f"ktap_check.py: {e}", file=sys.stderr)
-    return 1 if errors else 0
-
+from kbtools import ktap
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ktap.main(sys.argv[1:], "ktap_check.py"))

@@ -120,17 +120,18 @@ def prop(share: int = 1, deadline_s: int = 20, **strategies):
     return wrap
 
 
-def run_main(main, argv):
-    """(exit status, stdout, stderr) of main(argv); a usage error's
-    SystemExit is a status, any other exception propagates. Standard
-    output is UTF-8, strict, as a real one is: text that cannot be
-    written (a lone surrogate) fails there too."""
+def run_main(main, argv, prog=None):
+    """(exit status, stdout, stderr) of main(argv), or of the task
+    main(argv, prog); a usage error's SystemExit is a status, any other
+    exception propagates. Standard output is UTF-8, strict, as a real
+    one is: text that cannot be written (a lone surrogate) fails there
+    too."""
     raw, err = io.BytesIO(), io.StringIO()
     out = io.TextIOWrapper(raw, encoding="utf-8", errors="strict",
                            write_through=True)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            rc = main(argv)
+            rc = main(argv) if prog is None else main(argv, prog)
         except SystemExit as e:
             rc = e.code
     return rc, raw.getvalue().decode("utf-8"), err.getvalue()

@@ -76,6 +76,23 @@ class Command(unittest.TestCase):
         self.assertEqual(str(e.exception), "cannot read x: Permission denied")
 
 
+class TaskEnding(unittest.TestCase):
+    def test_a_task_ends_as_a_command_under_the_name_it_is_given(self):
+        @cli.task(errors=(results.ResultError,))
+        def main(argv, prog):
+            if argv:
+                raise results.ResultError(f"bad {argv[0]}")
+            raise BrokenPipeError()
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(main(["x"], "kbench t"), 2)
+            self.assertEqual(main(["y"], "t.py"), 2)
+        self.assertEqual(err.getvalue(), "kbench t: bad x\nt.py: bad y\n")
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(quiet_call(lambda a: main([], "t.py")), (0, ""))
+
+
 class JsonTable(unittest.TestCase):
     def test_usage_unreadable_and_table(self):
         def table(doc):

@@ -362,7 +362,8 @@ def orphan_problems(top: str) -> List[str]:
 
 OLD_NAMES = "Old names, kept working:"
 # How a command names itself: a wrapper's KBENCH_PROG, an argparse prog.
-OWN_NAME = re.compile(r'^KBENCH_PROG=([\w.]+) exec |\bprog="([\w.]+)"', re.M)
+OWN_NAME = re.compile(r'^KBENCH_PROG=([\w.]+) exec |\bprog="([\w.]+)"'
+                      r'|\.main\(sys\.argv\[1:\], "([\w.]+)"\)', re.M)
 
 
 def old_names(text: str) -> List[str]:
@@ -389,9 +390,9 @@ def alias_problems(top: str, old: str) -> List[str]:
     if not os.path.isfile(path):
         return [f"{old}: no file {new}"]
     m = OWN_NAME.search(read(top, new))
-    own = (m.group(1) or m.group(2)) if m else ""
+    own = (m.group(1) or m.group(2) or m.group(3)) if m else ""
     if os.path.splitext(own)[0] != os.path.splitext(os.path.basename(new))[0]:
-        return [f"{new} does not name itself (KBENCH_PROG=NAME or prog=\"NAME\")"]
+        return [f"{new} does not name itself (KBENCH_PROG=NAME, prog=\"NAME\" or main(sys.argv[1:], \"NAME\"))"]
     return []
 
 
@@ -601,10 +602,14 @@ class Samples(unittest.TestCase):
         self.write("scripts/tool_x.sh",
                    'KBENCH_PROG=${0##*/} exec kbench x "$@"\n')
         self.assertEqual(alias_problems(self.top, "scripts/tool-x.sh"), [
-            "scripts/tool_x.sh does not name itself (KBENCH_PROG=NAME or "
-            'prog="NAME")'])
+            "scripts/tool_x.sh does not name itself (KBENCH_PROG=NAME, "
+            'prog="NAME" or main(sys.argv[1:], "NAME"))'])
         self.write("scripts/tool_x.sh", 'KBENCH_PROG=tool_x.sh exec kbench x "$@"\n')
         self.assertEqual(alias_problems(self.top, "scripts/tool-x.sh"), [])
+        os.symlink("tool_y.py", os.path.join(self.top, "scripts/tool-y.py"))
+        self.write("scripts/tool_y.py",
+                   'sys.exit(y.main(sys.argv[1:], "tool_y.py"))\n')
+        self.assertEqual(alias_problems(self.top, "scripts/tool-y.py"), [])
 
     def test_old_names_and_links(self) -> None:
         self.assertEqual(old_names("# R\n\nOld names, kept working: `a/b-c.sh`\n"

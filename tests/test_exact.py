@@ -17,8 +17,12 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-import compare as compare_cli  # noqa: E402
 from kbtools import compare, exact, results  # noqa: E402
+
+
+def compare_main(argv):
+    """scripts/compare.py's main."""
+    return compare.main(argv, "compare.py")
 
 
 def doc(rows, mode="icount", boot="b1", test="syscall_overhead",
@@ -279,12 +283,12 @@ class Wiring(unittest.TestCase):
                                                         "+1.000 insn")):
             out = io.StringIO()
             with redirect_stdout(out):
-                self.assertEqual(compare_cli.main(["-f", fmt, b, c]), 0)
+                self.assertEqual(compare_main(["-f", fmt, b, c]), 0)
             self.assertIn(want, out.getvalue())
             self.assertIn("icount", out.getvalue())
         out = io.StringIO()
         with redirect_stdout(out):
-            compare_cli.main(["-f", "json", b, c])
+            compare_main(["-f", "json", b, c])
         row = json.loads(out.getvalue())["rows"][0]
         self.assertEqual((row["clock"], row["class"], row["unit"]),
                          ("icount", "exact", "insn"))
@@ -307,7 +311,7 @@ class Wiring(unittest.TestCase):
         c = self.run_dir("cand", [doc(rows, "real"), doc(rows, "real")])
         err = io.StringIO()
         with redirect_stderr(err), redirect_stdout(io.StringIO()):
-            self.assertEqual(compare_cli.main([b, c]), 2)
+            self.assertEqual(compare_main([b, c]), 2)
         self.assertIn("instructions cannot be compared with time",
                       err.getvalue())
         self.assertEqual(len(err.getvalue().splitlines()), 1)

@@ -15,7 +15,12 @@ import unittest
 import fuzz_props
 from fuzz_props import MISSING, SCRIPTS, example, prop, st
 
-import compare as compare_cli  # noqa: E402
+from kbtools import compare  # noqa: E402
+
+
+def compare_main(argv):
+    """scripts/compare.py's main."""
+    return compare.main(argv, "compare.py")
 
 
 def valid_doc(test="t", scale=1.0):
@@ -44,7 +49,7 @@ class CompareProperties(unittest.TestCase):
                                                      "cand.json")
 
     def compare(self, *extra):
-        return fuzz_props.run_main(compare_cli.main,
+        return fuzz_props.run_main(compare_main,
                                    list(extra) + [self.base, self.cand])
 
     def check(self, rc, out, err):
@@ -107,7 +112,7 @@ class NamedErrors(unittest.TestCase):
 
     def error(self, doc):
         write(self.path, doc)
-        rc, out, err = fuzz_props.run_main(compare_cli.main,
+        rc, out, err = fuzz_props.run_main(compare_main,
                                            [self.good, self.path])
         one_line_error(self, rc, err, "compare.py", (self.path,))
         return err
@@ -173,7 +178,7 @@ class NamedErrors(unittest.TestCase):
         doc["x"] = json.loads("[" * 31 + "]" * 31)
         write(self.path, doc)
         self.assertEqual(fuzz_props.run_main(
-            compare_cli.main, [self.good, self.path])[0], 0)
+            compare_main, [self.good, self.path])[0], 0)
 
     def test_lone_surrogate(self):
         # JSON's escape "\ud800" is no character: nothing could print it.

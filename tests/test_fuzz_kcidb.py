@@ -16,7 +16,7 @@ import unittest
 import fuzz_props
 from fuzz_props import HERE, MISSING, SCRIPTS, example, prop
 
-import kcidb as kcidb_cli  # noqa: E402
+from kbtools import kcidb  # noqa: E402
 
 RECORDED = os.path.join(HERE, "data", "kcidb", "host")
 DOCS = fuzz_props.load_docs(RECORDED)
@@ -35,7 +35,7 @@ class KcidbProperties(unittest.TestCase):
 
     def export(self):
         rc, out, err = fuzz_props.run_main(
-            kcidb_cli.main, ["-o", self.out, self.dir])
+            kcidb.main, ["-o", self.out, self.dir], "kcidb.py")
         self.assertIn(rc, (0, 2), err)
         if rc == 0:
             self.assertEqual(err, "")

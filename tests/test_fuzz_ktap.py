@@ -9,7 +9,6 @@ import unittest
 import fuzz_props
 from fuzz_props import MISSING, prop, st
 
-import ktap_check  # noqa: E402
 from kbtools import ktap  # noqa: E402
 
 
@@ -20,8 +19,9 @@ class KtapProperties(unittest.TestCase):
 
     def check_file(self, text, *opts):
         fuzz_props.write_text(self.path, text)
-        rc, out, err = fuzz_props.run_main(ktap_check.main,
-                                           list(opts) + [self.path])
+        rc, out, err = fuzz_props.run_main(ktap.main,
+                                           list(opts) + [self.path],
+                                           "ktap_check.py")
         self.assertIn(rc, (0, 1), err)
         self.assertEqual(out, "")
         self.assertEqual(rc == 1, bool(err), err)
@@ -44,7 +44,8 @@ class KtapProperties(unittest.TestCase):
     def test_any_bytes(self, data):
         with open(self.path, "wb") as f:
             f.write(data)
-        rc, out, err = fuzz_props.run_main(ktap_check.main, [self.path])
+        rc, out, err = fuzz_props.run_main(ktap.main, [self.path],
+                                           "ktap_check.py")
         self.assertIn(rc, (0, 1), err)
 
     @prop(results=st.lists(st.tuples(

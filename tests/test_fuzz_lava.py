@@ -18,7 +18,7 @@ import fuzz_props
 import test_lava
 from fuzz_props import HERE, MISSING, SCRIPTS, example, prop, st
 
-from kbtools import ktap, lava  # noqa: E402
+from kbtools import ktap, lava, lava_job  # noqa: E402
 
 try:
     import yaml
@@ -197,12 +197,12 @@ class LavaJobProperties(unittest.TestCase):
             "https://lab/rootfs.cpio.gz"]
 
     def setUp(self):
-        self.gen = test_lava.load_generator()
         self.out, = fuzz_props.temp_paths(self, "job.yaml")
 
     def check_job(self, argv):
-        rc, _, err = fuzz_props.run_main(self.gen.main,
-                                         self.URLS + argv + ["-o", self.out])
+        rc, _, err = fuzz_props.run_main(lava_job.main,
+                                         self.URLS + argv + ["-o", self.out],
+                                         "lava_job.py")
         self.assertIn(rc, (0, 2), err)
         if rc == 2:
             self.assertIn("lava_job.py: error: ", err)
@@ -212,10 +212,10 @@ class LavaJobProperties(unittest.TestCase):
         with open(self.out, encoding="utf-8") as f:
             job = yaml.safe_load(f)
         deploy, _, test = (list(a.values())[0] for a in job["actions"])
-        args = self.gen.parse_args(self.URLS + argv)
+        args = lava_job.parse_args(self.URLS + argv)
         # Every kernel argument is one word of the kernel's command line,
         # and that line one word of QEMU's.
-        cmdline = self.gen.kernel_args(args)
+        cmdline = lava_job.kernel_args(args)
         self.assertEqual(cmdline.split()[1:],
                          ["rdinit=" + args.init] + args.kernel_arg)
         image_arg = deploy["images"]["kernel"].get("image_arg")

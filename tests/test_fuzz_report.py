@@ -16,8 +16,7 @@ import unittest
 import fuzz_props
 from fuzz_props import HERE, MISSING, SCRIPTS, prop, st
 
-import report as report_cli  # noqa: E402
-from kbtools import plots  # noqa: E402
+from kbtools import plots, report  # noqa: E402
 
 RECORDED = os.path.join(HERE, "data", "report", "run")
 # One small program's results: a page of it draws quickly.
@@ -43,8 +42,9 @@ class ReportProperties(unittest.TestCase):
     def report(self, *runs):
         if os.path.exists(self.page):
             os.unlink(self.page)
-        rc, out, err = fuzz_props.run_main(report_cli.main,
-                                           ["-o", self.page] + list(runs))
+        rc, out, err = fuzz_props.run_main(report.main,
+                                           ["-o", self.page] + list(runs),
+                                           PROG)
         self.assertIn(rc, (0, 2), err)
         self.assertEqual(out, "")
         if rc == 0:

@@ -688,7 +688,7 @@ class FrontDoor(unittest.TestCase):
         rc, _, err = quiet(front.main, ["compare", "/nonexistent.json",
                                         "/nonexistent.json"])
         self.assertEqual(2, rc)
-        self.assertIn("compare.py: ", err)
+        self.assertIn("kbench compare: ", err)
 
     def test_the_script_and_the_wrappers(self):
         for argv, want in (([os.path.join(TOP, "kbench"), "kernel", "build",

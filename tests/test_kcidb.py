@@ -19,7 +19,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
 from kbtools import kcidb, ktap, results  # noqa: E402
-import kcidb as kcidb_cli  # noqa: E402
 
 try:
     import kcidb_io
@@ -105,7 +104,7 @@ class Export(unittest.TestCase):
         old = sys.stderr
         sys.stderr = err
         try:
-            rc = kcidb_cli.main(["-o", out, *args])
+            rc = kcidb.main(["-o", out, *args], "kcidb.py")
         finally:
             sys.stderr = old
         doc = None
@@ -218,7 +217,7 @@ class Export(unittest.TestCase):
             return doc
         kcidb.Exporter.document = broken
         try:
-            rc = kcidb_cli.main(["--validate", "-o", out, HOST])
+            rc = kcidb.main(["--validate", "-o", out, HOST], "kcidb.py")
         finally:
             kcidb.Exporter.document = orig
         self.assertEqual(rc, 2)

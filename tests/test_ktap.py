@@ -12,7 +12,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-import ktap_check  # noqa: E402
 from kbtools import ktap  # noqa: E402
 
 STRICT = ("--no-fail", "--skip-reasons")
@@ -30,7 +29,7 @@ def run_check(text, *opts):
     err, old = io.StringIO(), sys.stderr
     sys.stderr = err
     try:
-        return ktap_check.main(list(opts) + [path]), err.getvalue()
+        return ktap.main(list(opts) + [path], "ktap_check.py"), err.getvalue()
     finally:
         sys.stderr = old
         os.unlink(path)
@@ -205,7 +204,7 @@ class Where(unittest.TestCase):
             err = io.StringIO()
             old, sys.stderr = sys.stderr, err
             try:
-                self.assertEqual(ktap_check.main([path]), 1)
+                self.assertEqual(ktap.main([path], "ktap_check.py"), 1)
             finally:
                 sys.stderr = old
             for line in err.getvalue().splitlines():

@@ -21,7 +21,6 @@ REPORT = os.path.join(SCRIPTS, "report.py")
 RECORDED = os.path.join(HERE, "data", "report", "run")
 sys.path.insert(0, SCRIPTS)
 
-import report as report_cli  # noqa: E402
 from kbtools import compare, plots, report, results  # noqa: E402
 
 NEED_MPL = unittest.skipUnless(
@@ -209,7 +208,7 @@ class BadInput(unittest.TestCase):
         argv = ["-o", os.path.join(self.tmp, "out.html"), *args]
         with contextlib.redirect_stderr(err):
             try:
-                rc = report_cli.main(argv)
+                rc = report.main(argv, "report.py")
             except SystemExit as e:
                 rc = e.code
         return subprocess.CompletedProcess(argv, rc, "", err.getvalue())

@@ -13,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-import compare  # noqa: E402
+from kbtools import compare  # noqa: E402
 
 
 def doc(test="t", rows=None, guest=None):
@@ -49,7 +49,7 @@ class CompareTest(unittest.TestCase):
         old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
         try:
-            rc = compare.main(list(args))
+            rc = compare.main(list(args), "compare.py")
         finally:
             sys.stdout, sys.stderr = old
         return rc, out.getvalue(), err.getvalue()

@@ -41,13 +41,13 @@ TASKS: Dict[str, Task] = {
                         "commits on the test kernel's tree, each bisected "
                         "(scripts/bisect_demo.sh)", main="bisect_demo.main"),
     "compare": Task("verdicts per row of candidate runs against a base "
-                    "(scripts/compare.py)", script="scripts/compare.py"),
+                    "(scripts/compare.py)", main="compare.main"),
     "report": Task("an HTML report of runs, with plots "
-                   "(scripts/report.py)", script="scripts/report.py"),
+                   "(scripts/report.py)", main="report.main"),
     "kcidb": Task("export runs as KCIDB I/O (scripts/kcidb.py)",
-                  script="scripts/kcidb.py"),
+                  main="kcidb.main"),
     "ktap": Task("check a KTAP stream strictly (scripts/ktap_check.py)",
-                 script="scripts/ktap_check.py"),
+                 main="ktap.main"),
     "vm": Task("boot one kernel under virtme-ng/QEMU (or arm64 under "
                "QEMU) and run the collection there (scripts/vm_run.sh)",
                main="vm.main"),
@@ -77,7 +77,7 @@ GROUPS: Dict[str, Dict[str, Task]] = {
     },
     "lava": {
         "job": Task("write the LAVA job of a run (scripts/lava_job.py)",
-                    script="scripts/lava_job.py"),
+                    main="lava_job.main"),
         "local": Task("a throwaway LAVA server and worker on this machine "
                       "(setup, start, run, check, stop, destroy; "
                       "scripts/lava_local.sh)", main="lava_local.main"),

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """How kbench's Python command lines end: one home for the tail of main().
+Every task is a main(argv, prog) -> exit status (Task), prog the name
+its messages give (kbench TASK, or the script that runs it):
 
-    @cli.command("compare.py", errors=(results.ResultError,))
-    def main(argv=None):
+    @cli.task(errors=(results.ResultError,))
+    def main(argv: Sequence[str], prog: str) -> int:
         ...
         with cli.writing(args.output):
             results.write_json(args.output, doc)
@@ -43,6 +45,13 @@ class Main(Protocol):
     def __call__(self, argv: Optional[List[str]] = None) -> int: ...
 
 
+class Task(Protocol):
+    """A task's main(argv, prog): its exit status. prog is the name its
+    messages and help give (kbench TASK, or the script that runs it)."""
+
+    def __call__(self, argv: Sequence[str], prog: str) -> int: ...
+
+
 class Error(Exception):
     """A command's failure, its message one line: exit status 2."""
 
@@ -73,21 +82,42 @@ def reading(path: str) -> "contextlib.AbstractContextManager[None]":
     return _file_errors("read", path)
 
 
+def _ended(prog: str, kinds: Tuple[Type[BaseException], ...],
+           body: Callable[[], int]) -> int:
+    """body()'s exit status, or the shared ending of its error."""
+    try:
+        return body()
+    except BrokenPipeError:
+        stdout_gone()
+        return 0
+    except kinds as e:
+        return error(prog, e)
+
+
+def task(errors: Sequence[Type[BaseException]] = ()
+         ) -> Callable[[Task], Task]:
+    """Decorator of a task's main(argv, prog): the shared endings above,
+    the message starting with prog."""
+    kinds: Tuple[Type[BaseException], ...] = (Error,) + tuple(errors)
+
+    def wrap(main: Task) -> Task:
+        @functools.wraps(main)
+        def run(argv: Sequence[str], prog: str) -> int:
+            return _ended(prog, kinds, lambda: main(argv, prog))
+        return run
+    return wrap
+
+
 def command(prog: str, errors: Sequence[Type[BaseException]] = ()
             ) -> Callable[[Main], Main]:
-    """Decorator of main(argv=None): the shared endings above."""
+    """Decorator of a main(argv=None) that knows its own prog (kbtools.lava
+    still): task()'s endings."""
     kinds: Tuple[Type[BaseException], ...] = (Error,) + tuple(errors)
 
     def wrap(main: Main) -> Main:
         @functools.wraps(main)
         def run(argv: Optional[List[str]] = None) -> int:
-            try:
-                return main(argv)
-            except BrokenPipeError:
-                stdout_gone()
-                return 0
-            except kinds as e:
-                return error(prog, e)
+            return _ended(prog, kinds, lambda: main(argv))
         return run
     return wrap
 

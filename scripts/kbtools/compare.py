@@ -33,15 +33,19 @@ of the whole comparison); "program" corrects within each program, so
 that a program's rows need no more repetitions than it alone would.
 """
 
+import argparse
 import json
 import math
+import os
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
-from kbtools import exact, stats
+from kbtools import cli, exact, results, stats
+from kbtools.output import write_stdout
 from kbtools.results import (INSN, ClockMode, Json, ResultError, Row, Run,
                              Status, Test, members)
 
@@ -810,3 +814,138 @@ Formatter = Callable[[Run, Sequence[Run], Sequence[Entry], str, float, float,
                       str], str]
 FORMATS: Dict[str, Formatter] = {"text": format_text, "email": format_email,
                                  "json": format_json}
+
+
+# ---- the command (kbench compare, scripts/compare.py) -----------------------
+
+STATS = ("median", "mean", "min", "max", "p90", "p99")
+
+
+@dataclass(frozen=True)
+class Request:
+    """A comparison: a base and candidates (results files or --json
+    directories) and how to judge and show them."""
+    paths: Sequence[str]
+    labels: Sequence[str] = ()          # one per path; none: their names
+    tests: Sequence[str] = ()           # only these programs
+    fmt: str = "text"
+    stat: str = "median"
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    alpha: float = 0.05
+    family: str = "run"
+    fail_above_pct: Optional[float] = None
+
+
+@dataclass
+class Comparison:
+    """What a comparison says: its table, and the rows beyond
+    --fail-above (empty without it)."""
+    text: str
+    entries: List[Entry]
+    over: List[Entry]
+
+    def over_lines(self, fail_above_pct: float) -> List[str]:
+        return [f"{e.candidate}: {e.test}:{e.name} is slower by more than "
+                f"{fail_above_pct:g}% (95% interval x{e.ci_low:.3f}-"
+                f"x{e.ci_high:.3f})" for e in self.over]
+
+
+def unique_labels(runs: Sequence[Run]) -> None:
+    """Default labels made distinct (r1/base and r2/base)."""
+    seen: Dict[str, int] = {}
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+    for run in runs:
+        if seen[run.label] > 1:
+            run.label = os.path.normpath(run.path or run.label)
+    labels = [r.label for r in runs]
+    for i, run in enumerate(runs):
+        if labels.count(run.label) > 1:
+            run.label = f"{run.label}#{i}"
+
+
+def comparison(req: Request) -> Comparison:
+    """The comparison req asks for; ResultError on results that cannot
+    be read or compared."""
+    labels: List[Optional[str]] = [*req.labels] or [None] * len(req.paths)
+    runs = [results.load(p, lbl) for p, lbl in zip(req.paths, labels)]
+    unique_labels(runs)
+    if req.tests:
+        results.select_tests(runs, req.tests)
+    base, cands = runs[0], runs[1:]
+    entries = compare(base, cands, req.threshold_pct, req.stat, req.alpha,
+                      req.family)
+    text = FORMATS[req.fmt](base, cands, entries, req.stat,
+                            req.threshold_pct, req.alpha, req.family)
+    over = fail_rows(entries, req.fail_above_pct) \
+        if req.fail_above_pct is not None else []
+    return Comparison(text, entries, over)
+
+
+def parse_args(argv: Sequence[str], prog: str) -> Request:
+    ap = argparse.ArgumentParser(
+        prog=prog,
+        description="Compare candidate kbench runs with a base run, row by "
+                    "row, over repetitions: ratio, 95% interval, p-value, "
+                    "verdict.")
+    ap.add_argument("base", help="results file or directory of the base")
+    ap.add_argument("candidates", nargs="+", metavar="candidate",
+                    help="results file or directory of a candidate")
+    ap.add_argument("-l", "--label", action="append", default=[],
+                    help="names of base and candidates, in order "
+                         "(repeatable or comma list; default: file or "
+                         "directory names)")
+    ap.add_argument("-f", "--format", choices=sorted(FORMATS),
+                    default="text", help="text (default), email (<= 72 "
+                                         "columns) or json")
+    ap.add_argument("-t", "--test", action="append", default=[],
+                    metavar="NAME",
+                    help="compare only these test programs (repeatable or "
+                         "comma list; default: all)")
+    ap.add_argument("-s", "--stat", choices=STATS, default="median",
+                    help="per-repetition figure compared (default: median)")
+    ap.add_argument("--threshold", type=float, metavar="PCT",
+                    default=DEFAULT_THRESHOLD_PCT,
+                    help="smallest change called slower/faster (default: "
+                         "%(default)g%%)")
+    ap.add_argument("--alpha", type=float, default=0.05,
+                    help="false discovery rate (default: %(default)g)")
+    ap.add_argument("--family", choices=FAMILIES, default="run",
+                    help="the rows Benjamini-Hochberg corrects over: every "
+                         "row of a candidate (run, the default) or each "
+                         "program's (program)")
+    ap.add_argument("--fail-above", type=float, metavar="PCT",
+                    help="exit 1 when a row is significantly slower with "
+                         "its 95%% interval's lower bound above PCT %%")
+    args = ap.parse_args(list(argv))
+    if not 0 < args.alpha < 1:
+        ap.error(f"--alpha {args.alpha:g} is not between 0 and 1")
+    if args.threshold < 0 or (args.fail_above is not None
+                              and args.fail_above < 0):
+        ap.error("percentages must not be negative")
+    labels = [x for arg in args.label for x in arg.split(",")]
+    paths = [args.base] + args.candidates
+    if labels and len(labels) != len(paths):
+        ap.error(f"{len(labels)} labels for {len(paths)} runs")
+    if len(set(labels)) != len(labels) or "" in labels:
+        ap.error("labels must be distinct and not empty")
+    tests = [x for arg in args.test for x in arg.split(",")]
+    if "" in tests:
+        ap.error("test names must not be empty")
+    return Request(paths, labels, tests, args.format, args.stat,
+                   args.threshold, args.alpha, args.family, args.fail_above)
+
+
+@cli.task(errors=(ResultError,))
+def main(argv: Sequence[str], prog: str) -> int:
+    """kbench compare, scripts/compare.py: 0 compared; 1 a row beyond
+    --fail-above; 2 bad usage or input."""
+    req = parse_args(argv, prog)
+    c = comparison(req)
+    # A reader that went away (| head) still gets --fail-above's verdict.
+    write_stdout(c.text)
+    if req.fail_above_pct is None:
+        return 0
+    for line in c.over_lines(req.fail_above_pct):
+        print(f"{prog}: {line}", file=sys.stderr)
+    return 1 if c.over else 0

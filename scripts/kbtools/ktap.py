@@ -15,10 +15,15 @@ A reader that cannot use a line raises LineError(doc, num, why): the one
 shape of such an error, naming the file and the line.
 """
 
+import argparse
 import re
+import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import (Callable, Dict, Iterable, List, Optional, Sequence,
+                    Tuple, Union)
+
+from kbtools import cli
 
 VERSION = re.compile(r"^(K?TAP) version (\d+)$")
 PLAN = re.compile(r"^1\.\.(\d+)(\s+#.*)?$")
@@ -339,3 +344,25 @@ def check(doc: Document, no_fail: bool = False,
     for child in doc.children:
         errors.extend(check(child, no_fail, skip_reasons))
     return errors
+
+
+# ---- the strict check (kbench ktap, scripts/ktap_check.py) ------------------
+
+@cli.task()
+def main(argv: Sequence[str], prog: str) -> int:
+    """0 clean, 1 errors found (one line each on stderr), 2 bad usage."""
+    ap = argparse.ArgumentParser(prog=prog,
+                                 description="Strict KTAP stream check.")
+    ap.add_argument("file", nargs="?", help="KTAP file (default: stdin)")
+    ap.add_argument("--no-fail", action="store_true",
+                    help="treat any 'not ok' as an error")
+    ap.add_argument("--skip-reasons", action="store_true",
+                    help="every SKIP must give a reason")
+    opts = ap.parse_args(list(argv))
+    with cli.reading(opts.file):
+        doc = read(opts.file) if opts.file else parse(sys.stdin.read())
+    errors = check(doc, no_fail=opts.no_fail,
+                   skip_reasons=opts.skip_reasons)
+    for e in errors:
+        print(f"{prog}: {e}", file=sys.stderr)
+    return 1 if errors else 0

@@ -11,14 +11,16 @@ ks_series, taskstats_groups, pmq_histograms, ...) are plain data and are
 what tests/test_report.py checks; the page is assembled by render().
 """
 
+import argparse
 import html
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import compare as kbcompare
-from kbtools import plots, results, stats
+from kbtools import cli, plots, results, stats
 from kbtools.plots import Point
 from kbtools.results import Json, Row, Run, Status, Summary, Test
 
@@ -695,3 +697,74 @@ def program_section(runs: Sequence[Run], tname: str,
     if figs:
         out.append('<div class="plots">' + "\n".join(figs) + "</div>")
     return "\n".join(out)
+
+
+# ---- the command (kbench report, scripts/report.py) -------------------------
+
+def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog=prog,
+        description="Write one self-contained HTML page (inline SVG, no "
+                    "network, no JavaScript) of a kbench run: per program a "
+                    "table and plots; for two runs (BASE CAND, or an A/B "
+                    "directory holding base/ and candidate/) the verdict of "
+                    "every row and a forest plot of the ratios with their "
+                    "95%% confidence intervals.")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that the report can be drawn "
+                         "(matplotlib is installed): exit 0, or 4 with how "
+                         "to install it")
+    ap.add_argument("runs", nargs="*", metavar="DIR",
+                    help="run_all.sh --json directory or results file; "
+                         "two of them: base and candidate")
+    ap.add_argument("-o", "--output", default="kbench-report.html",
+                    metavar="FILE",
+                    help="where to write the page (default: "
+                         "kbench-report.html; '-' for stdout)")
+    ap.add_argument("--threshold", type=float, metavar="PCT",
+                    default=kbcompare.DEFAULT_THRESHOLD_PCT,
+                    help="smallest change that counts as slower/faster "
+                         "(default %(default)s%%)")
+    ap.add_argument("-s", "--stat", default="median",
+                    choices=kbcompare.STATS,
+                    help="figure compared per repetition (default median)")
+    ap.add_argument("--title", help="title of the page")
+    args = ap.parse_args(list(argv))
+    if not args.check and not args.runs:
+        ap.error("give a run_all.sh --json directory (or two to compare)")
+    if len(args.runs) > 2:
+        ap.error("give one run (or A/B directory) or two runs to compare")
+    if not 0 <= args.threshold < 100:
+        ap.error(f"invalid --threshold {args.threshold}: a percentage "
+                 f"between 0 and 100")
+    return args
+
+
+def no_plots(prog: str) -> int:
+    """Without matplotlib: how to install it, and 4."""
+    print(f"{prog}: {plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
+          file=sys.stderr)
+    return 4
+
+
+@cli.task()
+def main(argv: Sequence[str], prog: str) -> int:
+    """kbench report, scripts/report.py: 0 written; 2 bad usage or
+    input; 4 no matplotlib."""
+    args = parse_args(argv, prog)
+    if args.check:
+        return 0 if plots.available() else no_plots(prog)
+    try:
+        runs = load_runs(args.runs)
+        if not plots.available():
+            return no_plots(prog)
+        page = render(runs, args.threshold, args.stat, args.title)
+    except ReportError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        print(f"Try '{prog} -h' for more information.", file=sys.stderr)
+        return 2
+    with cli.writing(args.output):
+        results.write_text(args.output, page)
+    if args.output != "-":
+        print(f"{prog}: wrote {args.output}", file=sys.stderr)
+    return 0
