@@ -142,7 +142,7 @@ class Commits(unittest.TestCase):
             self.series("regression")
 
     def test_print_series(self):
-        with mock.patch.object(bisect_demo, "test_kernel_tree",
+        with mock.patch.object(bisect_demo.kernel, "test_kernel_tree",
                                return_value=self.tree):
             rc, out, err = quiet(bisect_demo.main, ["--series", "small"],
                                  "bisect_demo.sh")
@@ -217,7 +217,7 @@ class Bisections(unittest.TestCase):
             if kind not in self.made:
                 self.made[kind] = make(committer, kind)
             return self.made[kind]
-        for p in (mock.patch.object(bisect_demo, "test_kernel_tree",
+        for p in (mock.patch.object(bisect_demo.kernel, "test_kernel_tree",
                                     return_value=self.tree),
                   mock.patch.object(tempfile, "tempdir", self.tmpdir),
                   mock.patch.object(bisect_demo.Committer, "series",

@@ -394,7 +394,10 @@ class TreeCommit(unittest.TestCase):
     def branch(self):
         return sh(f"git -C {self.tree} symbolic-ref --short HEAD")
 
-    def build(self, make):
+    @contextlib.contextmanager
+    def mocked(self, make):
+        """The host checked and the tree configured (mocked), make is
+        make(cmd, log)."""
         real_run = proc.run
 
         def run(cmd, log=None, **kw):
@@ -410,9 +413,31 @@ class TreeCommit(unittest.TestCase):
         with mock.patch.object(kernel.Builder, "check_host"), \
                 mock.patch.object(kernel.Builder, "configure", configure), \
                 mock.patch.object(kernel.proc, "run", side_effect=run):
+            yield
+
+    def build(self, make):
+        with self.mocked(make):
             return quiet(kernel.build_main, ["--tree", self.tree,
                                              "--commit", "HEAD~1", "-j2"],
                          "build.sh")
+
+    def test_a_caller_gets_the_image_or_the_failure_with_its_log(self):
+        """kernel.build_commit, as kbtools.bisect_run calls it: no
+        process, a typed request and answer."""
+        def fails(cmd, log):
+            with open(log, "a") as f:
+                f.write("kernel/fork.c:1: error: nope\n")
+            return 2
+        req = kernel.CommitBuild(self.tree, "HEAD~1", 2)
+        with self.mocked(fails), contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(kernel.BuildFailed) as e:
+                kernel.build_commit(req, "bisect.sh")
+        with open(e.exception.log) as f:
+            self.assertIn("error: nope", f.read())
+        self.assertEqual(1, e.exception.status)
+        with self.assertRaises(cli.Error):
+            kernel.build_commit(kernel.CommitBuild(self.tree, "nonesuch"),
+                                "bisect.sh")
 
     def test_built_out_of_tree_and_cached_by_commit(self):
         def make(cmd, log):

@@ -304,14 +304,6 @@ def parse(prog: str, argv: Sequence[str]) -> argparse.Namespace:
 
 # ---- the demo ---------------------------------------------------------------
 
-def test_kernel_tree(prog: str) -> str:
-    """testkernel/build.sh --print-tree: the tree the series go on."""
-    b = kernel.Builder(prog)
-    b.find_tarball()
-    b.compute_keys(want_patched=False)
-    return b.tree
-
-
 def build_lock(tree: str) -> str:
     """testkernel's build lock, in the cache above the tree."""
     return os.path.join(os.path.dirname(os.path.dirname(tree)),
@@ -399,7 +391,7 @@ def print_series(c: Committer, kind: str) -> int:
 
 
 def demo(prog: str, a: argparse.Namespace) -> int:
-    tree = test_kernel_tree(prog)
+    tree = kernel.test_kernel_tree(prog)
     if not os.path.isfile(os.path.join(tree, ".kbench-ready")):
         raise cli.Failure("no test kernel tree yet: run testkernel/build.sh "
                           "--unpatched first")

@@ -29,7 +29,8 @@ import re
 import shutil
 import sys
 import tempfile
-from typing import Dict, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from kbtools import cli, ksrc, paths, proc, vng
 from kbtools.output import msg
@@ -230,6 +231,13 @@ class Builder:
 
     # ---- keys -------------------------------------------------------------
 
+    def keyed(self, want_patched: bool) -> None:
+        """The source found and the keys computed: the image paths and
+        the build tree known."""
+        os.makedirs(self.cache, exist_ok=True)
+        self.find_tarball()
+        self.compute_keys(want_patched)
+
     def compute_keys(self, want_patched: bool) -> None:
         self.series = series_files(os.path.join(self.here, "patches"))
         if not self.series and want_patched:
@@ -417,6 +425,7 @@ class Commit:
         self.obj = os.path.join(b.cache, "obj",
                                 sha12((src + "\n").encode()))
         self.orig_head = ""
+        self.log = os.path.join(b.cache, "commits", f"build-{rev}.log")
 
     def check_clean(self) -> None:
         """The image goes out of tree unless this tree was configured
@@ -445,7 +454,7 @@ class Commit:
 
     def build(self) -> None:
         b = self.b
-        log = os.path.join(b.cache, "commits", f"build-{self.hash}.log")
+        log = self.log
         start = b.clock.seconds()
         if not proc.succeeds(["git", "-C", self.src, "diff", "--quiet",
                               "HEAD", "--"]):
@@ -479,6 +488,12 @@ class Commit:
             b.keep_image(self.obj, self.out, (log,), {
                 "commit": self.git("log", "-1", "--format=%H %s",
                                    self.hash)})
+        except Failure as e:
+            # Not the host's fault (3): this commit does not check out,
+            # configure or build.
+            if e.status != EXIT_FAILED or isinstance(e, BuildFailed):
+                raise
+            raise BuildFailed(str(e), log) from e
         finally:
             self.restore()
         b.say(f"built {self.hash} in {b.clock.seconds() - start} s: "
@@ -578,61 +593,123 @@ def check_tree_args(ap: cli.UsageParser, a: argparse.Namespace) -> None:
     if a.patched or a.unpatched:
         ap.error("--tree builds one commit, not the patched or unpatched "
                  "kernel")
-    if not os.path.isdir(a.tree):
-        ap.error(f"--tree '{a.tree}': no such directory")
-    a.tree = os.path.abspath(a.tree)
     try:
-        git_top = proc.capture(["git", "-C", a.tree, "rev-parse",
+        a.tree, a.hash = tree_commit(a.tree, a.commit)
+    except cli.Error as e:
+        ap.error(str(e))
+
+
+def tree_commit(tree: str, rev: str) -> Tuple[str, str]:
+    """(the tree's absolute path, REV's full hash) of --tree DIR --commit
+    REV; cli.Error unless DIR is the top of an x86 kernel git work tree
+    holding that commit."""
+    if not os.path.isdir(tree):
+        raise cli.Error(f"--tree '{tree}': no such directory")
+    tree = os.path.abspath(tree)
+    try:
+        git_top = proc.capture(["git", "-C", tree, "rev-parse",
                                 "--show-toplevel"]).strip()
     except proc.Failed as e:
-        ap.error(f"--tree '{a.tree}': {e.detail}")
-    if git_top != a.tree:
-        ap.error(f"--tree '{a.tree}' is not the top of a git work tree "
-                 f"({git_top} is)")
-    if not (os.path.isfile(os.path.join(a.tree, "Makefile"))
-            and os.path.isdir(os.path.join(a.tree, "arch", "x86"))):
-        ap.error(f"--tree '{a.tree}' is not an x86 kernel source tree")
+        raise cli.Error(f"--tree '{tree}': {e.detail}") from e
+    if git_top != tree:
+        raise cli.Error(f"--tree '{tree}' is not the top of a git work tree "
+                        f"({git_top} is)")
+    if not (os.path.isfile(os.path.join(tree, "Makefile"))
+            and os.path.isdir(os.path.join(tree, "arch", "x86"))):
+        raise cli.Error(f"--tree '{tree}' is not an x86 kernel source tree")
     try:
-        a.hash = proc.capture(["git", "-C", a.tree, "rev-parse", "-q",
-                               "--verify", f"{a.commit}^{{commit}}"]).strip()
-    except proc.Failed:
-        ap.error(f"--commit '{a.commit}': no such commit in {a.tree}")
+        return tree, proc.capture(["git", "-C", tree, "rev-parse", "-q",
+                                   "--verify", f"{rev}^{{commit}}"]).strip()
+    except proc.Failed as e:
+        raise cli.Error(f"--commit '{rev}': no such commit in {tree}") \
+            from e
 
 
-def build_commit(b: Builder, a: argparse.Namespace) -> int:
-    c = Commit(b, a.tree, a.hash)
+@dataclass(frozen=True)
+class CommitBuild:
+    """A request: one commit of a kernel git tree, built with the test
+    kernel's configuration (cached by its hash)."""
+    tree: str
+    rev: str
+    jobs: int = 0              # make -j (0: the CPUs)
+    dry_run: bool = False      # only look the image up
+
+
+@dataclass(frozen=True)
+class CommitImage:
+    """Its answer: the image (which exists unless a dry run found none)
+    and the build log (the cache's, beside the image directories)."""
+    image: str
+    log: str
+    commit: str
+
+
+class BuildFailed(Failure):
+    """The commit does not configure or build: the message names the
+    log, whose last lines went to stderr."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message, EXIT_FAILED)
+        self.log = log
+
+
+def build_commit(req: CommitBuild, prog: str,
+                 cache: Optional[str] = None) -> CommitImage:
+    """The image of req's commit, built once under the cache's build
+    lock, the tree put back on its branch. cli.Error for a tree or rev
+    that is no kernel commit, or an unclean tree; Failure (3) for missing
+    host tools; BuildFailed when the commit does not build."""
+    tree, commit = tree_commit(req.tree, req.rev)
+    b = Builder(prog, cache=cache, jobs=req.jobs or default_jobs())
+    c = Commit(b, tree, commit)
     c.check_clean()
     image = os.path.join(c.out, "bzImage")
-    if not os.path.isfile(image) and not a.dry_run:
+    if not os.path.isfile(image) and not req.dry_run:
         b.check_host()
         os.makedirs(b.cache, exist_ok=True)
         with proc.locked(os.path.join(b.cache, ".lock-build")):
             if not os.path.isfile(image):
                 c.build()
-    print(f"image={image}", flush=True)
-    return 0 if os.path.isfile(image) else 1
+    return CommitImage(image, c.log, commit)
 
 
-def build_test_kernel(b: Builder, a: argparse.Namespace) -> int:
-    want = {"patched": not a.unpatched, "unpatched": not a.patched}
-    os.makedirs(b.cache, exist_ok=True)
-    b.find_tarball()
-    b.compute_keys(want["patched"])
-    if a.print_tree:
-        print(b.tree, flush=True)
-        return 0
+def build_commit_main(b: Builder, a: argparse.Namespace) -> int:
+    built = build_commit(CommitBuild(a.tree, a.hash, b.jobs, a.dry_run),
+                         b.prog, b.cache)
+    print(f"image={built.image}", flush=True)
+    return 0 if os.path.isfile(built.image) else 1
+
+
+@dataclass(frozen=True)
+class TestKernelBuild:
+    """A request: the patched and/or the unpatched test kernel."""
+    patched: bool = True
+    unpatched: bool = True
+    btf: bool = False
+    jobs: int = 0              # make -j (0: the CPUs)
+    dry_run: bool = False      # only look the images up, saying which
+
+
+def test_kernels(req: TestKernelBuild, prog: str,
+                 cache: Optional[str] = None) -> Dict[str, str]:
+    """"patched" and/or "unpatched" -> its image, built (under the
+    cache's build lock) or cached; a dry run says of each whether it is
+    cached and builds nothing. Failure: a build step failed (1), a
+    missing host package or download (3)."""
+    want = {"patched": req.patched, "unpatched": req.unpatched}
+    b = Builder(prog, cache=cache, jobs=req.jobs or default_jobs(),
+                btf=req.btf)
+    b.keyed(want["patched"])
 
     def image(name: str) -> str:
         out = b.out_patched if name == "patched" else b.out_unpatched
         return os.path.join(out, "bzImage")
 
-    not_built = 0
-    if a.dry_run:
+    if req.dry_run:
         for name in ("patched", "unpatched"):
             if want[name]:
                 cached = os.path.isfile(image(name))
                 b.say(f"{name}: {'cached' if cached else 'not built'}")
-                not_built |= not cached
     elif any(want[n] and not os.path.isfile(image(n)) for n in want):
         b.check_host()
         with proc.locked(os.path.join(b.cache, ".lock-build")):
@@ -643,10 +720,28 @@ def build_test_kernel(b: Builder, a: argparse.Namespace) -> int:
             if want["unpatched"] and not os.path.isfile(image("unpatched")):
                 b.build_unpatched()
         b.say(f"done in {b.clock.seconds()} s")
-    for name in ("patched", "unpatched"):
-        if want[name]:
-            print(f"{name}={image(name)}", flush=True)
-    return int(not_built)
+    return {name: image(name) for name in ("patched", "unpatched")
+            if want[name]}
+
+
+def test_kernel_tree(prog: str, cache: Optional[str] = None) -> str:
+    """The test kernel's build tree (a git repository: branches unpatched
+    and patched-*), once it is there."""
+    b = Builder(prog, cache=cache)
+    b.keyed(want_patched=False)
+    return b.tree
+
+
+def build_test_kernel(b: Builder, a: argparse.Namespace) -> int:
+    if a.print_tree:
+        print(test_kernel_tree(b.prog, b.cache), flush=True)
+        return 0
+    images = test_kernels(TestKernelBuild(not a.unpatched, not a.patched,
+                                          a.btf, b.jobs, a.dry_run),
+                          b.prog, b.cache)
+    for name, image in images.items():
+        print(f"{name}={image}", flush=True)
+    return int(not all(os.path.isfile(i) for i in images.values()))
 
 
 def build_main(argv: Sequence[str], prog: str = "kbench kernel build") -> int:
@@ -655,5 +750,5 @@ def build_main(argv: Sequence[str], prog: str = "kbench kernel build") -> int:
     a = parse_build_args(prog, argv)
     b = Builder(prog, jobs=int(a.jobs), btf=a.btf)
     if a.tree:
-        return cli.orchestrate(prog, lambda: build_commit(b, a))
+        return cli.orchestrate(prog, lambda: build_commit_main(b, a))
     return cli.orchestrate(prog, lambda: build_test_kernel(b, a))

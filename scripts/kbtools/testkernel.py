@@ -8,8 +8,8 @@ memcg_ks in each, the verdicts, and the seeds' two comparisons.
 The run builds (or finds) the images with kbtools.kernel, boots them with
 run_all.sh --kernel UNPATCHED --vs-kernel PATCHED --repeat N (and
 scripts/vm_run.sh for the larger process counts, one boot each), checks
-each console with testkernel/kernel_trouble.sh, compares with
-scripts/compare.py and ends with the summary below. It fails when a run
+each console for the kernel's trouble (trouble_lines below), compares
+with kbtools.compare and ends with the summary below. It fails when a run
 fails, a row that needs the patched kernel (or its BTF) skipped there, or
 a guest kernel logged a WARNING, BUG or Oops.
 
@@ -45,6 +45,7 @@ import sys
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from kbtools import cli, kernel, ktap, paths, proc, results, stats
+from kbtools import compare as kbcompare
 from kbtools.output import msg
 
 SEED_TASKSTATS = {1000: (0.004446851, 0.001553733),
@@ -468,23 +469,11 @@ class Run:
     def say(self, text: str) -> None:
         msg(self.prog, text)
 
-    def build(self) -> int:
-        """The images from kbtools.kernel (build.sh's output lines kept
-        in OUT/build.txt); its exit status."""
-        args = ([] if "unpatched" in self.kernels else ["--patched"]) + \
-            (["--btf"] if self.btf else [])
-        txt = os.path.join(self.out, "build.txt")
-        with stdout_to(txt, show=False):
-            status = kernel.build_main(args, "build.sh")
-        if status:
-            self.say(f"build.sh failed (exit {status})")
-            return status
-        with open(txt, encoding="utf-8") as f:
-            for line in f:
-                m = re.match(r"^(patched|unpatched)=(.*)$", line.rstrip("\n"))
-                if m:
-                    self.image[m.group(1)] = m.group(2)
-        return 0
+    def build(self) -> None:
+        """The images (kbtools.kernel: built or cached)."""
+        self.image = kernel.test_kernels(kernel.TestKernelBuild(
+            patched=True, unpatched="unpatched" in self.kernels,
+            btf=self.btf), self.prog)
 
     def trouble(self, console: str, keep: str) -> bool:
         """True (and said) when the kernel logged trouble in console."""
@@ -555,12 +544,23 @@ class Run:
         return status == 0
 
     def compare(self) -> None:
+        """The verdicts on stdout and in OUT/compare.txt (kbtools.compare);
+        results it cannot compare are said, not a failure of the run."""
         print("== verdicts: patched against unpatched (guest figures)",
               flush=True)
-        proc.tee(["python3", paths.script("scripts/compare.py"), "--label",
-                  "unpatched,patched", os.path.join(self.out, "unpatched"),
-                  os.path.join(self.out, "patched")],
-                 os.path.join(self.out, "compare.txt"))
+        try:
+            text = kbcompare.comparison(kbcompare.Request(
+                [os.path.join(self.out, side) for side in ("unpatched",
+                                                           "patched")],
+                ["unpatched", "patched"])).text
+        except results.ResultError as e:
+            self.say(f"cannot compare the kernels: {e}")
+            return
+        with open(os.path.join(self.out, "compare.txt"), "w",
+                  encoding="utf-8") as f:
+            f.write(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
     def summary(self) -> bool:
         """The seeds' comparisons; False when the patched kernel skipped
@@ -588,9 +588,7 @@ class Run:
 
     def run(self) -> int:
         os.makedirs(self.out, exist_ok=True)
-        status = self.build()
-        if status:
-            return status
+        self.build()
         ok = True
         first = self.counts[0]
         if "unpatched" in self.kernels:
