@@ -562,7 +562,8 @@ class Corpus(unittest.TestCase):
 
 
 class Debian(unittest.TestCase):
-    """foreign_apt.sh and cross_libs.sh: apt mocked."""
+    """kbench debian apt and cross-libs, the rootfs's fetch: apt
+    mocked."""
 
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -621,16 +622,28 @@ class Debian(unittest.TestCase):
         self.assertEqual(("apt-get", ["download", "p"]),
                          (second[0], second[1][-2:]))
 
+    def fresh_indices(self, arch="arm64"):
+        lists = os.path.join(self.cache, "apt", arch, "state", "lists")
+        os.makedirs(lists, exist_ok=True)
+        open(os.path.join(lists, f"m_dists_x_main_binary-{arch}_Packages"),
+             "w").close()
+
     def test_cross_libs_failures(self):
-        for apt_rc, want in ((3, 3), (100, 1)):
-            with mock.patch.object(debian.proc, "run",
-                                   return_value=apt_rc) as run:
-                rc, out, err = quiet(debian.cross_libs_main, ["arm64"], "x")
-            self.assertEqual((want, ""), (rc, out))
-            self.assertIn("cannot download the arm64 packages", err)
-            self.assertEqual([paths for paths in run.call_args.args[0][1:]],
-                             ["arm64", "apt-get", "download",
-                              *debian.CROSS_PACKAGES])
+        # No index of arm64 at all: 3; apt-get download failing: 1.
+        with mock.patch.object(debian.proc, "run", return_value=100):
+            rc, out, err = quiet(debian.cross_libs_main, ["arm64"], "x")
+        self.assertEqual((3, ""), (rc, out))
+        self.assertIn("cannot fetch Debian's arm64 package indices", err)
+        self.fresh_indices()
+        with mock.patch.object(debian.proc, "run", return_value=100) as run:
+            rc, out, err = quiet(debian.cross_libs_main, ["arm64"], "x")
+        self.assertEqual((1, ""), (rc, out))
+        self.assertIn("cannot download the arm64 packages", err)
+        cmd = run.call_args.args[0]
+        self.assertEqual(["apt-get", "-o", "APT::Architecture=arm64"],
+                         cmd[:3])
+        self.assertEqual(["download", *debian.CROSS_PACKAGES],
+                         cmd[-1 - len(debian.CROSS_PACKAGES):])
         self.assertEqual([".lock-arm64"],
                          os.listdir(os.path.join(self.cache, "cross")))
 
@@ -643,12 +656,16 @@ class Debian(unittest.TestCase):
             rc, _, err = quiet(debian.arm64_rootfs_main, [], "r")
         self.assertEqual(3, rc)
         self.assertIn("apt-get install apt dpkg cpio", err)
+        self.fresh_indices()
         with mock.patch.object(debian.proc, "run", return_value=100) as run:
             rc, out, err = quiet(debian.arm64_rootfs_main, [], "r")
         self.assertEqual((3, ""), (rc, out))
         self.assertIn("cannot fetch the arm64 packages", err)
-        self.assertEqual(["arm64", "apt-get", "-q", "-y", "--download-only"],
-                         run.call_args.args[0][1:6])
+        cmd = run.call_args.args[0]
+        self.assertEqual("apt-get", cmd[0])
+        self.assertIn("APT::Architecture=arm64", cmd)
+        self.assertEqual(["-q", "-y", "--download-only"],
+                         cmd[cmd.index("-q"):cmd.index("-q") + 3])
         self.assertEqual([".lock-arm64-rootfs"],
                          os.listdir(os.path.join(self.cache, "vm")))
         self.assertEqual(2, quiet(debian.arm64_rootfs_main, ["x"], "r")[0])

@@ -31,6 +31,7 @@ here. The cpio is rebuilt when the package list changes; delete it to
 fetch newer packages.
 """
 
+import contextlib
 import fcntl
 import glob
 import hashlib
@@ -40,7 +41,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from kbtools import cli, paths, proc
 from kbtools.output import msg
@@ -148,6 +149,40 @@ class ForeignApt:
         if os.path.exists(self.incomplete()) or self.lists_age() > max_age:
             self.update()
 
+    def command(self, tool: str, args: Sequence[str]) -> List[str]:
+        """apt-get or apt-cache on these indices."""
+        return [tool, *self.options(), *args]
+
+
+def max_age() -> int:
+    """How old the indices may be (KBENCH_APT_MAX_AGE); cli.Error when it
+    is no number of seconds."""
+    text = os.environ.get("KBENCH_APT_MAX_AGE", str(MAX_AGE_S))
+    if not text.isdigit():
+        raise cli.Error(f"invalid KBENCH_APT_MAX_AGE '{text}'")
+    return int(text)
+
+
+@contextlib.contextmanager
+def apt_command(prog: str, arch: str, tool: str, args: Sequence[str],
+                cache: Optional[str] = None) -> Iterator[List[str]]:
+    """The command line of apt-get or apt-cache on ARCH's private
+    indices, fetched first when old, their lock held while the block runs
+    it. cli.Failure (3) when no index of ARCH can be fetched."""
+    apt = ForeignApt(prog, arch, cache)
+    apt.prepare()
+    with proc.locked(os.path.join(apt.dir, ".lock")):
+        apt.fresh(max_age())
+        yield apt.command(tool, args)
+
+
+def apt_problems(log: str) -> str:
+    """apt's error and warning lines in log (else its last lines), for
+    stderr."""
+    lines = [line for line in proc.tail(log, 10000).splitlines()
+             if re.match(r"^(E|W):", line)]
+    return "\n".join(lines) + "\n" if lines else proc.tail(log, 3)
+
 
 def check_arch(ap: cli.UsageParser, arch: str) -> None:
     if not ARCH_RE.fullmatch(arch):
@@ -170,9 +205,10 @@ def apt_main(argv: Sequence[str], prog: str = "kbench debian apt") -> int:
             ap.error("update takes no arguments")
     elif tool not in ("apt-get", "apt-cache"):
         ap.error(f"unknown command '{tool}' (apt-get, apt-cache or update)")
-    max_age = os.environ.get("KBENCH_APT_MAX_AGE", str(MAX_AGE_S))
-    if not max_age.isdigit():
-        ap.error(f"invalid KBENCH_APT_MAX_AGE '{max_age}'")
+    try:
+        age = max_age()
+    except cli.Error as e:
+        ap.error(str(e))
     apt = ForeignApt(prog, arch)
 
     def body() -> int:
@@ -180,9 +216,10 @@ def apt_main(argv: Sequence[str], prog: str = "kbench debian apt") -> int:
         apt.lock()
         if tool == "update":
             return 0 if apt.update() else 3
-        apt.fresh(int(max_age))
+        apt.fresh(age)
         sys.stdout.flush()
-        os.execvp(tool, [tool, *apt.options(), *args])
+        # In place of this process: an interactive apt-get may ask.
+        os.execvp(tool, apt.command(tool, args))
     return cli.orchestrate(prog, body)
 
 
@@ -220,17 +257,13 @@ def cross_libs(prog: str, arch: str, cache: str) -> str:
             msg(prog, "fetching " + " ".join(f"{p}:{arch}"
                                              for p in CROSS_PACKAGES))
             log = os.path.join(dl, "log")
-            rc = proc.run([paths.script("scripts/foreign_apt.sh"), arch,
-                           "apt-get", "download", *CROSS_PACKAGES],
-                          log=log, cwd=dl)
+            # No index of ARCH at all (mirror, network): Failure 3.
+            with apt_command(prog, arch, "apt-get",
+                             ["download", *CROSS_PACKAGES], cache) as cmd:
+                rc = proc.run(cmd, log=log, cwd=dl)
             if rc != 0:
-                lines = [line for line in proc.tail(log, 10000).splitlines()
-                         if re.search(r"^(E|W):|foreign_apt", line)]
-                sys.stderr.write("\n".join(lines) + "\n" if lines
-                                 else proc.tail(log, 3))
-                # 3: no index of ARCH could be fetched (mirror, network).
-                raise cli.Failure(f"cannot download the {arch} packages",
-                                  3 if rc == 3 else 1)
+                sys.stderr.write(apt_problems(log))
+                raise cli.Failure(f"cannot download the {arch} packages")
             root = os.path.join(dl, "root")
             unpack(sorted(glob.glob(os.path.join(dl, "*.deb"))), root, dest)
             shutil.rmtree(dest, ignore_errors=True)
@@ -314,10 +347,11 @@ download or a missing host package.
 class RootfsBuild:
     """One build of a Rootfs in a scratch directory WORK."""
 
-    def __init__(self, prog: str, fs: Rootfs, work: str):
+    def __init__(self, prog: str, fs: Rootfs, work: str, cache: str):
         self.prog = prog
         self.fs = fs
         self.work = work
+        self.cache = cache
         self.root = os.path.join(work, "root")
         self.debs = os.path.join(work, "debs")
 
@@ -328,14 +362,13 @@ class RootfsBuild:
         msg(self.prog, f"fetching {len(self.fs.packages)} Debian "
             f"{self.fs.arch} packages and their dependencies")
         log = os.path.join(self.work, "fetch.log")
-        if proc.run([paths.script("scripts/foreign_apt.sh"), self.fs.arch,
-                     "apt-get", "-q", "-y", "--download-only", "-o",
-                     f"Dir::Cache::archives={self.debs}/", "install",
-                     *self.fs.packages], log=log) != 0:
-            lines = [line for line in proc.tail(log, 10000).splitlines()
-                     if re.search(r"^(E|W):|foreign_apt", line)]
-            sys.stderr.write("\n".join(lines) + "\n" if lines
-                             else proc.tail(log, 10))
+        with apt_command(self.prog, self.fs.arch, "apt-get", [
+                "-q", "-y", "--download-only", "-o",
+                f"Dir::Cache::archives={self.debs}/", "install",
+                *self.fs.packages], self.cache) as cmd:
+            rc = proc.run(cmd, log=log)
+        if rc != 0:
+            sys.stderr.write(apt_problems(log))
             raise cli.Failure(f"cannot fetch the {self.fs.arch} packages of "
                               "the guest's root filesystem", 3)
 
@@ -403,7 +436,7 @@ def rootfs(prog: str, fs: Rootfs, cache: str) -> str:
             return out
         work = tempfile.mkdtemp(prefix=f"{fs.arch}-rootfs.", dir=vm)
         try:
-            b = RootfsBuild(prog, fs, work)
+            b = RootfsBuild(prog, fs, work, cache)
             b.fetch()
             b.unpack()
             b.configure()

@@ -11,9 +11,10 @@
   a directory                   a kernel build tree (its boot image)
 
 Another architecture's packages come from the private indices of
-kbtools.debian (scripts/foreign_apt.sh): the host's APT is not changed.
+kbtools.debian (kbench debian apt): the host's APT is not changed.
 """
 
+import contextlib
 import glob
 import os
 import platform
@@ -22,9 +23,9 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import ContextManager, List, Optional
 
-from kbtools import cli, paths, proc
+from kbtools import cli, debian, paths, proc
 from kbtools.arch import Arch
 from kbtools.output import msg
 
@@ -48,13 +49,14 @@ def version_key(text: str) -> List[object]:
             for p in re.split(r"(\d+)", text)]
 
 
-def apt(arch: Arch, tool: str, *args: str) -> List[str]:
-    """The command line of apt-get or apt-cache on arch's packages: the
-    host's own, or the private indices of another architecture."""
+def apt(arch: Arch, prog: str, cache: str, tool: str, *args: str
+        ) -> ContextManager[List[str]]:
+    """The command line of apt-get or apt-cache on arch's packages, to run
+    in the block: the host's own, or the private indices of another
+    architecture (kbtools.debian: fetched when old, locked while used)."""
     if arch.foreign_apt:
-        return [paths.script("scripts/foreign_apt.sh"), arch.debian, tool,
-                *args]
-    return [tool, *args]
+        return debian.apt_command(prog, arch.debian, tool, args, cache)
+    return contextlib.nullcontext([tool, *args])
 
 
 def kernels_dir(cache: str) -> str:
@@ -65,12 +67,14 @@ def package_dir(arch: Arch, cache: str, package: str) -> str:
     return os.path.join(kernels_dir(cache), package + arch.kernel_dir_suffix)
 
 
-def apt_lines(cmd: List[str]) -> List[str]:
+def apt_lines(arch: Arch, prog: str, cache: str, tool: str,
+              *args: str) -> List[str]:
     """The output lines of an apt query; none when it fails (offline, a
     mirror's hiccup: the callers fall back)."""
     try:
-        return proc.capture(cmd).splitlines()
-    except proc.Failed:
+        with apt(arch, prog, cache, tool, *args) as cmd:
+            return proc.capture(cmd).splitlines()
+    except (proc.Failed, cli.Failure):
         return []
 
 
@@ -82,14 +86,14 @@ def debian_package(arch: Arch, name: str, prog: str, cache: str) -> str:
     assert series is not None
     meta, regex = series
     suffix = f":{arch.debian}"
-    for line in apt_lines(apt(arch, "apt-cache", "depends", meta)):
+    for line in apt_lines(arch, prog, cache, "apt-cache", "depends", meta):
         words = line.split()
         if len(words) == 2 and words[0] == "Depends:":
             pkg = words[1].removesuffix(suffix)
             if re.search(regex, pkg):
                 return pkg
-    known = [p for p in apt_lines(apt(arch, "apt-cache", "pkgnames",
-                                      "linux-image-")) if re.search(regex, p)]
+    known = [p for p in apt_lines(arch, prog, cache, "apt-cache", "pkgnames",
+                                  "linux-image-") if re.search(regex, p)]
     if known:
         return sorted(known, key=version_key)[-1]
     fetched = [d.removesuffix(arch.kernel_dir_suffix) for d in
@@ -104,7 +108,7 @@ def debian_package(arch: Arch, name: str, prog: str, cache: str) -> str:
         msg(prog, f"warning: {name} not found in Debian's {arch.debian} "
             f"package indices; using {pkg} fetched before")
         return pkg
-    update = "scripts/foreign_apt.sh " + arch.debian + " update" \
+    update = "kbench debian apt " + arch.debian + " update" \
         if arch.foreign_apt else "apt-get update"
     raise cli.Failure(f"no Debian {arch.debian} package for {name} (tried "
                       f"{meta}; run '{update}'?)", SETUP)
@@ -149,12 +153,11 @@ def fetch(arch: Arch, package: str, prog: str, cache: str) -> str:
             # world-writable directory; apt's messages for errors only.
             os.chmod(dl, 0o755)
             log = os.path.join(dl, "log")
-            if proc.run(apt(arch, "apt-get", "download", package), log=log,
-                        cwd=dl) != 0:
-                lines = [ln for ln in proc.tail(log, 10000).splitlines()
-                         if re.match(r"^E:|foreign_apt", ln)]
-                sys.stderr.write("\n".join(lines) + "\n" if lines
-                                 else proc.tail(log, 3))
+            with apt(arch, prog, cache, "apt-get", "download",
+                     package) as cmd:
+                rc = proc.run(cmd, log=log, cwd=dl)
+            if rc != 0:
+                sys.stderr.write(debian.apt_problems(log))
                 raise cli.Failure(f"cannot download {name} (run 'apt-get "
                                   "update'?)", SETUP)
             debs = glob.glob(os.path.join(dl, "*.deb"))
