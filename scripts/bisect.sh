@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Which kernel commit made a figure slower (or a check fail)? The
-# bisection is kbtools.bisect_run's (its decisions kbtools.bisect's):
-# see scripts/bisect.sh --help.
+# Which kernel commit made a figure slower (or a check fail)? `kbench
+# bisect` (scripts/kbtools/bisect_run.py, its decisions kbtools.bisect's)
+# under this script's name, with the same options, output and exit
+# status: see scripts/bisect.sh --help.
 set -euo pipefail
 
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PYTHONPATH="$top/scripts${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m kbtools.bisect_run "$@"
+KBENCH_PROG=bisect.sh exec "$(dirname "${BASH_SOURCE[0]}")/../kbench" bisect "$@"

@@ -299,23 +299,22 @@ class Error(unittest.TestCase):
 
 
     def test_exit_status_of_each_ending(self):
-        def raising(e):
-            def body():
+        def ending(e):
+            def bisect(args, prog):
                 raise e
-            return body
+            with mock.patch.object(bisect_run, "bisect", bisect), \
+                    mock.patch.object(bisect_run.cli, "stdout_gone"):
+                return bisect_run.main(["--resume", "--state", "s"], "b.sh")
         err = io.StringIO()
-        with contextlib.redirect_stderr(err), \
-                mock.patch.object(bisect_run.output, "stdout_gone") as gone:
-            self.assertEqual(5, bisect_run.exit_status(lambda: 5))
-            self.assertEqual(2, bisect_run.exit_status(
-                raising(bisect_run.Usage("no --tree"))))
-            self.assertEqual(3, bisect_run.exit_status(
-                raising(bisect_run.Setup("no build"))))
-            self.assertEqual(0, bisect_run.exit_status(
-                raising(BrokenPipeError())))
-        gone.assert_called_once_with()
-        self.assertIn(": no --tree\nTry '", err.getvalue())
-        self.assertIn(": no build\n", err.getvalue())
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(2, ending(bisect_run.cli.Error("no --tree")))
+            self.assertEqual(3, ending(bisect_run.setup_failed("no build")))
+            self.assertEqual(3, ending(bisect.BisectError("bad state")))
+            self.assertEqual(0, ending(BrokenPipeError()))
+        self.assertIn("b.sh: no --tree\nTry 'b.sh --help'", err.getvalue())
+        self.assertIn("b.sh: no build\n", err.getvalue())
+        self.assertIn("b.sh: bad state\n", err.getvalue())
+
 
 class Replays(unittest.TestCase):
     """Bisections of 7 commits replayed on boots recorded under a load
@@ -368,7 +367,8 @@ class Replays(unittest.TestCase):
 
 
 class Runner(unittest.TestCase):
-    """The builds and boots with subprocess mocked."""
+    """The builds (kbtools.kernel mocked) and the boots (subprocess
+    mocked)."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -377,44 +377,61 @@ class Runner(unittest.TestCase):
         self.work = os.path.join(self.tmp.name, "work")
         os.makedirs(self.state)
         os.makedirs(self.work)
-        self.r = bisect_run.Runner(self.state, self.work, "2",
+        self.r = bisect_run.Runner("bisect.sh", self.state, self.work, 2,
                                    ["--accel", "tcg"])
 
     def fake(self, rc, stdout="", stderr="", json_doc=None):
-        """A Popen whose child writes stdout/stderr (and JSON) and exits
-        rc; the command line is kept in self.cmd."""
+        """proc.run of a child that writes stdout/stderr (and JSON) and
+        exits rc; the command line is kept in self.cmd."""
         test = self
 
-        class Proc:
-            def __init__(self, cmd, stdout=None, stderr=None, **kw):
-                test.cmd = cmd
-                stdout.write(test.out)
-                stderr.write(test.err)
-                if json_doc is not None:
-                    d = cmd[cmd.index("--json") + 1]
-                    with open(os.path.join(d, TEST + ".json"), "w") as f:
-                        json.dump(json_doc, f)
+        def run(cmd, log=None, err_log=None, env=None):
+            test.cmd = cmd
+            with open(log, "w") as f:
+                f.write(stdout)
+            with open(err_log, "w") as f:
+                f.write(stderr)
+            if json_doc is not None:
+                d = cmd[cmd.index("--json") + 1]
+                with open(os.path.join(d, TEST + ".json"), "w") as f:
+                    json.dump(json_doc, f)
+            return rc
+        return mock.patch.object(bisect_run.proc, "run", run)
 
-            def wait(self):
-                return rc
-
-            def poll(self):
-                return rc
-        self.out, self.err = stdout, stderr
-        return mock.patch.object(bisect_run.subprocess, "Popen", Proc)
-
-    def test_build_lines_and_failures(self):
+    def test_builds_and_failures(self):
         image = os.path.join(self.tmp.name, "bzImage")
-        open(image, "w").close()
-        with self.fake(0, f"image={image}\n"):
+        log = os.path.join(self.tmp.name, "build.log")
+        calls = []
+
+        def built(req, prog):
+            calls.append(req)
+            return bisect_run.kernel.CommitImage(image, log, req.rev)
+        err = io.StringIO()
+        with mock.patch.object(bisect_run.kernel, "build_commit", built), \
+                contextlib.redirect_stderr(err):
             self.assertEqual(image, self.r.build("/tree", "a" * 40))
-        self.assertEqual(["--tree", "/tree", "--commit", "a" * 40, "-j",
-                          "2"], self.cmd[1:])
-        with self.fake(1, "", "error: x (log: /l)\n"):
+        self.assertEqual([bisect_run.kernel.CommitBuild("/tree", "a" * 40,
+                                                        2)], calls)
+        with open(log, "w") as f:
+            f.write("make: x\nkernel/sys.c:1: error: nope\nmake: Error 2\n")
+
+        def fails(e):
+            def build(req, prog):
+                raise e
+            return mock.patch.object(bisect_run.kernel, "build_commit",
+                                     build)
+        with fails(bisect_run.kernel.BuildFailed("x", log)), \
+                contextlib.redirect_stderr(err):
             self.assertIsNone(self.r.build("/tree", "a" * 40))
-        with self.fake(3, "", "no bison\n"):
-            with self.assertRaises(bisect_run.Setup):
+        self.assertEqual(log, self.r.build_log)
+        self.assertEqual("kernel/sys.c:1: error: nope",
+                         bisect_run.build_error(log))
+        for e in (bisect_run.cli.Failure("no bison", 3),
+                  bisect_run.cli.Error("--tree '/tree' has uncommitted "
+                                       "changes")):
+            with fails(e), self.assertRaises(bisect_run.cli.Failure) as f:
                 self.r.build("/tree", "a" * 40)
+            self.assertEqual(3, f.exception.status)
 
     def test_boots(self):
         ktap = "TAP version 13\n1..1\nok 1 x\n"
@@ -433,8 +450,9 @@ class Runner(unittest.TestCase):
         with self.fake(0, "TAP version 13\n"):
             self.assertIsNone(self.r.boot_once("c" * 40, "/img", TEST, {}))
         self.assertIn("did not start", self.r.why)
-        with self.fake(2, "", "usage\n"):
-            with self.assertRaises(bisect_run.Setup):
+        with self.fake(2, "", "usage\n"), \
+                contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(bisect_run.cli.Failure):
                 self.r.boot_once("c" * 40, "/img", TEST, {})
 
     def test_guest_env_runs_only_the_named_rows(self):

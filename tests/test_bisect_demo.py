@@ -3,7 +3,7 @@
 booting anything: the series' commits on a small real git tree shaped
 like the kernel's (the hashes the bash script made on it, pinned), the
 edits as sed made them, the options, and the bisections with the
-bisect.sh call mocked (its command line, the verdicts from its last
+bisection mocked (its arguments, the verdicts from its outcome
 line, the tree put back on its branch, a signal)."""
 
 import os
@@ -188,8 +188,8 @@ class Options(unittest.TestCase):
 
 
 class Bisections(unittest.TestCase):
-    """The demo with scripts/bisect.sh mocked (proc.tee): its last line
-    of stdout says how each series ended. One tree for all, each series
+    """The demo with the bisection mocked (bisect_run.bisect): its
+    outcome says how each series ended. One tree for all, each series
     made once (Commits checks how they are made)."""
 
     @classmethod
@@ -226,21 +226,23 @@ class Bisections(unittest.TestCase):
             self.addCleanup(p.stop)
 
     def bisect(self, ends):
-        """A bisect.sh whose output ends as ends(kind, argv) says:
-        (exit status, last line) or an exception."""
-        def tee(cmd, out_path):
-            self.calls.append(list(cmd))
+        """A bisection (kbtools.bisect_run.bisect) that ends as
+        ends(kind, argv) says: (exit status, last line) or an
+        exception; each one's arguments kept in self.calls."""
+        def bisect(args, prog):
+            argv = ["--tree", args.tree, "--good", args.good, "--bad",
+                    args.bad, "-t", *args.test, "--state", args.state]
+            argv += ["--icount"] if args.icount else []
+            self.calls.append(argv)
             self.assertEqual("unpatched",
                              git(self.tree, "branch", "--show-current"))
-            kind = os.path.basename(cmd[cmd.index("--state") + 1])
-            result = ends(kind, cmd)
+            result = ends(os.path.basename(args.state), argv)
             if isinstance(result, BaseException):
                 raise result
-            rc, last = result
-            with open(out_path, "w") as f:
-                f.write(f"a step\n{last}\n")
-            return rc
-        return mock.patch.object(proc, "tee", side_effect=tee)
+            print("a step")
+            print(result[1])
+            return bisect_demo.bisect_run.Outcome(result[1], result[0])
+        return mock.patch.object(bisect_demo.bisect_run, "bisect", bisect)
 
     def right(self, kind, cmd):
         if kind == "no-change":
@@ -260,7 +262,7 @@ class Bisections(unittest.TestCase):
         self.assertEqual(2, len(self.calls))
         tip = BASH_HASHES["regression"][0]
         self.assertEqual(
-            [bisect_demo.paths.script("scripts/bisect.sh"), "--tree",
+            ["--tree",
              self.tree, "--good", "unpatched", "--bad", tip, "-t",
              "syscall_overhead:getsid", "--state",
              os.path.join(keep, "regression"), "--icount"], self.calls[0])

@@ -376,7 +376,7 @@ class Validate(unittest.TestCase):
         args = validate.parse_args(["--tree", "/t", "--base", "a",
                                     "--candidate", "b", "-t",
                                     "syscall_overhead:getppid", "--json",
-                                    "/o"])
+                                    "/o"], "validate.py")
         cmd = validate.command(args, "/img/a", "/img/b")
         self.assertEqual(["--kernel", "/img/a", "--vs-kernel", "/img/b",
                           "--icount", "-t", "syscall_overhead", "--json",

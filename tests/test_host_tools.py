@@ -723,10 +723,10 @@ class FrontDoor(unittest.TestCase):
 
     def test_hand_over_keeps_arguments_and_status(self):
         with mock.patch.object(front.os, "execv") as execv:
-            quiet(front.main, ["bisect", "--state", "x"])
+            quiet(front.main, ["check", "--quick"])
         execv.assert_called_once_with(
-            os.path.join(TOP, "scripts", "bisect.sh"),
-            [os.path.join(TOP, "scripts", "bisect.sh"), "--state", "x"])
+            os.path.join(TOP, "tests", "run.sh"),
+            [os.path.join(TOP, "tests", "run.sh"), "--quick"])
         rc, _, err = quiet(front.main, ["compare", "/nonexistent.json",
                                         "/nonexistent.json"])
         self.assertEqual(2, rc)

@@ -36,7 +36,10 @@ TASKS: Dict[str, Task] = {
     "ab": Task("A/B of two or more kernels, boots interleaved, with "
                "verdicts (scripts/vm_ab.sh)", main="ab.main"),
     "bisect": Task("find the commit that made a row slower "
-                   "(scripts/bisect.sh)", script="scripts/bisect.sh"),
+                   "(scripts/bisect.sh)", main="bisect_run.main"),
+    "validate": Task("did my patch make it slower: two revisions of a "
+                     "kernel tree built and compared in exact mode "
+                     "(scripts/validate.py)", main="validate.main"),
     "bisect-demo": Task("the end-to-end check of bisect: two series of "
                         "commits on the test kernel's tree, each bisected "
                         "(scripts/bisect_demo.sh)", main="bisect_demo.main"),

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The end-to-end check of scripts/bisect.sh: two series of 7 commits on
+"""The end-to-end check of kbench bisect: two series of 7 commits on
 top of the test kernel's unpatched tree, one of which makes getsid() 200
 ns slower, the other with no functional change. Bisecting the first must
 name that commit; the second must end in 'no culprit'. See HELP.
@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from kbtools import cli, kernel, paths, proc
+from kbtools import bisect, bisect_run, cli, kernel, proc, results
 from kbtools.output import msg
 
 SERIES = ("regression", "no-change", "small")
@@ -27,7 +27,9 @@ SERIES = ("regression", "no-change", "small")
 DEFAULT_SERIES = ("regression", "no-change")
 BASE = "unpatched"
 TARGET = "syscall_overhead:getsid"
-# Options handed to scripts/bisect.sh as given: those with a value, and
+# The bisections' name in their messages.
+BISECT_PROG = "kbench bisect"
+# Options handed to the bisection (kbench bisect) as given: those with a value, and
 # the one without.
 BISECT_VALUE_OPTIONS = ("--max-repeat", "--alpha", "--threshold", "-j",
                         "--jobs", "--accel", "--boot-timeout", "--vm-timeout")
@@ -335,12 +337,19 @@ class Demo:
         self.to_bisect = list(to_bisect)
         self.committer = Committer(tree, work)
 
-    def bisect(self, s: Series, state: str, out: str) -> int:
-        """scripts/bisect.sh on the series, its stdout also kept in out;
-        a signal stops it (proc.tee)."""
-        return proc.tee([paths.script("scripts/bisect.sh"), "--tree",
-                         self.tree, "--good", BASE, "--bad", s.tip, "-t",
-                         TARGET, "--state", state, *self.to_bisect], out)
+    def bisect(self, s: Series, state: str) -> bisect_run.Outcome:
+        """kbench bisect on the series (kbtools.bisect_run), its lines on
+        stdout as it goes; a failed setup or a state it cannot read is
+        that series' failure (exit 3)."""
+        args = bisect_run.parse_args(
+            ["--tree", self.tree, "--good", BASE, "--bad", s.tip, "-t",
+             TARGET, "--state", state, *self.to_bisect], BISECT_PROG)
+        try:
+            return bisect_run.bisect(args, BISECT_PROG)
+        except (cli.Error, cli.Failure, bisect.BisectError,
+                results.ResultError) as e:
+            msg(BISECT_PROG, str(e))
+            return bisect_run.Outcome(str(e), cli.EXIT_SETUP)
 
     def run(self, kind: str) -> bool:
         """Bisect one series: whether it ended as it must."""
@@ -353,9 +362,8 @@ class Demo:
         delay = f", the delay in {s.culprit[:12]}" if s.culprit else ""
         msg(self.prog, f"{kind} series: {count} commits on {BASE}, tip "
             f"{s.tip[:12]}{delay}")
-        out = os.path.join(self.work, f"{kind}.out")
-        rc = self.bisect(s, state, out)
-        last = proc.tail(out, 1).rstrip("\n")
+        ended = self.bisect(s, state)
+        rc, last = ended.status, ended.line
         msg(self.prog, f"{kind} series: exit {rc} in {clock.seconds()} s")
         if kind == "no-change":
             if rc == 1 and last.startswith("no culprit: "):

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/bisect.sh: which kernel commit made a figure slower (or a
-check fail)? git bisect over a kernel tree, each commit built with the
-test kernel's configuration (testkernel/build.sh --tree --commit, cached
-by hash), booted under virtme-ng/QEMU (scripts/vm_run.sh), measured in
-blocks of its own time against fresh boots of the two endpoints and
-judged by kbtools.bisect. See USAGE.
+"""kbench bisect (scripts/bisect.sh): which kernel commit made a figure
+slower (or a check fail)? git bisect over a kernel tree, each commit
+built with the test kernel's configuration (kbtools.kernel, cached by
+hash), booted under virtme-ng/QEMU, measured in blocks of its own time
+against fresh boots of the two endpoints and judged by kbtools.bisect.
+See USAGE.
 """
 
 import argparse
@@ -16,22 +16,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import output, results, stats
+from kbtools import cli, kernel, output, paths, proc, results, stats
 
-PROG = "bisect.sh"
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-EXIT_CULPRIT, EXIT_NO_CULPRIT, EXIT_USAGE = 0, 1, 2
-EXIT_SETUP, EXIT_UNDECIDED, EXIT_INTERRUPTED = 3, 125, 130
+EXIT_CULPRIT, EXIT_NO_CULPRIT = 0, 1
+EXIT_UNDECIDED = 125
 VM_OPTIONS = ("--accel", "--boot-timeout", "--vm-timeout")
 
 USAGE = """\
-Usage: bisect.sh --tree DIR --good REV --bad REV -t TEST[:ROW]... [OPTION]...
-       bisect.sh --tree DIR --good REV --bad REV --check TEST:CHECK [OPTION]...
-       bisect.sh --resume --state DIR
+Usage: {prog} --tree DIR --good REV --bad REV -t TEST[:ROW]... [OPTION]...
+       {prog} --tree DIR --good REV --bad REV --check TEST:CHECK [OPTION]...
+       {prog} --resume --state DIR
 Find the first commit between REV good and REV bad of the kernel git
 tree DIR that made ROW of TEST slower (e.g. -t syscall_overhead:getsid;
 a TEST alone means all its timing rows), or with --check the first one
@@ -96,14 +94,6 @@ or the steps contradict each other); 130 interrupted.
 """
 
 
-class Usage(Exception):
-    """Bad usage: exit 2 with a hint."""
-
-
-class Setup(Exception):
-    """A failed setup, not the kernel's fault: exit 3."""
-
-
 class Done(Exception):
     """The bisection's end: the last line and the exit status."""
 
@@ -113,23 +103,17 @@ class Done(Exception):
         self.status = status
 
 
-class Interrupted(Exception):
-    """A signal stopped the bisection."""
-
-
-def msg(text: str) -> None:
-    print(f"{PROG}: {output.one_line(text)}", file=sys.stderr, flush=True)
+def setup_failed(message: str) -> cli.Failure:
+    """A failed setup, not the kernel's fault: exit 3."""
+    return cli.Failure(message, cli.EXIT_SETUP)
 
 
 # ---- options ------------------------------------------------------------------
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise Usage(message)
-
-
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    ap = Parser(prog=PROG, add_help=False)
+def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    """The options of a bisection; cli.Error on bad usage, SystemExit (0)
+    after -h."""
+    ap = cli.UsageParser(prog=prog, help_text=USAGE.format(prog=prog))
     ap.add_argument("--tree")
     ap.add_argument("--good")
     ap.add_argument("--bad")
@@ -145,10 +129,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("-j", "--jobs")
     for opt in VM_OPTIONS:
         ap.add_argument(opt)
-    ap.add_argument("-h", "--help", action="store_true")
-    args = ap.parse_args(argv)
-    if args.help:
-        return args
+    args = ap.parse_args(list(argv))
     if args.resume and args.state and not (args.tree or args.good or
                                            args.bad or args.check or
                                            args.test):
@@ -162,42 +143,42 @@ def _number(text: str, what: str, kind: Callable[[str], Any] = float
     try:
         return kind(text)
     except ValueError:
-        raise Usage(f"invalid {what} '{text}'") from None
+        raise cli.Error(f"invalid {what} '{text}'") from None
 
 
 def check_new(args: argparse.Namespace) -> None:
     """The options of a new bisection, before anything is touched."""
     if not args.tree:
-        raise Usage("no kernel tree: give --tree DIR")
+        raise cli.Error("no kernel tree: give --tree DIR")
     if not args.good or not args.bad:
-        raise Usage("give both --good REV and --bad REV")
+        raise cli.Error("give both --good REV and --bad REV")
     if args.check:
         if not re.fullmatch(r"[^:]+:[^:]+", args.check):
-            raise Usage(f"--check '{args.check}' is not TEST:CHECK")
+            raise cli.Error(f"--check '{args.check}' is not TEST:CHECK")
         args.test.append(args.check.split(":")[0])
     if not args.test:
-        raise Usage("nothing to measure: give -t TEST[:ROW] or --check "
+        raise cli.Error("nothing to measure: give -t TEST[:ROW] or --check "
                     "TEST:CHECK")
     try:
         for t in args.test:
             kb.parse_target(t)
     except kb.BisectError as e:
-        raise Usage(f"-t: {e}") from None
+        raise cli.Error(f"-t: {e}") from None
     args.max_repeat = _number(args.max_repeat, "--max-repeat", int)
     args.alpha = _number(args.alpha, "--alpha")
     args.threshold = _number(args.threshold, "--threshold")
     if not 0 < args.alpha < 1:
-        raise Usage(f"invalid --alpha '{args.alpha:g}': not between 0 and 1")
+        raise cli.Error(f"invalid --alpha '{args.alpha:g}': not between 0 and 1")
     if args.threshold < 0:
-        raise Usage("invalid --threshold: negative")
+        raise cli.Error("invalid --threshold: negative")
     need = least_step_boots(args.alpha)
     if args.max_repeat < 1 or (not args.icount and not args.check and
                                args.max_repeat < need):
-        raise Usage(f"--max-repeat {args.max_repeat}: a step decided at "
+        raise cli.Error(f"--max-repeat {args.max_repeat}: a step decided at "
                     f"alpha {args.alpha:g} needs at least {need} boots "
                     f"({need // 4} blocks)")
     if args.jobs is not None and not re.fullmatch(r"[1-9][0-9]*", args.jobs):
-        raise Usage(f"invalid --jobs '{args.jobs}'")
+        raise cli.Error(f"invalid --jobs '{args.jobs}'")
 
 
 def least_step_boots(alpha: float) -> int:
@@ -224,7 +205,7 @@ class Tree:
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
         if check and p.returncode:
-            raise Setup(f"git {args[0]} failed: "
+            raise setup_failed(f"git {args[0]} failed: "
                         f"{p.stdout.strip().splitlines()[-1:] or ''}")
         return p.stdout
 
@@ -233,7 +214,7 @@ class Tree:
                             "--verify", rev + "^{commit}"],
                            capture_output=True, text=True)
         if p.returncode:
-            raise Usage(f"{option} '{rev}': no such commit in {self.path}")
+            raise cli.Error(f"{option} '{rev}': no such commit in {self.path}")
         return p.stdout.strip()
 
     def subject(self, commit: str) -> str:
@@ -249,19 +230,19 @@ class Tree:
 
 def checked_tree(path: str) -> Tree:
     if not os.path.isdir(path):
-        raise Usage(f"--tree '{path}': no such directory")
+        raise cli.Error(f"--tree '{path}': no such directory")
     path = os.path.abspath(path)
     p = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
                        capture_output=True, text=True)
     if p.returncode:
         first = (p.stderr.strip().splitlines() or ["not a git tree"])[0]
-        raise Usage(f"--tree '{path}': {first}")
+        raise cli.Error(f"--tree '{path}': {first}")
     if os.path.realpath(p.stdout.strip()) != os.path.realpath(path):
-        raise Usage(f"--tree '{path}' is not the top of a git work tree "
+        raise cli.Error(f"--tree '{path}' is not the top of a git work tree "
                     f"({p.stdout.strip()} is)")
     if subprocess.run(["git", "-C", path, "diff", "--quiet", "HEAD", "--"]
                       ).returncode:
-        raise Usage(f"--tree '{path}' has uncommitted changes: commit or "
+        raise cli.Error(f"--tree '{path}' has uncommitted changes: commit or "
                     f"stash them")
     return Tree(path)
 
@@ -269,59 +250,38 @@ def checked_tree(path: str) -> Tree:
 # ---- builds and boots ----------------------------------------------------------
 
 class Runner:
-    """Builds and boots through the project's scripts, one child at a
-    time, so that a signal stops it."""
+    """The builds (kbtools.kernel) and the boots of a bisection."""
 
-    def __init__(self, state: str, work: str, jobs: Optional[str],
+    def __init__(self, prog: str, state: str, work: str, jobs: int,
                  vm_args: List[str]):
+        self.prog = prog
         self.state = state
         self.work = work
         self.jobs = jobs
         self.vm_args = vm_args
-        self.child: Optional["subprocess.Popen[str]"] = None
+        self.build_log = ""   # the last build that failed
+        self.why = ""         # why the last boot was unusable
 
-    def run(self, cmd: List[str], out: str, err: str,
-            env: Optional[Dict[str, Any]] = None) -> int:
-        with open(out, "w") as o, open(err, "w") as e:
-            child = subprocess.Popen(cmd, stdout=o, stderr=e, text=True,
-                                     stdin=subprocess.DEVNULL, env=env)
-            self.child = child
-            try:
-                return child.wait()
-            finally:
-                self.child = None
-
-    def stop(self) -> None:
-        if self.child is not None and self.child.poll() is None:
-            self.child.terminate()
-            try:
-                self.child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.child.kill()
+    def say(self, text: str) -> None:
+        output.msg(self.prog, text)
 
     def build(self, tree: str, commit: str) -> Optional[str]:
         """The image of COMMIT (built or cached); None when it does not
-        build (the reason in work/build.err)."""
-        cmd = [os.path.join(TOP, "testkernel", "build.sh"), "--tree", tree,
-               "--commit", commit] + (["-j", self.jobs] if self.jobs else [])
-        out, err = (os.path.join(self.work, f) for f in ("build.out",
-                                                          "build.err"))
+        build (its log in self.build_log). A tree it cannot build from
+        at all, or missing host tools: a failed setup (3)."""
         start = time.time()
-        rc = self.run(cmd, out, err)
-        if rc in (2, 3):
-            with open(err) as f:
-                sys.stderr.write(f.read())
-            raise Setup(f"testkernel/build.sh cannot build from {tree} "
-                        f"(exit {rc})")
-        images = [ln[6:].strip() for ln in read_lines(out)
-                  if ln.startswith("image=")]
-        if rc == 0 and images and os.path.isfile(images[-1]):
-            msg(f"built {commit[:12]} in {time.time() - start:.0f} s "
-                f"(or cached)")
-            return images[-1]
-        msg(f"{commit[:12]} does not build (exit {rc}; "
-            f"{build_log_hint(err)})")
-        return None
+        try:
+            built = kernel.build_commit(kernel.CommitBuild(
+                tree, commit, self.jobs), self.prog)
+        except kernel.BuildFailed as e:
+            self.build_log = e.log
+            self.say(f"{commit[:12]} does not build (log: {e.log})")
+            return None
+        except cli.Error as e:
+            raise setup_failed(f"cannot build from {tree}: {e}") from e
+        self.say(f"built {commit[:12]} in {time.time() - start:.0f} s "
+                 f"(or cached)")
+        return built.image
 
     def boot_once(self, commit: str, image: str, tests: str,
                   env: Dict[str, Any]) -> Optional[int]:
@@ -330,13 +290,13 @@ class Runner:
         try_dir = os.path.join(self.work, "boot")
         shutil.rmtree(try_dir, ignore_errors=True)
         os.makedirs(os.path.join(try_dir, "json"))
-        cmd = [os.path.join(TOP, "scripts", "vm_run.sh"), "--kernel", image]
+        cmd = [paths.script("scripts/vm_run.sh"), "--kernel", image]
         cmd += self.vm_args + ["--console",
                                os.path.join(try_dir, "console.log"),
                                "-t", tests, "--json",
                                os.path.join(try_dir, "json")]
-        rc = self.run(cmd, os.path.join(try_dir, "ktap"),
-                      os.path.join(try_dir, "log"), env)
+        rc = proc.run(cmd, log=os.path.join(try_dir, "ktap"),
+                      err_log=os.path.join(try_dir, "log"), env=env)
         self.why = ""
         if rc in (0, 1):
             with open(os.path.join(try_dir, "ktap"), errors="replace") as f:
@@ -353,8 +313,8 @@ class Runner:
         else:
             with open(os.path.join(try_dir, "log"), errors="replace") as f:
                 sys.stderr.write(f.read())
-            raise Setup(f"scripts/vm_run.sh failed (exit {rc}): not the "
-                        f"kernel's fault")
+            raise setup_failed(f"scripts/vm_run.sh failed (exit {rc}): "
+                               "not the kernel's fault")
         failed = os.path.join(self.state, "failed")
         os.makedirs(failed, exist_ok=True)
         shutil.move(try_dir, os.path.join(failed,
@@ -379,19 +339,14 @@ def read_lines(path: str) -> List[str]:
         return f.readlines()
 
 
-def build_log_hint(err: str) -> str:
-    with open(err, errors="replace") as f:
-        logs: List[str] = re.findall(r"log: [^)]*", f.read())
-    return logs[-1] if logs else "see above"
-
-
-def build_error(err: str) -> str:
-    """The compiler's first error, else build.sh's last word, short."""
-    with open(err, errors="replace") as f:
+def build_error(log: str) -> str:
+    """The compiler's first error in a build's log, else its last line,
+    short."""
+    with open(log, errors="replace") as f:
         lines = [ln.strip() for ln in f if ln.strip()]
     first = next((ln for ln in lines if " error: " in ln or
                   re.search(r"Error [0-9]+", ln)), lines[-1] if lines else "")
-    return first.removeprefix("build.sh: ")[:70]
+    return first[:70]
 
 
 def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
@@ -434,8 +389,8 @@ class Bisection:
         image = self.images[commit]
         k = self.runner.boot_once(commit, image, self.tests, self.env)
         if k is None:
-            msg(f"boot of {commit[:12]} unusable ({self.runner.why}): "
-                f"trying once more")
+            self.runner.say(f"boot of {commit[:12]} unusable "
+                            f"({self.runner.why}): trying once more")
             k = self.runner.boot_once(commit, image, self.tests, self.env)
         kb.record_boot(self.state, {
             "commit": commit, "role": role, "phase": phase, "block": block,
@@ -443,7 +398,8 @@ class Bisection:
             "load": read_lines("/proc/loadavg")[0].split()[0]
             if os.path.exists("/proc/loadavg") else ""})
         if k is None:
-            msg(f"boot of {commit[:12]} unusable again ({self.runner.why})")
+            self.runner.say(f"boot of {commit[:12]} unusable again "
+                            f"({self.runner.why})")
             return False
         return True
 
@@ -475,9 +431,6 @@ class Bisection:
             commit = self.st[name]
             image = self.runner.build(self.st["tree"], commit)
             if image is None:
-                with open(os.path.join(self.runner.work, "build.err"),
-                          errors="replace") as f:
-                    sys.stderr.writelines(f.readlines()[-15:])
                 raise Done(f"could not decide: the {name} commit "
                            f"{commit[:12]} does not build", EXIT_UNDECIDED)
             self.images[commit] = image
@@ -509,7 +462,7 @@ class Bisection:
                 if verdict == "undecided":
                     raise Done(kb.undecided_endpoints_line(self.st, entries),
                                EXIT_UNDECIDED)
-                msg(f"endpoints: not shown to differ after {done} "
+                self.runner.say(f"endpoints: not shown to differ after {done} "
                     f"block{'s' if done > 1 else ''}: one more block")
             self.boot_block("endpoints")
 
@@ -597,14 +550,14 @@ class Bisection:
             out = self.tree.git("bisect", "replay", log, check=False)
             if "is the first bad commit" not in out and \
                     not self.tree.bisecting():
-                raise Setup(f"git bisect replay of {log} failed")
-            msg(f"resumed the bisection of {self.state} (git bisect log "
+                raise setup_failed(f"git bisect replay of {log} failed")
+            self.runner.say(f"resumed the bisection of {self.state} (git bisect "
                 f"replayed)")
             return out
         out = self.tree.git("bisect", "start", "--no-checkout",
                             self.st["bad"], self.st["good"], check=False)
         if not self.tree.bisecting():
-            raise Setup(f"git bisect start failed: {out.strip()}")
+            raise setup_failed(f"git bisect start failed: {out.strip()}")
         self.save_log()
         return out
 
@@ -614,13 +567,13 @@ class Bisection:
             commit = self.tree.git("rev-parse", "BISECT_HEAD").strip()
             image = self.runner.build(self.st["tree"], commit)
             if image is None:
-                err = os.path.join(self.runner.work, "build.err")
-                shutil.copy(err, os.path.join(self.state,
-                                              f"build-{commit}.err"))
+                log = self.runner.build_log
+                shutil.copy(log, os.path.join(self.state,
+                                              f"build-{commit}.log"))
                 self.record({"commit": commit, "subject":
                              self.tree.subject(commit), "verdict": "skip",
                              "boots": 0, "note": f"does not build: "
-                             f"{build_error(err)}"})
+                             f"{build_error(log)}"})
                 out = self.mark("skip", commit)
                 continue
             self.images[commit] = image
@@ -703,10 +656,10 @@ def new_settings(args: argparse.Namespace, tree: Tree) -> Dict[str, Any]:
     good = tree.rev(args.good, "--good")
     bad = tree.rev(args.bad, "--bad")
     if good == bad:
-        raise Usage("--good and --bad are the same commit")
+        raise cli.Error("--good and --bad are the same commit")
     if subprocess.run(["git", "-C", tree.path, "merge-base",
                        "--is-ancestor", good, bad]).returncode:
-        raise Usage(f"--good {good[:12]} is not an ancestor of --bad "
+        raise cli.Error(f"--good {good[:12]} is not an ancestor of --bad "
                     f"{bad[:12]}")
     direction = "faster" if args.faster else "slower"
     try:
@@ -715,7 +668,7 @@ def new_settings(args: argparse.Namespace, tree: Tree) -> Dict[str, Any]:
             args.check, args.test, "icount" if args.icount else "real",
             max(1, args.max_repeat // 4))
     except kb.BisectError as e:
-        raise Usage(str(e)) from None
+        raise cli.Error(str(e)) from None
 
 
 def claim_tree(tree: Tree, state: str, resume: bool) -> None:
@@ -731,7 +684,7 @@ def claim_tree(tree: Tree, state: str, resume: bool) -> None:
         if mine and theirs and mine.group(0) == theirs.group(0):
             tree.git("bisect", "reset", "-q", check=False)
             return
-    raise Usage(f"{tree.path} is in a git bisect already ('git bisect "
+    raise cli.Error(f"{tree.path} is in a git bisect already ('git bisect "
                 f"reset' ends it)")
 
 
@@ -740,10 +693,10 @@ def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str, Tree]:
     if args.resume and not args.tree:
         if not args.state or not os.path.exists(
                 os.path.join(args.state, kb.SETTINGS)):
-            raise Usage(f"--resume: no bisection in '{args.state}'")
+            raise cli.Error(f"--resume: no bisection in '{args.state}'")
         st = kb.load_settings(args.state)
         if not os.path.isdir(st["tree"]):
-            raise Usage(f"--resume: the tree {st['tree']} is gone")
+            raise cli.Error(f"--resume: the tree {st['tree']} is gone")
         tree = Tree(st["tree"])
         claim_tree(tree, args.state, True)
         return st, args.state, tree
@@ -755,15 +708,15 @@ def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str, Tree]:
     claim_tree(tree, state, args.resume)
     if args.resume:
         if not os.path.exists(os.path.join(state, kb.SETTINGS)):
-            raise Usage(f"--resume: no bisection in '{state}'")
+            raise cli.Error(f"--resume: no bisection in '{state}'")
         return kb.load_settings(state), state, tree
     if os.path.exists(os.path.join(state, kb.SETTINGS)):
-        raise Usage(f"a bisection was started in {state}: add --resume to "
+        raise cli.Error(f"a bisection was started in {state}: add --resume to "
                     f"continue it, or remove that directory to start over")
     try:
         kb.save_settings(state, st)
     except OSError as e:
-        raise Usage(f"cannot create --state '{state}': {e.strerror}")
+        raise cli.Error(f"cannot create --state '{state}': {e.strerror}")
     return st, state, tree
 
 
@@ -779,24 +732,31 @@ def vm_args(args: argparse.Namespace, st: Dict[str, Any]) -> List[str]:
     return out
 
 
-def on_signal(signum: int, frame: Any) -> None:
-    raise Interrupted()
+@dataclass(frozen=True)
+class Outcome:
+    """How a bisection ended: its last line on stdout (first bad commit:
+    ..., no culprit: ..., could not decide: ...) and its exit status."""
+    line: str
+    status: int
 
 
-def run(args: argparse.Namespace) -> int:
+def bisect(args: argparse.Namespace, prog: str) -> Outcome:
+    """The bisection args (parse_args's) ask for, its step lines and last
+    line on stdout; cli.Error on bad usage, a failed setup's cli.Failure
+    (3), kb.BisectError or results.ResultError on a state it cannot read,
+    proc.Interrupted: the tree put back and the state kept each time."""
     st, state, tree = prepare(args)
     work = tempfile.mkdtemp(prefix="kbench-bisect.")
-    runner = Runner(state, work, args.jobs, vm_args(args, st))
+    runner = Runner(prog, state, work, int(args.jobs or 0),
+                    vm_args(args, st))
     b = Bisection(st, state, tree, runner)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
     started = time.time()
     try:
-        msg(f"bisecting {st['good'][:12]}..{st['bad'][:12]} of {st['tree']} "
-            f"on {' '.join(st['targets'])}"
-            f"{' (check ' + st['check'] + ')' if st['check'] else ''}"
-            f"{' (icount)' if st.get('mode') == 'icount' else ''}; "
-            f"state: {state}")
+        runner.say(f"bisecting {st['good'][:12]}..{st['bad'][:12]} of "
+                   f"{st['tree']} on {' '.join(st['targets'])}"
+                   f"{' (check ' + st['check'] + ')' if st['check'] else ''}"
+                   f"{' (icount)' if st.get('mode') == 'icount' else ''}; "
+                   f"state: {state}")
         b.build_endpoints()
         if not os.path.exists(os.path.join(state, kb.SIGNAL)):
             b.endpoints()
@@ -808,55 +768,29 @@ def run(args: argparse.Namespace) -> int:
     except Done as d:
         n = tree.git("rev-list", "--count", f"{st['good']}..{st['bad']}",
                      check=False).strip()
-        msg(f"{n} commits, {len(kb.read_steps(state))} lines in "
-            f"{os.path.join(state, kb.STEPS)}, "
-            f"{time.time() - started:.0f} s")
+        runner.say(f"{n} commits, {len(kb.read_steps(state))} lines in "
+                   f"{os.path.join(state, kb.STEPS)}, "
+                   f"{time.time() - started:.0f} s")
         print(d.line, flush=True)
-        return d.status
-    except Interrupted:
-        msg("interrupted")
-        return EXIT_INTERRUPTED
+        return Outcome(d.line, d.status)
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        # Putting the tree back is not to be cut short by a second signal.
+        for sig in proc.STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
-        runner.stop()
         if b.owns_bisect and tree.bisecting():
             b.save_log()
             tree.git("bisect", "reset", check=False)
         shutil.rmtree(work, ignore_errors=True)
-    return EXIT_UNDECIDED
+    return Outcome("could not decide", EXIT_UNDECIDED)
 
 
-def exit_status(body: Callable[[], int]) -> int:
-    """body()'s exit status, or the one its error means (the bisection's
-    and validate.py's): Usage 2 with a hint, a failed setup 3, a reader of
-    stdout gone 0."""
-    try:
-        return body()
-    except Usage as e:
-        msg(str(e))
-        print(f"Try '{PROG} --help' for more information.", file=sys.stderr)
-        return EXIT_USAGE
-    except (Setup, kb.BisectError, results.ResultError) as e:
-        msg(str(e))
-        return EXIT_SETUP
-    except BrokenPipeError:
-        output.stdout_gone()
-        return 0
-
-
-def help_or_run(argv: List[str]) -> int:
-    args = parse_args(argv)
-    if args.help:
-        output.write_stdout(USAGE)
-        return 0
-    return run(args)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    return exit_status(lambda: help_or_run(args))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def main(argv: Sequence[str], prog: str = "kbench bisect") -> int:
+    """kbench bisect, scripts/bisect.sh: 0 a culprit, 1 none, 2 bad
+    usage, 3 a failed setup, 125 could not decide, 130 interrupted."""
+    def body() -> int:
+        args = parse_args(argv, prog)
+        try:
+            return bisect(args, prog).status
+        except (kb.BisectError, results.ResultError) as e:
+            raise setup_failed(str(e)) from e
+    return cli.orchestrate(prog, body)

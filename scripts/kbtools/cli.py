@@ -39,6 +39,11 @@ from kbtools import proc
 from kbtools.output import msg, one_line, stdout_gone, write_stdout
 
 
+# The exit statuses of every task (the bash scripts' before them).
+EXIT_FAILED, EXIT_USAGE, EXIT_SETUP, EXIT_SKIP = 1, 2, 3, 4
+EXIT_TIMEOUT, EXIT_INTERRUPTED = 124, 130
+
+
 class Main(Protocol):
     """A command's main(argv=None): its exit status."""
 
@@ -191,7 +196,7 @@ class Failure(Exception):
     """A step of a host task that failed: its message, and the exit
     status (1 failed, 3 a missing host package or download)."""
 
-    def __init__(self, message: str, status: int = 1):
+    def __init__(self, message: str, status: int = EXIT_FAILED):
         self.status = status
         super().__init__(message)
 
@@ -216,24 +221,28 @@ def orchestrate(prog: str, body: Callable[[], int]) -> int:
     """Run a host task's body with signals stopping its children, and
     end it as the bash scripts did: Failure is "PROG: message" and its
     status, a command that could not run 1, Error bad usage (2, with a
-    hint), a signal 130 once the body's finally: blocks have run."""
+    hint), a signal 130 once the body's finally: blocks have run, a
+    reader of stdout gone 0."""
     try:
         with proc.stop_on_signals():
             return body()
+    except BrokenPipeError:
+        stdout_gone()
+        return 0
     except Error as e:
         msg(prog, one_line(str(e)))
         print(f"Try '{prog} --help' for more information.", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except Failure as e:
         msg(prog, str(e))
         return e.status
     except proc.Failed as e:
         msg(prog, str(e))
-        return 1
+        return EXIT_FAILED
     except proc.Interrupted as e:
         if not e.said:
             msg(prog, "interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     except OSError as e:
         msg(prog, os_error_text(e))
-        return 1
+        return EXIT_FAILED

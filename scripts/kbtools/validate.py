@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Did my patch make it slower? Build two revisions of a kernel tree
-with the test kernel's configuration (testkernel/build.sh --tree
---commit: incremental, cached by hash, as the bisection builds them),
-boot each under QEMU's instruction counter (run_all.sh --kernel BASE
---vs-kernel CANDIDATE --icount) and print compare's exact verdicts:
-one boot per kernel, every program run twice in it.
+with the test kernel's configuration (kbtools.kernel: incremental,
+cached by hash, as the bisection builds them), boot each under QEMU's
+instruction counter (run_all.sh --kernel BASE --vs-kernel CANDIDATE
+--icount) and print compare's exact verdicts: one boot per kernel, every
+program run twice in it.
 
-    scripts/validate.py --tree DIR --base REV --candidate REV
-                        [-t TEST[:ROW]]... [--real] [--json DIR] [-j N]
+    kbench validate --tree DIR --base REV --candidate REV
+                    [-t TEST[:ROW]]... [--real] [--json DIR] [-j N]
+                                                    (scripts/validate.py)
 
 --real boots on a real clock instead (TCG or KVM), with the design's
 boots per kernel and the statistical verdicts. Exit status: run_all.sh's
@@ -16,16 +17,9 @@ that does not build or a failed setup.
 """
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
-import shutil
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
-from kbtools import bisect_run
-
-PROG = "validate.py"
+from kbtools import bisect_run, cli, kernel, output, paths, proc
 
 # The options handed on to run_all.sh as they came: (option, metavar,
 # help), declared and passed on from this one list.
@@ -37,8 +31,8 @@ PASSED_ON: Tuple[Tuple[str, Optional[str], str], ...] = (
 )
 
 
-def parse_args(argv: List[str]) -> argparse.Namespace:
-    ap = bisect_run.Parser(prog=PROG, description=(
+def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    ap = cli.UsageParser(prog=prog, description=(
         "Build two revisions of a kernel tree with the test kernel's "
         "configuration, boot each under QEMU's instruction counter and "
         "print exact verdicts: did the candidate make a row slower?"))
@@ -55,13 +49,15 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     ap.add_argument("-j", "--jobs", help="parallel make jobs")
     for option, metavar, text in PASSED_ON:
         ap.add_argument(option, metavar=metavar, help=text)
-    return ap.parse_args(argv)
+    args = ap.parse_args(list(argv))
+    if args.jobs is not None and not args.jobs.isdigit():
+        ap.error(f"invalid --jobs '{args.jobs}'")
+    return args
 
 
 def command(args: argparse.Namespace, base: str, cand: str) -> List[str]:
     tests, _ = bisect_run.guest_env(args.test) if args.test else ("", {})
-    cmd = [os.path.join(bisect_run.TOP, "run_all.sh"), "--kernel", base,
-           "--vs-kernel", cand]
+    cmd = [paths.script("run_all.sh"), "--kernel", base, "--vs-kernel", cand]
     if not args.real:
         cmd.append("--icount")
     if tests:
@@ -73,36 +69,28 @@ def command(args: argparse.Namespace, base: str, cand: str) -> List[str]:
     return cmd
 
 
-def run(args: argparse.Namespace) -> int:
+def validate(args: argparse.Namespace, prog: str) -> int:
     tree = bisect_run.checked_tree(args.tree)
     revs = [tree.rev(args.base, "--base"),
             tree.rev(args.candidate, "--candidate")]
     if revs[0] == revs[1]:
-        raise bisect_run.Usage("--base and --candidate are the same commit")
-    work = tempfile.mkdtemp(prefix="kbench-validate.")
-    try:
-        runner = bisect_run.Runner(work, work, args.jobs, [])
-        images = []
-        for name, rev in zip(("base", "candidate"), revs):
-            image = runner.build(tree.path, rev)
-            if image is None:
-                raise bisect_run.Setup(f"the {name} {rev[:12]} "
-                                       f"({tree.subject(rev)}) does not "
-                                       f"build")
-            images.append(image)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        raise cli.Error("--base and --candidate are the same commit")
+    images = []
+    for name, rev in zip(("base", "candidate"), revs):
+        try:
+            images.append(kernel.build_commit(kernel.CommitBuild(
+                tree.path, rev, int(args.jobs or 0)), prog).image)
+        except kernel.BuildFailed as e:
+            raise cli.Failure(f"the {name} {rev[:12]} ({tree.subject(rev)}) "
+                              f"does not build", cli.EXIT_SETUP) from e
     _, env = bisect_run.guest_env(args.test)
-    bisect_run.msg(f"base {revs[0][:12]} {tree.subject(revs[0])}")
-    bisect_run.msg(f"candidate {revs[1][:12]} {tree.subject(revs[1])}")
-    return subprocess.call(command(args, *images), env=env)
+    output.msg(prog, f"base {revs[0][:12]} {tree.subject(revs[0])}")
+    output.msg(prog, f"candidate {revs[1][:12]} {tree.subject(revs[1])}")
+    return proc.run(command(args, *images), env=env)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    bisect_run.PROG = PROG
-    args = sys.argv[1:] if argv is None else argv
-    return bisect_run.exit_status(lambda: run(parse_args(args)))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def main(argv: Sequence[str], prog: str = "kbench validate") -> int:
+    """kbench validate, scripts/validate.py: run_all.sh's status; 2 bad
+    usage; 3 a revision that does not build or a failed setup."""
+    return cli.orchestrate(prog, lambda: validate(parse_args(argv, prog),
+                                                  prog))
