@@ -272,11 +272,14 @@ class VerdictAb(unittest.TestCase):
         self.out = tmp.name
 
     def programs(self, verdicts):
-        """compare.py answers verdicts[label] for each run."""
-        def compare(cmd):
-            label = cmd[cmd.index("--label") + 1].split(",")[1]
-            return 0, COMPARE.format(*verdicts[label])
-        return Programs(self, output={"compare.py": compare}, capture={
+        """kbtools.compare answers verdicts[label] for each run."""
+        def comparison(req):
+            return verdict_ab.compare.Comparison(
+                COMPARE.format(*verdicts[req.labels[1]]), [], [])
+        p = mock.patch.object(verdict_ab.compare, "comparison", comparison)
+        p.start()
+        self.addCleanup(p.stop)
+        return Programs(self, capture={
             "seccomp_wrap": lambda c: "compares=50 ratio=1.4\n"})
 
     def main(self, *argv):

@@ -1101,7 +1101,7 @@ class FrontDoor(unittest.TestCase):
     def test_run_hands_over_by_option(self):
         with mock.patch.object(run.ab, "main", return_value=7) as a, \
                 mock.patch.object(run.vm, "main", return_value=8) as v, \
-                mock.patch.object(run.os, "execv") as execv:
+                mock.patch.object(run.collection.os, "execv") as execv:
             self.assertEqual(7, run.main(["--kernel=a", "--vs-kernel", "b"]))
             self.assertEqual(8, run.main(["-t", "x", "--kernel", "k",
                                           "--icount"], "run_all.sh"))

@@ -747,6 +747,21 @@ def no_plots(prog: str) -> int:
     return 4
 
 
+def write(out: str, paths: Sequence[str],
+          threshold_pct: float = kbcompare.DEFAULT_THRESHOLD_PCT,
+          stat: str = "median", title: Optional[str] = None) -> None:
+    """The page of the runs at paths into out ('-': stdout). ReportError
+    on input it cannot be made of, cli.Failure (4) without matplotlib,
+    cli.Error when out cannot be written."""
+    runs = load_runs(paths)
+    if not plots.available():
+        raise cli.Failure(f"{plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
+                          cli.EXIT_SKIP)
+    page = render(runs, threshold_pct, stat, title)
+    with cli.writing(out):
+        results.write_text(out, page)
+
+
 @cli.task()
 def main(argv: Sequence[str], prog: str) -> int:
     """kbench report, scripts/report.py: 0 written; 2 bad usage or
@@ -755,16 +770,14 @@ def main(argv: Sequence[str], prog: str) -> int:
     if args.check:
         return 0 if plots.available() else no_plots(prog)
     try:
-        runs = load_runs(args.runs)
-        if not plots.available():
-            return no_plots(prog)
-        page = render(runs, args.threshold, args.stat, args.title)
+        write(args.output, args.runs, args.threshold, args.stat, args.title)
     except ReportError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         print(f"Try '{prog} -h' for more information.", file=sys.stderr)
         return 2
-    with cli.writing(args.output):
-        results.write_text(args.output, page)
+    except cli.Failure as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return e.status
     if args.output != "-":
         print(f"{prog}: wrote {args.output}", file=sys.stderr)
     return 0

@@ -6,10 +6,9 @@ kernel (kbtools.vm), --vs-kernel compares kernels boot by boot
 this task, so that it never starts guests itself.
 """
 
-import os
 from typing import Sequence
 
-from kbtools import ab, paths, vm
+from kbtools import ab, collection, vm
 
 # Options that take the run into guests: run_all.sh hands over on the
 # same list (its own scan of its arguments); --arch and --icount without
@@ -28,5 +27,4 @@ def main(argv: Sequence[str], prog: str = "kbench run") -> int:
         return ab.main(argv, prog)
     if options & set(GUEST_OPTIONS):
         return vm.main(argv, vm.runner(prog))
-    run_all = paths.script("run_all.sh")
-    os.execv(run_all, [run_all, *argv])
+    collection.run_in_place(argv)

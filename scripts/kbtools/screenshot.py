@@ -2,8 +2,8 @@
 """The picture of an A/B report in docs/reports.md (docs/report-ab.png): the
 null-syscall rows of syscall_overhead with and without a seccomp filter
 that costs every system call (tests/seccomp_wrap.c), 5 interleaved
-repetitions per side, reported by scripts/report.py and photographed by
-headless Chromium (tests/browser_check.py).
+repetitions per side, reported by kbtools.report and photographed by
+headless Chromium (kbtools.browser).
 
     kbench docs screenshot [-o PNG] [AB_DIR]   (scripts/make_docs_screenshot.sh)
 """
@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from typing import Sequence
 
-from kbtools import cli, paths, proc
+from kbtools import browser, cli, collection, paths, plots, proc, report
 from kbtools.output import msg
 
 ROWS = "fork,getpid,getppid,getpgid_self,getsid,msgsnd_rcv,shmat_ctl"
@@ -37,28 +37,30 @@ def run_ab(prog: str, work: str) -> str:
         raise cli.Failure("cannot build seccomp_wrap")
     ab = os.path.join(work, "ab")
     env = dict(os.environ, KSELFTEST_SYSCALL_OVERHEAD_ARGS=f"-t {ROWS}")
-    if proc.run([paths.script("run_all.sh"), "-t", "syscall_overhead",
-                 "--repeat", "5", "--vs-prefix", f"{wrap} -n 200", "--json",
-                 ab], log=os.path.join(work, "ab.ktap"), env=env) != 0:
+    if collection.run(["-t", "syscall_overhead", "--repeat", "5",
+                       "--vs-prefix", f"{wrap} -n 200", "--json", ab],
+                      log=os.path.join(work, "ab.ktap"), env=env) != 0:
         msg(prog, "the A/B run reported failures (see the report)")
     return ab
 
 
 def screenshot(prog: str, ab: str, out: str) -> int:
-    report = paths.script("scripts/report.py")
-    if proc.run([report, "--check"]) != 0:
-        raise cli.Failure("cannot draw the report")
+    if not plots.available():
+        raise cli.Failure(f"cannot draw the report: {plots.INSTALL_HINT}")
     work = tempfile.mkdtemp(prefix="kbench-docs.")
     try:
         ab = ab or run_ab(prog, work)
         html = os.path.join(work, "report.html")
-        if proc.run([report, "-o", html, "--title", TITLE, ab]) != 0:
-            raise cli.Failure("report.py failed")
+        try:
+            report.write(html, [ab], title=TITLE)
+        except report.ReportError as e:
+            raise cli.Failure(f"no report of {ab}: {e}") from e
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        if proc.run([paths.script("tests/browser_check.py"), "--width",
-                     "1000", "--clip", "1150", "--scale", "0.8",
-                     "--screenshot", out, html]) != 0:
-            raise cli.Failure("the browser check failed")
+        page = browser.check_page(html, screenshot=out, width=1000,
+                                  clip=1150, scale=0.8)
+        if page.failed:
+            raise cli.Failure("the browser check failed: "
+                              f"{'; '.join(page.failed)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{prog}: wrote {out} ({os.path.getsize(out)} bytes)", flush=True)

@@ -18,7 +18,7 @@ import re
 import sys
 from typing import List, Sequence
 
-from kbtools import bench, cli, paths, proc
+from kbtools import bench, cli, collection, compare, paths, proc, results
 
 HELP = """\
 Usage: {prog} [-t TEST]... [-r N] [--trials K] [--compares LIST] [--out DIR]
@@ -54,12 +54,15 @@ class Runs:
         so in its comparison."""
         d = os.path.join(self.out, name)
         tests = [w for t in self.tests for w in ("-t", t)]
-        proc.run([paths.script("run_all.sh"), "--no-build", *tests,
-                  "--vs-prefix", prefix, "--repeat", str(self.repeat),
-                  "--json", d], log=f"{d}.ktap", err_log=f"{d}.err")
-        _, text = proc.output([paths.script("scripts/compare.py"), "--label",
-                               f"base,{name}", os.path.join(d, "base"),
-                               os.path.join(d, "candidate")])
+        collection.run(["--no-build", *tests, "--vs-prefix", prefix,
+                        "--repeat", str(self.repeat), "--json", d],
+                       log=f"{d}.ktap", err_log=f"{d}.err")
+        try:
+            text = compare.comparison(compare.Request(
+                [os.path.join(d, "base"), os.path.join(d, "candidate")],
+                ["base", name])).text
+        except results.ResultError as e:
+            text = f"no comparison: {e}\n"
         with open(f"{d}.txt", "w", encoding="utf-8") as f:
             f.write(text)
         return text.splitlines()
