@@ -32,18 +32,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
 from kbtools import bisect as kb  # noqa: E402
 from kbtools import cli, proc, replay, results, stats  # noqa: E402
+from kbtools.output import write_stdout  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORDER = ("good", "bad", "bad", "good")
 
 
-def parse_load(spec):
+def parse_load(spec: str) -> List[Tuple[int, int]]:
     """'0x20,2x30' -> [(0, 20), (2, 30)]."""
     out = []
     for part in spec.split(","):
@@ -54,7 +56,8 @@ def parse_load(spec):
     return out
 
 
-def boot_median(image, vm_args, work):
+def boot_median(image: str, vm_args: Sequence[str], work: str
+                ) -> Optional[float]:
     """The getsid median of one boot of image, or None (unusable)."""
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -77,10 +80,10 @@ def boot_median(image, vm_args, work):
     return stats.median(vs) if vs else None
 
 
-def record(args):
+def record(args: argparse.Namespace) -> int:
     schedule = parse_load(args.load) if args.load else [(0, args.boots)]
     total = sum(b for _, b in schedule)
-    doc = {"about": f"getsid medians (us) of boots of {args.good} (good) "
+    doc: Dict[str, Any] = {"about": f"getsid medians (us) of boots of {args.good} (good) "
                     f"and {args.bad} (bad) in turn (GBBG...), recorded by "
                     f"bench/bisect_boots.py with --load "
                     f"{args.load or 'none'} on {os.uname().nodename}",
@@ -112,7 +115,7 @@ def record(args):
     return 0
 
 
-def table(args):
+def table(args: argparse.Namespace) -> int:
     st = kb.make_settings("/tree", "good", "bad", "slower", args.alpha, 2.0,
                           None, ["syscall_overhead:getsid"])
     head = ("| series | rule | right | wrong name | wrong range | "
@@ -134,12 +137,12 @@ def table(args):
         for n in (4, 6, 8):
             rate = replay.aa_false_rate(series, n, args.replays, args.seed)
             lines.append(f"| {os.path.basename(path)} | {n} | {rate:.3f} |")
-    cli.write_stdout("\n".join(lines) + "\n")
+    write_stdout("\n".join(lines) + "\n")
     return 0
 
 
 @cli.command("bisect_boots.py", errors=(results.ResultError,))
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="bisect_boots.py", description=(
         "Record boots of a good and a bad kernel, or replay bisections "
         "on recorded boots."))

@@ -8,6 +8,7 @@ Usage: bench/fork_vs_size.py JSON
 """
 import os
 import sys
+from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -15,12 +16,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from kbtools import cli  # noqa: E402
 
 METHODS = ["fork", "vfork", "posix_spawn"]
+# A JSON row by (method, size).
+Cells = Dict[Tuple[str, str], Dict[str, Any]]
 
 
-def measured_cells(doc):
+def measured_cells(doc: Dict[str, Any]) -> Tuple[Cells, List[str]]:
     """The measured METHOD@SIZE rows by (method, size), sizes in order."""
-    cells = {}
-    sizes = []
+    cells: Cells = {}
+    sizes: List[str] = []
     for row in doc["rows"]:
         if "@" not in row["name"] or row.get("status") != "ok":
             continue
@@ -31,7 +34,7 @@ def measured_cells(doc):
     return cells, sizes
 
 
-def size_line(cells, size, base):
+def size_line(cells: Cells, size: str, base: str) -> str:
     """One size's line: VmSize, VmRSS, each method, fork ns per page."""
     ref = cells[("fork", size)]
     ext = ref["extra"]
@@ -46,7 +49,7 @@ def size_line(cells, size, base):
             line += " %8.1f %7.1f %6.1fx" % (c["median"], cp, cp / bp)
     b = cells.get(("fork", base))
     pages = (ext["vmrss_kib"] - b["extra"]["vmrss_kib"]) / 4.0 if b else 0
-    if pages > 1000:
+    if b and pages > 1000:
         line += " %14.1f" % ((ext["p10"] - b["extra"]["p10"]) *
                              1000.0 / pages)
     else:
@@ -54,7 +57,7 @@ def size_line(cells, size, base):
     return line
 
 
-def table(doc):
+def table(doc: Dict[str, Any]) -> List[str]:
     """The lines to print; ValueError when nothing was measured."""
     cells, sizes = measured_cells(doc)
     if not sizes:

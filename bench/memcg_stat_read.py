@@ -11,17 +11,22 @@ the BPF cgroup iterator rows against legacy and the .ks filters.
 import json
 import re
 import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 NAME_RE = re.compile(
     r"^(stat|numa_stat)_(legacy|ks\w*?)_(per_read|per_cat|cat_process)$")
 BPF_RE = re.compile(r"^bpf_iter(\d+)$")
 FILES = {"stat": "memory.stat", "numa_stat": "memory.numa_stat"}
+# A row of the JSON; a cell's key: (file, variant, mode).
+Row = Dict[str, Any]
+Cells = Dict[Tuple[str, str, str], float]
 
 
-def cells_of(rows):
+def cells_of(rows: Sequence[Row]) -> Tuple[Cells, List[str]]:
     """{(file, variant, mode): median} of the rows that passed, and the
     variants, legacy first."""
-    cells, variants = {}, []
+    cells: Cells = {}
+    variants: List[str] = []
     for r in rows:
         m = NAME_RE.match(r.get("name", ""))
         if not m or r.get("status") != "ok" or "median" not in r:
@@ -34,15 +39,15 @@ def cells_of(rows):
     return cells, variants
 
 
-def fmt(x, width, digits=3):
+def fmt(x: Optional[float], width: int, digits: int = 3) -> str:
     return "%*.*f" % (width, digits, x) if x is not None else "%*s" % (width, "-")
 
 
-def ratio(a, b):
+def ratio(a: Optional[float], b: Optional[float]) -> str:
     return "%10.1f" % (a / b) if a and b else "%10s" % "-"
 
 
-def table(doc):
+def table(doc: Row) -> List[str]:
     """The report, as a list of lines."""
     p = doc["params"]
     rows = doc["rows"]
@@ -76,7 +81,7 @@ def table(doc):
     return out
 
 
-def ks_lines(cells, variants):
+def ks_lines(cells: Cells, variants: Sequence[str]) -> List[str]:
     ks = [v for v in variants if v != "legacy"]
     if not ks:
         return ["no .ks rows: the kernel has no memory.stat.ks (or no right to write a filter)"]
@@ -90,7 +95,7 @@ def ks_lines(cells, variants):
     return out
 
 
-def bpf_lines(rows, cells):
+def bpf_lines(rows: Sequence[Row], cells: Cells) -> List[str]:
     """The bpf_iterN rows: us per read, against legacy memory.stat and
     the .ks filter of the same size (per_read), and the load once."""
     bpf = [r for r in rows if BPF_RE.match(r.get("name", ""))]
@@ -103,7 +108,8 @@ def bpf_lines(rows, cells):
            "  %-12s %10s %10s %10s" % ("row", "per_read", "/legacy", "/ks")]
     legacy = cells.get(("stat", "legacy", "per_read"))
     for r in ran:
-        n = BPF_RE.match(r["name"]).group(1)
+        m = BPF_RE.match(r["name"])
+        n = m.group(1) if m else ""
         ks = cells.get(("stat", "ks" + n, "per_read"))
         out.append("  %-12s %s %s %s" % (
             r["name"], fmt(r["median"], 10), quotient(r["median"], legacy),
@@ -115,17 +121,17 @@ def bpf_lines(rows, cells):
     return out
 
 
-def flush_of(note):
+def flush_of(note: Optional[str]) -> str:
     """The flush a bpf_iter row's note names ("...fd: WAY, then ...")."""
     m = re.search(r"fd: ([^,]+)", note or "")
     return m.group(1) if m else "?"
 
 
-def quotient(a, b):
+def quotient(a: Optional[float], b: Optional[float]) -> str:
     return "%10.2f" % (a / b) if a and b else "%10s" % "-"
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     if len(argv) != 2:
         print("usage: memcg_stat_read.py MEMCG_KS_JSON", file=sys.stderr)
         return 2

@@ -18,11 +18,13 @@ promises (64 rows, n=7, +10% at CV 1.5%: >= 90%).
 import argparse
 import os
 import sys
+from typing import List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
 from kbtools import cli, power, stats  # noqa: E402
+from kbtools.output import write_stdout  # noqa: E402
 
 ROWS = (12, 64)
 REPS = (5, 6, 7, 8, 10)
@@ -30,12 +32,13 @@ CHANGES = (2, 5, 10)
 CVS = (1.5, 5.0)
 
 
-def cell(rows, n, cv, change, trials, seed):
+def cell(rows: int, n: int, cv: float, change: float, trials: int,
+         seed: int) -> str:
     r = power.rates(rows, n, cv, change, trials=trials, seed=seed)
     return f"{r['found']:.2f}"
 
 
-def table(trials, seed):
+def table(trials: int, seed: int) -> List[str]:
     """The lines of the Markdown table."""
     head = "| rows | n | " + " | ".join(
         f"+{c}% at CV {cv:g}%" for cv in CVS for c in CHANGES) + \
@@ -54,7 +57,7 @@ def table(trials, seed):
 
 
 @cli.command("power.py")
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(
         prog="power.py",
         description="Fraction of simulated comparisons in which compare "
@@ -67,7 +70,7 @@ def main(argv=None):
     if args.trials < 1:
         ap.error("--trials must be at least 1")
     for line in table(args.trials, args.seed):
-        cli.write_stdout(line + "\n")
+        write_stdout(line + "\n")
     return 0
 
 

@@ -7,6 +7,7 @@ Usage: bench/proc_create_vs_book.py JSON
 """
 import os
 import sys
+from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -29,7 +30,7 @@ ORDER = ["fork", "vfork", "clone", "fork_exec", "vfork_exec", "posix_spawn",
 N = 100000
 
 
-def cell_line(method, i, size, row):
+def cell_line(method: str, i: int, size: str, row: Dict[str, Any]) -> str:
     """One cell beside the book's, scaled to N creations."""
     e = row["extra"]
     k = N / e["creations"]
@@ -43,7 +44,7 @@ def cell_line(method, i, size, row):
         method, size, here, b[0], b[1], b[2], b[0] / (e["elapsed_s"] * k))
 
 
-def table(doc):
+def table(doc: Dict[str, Any]) -> List[str]:
     """The lines to print."""
     rows = {r["name"]: r for r in doc["rows"]}
     out = ["proc_create: %s, kernel %s, %s CPUs; book: x86-32, Linux 2.6.27" % (

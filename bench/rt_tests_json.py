@@ -17,14 +17,21 @@ the kbench "rows".
 import json
 import statistics
 import sys
+from typing import Any, Dict, List, Sequence, TextIO, Tuple
 
 
-def load(path):
+# A JSON document, and one pair's figures.
+Doc = Dict[str, Any]
+Pair = Dict[str, Any]
+
+
+def load(path: str) -> Doc:
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        doc: Doc = json.load(f)
+        return doc
 
 
-def pairs(doc):
+def pairs(doc: Doc) -> List[Pair]:
     """Per pair: receiver min/avg/max (us), sender samples, timeouts."""
     out = []
     for key in sorted(doc["thread"], key=int):
@@ -42,22 +49,23 @@ def pairs(doc):
     return out
 
 
-def weighted_avg(doc):
+def weighted_avg(doc: Doc) -> float:
     """Mean latency over all pairs, weighted by each pair's samples."""
     ps = pairs(doc)
     n = sum(p["samples"] for p in ps)
-    return sum(p["avg"] * p["samples"] for p in ps) / n if n else float("nan")
+    return float(sum(p["avg"] * p["samples"] for p in ps) / n) if n \
+        else float("nan")
 
 
-def type_name(v):
+def type_name(v: object) -> str:
     # JSON numbers: an int and a float are different types to a parser
     # that does int(...) or isinstance checks.
     return type(v).__name__
 
 
-def schema_diff(ref, other, path="$"):
+def schema_diff(ref: object, other: object, path: str = "$") -> List[str]:
     """Keys of @ref missing from @other or with another JSON type."""
-    problems = []
+    problems: List[str] = []
     if isinstance(ref, dict):
         if not isinstance(other, dict):
             return [f"{path}: object expected, got {type_name(other)}"]
@@ -71,7 +79,7 @@ def schema_diff(ref, other, path="$"):
     return problems
 
 
-def generalise(doc):
+def generalise(doc: Doc) -> Doc:
     """Compare thread objects by shape: only thread "0" of each."""
     d = dict(doc)
     if "thread" in d and d["thread"]:
@@ -79,14 +87,16 @@ def generalise(doc):
     return d
 
 
-def pair_medians(docs, i):
+def pair_medians(docs: Sequence[Doc], i: int) -> Tuple[float, ...]:
     """Pair @i's min, avg, max and samples: the median over the rounds."""
     ps = [pairs(d)[i] for d in docs]
     return tuple(statistics.median(p[k] for p in ps)
                  for k in ("min", "avg", "max", "samples"))
 
 
-def compare_config(theirs, ours, cfg, rounds, max_ratio, out=sys.stdout):
+def compare_config(theirs: Sequence[Doc], ours: Sequence[Doc], cfg: str,
+                   rounds: int, max_ratio: float, out: TextIO = sys.stdout
+                   ) -> int:
     """Print one configuration's table. Returns 0, or 1 on a ratio above
     @max_ratio, a layout difference or a file without kbench rows."""
     print(f"\n## pmqtest {cfg}  (median of {rounds} round(s), us)", file=out)
@@ -119,7 +129,7 @@ def compare_config(theirs, ours, cfg, rounds, max_ratio, out=sys.stdout):
     return 1 if status or problems or not rows else 0
 
 
-def compare_dir(tmp, nconf, rounds, max_ratio):
+def compare_dir(tmp: str, nconf: int, rounds: int, max_ratio: float) -> int:
     status = 0
     for c in range(nconf):
         with open(f"{tmp}/c{c}.cfg", encoding="utf-8") as f:
@@ -135,7 +145,7 @@ def compare_dir(tmp, nconf, rounds, max_ratio):
     return status
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     if len(argv) == 3 and argv[1] == "summary":
         doc = load(argv[2])
         for p in pairs(doc):
@@ -146,8 +156,8 @@ def main(argv):
     if len(argv) == 4 and argv[1] == "schema":
         problems = schema_diff(generalise(load(argv[2])),
                                generalise(load(argv[3])))
-        for p in problems:
-            print(p)
+        for problem in problems:
+            print(problem)
         print("schema: " + ("same keys and types" if not problems else
                             f"{len(problems)} difference(s)"))
         return 1 if problems else 0

@@ -24,6 +24,7 @@ import math
 import os
 import statistics
 import sys
+from typing import List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -32,7 +33,7 @@ from kbtools import cli, results, stats  # noqa: E402
 from kbtools.compare import TIME_UNITS  # noqa: E402
 
 
-def merged(paths):
+def merged(paths: Sequence[str]) -> results.Run:
     """One Run holding every run given as further repetitions."""
     run = results.Run("runs")
     for p in paths:
@@ -48,7 +49,7 @@ def merged(paths):
     return run
 
 
-def machine_factors(series):
+def machine_factors(series: Sequence[Sequence[float]]) -> List[float]:
     """Per-repetition factor common to every row (geometric), from rows
     given as lists of positive figures of equal length."""
     logs = [[math.log(v) for v in vals] for vals in series]
@@ -57,15 +58,16 @@ def machine_factors(series):
             for i in range(len(series[0]))]
 
 
-def print_factor_split(series):
+def print_factor_split(series: Sequence[Sequence[float]]) -> None:
     """The machine factors and the median CV with and without them."""
     reps = max((len(v) for v in series), default=0)
     full = [v for v in series if len(v) == reps and min(v) > 0]
     if reps < 2 or len(full) < 3:
         return
     factors = machine_factors(full)
-    raw = [stats.cv_pct(v) for v in full]
-    left = [stats.cv_pct([x / f for x, f in zip(v, factors)]) for v in full]
+    raw = [c for c in map(stats.cv_pct, full) if c is not None]
+    left = [c for c in (stats.cv_pct([x / f for x, f in zip(v, factors)])
+                        for v in full) if c is not None]
     print("machine factor per repetition: "
           + " ".join(f"{f:.3f}" for f in factors))
     print(f"median CV over {len(full)} rows: {statistics.median(raw):.1f}%, "
@@ -75,13 +77,15 @@ def print_factor_split(series):
 
 
 @cli.command("run_to_run_cv.py", errors=(results.ResultError,))
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--above", type=float, default=5.0, metavar="PCT")
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args(argv)
     run = merged(args.runs)
-    lines, over, total, series = [], 0, 0, []
+    lines: List[Tuple[str, str, str]] = []
+    series: List[List[float]] = []
+    over = total = 0
     for test in run.tests.values():
         for row in test.rows.values():
             vals = row.values("median")

@@ -10,6 +10,7 @@ processes). Exit status 1 when the goal is missed or not measured.
 """
 import json
 import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 METHODS = ["netlink_per_pid", "netlink_batched", "procfs", "procfs_pread",
            "ioctl", "bpf_iter"]
@@ -17,9 +18,14 @@ SEED = {"1000": {"netlink_per_pid": 0.004446851, "ioctl": 0.001553733},
         "10000": {"netlink_per_pid": 0.047024986, "ioctl": 0.023290664}}
 
 
-def load(outdir, sizes):
+Json = Dict[str, Any]
+Rows = Dict[str, Json]
+
+
+def load(outdir: str, sizes: Sequence[str]) -> Tuple[Rows, str]:
     """Rows by name per size, the process count and the kernel release."""
-    rows, kernel = {}, "?"
+    rows: Rows = {}
+    kernel = "?"
     for n in sizes:
         with open(f"{outdir}/taskstats_{n}.json") as f:
             doc = json.load(f)
@@ -29,18 +35,18 @@ def load(outdir, sizes):
     return rows, kernel
 
 
-def pass_s(rows, n, m):
+def pass_s(rows: Rows, n: str, m: str) -> Optional[float]:
     r = rows[n].get(m)
     if not r or r.get("status") != "ok" or "extra" not in r:
         return None
-    return r["extra"]["pass_s_median"]
+    return float(r["extra"]["pass_s_median"])
 
 
-def header():
+def header() -> str:
     return f"{'process-count':<16}" + "".join(f"{m:>17}" for m in METHODS)
 
 
-def print_tables(rows, kernel, sizes):
+def print_tables(rows: Rows, kernel: str, sizes: Sequence[str]) -> None:
     print(f"kernel {kernel}; seconds per pass over all processes (median)")
     print(header())
     print("-" * (16 + 17 * len(METHODS)))
@@ -74,7 +80,7 @@ def print_tables(rows, kernel, sizes):
               f"({s['netlink_per_pid'] / s['ioctl']:.2f}x)")
 
 
-def judge_goal(rows, goal):
+def judge_goal(rows: Rows, goal: float) -> int:
     if "1000" not in rows:
         return 0
     base = pass_s(rows, "1000", "netlink_per_pid")
@@ -89,9 +95,9 @@ def judge_goal(rows, goal):
     return 0 if r >= goal else 1
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     if len(argv) < 4:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print((__doc__ or "").strip().splitlines()[2], file=sys.stderr)
         return 2
     outdir, goal, sizes = argv[1], float(argv[2]), argv[3:]
     rows, kernel = load(outdir, sizes)

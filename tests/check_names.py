@@ -28,6 +28,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from typing import List, Optional, Sequence, Tuple
 
 KTAP_RESULT = re.compile(r"^(?:not )?ok \d+ (\S+)")
 
@@ -36,9 +37,11 @@ class Usage(Exception):
     pass
 
 
-def read_list(path):
+def read_list(path: str) -> Tuple[List[str], List[str], List[str]]:
     """(command words, numbered prefixes, the name lines) of a list file."""
-    run, numbered, names = None, [], []
+    run: Optional[List[str]] = None
+    numbered: List[str] = []
+    names: List[str] = []
     with open(path, encoding="utf-8") as f:
         for line in f.read().splitlines():
             if line.startswith("# run: "):
@@ -52,12 +55,14 @@ def read_list(path):
     return run, numbered, names
 
 
-def collapse_numbered(names, prefixes):
+def collapse_numbered(names: Sequence[str], prefixes: Sequence[str]
+                      ) -> List[str]:
     """PREFIX0..PREFIXk in a row (numbered from 0) become one PREFIXN."""
-    out = []
-    for name in names:
+    out: List[str] = []
+    for given in names:
+        name: Optional[str] = given
         for p in prefixes:
-            m = re.fullmatch(re.escape(p) + r"(\d+)", name)
+            m = re.fullmatch(re.escape(p) + r"(\d+)", given)
             if not m:
                 continue
             if out and out[-1] == p + "N":
@@ -70,7 +75,8 @@ def collapse_numbered(names, prefixes):
     return out
 
 
-def observe(top, run, keep):
+def observe(top: str, run: List[str], keep: Optional[str]
+            ) -> Tuple[str, str]:
     """(KTAP text, JSON text) of one run of RUN in TOP."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "out.json")
@@ -91,11 +97,11 @@ def observe(top, run, keep):
     return proc.stdout, doc
 
 
-def kept_name(run):
+def kept_name(run: Sequence[str]) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", " ".join(run))
 
 
-def save(directory, run, ktap, doc):
+def save(directory: str, run: Sequence[str], ktap: str, doc: str) -> None:
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, kept_name(run))
     with open(base + ".ktap", "w", encoding="utf-8") as f:
@@ -104,7 +110,7 @@ def save(directory, run, ktap, doc):
         f.write(doc)
 
 
-def load(directory, run):
+def load(directory: str, run: Sequence[str]) -> Tuple[str, str]:
     base = os.path.join(directory, kept_name(run))
     try:
         with open(base + ".ktap", encoding="utf-8") as f:
@@ -116,7 +122,7 @@ def load(directory, run):
     return ktap, doc
 
 
-def name_lines(ktap, doc, numbered):
+def name_lines(ktap: str, doc: str, numbered: Sequence[str]) -> List[str]:
     """The list a run gives: its KTAP names, then its JSON-only rows."""
     ktap_names = [m.group(1) for m in map(KTAP_RESULT.match,
                                           ktap.splitlines()) if m]
@@ -131,13 +137,13 @@ def name_lines(ktap, doc, numbered):
     return lines
 
 
-def header(path):
+def header(path: str) -> List[str]:
     with open(path, encoding="utf-8") as f:
         return [line for line in f.read().splitlines()
                 if line.startswith("#")]
 
 
-def check_one(args, path):
+def check_one(args: argparse.Namespace, path: str) -> int:
     """0 when the list at PATH holds, else 1 (after a diff)."""
     run, numbered, want = read_list(path)
     if args.from_dir:
@@ -166,9 +172,9 @@ def check_one(args, path):
     return 1
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(prog="check_names.py",
-                                 description=__doc__.split("\n\n")[0])
+                                 description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("top", help="the clone, with the programs built")
     ap.add_argument("--lists", help="the list files (default: TOP/tests/names)")
     ap.add_argument("--write", action="store_true",

@@ -9,13 +9,14 @@ Exit status: 0 good, 1 a check failed, 2 bad usage or unreadable file.
 
 import json
 import sys
+from typing import Any, Dict, List
 
 TOP_KEYS = ("schema", "test", "kernel", "machine", "date", "cmdline", "clock",
             "params", "rows")
 ROW_KEYS = ("unit", "n", "mean", "min", "max", "median", "stddev", "rsd_pct")
 
 
-def problems(doc):
+def problems(doc: Dict[str, Any]) -> List[str]:
     """Every way DOC differs from what unit_*.c wrote, as messages."""
     out = [f"missing key {k!r}" for k in TOP_KEYS if k not in doc]
     if out:
@@ -43,7 +44,7 @@ def problems(doc):
     return out
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     if len(argv) != 1 or argv[0].startswith("-"):
         print("usage: check_unit_json.py FILE", file=sys.stderr)
         return 2

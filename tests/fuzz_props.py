@@ -30,7 +30,9 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Optional,
+                    Sequence, Tuple, TypeVar)
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
@@ -44,36 +46,45 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(
 try:
     from hypothesis import (HealthCheck, example, given, note, settings,
                             strategies as st)
-    MISSING = None
+    MISSING: Optional[str] = None
 except ImportError:
     MISSING = ("hypothesis is not installed (Debian: python3-hypothesis; "
                "run with /usr/bin/python3)")
+    # mypy reads hypothesis' own names above; these stand in for them.
+    if not TYPE_CHECKING:
+        class _Absent:
+            """Stands for hypothesis' strategies and decorators so that the
+            test modules load, and their classes skip with MISSING."""
 
-    class _Absent:
-        """Stands for hypothesis' strategies and decorators so that the
-        test modules load, and their classes skip with MISSING."""
+            def __getattr__(self, name):
+                return self
 
-        def __getattr__(self, name):
-            return self
+            def __call__(self, *args, **kwargs):
+                return self
 
-        def __call__(self, *args, **kwargs):
-            return self
+        st = _Absent()
 
-    st = _Absent()
+        def given(*_args, **_kwargs):
+            return lambda f: f
 
-    def given(*_args, **_kwargs):
-        return lambda f: f
+        def settings(*_args, **_kwargs):
+            return lambda f: f
 
-    def settings(*_args, **_kwargs):
-        return lambda f: f
+        def example(*_args, **_kwargs):
+            return lambda f: f
 
-    def example(*_args, **_kwargs):
-        return lambda f: f
+        def note(_text):
+            pass
 
-    def note(_text):
-        pass
+        HealthCheck = []
 
-    HealthCheck = []
+# What the test modules take from here, hypothesis' names among them.
+__all__ = ["HERE", "MISSING", "SCRIPTS", "Edit", "Breakage", "LineEdit",
+           "assert_error", "breakages", "broken_json_text", "edited",
+           "edited_lines", "edits", "example", "file_and", "json_values",
+           "ktap_line", "ktap_lines", "line_edits", "load_docs", "load_json",
+           "prop", "run_main", "spoiled_text", "spoilings", "st",
+           "temp_paths", "write_text"]
 
 MODES = {"check": 100, "explore": 1000}
 MODE = os.environ.get("KBENCH_FUZZ_MODE") or "check"
@@ -84,7 +95,13 @@ if MODE not in MODES:
 EXAMPLES = int(os.environ.get("KBENCH_FUZZ_EXAMPLES") or MODES[MODE])
 
 
-def fuzz_settings(share: int = 1, deadline_s: int = 20):
+# A test method, as the decorators below take and give it.
+Test = Callable[..., None]
+T = TypeVar("T")
+
+
+def fuzz_settings(share: int = 1, deadline_s: int = 20
+                  ) -> Callable[[T], T]:
     """Settings of a property in this run: a slow property (a page drawn
     by matplotlib) takes a SHARE of the examples, at least 10; exploring,
     an example slower than DEADLINE_S seconds fails."""
@@ -96,7 +113,7 @@ def fuzz_settings(share: int = 1, deadline_s: int = 20):
         suppress_health_check=list(HealthCheck), print_blob=False)
 
 
-def pasteable(test: Callable) -> Callable:
+def pasteable(test: Test) -> Test:
     """TEST (of keyword arguments drawn by @given) noting its arguments:
     hypothesis prints the note of the failing example it reports, as the
     line that makes it a committed regression case."""
@@ -104,23 +121,25 @@ def pasteable(test: Callable) -> Callable:
             f"above {test.__qualname__}"
 
     @functools.wraps(test)
-    def run(self, **kwargs):
+    def run(self: unittest.TestCase, **kwargs: Any) -> None:
         args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         note(f"@example({args})  # {where}")
-        return test(self, **kwargs)
+        test(self, **kwargs)
     return run
 
 
-def prop(share: int = 1, deadline_s: int = 20, **strategies):
+def prop(share: int = 1, deadline_s: int = 20,
+         **strategies: "st.SearchStrategy[Any]") -> Callable[[Test], Test]:
     """@given(**STRATEGIES) with fuzz_settings(SHARE, DEADLINE_S), the
     failing example printed as an @example(...) line (see pasteable)."""
-    def wrap(test):
+    def wrap(test: Test) -> Test:
         return fuzz_settings(share, deadline_s)(
             given(**strategies)(pasteable(test)))
     return wrap
 
 
-def run_main(main, argv, prog=None):
+def run_main(main: Callable[..., int], argv: List[str],
+             prog: Optional[str] = None) -> Tuple[int, str, str]:
     """(exit status, stdout, stderr) of main(argv), or of the task
     main(argv, prog); a usage error's SystemExit is a status, any other
     exception propagates. Standard output is UTF-8, strict, as a real
@@ -133,18 +152,19 @@ def run_main(main, argv, prog=None):
         try:
             rc = main(argv) if prog is None else main(argv, prog)
         except SystemExit as e:
-            rc = e.code
+            rc = e.code if isinstance(e.code, int) \
+                else int(e.code is not None)
     return rc, raw.getvalue().decode("utf-8"), err.getvalue()
 
 
-def temp_paths(testcase, *names: str) -> List[str]:
+def temp_paths(testcase: unittest.TestCase, *names: str) -> List[str]:
     """Paths of NAMES in a temporary directory removed after the test."""
     tmp = tempfile.TemporaryDirectory()
     testcase.addCleanup(tmp.cleanup)
     return [os.path.join(tmp.name, name) for name in names]
 
 
-def assert_error(testcase, err: str, prog: str, paths: Sequence[str],
+def assert_error(testcase: unittest.TestCase, err: str, prog: str, paths: Sequence[str],
                  then: Sequence[str] = ()) -> str:
     """stderr ERR is PROG's one error line ("PROG: ...") naming one of
     PATHS, then the lines THEN (a usage hint); that error line."""
@@ -155,12 +175,12 @@ def assert_error(testcase, err: str, prog: str, paths: Sequence[str],
     return lines[0]
 
 
-def write_text(path, text):
+def write_text(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
         f.write(text)
 
 
-def json_values():
+def json_values() -> "st.SearchStrategy[Any]":
     """Any JSON value, nested a little; its strings may hold a lone
     surrogate (what the escape "\\ud800" reads as)."""
     leaf = st.one_of(st.none(), st.booleans(),
@@ -182,7 +202,7 @@ Edit = Tuple[str, Tuple[Any, ...], Any]
 
 
 @st.composite
-def edits(draw, doc) -> Edit:
+def edits(draw: "st.DrawFn", doc: Any) -> Edit:
     """An edit of DOC: descend into a random part, then replace it by any
     JSON value, remove it or duplicate it."""
     path: List[Any] = []
@@ -203,7 +223,7 @@ def edits(draw, doc) -> Edit:
         value = value[key]
 
 
-def edited(doc, edit: Edit):
+def edited(doc: Any, edit: Edit) -> Any:
     """A copy of DOC with EDIT made (see edits())."""
     action, path, value = edit
     if not path:
@@ -232,7 +252,7 @@ Breakage = Tuple[Any, ...]
 
 
 @st.composite
-def breakages(draw, doc) -> Breakage:
+def breakages(draw: "st.DrawFn", doc: Any) -> Breakage:
     """A spoiling of DOC's text: truncated, a number made non-finite, or
     a character replaced."""
     text = json.dumps(doc, indent=1)
@@ -249,7 +269,7 @@ def breakages(draw, doc) -> Breakage:
             draw(st.characters()))
 
 
-def broken_json_text(doc, breakage: Breakage) -> str:
+def broken_json_text(doc: Any, breakage: Breakage) -> str:
     """The text of DOC spoiled by BREAKAGE (see breakages())."""
     text = json.dumps(doc, indent=1)
     how = breakage[0]
@@ -260,12 +280,12 @@ def broken_json_text(doc, breakage: Breakage) -> str:
         j = i
         while j < len(text) and (text[j].isdigit() or text[j] in ".e-+"):
             j += 1
-        return text[:i] + breakage[2] + text[j:]
-    return text[:i] + breakage[2] + text[i + 1:]
+        return text[:i] + str(breakage[2]) + text[j:]
+    return text[:i] + str(breakage[2]) + text[i + 1:]
 
 
 @st.composite
-def spoilings(draw, doc) -> Tuple[str, Any]:
+def spoilings(draw: "st.DrawFn", doc: Any) -> Tuple[str, Any]:
     """("mutate", an edit of DOC), ("spoil", a breakage of its text) or
     ("any", any JSON value in its place)."""
     how = draw(st.sampled_from(["mutate", "spoil", "any"]))
@@ -276,7 +296,7 @@ def spoilings(draw, doc) -> Tuple[str, Any]:
     return (how, draw(json_values()))
 
 
-def spoiled_text(doc, spoiling: Tuple[str, Any],
+def spoiled_text(doc: Any, spoiling: Tuple[str, Any],
                  dump: Callable[[Any], str] = json.dumps) -> str:
     """The text SPOILING (see spoilings()) makes of DOC, dumped with
     DUMP."""
@@ -288,7 +308,7 @@ def spoiled_text(doc, spoiling: Tuple[str, Any],
     return dump(what)
 
 
-def ktap_line():
+def ktap_line() -> "st.SearchStrategy[str]":
     """A KTAP-ish line: what run_all.sh and kselftest write, or a near
     miss of it."""
     word = st.text(st.characters(blacklist_categories=("Cs",),
@@ -308,10 +328,10 @@ def ktap_line():
         st.just("Bail out!"),
         st.builds(lambda w: f"# {w}", word),
         word)
-    return st.builds(lambda i, s: i + s, indent, line)
+    return st.builds(lambda i, s: f"{i}{s}", indent, line)
 
 
-def ktap_lines():
+def ktap_lines() -> "st.SearchStrategy[List[str]]":
     """Up to 30 KTAP-ish lines."""
     return st.lists(ktap_line(), max_size=30)
 
@@ -324,7 +344,7 @@ LineEdit = Tuple[Any, ...]
 
 
 @st.composite
-def line_edits(draw, lines: Sequence[str],
+def line_edits(draw: "st.DrawFn", lines: Sequence[str],
                hows: Sequence[str] = ("drop", "double", "replace")
                ) -> List[LineEdit]:
     """One to four edits of LINES (see above), of the kinds HOWS."""
@@ -364,7 +384,8 @@ def edited_lines(lines: Sequence[str], edits: Sequence[LineEdit]
 
 def load_json(path: str) -> Dict[str, Any]:
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        doc: Dict[str, Any] = json.load(f)
+        return doc
 
 
 def load_docs(directory: str) -> Dict[str, Any]:
@@ -374,7 +395,9 @@ def load_docs(directory: str) -> Dict[str, Any]:
             if name.endswith(".json")}
 
 
-def file_and(docs: Dict[str, Any], strategy: Callable):
+def file_and(docs: Dict[str, Any],
+             strategy: Callable[[Any], "st.SearchStrategy[Any]"]
+             ) -> "st.SearchStrategy[Tuple[str, Any]]":
     """(a file name of DOCS, a value that STRATEGY(its document) draws):
     an edit (edits) or a spoiling (breakages, spoilings) of one file."""
     return st.sampled_from(sorted(docs)).flatmap(

@@ -248,8 +248,8 @@ lint_python() {
 	pyflakes3 "${files[@]}" || fail "pyflakes found problems"
 }
 
-# mypy over scripts/kbtools, the kbench front door, scripts/*.py and
-# bench/*.py (mypy.ini says which of them strictly).
+# mypy over scripts/kbtools, the kbench front door, scripts/*.py,
+# bench/*.py and tests/*.py (mypy.ini says which of them strictly).
 type_check() {
 	need mypy
 	(cd "$top" && mypy --config-file mypy.ini \

@@ -10,14 +10,15 @@ import os
 import sys
 import tempfile
 import unittest
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import bench, proc, verdict_ab  # noqa: E402
-from test_host_tools import quiet  # noqa: E402
+from kbtools import bench, compare, proc, verdict_ab  # noqa: E402
+from support import quiet  # noqa: E402
 
 
 class Programs:
@@ -25,8 +26,13 @@ class Programs:
     stdout) for proc.output; run[name](cmd) a status for proc.run;
     every command line is kept."""
 
-    def __init__(self, test, output=None, run=None, capture=None):
-        self.cmds = []
+    def __init__(self, test: unittest.TestCase,
+                 output: Optional[Dict[str, Callable[..., Tuple[int, str]]]]
+                 = None,
+                 run: Optional[Dict[str, Callable[..., int]]] = None,
+                 capture: Optional[Dict[str, Callable[..., str]]] = None
+                 ) -> None:
+        self.cmds: List[List[str]] = []
         self.output = output or {}
         self.run = run or {}
         self.capture = capture or {}
@@ -37,30 +43,31 @@ class Programs:
             test.addCleanup(p.stop)
 
     @staticmethod
-    def name(cmd):
+    def name(cmd: Sequence[str]) -> str:
         if cmd[0] == sys.executable:
             return os.path.basename(cmd[1])
         return os.path.basename(cmd[0])
 
-    def _output(self, cmd):
+    def _output(self, cmd: Sequence[str]) -> Tuple[int, str]:
         self.cmds.append(list(cmd))
         return self.output.get(self.name(cmd), lambda c: (0, ""))(cmd)
 
-    def _run(self, cmd, **kw):
+    def _run(self, cmd: Sequence[str], **kw: Any) -> int:
         self.cmds.append(list(cmd))
         return self.run.get(self.name(cmd), lambda c, **k: 0)(cmd, **kw)
 
-    def _capture(self, cmd):
+    def _capture(self, cmd: Sequence[str]) -> str:
         self.cmds.append(list(cmd))
         return self.capture[self.name(cmd)](cmd)
 
-    def named(self, name):
+    def named(self, name: str) -> List[List[str]]:
         return [c for c in self.cmds if self.name(c) == name]
 
 
-def writes_json(doc, status=0, stdout=""):
+def writes_json(doc: Dict[str, Any], status: int = 0, stdout: str = ""
+                ) -> Callable[[Sequence[str]], Tuple[int, str]]:
     """A program that writes doc to its --json file."""
-    def run(cmd):
+    def run(cmd: Sequence[str]) -> Tuple[int, str]:
         path = next(w[len("--json="):] for w in cmd
                     if w.startswith("--json=")) if "--json" not in cmd \
             else cmd[cmd.index("--json") + 1]
@@ -71,7 +78,7 @@ def writes_json(doc, status=0, stdout=""):
 
 
 class SyscallVsPerf(unittest.TestCase):
-    def test_rounds_interleaved_and_the_table(self):
+    def test_rounds_interleaved_and_the_table(self) -> None:
         means = iter([0.410, 0.430])
         perf = iter(["  0.400 usecs/op\n", " 0.420 usecs/op\n"])
         p = Programs(self, output={"syscall_overhead": lambda c: writes_json(
@@ -93,13 +100,13 @@ class SyscallVsPerf(unittest.TestCase):
             "ratio kbench/perf: best 1.025 (within 10%), median 1.024"],
             out.splitlines())
 
-    def test_median_as_awk_printed_it(self):
+    def test_median_as_awk_printed_it(self) -> None:
         self.assertEqual("2.25", bench.awk_median(["3", "1.5", "2.25"]))
         self.assertEqual("100.118", bench.awk_median(["101.234", "99.001"]))
         self.assertEqual("1234.57", bench.awk_median(["1234.567",
                                                       "1234.568"]))
 
-    def test_no_perf_is_4_and_bad_rounds_2(self):
+    def test_no_perf_is_4_and_bad_rounds_2(self) -> None:
         with mock.patch("shutil.which", return_value=None):
             rc, _, err = quiet(bench.syscall_vs_perf_main, [], "svp")
         self.assertEqual(4, rc)
@@ -113,7 +120,7 @@ class SyscallVsPerf(unittest.TestCase):
 class TaskstatsSeed(unittest.TestCase):
     KTAP = "ok 1 netlink_per_pid\nok 5 ioctl # SKIP no /proc/taskstats\n"
 
-    def test_each_size_then_the_table(self):
+    def test_each_size_then_the_table(self) -> None:
         p = Programs(self, output={"taskstats": lambda c: writes_json(
             {"rows": []}, 0, self.KTAP)(c)})
         with tempfile.TemporaryDirectory() as d:
@@ -132,7 +139,7 @@ class TaskstatsSeed(unittest.TestCase):
         self.assertIn("== 100 processes: taskstats -N 100 -p 2 -K 64\n"
                       "ok 5 ioctl # SKIP no /proc/taskstats\n", err)
 
-    def test_a_size_that_fails_ends_it(self):
+    def test_a_size_that_fails_ends_it(self) -> None:
         ktap = "# a\nok 1 x\nnot ok 2 y\n"
         p = Programs(self, output={"taskstats": lambda c: (1, ktap)})
         rc, _, err = quiet(bench.taskstats_seed_main, ["-s", "50 100"], "ts")
@@ -143,7 +150,7 @@ class TaskstatsSeed(unittest.TestCase):
 
 
 class MemcgStatRead(unittest.TestCase):
-    def test_arguments_are_memcg_ks_and_failures_said(self):
+    def test_arguments_are_memcg_ks_and_failures_said(self) -> None:
         p = Programs(self, output={"memcg_ks": writes_json(
             {"rows": []}, 1, "ok 1 a\nnot ok 2 b\n")})
         rc, _, err = quiet(bench.memcg_stat_read_main, ["-n", "200"], "msr")
@@ -153,7 +160,7 @@ class MemcgStatRead(unittest.TestCase):
                          err)
         self.assertEqual(1, len(p.named("memcg_stat_read.py")))
 
-    def test_no_results(self):
+    def test_no_results(self) -> None:
         for status, want in ((2, 2), (1, 1), (0, 1)):
             Programs(self, output={"memcg_ks": lambda c: (status, "ktap\n")})
             rc, _, err = quiet(bench.memcg_stat_read_main, ["-x"], "msr")
@@ -161,14 +168,14 @@ class MemcgStatRead(unittest.TestCase):
             self.assertEqual(f"ktap\nmsr: memcg_ks exited {status} without "
                              "results\n", err)
 
-    def test_help(self):
+    def test_help(self) -> None:
         rc, out, _ = quiet(bench.memcg_stat_read_main, ["--help"], "msr")
         self.assertEqual(0, rc)
         self.assertIn("Usage: msr [memcg_ks options...]", out)
 
 
 class PmqtestVsRttests(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         env = mock.patch.dict(os.environ, {"LOOPS": "300", "PRIO": "70",
                                            "RTTESTS_PMQTEST": "/bin/true"})
         env.start()
@@ -176,10 +183,10 @@ class PmqtestVsRttests(unittest.TestCase):
         for name in ("ROUNDS", "INTERVAL", "MAX_RATIO"):
             os.environ.pop(name, None)
 
-    def test_rounds_alternate_and_the_configurations(self):
+    def test_rounds_alternate_and_the_configurations(self) -> None:
         theirs = "true"
 
-        def helps(cmd, log):
+        def helps(cmd: Sequence[str], log: str) -> int:
             with open(log, "w") as f:
                 f.write("pmqtest V 2.40\nUsage: ...\n")
             return 0
@@ -205,7 +212,7 @@ class PmqtestVsRttests(unittest.TestCase):
             "# rt-tests: /bin/true (pmqtest V 2.40)"],
             out.splitlines()[:2])
 
-    def test_no_rt_tests_is_4(self):
+    def test_no_rt_tests_is_4(self) -> None:
         os.environ["RTTESTS_PMQTEST"] = "/nonexistent"
         rc, _, err = quiet(bench.pmqtest_vs_rttests_main, [], "pvr")
         self.assertEqual((4, "rt-tests pmqtest not found at /nonexistent "
@@ -213,7 +220,7 @@ class PmqtestVsRttests(unittest.TestCase):
 
 
 class ProcCreate(unittest.TestCase):
-    def test_fork_vs_size_keeps_the_json_when_asked(self):
+    def test_fork_vs_size_keeps_the_json_when_asked(self) -> None:
         p = Programs(self, output={"proc_create": writes_json({"rows": []})})
         rc, out, err = quiet(bench.fork_vs_size_main,
                              ["-n", "20", "-m", "16M", "-k"], "fvs")
@@ -229,7 +236,7 @@ class ProcCreate(unittest.TestCase):
                           "20 -T 3", f"JSON: {doc}"), (lines[0], lines[2]))
         self.assertTrue(lines[1].startswith("wall time: "))
 
-    def test_proc_create_that_fails_ends_with_its_status(self):
+    def test_proc_create_that_fails_ends_with_its_status(self) -> None:
         Programs(self, output={"proc_create": lambda c: (3, "")})
         with mock.patch.object(tempfile, "tempdir",
                                tempfile.mkdtemp()) as d:
@@ -238,7 +245,7 @@ class ProcCreate(unittest.TestCase):
             os.rmdir(d)
         self.assertEqual((3, "fvs: proc_create exited with 3\n"), (rc, err))
 
-    def test_book_of_a_given_json_or_a_quick_run(self):
+    def test_book_of_a_given_json_or_a_quick_run(self) -> None:
         p = Programs(self, output={"proc_create": writes_json({})})
         rc, _, _ = quiet(bench.proc_create_vs_book_main, [__file__], "pcb")
         self.assertEqual((0, ["proc_create_vs_book.py"]),
@@ -250,7 +257,7 @@ class ProcCreate(unittest.TestCase):
             rc, _, err = quiet(bench.proc_create_vs_book_main, argv, "pcb")
             self.assertEqual(2, rc)
 
-    def test_a_build_that_fails(self):
+    def test_a_build_that_fails(self) -> None:
         Programs(self, output={"make": lambda c: (2, "")})
         rc, _, err = quiet(bench.proc_create_vs_book_main, [], "pcb")
         self.assertEqual(1, rc)
@@ -266,26 +273,26 @@ COMPARE = """\
 
 
 class VerdictAb(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.out = tmp.name
 
-    def programs(self, verdicts):
+    def programs(self, verdicts: Dict[str, Tuple[str, ...]]) -> Programs:
         """kbtools.compare answers verdicts[label] for each run."""
-        def comparison(req):
-            return verdict_ab.compare.Comparison(
+        def comparison(req: compare.Request) -> compare.Comparison:
+            return compare.Comparison(
                 COMPARE.format(*verdicts[req.labels[1]]), [], [])
-        p = mock.patch.object(verdict_ab.compare, "comparison", comparison)
+        p = mock.patch.object(compare, "comparison", comparison)
         p.start()
         self.addCleanup(p.stop)
         return Programs(self, capture={
             "seccomp_wrap": lambda c: "compares=50 ratio=1.4\n"})
 
-    def main(self, *argv):
+    def main(self, *argv: str) -> Tuple[Any, str, str]:
         return quiet(verdict_ab.main, ["--out", self.out, *argv], "va.sh")
 
-    def test_all_expectations_met(self):
+    def test_all_expectations_met(self) -> None:
         p = self.programs({"aa1": ("same",) * 3, "seccomp50": (
             "slower", "slower", "same")})
         rc, out, err = self.main("--trials", "1", "--compares", "50", "-r",
@@ -312,7 +319,7 @@ class VerdictAb(unittest.TestCase):
         with open(os.path.join(self.out, "aa1.txt")) as f:
             self.assertIn("  getpid ", f.read())
 
-    def test_a_row_that_moves_fails(self):
+    def test_a_row_that_moves_fails(self) -> None:
         self.programs({"aa1": ("same", "faster", "same"), "seccomp0": (
             "slower", "no-verdict", "slower")})
         rc, out, _ = self.main("--trials", "1", "--compares", "0")
@@ -324,13 +331,13 @@ class VerdictAb(unittest.TestCase):
         self.assertEqual("va.sh: an expectation failed (figures above)",
                          lines[-1])
 
-    def test_no_aa_no_seccomp(self):
+    def test_no_aa_no_seccomp(self) -> None:
         p = self.programs({})
         rc, out, _ = self.main("--no-aa", "--no-seccomp")
         self.assertEqual((0, "va.sh: all expectations met\n", ["make"]),
                          (rc, out, [p.name(c) for c in p.cmds]))
 
-    def test_bad_usage(self):
+    def test_bad_usage(self) -> None:
         for argv in (["-r", "0"], ["--trials", "x"], ["--compares", "1,,2"],
                      ["-t"], ["--bogus"]):
             rc, _, err = quiet(verdict_ab.main, argv, "va.sh")

@@ -7,12 +7,14 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, Dict
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(TOP, "bench")
 
 
-def cell(name, median, p10, vmsize, vmrss, creations=1000, elapsed=0.1):
+def cell(name: str, median: float, p10: float, vmsize: int, vmrss: int,
+         creations: int = 1000, elapsed: float = 0.1) -> Dict[str, Any]:
     return {"name": name, "status": "ok", "unit": "us", "median": median,
             "extra": {"p10": p10, "vmsize_kib": vmsize, "vmrss_kib": vmrss,
                       "creations": creations, "elapsed_s": elapsed,
@@ -35,21 +37,21 @@ DOC = {
 }
 
 
-def run(script, *args):
+def run(script: str, *args: str) -> "subprocess.CompletedProcess[str]":
     return subprocess.run([sys.executable, os.path.join(BENCH, script)] +
                           list(args), capture_output=True, text=True)
 
 
 class BenchTables(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         fd, self.path = tempfile.mkstemp(suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump(DOC, f)
 
-    def tearDown(self):
+    def tearDown(self) -> None:
         os.unlink(self.path)
 
-    def test_fork_vs_size_ratios(self):
+    def test_fork_vs_size_ratios(self) -> None:
         r = run("fork_vs_size.py", self.path)
         self.assertEqual(r.returncode, 0, r.stderr)
         line = [x for x in r.stdout.splitlines() if x.startswith("1GiB")][0]
@@ -58,7 +60,7 @@ class BenchTables(unittest.TestCase):
         self.assertIn("fork_grows", r.stdout)
         self.assertNotIn("2.70MB", r.stdout)   # skipped cell left out
 
-    def test_book_ratio(self):
+    def test_book_ratio(self) -> None:
         r = run("proc_create_vs_book.py", self.path)
         self.assertEqual(r.returncode, 0, r.stderr)
         fork = [x for x in r.stdout.splitlines()
@@ -67,7 +69,7 @@ class BenchTables(unittest.TestCase):
         self.assertIn("10.00", fork)
         self.assertTrue(fork.rstrip().endswith("2.2x"), fork)
 
-    def test_bad_input(self):
+    def test_bad_input(self) -> None:
         for script in ("fork_vs_size.py", "proc_create_vs_book.py"):
             self.assertEqual(run(script).returncode, 2)
             self.assertEqual(run(script, "--bogus").returncode, 2)

@@ -18,7 +18,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import bisect_demo, proc  # noqa: E402
-from test_host_tools import quiet  # noqa: E402
+from support import quiet  # noqa: E402
 
 SYS_C = (b"#include <linux/kmsg_dump.h>\n\n"
          b"SYSCALL_DEFINE1(getpgid, pid_t, pid)\n{\n\tint retval;\n}\n\n"

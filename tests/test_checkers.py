@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import unittest
+from typing import Any, Callable, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -29,11 +30,12 @@ UNIT_DOC = {
 
 
 class UnitJsonTest(unittest.TestCase):
-    def test_good(self):
+    def test_good(self) -> None:
         self.assertEqual(check_unit_json.problems(UNIT_DOC), [])
 
-    def test_each_corruption_found(self):
-        def corrupt(change):
+    def test_each_corruption_found(self) -> None:
+        def corrupt(change: Callable[[Dict[str, Any]], object]
+                    ) -> List[str]:
             doc = json.loads(json.dumps(UNIT_DOC))
             change(doc)
             return check_unit_json.problems(doc)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -18,7 +19,8 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 from kbtools import cli, results  # noqa: E402
 
 
-def quiet_call(main, argv=None):
+def quiet_call(main: Callable[..., int], argv: Optional[List[str]] = None
+               ) -> Tuple[int, str]:
     """(return value, stderr) of main(argv)."""
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
@@ -27,41 +29,41 @@ def quiet_call(main, argv=None):
 
 
 class Command(unittest.TestCase):
-    def test_error_kinds_are_one_line_and_2(self):
+    def test_error_kinds_are_one_line_and_2(self) -> None:
         @cli.command("t.py", errors=(results.ResultError,))
-        def main(argv=None):
+        def main(argv: Optional[List[str]] = None) -> int:
             raise results.ResultError("bad\nfile")
 
         rc, err = quiet_call(main)
         self.assertEqual(rc, 2)
         self.assertEqual(err, "t.py: bad\\nfile\n")
 
-    def test_other_errors_propagate(self):
+    def test_other_errors_propagate(self) -> None:
         @cli.command("t.py")
-        def main(argv=None):
+        def main(argv: Optional[List[str]] = None) -> int:
             raise KeyError("bug")
 
         with self.assertRaises(KeyError):
             main()
 
-    def test_return_value_and_argv_pass_through(self):
+    def test_return_value_and_argv_pass_through(self) -> None:
         @cli.command("t.py")
-        def main(argv=None):
-            return len(argv)
+        def main(argv: Optional[List[str]] = None) -> int:
+            return len(argv or [])
 
         self.assertEqual(main(["a", "b", "c"]), 3)
 
-    def test_broken_pipe_is_quiet_success(self):
+    def test_broken_pipe_is_quiet_success(self) -> None:
         @cli.command("t.py")
-        def main(argv=None):
+        def main(argv: Optional[List[str]] = None) -> int:
             raise BrokenPipeError()
 
         with contextlib.redirect_stdout(io.StringIO()):
             self.assertEqual(quiet_call(main), (0, ""))
 
-    def test_writing_and_reading_name_the_file(self):
+    def test_writing_and_reading_name_the_file(self) -> None:
         @cli.command("t.py")
-        def main(argv=None):
+        def main(argv: Optional[List[str]] = None) -> int:
             with cli.writing("/nonexistent/dir/out"):
                 open("/nonexistent/dir/out", "w", encoding="utf-8")
             return 0
@@ -77,9 +79,9 @@ class Command(unittest.TestCase):
 
 
 class TaskEnding(unittest.TestCase):
-    def test_a_task_ends_as_a_command_under_the_name_it_is_given(self):
+    def test_a_task_ends_as_a_command_under_the_name_it_is_given(self) -> None:
         @cli.task(errors=(results.ResultError,))
-        def main(argv, prog):
+        def main(argv: Sequence[str], prog: str) -> int:
             if argv:
                 raise results.ResultError(f"bad {argv[0]}")
             raise BrokenPipeError()
@@ -94,11 +96,11 @@ class TaskEnding(unittest.TestCase):
 
 
 class JsonTable(unittest.TestCase):
-    def test_usage_unreadable_and_table(self):
-        def table(doc):
+    def test_usage_unreadable_and_table(self) -> None:
+        def table(doc: Dict[str, Any]) -> List[str]:
             return [f"{k}={v}" for k, v in sorted(doc.items())]
 
-        def main(argv):
+        def main(argv: List[str]) -> int:
             return cli.json_table_main("b.py", table, argv)
 
         self.assertEqual(quiet_call(main, ["b.py"])[0], 2)
@@ -119,16 +121,18 @@ class ClosedPipe(unittest.TestCase):
     """A command whose reader exits at once ends with 0 and says nothing
     (no traceback, no "Exception ignored" at exit)."""
 
-    def run_into_closed_pipe(self, *cmd):
+    def run_into_closed_pipe(self, *cmd: str
+                             ) -> "subprocess.CompletedProcess[str]":
         reader = subprocess.Popen(["true"], stdin=subprocess.PIPE)
         reader.wait()
         proc = subprocess.run([sys.executable] + list(cmd),
                               stdout=reader.stdin, stderr=subprocess.PIPE,
                               text=True, check=False)
+        assert reader.stdin is not None
         reader.stdin.close()
         return proc
 
-    def test_lava_job_to_a_closed_pipe(self):
+    def test_lava_job_to_a_closed_pipe(self) -> None:
         if importlib.util.find_spec("yaml") is None:
             self.skipTest("needs PyYAML (python3-yaml)")
         # Large enough that the write itself meets the closed pipe.

@@ -9,27 +9,35 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
 from kbtools import compare, results  # noqa: E402
+from support import present  # noqa: E402
 
 
-def compare_main(argv):
+def compare_main(argv: List[str]) -> int:
     """scripts/compare.py's main."""
     return compare.main(argv, "compare.py")
+
 
 # Drift-like spread of one run's median around 1 (+-1.5%).
 SPREAD = [1.0, 1.012, 0.991, 1.006, 0.985, 1.015, 0.997, 1.003]
 
 
-def rep_doc(test, rows, guest=None, date="2026-01-01T00:00:00Z"):
+# A row of a repetition: (name, median, unit, status).
+RowSpec = Tuple[str, Optional[float], Optional[str], str]
+
+
+def rep_doc(test: str, rows: Sequence[RowSpec], guest: Optional[str] = None,
+            date: str = "2026-01-01T00:00:00Z") -> Dict[str, Any]:
     """One repetition: rows is a list of (name, median, unit, status)."""
     out = []
     for name, value, unit, status in rows:
-        r = {"name": name, "status": status}
+        r: Dict[str, Any] = {"name": name, "status": status}
         if unit:
             r["unit"] = unit
         if value is not None:
@@ -46,14 +54,15 @@ def rep_doc(test, rows, guest=None, date="2026-01-01T00:00:00Z"):
 
 
 class Case(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def path(self, *parts):
+    def path(self, *parts: str) -> str:
         return os.path.join(self.tmp.name, *parts)
 
-    def write_run(self, label, reps, test="t", guest=None):
+    def write_run(self, label: str, reps: Sequence[Sequence[RowSpec]],
+                  test: str = "t", guest: Optional[str] = None) -> str:
         """A run_all.sh --json DIR of `reps` repetitions, merged as
         run_all.sh --repeat does; reps: list of row lists."""
         d = self.path(label)
@@ -64,7 +73,9 @@ class Case(unittest.TestCase):
         results.write_json(os.path.join(d, test + ".json"), doc)
         return d
 
-    def scaled(self, label, factors, n=5, extra=(), test="t"):
+    def scaled(self, label: str, factors: Sequence[Tuple[str, float]],
+               n: int = 5, extra: Sequence[RowSpec] = (),
+               test: str = "t") -> str:
         """n repetitions of rows a, b, ... = factor x drift."""
         reps = []
         for k in range(n):
@@ -73,7 +84,8 @@ class Case(unittest.TestCase):
             reps.append(rows + list(extra))
         return self.write_run(label, reps, test)
 
-    def entries(self, base, *cands, **kw):
+    def entries(self, base: str, *cands: str, **kw: Any
+                ) -> Dict[Tuple[Optional[str], Optional[str]], compare.Entry]:
         b = results.load(base)
         cs = [results.load(c) for c in cands]
         return {(e.candidate, e.name): e
@@ -81,7 +93,7 @@ class Case(unittest.TestCase):
 
 
 class Results(Case):
-    def test_merge_keeps_every_repetition_and_keys(self):
+    def test_merge_keeps_every_repetition_and_keys(self) -> None:
         d = self.write_run("r", [[("a", v, "us", "ok")] for v in (1, 3, 2)])
         with open(os.path.join(d, "t.json"), encoding="utf-8") as f:
             doc = json.load(f)
@@ -99,14 +111,14 @@ class Results(Case):
         self.assertEqual(run.tests["t"].rows["a"].values(), [1, 3, 2])
         self.assertEqual(run.repetitions(), 3)
 
-    def test_directory_of_runs_is_repetitions(self):
+    def test_directory_of_runs_is_repetitions(self) -> None:
         for k in range(3):
             self.write_run(os.path.join("runs", f"r{k}"),
                            [[("a", k + 1, "us", "ok")]])
         run = results.load(self.path("runs"))
         self.assertEqual(run.tests["t"].rows["a"].values(), [1, 2, 3])
 
-    def test_status_of_merged_rows(self):
+    def test_status_of_merged_rows(self) -> None:
         d = self.write_run("m", [[("a", 1, "us", "ok")],
                                  [("a", None, "us", "skip")]])
         row = results.load(d).tests["t"].rows["a"]
@@ -116,7 +128,7 @@ class Results(Case):
                                  [("a", None, "us", "fail")]])
         self.assertEqual(results.load(d).tests["t"].rows["a"].status, "fail")
 
-    def bad(self, content, want):
+    def bad(self, content: object, want: str) -> None:
         p = self.path("bad.json")
         with open(p, "w", encoding="utf-8") as f:
             f.write(content if isinstance(content, str)
@@ -126,7 +138,7 @@ class Results(Case):
         self.assertIn(want, str(cm.exception))
         self.assertIn("bad.json", str(cm.exception))
 
-    def test_errors_name_file_and_row(self):
+    def test_errors_name_file_and_row(self) -> None:
         good = rep_doc("t", [("a", 1, "us", "ok")])
         self.bad("{", "not valid JSON")
         self.bad({"rows": []}, "no 'test' name")
@@ -147,7 +159,7 @@ class Results(Case):
         with self.assertRaises(results.ResultError):
             results.load(self.path("nonexistent"))
 
-    def test_members_of_the_wrong_type_are_named(self):
+    def test_members_of_the_wrong_type_are_named(self) -> None:
         good = rep_doc("t", [("a", 1, "us", "ok")])
         for where, key, value, want in (
                 ("kernel", "release", 6, "'kernel.release' is not a string"),
@@ -170,7 +182,7 @@ class Results(Case):
                                           '"median": 1' + "0" * 400 + ","),
                  "row 'a': 'median' is not finite")
 
-    def test_merge_writes_back_what_it_read(self):
+    def test_merge_writes_back_what_it_read(self) -> None:
         """Members no reader knows pass through a merge unchanged and in
         their order: the header's, and each repetition's."""
         docs = [rep_doc("t", [("a", v, "us", "ok")]) for v in (1, 2)]
@@ -197,7 +209,7 @@ class Results(Case):
         self.assertEqual([r["samples"] for r in row["repetitions"]],
                          [[0, 1], [1, 2]])
 
-    def test_ab_directory_is_explained(self):
+    def test_ab_directory_is_explained(self) -> None:
         self.write_run(os.path.join("ab", "base"), [[("a", 1, "us", "ok")]])
         self.write_run(os.path.join("ab", "candidate"),
                        [[("a", 1, "us", "ok")]])
@@ -207,7 +219,7 @@ class Results(Case):
 
 
 class Verdicts(Case):
-    def test_slower_faster_same(self):
+    def test_slower_faster_same(self) -> None:
         base = self.scaled("base", [("a", 100), ("b", 100), ("c", 100),
                                     ("d", 100)])
         cand = self.scaled("cand", [("a", 120), ("b", 80), ("c", 100),
@@ -215,42 +227,42 @@ class Verdicts(Case):
         e = self.entries(base, cand)
         a = e[("cand", "a")]
         self.assertEqual(a.verdict, "slower")
-        self.assertAlmostEqual(a.ratio, 1.2, places=6)
-        self.assertLess(a.ci_low, 1.2)
-        self.assertGreater(a.ci_high, 1.2)
-        self.assertGreater(a.ci_low, 1.0)
-        self.assertAlmostEqual(a.p_value, 2 / 252)
+        self.assertAlmostEqual(present(a.ratio), 1.2, places=6)
+        self.assertLess(present(a.ci_low), 1.2)
+        self.assertGreater(present(a.ci_high), 1.2)
+        self.assertGreater(present(a.ci_low), 1.0)
+        self.assertAlmostEqual(present(a.p_value), 2 / 252)
         self.assertEqual((a.n_base, a.n_candidate), (5, 5))
         self.assertEqual(e[("cand", "b")].verdict, "faster")
         self.assertEqual(e[("cand", "c")].verdict, "same")
         self.assertEqual(e[("cand", "d")].verdict, "same")
-        self.assertGreater(e[("cand", "a")].cv_base, 0)
+        self.assertGreater(present(e[("cand", "a")].cv_base), 0)
 
-    def test_significant_but_below_threshold_is_same(self):
+    def test_significant_but_below_threshold_is_same(self) -> None:
         base = self.scaled("base", [("a", 100)], n=8)
         cand = self.scaled("cand", [("a", 104)], n=8)
         a = self.entries(base, cand, threshold_pct=10)[("cand", "a")]
         self.assertEqual(a.verdict, "same")
-        self.assertIn("threshold", a.note)
+        self.assertIn("threshold", present(a.note))
         a = self.entries(base, cand, threshold_pct=2)[("cand", "a")]
         self.assertEqual(a.verdict, "slower")
 
-    def test_one_repetition_never_gives_a_verdict(self):
+    def test_one_repetition_never_gives_a_verdict(self) -> None:
         base = self.scaled("base", [("a", 100)], n=1)
         cand = self.scaled("cand", [("a", 300)], n=1)
         a = self.entries(base, cand)[("cand", "a")]
         self.assertEqual(a.verdict, "no-verdict")
         self.assertIsNone(a.cv_base)
-        self.assertIn("n=1 of 1 rows: needs 4", a.note)
+        self.assertIn("n=1 of 1 rows: needs 4", present(a.note))
 
-    def test_three_repetitions_cannot_reach_alpha(self):
+    def test_three_repetitions_cannot_reach_alpha(self) -> None:
         base = self.scaled("base", [("a", 100)], n=3)
         cand = self.scaled("cand", [("a", 300)], n=3)
         a = self.entries(base, cand)[("cand", "a")]
         self.assertEqual(a.verdict, "no-verdict")
-        self.assertAlmostEqual(a.p_value, 0.1)
+        self.assertAlmostEqual(present(a.p_value), 0.1)
 
-    def test_multiple_testing_control(self):
+    def test_multiple_testing_control(self) -> None:
         # One row shifted among 20 at n = 5: raw p = 0.0079, adjusted
         # 0.0079 x 20 = 0.16: not a discovery, and no row of these 20
         # could be one alone at n = 5: it says so rather than 'same'.
@@ -259,12 +271,12 @@ class Verdicts(Case):
         shifted = [("r0", 150)] + names[1:]
         cand = self.scaled("cand", shifted)
         r0 = self.entries(base, cand)[("cand", "r0")]
-        self.assertLess(r0.p_value, 0.01)
-        self.assertAlmostEqual(r0.p_adjusted, 20 * 2 / 252)
+        self.assertLess(present(r0.p_value), 0.01)
+        self.assertAlmostEqual(present(r0.p_adjusted), 20 * 2 / 252)
         self.assertEqual(r0.verdict, "no-verdict")
         self.assertEqual(r0.note, "n=5 of 20 rows: needs 6")
 
-    def test_missing_skipped_checks_and_other_units(self):
+    def test_missing_skipped_checks_and_other_units(self) -> None:
         extra = [("skip", None, "us", "skip"), ("check", None, None, "ok"),
                  ("count", 5, "timeouts", "ok")]
         base = self.scaled("base", [("a", 100), ("only_b", 1)], extra=extra)
@@ -273,31 +285,31 @@ class Verdicts(Case):
         self.assertEqual(e[("cand", "only_b")].verdict, "missing")
         self.assertEqual(e[("cand", "only_c")].verdict, "missing")
         self.assertEqual(e[("cand", "skip")].verdict, "skipped")
-        self.assertIn("no such interface", e[("cand", "skip")].note)
+        self.assertIn("no such interface", present(e[("cand", "skip")].note))
         self.assertEqual(e[("cand", "check")].verdict, "skipped")
         self.assertEqual(e[("cand", "count")].verdict, "skipped")
 
-    def test_zero_base_is_skipped(self):
+    def test_zero_base_is_skipped(self) -> None:
         base = self.scaled("base", [("a", 0)])
         cand = self.scaled("cand", [("a", 1)])
         a = self.entries(base, cand)[("cand", "a")]
         self.assertEqual(a.verdict, "skipped")
         self.assertIsNone(a.ratio)
 
-    def test_unit_mismatch_is_an_error(self):
+    def test_unit_mismatch_is_an_error(self) -> None:
         base = self.write_run("base", [[("a", 1, "us", "ok")]])
         cand = self.write_run("cand", [[("a", 1, "ns", "ok")]])
         with self.assertRaises(results.ResultError):
             self.entries(base, cand)
 
-    def test_fail_rows_use_the_interval(self):
+    def test_fail_rows_use_the_interval(self) -> None:
         base = self.scaled("base", [("a", 100)])
         cand = self.scaled("cand", [("a", 130)])
         ents = list(self.entries(base, cand).values())
         self.assertEqual(len(compare.fail_rows(ents, 10)), 1)
         self.assertEqual(compare.fail_rows(ents, 40), [])
 
-    def test_every_key_of_the_contract(self):
+    def test_every_key_of_the_contract(self) -> None:
         base = self.scaled("base", [("a", 100)])
         cand = self.scaled("cand", [("a", 100)])
         a = self.entries(base, cand)[("cand", "a")]
@@ -311,7 +323,7 @@ class Verdicts(Case):
 
 
 class Cli(Case):
-    def run_cli(self, *args):
+    def run_cli(self, *args: str) -> Tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
         old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
@@ -319,19 +331,19 @@ class Cli(Case):
             try:
                 rc = compare_main(list(args))
             except SystemExit as e:
-                rc = e.code
+                rc = e.code if isinstance(e.code, int) else 2
         finally:
             sys.stdout, sys.stderr = old
         return rc, out.getvalue(), err.getvalue()
 
-    def runs(self):
+    def runs(self) -> Tuple[str, str, str, str]:
         long = "a_row_name_much_longer_than_any_column_header@1.70MB"
         base = self.scaled("base", [("a", 100), (long, 10), ("c", 50)])
         c1 = self.scaled("slow", [("a", 130), (long, 10), ("c", 50)])
         c2 = self.scaled("fast", [("a", 70), (long, 10), ("c", 50)])
         return base, c1, c2, long
 
-    def test_fail_above(self):
+    def test_fail_above(self) -> None:
         base, c1, c2, _ = self.runs()
         self.assertEqual(self.run_cli("--fail-above", "10", base, c1)[0], 1)
         self.assertEqual(self.run_cli("--fail-above", "40", base, c1)[0], 0)
@@ -340,7 +352,7 @@ class Cli(Case):
         self.assertEqual(rc, 1)
         self.assertIn("slow: t:a", err)
 
-    def test_text_is_aligned(self):
+    def test_text_is_aligned(self) -> None:
         base, c1, _, long = self.runs()
         rc, out, _ = self.run_cli(base, c1)
         self.assertEqual(rc, 0)
@@ -353,7 +365,7 @@ class Cli(Case):
         self.assertEqual(len(ends), 1, rows)
         self.assertTrue(any(long in ln for ln in rows))
 
-    def test_email_fits_72_columns_nway(self):
+    def test_email_fits_72_columns_nway(self) -> None:
         base, c1, c2, _ = self.runs()
         for args in ((base, c1), (base, c1, c2), (base, c1, c2, c1)):
             rc, out, _ = self.run_cli("--format", "email", *args)
@@ -362,7 +374,7 @@ class Cli(Case):
                 self.assertLessEqual(len(ln), 72, ln)
             self.assertIn("slower", out)
 
-    def test_json_and_nway(self):
+    def test_json_and_nway(self) -> None:
         base, c1, c2, _ = self.runs()
         rc, out, _ = self.run_cli("-f", "json", "--label", "b,s,f",
                                   base, c1, c2)
@@ -378,14 +390,14 @@ class Cli(Case):
         nway = [r for r in doc["rows"] if r["candidate"] == "s"]
         self.assertEqual(two, nway)
 
-    def test_text_nway_has_a_group_per_candidate(self):
+    def test_text_nway_has_a_group_per_candidate(self) -> None:
         base, c1, c2, _ = self.runs()
         _, out, _ = self.run_cli(base, c1, c2)
         self.assertIn("A:ratio", out)
         self.assertIn("B:ratio", out)
         self.assertIn("A: slow", out)
 
-    def test_bad_usage(self):
+    def test_bad_usage(self) -> None:
         base, c1, _, _ = self.runs()
         for args in ((base,), ("--label", "x", base, c1),
                      ("--label", "x,x", base, c1), ("--alpha", "2", base, c1),
@@ -395,7 +407,7 @@ class Cli(Case):
             self.assertEqual(rc, 2, args)
             self.assertIn("compare.py", err)
 
-    def test_select_tests(self):
+    def test_select_tests(self) -> None:
         base = self.scaled("b", [("a", 100)], test="t")
         self.scaled("b", [("x", 100)], test="u")
         cand = self.scaled("c", [("a", 130)], test="t")
@@ -408,7 +420,7 @@ class Cli(Case):
         self.assertIn("no test 'nosuch'", err)
         self.assertEqual(self.run_cli("-t", "", base, cand)[0], 2)
 
-    def test_single_repetition_names_the_command(self):
+    def test_single_repetition_names_the_command(self) -> None:
         base = self.scaled("b1", [("a", 100)], n=1)
         cand = self.scaled("c1", [("a", 200)], n=1)
         rc, out, _ = self.run_cli("--fail-above", "5", base, cand)
@@ -417,7 +429,7 @@ class Cli(Case):
         self.assertIn("run_all.sh --vs-prefix", out)
         self.assertIn("--vs-kernel", out)
 
-    def test_script_runs_with_system_python(self):
+    def test_script_runs_with_system_python(self) -> None:
         base, c1, _, _ = self.runs()
         r = subprocess.run([sys.executable,
                             os.path.join(SCRIPTS, "compare.py"), base, c1],

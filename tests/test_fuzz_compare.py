@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, Dict, List, Sequence, Tuple
 
 import fuzz_props
 from fuzz_props import MISSING, SCRIPTS, example, prop, st
@@ -18,13 +19,13 @@ from fuzz_props import MISSING, SCRIPTS, example, prop, st
 from kbtools import compare  # noqa: E402
 
 
-def compare_main(argv):
+def compare_main(argv: List[str]) -> int:
     """scripts/compare.py's main."""
     return compare.main(argv, "compare.py")
 
 
-def valid_doc(test="t", scale=1.0):
-    rows = []
+def valid_doc(test: str = "t", scale: float = 1.0) -> Dict[str, Any]:
+    rows: List[Dict[str, Any]] = []
     for i, name in enumerate(("getpid", "getsid")):
         v = (i + 1) * scale
         rows.append({"name": name, "unit": "us", "status": "ok", "n": 100,
@@ -36,7 +37,8 @@ def valid_doc(test="t", scale=1.0):
             "cmdline": "./" + test, "params": {}, "rows": rows}
 
 
-def one_line_error(testcase, rc, err, prog, paths):
+def one_line_error(testcase: unittest.TestCase, rc: int, err: str,
+                   prog: str, paths: Sequence[str]) -> None:
     """Exit 2 with exactly one line on stderr, naming one of paths."""
     testcase.assertEqual(rc, 2, err)
     fuzz_props.assert_error(testcase, err, prog, paths)
@@ -44,15 +46,15 @@ def one_line_error(testcase, rc, err, prog, paths):
 
 @unittest.skipIf(MISSING, MISSING or "")
 class CompareProperties(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.base, self.cand = fuzz_props.temp_paths(self, "base.json",
                                                      "cand.json")
 
-    def compare(self, *extra):
+    def compare(self, *extra: str) -> Tuple[int, str, str]:
         return fuzz_props.run_main(compare_main,
                                    list(extra) + [self.base, self.cand])
 
-    def check(self, rc, out, err):
+    def check(self, rc: int, out: str, err: str) -> None:
         if rc == 0:
             self.assertTrue(out)
             self.assertEqual(err, "")
@@ -73,7 +75,7 @@ class CompareProperties(unittest.TestCase):
     @example(edit=("replace", ("rows", 0, "name"), "\ud800"), fmt="text")
     @prop(edit=fuzz_props.edits(valid_doc()),
           fmt=st.sampled_from(["text", "email", "json"]))
-    def test_mutated_document(self, edit, fmt):
+    def test_mutated_document(self, edit: fuzz_props.Edit, fmt: str) -> None:
         fuzz_props.write_text(self.base, json.dumps(
             fuzz_props.edited(valid_doc(), edit)))
         fuzz_props.write_text(self.cand, json.dumps(valid_doc(scale=1.1)))
@@ -83,20 +85,20 @@ class CompareProperties(unittest.TestCase):
     @example(breakage=("nonfinite", 265, "NaN"))
     @example(breakage=("nonfinite", 231, "1e999"))
     @prop(breakage=fuzz_props.breakages(valid_doc(scale=1.1)))
-    def test_spoiled_text(self, breakage):
+    def test_spoiled_text(self, breakage: fuzz_props.Breakage) -> None:
         fuzz_props.write_text(self.base, json.dumps(valid_doc()))
         fuzz_props.write_text(self.cand, fuzz_props.broken_json_text(
             valid_doc(scale=1.1), breakage))
         self.check(*self.compare())
 
     @prop(value=fuzz_props.json_values())
-    def test_any_json(self, value):
+    def test_any_json(self, value: Any) -> None:
         fuzz_props.write_text(self.base, json.dumps(value))
         fuzz_props.write_text(self.cand, json.dumps(valid_doc()))
         self.check(*self.compare())
 
 
-def write(path, doc):
+def write(path: str, doc: object) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(doc if isinstance(doc, str) else json.dumps(doc))
 
@@ -105,24 +107,24 @@ def write(path, doc):
 class NamedErrors(unittest.TestCase):
     """Each kind of bad input is an error naming the file and the row."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.path, self.good = fuzz_props.temp_paths(self, "t.json",
                                                      "good.json")
         write(self.good, valid_doc())
 
-    def error(self, doc):
+    def error(self, doc: object) -> str:
         write(self.path, doc)
         rc, out, err = fuzz_props.run_main(compare_main,
                                            [self.good, self.path])
         one_line_error(self, rc, err, "compare.py", (self.path,))
         return err
 
-    def test_duplicate_row(self):
+    def test_duplicate_row(self) -> None:
         doc = valid_doc()
         doc["rows"].append(dict(doc["rows"][0]))
         self.assertIn("'getpid'", self.error(doc))
 
-    def test_non_finite(self):
+    def test_non_finite(self) -> None:
         text = json.dumps(valid_doc()).replace('"median": 2.0',
                                                '"median": 1e999')
         self.assertIn("'getsid'", self.error(text))
@@ -139,7 +141,7 @@ class NamedErrors(unittest.TestCase):
             self.assertIn("non-finite" if "cpus" in old else "'getpid'",
                           self.error(json.dumps(doc).replace(old, new)))
 
-    def test_wrong_types(self):
+    def test_wrong_types(self) -> None:
         for key, value in (("median", "2"), ("unit", 3), ("status", 1),
                            ("median", True), ("name", ["x"]),
                            ("repetitions", {"a": 1}), ("n", [1])):
@@ -149,12 +151,12 @@ class NamedErrors(unittest.TestCase):
             if key != "name":
                 self.assertIn("'getsid'", err)
 
-    def test_repetition_of_wrong_type(self):
+    def test_repetition_of_wrong_type(self) -> None:
         doc = valid_doc()
         doc["rows"][0]["repetitions"] = [{"median": "fast"}]
         self.assertIn("'getpid'", self.error(doc))
 
-    def test_missing_keys(self):
+    def test_missing_keys(self) -> None:
         for key in ("rows", "test"):
             doc = valid_doc()
             del doc[key]
@@ -163,7 +165,7 @@ class NamedErrors(unittest.TestCase):
         del doc["rows"][1]["name"]
         self.assertIn("row 2", self.error(doc))
 
-    def test_nested_too_deeply(self):
+    def test_nested_too_deeply(self) -> None:
         # json's decoder recurses: a RecursionError, not a traceback.
         self.assertIn("nested too deeply",
                       self.error("[" * 100000 + "]" * 100000))
@@ -174,13 +176,13 @@ class NamedErrors(unittest.TestCase):
             doc = json.dumps(valid_doc())[:-1] + ', "x": ' + \
                 "[" * depth + "]" * depth + "}"
             self.assertIn("nested too deeply", self.error(doc))
-        doc = valid_doc()
-        doc["x"] = json.loads("[" * 31 + "]" * 31)
-        write(self.path, doc)
+        value = valid_doc()
+        value["x"] = json.loads("[" * 31 + "]" * 31)
+        write(self.path, value)
         self.assertEqual(fuzz_props.run_main(
             compare_main, [self.good, self.path])[0], 0)
 
-    def test_lone_surrogate(self):
+    def test_lone_surrogate(self) -> None:
         # JSON's escape "\ud800" is no character: nothing could print it.
         doc = valid_doc()
         doc["rows"][1]["name"] = "\ud800"
@@ -189,7 +191,7 @@ class NamedErrors(unittest.TestCase):
         doc["kernel"]["\udfff"] = 1
         self.assertIn("lone surrogate", self.error(doc))
 
-    def test_truncated(self):
+    def test_truncated(self) -> None:
         self.error(json.dumps(valid_doc())[:-7])
         self.error("")
 
@@ -197,7 +199,7 @@ class NamedErrors(unittest.TestCase):
 class ClosedPipe(unittest.TestCase):
     """`compare.py A B | head -1` ends quietly (no hypothesis needed)."""
 
-    def test_compare_into_closed_pipe(self):
+    def test_compare_into_closed_pipe(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             paths = []
             for side, scale in (("a", 1.0), ("b", 1.2)):

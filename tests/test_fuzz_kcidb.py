@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import unittest
+from typing import List, Tuple
 
 import fuzz_props
 from fuzz_props import HERE, MISSING, SCRIPTS, example, prop
@@ -26,14 +27,14 @@ with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as _f:
 
 @unittest.skipIf(MISSING, MISSING or "")
 class KcidbProperties(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.dir, self.out = fuzz_props.temp_paths(self, "run", "kcidb.json")
 
-    def fresh_copy(self):
+    def fresh_copy(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
         shutil.copytree(RECORDED, self.dir)
 
-    def export(self):
+    def export(self) -> None:
         rc, out, err = fuzz_props.run_main(
             kcidb.main, ["-o", self.out, self.dir], "kcidb.py")
         self.assertIn(rc, (0, 2), err)
@@ -55,7 +56,8 @@ class KcidbProperties(unittest.TestCase):
     @example(case=("syscall_overhead.json",
                    ("replace", ("rows", 0, "name"), "\ud800")))
     @prop(case=fuzz_props.file_and(DOCS, fuzz_props.edits))
-    def test_mutated_results(self, case):
+    def test_mutated_results(self, case: Tuple[str, fuzz_props.Edit]
+                             ) -> None:
         self.fresh_copy()
         name, edit = case
         fuzz_props.write_text(os.path.join(self.dir, name), json.dumps(
@@ -67,7 +69,8 @@ class KcidbProperties(unittest.TestCase):
     @example(case=("syscall_overhead.json", ("nonfinite", 238, "1e999")))
     @example(case=("syscall_overhead.json", ("nonfinite", 891, "1e999")))
     @prop(case=fuzz_props.file_and(DOCS, fuzz_props.breakages))
-    def test_spoiled_results(self, case):
+    def test_spoiled_results(self, case: Tuple[str, fuzz_props.Breakage]
+                             ) -> None:
         self.fresh_copy()
         name, breakage = case
         fuzz_props.write_text(os.path.join(self.dir, name),
@@ -79,7 +82,7 @@ class KcidbProperties(unittest.TestCase):
                     "# selftests: kbench/t: t", "    TAP version 13",
                     "    1..1", "    ok 0 ", "ok 1 selftests: kbench/t: t"])
     @prop(lines=fuzz_props.ktap_lines())
-    def test_any_run_all_ktap(self, lines):
+    def test_any_run_all_ktap(self, lines: List[str]) -> None:
         self.fresh_copy()
         fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
                               "\n".join(lines) + "\n")
@@ -89,7 +92,8 @@ class KcidbProperties(unittest.TestCase):
     # fail without naming the file or the line.
     @example(edits=[(2, "replace", "    ok 0 ")])
     @prop(edits=fuzz_props.line_edits(STREAM))
-    def test_mutated_run_all_ktap(self, edits):
+    def test_mutated_run_all_ktap(self, edits: List[fuzz_props.LineEdit]
+                                  ) -> None:
         """The recorded stream with lines dropped, doubled or changed."""
         self.fresh_copy()
         fuzz_props.write_text(os.path.join(self.dir, "run_all.ktap"),
@@ -99,7 +103,7 @@ class KcidbProperties(unittest.TestCase):
 
 
 class ClosedPipe(unittest.TestCase):
-    def test_export_into_closed_pipe(self):
+    def test_export_into_closed_pipe(self) -> None:
         r, w = os.pipe()
         os.close(r)
         p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kcidb.py"),

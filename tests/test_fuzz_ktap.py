@@ -5,6 +5,7 @@ line on stderr naming the file and the line), never a traceback or a
 hang; a well-formed stream built from random results passes."""
 
 import unittest
+from typing import List, Tuple
 
 import fuzz_props
 from fuzz_props import MISSING, prop, st
@@ -14,10 +15,10 @@ from kbtools import ktap  # noqa: E402
 
 @unittest.skipIf(MISSING, MISSING or "")
 class KtapProperties(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.path, = fuzz_props.temp_paths(self, "run.ktap")
 
-    def check_file(self, text, *opts):
+    def check_file(self, text: str, *opts: str) -> Tuple[int, str]:
         fuzz_props.write_text(self.path, text)
         rc, out, err = fuzz_props.run_main(ktap.main,
                                            list(opts) + [self.path],
@@ -33,15 +34,16 @@ class KtapProperties(unittest.TestCase):
 
     @prop(lines=fuzz_props.ktap_lines(),
           opts=st.sampled_from([(), ("--no-fail",), ("--skip-reasons",)]))
-    def test_ktap_like_lines(self, lines, opts):
+    def test_ktap_like_lines(self, lines: List[str],
+                             opts: Tuple[str, ...]) -> None:
         self.check_file("\n".join(lines) + "\n", *opts)
 
     @prop(text=st.text(max_size=400))
-    def test_any_text(self, text):
+    def test_any_text(self, text: str) -> None:
         self.check_file(text)
 
     @prop(data=st.binary(max_size=400))
-    def test_any_bytes(self, data):
+    def test_any_bytes(self, data: bytes) -> None:
         with open(self.path, "wb") as f:
             f.write(data)
         rc, out, err = fuzz_props.run_main(ktap.main, [self.path],
@@ -53,7 +55,8 @@ class KtapProperties(unittest.TestCase):
         st.text(st.characters(whitelist_categories=("L", "N"),
                               whitelist_characters="_-."),
                 min_size=1, max_size=10)), max_size=12))
-    def test_well_formed_passes(self, results):
+    def test_well_formed_passes(self, results: List[Tuple[str, str]]
+                                ) -> None:
         """A stream written by the rules passes, and parses back whole."""
         lines = ["TAP version 13", f"1..{len(results)}"]
         counts = {"pass": 0, "fail": 0, "skip": 0}

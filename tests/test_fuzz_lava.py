@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import unittest
+from typing import Any, List, Sequence, Tuple
 
 import fuzz_props
 import test_lava
@@ -31,7 +32,7 @@ PREFIX = PROG + ": "
 LAVA_COMMANDS = ("lava-test-set", "lava-test-case")
 
 
-def recorded_stream():
+def recorded_stream() -> str:
     with open(os.path.join(RECORDED, "run_all.ktap"), encoding="utf-8") as f:
         return f.read()
 
@@ -41,11 +42,12 @@ DOCS = fuzz_props.load_docs(RECORDED)
 # What a lab gives for the recorded stream, as test_lava's job check
 # builds it: LAVA's test results and the job's log.
 _JOB = test_lava.JobCheck()
-API = _JOB.api_of(lava.translate(ktap.parse(recorded_stream())))
-ENTRIES = _JOB.log_of(recorded_stream())
+API = _JOB.api_of(  # type: ignore[no-untyped-call]
+    lava.translate(ktap.parse(recorded_stream())))
+ENTRIES = _JOB.log_of(recorded_stream())  # type: ignore[no-untyped-call]
 
 
-def check_script(testcase, script):
+def check_script(testcase: unittest.TestCase, script: str) -> None:
     """Every line of the printed script is a comment or one well-quoted
     lava-test-set / lava-test-case command."""
     for line in script.splitlines():
@@ -57,7 +59,8 @@ def check_script(testcase, script):
             testcase.assertTrue(lava.NAME_OK.match(argv[2]), line)
 
 
-def error_lines(testcase, rc, err, paths):
+def error_lines(testcase: unittest.TestCase, rc: int, err: str,
+                paths: Sequence[str]) -> None:
     """Exit 0 or 1 with our messages only, or exit 2 with one line that
     names one of PATHS."""
     testcase.assertIn(rc, (0, 1, 2), err)
@@ -72,16 +75,16 @@ def error_lines(testcase, rc, err, paths):
 class LavaStreamProperties(unittest.TestCase):
     """A stream (and results directory) to LAVA test cases."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.dir, = fuzz_props.temp_paths(self, "run")
         self.ktap = os.path.join(self.dir, "run_all.ktap")
 
-    def fresh_copy(self):
+    def fresh_copy(self) -> None:
         """The recorded run, again for each example."""
         shutil.rmtree(self.dir, ignore_errors=True)
         shutil.copytree(RECORDED, self.dir)
 
-    def translate(self, *opts):
+    def translate(self, *opts: str) -> str:
         rc, out, err = fuzz_props.run_main(lava.main, list(opts) +
                                            [self.ktap])
         self.assertIn(rc, (0, 1), err)
@@ -93,7 +96,7 @@ class LavaStreamProperties(unittest.TestCase):
         return out
 
     @prop(lines=fuzz_props.ktap_lines())
-    def test_any_ktap(self, lines):
+    def test_any_ktap(self, lines: List[str]) -> None:
         self.fresh_copy()
         fuzz_props.write_text(self.ktap, "\n".join(lines) + "\n")
         self.translate()
@@ -103,7 +106,8 @@ class LavaStreamProperties(unittest.TestCase):
     @prop(edits=fuzz_props.line_edits(
         STREAM, hows=("drop", "double", "replace", "cut")),
         with_json=st.booleans())
-    def test_mutated_stream(self, edits, with_json):
+    def test_mutated_stream(self, edits: List[fuzz_props.LineEdit],
+                            with_json: bool) -> None:
         """The recorded stream with lines dropped, doubled, changed or
         cut off, with and without its results."""
         self.fresh_copy()
@@ -112,7 +116,8 @@ class LavaStreamProperties(unittest.TestCase):
         self.translate(*(("--json", self.dir) if with_json else ()))
 
     @prop(case=fuzz_props.file_and(DOCS, fuzz_props.spoilings))
-    def test_mutated_results(self, case):
+    def test_mutated_results(self, case: Tuple[str, Tuple[str, Any]]
+                             ) -> None:
         """A results file mutated, spoiled or replaced: a failed
         'results' case at worst, never an exception."""
         self.fresh_copy()
@@ -127,11 +132,11 @@ class LavaStreamProperties(unittest.TestCase):
 class LavaCheckJobProperties(unittest.TestCase):
     """--check-job TESTS.json LOG.yaml on what a lab (or a hand) gives."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.tests, self.log = fuzz_props.temp_paths(self, "tests.json",
                                                      "log.yaml")
 
-    def check_job(self, tests_text, log_text):
+    def check_job(self, tests_text: str, log_text: str) -> int:
         fuzz_props.write_text(self.tests, tests_text)
         fuzz_props.write_text(self.log, log_text)
         rc, _, err = fuzz_props.run_main(
@@ -139,11 +144,11 @@ class LavaCheckJobProperties(unittest.TestCase):
         error_lines(self, rc, err, (self.tests, self.log))
         return rc
 
-    def test_recorded_job_matches(self):
+    def test_recorded_job_matches(self) -> None:
         self.assertEqual(self.check_job(json.dumps(API),
                                         yaml.safe_dump(ENTRIES)), 0)
 
-    def test_nested_too_deeply(self):
+    def test_nested_too_deeply(self) -> None:
         deep = "[" * 100000 + "]" * 100000
         self.assertEqual(self.check_job(deep, yaml.safe_dump(ENTRIES)), 2)
         self.assertEqual(self.check_job(json.dumps(API), deep), 2)
@@ -163,7 +168,7 @@ class LavaCheckJobProperties(unittest.TestCase):
     @example(spoiling=("mutate", ("replace", ("results", 0, "name"),
                                   "\ud800")))
     @prop(spoiling=fuzz_props.spoilings(API))
-    def test_mutated_tests(self, spoiling):
+    def test_mutated_tests(self, spoiling: Tuple[str, Any]) -> None:
         self.check_job(fuzz_props.spoiled_text(API, spoiling),
                        yaml.safe_dump(ENTRIES))
 
@@ -172,7 +177,7 @@ class LavaCheckJobProperties(unittest.TestCase):
     @example(spoiling=("spoil", ("truncate", 5)))
     @example(spoiling=("any", 1))
     @prop(spoiling=fuzz_props.spoilings(ENTRIES))
-    def test_mutated_log(self, spoiling):
+    def test_mutated_log(self, spoiling: Tuple[str, Any]) -> None:
         # JSON is YAML: a spoiled document is a spoiled log.
         self.check_job(json.dumps(API), fuzz_props.spoiled_text(
             ENTRIES, spoiling, dump=yaml.safe_dump))
@@ -196,10 +201,10 @@ class LavaJobProperties(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz", "--rootfs",
             "https://lab/rootfs.cpio.gz"]
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.out, = fuzz_props.temp_paths(self, "job.yaml")
 
-    def check_job(self, argv):
+    def check_job(self, argv: List[str]) -> None:
         rc, _, err = fuzz_props.run_main(lava_job.main,
                                          self.URLS + argv + ["-o", self.out],
                                          "lava_job.py")
@@ -242,15 +247,15 @@ class LavaJobProperties(unittest.TestCase):
     @prop(pairs=st.lists(st.tuples(
         st.sampled_from(TEXT_OPTIONS + NUMBER_OPTIONS),
         st.text(max_size=12)), max_size=4))
-    def test_any_values(self, pairs):
-        argv = []
+    def test_any_values(self, pairs: List[Tuple[str, str]]) -> None:
+        argv: List[str] = []
         for opt, value in pairs:
             argv += [f"{opt}={value}"]
         self.check_job(argv)
 
 
 class ClosedPipe(unittest.TestCase):
-    def run_into_closed_pipe(self, argv):
+    def run_into_closed_pipe(self, argv: List[str]) -> int:
         r, w = os.pipe()
         os.close(r)
         p = subprocess.run([sys.executable] + argv, stdout=w,
@@ -261,12 +266,12 @@ class ClosedPipe(unittest.TestCase):
         self.assertEqual(p.stderr, "")
         return p.returncode
 
-    def test_lava_script_into_closed_pipe(self):
+    def test_lava_script_into_closed_pipe(self) -> None:
         self.assertIn(self.run_into_closed_pipe(
             ["-m", "kbtools.lava", os.path.join(RECORDED, "run_all.ktap")]),
             (0, 1))
 
-    def test_lava_job_into_closed_pipe(self):
+    def test_lava_job_into_closed_pipe(self) -> None:
         if yaml is None:
             self.skipTest("PyYAML missing (Debian: python3-yaml)")
         self.assertEqual(self.run_into_closed_pipe(

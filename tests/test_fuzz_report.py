@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import unittest
+from typing import Any, Tuple
 
 import fuzz_props
 from fuzz_props import HERE, MISSING, SCRIPTS, prop, st
@@ -29,17 +30,17 @@ DOC = fuzz_props.load_json(os.path.join(RECORDED, PROGRAM))
 
 @unittest.skipIf(MISSING or NO_MATPLOTLIB, MISSING or NO_MATPLOTLIB or "")
 class ReportProperties(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.base, self.cand, self.page = fuzz_props.temp_paths(
             self, "base", "cand", "page.html")
 
-    def fresh(self, d):
+    def fresh(self, d: str) -> str:
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         shutil.copy(os.path.join(RECORDED, PROGRAM), d)
         return os.path.join(d, PROGRAM)
 
-    def report(self, *runs):
+    def report(self, *runs: str) -> None:
         if os.path.exists(self.page):
             os.unlink(self.page)
         rc, out, err = fuzz_props.run_main(report.main,
@@ -57,14 +58,14 @@ class ReportProperties(unittest.TestCase):
             f"Try '{PROG} -h' for more information."])
 
     @prop(share=10, deadline_s=60, spoiling=fuzz_props.spoilings(DOC))
-    def test_one_run(self, spoiling):
+    def test_one_run(self, spoiling: Tuple[str, Any]) -> None:
         fuzz_props.write_text(self.fresh(self.base),
                               fuzz_props.spoiled_text(DOC, spoiling))
         self.report(self.base)
 
     @prop(share=10, deadline_s=60, side=st.sampled_from(["base", "cand"]),
           spoiling=fuzz_props.spoilings(DOC))
-    def test_comparison(self, side, spoiling):
+    def test_comparison(self, side: str, spoiling: Tuple[str, Any]) -> None:
         path = self.fresh(self.base if side == "base" else self.cand)
         self.fresh(self.cand if side == "base" else self.base)
         fuzz_props.write_text(path, fuzz_props.spoiled_text(DOC, spoiling))
@@ -73,7 +74,7 @@ class ReportProperties(unittest.TestCase):
 
 @unittest.skipIf(NO_MATPLOTLIB, NO_MATPLOTLIB or "")
 class ClosedPipe(unittest.TestCase):
-    def test_page_into_closed_pipe(self):
+    def test_page_into_closed_pipe(self) -> None:
         r, w = os.pipe()
         os.close(r)
         p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"),

@@ -23,17 +23,7 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import __main__ as front  # noqa: E402
 from kbtools import cli, corpus, debian, kernel, ksrc, proc  # noqa: E402
-
-
-def quiet(fn, *args):
-    """(fn's return value or SystemExit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = fn(*args)
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from support import quiet  # noqa: E402
 
 
 def sh(cmd, data=None):

@@ -90,7 +90,7 @@ def find_cycle(graph: Graph) -> Optional[List[str]]:
 
 
 class ImportGraph(unittest.TestCase):
-    def test_kbtools_has_no_import_cycle(self):
+    def test_kbtools_has_no_import_cycle(self) -> None:
         graph = import_graph(PACKAGE_DIR)
         self.assertIn("results", graph)
         self.assertIn("stats", graph["results"])
@@ -98,7 +98,7 @@ class ImportGraph(unittest.TestCase):
         self.assertIsNone(cycle, "kbtools modules import each other: "
                           + " -> ".join(cycle or []))
 
-    def test_every_form_of_import_is_an_edge(self):
+    def test_every_form_of_import_is_an_edge(self) -> None:
         modules = {"a", "b", "c", "d", "e", "f"}
         source = ("import os\n"
                   "from kbtools import a, b as bee\n"
@@ -113,7 +113,7 @@ class ImportGraph(unittest.TestCase):
         self.assertEqual(imports_of("import kbtoolsx\nfrom kbtoolsx.a "
                                     "import b\n", modules), set())
 
-    def test_cycles_are_found(self):
+    def test_cycles_are_found(self) -> None:
         self.assertEqual(find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}),
                          ["a", "b", "c", "a"])
         self.assertEqual(find_cycle({"a": {"b"}, "b": {"a"}}),
@@ -124,7 +124,7 @@ class ImportGraph(unittest.TestCase):
                                       "c": {"d"}, "d": set()}))
         self.assertIsNone(find_cycle({}))
 
-    def test_a_circle_through_a_function_level_import_fails(self):
+    def test_a_circle_through_a_function_level_import_fails(self) -> None:
         """The check as it runs on kbtools, on a package where cli
         imports results at its top and results imports cli inside a
         function (issue 29's circle)."""

@@ -14,6 +14,8 @@ import shutil
 import sys
 import tempfile
 import unittest
+from typing import Any, Callable, Dict, Set, Tuple
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -31,16 +33,16 @@ HOST2 = os.path.join(DATA, "host2")
 AB = os.path.join(DATA, "ab")
 
 
-def need_kcidb_io(test):
+def need_kcidb_io(test: unittest.TestCase) -> None:
     if kcidb_io is None:
         if os.environ.get("KBENCH_REQUIRE_KCIDB_IO") == "1":
             raise AssertionError("the kcidb-io package is not importable")
         test.skipTest("kcidb-io is not installed (pip install kcidb-io)")
 
 
-def row_names(path):
+def row_names(path: str) -> Set[str]:
     """Every program and row name of a recorded run (JSON and KTAP)."""
-    names = set()
+    names: Set[str] = set()
     run = results.load(path)
     for t in run.tests.values():
         names.add(t.name)
@@ -54,7 +56,7 @@ def row_names(path):
 
 
 class PathMapping(unittest.TestCase):
-    def test_every_recorded_name_round_trips(self):
+    def test_every_recorded_name_round_trips(self) -> None:
         names = row_names(HOST) | row_names(HOST2)
         self.assertGreater(len(names), 50)
         for name in names:
@@ -62,7 +64,7 @@ class PathMapping(unittest.TestCase):
             self.assertRegex(comp, r"^[a-zA-Z0-9_-]+$")
             self.assertEqual(kcidb.decode_component(comp), name)
 
-    def test_awkward_names(self):
+    def test_awkward_names(self) -> None:
         for name in ("fork@1.70MB", "a-b", "a--b", "-", "x_y", "é µs",
                      "a.b.c", "-2E", "100%"):
             comp = kcidb.encode_component(name)
@@ -70,18 +72,18 @@ class PathMapping(unittest.TestCase):
         self.assertEqual(kcidb.encode_component("fork@1.70MB"),
                          "fork-401-2E70MB")
 
-    def test_distinct_names_stay_distinct(self):
+    def test_distinct_names_stay_distinct(self) -> None:
         a = kcidb.encode_component("a.b")
         b = kcidb.encode_component("a-2Eb")
         self.assertNotEqual(a, b)
 
-    def test_path_round_trip(self):
+    def test_path_round_trip(self) -> None:
         p = kcidb.test_path("proc_create", "clone@1GiB")
         self.assertEqual(kcidb.parse_path(p), ("proc_create", "clone@1GiB"))
         self.assertEqual(kcidb.parse_path("kbench.taskstats"),
                          ("taskstats", None))
 
-    def test_bad_components_rejected(self):
+    def test_bad_components_rejected(self) -> None:
         for bad in ("a.b", "a-", "a-G0", "a-2", "", "a b"):
             with self.assertRaises(kcidb.ExportError, msg=bad):
                 kcidb.decode_component(bad)
@@ -92,13 +94,13 @@ class PathMapping(unittest.TestCase):
 
 
 class Export(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.mkdtemp()
 
-    def tearDown(self):
+    def tearDown(self) -> None:
         shutil.rmtree(self.tmp)
 
-    def export(self, *args):
+    def export(self, *args: str) -> Tuple[int, Any, str]:
         out = os.path.join(self.tmp, "out.json")
         err = io.StringIO()
         old = sys.stderr
@@ -113,14 +115,14 @@ class Export(unittest.TestCase):
                 doc = json.load(f)
         return rc, doc, err.getvalue()
 
-    def test_recorded_runs_validate(self):
+    def test_recorded_runs_validate(self) -> None:
         need_kcidb_io(self)
         rc, doc, err = self.export("--validate", HOST, HOST2)
         self.assertEqual(rc, 0, err)
         kcidb_io.schema.LATEST.validate_exactly(doc)
         self.assertEqual(doc["version"]["major"], 5)
 
-    def test_statuses_and_numbers(self):
+    def test_statuses_and_numbers(self) -> None:
         rc, doc, err = self.export(HOST)
         self.assertEqual(rc, 0, err)
         tests = {t["path"]: t for t in doc["tests"]}
@@ -141,19 +143,19 @@ class Export(unittest.TestCase):
             if t["status"] == "DONE":
                 self.assertIn("number", t)
 
-    def test_same_results_same_ids(self):
+    def test_same_results_same_ids(self) -> None:
         _, a, _ = self.export(HOST)
         _, b, _ = self.export(HOST)
         self.assertEqual([t["id"] for t in a["tests"]],
                          [t["id"] for t in b["tests"]])
 
-    def test_different_runs_different_ids(self):
+    def test_different_runs_different_ids(self) -> None:
         _, a, _ = self.export(HOST)
         _, b, _ = self.export(HOST2)
         shared = {t["id"] for t in a["tests"]} & {t["id"] for t in b["tests"]}
         self.assertEqual(shared, set())
 
-    def test_origin(self):
+    def test_origin(self) -> None:
         rc, doc, _ = self.export("--origin", "my_ci", HOST)
         self.assertEqual(rc, 0)
         self.assertTrue(all(t["id"].startswith("my_ci:")
@@ -162,7 +164,7 @@ class Export(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("origin", err)
 
-    def test_git_commit(self):
+    def test_git_commit(self) -> None:
         need_kcidb_io(self)
         rc, doc, err = self.export("--validate", "--git-commit", "a" * 40,
                                    "--tree-name", "mainline", HOST)
@@ -172,7 +174,7 @@ class Export(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("40 hex", err)
 
-    def copy_with(self, mutate):
+    def copy_with(self, mutate: Callable[[Dict[str, Any]], None]) -> str:
         """A copy of HOST's syscall_overhead results, mutated."""
         d = os.path.join(self.tmp, "mut")
         os.makedirs(d)
@@ -185,19 +187,19 @@ class Export(unittest.TestCase):
             json.dump(doc, f)
         return d
 
-    def test_row_without_unit_fails(self):
-        def drop_unit(doc):
+    def test_row_without_unit_fails(self) -> None:
+        def drop_unit(doc: Dict[str, Any]) -> None:
             del doc["rows"][0]["unit"]
         rc, _, err = self.export(self.copy_with(drop_unit))
         self.assertEqual(rc, 2)
         self.assertIn("no unit", err)
 
-    def test_duplicate_id_fails(self):
+    def test_duplicate_id_fails(self) -> None:
         rc, _, err = self.export(HOST, HOST)
         self.assertEqual(rc, 2)
         self.assertIn("duplicate", err)
 
-    def test_illegal_path_fails(self):
+    def test_illegal_path_fails(self) -> None:
         ex = kcidb.Exporter()
         co = ex.checkout_of(results.Header(
             kernel=results.Kernel(release="6.1")))
@@ -206,24 +208,21 @@ class Export(unittest.TestCase):
         with self.assertRaises(kcidb.ExportError):
             ex.add_test(build, "k", "kbench.fork@1", kcidb.KStatus.PASS)
 
-    def test_invalid_document_never_written(self):
+    def test_invalid_document_never_written(self) -> None:
         need_kcidb_io(self)
         out = os.path.join(self.tmp, "out.json")
         orig = kcidb.Exporter.document
 
-        def broken(exporter):
+        def broken(exporter: kcidb.Exporter) -> Dict[str, Any]:
             doc = orig(exporter)
             doc["tests"][0]["status"] = "MAYBE"
             return doc
-        kcidb.Exporter.document = broken
-        try:
+        with mock.patch.object(kcidb.Exporter, "document", broken):
             rc = kcidb.main(["--validate", "-o", out, HOST], "kcidb.py")
-        finally:
-            kcidb.Exporter.document = orig
         self.assertEqual(rc, 2)
         self.assertFalse(os.path.exists(out))
 
-    def test_missing_and_foreign_input(self):
+    def test_missing_and_foreign_input(self) -> None:
         rc, _, err = self.export(os.path.join(self.tmp, "nope"))
         self.assertEqual(rc, 2)
         self.assertIn("no such", err)
@@ -234,7 +233,7 @@ class Export(unittest.TestCase):
         rc, _, err = self.export(bad)
         self.assertEqual(rc, 2)
 
-    def test_ab_directory_exports_both_sides(self):
+    def test_ab_directory_exports_both_sides(self) -> None:
         rc, doc, err = self.export(AB)
         self.assertEqual(rc, 0, err)
         sides = {t["environment"]["comment"].rsplit(" ", 1)[-1]
@@ -246,12 +245,12 @@ class Export(unittest.TestCase):
         self.assertNotEqual(getpid[0]["id"], getpid[1]["id"])
         self.assertTrue(all(t["misc"]["repetitions"] == 2 for t in getpid))
 
-    def test_ab_recorded_validates(self):
+    def test_ab_recorded_validates(self) -> None:
         need_kcidb_io(self)
         rc, doc, err = self.export("--validate", AB)
         self.assertEqual(rc, 0, err)
 
-    def test_crashed_program_is_error(self):
+    def test_crashed_program_is_error(self) -> None:
         d = os.path.join(self.tmp, "crash")
         shutil.copytree(HOST, d)
         path = os.path.join(d, "run_all.ktap")
@@ -267,7 +266,7 @@ class Export(unittest.TestCase):
         tests = {t["path"]: t for t in doc["tests"]}
         self.assertEqual(tests["kbench.memcg_ks"]["status"], "ERROR")
 
-    def test_check_without_a_name(self):
+    def test_check_without_a_name(self) -> None:
         """Issue 34: a test line without a name ('    ok 0 ') in
         run_all.ktap, of a run or of an A/B run's side: one line naming
         the file and the line, exit status 2."""

@@ -6,6 +6,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+from typing import List, Sequence
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                       "testkernel", "kernel_trouble.sh")
@@ -37,7 +38,7 @@ USER_LINES = [
 ]
 
 
-def run(lines):
+def run(lines: Sequence[str]) -> "subprocess.CompletedProcess[str]":
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         f.write("".join(line + "\n" for line in lines))
@@ -49,20 +50,22 @@ def run(lines):
 
 
 class KernelTroubleTest(unittest.TestCase):
-    def test_each_kernel_format_matches(self):
+    def test_each_kernel_format_matches(self) -> None:
         for line in KERNEL_LINES:
             r = run(USER_LINES[:2] + [line])
             self.assertEqual(r.returncode, 0, line)
             self.assertEqual(r.stdout, line.rstrip("\r") + "\n")
 
-    def test_user_space_warnings_do_not_match(self):
+    def test_user_space_warnings_do_not_match(self) -> None:
         for line in USER_LINES:
             r = run([line])
             self.assertEqual(r.returncode, 1, line)
             self.assertEqual(r.stdout, "")
 
-    def test_bad_usage(self):
-        for args in ([], ["/nonexistent/console.log"], ["a", "b"], ["--x"]):
+    def test_bad_usage(self) -> None:
+        cases: List[List[str]] = [[], ["/nonexistent/console.log"],
+                                  ["a", "b"], ["--x"]]
+        for args in cases:
             r = subprocess.run([SCRIPT] + args, capture_output=True,
                                text=True, check=False)
             self.assertEqual(r.returncode, 2, args)

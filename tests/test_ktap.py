@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 import unittest
+from typing import Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
@@ -17,11 +18,11 @@ from kbtools import ktap  # noqa: E402
 STRICT = ("--no-fail", "--skip-reasons")
 
 
-def nest(text, prefix="    "):
+def nest(text: str, prefix: str = "    ") -> str:
     return "".join(prefix + line + "\n" for line in text.splitlines())
 
 
-def run_check(text, *opts):
+def run_check(text: str, *opts: str) -> Tuple[int, str]:
     """ktap_check.py's exit status and stderr for TEXT."""
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -38,11 +39,11 @@ def run_check(text, *opts):
 class Accepted(unittest.TestCase):
     """Streams the collection writes: all must pass the strict check."""
 
-    def assertClean(self, text, *opts):
+    def assertClean(self, text: str, *opts: str) -> None:
         rc, err = run_check(text, *opts)
         self.assertEqual(rc, 0, err)
 
-    def test_program_with_totals(self):
+    def test_program_with_totals(self) -> None:
         self.assertClean("TAP version 13\n1..4\n# a: unit=us n=1\nok 1 a\n"
                          "ok 2 b # SKIP no CAP_NET_ADMIN\n"
                          "ok 3 c # XFAIL known\n"
@@ -50,7 +51,7 @@ class Accepted(unittest.TestCase):
                          "# Totals: pass:2 fail:0 xfail:1 xpass:0 skip:1 "
                          "error:0\n", *STRICT)
 
-    def test_runner_stream_both_nestings(self):
+    def test_runner_stream_both_nestings(self) -> None:
         inner = ("TAP version 13\n1..2\nok 1 x\nok 2 y # SKIP no knob\n"
                  "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0\n")
         for prefix in ("    ", "# "):
@@ -59,13 +60,13 @@ class Accepted(unittest.TestCase):
                     "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n")
             self.assertClean(text, *STRICT)
 
-    def test_bare_skip_explained_by_nested_plan(self):
+    def test_bare_skip_explained_by_nested_plan(self) -> None:
         text = ("TAP version 13\n1..1\n" +
                 nest("TAP version 13\n1..0 # SKIP no /proc/taskstats\n") +
                 "ok 1 selftests: kbench/d: p # SKIP\n")
         self.assertClean(text, *STRICT)
 
-    def test_parse_tree(self):
+    def test_parse_tree(self) -> None:
         doc = ktap.parse("TAP version 13\n1..1\n" +
                          nest("KTAP version 1\n1..1\nnot ok 1 y # error\n") +
                          "not ok 1 p # exit=1\n")
@@ -80,62 +81,62 @@ class Accepted(unittest.TestCase):
 class Rejected(unittest.TestCase):
     """One malformed stream each (issue 13): the check must fail."""
 
-    def assertRejected(self, text, message, *opts):
+    def assertRejected(self, text: str, message: str, *opts: str) -> None:
         rc, err = run_check(text, *(opts or STRICT))
         self.assertEqual(rc, 1, f"accepted: {text!r}")
         self.assertIn(message, err)
 
-    def test_totals_with_the_wrong_split(self):
+    def test_totals_with_the_wrong_split(self) -> None:
         self.assertRejected("TAP version 13\n1..2\nok 1 a\nok 2 b\n"
                             "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:2 "
                             "error:0\n", "totals say pass:0, the results hold 2")
 
-    def test_totals_with_the_wrong_sum(self):
+    def test_totals_with_the_wrong_sum(self) -> None:
         self.assertRejected("TAP version 13\n1..1\nok 1 a\n"
                             "# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 "
                             "error:0\n", "totals say pass:2")
 
-    def test_malformed_totals(self):
+    def test_malformed_totals(self) -> None:
         self.assertRejected("TAP version 13\n1..1\nok 1 a\n"
                             "# Totals: pass:1 fail:0\n", "malformed totals")
 
-    def test_not_ok_nested_by_two_spaces(self):
+    def test_not_ok_nested_by_two_spaces(self) -> None:
         self.assertRejected("TAP version 13\n1..1\n  not ok 2 inner\nok 1 p\n",
                             "malformed result line: '  not ok 2 inner'")
 
-    def test_not_ok_nested_by_a_tab(self):
+    def test_not_ok_nested_by_a_tab(self) -> None:
         self.assertRejected("TAP version 13\n1..1\n\tnot ok 2 inner\nok 1 p\n",
                             "malformed result line: '\\tnot ok 2 inner'")
 
-    def test_number_with_trailing_garbage(self):
+    def test_number_with_trailing_garbage(self) -> None:
         self.assertRejected("TAP version 13\n1..2\nok 1 a\nnot ok 2x\n",
                             "malformed result line: 'not ok 2x'")
 
-    def test_result_in_the_wrong_case(self):
+    def test_result_in_the_wrong_case(self) -> None:
         self.assertRejected("TAP version 13\n1..2\nok 1 a\nNot OK 2\n",
                             "malformed result line: 'Not OK 2'")
 
-    def test_malformed_lines_rejected_without_options(self):
+    def test_malformed_lines_rejected_without_options(self) -> None:
         for line in ("not ok 2x", "Not OK 2", "  not ok 2", "\tnot ok 2",
                      "ok2", "OK 2 b"):
             rc, _ = run_check(f"TAP version 13\n1..2\nok 1 a\n{line}\n")
             self.assertEqual(rc, 1, line)
 
-    def test_bail_out(self):
+    def test_bail_out(self) -> None:
         self.assertRejected("TAP version 13\n1..2\nok 1 a\nBail out! disk\n"
                             "ok 2 b\n", "bail out")
 
-    def test_bail_out_nested(self):
+    def test_bail_out_nested(self) -> None:
         self.assertRejected("TAP version 13\n1..1\n" +
                             nest("TAP version 13\n1..1\nBail out!\nok 1 x\n") +
                             "ok 1 p\n", "top/1: bail out")
 
-    def test_nested_without_version_line(self):
+    def test_nested_without_version_line(self) -> None:
         self.assertRejected("TAP version 13\n1..1\n" + nest("1..1\nok 1 x\n") +
                             "ok 1 p\n",
                             "top/1: output before the version line")
 
-    def test_nested_not_closed_by_a_result(self):
+    def test_nested_not_closed_by_a_result(self) -> None:
         self.assertRejected("TAP version 13\n1..1\n" +
                             nest("TAP version 13\n1..1\nok 1 x\n") +
                             "stray text\nok 1 p\n", "not closed by a result")
@@ -143,33 +144,33 @@ class Rejected(unittest.TestCase):
                             nest("TAP version 13\n1..1\nok 1 x\n"),
                             "not closed by a result")
 
-    def test_nested_plan_mismatch(self):
+    def test_nested_plan_mismatch(self) -> None:
         self.assertRejected("TAP version 13\n1..1\n" +
                             nest("TAP version 13\n1..2\nok 1 x\n") +
                             "ok 1 p\n", "top/1: plan says 2, 1 results")
 
-    def test_plan_mismatch_and_numbering(self):
+    def test_plan_mismatch_and_numbering(self) -> None:
         rc, err = run_check("TAP version 13\n1..3\nok 1 a\nok 3 b\n")
         self.assertEqual(rc, 1)
         self.assertIn("numbered 3, expected 2", err)
         self.assertIn("plan says 3, 2 results", err)
 
-    def test_no_plan_and_no_version(self):
+    def test_no_plan_and_no_version(self) -> None:
         self.assertRejected("ok 1 a\n", "output before the version line")
         self.assertRejected("TAP version 13\nok 1 a\n", "no plan")
 
-    def test_plan_after_results(self):
+    def test_plan_after_results(self) -> None:
         self.assertRejected("TAP version 13\nok 1 a\n1..1\n",
                             "plan after results")
 
-    def test_not_ok_at_any_level(self):
+    def test_not_ok_at_any_level(self) -> None:
         text = ("TAP version 13\n1..1\n" +
                 nest("TAP version 13\n1..1\nnot ok 1 y\n", "# ") +
                 "ok 1 p\n")
         self.assertEqual(run_check(text)[0], 0)
         self.assertRejected(text, "top/1: not ok: y", "--no-fail")
 
-    def test_skip_without_reason(self):
+    def test_skip_without_reason(self) -> None:
         self.assertRejected("TAP version 13\n1..1\nok 1 b # SKIP\n",
                             "SKIP without a reason", "--skip-reasons")
         self.assertRejected("TAP version 13\n1..0 # SKIP\n",
@@ -188,7 +189,7 @@ class Where(unittest.TestCase):
     TEXT = "TAP version 13\n1..2\n" + nest(
         "TAP version 13\n1..1\nok 1 x\n") + "ok 1 p\nnot ok 3x\n"
 
-    def test_file_and_line(self):
+    def test_file_and_line(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "run.ktap")
             with open(path, "w", encoding="utf-8") as f:
@@ -198,6 +199,7 @@ class Where(unittest.TestCase):
                 f"{path}: line 7: top: malformed result line: 'not ok 3x'",
                 f"{path}: line 1: top: plan says 2, 1 results"])
             child = doc.results[0].child
+            assert child is not None
             self.assertEqual(str(ktap.LineError(child, 5, "why")),
                              f"{path}: line 5: why")
             self.assertEqual(child.results[0].text, "ok 1 x")
@@ -211,7 +213,7 @@ class Where(unittest.TestCase):
                 self.assertTrue(line.startswith(
                     f"ktap_check.py: {path}: line "), line)
 
-    def test_a_string_has_lines_only(self):
+    def test_a_string_has_lines_only(self) -> None:
         doc = ktap.parse(self.TEXT)
         self.assertEqual(ktap.check(doc)[0],
                          "line 7: top: malformed result line: 'not ok 3x'")

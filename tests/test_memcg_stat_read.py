@@ -4,6 +4,7 @@
 import os
 import sys
 import unittest
+from typing import Any, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
@@ -11,7 +12,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 import memcg_stat_read  # noqa: E402
 
 
-def doc(rows):
+def doc(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"kernel": {"release": "6.12"}, "clock": "CLOCK_MONOTONIC",
             "params": {"cgroup_version": 2, "cgroup": "/sys/fs/cgroup/x",
                        "cgroup_origin": "created", "count": 100,
@@ -19,12 +20,13 @@ def doc(rows):
             "rows": rows}
 
 
-def row(name, median, status="ok"):
+def row(name: str, median: Optional[float], status: str = "ok"
+        ) -> Dict[str, Any]:
     return {"name": name, "status": status, "median": median}
 
 
 class TableTest(unittest.TestCase):
-    def test_ratios(self):
+    def test_ratios(self) -> None:
         lines = memcg_stat_read.table(doc([
             row("stat_legacy_per_read", 5.0),
             row("stat_legacy_per_cat", 10.0),
@@ -38,14 +40,14 @@ class TableTest(unittest.TestCase):
         self.assertRegex(text, r"memory\.stat\.ks +ks3 +x0\.20")
         self.assertIn("cat /dev/null", text)
 
-    def test_failed_rows_left_out(self):
+    def test_failed_rows_left_out(self) -> None:
         lines = memcg_stat_read.table(doc([
             row("stat_legacy_per_read", 5.0),
             row("stat_ks3_per_read", 1.0, status="fail"),
         ]))
         self.assertIn("no .ks rows", "\n".join(lines))
 
-    def test_bpf_rows(self):
+    def test_bpf_rows(self) -> None:
         bpf = row("bpf_iter3", 2.5)
         bpf["extra"] = {"load_ms": 950.0}
         bpf["note"] = ("create + read + close of a cgroup iterator fd: "
@@ -62,7 +64,7 @@ class TableTest(unittest.TestCase):
         self.assertIn("program load 950.0 ms, once for every row; flush: "
                       "cgroup_rstat_flush", text)
 
-    def test_bpf_skip_reason(self):
+    def test_bpf_skip_reason(self) -> None:
         skip = row("bpf_iter3", 0, status="skip")
         skip["reason"] = "kernel has no BTF"
         lines = memcg_stat_read.table(doc([row("stat_legacy_per_read", 5.0),
@@ -70,7 +72,7 @@ class TableTest(unittest.TestCase):
         self.assertIn("no bpf_iter rows ran: kernel has no BTF",
                       "\n".join(lines))
 
-    def test_bad_file_is_exit_2(self):
+    def test_bad_file_is_exit_2(self) -> None:
         self.assertEqual(memcg_stat_read.main(["x", "/nonexistent.json"]), 2)
         self.assertEqual(memcg_stat_read.main(["x"]), 2)
 

@@ -13,12 +13,15 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import (Dict, Iterable, List, Optional, Sequence, Set,
+                    Tuple)
 from unittest import mock
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import packages  # noqa: E402
+from support import present  # noqa: E402
 
 SMALL = """\
 # a comment
@@ -38,44 +41,49 @@ class Machine(packages.BareRoot):
     """A machine for the set-up: a bare root unless told otherwise; apt-get
     calls are recorded and may fail."""
 
-    def __init__(self, have=(), euid=0, ids=("debian",), commands=None,
-                 files=(), knows=True, rcs=None, partial=(), half=(), unknown=()):
+    def __init__(self, have: Iterable[str] = (), euid: int = 0,
+                 ids: Iterable[str] = ("debian",),
+                 commands: Optional[Iterable[str]] = None,
+                 files: Iterable[str] = (), knows: bool = True,
+                 rcs: Optional[Dict[str, List[int]]] = None,
+                 partial: Iterable[str] = (), half: Iterable[str] = (),
+                 unknown: Iterable[str] = ()) -> None:
         super().__init__()
         self.have = set(have)
         self._euid = euid
         self.ids = set(ids)
-        self.commands = commands
+        self.commands = None if commands is None else set(commands)
         self.files = set(files)
         self.knows = knows
         self.rcs = dict(rcs or {})
         self.partial = set(partial)
         self.half = set(half)
         self.unknown = set(unknown)
-        self.calls = []
+        self.calls: List[List[str]] = []
 
-    def euid(self):
+    def euid(self) -> int:
         return self._euid
 
-    def which(self, command):
+    def which(self, command: str) -> Optional[str]:
         if self.commands is None or command in self.commands:
             return f"/usr/bin/{command}"
         return None
 
-    def exists(self, pattern):
+    def exists(self, pattern: str) -> bool:
         return pattern in self.files
 
-    def os_ids(self):
+    def os_ids(self) -> Set[str]:
         return self.ids
 
-    def dpkg_status(self, names):
+    def dpkg_status(self, names: Sequence[str]) -> Dict[str, str]:
         status = super().dpkg_status(names)
         status.update({n: "half-configured" for n in names if n in self.half})
         return status
 
-    def apt_candidates(self, names):
+    def apt_candidates(self, names: Sequence[str]) -> Set[str]:
         return set(names) - self.unknown if self.knows else set()
 
-    def apt_get(self, args):
+    def apt_get(self, args: Sequence[str]) -> int:
         self.calls.append(list(args))
         kind = "update" if "update" in args else "install"
         rcs = self.rcs.get(kind, [0])
@@ -89,7 +97,10 @@ class Machine(packages.BareRoot):
         return rc
 
 
-def run_setup(machine, use="run_all.sh", no_install=False, env=None, plist=None):
+def run_setup(machine: Machine, use: str = "run_all.sh",
+              no_install: bool = False,
+              env: Optional[Dict[str, str]] = None,
+              plist: Optional[packages.PackageList] = None) -> Tuple[int, str]:
     err = io.StringIO()
     rc = packages.set_up(use, no_install, plist or packages.parse(SMALL),
                          machine, err, env or {})
@@ -97,22 +108,22 @@ def run_setup(machine, use="run_all.sh", no_install=False, env=None, plist=None)
 
 
 class ListFile(unittest.TestCase):
-    def test_small_list(self):
+    def test_small_list(self) -> None:
         plist = packages.parse(SMALL)
         self.assertEqual(plist.uses["check"], ("base", "harness", "extra"))
         self.assertEqual([p.name for p in plist.of_use("run_all.sh")],
                          ["gcc-x", "libfoo-dev", "linux-src"])
-        self.assertEqual(plist.get("gcc-x").probes, ("gcc", "make"))
-        self.assertEqual(plist.package_of("make").name, "gcc-x")
+        self.assertEqual(present(plist.get("gcc-x")).probes, ("gcc", "make"))
+        self.assertEqual(present(plist.package_of("make")).name, "gcc-x")
         self.assertIsNone(plist.package_of("nothing"))
         self.assertEqual(plist.names_of("check", "run_all.sh"), ["lint"])
 
-    def test_ksrc_leaves_the_harness_out(self):
+    def test_ksrc_leaves_the_harness_out(self) -> None:
         plist = packages.parse(SMALL)
         self.assertEqual([p.name for p in plist.of_use("check", ksrc=True)],
                          ["gcc-x", "libfoo-dev", "lint"])
 
-    def test_bad_lists(self):
+    def test_bad_lists(self) -> None:
         head = "purpose a x\nuse u a\n"
         for text, why in [
                 ("purpose a x\nfoo a b\n", "2: unknown kind of line 'foo'"),
@@ -131,12 +142,12 @@ class ListFile(unittest.TestCase):
                     packages.parse(text, "t.txt")
                 self.assertIn(why, str(c.exception))
 
-    def test_unknown_use(self):
+    def test_unknown_use(self) -> None:
         with self.assertRaises(packages.ListError) as c:
             packages.parse(SMALL).of_use("nope")
         self.assertIn("unknown use 'nope' (known: run_all.sh, check)", str(c.exception))
 
-    def test_the_real_list(self):
+    def test_the_real_list(self) -> None:
         plist = packages.load()
         self.assertEqual(set(plist.uses), {"run_all.sh", "check", "check-all", ".ci/run"})
         every = {p.name for p in plist.packages}
@@ -149,7 +160,7 @@ class ListFile(unittest.TestCase):
         self.assertEqual(packages.title("check"), "make check")
         self.assertEqual(packages.title(".ci/run"), ".ci/run")
 
-    def test_lines(self):
+    def test_lines(self) -> None:
         self.assertEqual(packages.install_line(["a", "b"]),
                          "apt-get install --no-install-recommends a b")
         self.assertEqual(packages.install_line(["a"], update=True),
@@ -161,12 +172,12 @@ class ListFile(unittest.TestCase):
 class SetUp(unittest.TestCase):
     """Every environment of the set-up, on a faked machine."""
 
-    def test_nothing_missing_is_silent(self):
+    def test_nothing_missing_is_silent(self) -> None:
         m = Machine(have={"gcc-x", "libfoo-dev", "linux-src"})
         self.assertEqual(run_setup(m), (0, ""))
         self.assertEqual(m.calls, [])
 
-    def test_root_on_debian_installs_saying_so(self):
+    def test_root_on_debian_installs_saying_so(self) -> None:
         m = Machine(have={"gcc-x"})
         rc, err = run_setup(m)
         self.assertEqual(rc, 0)
@@ -175,12 +186,12 @@ class SetUp(unittest.TestCase):
         self.assertEqual(m.calls, [["-y", "install", "--no-install-recommends",
                                     "libfoo-dev", "linux-src"]])
 
-    def test_ubuntu_too(self):
+    def test_ubuntu_too(self) -> None:
         m = Machine(ids=("ubuntu", "debian"))
         self.assertEqual(run_setup(m)[0], 0)
         self.assertEqual(len(m.calls), 1)
 
-    def test_indices_lacking_a_package_are_updated_first(self):
+    def test_indices_lacking_a_package_are_updated_first(self) -> None:
         m = Machine(knows=False)
         rc, err = run_setup(m, use="check")
         self.assertEqual(rc, 0)
@@ -189,7 +200,7 @@ class SetUp(unittest.TestCase):
                                        "make check: installing 4 packages: "), err)
         self.assertEqual([c[0] for c in m.calls], ["update", "-y"])
 
-    def test_not_root_prints_the_install_line(self):
+    def test_not_root_prints_the_install_line(self) -> None:
         m = Machine(euid=1000)
         rc, err = run_setup(m)
         self.assertEqual(rc, 4)
@@ -199,13 +210,13 @@ class SetUp(unittest.TestCase):
             "  apt-get install --no-install-recommends gcc-x libfoo-dev linux-src"])
         self.assertEqual(m.calls, [])
 
-    def test_not_root_and_no_indices_updates_in_the_line(self):
+    def test_not_root_and_no_indices_updates_in_the_line(self) -> None:
         rc, err = run_setup(Machine(euid=1000, knows=False))
         self.assertEqual(rc, 4)
         self.assertIn("\n  apt-get update && apt-get install --no-install-recommends"
                       " gcc-x libfoo-dev linux-src\n", err)
 
-    def test_no_install(self):
+    def test_no_install(self) -> None:
         m = Machine(have={"gcc-x", "linux-src"})
         rc, err = run_setup(m, use="check", no_install=True)
         self.assertEqual(rc, 4)
@@ -215,7 +226,7 @@ class SetUp(unittest.TestCase):
             "  apt-get install --no-install-recommends libfoo-dev lint"])
         self.assertEqual(m.calls, [])
 
-    def test_no_apt_lists_names_and_purposes(self):
+    def test_no_apt_lists_names_and_purposes(self) -> None:
         m = Machine(commands={"dpkg-query"})
         rc, err = run_setup(m)
         self.assertEqual(rc, 4)
@@ -225,7 +236,7 @@ class SetUp(unittest.TestCase):
             "  libfoo-dev  base: what every use needs",
             "  linux-src   harness: the kernel's harness"])
 
-    def test_not_debian_goes_by_the_probes(self):
+    def test_not_debian_goes_by_the_probes(self) -> None:
         found = Machine(ids=("fedora",), commands={"gcc", "make"},
                         files={"/nonexistent/foo.h", "/usr/src/linux.tar.xz"})
         self.assertEqual(run_setup(found), (0, ""))
@@ -240,19 +251,19 @@ class SetUp(unittest.TestCase):
             "  linux-src   harness: the kernel's harness"])
         self.assertEqual(lacking.calls, [])
 
-    def test_no_dpkg_is_not_debian(self):
+    def test_no_dpkg_is_not_debian(self) -> None:
         m = Machine(commands={"apt-get", "gcc", "make"}, files={"/nonexistent/foo.h"},
                     )
         rc, err = run_setup(m, env={"KSRC": "/src/linux"})
         self.assertEqual((rc, err), (0, ""))
 
-    def test_ksrc_leaves_the_harness_out(self):
+    def test_ksrc_leaves_the_harness_out(self) -> None:
         m = Machine(have={"gcc-x", "libfoo-dev"})
         self.assertEqual(run_setup(m, env={"KSRC": "/src/linux"}), (0, ""))
         self.assertEqual(run_setup(m, env={"KSRC": ""})[0], 0)
         self.assertEqual(m.calls[0][-1], "linux-src")
 
-    def test_update_failing_installs_nothing(self):
+    def test_update_failing_installs_nothing(self) -> None:
         m = Machine(knows=False, rcs={"update": [100]})
         rc, err = run_setup(m)
         self.assertEqual(rc, 4)
@@ -264,7 +275,7 @@ class SetUp(unittest.TestCase):
             " libfoo-dev linux-src"])
         self.assertEqual(m.calls, [["update"]])
 
-    def test_update_not_getting_every_package_installs_nothing(self):
+    def test_update_not_getting_every_package_installs_nothing(self) -> None:
         # No network: apt-get update warns, exits 0, and gets nothing.
         m = Machine(knows=False, unknown={"libfoo-dev", "linux-src"})
         rc, err = run_setup(m)
@@ -274,7 +285,7 @@ class SetUp(unittest.TestCase):
                          " (its messages above): nothing installed")
         self.assertEqual(m.calls, [["update"]])
 
-    def test_install_failing_is_tried_again_after_an_update(self):
+    def test_install_failing_is_tried_again_after_an_update(self) -> None:
         m = Machine(rcs={"install": [100, 0]})
         rc, err = run_setup(m)
         self.assertEqual(rc, 0)
@@ -282,7 +293,7 @@ class SetUp(unittest.TestCase):
                       " apt-get update, and once more\n", err)
         self.assertEqual([c[0] for c in m.calls], ["-y", "update", "-y"])
 
-    def test_held_packages_say_what_is_left(self):
+    def test_held_packages_say_what_is_left(self) -> None:
         m = Machine(rcs={"install": [100]})
         rc, err = run_setup(m)
         self.assertEqual(rc, 4)
@@ -295,7 +306,7 @@ class SetUp(unittest.TestCase):
             " as root:",
             "  apt-get install --no-install-recommends gcc-x libfoo-dev linux-src"])
 
-    def test_half_done_is_said(self):
+    def test_half_done_is_said(self) -> None:
         m = Machine(rcs={"install": [100]}, partial={"gcc-x", "libfoo-dev"},
                     half={"libfoo-dev"})
         rc, err = run_setup(m)
@@ -311,9 +322,9 @@ class SetUp(unittest.TestCase):
         self.assertIn("  apt-get install --no-install-recommends libfoo-dev"
                       " linux-src", lines)
 
-    def test_apt_success_without_the_packages_is_a_failure(self):
+    def test_apt_success_without_the_packages_is_a_failure(self) -> None:
         class Liar(Machine):
-            def apt_get(self, args):
+            def apt_get(self, args: Sequence[str]) -> int:
                 self.calls.append(list(args))
                 return 0
         rc, err = run_setup(Liar())
@@ -325,7 +336,7 @@ class SetUp(unittest.TestCase):
 class System(unittest.TestCase):
     """The real machine's calls, subprocess mocked."""
 
-    def test_dpkg_status(self):
+    def test_dpkg_status(self) -> None:
         out = ("python3\tinstalled\nlibc6\tnot-installed\nlibc6\tinstalled\n"
                "gcc\tconfig-files\n")
         with mock.patch("subprocess.run") as run:
@@ -339,7 +350,7 @@ class System(unittest.TestCase):
                                     "-f=${Package}\\t${db:Status-Status}\\n"])
         self.assertEqual(argv[3:], ["python3", "libc6", "gcc", "nope"])
 
-    def test_apt_get_is_quiet_noninteractive_and_off_stdout(self):
+    def test_apt_get_is_quiet_noninteractive_and_off_stdout(self) -> None:
         with mock.patch("subprocess.run") as run:
             run.return_value = subprocess.CompletedProcess([], 100)
             rc = packages.System().apt_get(["-y", "install", "x"])
@@ -350,7 +361,7 @@ class System(unittest.TestCase):
         self.assertNotIn("stderr", kw)
         self.assertEqual(kw["env"]["DEBIAN_FRONTEND"], "noninteractive")
 
-    def test_apt_candidates(self):
+    def test_apt_candidates(self) -> None:
         policy = ("x:\n  Installed: (none)\n  Candidate: 1.0\n  Version table:\n"
                   "     1.0 500\n"
                   "y:\n  Installed: (none)\n  Candidate: (none)\n"
@@ -362,7 +373,7 @@ class System(unittest.TestCase):
                              {"x", "w"})
         self.assertEqual(run.call_args.args[0], ["apt-cache", "policy", "x", "y", "z", "w"])
 
-    def test_os_ids(self):
+    def test_os_ids(self) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".os-release") as f:
             f.write('PRETTY_NAME="Linux Mint"\nID=linuxmint\nID_LIKE="ubuntu debian"\n')
             f.flush()
@@ -375,7 +386,7 @@ class System(unittest.TestCase):
 
 class Readme(unittest.TestCase):
     """README.md and docs/*.md: their generated blocks and install lines."""
-    def setUp(self):
+    def setUp(self) -> None:
         self.texts = {}
         for path in packages.docs_files():
             with open(path, encoding="utf-8") as f:
@@ -383,11 +394,11 @@ class Readme(unittest.TestCase):
         self.text = self.texts["README.md"]
         self.plist = packages.load()
 
-    def test_docs_agree_with_the_list(self):
+    def test_docs_agree_with_the_list(self) -> None:
         self.assertIn(os.path.join("docs", "requirements.md"), self.texts)
         self.assertEqual(packages.docs_problems(self.texts, self.plist), [])
 
-    def test_a_stale_block_is_found(self):
+    def test_a_stale_block_is_found(self) -> None:
         text = self.text.replace(" chromium", " chromium-old", 1)
         self.assertIn("the block 'install check' differs from packages.txt",
                       packages.readme_problems(text, self.plist, required=()))
@@ -396,7 +407,7 @@ class Readme(unittest.TestCase):
                                              self.plist))
         self.assertEqual(packages.readme_render(text, self.plist), self.text)
 
-    def test_a_missing_block_is_found(self):
+    def test_a_missing_block_is_found(self) -> None:
         texts = {path: text.replace("<!-- packages.txt: table -->", "", 1)
                  for path, text in self.texts.items()}
         problems = packages.docs_problems(texts, self.plist)
@@ -407,7 +418,7 @@ class Readme(unittest.TestCase):
             f"no generated block '<!-- packages.txt: {s} -->'"
             for s in packages.REQUIRED_BLOCKS])
 
-    def test_prose_installs_only_listed_packages(self):
+    def test_prose_installs_only_listed_packages(self) -> None:
         text = self.text + "\nThen (`apt-get install strace\nfrobnicate-dev:arm64`).\n"
         self.assertEqual(packages.readme_problems(text, self.plist, required=()), [
             "'apt-get install ... frobnicate-dev' names a package that"
@@ -418,12 +429,12 @@ class Readme(unittest.TestCase):
             self.plist), [f"{page}: 'apt-get install ... frob' names a package"
                           " that packages.txt does not list"])
 
-    def test_unknown_block(self):
+    def test_unknown_block(self) -> None:
         with self.assertRaises(packages.ListError):
             packages.readme_render("<!-- packages.txt: frob -->\n<!-- end -->\n",
                                    self.plist)
 
-    def test_install_lines_wrap(self):
+    def test_install_lines_wrap(self) -> None:
         block = packages.render_block(self.plist, "install check")
         lines = block.splitlines()
         self.assertTrue(all(len(x) <= packages.WIDTH for x in lines), lines)
@@ -434,7 +445,7 @@ class Readme(unittest.TestCase):
 class NeedLines(unittest.TestCase):
     """tests/run.sh's need COMMAND[:PACKAGE] names commands of the list."""
 
-    def test_every_need_resolves(self):
+    def test_every_need_resolves(self) -> None:
         plist = packages.load()
         with open(os.path.join(TOP, "tests", "run.sh"), encoding="utf-8") as f:
             text = f.read().replace("\\\n", " ")
@@ -447,7 +458,7 @@ class NeedLines(unittest.TestCase):
                 p = plist.package_of(cmd)
                 self.assertIsNotNone(p, f"no package of packages.txt has {cmd}")
                 if pkg:
-                    self.assertEqual(p.name, pkg)
+                    self.assertEqual(present(p).name, pkg)
         for name in re.findall(r"note_missing ([a-z0-9.+-]+)", text):
             self.assertIsNotNone(plist.get(name), name)
 
@@ -479,7 +490,7 @@ STUBS = {
 class Bootstrap(unittest.TestCase):
     """scripts/setup.sh on a bare root: no python3, apt and dpkg stubbed."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.mkdtemp()
         self.stubs = os.path.join(self.tmp, "bin")
         os.mkdir(self.stubs)
@@ -490,17 +501,19 @@ class Bootstrap(unittest.TestCase):
             os.chmod(path, 0o755)
         # What the bootstrap and the stubs run besides.
         for tool in ("awk", "grep", "cp"):
-            os.symlink(shutil.which(tool), os.path.join(self.stubs, tool))
+            os.symlink(present(shutil.which(tool)),
+                       os.path.join(self.stubs, tool))
         self.state = os.path.join(self.tmp, "state")
         with open(self.state, "w", encoding="utf-8") as f:
             f.write("".join(f"{p}\n" for p in packages.BareRoot.ESSENTIAL))
         self.log = os.path.join(self.tmp, "log")
         open(self.log, "w").close()
 
-    def tearDown(self):
+    def tearDown(self) -> None:
         shutil.rmtree(self.tmp)
 
-    def setup_sh(self, *args, **env):
+    def setup_sh(self, *args: str, **env: str
+                 ) -> Tuple[int, str, str, List[str]]:
         e = {"PATH": self.stubs, "STATE": self.state, "LOG": self.log,
              "STUBS": self.stubs}
         e.update(env)
@@ -509,7 +522,7 @@ class Bootstrap(unittest.TestCase):
         with open(self.log, encoding="utf-8") as f:
             return p.returncode, p.stdout, p.stderr, f.read().splitlines()
 
-    def test_bare_root_says_what_packages_py_says(self):
+    def test_bare_root_says_what_packages_py_says(self) -> None:
         rc, out, err, log = self.setup_sh("run_all.sh", STUB_NO_INDICES="1")
         self.assertEqual((rc, out), (0, ""))
         plist = packages.load()
@@ -522,7 +535,7 @@ class Bootstrap(unittest.TestCase):
             f"apt-get -qq -y install --no-install-recommends {names}",
             f"python3 {TOP}/scripts/packages.py setup run_all.sh"])
 
-    def test_python3_there_hands_over_at_once(self):
+    def test_python3_there_hands_over_at_once(self) -> None:
         shutil.copy(os.path.join(self.stubs, "python3.later"),
                     os.path.join(self.stubs, "python3"))
         rc, _, err, log = self.setup_sh("--no-install", "check")
@@ -530,9 +543,10 @@ class Bootstrap(unittest.TestCase):
         self.assertEqual(log, [f"python3 {TOP}/scripts/packages.py setup"
                                " --no-install check"])
 
-    def test_not_root_or_no_install_prints_the_line(self):
-        for args, env in ((["check"], {"STUB_UID": "1000"}),
-                          (["--no-install", "check"], {})):
+    def test_not_root_or_no_install_prints_the_line(self) -> None:
+        cases: List[Tuple[List[str], Dict[str, str]]] = [
+            (["check"], {"STUB_UID": "1000"}), (["--no-install", "check"], {})]
+        for args, env in cases:
             with self.subTest(args=args):
                 rc, _, err, log = self.setup_sh(*args, **env)
                 self.assertEqual(rc, 4)
@@ -542,14 +556,14 @@ class Bootstrap(unittest.TestCase):
                 self.assertNotIn("dpkg ", err)
                 self.assertEqual(log, [])
 
-    def test_no_apt_prints_the_line(self):
+    def test_no_apt_prints_the_line(self) -> None:
         os.remove(os.path.join(self.stubs, "apt-get"))
         rc, _, err, _ = self.setup_sh(".ci/run")
         self.assertEqual(rc, 4)
         self.assertIn(".ci/run: python3 and more are missing", err)
         self.assertIn("packages.txt says what each is for", err)
 
-    def test_update_failing(self):
+    def test_update_failing(self) -> None:
         rc, _, err, log = self.setup_sh("run_all.sh", STUB_NO_INDICES="1",
                                         STUB_UPDATE_RC="100")
         self.assertEqual(rc, 4)
@@ -557,7 +571,7 @@ class Bootstrap(unittest.TestCase):
                       " nothing installed\n", err)
         self.assertEqual(log[1:], ["apt-get -qq update"])
 
-    def test_update_getting_nothing(self):
+    def test_update_getting_nothing(self) -> None:
         rc, _, err, log = self.setup_sh("run_all.sh", STUB_NOTHING_FETCHED="1")
         self.assertEqual(rc, 4)
         self.assertIn("run_all.sh: apt has no version to install of some of them,"
@@ -565,20 +579,21 @@ class Bootstrap(unittest.TestCase):
                       " installed\n", err)
         self.assertEqual(log[1:-1], ["apt-get -qq update"])
 
-    def test_install_failing(self):
+    def test_install_failing(self) -> None:
         rc, _, err, _ = self.setup_sh("run_all.sh", STUB_INSTALL_RC="100")
         self.assertEqual(rc, 4)
         self.assertIn("E: held\nrun_all.sh: apt-get install failed (exit status 100;", err)
         self.assertIn("run_all.sh: still missing: build-essential binutils", err)
         self.assertNotIn("installed before it stopped", err)
 
-    def test_ksrc_leaves_the_harness_out(self):
+    def test_ksrc_leaves_the_harness_out(self) -> None:
         rc, _, _, log = self.setup_sh("run_all.sh", KSRC="/src/linux")
         self.assertEqual(rc, 0)
         self.assertNotIn("linux-source", log[1])
 
-    def test_bad_usage(self):
-        for args in ([], ["--bogus"], ["a", "b"], ["nope"]):
+    def test_bad_usage(self) -> None:
+        bad: List[List[str]] = [[], ["--bogus"], ["a", "b"], ["nope"]]
+        for args in bad:
             with self.subTest(args=args):
                 rc, _, err, _ = self.setup_sh(*args)
                 self.assertEqual(rc, 2)

@@ -17,46 +17,51 @@ COLLECTION_ROWS = sum(design.TIMING_ROWS.values())
 
 
 class Design(unittest.TestCase):
-    def test_repetitions_from_the_design(self):
+    def test_repetitions_from_the_design(self) -> None:
         self.assertEqual(COLLECTION_ROWS, 64)
         self.assertEqual(stats.design_reps(COLLECTION_ROWS), 7)
         self.assertEqual(design.reps(["syscall_overhead"]), (6, 12))
         self.assertEqual(design.reps(list(design.TIMING_ROWS),
                                      family="program"), (7, 32))
 
-    def test_five_repetitions_cannot_flag_one_row_of_64(self):
+    def test_five_repetitions_cannot_flag_one_row_of_64(self) -> None:
         # The reason for the design: 2/C(10,5) = 0.0079 > 0.05/64.
         self.assertGreater(stats.min_p(5, 5), 0.05 / 64)
         self.assertIsNone(stats.detectable_shift(5, 5, 0.05 / 64))
 
-    def test_detectable_shift_grows_with_the_rows(self):
+    def test_detectable_shift_grows_with_the_rows(self) -> None:
         few = stats.detectable_shift(7, 7, 0.05 / 12)
         many = stats.detectable_shift(7, 7, 0.05 / 64)
+        assert few is not None and many is not None
         self.assertLess(few, many)
         self.assertAlmostEqual(many, 3.4, delta=0.2)
 
 
 class Power(unittest.TestCase):
-    def test_one_changed_row_among_the_collection_is_found(self):
+    def test_one_changed_row_among_the_collection_is_found(self) -> None:
         n = stats.design_reps(COLLECTION_ROWS)
         r = power.rates(COLLECTION_ROWS, n, cv_pct=1.5, change_pct=10,
                         trials=100, seed=1)
-        self.assertGreaterEqual(r["found"], 0.9)
+        found = r["found"]
+        assert found is not None
+        self.assertGreaterEqual(found, 0.9)
 
-    def test_the_check_fails_below_the_design(self):
+    def test_the_check_fails_below_the_design(self) -> None:
         # The same change at --repeat 5: never found. The assertion above
         # can fail.
         r = power.rates(COLLECTION_ROWS, 5, cv_pct=1.5, change_pct=10,
                         trials=20, seed=1)
         self.assertEqual(r["found"], 0.0)
 
-    def test_an_aa_stays_quiet(self):
+    def test_an_aa_stays_quiet(self) -> None:
         r = power.rates(COLLECTION_ROWS, stats.design_reps(COLLECTION_ROWS),
                         cv_pct=3.0, change_pct=0, changed=0, trials=200,
                         seed=2)
-        self.assertLessEqual(r["false"], 0.05)
+        false = r["false"]
+        assert false is not None
+        self.assertLessEqual(false, 0.05)
 
-    def test_rows_say_what_they_cannot_see(self):
+    def test_rows_say_what_they_cannot_see(self) -> None:
         import random
         verdicts = power.trial(random.Random(3), COLLECTION_ROWS, 5, 1.5, 10)
         self.assertEqual(set(verdicts), {"no-verdict"})
@@ -64,6 +69,7 @@ class Power(unittest.TestCase):
         cand = power._run("c", [[1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.01]])
         e = compare.compare_one(base, cand)[0]
         self.assertEqual(e.verdict, "same")
+        assert e.mde_pct is not None
         self.assertGreater(e.mde_pct, compare.DEFAULT_THRESHOLD_PCT)
 
 

@@ -26,19 +26,9 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import ab, arch, ci_vm, cli, guest, images  # noqa: E402
 from kbtools import proc, run, vm  # noqa: E402
+from support import quiet  # noqa: E402
 
 ICOUNT = "shift=0,sleep=off,align=off"
-
-
-def quiet(fn, *args, **kw):
-    """(fn's return value or SystemExit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = fn(*args, **kw)
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
 
 
 def assert_in_order(testcase, text, *parts):
