@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import bench, compare, proc, verdict_ab  # noqa: E402
+from kbtools import bench, bench_tables, compare, proc  # noqa: E402
+from kbtools import verdict_ab  # noqa: E402
 from support import quiet  # noqa: E402
 
 
@@ -62,6 +63,46 @@ class Programs:
 
     def named(self, name: str) -> List[List[str]]:
         return [c for c in self.cmds if self.name(c) == name]
+
+
+class Tables:
+    """Stands in for kbtools.bench_tables: each table records what it was
+    given (a document, or compare_dir's arguments) and prints nothing."""
+
+    def __init__(self, test: unittest.TestCase) -> None:
+        self.calls: List[Tuple[str, Any]] = []
+
+        def seed_rows(outdir: str, sizes: Sequence[str]
+                      ) -> Tuple[Dict[str, Any], str]:
+            self.calls.append(("seed_rows", (outdir, list(sizes))))
+            return {}, "k"
+
+        def seed_goal(rows: Dict[str, Any], goal: float) -> int:
+            self.calls.append(("seed_goal", goal))
+            return 0
+
+        def compare_dir(*given: Any) -> int:
+            self.calls.append(("compare_dir", given))
+            return 0
+        fakes: Dict[str, Any] = {
+            name: self.lines_of(name)
+            for name in ("memcg_table", "fork_table", "book_table")}
+        fakes.update(seed_rows=seed_rows, seed_goal=seed_goal,
+                     seed_tables=lambda rows, kernel, sizes: None,
+                     compare_dir=compare_dir)
+        for name, fake in fakes.items():
+            p = mock.patch.object(bench_tables, name, fake)
+            p.start()
+            test.addCleanup(p.stop)
+
+    def lines_of(self, name: str) -> Callable[[Dict[str, Any]], List[str]]:
+        def table(doc: Dict[str, Any]) -> List[str]:
+            self.calls.append((name, doc))
+            return []
+        return table
+
+    def named(self, name: str) -> List[Any]:
+        return [given for n, given in self.calls if n == name]
 
 
 def writes_json(doc: Dict[str, Any], status: int = 0, stdout: str = ""
@@ -123,6 +164,7 @@ class TaskstatsSeed(unittest.TestCase):
     def test_each_size_then_the_table(self) -> None:
         p = Programs(self, output={"taskstats": lambda c: writes_json(
             {"rows": []}, 0, self.KTAP)(c)})
+        t = Tables(self)
         with tempfile.TemporaryDirectory() as d:
             rc, _, err = quiet(bench.taskstats_seed_main,
                                ["-o", d, "-p", "2", "-s", "50 100"], "ts")
@@ -134,31 +176,33 @@ class TaskstatsSeed(unittest.TestCase):
         first = p.named("taskstats")[0]
         self.assertEqual(["-N", "50", "-p", "2", "-K", "64", "-t",
                           bench.TASKSTATS_ROWS, "--json"], first[1:10])
-        self.assertEqual([d, "1.2", "50", "100"],
-                         p.named("taskstats_seed.py")[0][2:])
+        self.assertEqual([(d, ["50", "100"])], t.named("seed_rows"))
+        self.assertEqual([1.2], t.named("seed_goal"))
         self.assertIn("== 100 processes: taskstats -N 100 -p 2 -K 64\n"
                       "ok 5 ioctl # SKIP no /proc/taskstats\n", err)
 
     def test_a_size_that_fails_ends_it(self) -> None:
         ktap = "# a\nok 1 x\nnot ok 2 y\n"
         p = Programs(self, output={"taskstats": lambda c: (1, ktap)})
+        t = Tables(self)
         rc, _, err = quiet(bench.taskstats_seed_main, ["-s", "50 100"], "ts")
         self.assertEqual((1, 1), (rc, len(p.named("taskstats"))))
         self.assertTrue(err.endswith("taskstats -N 50 failed; see below\n"
                                      "# a\nnot ok 2 y\n"), err)
-        self.assertEqual([], p.named("taskstats_seed.py"))
+        self.assertEqual([], t.calls)
 
 
 class MemcgStatRead(unittest.TestCase):
     def test_arguments_are_memcg_ks_and_failures_said(self) -> None:
         p = Programs(self, output={"memcg_ks": writes_json(
             {"rows": []}, 1, "ok 1 a\nnot ok 2 b\n")})
+        t = Tables(self)
         rc, _, err = quiet(bench.memcg_stat_read_main, ["-n", "200"], "msr")
         self.assertEqual(0, rc, err)
         self.assertEqual(["-n", "200"], p.named("memcg_ks")[0][3:])
         self.assertEqual("msr: some memcg_ks tests failed:\nnot ok 2 b\n",
                          err)
-        self.assertEqual(1, len(p.named("memcg_stat_read.py")))
+        self.assertEqual([{"rows": []}], t.named("memcg_table"))
 
     def test_no_results(self) -> None:
         for status, want in ((2, 2), (1, 1), (0, 1)):
@@ -193,6 +237,7 @@ class PmqtestVsRttests(unittest.TestCase):
         p = Programs(self, output={n: writes_json({}) for n in
                                    ("pmqtest", theirs)},
                      run={theirs: helps})
+        t = Tables(self)
         with mock.patch.object(proc, "succeeds", return_value=False):
             rc, out, err = quiet(bench.pmqtest_vs_rttests_main, ["2"], "pvr")
         self.assertEqual(0, rc, err)
@@ -204,9 +249,8 @@ class PmqtestVsRttests(unittest.TestCase):
                           (theirs, "c0_r2_theirs.json")], runs)
         self.assertEqual(["-S", "-l", "300", "-i", "100", "-q"],
                          p.named("pmqtest")[0][1:-1])
-        self.assertEqual(["compare", "1", "2", "1.10"],
-                         [p.named("rt_tests_json.py")[0][i]
-                          for i in (2, 4, 5, 6)])
+        (d, configs, rounds, ratio), = t.named("compare_dir")
+        self.assertEqual((1, 2, 1.10), (configs, rounds, ratio))
         self.assertEqual([
             "# no SCHED_FIFO privilege: skipping the -p 70 configuration",
             "# rt-tests: /bin/true (pmqtest V 2.40)"],
@@ -222,10 +266,12 @@ class PmqtestVsRttests(unittest.TestCase):
 class ProcCreate(unittest.TestCase):
     def test_fork_vs_size_keeps_the_json_when_asked(self) -> None:
         p = Programs(self, output={"proc_create": writes_json({"rows": []})})
+        t = Tables(self)
         rc, out, err = quiet(bench.fork_vs_size_main,
                              ["-n", "20", "-m", "16M", "-k"], "fvs")
         self.assertEqual(0, rc, err)
-        doc = p.named("fork_vs_size.py")[0][2]
+        self.assertEqual([{"rows": []}], t.named("fork_table"))
+        doc = p.named("proc_create")[0][-1]
         self.assertTrue(os.path.isfile(doc))
         os.unlink(doc)
         self.assertEqual(["-t", "fork,vfork,posix_spawn", "-m", "16M",
@@ -247,9 +293,14 @@ class ProcCreate(unittest.TestCase):
 
     def test_book_of_a_given_json_or_a_quick_run(self) -> None:
         p = Programs(self, output={"proc_create": writes_json({})})
-        rc, _, _ = quiet(bench.proc_create_vs_book_main, [__file__], "pcb")
-        self.assertEqual((0, ["proc_create_vs_book.py"]),
-                         (rc, [p.name(c) for c in p.cmds]))
+        t = Tables(self)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            f.write('{"rows": []}')
+            f.flush()
+            rc, _, _ = quiet(bench.proc_create_vs_book_main, [f.name],
+                             "pcb")
+        self.assertEqual((0, [], [{"rows": []}]),
+                         (rc, p.cmds, t.named("book_table")))
         rc, _, _ = quiet(bench.proc_create_vs_book_main, [], "pcb")
         self.assertEqual(["-m", "none", "--json"],
                          p.named("proc_create")[0][1:4])

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of bench/memcg_stat_read.py (the memcg_ks side-by-side table)."""
+"""Unit tests of memcg-stat-read's table (kbtools.bench_tables.memcg_table,
+bench/memcg_stat_read.py): the memcg_ks side-by-side table."""
 
 import os
 import sys
@@ -8,8 +9,10 @@ from typing import Any, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
 import memcg_stat_read  # noqa: E402
+from kbtools import bench_tables  # noqa: E402
 
 
 def doc(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -27,7 +30,7 @@ def row(name: str, median: Optional[float], status: str = "ok"
 
 class TableTest(unittest.TestCase):
     def test_ratios(self) -> None:
-        lines = memcg_stat_read.table(doc([
+        lines = bench_tables.memcg_table(doc([
             row("stat_legacy_per_read", 5.0),
             row("stat_legacy_per_cat", 10.0),
             row("stat_legacy_cat_process", 1000.0),
@@ -41,7 +44,7 @@ class TableTest(unittest.TestCase):
         self.assertIn("cat /dev/null", text)
 
     def test_failed_rows_left_out(self) -> None:
-        lines = memcg_stat_read.table(doc([
+        lines = bench_tables.memcg_table(doc([
             row("stat_legacy_per_read", 5.0),
             row("stat_ks3_per_read", 1.0, status="fail"),
         ]))
@@ -52,7 +55,7 @@ class TableTest(unittest.TestCase):
         bpf["extra"] = {"load_ms": 950.0}
         bpf["note"] = ("create + read + close of a cgroup iterator fd: "
                        "cgroup_rstat_flush, then 3 counters")
-        lines = memcg_stat_read.table(doc([
+        lines = bench_tables.memcg_table(doc([
             row("stat_legacy_per_read", 5.0),
             row("stat_ks3_per_read", 1.0),
             bpf,
@@ -67,7 +70,7 @@ class TableTest(unittest.TestCase):
     def test_bpf_skip_reason(self) -> None:
         skip = row("bpf_iter3", 0, status="skip")
         skip["reason"] = "kernel has no BTF"
-        lines = memcg_stat_read.table(doc([row("stat_legacy_per_read", 5.0),
+        lines = bench_tables.memcg_table(doc([row("stat_legacy_per_read", 5.0),
                                            skip]))
         self.assertIn("no bpf_iter rows ran: kernel has no BTF",
                       "\n".join(lines))

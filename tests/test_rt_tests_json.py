@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of bench/rt_tests_json.py: the reader of rt-tests' pmqtest
-JSON layout that bench/pmqtest_vs_rttests.sh judges both tools with."""
+"""Unit tests of the reader of rt-tests' pmqtest JSON layout that
+pmqtest-vs-rttests judges both tools with (kbtools.bench_tables,
+bench/rt_tests_json.py)."""
 
 import io
 import os
@@ -9,9 +10,9 @@ import unittest
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-import rt_tests_json as rj  # noqa: E402
+from kbtools import bench_tables as rj  # noqa: E402
 
 
 def rt_doc(avgs: Sequence[float], samples: Sequence[int],

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The bench scripts: a program of the collection run beside its peer
 (perf, rt-tests) or a book's table, its figures printed as a table of
-ratios by the table scripts of bench/ (or here).
+ratios by kbtools.bench_tables (or here).
 
     kbench bench syscall-vs-perf [ROUNDS]       (bench/syscall_vs_perf.sh)
     kbench bench taskstats-seed [OPTION]...     (bench/taskstats_seed.sh)
@@ -22,12 +22,11 @@ import re
 import shutil
 import sys
 import tempfile
-from typing import Iterator, List, Mapping, Optional, Sequence
+from typing import Callable, Iterator, List, Mapping, Optional, Sequence
 
-from kbtools import cli, paths, proc
+from kbtools import bench_tables, cli, paths, proc
 from kbtools.output import msg
 
-BENCH = os.path.join(paths.TOP, "bench")
 EXIT_MISSING = 4
 
 
@@ -49,10 +48,18 @@ def program(name: str) -> str:
     return os.path.join(paths.TOP, name, name)
 
 
-def table(script: str, *args: str) -> int:
-    """A table script of bench/ prints its lines; its exit status."""
-    sys.stdout.flush()
-    return proc.run([sys.executable, os.path.join(BENCH, script), *args])
+def table(lines: Callable[[bench_tables.Json], List[str]], path: str,
+          bad: int = 1) -> int:
+    """The table lines(document at path) makes, printed; 0, or bad when
+    the file cannot be read or holds no table (said on stderr)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            out = lines(json.load(f))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"{os.path.basename(path)}: {e}", file=sys.stderr)
+        return bad
+    print("\n".join(out), flush=True)
+    return 0
 
 
 def cpus() -> int:
@@ -210,7 +217,7 @@ faster than per-pid netlink at 1000 processes.
 Usage: {prog} [-p PASSES] [-K BATCH] [-s "1000 10000"] [-o DIR]
 Needs CAP_NET_ADMIN for the netlink rows (run as root).
 """
-TASKSTATS_GOAL = "1.2"
+TASKSTATS_GOAL = 1.2
 # Only the method rows (and the reaping check): the other checks time
 # nothing.
 TASKSTATS_ROWS = ("netlink_per_pid,netlink_batched,procfs,procfs_pread,"
@@ -256,8 +263,10 @@ def taskstats_seed_main(argv: Sequence[str],
             for n in a.sizes.split():
                 if not taskstats_run(binary, n, a.passes, a.batch, out):
                     return 1
-            return table("taskstats_seed.py", out, TASKSTATS_GOAL,
-                         *a.sizes.split())
+            sizes = a.sizes.split()
+            rows, kernel = bench_tables.seed_rows(out, sizes)
+            bench_tables.seed_tables(rows, kernel, sizes)
+            return bench_tables.seed_goal(rows, TASKSTATS_GOAL)
     return cli.orchestrate(prog, body)
 
 
@@ -301,7 +310,7 @@ def memcg_stat_read_main(argv: Sequence[str],
             if failed:
                 msg(prog, "some memcg_ks tests failed:")
                 sys.stderr.write("".join(f"{line}\n" for line in failed))
-            return table("memcg_stat_read.py", doc)
+            return table(bench_tables.memcg_table, doc, bad=2)
     return cli.orchestrate(prog, body)
 
 
@@ -383,9 +392,9 @@ def pmqtest_vs_rttests_main(argv: Sequence[str],
                   f"order; {cpus()} CPUs")
             for c, config in enumerate(configs):
                 pmqtest_rounds((theirs, ours), config, c, rounds, d)
-            return table("rt_tests_json.py", "compare", d,
-                         str(len(configs)), str(rounds),
-                         os.environ.get("MAX_RATIO", "1.10"))
+            return bench_tables.compare_dir(
+                d, len(configs), rounds,
+                float(os.environ.get("MAX_RATIO", "1.10")))
     return cli.orchestrate(prog, body)
 
 
@@ -442,7 +451,7 @@ def fork_vs_size_main(argv: Sequence[str],
                   f"{os.uname().release}, {cpus()} CPUs")
             if a.keep:
                 print(f"JSON: {doc}")
-            return table("fork_vs_size.py", doc)
+            return table(bench_tables.fork_table, doc)
     return cli.orchestrate(prog, body)
 
 
@@ -457,9 +466,9 @@ def proc_create_vs_book_main(argv: Sequence[str],
 
     def body() -> int:
         if a.json is not None:
-            return table("proc_create_vs_book.py", a.json)
+            return table(bench_tables.book_table, a.json)
         binary = program("proc_create")
         with json_file("proc_create_vs_book.") as doc:
             proc_create(binary, ["-m", "none"], doc)
-            return table("proc_create_vs_book.py", doc)
+            return table(bench_tables.book_table, doc)
     return cli.orchestrate(prog, body)
