@@ -687,6 +687,11 @@ class FrontDoor(unittest.TestCase):
                      "lava", "kernel", "vm"):
             self.assertIn(want, front.TASKS.keys() | front.GROUPS.keys())
         self.assertTrue(all(len(line) < 80 for line in out.splitlines()))
+        # One command for each job: the older names say which run they are.
+        aliases = out.split("Aliases")[1]
+        self.assertIn("  ab             kbench run --kernel BASE --vs-kernel "
+                      "CAND", aliases)
+        self.assertIn("  vm             kbench run --kernel IMAGE", aliases)
 
     def test_every_main_resolves(self):
         import importlib

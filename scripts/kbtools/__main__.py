@@ -27,14 +27,17 @@ class Task(NamedTuple):
     # "MODULE.FUNCTION" of kbtools, imported when the task runs.
     script: str = ""
     main: str = ""
+    # An older name of a job another task does: that task's words.
+    alias_of: str = ""
 
 
 TASKS: Dict[str, Task] = {
     "run": Task("run the collection here (run_all.sh), in a guest with "
-                "--kernel, or A/B of kernels with --vs-kernel",
+                "--kernel (kbtools.vm), or A/B of kernels with --vs-kernel, "
+                "boots interleaved, with verdicts (kbtools.ab)",
                 main="run.main"),
-    "ab": Task("A/B of two or more kernels, boots interleaved, with "
-               "verdicts (scripts/vm_ab.sh)", main="ab.main"),
+    "ab": Task("scripts/vm_ab.sh", main="ab.main",
+               alias_of="run --kernel BASE --vs-kernel CAND"),
     "bisect": Task("find the commit that made a row slower "
                    "(scripts/bisect.sh)", main="bisect_run.main"),
     "validate": Task("did my patch make it slower: two revisions of a "
@@ -51,9 +54,8 @@ TASKS: Dict[str, Task] = {
                   main="kcidb.main"),
     "ktap": Task("check a KTAP stream strictly (scripts/ktap_check.py)",
                  main="ktap.main"),
-    "vm": Task("boot one kernel under virtme-ng/QEMU (or arm64 under "
-               "QEMU) and run the collection there (scripts/vm_run.sh)",
-               main="vm.main"),
+    "vm": Task("scripts/vm_run.sh", main="vm.main",
+               alias_of="run --kernel IMAGE"),
     "ci-vm": Task("boot Debian kernels other than the host's, check "
                   "everything that runs there (scripts/ci_vm.sh)",
                   main="ci_vm.main"),
@@ -172,16 +174,23 @@ def help_text(prog: str) -> str:
              "kernels, boot guests, compare, bisect and report.", "",
              "Tasks:"]
     for name, task in TASKS.items():
-        lines += entry(2, name, 15, task.summary)
+        if not task.alias_of:
+            lines += entry(2, name, 15, task.summary)
     for group, tasks in GROUPS.items():
         lines += entry(2, group, 15, GROUP_SUMMARY[group] + ":")
         for name, task in tasks.items():
             lines += entry(4, name, 13, task.summary)
+    lines += ["", "Aliases (an older name of a job of run's, which is the "
+              "name that stays):"]
+    for name, task in TASKS.items():
+        if task.alias_of:
+            lines += entry(2, name, 15, f"{prog} {task.alias_of} "
+                           f"({task.summary})")
     lines += ["",
-              f"'{prog} TASK --help' tells a task's options. A task shown "
-              "with a script is",
-              "done by that script, with the same arguments, exit "
-              "status and output.",
+              f"'{prog} TASK --help' tells a task's options. The script "
+              "named beside a task",
+              "runs the same task under its own name (tests/run.sh: check "
+              "hands over to it).",
               "",
               "Exit status: the task's (0 success; 1 a failure; 2 bad "
               "usage; 3 a missing",
