@@ -141,9 +141,9 @@ def table(args: argparse.Namespace) -> int:
     return 0
 
 
-@cli.command("bisect_boots.py", errors=(results.ResultError,))
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="bisect_boots.py", description=(
+@cli.task(errors=(results.ResultError,))
+def main(argv: Sequence[str], prog: str) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=(
         "Record boots of a good and a bad kernel, or replay bisections "
         "on recorded boots."))
     sub = ap.add_subparsers(dest="command", required=True)
@@ -158,7 +158,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     tab.add_argument("--replays", type=int, default=200)
     tab.add_argument("--seed", type=int, default=1)
     tab.add_argument("--alpha", type=float, default=kb.DEFAULT_ALPHA)
-    args, rest = ap.parse_known_args(argv)
+    args, rest = ap.parse_known_args(list(argv))
     if args.command == "record":
         args.vm_args = rest
         if args.boots < 1:
@@ -178,4 +178,4 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:], "bisect_boots.py"))

@@ -18,7 +18,7 @@ promises (64 rows, n=7, +10% at CV 1.5%: >= 90%).
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import List, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -56,17 +56,17 @@ def table(trials: int, seed: int) -> List[str]:
     return out
 
 
-@cli.command("power.py")
-def main(argv: Optional[List[str]] = None) -> int:
+@cli.task()
+def main(argv: Sequence[str], prog: str) -> int:
     ap = argparse.ArgumentParser(
-        prog="power.py",
+        prog=prog,
         description="Fraction of simulated comparisons in which compare "
                     "flags one changed row, and the A/A false-verdict "
                     "rate, by rows, repetitions, change and spread.")
     ap.add_argument("--trials", type=int, default=100,
                     help="comparisons per cell (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args(argv)
+    args = ap.parse_args(list(argv))
     if args.trials < 1:
         ap.error("--trials must be at least 1")
     for line in table(args.trials, args.seed):
@@ -75,4 +75,4 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:], "power.py"))

@@ -24,7 +24,7 @@ import math
 import os
 import statistics
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -76,12 +76,13 @@ def print_factor_split(series: Sequence[Sequence[float]]) -> None:
           f"{sum(c <= 5 for c in left)}")
 
 
-@cli.command("run_to_run_cv.py", errors=(results.ResultError,))
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+@cli.task(errors=(results.ResultError,))
+def main(argv: Sequence[str], prog: str) -> int:
+    ap = argparse.ArgumentParser(
+        prog=prog, description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--above", type=float, default=5.0, metavar="PCT")
     ap.add_argument("runs", nargs="+")
-    args = ap.parse_args(argv)
+    args = ap.parse_args(list(argv))
     run = merged(args.runs)
     lines: List[Tuple[str, str, str]] = []
     series: List[List[float]] = []
@@ -109,4 +110,4 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:], "run_to_run_cv.py"))

@@ -22,15 +22,16 @@ packages not installed, 2 bad usage or an unreadable list.
 import argparse
 import os
 import sys
+from typing import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from kbtools import cli, packages  # noqa: E402
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
-        prog="packages.py",
+        prog=prog,
         description="The Debian packages kbench uses (packages.txt).")
     ap.add_argument("--list", default=packages.LIST, metavar="FILE",
                     help="the package list (default: packages.txt of the clone)")
@@ -52,7 +53,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="make the generated blocks again instead")
     s.add_argument("files", nargs="*", metavar="FILE",
                    help="default: README.md and docs/*.md")
-    return ap.parse_args(argv)
+    return ap.parse_args(list(argv))
 
 
 def read_texts(paths: list[str]) -> dict[str, str]:
@@ -85,9 +86,9 @@ def readme(plist: packages.PackageList, paths: list[str], write: bool) -> int:
     return 0
 
 
-@cli.command("packages.py", errors=(packages.ListError,))
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+@cli.task(errors=(packages.ListError,))
+def main(argv: Sequence[str], prog: str) -> int:
+    args = parse_args(argv, prog)
     plist = packages.load(args.list)
     if args.command == "setup":
         return packages.set_up(args.use, args.no_install, plist)
@@ -113,4 +114,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:], "packages.py"))

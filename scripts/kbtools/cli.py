@@ -116,7 +116,8 @@ def task(errors: Sequence[Type[BaseException]] = ()
 def command(prog: str, errors: Sequence[Type[BaseException]] = ()
             ) -> Callable[[Main], Main]:
     """Decorator of a main(argv=None) that knows its own prog (kbtools.lava
-    still): task()'s endings."""
+    and bench/guest_modes.py, until they are tasks too): task()'s
+    endings."""
     kinds: Tuple[Type[BaseException], ...] = (Error,) + tuple(errors)
 
     def wrap(main: Main) -> Main:
