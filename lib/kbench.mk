@@ -38,11 +38,11 @@ endif
 # /usr/include, so the checks link.
 kb_cc := $(CROSS_COMPILE)gcc
 kb_triplet := $(shell $(kb_cc) -dumpmachine 2>/dev/null)
-kb_debarch := $(strip \
-	$(if $(filter x86_64-%,$(kb_triplet)),amd64) \
-	$(if $(filter i386-% i486-% i586-% i686-%,$(kb_triplet)),i386) \
-	$(if $(filter aarch64-%,$(kb_triplet)),arm64) \
-	$(if $(filter arm-%-gnueabihf,$(kb_triplet)),armhf))
+# Debian's name of the target (arm64 for aarch64-linux-gnu): dpkg's own
+# table, so that no architecture is listed here; elsewhere the CPU word.
+kb_debarch := $(or $(if $(kb_triplet),$(shell dpkg-architecture \
+	-t$(kb_triplet) -qDEB_HOST_ARCH 2>/dev/null)),$(firstword \
+	$(subst -, ,$(kb_triplet))))
 # Listing the programs (emit_tests, as run_all.sh does in a guest without
 # a compiler) and clean need no compiler and no libraries.
 kb_builds := $(filter-out emit_tests clean,$(or $(MAKECMDGOALS),all))
