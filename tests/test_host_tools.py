@@ -582,6 +582,24 @@ class Debian(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(
             self.cache, "apt", "arm64", "incomplete")))
 
+    def test_an_architecture_the_sources_lack_is_said(self):
+        """apt-get update succeeds and fetches nothing for riscv64 on
+        bookworm: a failure quoting the suites' Architectures lines."""
+        lists = os.path.join(self.cache, "apt", "riscv64", "state", "lists")
+
+        def update(cmd, **kw):
+            os.makedirs(lists, exist_ok=True)
+            with open(os.path.join(lists, "m_debian_dists_bookworm_"
+                                   "InRelease"), "w") as f:
+                f.write("Suite: stable\nArchitectures: all amd64 arm64\n")
+            return 0
+        with mock.patch.object(debian.proc, "run", side_effect=update):
+            rc, _, err = quiet(debian.apt_main, ["riscv64", "update"], "f")
+        self.assertEqual(3, rc)
+        self.assertIn("f: the host's Debian sources have no riscv64 "
+                      "packages (bookworm: Architectures: all amd64 arm64)",
+                      err)
+
     def test_old_indices_are_used_with_a_warning(self):
         lists = os.path.join(self.cache, "apt", "arm64", "state", "lists")
         os.makedirs(lists)

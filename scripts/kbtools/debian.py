@@ -127,6 +127,7 @@ class ForeignApt:
                          "--error-on=any"], log=log) == 0:
                 if os.path.exists(self.incomplete()):
                     os.unlink(self.incomplete())
+                self.check_archive()
                 return True
             if attempt < UPDATE_TRIES:
                 time.sleep(attempt * 15)
@@ -143,6 +144,25 @@ class ForeignApt:
             "indices failed (a mirror problem?); using the others:")
         sys.stderr.write("".join(f"    {p}\n" for p in problems))
         return False
+
+    def check_archive(self) -> None:
+        """After an update that fetched no index of ARCH: cli.Failure (3)
+        quoting the Release files' Architectures lines, which do not
+        list it (apt fetches nothing for an architecture a suite lacks,
+        and says nothing)."""
+        if self.lists_age() != NO_LISTS_AGE:
+            return
+        lines = []
+        for release in sorted(glob.glob(os.path.join(
+                self.dir, "state", "lists", "*Release"))):
+            with open(release, encoding="utf-8", errors="replace") as f:
+                archs = next((line.strip() for line in f
+                              if line.startswith("Architectures:")), "")
+            suite = os.path.basename(release).split("_dists_")[-1]
+            lines.append(f"{suite.rsplit('_', 1)[0]}: {archs or '?'}")
+        raise cli.Failure(f"the host's Debian sources have no {self.arch} "
+                          f"packages ({'; '.join(lines) or 'no Release'})",
+                          3)
 
     def fresh(self, max_age: int) -> None:
         """Fetch the indices when some failed last time or all are old."""
