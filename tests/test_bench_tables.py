@@ -1,16 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of bench/fork_vs_size.py and bench/proc_create_vs_book.py on a
-small proc_create JSON document, and their bad-input handling."""
+"""Tests of the fork-vs-size and proc-create-vs-book tables
+(kbtools.bench_tables) on a small proc_create JSON document, and their
+bad-input handling."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
 from typing import Any, Dict
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(TOP, "bench")
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+
+from kbtools import bench, bench_tables  # noqa: E402
+from support import quiet  # noqa: E402
 
 
 def cell(name: str, median: float, p10: float, vmsize: int, vmrss: int,
@@ -37,47 +40,34 @@ DOC = {
 }
 
 
-def run(script: str, *args: str) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run([sys.executable, os.path.join(BENCH, script)] +
-                          list(args), capture_output=True, text=True)
-
-
 class BenchTables(unittest.TestCase):
-    def setUp(self) -> None:
-        fd, self.path = tempfile.mkstemp(suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(DOC, f)
-
-    def tearDown(self) -> None:
-        os.unlink(self.path)
-
     def test_fork_vs_size_ratios(self) -> None:
-        r = run("fork_vs_size.py", self.path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        line = [x for x in r.stdout.splitlines() if x.startswith("1GiB")][0]
+        lines = bench_tables.fork_table(DOC)
+        line = [x for x in lines if x.startswith("1GiB")][0]
         self.assertIn("500.0x", line)      # fork p10 50000 / 100
         self.assertIn("1.0x", line)        # vfork 26 / 25
-        self.assertIn("fork_grows", r.stdout)
-        self.assertNotIn("2.70MB", r.stdout)   # skipped cell left out
+        self.assertIn("fork_grows", "\n".join(lines))
+        self.assertNotIn("2.70MB", "\n".join(lines))   # skipped cell left out
 
     def test_book_ratio(self) -> None:
-        r = run("proc_create_vs_book.py", self.path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        fork = [x for x in r.stdout.splitlines()
+        fork = [x for x in bench_tables.book_table(DOC)
                 if x.startswith("fork ") and "1.70MB" in x][0]
         # 100,000 creations at 0.1 s per 1000: 10 s; book 22.27 s.
         self.assertIn("10.00", fork)
         self.assertTrue(fork.rstrip().endswith("2.2x"), fork)
 
     def test_bad_input(self) -> None:
-        for script in ("fork_vs_size.py", "proc_create_vs_book.py"):
-            self.assertEqual(run(script).returncode, 2)
-            self.assertEqual(run(script, "--bogus").returncode, 2)
-            self.assertEqual(run(script, "/nonexistent.json").returncode, 1)
-        empty = dict(DOC, rows=[])
-        with open(self.path, "w") as f:
-            json.dump(empty, f)
-        self.assertEqual(run("fork_vs_size.py", self.path).returncode, 1)
+        with self.assertRaises(ValueError):
+            bench_tables.fork_table(dict(DOC, rows=[]))
+        with tempfile.TemporaryDirectory() as d:
+            empty = os.path.join(d, "proc_create.json")
+            with open(empty, "w") as f:
+                json.dump(dict(DOC, rows=[]), f)
+            for path in (empty, os.path.join(d, "nonexistent.json")):
+                rc, out, err = quiet(bench.table, bench_tables.fork_table,
+                                     path)
+                self.assertEqual((1, ""), (rc, out))
+                self.assertTrue(err.startswith(os.path.basename(path)), err)
 
 
 if __name__ == "__main__":

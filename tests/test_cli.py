@@ -5,13 +5,11 @@ it, run as a user runs them: through a pipe whose reader goes away."""
 import contextlib
 import importlib.util
 import io
-import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
@@ -93,28 +91,6 @@ class TaskEnding(unittest.TestCase):
         self.assertEqual(err.getvalue(), "kbench t: bad x\nt.py: bad y\n")
         with contextlib.redirect_stdout(io.StringIO()):
             self.assertEqual(quiet_call(lambda a: main([], "t.py")), (0, ""))
-
-
-class JsonTable(unittest.TestCase):
-    def test_usage_unreadable_and_table(self) -> None:
-        def table(doc: Dict[str, Any]) -> List[str]:
-            return [f"{k}={v}" for k, v in sorted(doc.items())]
-
-        def main(argv: List[str]) -> int:
-            return cli.json_table_main("b.py", table, argv)
-
-        self.assertEqual(quiet_call(main, ["b.py"])[0], 2)
-        self.assertEqual(quiet_call(main, ["b.py", "-h"])[0], 2)
-        rc, err = quiet_call(main, ["b.py", "/nonexistent.json"])
-        self.assertEqual(rc, 1)
-        self.assertTrue(err.startswith("b.py: /nonexistent.json: "), err)
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-            json.dump({"b": 2, "a": 1}, f)
-            f.flush()
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                rc = main(["b.py", f.name])
-        self.assertEqual((rc, out.getvalue()), (0, "a=1\nb=2\n"))
 
 
 class ClosedPipe(unittest.TestCase):

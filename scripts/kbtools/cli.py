@@ -15,28 +15,27 @@ its messages give (kbench TASK, or the script that runs it):
   principle 5 of the developer guide).
 - A reader of stdout that goes away (| head) ends the command quietly with
   status 0; stdout then points at /dev/null, so that the interpreter's own
-  flush at exit stays quiet too. write_stdout() (kbtools.output, here
-  for the commands that import it from cli) does the same for a
-  command that has more to do after its output (compare.py's
+  flush at exit stays quiet too. kbtools.output.write_stdout() does the
+  same for a command that has more to do after its output (compare's
   --fail-above verdict).
 - writing(PATH) and reading(PATH) turn an OSError into
   "cannot write PATH: reason" or "cannot read PATH: reason".
-- json_table_main() is the whole main() of a bench script that prints the
-  lines a function makes from one kbench JSON file.
 """
 
 import argparse
 import contextlib
 import functools
-import json
 import re
 import shutil
 import sys
 from typing import (Any, Callable, Iterator, List, NoReturn, Optional,
                     Protocol, Sequence, Tuple, Type)
 
-from kbtools import proc
-from kbtools.output import msg, one_line, stdout_gone, write_stdout
+from kbtools import output, proc
+from kbtools.output import msg, one_line, stdout_gone
+
+# For the tools that take it from here (bench/guest_modes.py).
+write_stdout = output.write_stdout
 
 
 # The exit statuses of every task (the bash scripts' before them).
@@ -126,25 +125,6 @@ def command(prog: str, errors: Sequence[Type[BaseException]] = ()
             return _ended(prog, kinds, lambda: main(argv))
         return run
     return wrap
-
-
-def json_table_main(prog: str, table: Callable[[Any], List[str]],
-                    argv: List[str]) -> int:
-    """main(sys.argv) of a bench script: print table(doc) of the JSON file
-    argv[1], one line per item. 2 on bad usage, 1 when the file cannot be
-    read or holds no table (table raises ValueError or KeyError)."""
-    if len(argv) != 2 or argv[1].startswith("-"):
-        print(f"usage: {prog} JSON", file=sys.stderr)
-        return 2
-    try:
-        with open(argv[1], encoding="utf-8") as f:
-            doc = json.load(f)
-        lines = table(doc)
-    except (OSError, ValueError, KeyError) as e:
-        print(f"{prog}: {argv[1]}: {e}", file=sys.stderr)
-        return 1
-    write_stdout("\n".join(lines) + "\n")
-    return 0
 
 
 class UsageParser(argparse.ArgumentParser):
