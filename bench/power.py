@@ -30,6 +30,9 @@ ROWS = (12, 64)
 REPS = (5, 6, 7, 8, 10)
 CHANGES = (2, 5, 10)
 CVS = (1.5, 5.0)
+DESCRIPTION = ("Fraction of simulated comparisons in which compare flags "
+               "one changed row, and the A/A false-verdict rate, by rows, "
+               "repetitions, change and spread.")
 
 
 def cell(rows: int, n: int, cv: float, change: float, trials: int,
@@ -58,11 +61,7 @@ def table(trials: int, seed: int) -> List[str]:
 
 @cli.task()
 def main(argv: Sequence[str], prog: str) -> int:
-    ap = argparse.ArgumentParser(
-        prog=prog,
-        description="Fraction of simulated comparisons in which compare "
-                    "flags one changed row, and the A/A false-verdict "
-                    "rate, by rows, repetitions, change and spread.")
+    ap = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
     ap.add_argument("--trials", type=int, default=100,
                     help="comparisons per cell (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1)

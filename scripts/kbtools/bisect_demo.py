@@ -327,15 +327,19 @@ def check_out(tree: str, rev: str, *force: str) -> bool:
                          rev]) == 0
 
 
+@dataclass
 class Demo:
-    def __init__(self, prog: str, tree: str, work: str, states: str,
-                 to_bisect: Sequence[str]):
-        self.prog = prog
-        self.tree = tree
-        self.work = work
-        self.states = states
-        self.to_bisect = list(to_bisect)
-        self.committer = Committer(tree, work)
+    """The demo's bisections: its messages' name, the test kernel's tree,
+    a scratch directory, where the states are kept, the options handed
+    to every bisection."""
+    prog: str
+    tree: str
+    work: str
+    states: str
+    to_bisect: Sequence[str]
+
+    def __post_init__(self) -> None:
+        self.committer = Committer(self.tree, self.work)
 
     def bisect(self, s: Series, state: str) -> bisect_run.Outcome:
         """kbench bisect on the series (kbtools.bisect_run), its lines on

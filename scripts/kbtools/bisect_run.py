@@ -249,18 +249,19 @@ def checked_tree(path: str) -> Tree:
 
 # ---- builds and boots ----------------------------------------------------------
 
+@dataclass
 class Runner:
-    """The builds (kbtools.kernel) and the boots of a bisection."""
-
-    def __init__(self, prog: str, state: str, work: str, jobs: int,
-                 vm_args: List[str]):
-        self.prog = prog
-        self.state = state
-        self.work = work
-        self.jobs = jobs
-        self.vm_args = vm_args
-        self.build_log = ""   # the last build that failed
-        self.why = ""         # why the last boot was unusable
+    """The builds (kbtools.kernel) and the boots of a bisection: its
+    messages' name, its state and scratch directories, make's jobs (0:
+    the CPUs), the VM options of every boot."""
+    prog: str
+    state: str
+    work: str
+    jobs: int
+    vm_args: List[str]
+    build_log: str = ""   # the last build that failed
+    why: str = ""         # why the last boot was unusable
+    stream: str = ""      # the last boot's KTAP
 
     def say(self, text: str) -> None:
         output.msg(self.prog, text)

@@ -41,6 +41,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from kbtools import cli, paths, proc
@@ -364,16 +365,22 @@ download or a missing host package.
 """
 
 
+@dataclass
 class RootfsBuild:
-    """One build of a Rootfs in a scratch directory WORK."""
+    """One build of a Rootfs in a scratch directory WORK (the tree in
+    WORK/root, the packages in WORK/debs), fetched from CACHE's indices."""
+    prog: str
+    fs: Rootfs
+    work: str
+    cache: str
 
-    def __init__(self, prog: str, fs: Rootfs, work: str, cache: str):
-        self.prog = prog
-        self.fs = fs
-        self.work = work
-        self.cache = cache
-        self.root = os.path.join(work, "root")
-        self.debs = os.path.join(work, "debs")
+    @property
+    def root(self) -> str:
+        return os.path.join(self.work, "root")
+
+    @property
+    def debs(self) -> str:
+        return os.path.join(self.work, "debs")
 
     def fetch(self) -> None:
         """The packages and their whole dependency closure (the private
