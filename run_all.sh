@@ -76,7 +76,8 @@ work down; KSELFTEST_<PROGRAM>_ARGS adds arguments to one program, as with
 the kernel's runner; KBENCH_MERGE=host (set in the guests that --kernel
 boots) leaves each repetition's JSON in DIR/repetitions/SIDE/K/ and
 compares nothing: the host merges and compares, so that the guest runs
-no python3 (--repeat then needs its N).
+no python3 (--repeat then needs its N); KBENCH_TIMEOUT_FACTOR=N (set in
+exact guests) multiplies every program's timeout unless --timeout.
 
       --nest STYLE    how a program's own KTAP is nested: 'indent' (default:
                       4 spaces and a '# Subtest:' line, KTAP v1 nesting that
@@ -98,7 +99,6 @@ all_tests() {
 	make -s --no-print-directory -C "$top" list
 }
 
-readonly ICOUNT_TIMEOUT_FACTOR=4
 tests=()
 json_dir=
 repeat=
@@ -284,6 +284,11 @@ design_repeat() {
 # repetitions, compares and reports: the guest needs no python3 (the
 # arm64 root filesystem has none). Each repetition's JSON is left in
 # DIR/repetitions/SIDE/K/ for it.
+# Every program's timeout times KBENCH_TIMEOUT_FACTOR (set by kbench in an
+# exact guest: policy.py's run_factor), unless --timeout or --full.
+timeout_factor=${KBENCH_TIMEOUT_FACTOR:-1}
+[[ $timeout_factor =~ ^[1-9][0-9]{0,3}$ ]] ||
+	die_usage "KBENCH_TIMEOUT_FACTOR must be a whole number from 1, not '$timeout_factor'"
 host_merges=
 if [[ ${KBENCH_MERGE:-} == host ]]; then
 	host_merges=1
@@ -361,8 +366,9 @@ run_program() {
 	secs=${timeout_override:-$(settings_timeout "$top/$dir")}
 	# Under QEMU's instruction counter a virtual second is a billion
 	# instructions: a 1-GHz machine that does one per cycle, slower than
-	# the machines the settings' timeouts were set for.
-	[[ -n ${KBENCH_ICOUNT:-} && -z $timeout_override ]] && secs=$((secs * ICOUNT_TIMEOUT_FACTOR))
+	# the machines the settings' timeouts were set for (kbench sets the
+	# factor: KBENCH_TIMEOUT_FACTOR).
+	[[ -z $timeout_override ]] && secs=$((secs * timeout_factor))
 	[[ -n $full && -z $timeout_override ]] && secs=0
 	[[ -n $full ]] && args+=(--full)
 	json=$(json_file "$name" "$side" "$k")

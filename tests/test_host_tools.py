@@ -656,7 +656,7 @@ class Debian(unittest.TestCase):
                          os.listdir(os.path.join(self.cache, "cross")))
 
     def test_rootfs_name_and_failures(self):
-        fs = debian.ARM64_ROOTFS
+        fs = debian.rootfs_of(debian.arches.ARM64)
         self.assertEqual(sh("printf '%s\\n' " + " ".join(
             [str(fs.layout), *fs.packages]) + " | sha256sum | cut -c1-12"),
             fs.key())

@@ -25,7 +25,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import ab, arch, ci_vm, cli, guest, images  # noqa: E402
-from kbtools import proc, run, vm  # noqa: E402
+from kbtools import policy, proc, run, vm  # noqa: E402
 from support import quiet  # noqa: E402
 
 ICOUNT = "shift=0,sleep=off,align=off"
@@ -73,7 +73,7 @@ class Options(unittest.TestCase):
 
     def test_icount_is_one_field(self):
         o = parse("-k", "k", "--icount")
-        self.assertEqual(arch.Icount(ICOUNT, 0), o.machine.icount)
+        self.assertEqual(policy.Icount(ICOUNT, 0), o.machine.icount)
         self.assertEqual(("tcg", 1, 600), (o.machine.accel, o.machine.cpus,
                                            o.boot_timeout))
         o = parse("-k", "k", "--icount", "--cpus", "3", "--boot-timeout=9")
@@ -145,7 +145,7 @@ class Options(unittest.TestCase):
             self.assertEqual(0, limit("--full"))
             self.assertEqual(0, limit("-o", "0"))
             self.assertEqual((120 + 15) * 4, limit(
-                "-o", "5", icount=arch.icount(ICOUNT)))
+                "-o", "5", icount=policy.icount(ICOUNT)))
             self.assertEqual((120 + 15) * 2 * 3, limit(
                 "-o", "5", "--vs-prefix", "env", "-r", "3"))
 
@@ -211,8 +211,8 @@ class CommandLines(unittest.TestCase):
                           "--exec"], cmd[:-1])
         self.assertEqual({"PATH": "/venv/bin"}, env)
         self.assertEqual(
-            "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_MERGE=host"
-            " KBENCH_ICOUNT=0 "
+            "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0"
+            " KBENCH_TIMEOUT_FACTOR=4 KBENCH_MERGE=host "
             "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
             f"{TOP}/scripts/guest/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
@@ -332,7 +332,7 @@ class CommandLines(unittest.TestCase):
                         cache)
             b.ksrc = "/src/linux"
             rc, _, err = quiet(vm.cli.orchestrate, "vm_run.sh",
-                               lambda: len(b.cross_build(work)))
+                               lambda: len(b.build(work)))
             out = os.path.join(cache, "vm", "arm64-build",
                                vm.paths.clone_id())
         self.assertEqual(3, rc)
@@ -600,7 +600,8 @@ class WholeRun(unittest.TestCase):
         self.assertIn("[ 0.1] early", kept)
         self.assertEqual([], left)  # the work directory is gone
         self.assertEqual(["-t", "syscall_overhead", "--list"], calls[0][1:])
-        self.assertIn("KBENCH_ICOUNT=0 KSRC=/ksrc ", calls[1])
+        self.assertIn("KBENCH_ICOUNT=0 KBENCH_TIMEOUT_FACTOR=4 "
+                      "KBENCH_MERGE=host KSRC=/ksrc ", calls[1])
 
     def test_an_ab_in_one_boot_is_merged_and_compared_here(self):
         """--vs-prefix in a guest without --json: the guest leaves each
@@ -735,7 +736,7 @@ class Staging(unittest.TestCase):
     def cross_build(self, work):
         os.makedirs(work, exist_ok=True)
         with self.patched():
-            return self.qemu().cross_build(work)
+            return self.qemu().build(work)
 
     def test_three_runs_in_one_clone(self):
         for k in range(3):
@@ -781,7 +782,7 @@ class Staging(unittest.TestCase):
         runs = []
         for k in range(2):
             os.makedirs(self.path(f"w{k}"))
-            runs.append(threading.Thread(target=self.qemu().cross_build,
+            runs.append(threading.Thread(target=self.qemu().build,
                                          args=(self.path(f"w{k}"),)))
         with self.patched():
             for t in runs:

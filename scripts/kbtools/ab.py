@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, design, images, proc, results, vm
+from kbtools import cli, design, images, policy, proc, results, vm
 from kbtools.output import msg
 
 USAGE = """\
@@ -131,10 +131,14 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     icount = "icount" in got
     tests = [t for names in got.get("test", []) for t in names.split(",")
              if t]
-    # An icount boot is exact: one per kernel, two runs of each program
-    # in it (the guest's --repeat) so that each side shows its spread.
+    # An icount boot is exact: one per kernel, the policy's runs of each
+    # program in it (the guest's --repeat) so that each side shows its
+    # spread.
     if icount:
-        rest += ["--repeat", "2"]
+        try:
+            rest += ["--repeat", str(policy.icount().repetitions)]
+        except ValueError as e:
+            raise cli.Error(str(e)) from e
     given = None if repeat is None or repeat == "design" else \
         vm.check_repeat(repeat)
     fail_above = vm.check_fail_above(got["fail-above"][-1]) \

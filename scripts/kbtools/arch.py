@@ -5,11 +5,14 @@ kbtools.images fetches for them, and how the collection is built for
 them. A leaf: imports nothing of kbtools.
 
 Exact mode (QEMU's instruction counter) is not an architecture's: it is
-one field of the machine a guest runs on (Icount), the same for all.
+the run's policy (kbtools.policy.Icount), the same for all, but for the
+backend an architecture boots it with (exact_backend).
+
+Adding an architecture is one Arch below and its packages in
+packages.txt.
 """
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -35,14 +38,19 @@ class Arch:
     debian: str                # Debian's name (amd64, arm64)
     # "vng": virtme-ng over the host's root (9p), the host's binaries;
     # "qemu": QEMU itself, a root filesystem of Debian packages of this
-    # architecture as the initramfs, the collection cross-built.
+    # architecture (rootfs_packages) as the initramfs, /init the guest's
+    # init (init), the collection built for it (cross-built unless
+    # native). backend: plain runs; exact_backend: runs under --icount.
     backend: str
+    exact_backend: str
     qemu: str                  # the QEMU binary
     qemu_package: str          # its Debian package
     machine: Tuple[str, ...]   # QEMU's -M/-cpu (vng picks its own)
     console: str               # the kernel's console device
     rootfs: str                # "host" (9p) or "initramfs"
+    triplet: str               # the GNU triplet (aarch64-linux-gnu)
     cross_prefix: str          # CROSS_COMPILE for the collection ("": none)
+    cross_package: str         # the cross compiler's package ("": none)
     cpus: Optional[int]        # default guest CPUs (None: the host's)
     boot_timeout: int          # default --boot-timeout
     vm_timeout: Optional[int]  # default --vm-timeout (None: from the run)
@@ -54,6 +62,15 @@ class Arch:
     foreign_apt: bool          # Debian's packages from private indices
     kernel_dir_suffix: str     # of its packages in .cache/vm/kernels/
     kvm: bool                  # can use KVM on an x86_64 host
+    # The qemu backend's root filesystem: Debian's packages of this
+    # architecture (their dependencies come along), the files the guest
+    # cannot do without (the build fails without one), its /init.
+    rootfs_packages: Tuple[str, ...] = ()
+    rootfs_needs: Tuple[str, ...] = ()
+    init: str = ""             # below the clone's top
+    # LAVA: the device type of a job and the kernel's console there.
+    lava_device_type: str = "qemu"
+    lava_console: str = ""
 
     def debian_series(self, name: str) -> Optional[Tuple[str, str]]:
         """(metapackage, regex) of a debian-* name, or None."""
@@ -76,34 +93,65 @@ class Arch:
             return False
 
 
+# run_all.sh and its Makefile listing (bash, dash as make's /bin/sh, make,
+# coreutils' timeout, mawk, sed, grep, find), the guest's /init (mount,
+# util-linux's dmesg, tar, gzip), the collection's libraries (libcap2,
+# libnuma1; memcg_ks runs cat), procps for debugging, the users
+# (base-passwd) and base-files' /etc. usr-is-merged says the /usr merge
+# is done, else apt would pick usrmerge and its perl.
+ROOTFS_PACKAGES = ("base-files", "base-passwd", "bash", "dash", "coreutils",
+                   "make", "mawk", "sed", "grep", "findutils", "tar", "gzip",
+                   "mount", "util-linux", "procps", "libcap2", "libnuma1",
+                   "usr-is-merged")
+# What every such root must hold, and where its dynamic loader is.
+ROOTFS_NEEDS = ("usr/bin/bash", "usr/bin/sh", "usr/bin/awk", "usr/bin/make",
+                "usr/bin/timeout", "usr/bin/mount", "usr/bin/dmesg",
+                "usr/bin/tar")
+
+
+def rootfs_needs(loader: str, triplet: str) -> Tuple[str, ...]:
+    """ROOTFS_NEEDS, the dynamic loader, the collection's libraries."""
+    return ROOTFS_NEEDS + (loader, f"usr/lib/{triplet}/libcap.so.2",
+                           f"usr/lib/{triplet}/libnuma.so.1")
+
+
 X86_64 = Arch(
     name="x86_64", aliases=("amd64",), debian="amd64", backend="vng",
+    exact_backend="vng",
     qemu="qemu-system-x86_64", qemu_package="qemu-system-x86", machine=(),
-    console="ttyS0", rootfs="host", cross_prefix="", cpus=None,
+    console="ttyS0", rootfs="host", triplet="x86_64-linux-gnu",
+    cross_prefix="", cross_package="", cpus=None,
     boot_timeout=300, vm_timeout=None, series=tuple(SERIES),
     tree_image="arch/x86/boot/bzImage",
     # The boot protocol's header: "HdrS" at 0x202.
     image_magic=(0x202, b"HdrS"),
     image_what="an x86 kernel image (no bzImage boot header)",
-    modules=True, foreign_apt=False, kernel_dir_suffix="", kvm=True)
+    modules=True, foreign_apt=False, kernel_dir_suffix="", kvm=True,
+    lava_console="ttyS0,115200")
 
 ARM64 = Arch(
     name="arm64", aliases=("aarch64",), debian="arm64", backend="qemu",
+    exact_backend="qemu",
     qemu="qemu-system-aarch64", qemu_package="qemu-system-arm",
     # pauth-impdef spares the emulated pointer authentication's cost;
     # cntfrq: the generic timer at 1 GHz (as Armv8.6 has it), not QEMU
     # 7.2's 62.5 MHz, whose 16 ns steps are 16 instructions under
     # --icount.
     machine=("-M", "virt", "-cpu", "max,pauth-impdef=on,cntfrq=1000000000"),
-    console="ttyAMA0", rootfs="initramfs",
+    console="ttyAMA0", rootfs="initramfs", triplet="aarch64-linux-gnu",
     cross_prefix=os.environ.get("KBENCH_CROSS_COMPILE_ARM64",
                                 "aarch64-linux-gnu-"),
+    cross_package="gcc-aarch64-linux-gnu",
     cpus=2, boot_timeout=600, vm_timeout=3600,
     series=("debian-6.1", "debian-6.12"),
     tree_image="arch/arm64/boot/Image",
     # Image, Image.gz and Debian's vmlinuz all boot: nothing to check.
     image_magic=(0, b""), image_what="an arm64 kernel image",
-    modules=False, foreign_apt=True, kernel_dir_suffix="_arm64", kvm=False)
+    modules=False, foreign_apt=True, kernel_dir_suffix="_arm64", kvm=False,
+    rootfs_packages=ROOTFS_PACKAGES,
+    rootfs_needs=rootfs_needs("usr/lib/ld-linux-aarch64.so.1",
+                              "aarch64-linux-gnu"),
+    init="scripts/guest/arm64_init.sh", lava_console="ttyAMA0,115200")
 
 ARCHES = (X86_64, ARM64)
 
@@ -114,36 +162,3 @@ def lookup(name: str) -> Optional[Arch]:
         if name == a.name or name in a.aliases:
             return a
     return None
-
-
-# QEMU's instruction counter (--icount): one virtual ns per guest
-# instruction (shift=0), virtual time that does not follow the host's
-# clock while the vCPU idles (sleep=off), and no attempt to keep it in
-# step with real time (align=off). KBENCH_ICOUNT_QEMU replaces the
-# options, to study other settings (docs/exact-runs.md).
-ICOUNT_QEMU = "shift=0,sleep=off,align=off"
-
-
-@dataclass(frozen=True)
-class Icount:
-    """Exact mode: QEMU's -icount options and what they change. TCG only
-    (QEMU has no instruction counter under KVM), one CPU unless --cpus
-    says otherwise, longer boots, and every program's timeout in the
-    guest 4 times as long (run_all.sh: a virtual second is a billion
-    instructions)."""
-    qemu_opts: str
-    shift: int
-    cpus: int = 1
-    boot_timeout: int = 600
-    run_factor: int = 4
-
-
-def icount(opts: Optional[str] = None) -> Icount:
-    """The Icount of these -icount options (KBENCH_ICOUNT_QEMU, else the
-    default); ValueError when they set no shift=N."""
-    text = opts if opts is not None else \
-        os.environ.get("KBENCH_ICOUNT_QEMU") or ICOUNT_QEMU
-    m = re.search(r"(?:^|,)shift=([0-9]+)(?:,|$)", text)
-    if not m:
-        raise ValueError(f"invalid KBENCH_ICOUNT_QEMU '{text}': no shift=N")
-    return Icount(text, int(m.group(1)))

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import cli, kernel, output, paths, proc, results, stats
+from kbtools import (cli, kernel, output, paths, policy, proc, results,
+                     stats)
 
 EXIT_CULPRIT, EXIT_NO_CULPRIT = 0, 1
 EXIT_UNDECIDED = 125
@@ -728,8 +729,13 @@ def vm_args(args: argparse.Namespace, st: Dict[str, Any]) -> List[str]:
         if value is not None:
             out += [opt, value]
     if st.get("mode") == "icount":
-        # Two runs in the boot: an exact verdict needs each side's spread.
-        out += ["--icount", "--repeat", "2"]
+        # The policy's runs in the boot: an exact verdict needs each
+        # side's spread.
+        try:
+            out += ["--icount", "--repeat",
+                    str(policy.icount().repetitions)]
+        except ValueError as e:
+            raise cli.Error(str(e)) from e
     return out
 
 

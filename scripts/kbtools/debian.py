@@ -44,7 +44,9 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from kbtools import arch as arches
 from kbtools import cli, paths, proc
+from kbtools.arch import Arch
 from kbtools.output import msg
 
 MAX_AGE_S = 21600
@@ -315,15 +317,10 @@ def cross_libs_main(argv: Sequence[str],
 
 
 class Rootfs(NamedTuple):
-    """A guest's root filesystem of Debian packages, as data."""
+    """A guest's root filesystem of Debian packages, as data (of an
+    architecture: rootfs_of)."""
     arch: str
     triplet: str
-    # run_all.sh and its Makefile listing (bash, dash as make's /bin/sh,
-    # make, coreutils' timeout, mawk, sed, grep, find), the guest's /init
-    # (mount, util-linux's dmesg, tar, gzip), the collection's libraries
-    # (libcap2, libnuma1; memcg_ks runs cat), procps for debugging, the
-    # users (base-passwd) and base-files' /etc. usr-is-merged says the
-    # /usr merge is done, else apt would pick usrmerge and its perl.
     packages: Tuple[str, ...]
     # Files the guest cannot do without: missing, the build fails.
     needs: Tuple[str, ...]
@@ -344,17 +341,14 @@ class Rootfs(NamedTuple):
             f"usr/lib/{self.triplet}/gconv")]
 
 
-ARM64_ROOTFS = Rootfs(
-    arch="arm64", triplet="aarch64-linux-gnu",
-    packages=("base-files", "base-passwd", "bash", "dash", "coreutils",
-              "make", "mawk", "sed", "grep", "findutils", "tar", "gzip",
-              "mount", "util-linux", "procps", "libcap2", "libnuma1",
-              "usr-is-merged"),
-    needs=("usr/bin/bash", "usr/bin/sh", "usr/bin/awk", "usr/bin/make",
-           "usr/bin/timeout", "usr/bin/mount", "usr/bin/dmesg",
-           "usr/bin/tar", "usr/lib/ld-linux-aarch64.so.1",
-           "usr/lib/aarch64-linux-gnu/libcap.so.2",
-           "usr/lib/aarch64-linux-gnu/libnuma.so.1"))
+def rootfs_of(a: Arch) -> Rootfs:
+    """The root filesystem of an architecture's qemu guest (its
+    rootfs_packages and rootfs_needs)."""
+    if not a.rootfs_packages:
+        raise cli.Failure(f"the {a.name} guest has no root filesystem of "
+                          "Debian packages (arch.py: rootfs_packages)")
+    return Rootfs(a.debian, a.triplet, a.rootfs_packages, a.rootfs_needs)
+
 
 ROOTFS_USAGE = """\
   arm64_rootfs.sh
@@ -487,6 +481,7 @@ def arm64_rootfs_main(argv: Sequence[str],
         cli.UsageParser(prog=prog).error("no arguments expected")
 
     def body() -> int:
-        print(rootfs(prog, ARM64_ROOTFS, paths.cache_dir()), flush=True)
+        print(rootfs(prog, rootfs_of(arches.ARM64), paths.cache_dir()),
+              flush=True)
         return 0
     return cli.orchestrate(prog, body)

@@ -17,7 +17,8 @@ import shlex
 import sys
 from typing import Any, Dict, Optional, Sequence
 
-from kbtools import cli, results
+from kbtools import arch as arches
+from kbtools import cli, policy, results
 
 try:
     import yaml
@@ -27,8 +28,10 @@ except ImportError:
 # A job definition, or a part of one, as YAML will write it.
 Job = Dict[str, Any]
 
-CONSOLE = {"amd64": "ttyS0,115200", "i386": "ttyS0,115200",
-           "arm64": "ttyAMA0,115200", "arm": "ttyAMA0,115200"}
+# The console of a kernel LAVA boots on an architecture kbench boots no
+# guests of (those it does: kbtools.arch's lava_console).
+OTHER_CONSOLES = {"i386": "ttyS0,115200", "arm": "ttyAMA0,115200"}
+DEFAULT_CONSOLE = "ttyS0,115200"
 COMPRESSIONS = ("gz", "xz", "bz2", "zstd")
 TEST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # One word of the kernel command line inside QEMU's -append "...": no
@@ -36,8 +39,6 @@ TEST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 KERNEL_WORD = re.compile(r"^[^\s\"'\\$`\x00-\x1f\x7f]+\Z")
 # A --full run takes tens of minutes natively; TCG is slower still.
 TEST_MINUTES = {"default": 30, "full": 240}
-# QEMU's instruction counter, as scripts/vm_run.sh --icount sets it.
-ICOUNT = "shift=0,sleep=off,align=off"
 
 
 def compression_of(url: str) -> Optional[str]:
@@ -53,13 +54,16 @@ def run_command(args: argparse.Namespace) -> str:
     cmd = [f"{args.kbench_dir}/scripts/guest/lava_run.sh"]
     if args.machine_slow:
         cmd.insert(0, "KSFT_MACHINE_SLOW=yes")
-    if args.icount:
-        # The programs record the mode; the figures are instructions.
-        cmd.insert(0, "KBENCH_ICOUNT=0")
+    icount = exact_mode(args)
+    if icount:
+        # As a guest kbench boots gets them (kbtools.policy): the
+        # programs record the mode, the figures are instructions.
+        cmd[:0] = [f"{k}={v}" for k, v in policy.icount_env(icount).items()]
     for t in args.test:
         cmd += ["-t", t]
-    # An exact verdict needs each boot's spread: two runs at least.
-    repeat = max(args.repeat, 2) if args.icount else args.repeat
+    # An exact verdict needs each boot's spread: the policy's runs at
+    # least.
+    repeat = max(args.repeat, icount.repetitions) if icount else args.repeat
     if repeat != 1:
         cmd += ["--repeat", str(repeat)]
     if args.full:
@@ -70,9 +74,21 @@ def run_command(args: argparse.Namespace) -> str:
     return " ".join(shlex.quote(w) for w in cmd)
 
 
+def exact_mode(args: argparse.Namespace) -> Optional[policy.Icount]:
+    """--icount's policy (kbtools.policy.icount), or None."""
+    return policy.icount() if args.icount else None
+
+
+def console_of(args: argparse.Namespace) -> str:
+    """--console, else the architecture's (kbtools.arch, else
+    OTHER_CONSOLES), else ttyS0."""
+    a = arches.lookup(args.arch)
+    return (args.console or (a.lava_console if a else "")
+            or OTHER_CONSOLES.get(args.arch) or DEFAULT_CONSOLE)
+
+
 def kernel_args(args: argparse.Namespace) -> str:
-    words = [f"console={CONSOLE.get(args.arch, 'ttyS0,115200')}",
-             "rdinit=" + args.init]
+    words = [f"console={console_of(args)}", "rdinit=" + args.init]
     words += args.kernel_arg
     return " ".join(words)
 
@@ -161,9 +177,11 @@ def job(args: argparse.Namespace) -> Job:
     if args.device_type == "qemu":
         doc["context"] = {"arch": args.arch, "memory": args.memory,
                           "no_kvm": True}
-        if args.icount:
-            doc["context"]["extra_options"] = [f"-icount {ICOUNT}",
-                                               "-smp 1"]
+        icount = exact_mode(args)
+        if icount:
+            doc["context"]["extra_options"] = [
+                " ".join(["-icount", icount.qemu_opts, *icount.qemu_args]),
+                f"-smp {icount.cpus}"]
     else:
         # A board's template takes the command line from the context.
         doc["context"] = {"extra_kernel_args": kernel_args(args)}
@@ -246,16 +264,23 @@ def parse_args(argv: Sequence[str], prog: str = "lava_job.py"
                         "work down")
     p.add_argument("--icount", action="store_true",
                    help="exact mode (qemu device type): QEMU's instruction "
-                        f"counter (-icount {ICOUNT}, one CPU) drives the "
-                        "guest's clocks, the figures are instructions, "
-                        "each program runs twice")
+                        f"counter (-icount {policy.ICOUNT_QEMU}, one CPU) "
+                        "drives the guest's clocks, the figures are "
+                        "instructions, each program runs "
+                        f"{policy.Icount.repetitions} times")
     p.add_argument("-o", "--output", help="write the job here (default "
                    "stdout)")
     p.add_argument("--job-name")
     p.add_argument("--kbench-dir", default="/opt/kbench",
                    help="the collection in the rootfs (default /opt/kbench)")
-    p.add_argument("--device-type", default="qemu")
+    p.add_argument("--device-type",
+                   help="LAVA's device type (default: the architecture's, "
+                        "qemu)")
     p.add_argument("--arch", default="amd64", help="qemu context arch")
+    p.add_argument("--console", metavar="TTY",
+                   help="the kernel's console (default: the "
+                        "architecture's: ttyS0,115200 for amd64, "
+                        "ttyAMA0,115200 for arm64)")
     p.add_argument("--memory", type=positive, default=2048,
                    help="qemu memory in MiB (the rootfs lives in RAM)")
     p.add_argument("--deploy-to", default="tmpfs",
@@ -278,11 +303,22 @@ def parse_args(argv: Sequence[str], prog: str = "lava_job.py"
                    help="test action timeout (default 30 per repetition, "
                         "240 with --full)")
     args = p.parse_args(list(argv))
+    if args.device_type is None:
+        a = arches.lookup(args.arch)
+        args.device_type = a.lava_device_type if a else "qemu"
+    if args.console is not None and not KERNEL_WORD.match(args.console):
+        p.error(f"--console {args.console!r} is not one kernel command "
+                "line word")
     if "quiet" in args.kernel_arg:
         p.error("'quiet' hides the console LAVA waits on")
     if args.icount and args.device_type != "qemu":
         p.error("--icount needs the qemu device type (QEMU's instruction "
                 "counter)")
+    if args.icount:
+        try:
+            policy.icount()
+        except ValueError as e:
+            p.error(str(e))
     return args
 
 

@@ -6,9 +6,12 @@ architecture as data (kbtools.arch):
 
 - vng (x86_64): virtme-ng/QEMU over the host's root filesystem, seen
   read-only over 9p; the guest runs scripts/guest/vm_guest.sh.
-- qemu (arm64): qemu-system-aarch64 with a cached Debian root filesystem
-  as its initramfs, the collection cross-built; /init is
-  scripts/guest/arm64_init.sh.
+- qemu (arm64; any architecture with rootfs_packages and an init):
+  QEMU with a cached root filesystem of the architecture's Debian
+  packages as its initramfs, the collection built for it (cross-built
+  unless native), the Arch's init as /init.
+
+Which one: the Arch's backend, or its exact_backend under --icount.
 
     kbench vm --kernel IMAGE [OPTION]...     (scripts/vm_run.sh,
                                               run_all.sh --kernel)
@@ -29,9 +32,10 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
-from kbtools import (cli, debian, design, guest, images, ksrc, paths, proc,
-                     results, vng)
-from kbtools.arch import Arch, Icount
+from kbtools import (cli, debian, design, guest, images, ksrc, paths, policy,
+                     proc, results, vng)
+from kbtools.arch import Arch
+from kbtools.policy import Icount
 from kbtools.output import msg
 
 EXIT_USAGE, EXIT_SETUP = 2, 3
@@ -41,10 +45,6 @@ ACCELS = ("auto", "kvm", "tcg")
 # from 9p, slowly under TCG, and the collection never uses.
 UNUSED_MODULES = ("kvm,kvm_amd,kvm_intel,ahci,sr_mod,sg,iTCO_wdt,lpc_ich,"
                   "i2c_i801,pcspkr,powernow_k8,aesni_intel")
-# kselftest's default timeout of a program without a settings file.
-DEFAULT_PROGRAM_TIMEOUT = 45
-# Room beyond the programs' timeouts: the boot's leftovers, run_all.sh.
-RUN_SLACK_S = 120
 KVM_PROBE_S = 30
 
 USAGE = """\
@@ -294,7 +294,8 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     name = last(values, "arch") or "x86_64"
     guest_arch = arches.lookup(name)
     if guest_arch is None:
-        raise cli.Error(f"invalid --arch '{name}' (use x86_64 or arm64)")
+        known = " or ".join(a.name for a in arches.ARCHES)
+        raise cli.Error(f"invalid --arch '{name}' (use {known})")
     if want_help:
         sys.stdout.write(USAGE.format(prog=prog, vng=vng.VERSION))
         raise SystemExit(0)
@@ -324,7 +325,7 @@ def parse(argv: Sequence[str], prog: str) -> Options:
             raise cli.Error("--icount needs TCG: it does not combine with "
                             "--accel kvm")
         try:
-            icount = arches.icount()
+            icount = policy.icount()
         except ValueError as e:
             raise cli.Error(str(e)) from e
         accel = "tcg"
@@ -393,20 +394,6 @@ def json_dir_of(text: str) -> str:
 
 # ---- what the guest runs ----------------------------------------------------
 
-def settings_timeout(test_dir: str) -> int:
-    """A test's "timeout=" (kselftest's default 45)."""
-    t = DEFAULT_PROGRAM_TIMEOUT
-    try:
-        with open(os.path.join(test_dir, "settings"), encoding="utf-8") as f:
-            for line in f:
-                m = re.match(r"^timeout=([0-9]+)", line)
-                if m:
-                    t = int(m.group(1))
-    except OSError:
-        pass
-    return t
-
-
 def default_vm_timeout(run: RunArgs, programs: Sequence[str],
                        icount: Optional[Icount], top: str = paths.TOP) -> int:
     """The run's own limit: every program's timeout, plus room for the
@@ -414,9 +401,9 @@ def default_vm_timeout(run: RunArgs, programs: Sequence[str],
     if (run.full and run.program_timeout is None) or \
             run.program_timeout == 0:
         return 0
-    total = RUN_SLACK_S + sum(
+    total = policy.RUN_SLACK_S + sum(
         run.program_timeout if run.program_timeout is not None
-        else settings_timeout(os.path.join(top, p.split(":", 1)[0]))
+        else policy.settings_timeout(os.path.join(top, p.split(":", 1)[0]))
         for p in programs if p)
     if icount:
         total *= icount.run_factor
@@ -435,8 +422,9 @@ def guest_runs(run: RunArgs, icount: Optional[Icount], prog: str) -> int:
         if run.repeat != "design":
             return given or 1
     elif icount and given is None:
-        msg(prog, "exact mode (icount): 2 repetitions per side")
-        return 2
+        msg(prog, f"exact mode (icount): {icount.repetitions} repetitions "
+            "per side")
+        return icount.repetitions
     elif icount:
         return given or 1
     n, lines = design.plan(run.tests, given)
@@ -450,22 +438,6 @@ def guest_args(run: RunArgs) -> List[str]:
     repeat = ["--repeat", str(run.runs)] if run.runs > 1 or run.vs_prefix \
         else []
     return run.args + repeat
-
-
-def guest_env(accel: str, icount: Optional[Icount]) -> Dict[str, str]:
-    """The guest starts with a fresh environment: what run_all.sh and the
-    programs read there (KSELFTEST_<PROG>_ARGS as set here)."""
-    env = {"KBENCH_GUEST": accel,
-           "KSFT_MACHINE_SLOW": os.environ.get("KSFT_MACHINE_SLOW")
-           or "yes",
-           # The host merges the repetitions, compares and reports.
-           "KBENCH_MERGE": "host"}
-    if icount:
-        env["KBENCH_ICOUNT"] = str(icount.shift)
-    for name, value in sorted(os.environ.items()):
-        if re.fullmatch(r"KSELFTEST_[A-Z0-9_]+_ARGS", name):
-            env[name] = value
-    return env
 
 
 def guest_hidden(path: str) -> bool:
@@ -635,7 +607,7 @@ class Vng(Backend):
         self.programs = [p for p in out.splitlines() if p]
 
     def guest_command(self, json_dir: str) -> str:
-        env = guest_env(self.machine.accel, self.machine.icount)
+        env = policy.guest_env(self.machine.accel, self.machine.icount)
         env["KSRC"] = self.ksrc
         args = guest_args(self.opts.run) + (["--json", json_dir]
                                             if json_dir else [])
@@ -653,13 +625,14 @@ class Vng(Backend):
         if m.accel == "tcg":
             cmd.append("--disable-kvm")
         if m.icount:
-            cmd += ["--qemu-opts", f"-icount {m.icount.qemu_opts}"]
+            cmd += ["--qemu-opts", " ".join(["-icount", m.icount.qemu_opts,
+                                             *m.icount.qemu_args])]
         if m.cpus:
             cmd += ["--cpus", str(m.cpus)]
         cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc], json_dir)
         if json_dir:
             cmd.append(f"--rwdir={json_dir}")
-        for a in m.appends:
+        for a in kernel_appends(m):
             cmd += ["--append", a]
         cmd += ["--exec", self.guest_command(json_dir)]
         return cmd, self.env
@@ -683,61 +656,71 @@ class Vng(Backend):
 
 
 class Qemu(Backend):
-    """QEMU itself with a root filesystem of Debian packages as the
-    initramfs and a second one holding /init, the cross-built
-    collection and the run's arguments; the console carries the KTAP
-    and the results (scripts/guest/arm64_init.sh)."""
+    """QEMU itself with the architecture's root filesystem of Debian
+    packages as the initramfs and a second one holding its /init (the
+    Arch's init), the collection built for it and the run's arguments;
+    the console carries the KTAP and the results. Any architecture with
+    rootfs_packages and an init: cross-built, or built natively."""
     name = "qemu"
 
     def check_host(self) -> None:
         a = self.machine.arch
-        missing_packages([(have(a.qemu), a.qemu_package),
-                          (have(a.cross_prefix + "gcc"),
-                           "gcc-" + a.cross_prefix.rstrip("-")),
-                          (have("cpio"), "cpio")])
+        wanted = [(have(a.qemu), a.qemu_package)]
+        if a.cross_prefix:
+            wanted.append((have(a.cross_prefix + "gcc"), a.cross_package))
+        wanted.append((have("cpio"), "cpio"))
+        missing_packages(wanted)
+        if not a.init:
+            raise cli.Failure(f"the {a.name} guest has no init (arch.py)",
+                              EXIT_SETUP)
 
     def prepare(self, image: images.Image, work: str) -> None:
         self.image = image
-        self.rootfs = debian.rootfs(self.prog, debian.ARM64_ROOTFS,
+        self.rootfs = debian.rootfs(self.prog,
+                                    debian.rootfs_of(self.machine.arch),
                                     self.cache)
         self.ksrc = os.environ.get("KSRC") or provisioned(self.prog,
                                                           self.cache)
-        self.collection = self.cross_build(work)
+        self.collection = self.build(work)
         a = self.machine.arch
         say_accel(self.prog, self.machine, f"the {a.name} guest runs under "
                   f"{a.qemu} {' '.join(a.machine)}, always TCG")
 
-    def cross_build(self, work: str) -> str:
+    def build(self, work: str) -> str:
         """The collection for the guest: a copy of the clone of this
-        run's own (WORK/kbench) holding the programs cross-built for
-        the guest's architecture. The build is kept per clone in the
-        cache (make OUTPUT=: only what changed is rebuilt, the clone's
+        run's own (WORK/kbench) holding the programs built (cross-built
+        unless native) for the guest's architecture. The build is kept
+        per clone in the cache (make OUTPUT=: only what changed is rebuilt, the clone's
         own build stays) and made and copied under a lock, so that runs
         one after the other, or at once, in one clone or in clones that
         share the cache, never write into one another's directories."""
         a = self.machine.arch
         out = os.path.join(self.cache, "vm", f"{a.name}-build",
                            paths.clone_id())
-        # Debian's libcap/libnuma of the architecture, unless multiarch
-        # ones are installed (the build then names what is missing).
-        try:
-            debian.cross_libs(self.prog, a.debian, self.cache)
-        except cli.Failure:
-            self.say(f"warning: no {a.name} libcap/libnuma from "
-                     "scripts/cross_libs.sh")
+        cross: List[str] = []
+        if a.cross_prefix:
+            cross = [f"ARCH={a.name}", f"CROSS_COMPILE={a.cross_prefix}"]
+            # Debian's libcap/libnuma of the architecture, unless
+            # multiarch ones are installed (the build then names what is
+            # missing).
+            try:
+                debian.cross_libs(self.prog, a.debian, self.cache)
+            except cli.Failure:
+                self.say(f"warning: no {a.name} libcap/libnuma from "
+                         "Debian (kbench debian cross-libs)")
         os.makedirs(out, exist_ok=True)
         dest = os.path.join(work, "kbench")
+        what = "cross-building" if cross else "building"
         with proc.locked(out + ".lock"):
-            self.say(f"cross-building the collection for {a.name} in {out}")
+            self.say(f"{what} the collection for {a.name} in {out}")
             log = os.path.join(work, "build.log")
-            if proc.run(["make", "-s", "-C", paths.TOP, f"ARCH={a.name}",
-                         f"CROSS_COMPILE={a.cross_prefix}",
+            if proc.run(["make", "-s", "-C", paths.TOP, *cross,
                          f"KSRC={self.ksrc}", f"OUTPUT={out}"],
                         log=log, env=dict(os.environ,
                                           KBENCH_CACHE=self.cache)) != 0:
                 sys.stderr.write(proc.tail(log, 20))
-                raise cli.Failure(f"the {a.name} cross build failed",
-                                  EXIT_SETUP)
+                raise cli.Failure(f"the {a.name} {'cross ' if cross else ''}"
+                                  "build failed", EXIT_SETUP)
             try:
                 copy_collection(dest)
                 place_programs(out, dest)
@@ -753,7 +736,7 @@ class Qemu(Backend):
         o = boot.path("overlay")
         shutil.copytree(self.collection, os.path.join(o, "kbench"),
                         symlinks=True)
-        shutil.copy(paths.script("scripts/guest/arm64_init.sh"),
+        shutil.copy(paths.script(self.machine.arch.init),
                     os.path.join(o, "init"))
         os.chmod(os.path.join(o, "init"), 0o755)
         # run_all.sh lists a test's programs with its Makefile
@@ -763,9 +746,9 @@ class Qemu(Backend):
         os.makedirs(os.path.join(o, "ksrc", sel))
         shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
                     os.path.join(o, "ksrc", sel))
-        env = guest_env("tcg", self.machine.icount)
-        # KBENCH_BPF=n: the cross build left BPF out; the listing (make
-        # emit_tests) must not look for clang in a guest without one.
+        env = policy.guest_env("tcg", self.machine.icount)
+        # KBENCH_BPF=n: the listing (make emit_tests) must not look for
+        # clang in a guest without one.
         env.update(KSRC="/ksrc", KBENCH_BPF="n")
         args = guest_args(self.opts.run)
         with open(os.path.join(o, "kbench-args"), "w") as f:
@@ -788,10 +771,10 @@ class Qemu(Backend):
                 ) -> Tuple[List[str], Dict[str, str]]:
         m = self.machine
         append = " ".join([f"console={m.arch.console}", "rdinit=/init",
-                           "panic=-1", "quiet", *m.appends])
+                           "panic=-1", "quiet", *kernel_appends(m)])
         cmd = [m.arch.qemu, *m.arch.machine]
         if m.icount:
-            cmd += ["-icount", m.icount.qemu_opts]
+            cmd += ["-icount", m.icount.qemu_opts, *m.icount.qemu_args]
         cmd += ["-smp", str(m.cpus or 1), "-m", m.memory, "-nodefaults",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-kernel", self.image.boot, "-initrd",
@@ -827,6 +810,18 @@ class Qemu(Backend):
 
 
 BACKENDS = {"vng": Vng, "qemu": Qemu}
+
+
+def kernel_appends(m: Machine) -> List[str]:
+    """The guest kernel's command line beyond the backend's own: exact
+    mode's switches (policy.Icount.appends), then --append's."""
+    return [*(m.icount.appends if m.icount else ()), *m.appends]
+
+
+def backend_of(m: Machine) -> str:
+    """The backend that boots this machine: the architecture's for runs
+    under --icount, or for plain runs."""
+    return m.arch.exact_backend if m.icount else m.arch.backend
 
 
 def provisioned(prog: str, cache: str) -> str:
@@ -935,8 +930,8 @@ class Guest:
                  cache: Optional[str] = None):
         self.prog = prog
         self.cache = cache or paths.cache_dir()
-        self.backend = BACKENDS[opts.machine.arch.backend](opts, prog,
-                                                          self.cache)
+        self.backend = BACKENDS[backend_of(opts.machine)](opts, prog,
+                                                         self.cache)
         self.kernel = opts.kernel
         self.work = ""
 

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How a run is run: the one home of the policy that the host's Python
+and the guest's run_all.sh both follow, the guest reading it from its
+environment (guest_env) rather than from constants of its own. A leaf:
+imports nothing of kbtools.
+
+- Exact mode (QEMU's instruction counter, --icount): Icount, icount().
+- The programs' timeouts: kselftest's settings files
+  (settings_timeout), the room a guest's run needs beyond them.
+- guest_env(): what run_all.sh and the programs in a guest read.
+"""
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional, Tuple
+
+# QEMU's instruction counter (--icount): one virtual ns per guest
+# instruction (shift=0), virtual time that does not follow the host's
+# clock while the vCPU idles (sleep=off), and no attempt to keep it in
+# step with real time (align=off). KBENCH_ICOUNT_QEMU replaces the
+# options, to study other settings (docs/exact-runs.md).
+ICOUNT_QEMU = "shift=0,sleep=off,align=off"
+
+
+@dataclass(frozen=True)
+class Icount:
+    """Exact mode: QEMU's -icount options and what they change. TCG only
+    (QEMU has no instruction counter under KVM), one CPU unless --cpus
+    says otherwise, longer boots, every program's timeout in the guest
+    run_factor times as long (a virtual second is a billion
+    instructions), and repetitions runs of each program per boot in an
+    exact A/B (each side shows its spread)."""
+    qemu_opts: str
+    shift: int
+    cpus: int = 1
+    boot_timeout: int = 600
+    run_factor: int = 4
+    repetitions: int = 2
+    # QEMU's arguments beside -icount (both backends put them after it).
+    qemu_args: Tuple[str, ...] = ()
+    # Kernel command-line switches of the deterministic guest.
+    appends: Tuple[str, ...] = ()
+    # The guest's root: "" the architecture's usual one, or "initramfs".
+    root: str = ""
+
+    def settings(self) -> Dict[str, str]:
+        """What a run records about how its guest ran."""
+        return {"icount_qemu": self.qemu_opts, "icount_shift": str(self.shift)}
+
+
+def icount(opts: Optional[str] = None) -> Icount:
+    """The Icount of these -icount options (KBENCH_ICOUNT_QEMU, else the
+    default); ValueError when they set no shift=N."""
+    text = opts if opts is not None else \
+        os.environ.get("KBENCH_ICOUNT_QEMU") or ICOUNT_QEMU
+    m = re.search(r"(?:^|,)shift=([0-9]+)(?:,|$)", text)
+    if not m:
+        raise ValueError(f"invalid KBENCH_ICOUNT_QEMU '{text}': no shift=N")
+    return Icount(text, int(m.group(1)))
+
+
+# kselftest's default timeout of a program without a settings file.
+DEFAULT_PROGRAM_TIMEOUT = 45
+# Room beyond the programs' timeouts: the boot's leftovers, run_all.sh.
+RUN_SLACK_S = 120
+
+
+def settings_timeout(test_dir: str) -> int:
+    """A test's "timeout=" (kselftest's default 45), as run_all.sh reads
+    it (scripts/lib.bash: settings_timeout)."""
+    t = DEFAULT_PROGRAM_TIMEOUT
+    try:
+        with open(os.path.join(test_dir, "settings"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^timeout=([0-9]+)", line)
+                if m:
+                    t = int(m.group(1))
+    except OSError:
+        pass
+    return t
+
+
+def icount_env(icount: Icount) -> Dict[str, str]:
+    """What run_all.sh and the programs read of exact mode: the shift
+    (KBENCH_ICOUNT: the programs record it, their figures are
+    instructions) and the factor of every program's timeout
+    (KBENCH_TIMEOUT_FACTOR)."""
+    return {"KBENCH_ICOUNT": str(icount.shift),
+            "KBENCH_TIMEOUT_FACTOR": str(icount.run_factor)}
+
+
+def guest_env(accel: str, icount: Optional[Icount],
+              environ: Mapping[str, str] = os.environ) -> Dict[str, str]:
+    """The guest starts with a fresh environment: what run_all.sh and the
+    programs read there. KBENCH_GUEST (the accelerator, recorded in every
+    JSON file), KSFT_MACHINE_SLOW (yes unless environ says otherwise),
+    in exact mode KBENCH_ICOUNT (the shift) and KBENCH_TIMEOUT_FACTOR
+    (run_all.sh's factor of every program's timeout), KBENCH_MERGE=host
+    (the host merges the repetitions, compares and reports: the guest
+    runs no python3) and the KSELFTEST_<PROG>_ARGS of environ."""
+    env = {"KBENCH_GUEST": accel,
+           "KSFT_MACHINE_SLOW": environ.get("KSFT_MACHINE_SLOW") or "yes"}
+    if icount:
+        env.update(icount_env(icount))
+    env["KBENCH_MERGE"] = "host"
+    for name, value in sorted(environ.items()):
+        if re.fullmatch(r"KSELFTEST_[A-Z0-9_]+_ARGS", name):
+            env[name] = value
+    return env
