@@ -449,6 +449,97 @@ class JobCheck(unittest.TestCase):
             self.assertIn("no KTAP stream", err.getvalue())
 
 
+class IcountJobCheck(JobCheck):
+    """A job run under QEMU's instruction counter (lava_job.py --icount):
+    its KTAP's figures are virtual time, LAVA's measurements instructions
+    (insn), and the check knows which from the job's definition."""
+
+    JOB = {"device_type": "qemu",
+           "context": {"arch": "amd64", "no_kvm": True,
+                       "extra_options": ["-icount shift=0,sleep=off,"
+                                         "align=off", "-smp 1"]}}
+
+    def test_shift_from_the_definition(self):
+        self.assertEqual(lava.job_icount_shift(self.JOB), 0)
+        job = json.loads(json.dumps(self.JOB))
+        job["context"]["extra_options"][0] = "-icount shift=3"
+        self.assertEqual(lava.job_icount_shift(job), 3)
+        for plain in ({"context": {"arch": "amd64"}}, {}, [], None,
+                      {"context": {"extra_options": "-icount shift=0"}}):
+            self.assertIsNone(lava.job_icount_shift(plain), plain)
+        job["context"]["extra_options"][0] = "-icount sleep=off"
+        with self.assertRaises(ValueError):
+            lava.job_icount_shift(job)
+
+    def test_instructions_per_operation(self):
+        sets = lava.translate(ktap.parse(stream(prog("syscall_overhead",
+                                                     SYSCALL))),
+                              icount_shift=0)
+        c = cases(sets)["syscall_overhead", "getppid"]
+        self.assertEqual(c.units, "insn")
+        self.assertAlmostEqual(c.measurement, 259.0)
+
+    def test_units_and_rounding_checked(self):
+        text = stream(prog("syscall_overhead", SYSCALL))
+        exact = lava.translate(ktap.parse(text), icount_shift=0)
+        got = lava.api_cases(self.api_of(exact))
+        self.assertEqual(lava.compare_api(exact, got), [])
+        # The JSON's figure behind the KTAP's 4 decimals: 0.25904 us.
+        got["syscall_overhead", "getppid"] = lava.ApiCase("pass", 259.04,
+                                                         "insn")
+        self.assertEqual(lava.compare_api(exact, got), [])
+        # The same figures in us are the wrong units for an icount job.
+        real = lava.translate(ktap.parse(text))
+        got = lava.api_cases(self.api_of(real))
+        self.assertIn("syscall_overhead/getpid: LAVA's unit us, the KTAP's "
+                      "insn", lava.compare_api(exact, got))
+        self.assertIn("syscall_overhead/getpid: LAVA's measurement 0.2217, "
+                      "the KTAP's 221.7", lava.compare_api(exact, got))
+
+    def test_check_job_reads_the_definition(self):
+        if yaml is None:
+            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+        text = stream(prog("syscall_overhead", SYSCALL))
+        want = lava.translate(ktap.parse(text), icount_shift=0)
+        with tempfile.TemporaryDirectory() as d:
+            tests, log, job = (os.path.join(d, n) for n in
+                               ("t.json", "l.yaml", "job.yaml"))
+            with open(tests, "w", encoding="utf-8") as f:
+                json.dump(self.api_of(want), f)
+            with open(log, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.log_of(text), f)
+            with open(job, "w", encoding="utf-8") as f:
+                yaml.safe_dump(self.JOB, f)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(lava.main(["--check-job", tests, log,
+                                            "--job", job]), 0)
+            self.assertIn("measurements: 2 in insn (icount: figures are "
+                          "guest instructions per operation)",
+                          out.getvalue())
+            # Without the definition, instructions are not the KTAP's us.
+            with redirect_stdout(io.StringIO()), \
+                    redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+            self.assertIn("LAVA's unit insn, the KTAP's us", err.getvalue())
+            with open(job, "w", encoding="utf-8") as f:
+                f.write("context: {extra_options: ['-icount sleep=off']}\n")
+            with redirect_stdout(io.StringIO()), \
+                    redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(lava.main(["--check-job", tests, log,
+                                            "--job", job]), 2)
+            self.assertIn("job.yaml: the job's '-icount sleep=off'",
+                          err.getvalue())
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location(
+        "lava_job", os.path.join(SCRIPTS, "lava_job.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 class JobGenerator(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz-6.1",
             "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]

@@ -24,11 +24,13 @@ from the programs' figure lines ("# NAME: unit=us ... median=...").
 Exit status: 0 when every case passed or skipped, 1 when one failed,
 2 on bad usage or unreadable input.
 
-  python3 -m kbtools.lava --check-job TESTS.json LOG.yaml
+  python3 -m kbtools.lava --check-job TESTS.json LOG.yaml [--job JOB.yaml]
 
 prints a finished job's results (LAVA's /api/v0.2/jobs/ID/tests/) as a
-table and checks them, case by case, against the cases of the KTAP in
-the job's log (/api/v0.2/jobs/ID/logs/); exit 1 on any difference.
+table and checks them, case by case, measurements and units included,
+against the cases of the KTAP in the job's log (/api/v0.2/jobs/ID/logs/);
+exit 1 on any difference. With the job's definition, a job run under
+QEMU's -icount (lava_job.py --icount) is checked in instructions (insn).
 """
 
 import argparse
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from kbtools import cli, ktap, output, results, stats
+from kbtools import arch, cli, ktap, output, results, stats
 
 
 class LavaResult(StrEnum):
@@ -53,6 +55,8 @@ class LavaResult(StrEnum):
 
 
 RUNNER_SET = "run_all"
+# What an icount run's measurements are, in compare's words.
+ICOUNT_WORDS = "icount: figures are guest instructions per operation"
 TITLE = re.compile(r"^selftests: kbench/[^:]+: (\S+)"
                    r"(?: \((?:(base|candidate), )?repetition (\d+) of (\d+)\))?$")
 TITLE_COMMENT = re.compile(r"^# (selftests: kbench/.*)$")
@@ -94,6 +98,9 @@ class Case:
     measurement: Optional[float] = None
     units: Optional[str] = None
     note: Optional[str] = None
+    # The measurement's units per unit of the figure lines (1000 insn
+    # per us under icount): the KTAP's rounding, scaled.
+    scale: float = 1.0
 
     def command(self) -> List[str]:
         cmd = ["lava-test-case", self.name, "--result", self.result.value]
@@ -116,14 +123,15 @@ class TestSet:
 
     def add(self, name: str, result: LavaResult,
             measurement: Optional[float] = None, units: Optional[str] = None,
-            note: Optional[str] = None) -> None:
+            scale: float = 1.0, note: Optional[str] = None) -> None:
         base = case_name(name)
         unique, k = base, 1
         while unique in self._names:
             k += 1
             unique = f"{base}.{k}"
         self._names.add(unique)
-        self.cases.append(Case(unique, result, measurement, units, note))
+        self.cases.append(Case(unique, result, measurement, units, note,
+                               scale))
 
 
 def format_measurement(value: float) -> str:
@@ -241,9 +249,11 @@ def _summary_median(row: Optional[results.Row]) -> Optional[float]:
 
 
 class Measured(NamedTuple):
-    """A case's measurement and its units (None, None: none)."""
+    """A case's measurement, its units (None, None: none) and how many of
+    them a unit of the row's figures is."""
     measurement: Optional[float]
     units: Optional[str]
+    scale: float = 1.0
 
 
 def _measured(row: Optional[results.Row], value: Optional[float],
@@ -254,7 +264,7 @@ def _measured(row: Optional[results.Row], value: Optional[float],
         return Measured(None, None)
     scale = test.insn_per_unit(row.unit) if test is not None else None
     if scale is not None:
-        return Measured(value * scale, results.INSN)
+        return Measured(value * scale, results.INSN, scale)
     return Measured(value, row.unit)
 
 
@@ -328,10 +338,23 @@ def _program_set(name: str, apps: Sequence[Appearance],
     return tset
 
 
-def translate(doc: ktap.Document, run: Optional[results.Run] = None
-              ) -> List[TestSet]:
+def _stream_test(name: str, apps: Sequence[Appearance],
+                 icount_shift: int) -> results.Test:
+    """A program's results from its figure lines alone, of a run whose
+    clocks QEMU's instruction counter drove (the JSON says so; a LAVA
+    log does not)."""
+    machine = results.Machine(clock_mode=results.ClockMode.ICOUNT,
+                              icount_shift=icount_shift)
+    return results.Test(name, results.Header(machine=machine),
+                        rows=_ktap_rows(apps))
+
+
+def translate(doc: ktap.Document, run: Optional[results.Run] = None,
+              icount_shift: Optional[int] = None) -> List[TestSet]:
     """The test sets of a parsed run_all.sh stream DOC, with the
-    measurements of RUN (a kbtools.results.Run, or None)."""
+    measurements of RUN (a kbtools.results.Run, or None: then the
+    figure lines', in instructions when ICOUNT_SHIFT is QEMU's -icount
+    shift of the run)."""
     by_program: Dict[str, List[Appearance]] = {}
     for app in appearances(doc):
         key = app.program if app.side == "base" else \
@@ -340,6 +363,8 @@ def translate(doc: ktap.Document, run: Optional[results.Run] = None
     sets = []
     for key, apps in by_program.items():
         test = run.tests.get(apps[0].program) if run is not None else None
+        if run is None and icount_shift is not None:
+            test = _stream_test(apps[0].program, apps, icount_shift)
         if apps[0].side != "base":
             test = None
         sets.append(_program_set(key, apps, test))
@@ -508,9 +533,16 @@ def compare_api(sets: Sequence[TestSet], got: Dict[CaseKey, ApiCase]
                             f"KTAP {c.result}")
         # The KTAP prints 4 decimals, LAVA keeps the JSON's figure.
         if c.measurement is not None and (measurement is None or abs(
-                measurement - c.measurement) > 1e-4 + 1e-6 * c.measurement):
+                measurement - c.measurement) >
+                1e-4 * c.scale + 1e-6 * c.measurement):
             problems.append(f"{key[0]}/{key[1]}: LAVA's measurement "
-                            f"{measurement}, the KTAP's {c.measurement}")
+                            f"{measurement}, the KTAP's "
+                            f"{format_measurement(c.measurement)}")
+        unit = got[key].unit
+        if c.measurement is not None and unit != case_name(c.units or
+                                                           "none"):
+            problems.append(f"{key[0]}/{key[1]}: LAVA's unit {unit}, the "
+                            f"KTAP's {c.units}")
     for key in got:
         if key not in want:
             problems.append(f"{key[0]}/{key[1]}: in LAVA's results only")
@@ -539,9 +571,43 @@ def _text(doc: object) -> object:
     return doc
 
 
-def check_job(tests_path: str, log_path: str) -> int:
+def job_icount_shift(job: object) -> Optional[int]:
+    """The -icount shift of a qemu job definition (its context's
+    extra_options, as lava_job.py --icount writes them); None when QEMU's
+    instruction counter does not drive the guest."""
+    context = job.get("context") if isinstance(job, dict) else None
+    options = context.get("extra_options") if isinstance(context, dict) \
+        else None
+    for opt in options if isinstance(options, list) else []:
+        m = re.match(r"^-icount\s+(\S+)$", str(opt).strip())
+        if m:
+            try:
+                return arch.icount(m.group(1)).shift
+            except ValueError as e:
+                raise ValueError(f"the job's {opt!r}: {e}") from None
+    return None
+
+
+def measured_summary(got: Dict[CaseKey, ApiCase]) -> str:
+    """How many cases carry a measurement, in which units; what a count
+    of instructions is."""
+    units: Dict[str, int] = {}
+    for case in got.values():
+        if case.measurement is not None:
+            units[case.unit or "none"] = units.get(case.unit or "none", 0) + 1
+    text = ", ".join(f"{n} in {u}" for u, n in sorted(units.items())) \
+        or "none"
+    if results.INSN in units:
+        text += f" ({ICOUNT_WORDS})"
+    return f"measurements: {text}"
+
+
+def check_job(tests_path: str, log_path: str,
+              job_path: Optional[str] = None) -> int:
     """Print LAVA's results of a kbench job as a table and compare them
-    with the cases of the KTAP the job printed; 0 when they match."""
+    with the cases of the KTAP the job printed (in instructions when the
+    job definition at JOB_PATH ran QEMU with -icount); 0 when they
+    match."""
     import json
     import yaml  # Debian: python3-yaml; only the host side needs it
     try:
@@ -554,16 +620,25 @@ def check_job(tests_path: str, log_path: str) -> int:
             text = stream_of_log(_text(yaml.safe_load(f) or []))
     except (ValueError, RecursionError, yaml.YAMLError) as e:
         raise ValueError(f"{log_path}: {e}") from None
+    shift = None
+    if job_path is not None:
+        try:
+            with open(job_path, encoding="utf-8") as f:
+                shift = job_icount_shift(_text(yaml.safe_load(f)))
+        except (ValueError, RecursionError, yaml.YAMLError) as e:
+            raise ValueError(f"{job_path}: {e}") from None
     results.write_text("-", table(got))
     if not text:
         print(f"kbtools.lava: no KTAP stream in the job's log {log_path}",
               file=sys.stderr)
         return 1
-    problems = compare_api(translate(ktap.parse(text)), got)
+    problems = compare_api(translate(ktap.parse(text), icount_shift=shift),
+                           got)
     for p in problems:
         # A name from the lab may hold a newline: one line per mismatch.
         p = p.replace("\n", "\\n").replace("\r", "\\r")
         print(f"kbtools.lava: mismatch: {p}", file=sys.stderr)
+    print(measured_summary(got))
     print(f"{len(got)} LAVA test cases, "
           f"{'all' if not problems else len(got) - len(problems)} "
           f"matching the job's KTAP")
@@ -586,10 +661,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--check-job", nargs=2, metavar=("TESTS.json", "LOG.yaml"),
                    help="compare a job's results (LAVA's /api/v0.2/jobs/ID/"
                         "tests/) with the KTAP in its log (.../logs/)")
+    p.add_argument("--job", metavar="JOB.yaml",
+                   help="with --check-job: the job's definition (under "
+                        "QEMU's -icount the figures are instructions)")
     args = p.parse_args(argv)
     if args.check_job:
         try:
-            return check_job(*args.check_job)
+            tests, log = args.check_job
+            return check_job(tests, log, args.job)
         except (OSError, ValueError) as e:
             # One line: YAML's and JSON's messages may span several.
             print(f"kbtools.lava: {' '.join(str(e).split())}",
