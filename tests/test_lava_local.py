@@ -2,16 +2,22 @@
 """Tests of kbtools/lava_local.py (scripts/lava_local.sh), without a lab:
 the mirror from the host's apt sources, who gets in (a random admin
 password never on a command line, admin/admin refused, the state root's
-alone), bad usage. subprocess is mocked; a real setup is not run here."""
+alone), the modes of what LAVA reads whatever the caller's umask, a dead
+daemon named with its log, a job that is not scheduled, destroy never
+removing while mounted, bad usage. subprocess is mocked but for the
+daemons' stand-ins (sh); a real lab runs in make check-all's lava_lab."""
 
 import contextlib
 import http.server
 import io
 import os
+import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import urllib.parse
 from unittest import mock
@@ -155,6 +161,237 @@ class Secrets(unittest.TestCase):
             lab.state_file(lava_local.TOKEN_FILE)).st_mode))
 
 
+class LabFiles(unittest.TestCase):
+    """What LAVA reads gets Debian's modes and owners, whatever the umask
+    of the caller (it was 077 for the whole process: the scheduler could
+    not read its device)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.lab = lava_local.Lab("lava_local.sh", self.tmp.name)
+        etc = os.path.join(self.lab.root, "etc")
+        os.makedirs(etc)
+        uid, gid = os.getuid(), os.getgid()
+        with open(os.path.join(etc, "passwd"), "w") as f:
+            f.write(f"root:x:0:0::/root:/bin/sh\n"
+                    f"lavaserver:x:{uid}:{gid}::/var/lib/lava-server:\n")
+        with open(os.path.join(etc, "group"), "w") as f:
+            f.write(f"root:x:0:\nlavaserver:x:{gid}:\n")
+        old = os.umask(0o077)
+        self.addCleanup(os.umask, old)
+
+    def mode(self, rel):
+        return stat.S_IMODE(os.stat(os.path.join(self.lab.root, rel))
+                            .st_mode)
+
+    def test_modes_whatever_the_umask(self):
+        self.lab.lab_file("etc/lava-server/settings.d/50-kbench.yaml", "x\n")
+        self.lab.lab_file("usr/sbin/policy-rc.d", "exit 101\n", 0o755)
+        self.assertEqual(0o644, self.mode(
+            "etc/lava-server/settings.d/50-kbench.yaml"))
+        self.assertEqual(0o755, self.mode("usr/sbin/policy-rc.d"))
+
+    def test_device_dictionary_is_the_servers(self):
+        with mock.patch.object(lava_local.proc, "run", return_value=0), \
+                mock.patch.object(lava_local.Lab, "logged"), \
+                mock.patch.object(lava_local.Lab, "set_admin"):
+            self.lab.configure()
+        rel = f"etc/lava-server/dispatcher-config/devices/" \
+              f"{lava_local.DEVICE}.jinja2"
+        st = os.stat(os.path.join(self.lab.root, rel))
+        self.assertEqual(0o644, stat.S_IMODE(st.st_mode))
+        self.assertEqual((os.getuid(), os.getgid()), (st.st_uid, st.st_gid))
+        self.assertEqual(0o644, self.mode(
+            "etc/lava-server/settings.d/50-kbench.yaml"))
+
+    def test_owner_from_the_chroot_not_the_host(self):
+        self.assertEqual((os.getuid(), os.getgid()),
+                         self.lab.lab_ids("lavaserver"))
+        with self.assertRaises(lava_local.Failure):
+            self.lab.lab_ids("nosuchuser")
+
+    def test_main_sets_a_system_umask(self):
+        os.umask(0o077)
+        with mock.patch.object(lava_local.cli, "orchestrate",
+                               return_value=0):
+            lava_local.main(["stop"], "lava_local.sh")
+        self.assertEqual(0o022, os.umask(0o077))
+
+
+class Daemons(unittest.TestCase):
+    """A daemon that died is named, with the last lines of its log."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.lab = lava_local.Lab("lava_local.sh", self.tmp.name)
+        self.lab.private_state()
+
+    def spawn(self, name, script):
+        log = open(self.lab.state_file(f"{name}.log"), "w")
+        self.addCleanup(log.close)
+        child = subprocess.Popen(["sh", "-c", script], stdout=log,
+                                 stderr=log, start_new_session=True)
+        self.addCleanup(self.reap, child)
+        self.lab.write_secret(f"{name}.pid", str(child.pid))
+        return child
+
+    def reap(self, child):
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+
+    def test_a_dead_child_is_named_with_its_log(self):
+        children = {d.name: self.spawn(d.name, "exec sleep 60")
+                    for d in lava_local.DAEMONS[:2]}
+        children["scheduler"] = self.spawn(
+            "scheduler", "echo 'INFO [INIT] Starting main loop'; echo "
+            "'PermissionError: [Errno 13] Permission denied: dev.jinja2'; "
+            "exit 0")
+        start = time.monotonic()
+        with self.assertRaises(lava_local.Failure) as e:
+            self.lab.watch(lava_local.DAEMONS, children, 30)
+        self.assertLess(time.monotonic() - start, 5)
+        text = str(e.exception)
+        self.assertTrue(text.startswith("lava-scheduler is not running "
+                                        "(exit status 0)"), text)
+        self.assertTrue(text.endswith("PermissionError: [Errno 13] "
+                                      "Permission denied: dev.jinja2"), text)
+
+    def test_all_alive_for_the_time_given(self):
+        children = {d.name: self.spawn(d.name, "exec sleep 60")
+                    for d in lava_local.DAEMONS}
+        self.assertFalse(self.lab.watch(lava_local.DAEMONS, children, 0.6))
+        self.assertTrue(self.lab.watch(lava_local.DAEMONS, {}, 5,
+                                       lambda: True))
+
+    def test_a_zombie_is_dead(self):
+        """run checks daemons it did not start by their pids: one that
+        died but was not reaped yet is not running."""
+        child = self.spawn("worker", "exit 3")
+        for _ in range(100):
+            if not self.lab.alive(child.pid):
+                break
+            time.sleep(0.05)
+        self.assertFalse(self.lab.alive(child.pid))
+        self.assertIsNone(child.returncode)  # not reaped: a zombie
+        with self.assertRaises(lava_local.Failure) as e:
+            self.lab.watch(lava_local.DAEMONS[1:2], {}, 5)
+        self.assertIn("lava-worker is not running;", str(e.exception))
+        self.assertTrue(self.lab.alive(os.getpid()))
+        self.assertFalse(self.lab.alive(0))
+
+
+class WorkerOnline(unittest.TestCase):
+    """A worker is Online for start once it pinged since: the database of
+    a lab stopped a moment ago still says Online."""
+
+    def online(self, reply, since):
+        lab = lava_local.Lab("lava_local.sh", "/nonexistent")
+        with mock.patch.object(lava_local.Lab, "api_up", return_value=True), \
+                mock.patch.object(lava_local.Lab, "api",
+                                  return_value=reply.encode()):
+            return lab.worker_online(since)
+
+    def test_a_ping_since_start(self):
+        reply = ('{"hostname": "kbench-worker", "state": "Online", '
+                 '"last_ping": "2026-11-27T07:34:56.409588Z"}')
+        self.assertTrue(self.online(reply, 1795764890.0))
+        self.assertFalse(self.online(reply, 1795764900.0))
+        self.assertFalse(self.online(reply.replace("Online", "Offline"),
+                                     1795764890.0))
+        for bad in ('{"state": "Online", "last_ping": null}', "[]", "{"):
+            self.assertFalse(self.online(bad, 0), bad)
+
+
+class Waiting(unittest.TestCase):
+    """run stops waiting for a job the lab does not schedule."""
+
+    def setUp(self):
+        self.lab = lava_local.Lab("lava_local.sh", "/nonexistent")
+        for name, value in (("SCHEDULE_S", 0.2), ("POLL_S", 0.05)):
+            p = mock.patch.object(lava_local, name, value)
+            p.start()
+            self.addCleanup(p.stop)
+        p = mock.patch.object(lava_local.Lab, "watch", lambda *a: time.sleep(
+            0.05))
+        p.start()
+        self.addCleanup(p.stop)
+
+    def wait(self, states, idle=True, limit=30):
+        replies = iter(states)
+        with mock.patch.object(lava_local.Lab, "job_state",
+                               lambda self, jid: next(replies)), \
+                mock.patch.object(lava_local.Lab, "device_idle",
+                                  return_value=idle):
+            return self.lab.wait_job("7", limit)
+
+    def test_submitted_on_an_idle_device_fails_with_the_state(self):
+        start = time.monotonic()
+        with self.assertRaises(lava_local.Failure) as e:
+            self.wait([{"state": "Submitted", "health": "Unknown"}] * 1000)
+        self.assertLess(time.monotonic() - start, 10)
+        text = str(e.exception)
+        self.assertIn("job 7 has been Submitted (health Unknown)", text)
+        self.assertIn(f"with {lava_local.DEVICE} Idle", text)
+        self.assertIn("not scheduling", text)
+        self.assertIn("scheduler.log", text)
+
+    def test_submitted_behind_a_busy_device_waits(self):
+        with self.assertRaises(lava_local.Failure) as e:
+            self.wait([{"state": "Submitted", "health": "Unknown"}] * 1000,
+                      idle=False, limit=1)
+        self.assertIn("past its own timeouts", str(e.exception))
+
+    def test_scheduled_but_not_started(self):
+        with self.assertRaises(lava_local.Failure) as e:
+            self.wait([{"state": "Scheduled", "health": "Unknown"}] * 1000)
+        self.assertIn("worker", str(e.exception))
+
+    def test_finished(self):
+        info = self.wait([{"state": "Submitted"}, {"state": "Running"},
+                          {"state": "Finished", "health": "Complete"}])
+        self.assertEqual("Complete", info["health"])
+
+
+class Destroy(unittest.TestCase):
+    def test_never_removes_while_mounted(self):
+        with tempfile.TemporaryDirectory() as d:
+            lab = lava_local.Lab("lava_local.sh", d)
+            with mock.patch.object(lava_local.Lab, "stop"), \
+                    mock.patch.object(lava_local.Lab, "mounts_below",
+                                      return_value=[f"{d}/root/dev"]):
+                with self.assertRaises(lava_local.Failure) as e:
+                    lab.destroy()
+            self.assertIn("still mounted", str(e.exception))
+            self.assertTrue(os.path.isdir(d))
+            with mock.patch.object(lava_local.Lab, "stop"), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                lab.destroy()
+            self.assertFalse(os.path.exists(d))
+            os.makedirs(d)  # for the TemporaryDirectory's cleanup
+
+    def test_mount_points_below_the_lab(self):
+        lab = lava_local.Lab("lava_local.sh", "/")
+        self.assertIn("/proc", lab.mounts_below())
+        lab = lava_local.Lab("lava_local.sh", "/proc/nonexistent")
+        self.assertEqual([], lab.mounts_below())
+
+    def test_a_signal_waits_for_the_end(self):
+        with tempfile.TemporaryDirectory() as d:
+            lab = lava_local.Lab("lava_local.sh", d)
+
+            def stop():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.1)
+            with mock.patch.object(lava_local.Lab, "stop", side_effect=stop):
+                with self.assertRaises(proc.Interrupted):
+                    lab.destroy()
+            self.assertFalse(os.path.exists(d))
+            os.makedirs(d)
+
+
 class FakeLogin(http.server.BaseHTTPRequestHandler):
     """Django's login form as LAVA serves it: a CSRF token in the form,
     a redirect away on the right password, the form again otherwise."""
@@ -248,7 +485,8 @@ class Usage(unittest.TestCase):
 
     def test_bad_usage_is_2_with_a_hint(self):
         for argv in ((), ("bogus",), ("stop", "--bogus"),
-                     ("run", "--bogus"), ("run", "--kernel", "/nonexistent")):
+                     ("run", "--bogus"), ("run", "--kernel", "/nonexistent"),
+                     ("run", "--kernel", "debian-5.10")):
             rc, err = self.call(*argv)
             self.assertEqual(2, rc, argv)
             self.assertIn("Try 'lava_local.sh --help'", err)

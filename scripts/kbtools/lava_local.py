@@ -10,11 +10,20 @@ host's own services is touched.
 
 Who may get in: the LAVA superuser "admin" gets a random password at
 setup, kept in STATE/admin-password (mode 0600, STATE mode 0700, root's);
-the tools use an API token (STATE/token, 0600), never the password. The
-Debian mirror is the host's own (its apt sources), unless
-KBENCH_LAVA_MIRROR names one.
+the tools use an API token (STATE/token, 0600), never the password. Each
+secret has its own mode; everything else is made as on a Debian system
+(umask 022), and what LAVA's server reads as its own user (lavaserver)
+has the owner and mode LAVA gives it. The Debian mirror is the host's own
+(its apt sources), unless KBENCH_LAVA_MIRROR names one.
+
+A daemon that dies is said, with the last lines of its log: start
+watches all three until the scheduler has looked at the online worker's
+device; run, while it waits, and also when a job is left Submitted on an
+idle device past SCHEDULE_S.
 """
 
+import argparse
+import datetime
 import glob
 import http.cookiejar
 import json
@@ -28,9 +37,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, paths, proc
+from kbtools import arch, cli, images, paths, proc
 from kbtools.output import msg
 
 SUITE = "bookworm"
@@ -45,14 +55,62 @@ TOKEN_FILE = "token"
 GUEST_PACKAGES = ("python3,bash,make,gcc,libc6-dev,libcap-dev,libcap2,"
                   "libnuma-dev,libnuma1,procps,util-linux,login,kmod,"
                   "iproute2")
+# The kernel the guest boots unless --kernel says otherwise: Debian 12's
+# (fetched once into the cache, shared with run_all.sh --kernel).
+GUEST_KERNEL = "debian-6.1"
 DEBIAN_SUITE = re.compile(r"^(buster|bullseye|bookworm|trixie|forky|sid|"
                           r"oldstable|stable|testing|unstable)(-updates)?$")
 APT_SOURCES = ("/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list",
                "/etc/apt/sources.list.d/*.sources")
 EXIT_FAILED, EXIT_USAGE, EXIT_MISSING = 1, 2, 3
+# LAVA's server runs as this user (Debian's lava-server-gunicorn.service,
+# and lava-scheduler drops to it): what the server reads must be theirs
+# or readable by all, as Debian's packages make them.
+LAVA_USER = "lavaserver"
+# Once the worker is Online the scheduler starts, and all three are watched
+# this long: a scheduler that cannot read a device dies in its first loop.
+SETTLE_S = 10.0
+API_WAIT_S = 120.0
+WATCH_STEP_S = 0.5
+DEAD_LOG_LINES = 12
+# A job waits in Submitted for the scheduler's next loop (every 20 s, or
+# sooner when a job arrives): past this, on an idle device, the lab is
+# not scheduling and run stops waiting.
+SCHEDULE_S = 120
+POLL_S = 5
 
 
 Failure = cli.Failure
+
+
+@dataclass(frozen=True)
+class Daemon:
+    """One of the lab's daemons: its name in STATE (NAME.pid, NAME.log),
+    what messages call it, and its command line in the chroot from the
+    lab's URL and port (with its log on standard output, kept in
+    STATE/NAME.log)."""
+    name: str
+    what: str
+    command: Callable[[str, int], List[str]]
+
+
+# As Debian's units start them (lava-server-gunicorn.service,
+# lava-scheduler.service, lava-worker.service), but logging to stdout.
+DAEMONS = (
+    Daemon("gunicorn", "gunicorn (LAVA's web server and API)",
+           lambda url, port: ["gunicorn", "lava_server.wsgi", "-u",
+                              LAVA_USER, "-g", LAVA_USER, "--workers", "2",
+                              "--bind", f"127.0.0.1:{port}", "--timeout",
+                              "120"]),
+    Daemon("worker", "lava-worker",
+           lambda url, port: ["lava-worker", "--name", WORKER, "--url",
+                              f"{url}/", "--token-file",
+                              "/var/lib/lava/dispatcher/worker/token",
+                              "--log-file", "-"]),
+    Daemon("scheduler", "lava-scheduler",
+           lambda url, port: ["lava-server", "manage", "lava-scheduler",
+                              "--log-file", "-"]),
+)
 
 
 # ---- the host's Debian mirror ------------------------------------------------
@@ -299,35 +357,26 @@ class Lab:
                          os.X_OK):
             self.say(f"debootstrap {SUITE} into {self.root} ({mirror})")
             shutil.rmtree(self.root, ignore_errors=True)
-            self.logged(["debootstrap", "--variant=minbase", SUITE,
-                         self.root, mirror], "debootstrap.log",
-                        "debootstrap failed", append=False)
-        with open(os.path.join(self.root, "etc/apt/sources.list"), "w",
-                  encoding="utf-8") as f:
-            f.write(f"deb {mirror} {SUITE} main\n"
-                    f"deb {mirror} {SUITE}-updates main\n")
+            self.logged(self.debootstrap(self.root, mirror),
+                        "debootstrap.log", "debootstrap failed",
+                        append=False)
+        self.lab_file("etc/apt/sources.list", f"deb {mirror} {SUITE} main\n"
+                      f"deb {mirror} {SUITE}-updates main\n")
         # No daemon starts while packages install: start does that.
-        rc = os.path.join(self.root, "usr/sbin/policy-rc.d")
-        with open(rc, "w", encoding="utf-8") as f:
-            f.write("#!/bin/sh\nexit 101\n")
-        os.chmod(rc, 0o755)
+        self.lab_file("usr/sbin/policy-rc.d", "#!/bin/sh\nexit 101\n", 0o755)
         try:
             self.mount()
             self.check_ports()
             self.logged(self.apt("update"), "apt.log",
                         "apt-get update failed", append=False)
             self.say("installing PostgreSQL")
-            self.logged(self.apt("install", "--no-install-recommends",
-                                 "postgresql"), "apt.log",
-                        "installing PostgreSQL failed")
+            self.install("postgresql")
             self.pg_start()
             self.say("installing lava-server, lava-dispatcher, qemu (a few "
                      "minutes)")
-            self.logged(self.apt(
-                "install", "--no-install-recommends", "lava-server",
-                "lava-dispatcher", "qemu-system-x86", "gunicorn",
-                "python3-yaml", "ca-certificates", "cpio"), "apt.log",
-                "installing LAVA failed")
+            self.install("lava-server", "lava-dispatcher", "qemu-system-x86",
+                         "gunicorn", "python3-yaml", "ca-certificates",
+                         "cpio")
             self.configure()
         finally:
             self.pg_stop()
@@ -337,12 +386,60 @@ class Lab:
                  f"{self.state_file(SECRET_FILE)} (root's alone); next: "
                  f"{self.prog.rsplit(' ', 1)[0]} start")
 
+    def debootstrap(self, root: str, mirror: str, *opts: str) -> List[str]:
+        """debootstrap's command line, the packages kept in the cache."""
+        return ["debootstrap", "--variant=minbase",
+                f"--cache-dir={self.debs()}", *opts, SUITE, root, mirror]
+
+    def debs(self) -> str:
+        """The Debian packages both debootstraps and the chroot's apt
+        fetched, kept between labs (KBENCH_CACHE/lava/debs): a lab set
+        up again downloads nothing it had."""
+        d = os.path.join(paths.cache_dir(), "lava", "debs")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def install(self, *packages: str) -> None:
+        """apt-get install in the chroot, from the cache's packages first;
+        what it fetched is kept in the cache."""
+        archives = os.path.join(self.root, "var/cache/apt/archives")
+        link_debs(self.debs(), archives)
+        self.logged(self.apt("install", "--no-install-recommends",
+                             *packages), "apt.log",
+                    f"installing {' '.join(packages)} failed")
+        link_debs(archives, self.debs())
+        proc.run(self.apt("clean"))
+
+    def lab_file(self, rel: str, text: str, mode: int = 0o644,
+                 owner: Optional[str] = None) -> None:
+        """A file of the chroot that its programs read, with the mode (and
+        owner, a user of the chroot's, its group of the same name) that
+        Debian's packages give such files, whatever the caller's umask."""
+        path = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(path + ".tmp", mode)
+        if owner is not None:
+            os.chown(path + ".tmp", *self.lab_ids(owner))
+        os.replace(path + ".tmp", path)
+
+    def lab_ids(self, user: str) -> Tuple[int, int]:
+        """(uid, gid) of USER and its group in the chroot (not the
+        host's: LAVA's users exist only there)."""
+        ids = []
+        for db in ("passwd", "group"):
+            with open(os.path.join(self.root, "etc", db),
+                      encoding="utf-8") as f:
+                ids += [int(line.split(":")[2]) for line in f
+                        if line.split(":")[0] == user]
+        if len(ids) != 2:
+            raise Failure(f"no user and group {user} in {self.root}")
+        return ids[0], ids[1]
+
     def configure(self) -> None:
-        os.makedirs(os.path.join(self.root, "etc/lava-server/settings.d"),
-                    exist_ok=True)
-        with open(os.path.join(self.root, "etc/lava-server/settings.d/"
-                               "50-kbench.yaml"), "w") as f:
-            f.write('ALLOWED_HOSTS: ["127.0.0.1", "localhost"]\n')
+        self.lab_file("etc/lava-server/settings.d/50-kbench.yaml",
+                      'ALLOWED_HOSTS: ["127.0.0.1", "localhost"]\n')
         self.logged(self.manage("migrate", "--noinput"), "manage.log",
                     "lava-server manage migrate failed", append=False)
         self.set_admin()
@@ -350,14 +447,15 @@ class Lab:
                     ("workers", "add", WORKER)):
             proc.run(self.manage(*cmd), log=self.state_file("manage.log"),
                      append=True)
-        devices = os.path.join(self.root, "etc/lava-server/dispatcher-config/"
-                               "devices")
-        os.makedirs(devices, exist_ok=True)
-        with open(os.path.join(devices, f"{DEVICE}.jinja2"), "w") as f:
-            f.write("{% extends 'qemu.jinja2' %}\n"
-                    "{% set netdevice = 'user' %}\n"
-                    "{% set memory = 2048 %}\n"
-                    "{% set no_kvm = True %}\n")
+        # As LAVA writes a device dictionary set through its API: the
+        # server's, readable by all (lava-scheduler reads it as the
+        # server's user).
+        self.lab_file(f"etc/lava-server/dispatcher-config/devices/"
+                      f"{DEVICE}.jinja2",
+                      "{% extends 'qemu.jinja2' %}\n"
+                      "{% set netdevice = 'user' %}\n"
+                      "{% set memory = 2048 %}\n"
+                      "{% set no_kvm = True %}\n", owner=LAVA_USER)
         proc.run(self.manage("devices", "add", "--device-type", "qemu",
                              "--worker", WORKER, DEVICE),
                  log=self.state_file("manage.log"), append=True)
@@ -372,32 +470,69 @@ class Lab:
             return 0
 
     def alive(self, pid: int) -> bool:
+        """True when PID runs (a zombie, dead but not yet reaped by
+        whoever inherited it, does not)."""
         if pid <= 0:
             return False
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
             return False
-        except PermissionError:
-            return True
-        return True
+        return state not in ("Z", "X")
 
-    def start_daemon(self, name: str, *cmd: str) -> None:
-        """cmd in the chroot in a session of its own, its pid in
-        STATE/NAME.pid, its output in STATE/NAME.log."""
-        if self.alive(self.pid_of(name)):
-            return
-        log = os.open(self.state_file(f"{name}.log"),
+    def start_daemon(self, daemon: "Daemon"
+                     ) -> "Optional[subprocess.Popen[bytes]]":
+        """The daemon in the chroot in a session of its own, its pid in
+        STATE/NAME.pid, its output in STATE/NAME.log; None when it runs
+        already."""
+        if self.alive(self.pid_of(daemon.name)):
+            return None
+        log = os.open(self.state_file(f"{daemon.name}.log"),
                       os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             child = subprocess.Popen(
                 ["chroot", self.root, "/usr/bin/env", "-i",
                  "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
-                 "HOME=/root", *cmd], stdin=subprocess.DEVNULL,
-                stdout=log, stderr=log, start_new_session=True)
+                 "HOME=/root", *daemon.command(self.url, self.port)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True)
         finally:
             os.close(log)
-        self.write_secret(f"{name}.pid", str(child.pid))
+        self.write_secret(f"{daemon.name}.pid", str(child.pid))
+        return child
+
+    def dead(self, daemon: "Daemon", status: Optional[int] = None) -> Failure:
+        """The failure that says DAEMON is not running, with the last
+        lines of its log."""
+        log = self.state_file(f"{daemon.name}.log")
+        how = f" (exit status {status})" if status is not None else ""
+        last = proc.tail(log, DEAD_LOG_LINES).rstrip()
+        return Failure(f"{daemon.what} is not running{how}; the last lines "
+                       f"of {log}:\n" + (last or "(empty)"))
+
+    def watch(self, daemons: Sequence["Daemon"],
+              children: Dict[str, "subprocess.Popen[bytes]"],
+              seconds: float, until: Optional[Callable[[], bool]] = None
+              ) -> bool:
+        """Watch DAEMONS for SECONDS (until UNTIL() is true, when given;
+        its last answer returned): the first one found dead is a Failure
+        naming it. CHILDREN are the ones this process started (their exit
+        status known), the others are checked by pid."""
+        end = time.monotonic() + seconds
+        while True:
+            for d in daemons:
+                child = children.get(d.name)
+                if child is not None:
+                    if child.poll() is not None:
+                        raise self.dead(d, child.returncode)
+                elif not self.alive(self.pid_of(d.name)):
+                    raise self.dead(d)
+            if until is not None and until():
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(WATCH_STEP_S)
 
     def stop_daemon(self, name: str) -> None:
         """End the session start_daemon began (its qemu too)."""
@@ -444,42 +579,99 @@ class Lab:
             raise Failure(f"no LAVA in {self.root}: run "
                           f"'{self.prog.rsplit(' ', 1)[0]} setup' first")
         self.private_state()
-        self.mount()
-        self.check_ports()
-        self.pg_start()
-        # A lab set up before the password was random gets one now.
-        self.set_admin()
-        self.write_secret(TOKEN_FILE, self.admin_token())
-        self.worker_token()
-        self.start_daemon("gunicorn", "gunicorn", "lava_server.wsgi",
-                          "--workers", "2", "--bind",
-                          f"127.0.0.1:{self.port}", "--timeout", "120")
-        self.start_daemon("scheduler", "lava-server", "manage",
-                          "lava-scheduler")
-        self.start_daemon("worker", "lava-worker", "--name", WORKER,
-                          "--url", f"{self.url}/", "--token-file",
-                          "/var/lib/lava/dispatcher/worker/token")
-        for _ in range(120):
-            if self.api_up():
-                break
-            time.sleep(1)
-        else:
-            raise Failure(f"the LAVA API did not come up: see "
-                          f"{self.state_file('gunicorn.log')}")
+        try:
+            self.mount()
+            self.check_ports()
+            self.pg_start()
+            self.worker_token()
+            since = time.time()
+            children = self.start_daemons(DAEMONS[:2])
+            # While gunicorn starts: a lab set up before the password
+            # was random gets one now; the tools' token.
+            self.set_admin()
+            self.write_secret(TOKEN_FILE, self.admin_token())
+            if not self.watch(DAEMONS[:2], children, API_WAIT_S,
+                              lambda: self.worker_online(since)):
+                raise Failure(
+                    f"the LAVA API did not come up with {WORKER} Online "
+                    f"within {API_WAIT_S:g} s: see "
+                    f"{self.state_file('gunicorn.log')} and "
+                    f"{self.state_file('worker.log')}")
+            # The scheduler last: its first loop then looks at the
+            # online worker's devices, so a device it cannot use shows
+            # within SETTLE_S, not one 20 s loop later.
+            children.update(self.start_daemons(DAEMONS[2:]))
+            self.watch(DAEMONS, children, SETTLE_S)
+        except BaseException:
+            # Nothing half-started stays: the logs tell what happened.
+            self.say(f"stopping the lab again (its logs stay in "
+                     f"{self.state})")
+            self.stop()
+            raise
         self.say(f"LAVA is up: {self.url}/ (logs in {self.state}; the "
                  f"admin's password in {self.state_file(SECRET_FILE)})")
 
+    def start_daemons(self, daemons: Sequence[Daemon]
+                      ) -> Dict[str, "subprocess.Popen[bytes]"]:
+        """Start those of DAEMONS not running; the ones started."""
+        children = {}
+        for d in daemons:
+            child = self.start_daemon(d)
+            if child is not None:
+                children[d.name] = child
+        return children
+
+    def worker_online(self, since: float) -> bool:
+        """True when the API answers and says the worker is Online with a
+        ping after SINCE (a time.time()): the database of a lab stopped
+        a moment ago still says Online."""
+        if not self.api_up():
+            return False
+        try:
+            info = json.loads(self.api(f"workers/{WORKER}/"))
+            ping = datetime.datetime.fromisoformat(
+                str(info.get("last_ping")).replace("Z", "+00:00"))
+        except (Failure, ValueError, AttributeError):
+            return False
+        return info.get("state") == "Online" and ping.timestamp() > since
+
     def stop(self) -> None:
-        for d in ("worker", "scheduler", "gunicorn"):
-            self.stop_daemon(d)
+        for d in reversed(DAEMONS):
+            self.stop_daemon(d.name)
         if self.mounted(os.path.join(self.root, "proc")):
             self.pg_stop()
         self.umount()
         self.say("stopped")
 
+    def mounts_below(self) -> List[str]:
+        """The mount points at or below BASE (from /proc/self/mountinfo,
+        its octal escapes undone)."""
+        base = os.path.realpath(self.base)
+        out = []
+        with open("/proc/self/mountinfo", encoding="utf-8") as f:
+            for line in f:
+                point = re.sub(r"\\([0-7]{3})",
+                               lambda m: chr(int(m.group(1), 8)),
+                               line.split()[4])
+                if point == base or point.startswith(base.rstrip("/") + "/"):
+                    out.append(point)
+        return out
+
     def destroy(self) -> None:
-        self.stop()
-        shutil.rmtree(self.base, ignore_errors=True)
+        """Stop the lab, then remove BASE: never while anything below it
+        is still mounted (the chroot's /dev is the host's own). Signals
+        wait until it is done: an interrupted destroy would leave a
+        stopped lab half removed."""
+        with proc.deferred_signals():
+            self.stop()
+            left = self.mounts_below()
+            if left:
+                raise Failure(f"still mounted, {self.base} left as it is: "
+                              f"{' '.join(left)}")
+            shutil.rmtree(self.base, ignore_errors=True)
+            if os.path.exists(self.base):
+                raise Failure(f"cannot remove all of {self.base}")
+            self.say(f"removed {self.base}")
 
     # ---- check: who gets in ----
 
@@ -508,10 +700,11 @@ class Lab:
         ap.add_argument("--timeout")
         ap.add_argument("--full", action="store_true")
         ap.add_argument("--machine-slow", action="store_true")
+        ap.add_argument("--icount", action="store_true")
         ap.add_argument("--keep-rootfs", action="store_true")
         a = ap.parse_args(list(argv))
-        if a.kernel and not os.path.isfile(a.kernel):
-            ap.error(f"no such kernel image '{a.kernel}'")
+        a.kernel = a.kernel or GUEST_KERNEL
+        images.check(arch.X86_64, a.kernel)
         job_args: List[str] = []
         for t in a.test:
             job_args += ["-t", t]
@@ -519,18 +712,24 @@ class Lab:
             if value is not None:
                 job_args += [opt, value]
         job_args += ["--full"] * a.full + ["--machine-slow"] * a.machine_slow
+        job_args += ["--icount"] * a.icount
         self.check_host()
         if not self.api_up():
             raise Failure("LAVA is not running: "
                           f"'{self.prog.rsplit(' ', 1)[0]} start' first")
+        try:
+            self.run_job(a, job_args)
+        finally:
+            self.private_state()
+
+    def run_job(self, a: "argparse.Namespace", job_args: List[str]) -> None:
         if not a.keep_rootfs or not os.path.isfile(
                 os.path.join(self.srv, "rootfs.cpio")):
             self.make_guest()
             self.pack_guest()
-        if a.kernel:
-            shutil.copy(a.kernel, os.path.join(self.srv, "vmlinuz"))
-        else:
-            self.debian_kernel()
+        kernel = images.resolve(arch.X86_64, a.kernel, self.prog).file
+        shutil.copy(kernel, os.path.join(self.srv, "vmlinuz"))
+        os.chmod(os.path.join(self.srv, "vmlinuz"), 0o644)
         job = self.state_file("job.yaml")
         if proc.run([paths.script("scripts/lava_job.py"), "--kernel",
                      "file:///srv/kbench/vmlinuz", "--rootfs",
@@ -548,24 +747,81 @@ class Lab:
         clock = proc.Clock()
         self.say(f"job {jid} submitted; waiting "
                  f"({self.url}/scheduler/job/{jid})")
-        while True:
-            info = json.loads(self.api(f"jobs/{jid}/"))
-            if info.get("state") == "Finished":
-                break
-            time.sleep(5)
+        finished = False
+        try:
+            info = self.wait_job(jid, job_minutes(job) * 60 + POLL_S * 12)
+            finished = True
+        finally:
+            if not finished:
+                self.cancel_job(jid)
         print(f"job {info.get('id')}: {info.get('health')}", flush=True)
         self.say(f"job {jid} took {clock.seconds()} s from submission to "
                  "its end")
-        with open(self.state_file("tests.json"), "wb") as fb:
-            fb.write(self.api(f"jobs/{jid}/tests/?limit=10000"))
-        with open(self.state_file("log.yaml"), "wb") as fb:
-            fb.write(self.api(f"jobs/{jid}/logs/"))
+        self.write_secret("tests.json", self.api(
+            f"jobs/{jid}/tests/?limit=10000").decode("utf-8", "replace"))
+        self.write_secret("log.yaml", self.api(
+            f"jobs/{jid}/logs/").decode("utf-8", "replace"))
         status = proc.run(["python3", "-m", "kbtools.lava", "--check-job",
                            self.state_file("tests.json"),
-                           self.state_file("log.yaml")],
+                           self.state_file("log.yaml"), "--job", job],
                           env=dict(os.environ, PYTHONPATH=paths.SCRIPTS))
         if status:
             raise Failure("the job's results differ from its KTAP", status)
+
+    def job_state(self, jid: str) -> Dict[str, str]:
+        info = json.loads(self.api(f"jobs/{jid}/"))
+        if not isinstance(info, dict):
+            raise Failure(f"LAVA API jobs/{jid}/: not a job: {info!r}")
+        return info
+
+    def wait_job(self, jid: str, limit_s: float) -> Dict[str, str]:
+        """The job's record once Finished. A daemon that dies meanwhile
+        fails at once, naming it; so does a job left Submitted on an
+        idle device past SCHEDULE_S (the scheduler is not scheduling),
+        left Scheduled as long (the worker does not start it), or not
+        finished past LIMIT_S (its own timeouts and some more)."""
+        start = time.monotonic()
+        since: Dict[str, float] = {}
+        while True:
+            info = self.job_state(jid)
+            state = str(info.get("state"))
+            if state == "Finished":
+                return info
+            now = time.monotonic()
+            since.setdefault(state, now)
+            waited = now - since[state]
+            where = (f"job {jid} has been {state} (health "
+                     f"{info.get('health')}) for {waited:.0f} s")
+            if state == "Submitted" and waited > SCHEDULE_S and \
+                    self.device_idle():
+                raise Failure(
+                    f"{where} with {DEVICE} Idle: the scheduler looks at its "
+                    f"queue every 20 s, so it is not scheduling; see "
+                    f"{self.state_file('scheduler.log')}")
+            if state == "Scheduled" and waited > SCHEDULE_S:
+                raise Failure(
+                    f"{where}: the worker polls every 20 s, so it is not "
+                    f"starting it; see {self.state_file('worker.log')}")
+            if now - start > limit_s:
+                raise Failure(f"{where}, {now - start:.0f} s since it was "
+                              f"submitted: past its own timeouts")
+            try:
+                self.watch(DAEMONS, {}, POLL_S)
+            except Failure as e:
+                raise Failure(f"{where}: {e}") from None
+
+    def device_idle(self) -> bool:
+        info = json.loads(self.api(f"devices/{DEVICE}/"))
+        return isinstance(info, dict) and info.get("state") == "Idle"
+
+    def cancel_job(self, jid: str) -> None:
+        """Cancel a job left behind (run failed or was interrupted): a
+        lab put right later must not run it."""
+        try:
+            self.api(f"jobs/{jid}/cancel/")
+            self.say(f"job {jid} cancelled")
+        except Failure as e:
+            self.say(f"could not cancel job {jid}: {e}")
 
     def write_guest_init(self) -> None:
         """The guest's init: the mounts the collection needs, then a root
@@ -606,10 +862,10 @@ class Lab:
             self.say(f"debootstrap the guest rootfs into {self.guest} (once)")
             shutil.rmtree(self.guest, ignore_errors=True)
             os.makedirs(self.srv, exist_ok=True)
-            self.logged(["debootstrap", "--variant=minbase",
-                         f"--include={GUEST_PACKAGES}", SUITE, self.guest,
-                         self.mirror()], "guest.log",
-                        "debootstrap of the guest failed", append=False)
+            self.logged(self.debootstrap(self.guest, self.mirror(),
+                                         f"--include={GUEST_PACKAGES}"),
+                        "guest.log", "debootstrap of the guest failed",
+                        append=False)
             for junk in ("var/cache/apt/archives", "var/lib/apt/lists",
                          "usr/share/doc", "usr/share/man",
                          "usr/share/locale"):
@@ -618,9 +874,9 @@ class Lab:
             # The guest's root logs in on its serial console without a
             # password: LAVA's auto_login; the guest is reached by its
             # console only (no network service in it).
-            proc.run(["chroot", self.guest, "passwd", "-d", "root"])
-            with open(os.path.join(self.guest, "etc/hostname"), "w") as f:
-                f.write("kbench\n")
+            self.logged(["chroot", self.guest, "passwd", "-d", "root"],
+                        "guest.log", "cannot clear the guest's root password")
+            self.lab_file("srv/kbench/guest/etc/hostname", "kbench\n")
         self.write_guest_init()
         self.copy_collection()
 
@@ -638,32 +894,16 @@ class Lab:
         os.replace(os.path.join(self.srv, "rootfs.cpio.tmp"),
                    os.path.join(self.srv, "rootfs.cpio"))
 
-    def debian_kernel(self) -> None:
-        """Debian 12's 6.1 kernel, fetched with apt-get download in the
-        chroot."""
-        deps = proc.capture(self.in_root("apt-cache", "depends",
-                                         "linux-image-amd64"))
-        m = re.search(r"^ *Depends: (linux-image-6\.1\.\S*-amd64)$", deps,
-                      re.M)
-        if not m:
-            raise Failure("cannot resolve linux-image-amd64 in the chroot")
-        pkg = m.group(1)
-        kdir = os.path.join(self.srv, "kernel")
-        if not os.path.isfile(os.path.join(kdir, f"{pkg}.stamp")):
-            self.say(f"fetching {pkg}")
-            shutil.rmtree(kdir, ignore_errors=True)
-            os.makedirs(kdir)
-            self.logged(self.in_root("sh", "-c", "cd /srv/kbench/kernel && "
-                                     f"apt-get download -q {pkg}"),
-                        "kernel.log", "cannot fetch the kernel",
-                        append=False)
-            if proc.run(self.in_root(
-                    "sh", "-c", f"dpkg-deb --fsys-tarfile /srv/kbench/kernel/"
-                    f"{pkg}_*.deb | tar -xf - -C /srv/kbench/kernel ./boot")):
-                raise Failure(f"cannot unpack {pkg}")
-            open(os.path.join(kdir, f"{pkg}.stamp"), "w").close()
-        for f in glob.glob(os.path.join(kdir, "boot", "vmlinuz-*")):
-            shutil.copy(f, os.path.join(self.srv, "vmlinuz"))
+
+def job_minutes(path: str) -> float:
+    """The job's own timeout (timeouts: job: minutes) in its definition."""
+    import yaml  # Debian: python3-yaml, as lava_job.py needs
+    with open(path, encoding="utf-8") as f:
+        job = yaml.safe_load(f)
+    try:
+        return float(job["timeouts"]["job"]["minutes"])
+    except (KeyError, TypeError, ValueError):
+        raise Failure(f"{path}: no job timeout in minutes") from None
 
 
 # After the mounts every guest of ours has (scripts/guest/guest_mounts.sh): a
@@ -675,6 +915,20 @@ while :; do
 \t/sbin/agetty --noclear -L ttyS0 115200 vt100
 done
 """
+
+
+def link_debs(src: str, dest: str) -> None:
+    """The .deb files of SRC that DEST lacks, hard-linked (copied across
+    file systems)."""
+    os.makedirs(dest, exist_ok=True)
+    for path in glob.glob(os.path.join(src, "*.deb")):
+        target = os.path.join(dest, os.path.basename(path))
+        if os.path.exists(target):
+            continue
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copy2(path, target)
 
 
 def local_opener(jar: Optional[http.cookiejar.CookieJar] = None
@@ -718,23 +972,33 @@ A throwaway LAVA (server, worker and one qemu device) in a Debian 12
 chroot under {base} (KBENCH_LAVA_DIR), for the kbench LAVA job.
 
   setup     debootstrap the chroot, install PostgreSQL and LAVA 2023.01
-            from Debian, create the admin (a random password, kept in
+            from Debian (the packages kept in .cache/lava/debs,
+            KBENCH_CACHE), create the admin (a random password, kept in
             {state}/{secret}, mode 0600), the qemu device and the
             worker (about 2 GB of disk, 5-20 minutes; once)
   start     mount /proc, /sys, /dev into the chroot, start PostgreSQL,
-            gunicorn (127.0.0.1:{port}, KBENCH_LAVA_PORT), lava-scheduler
-            and lava-worker; the tools' API token in {state}/{token}
+            gunicorn (127.0.0.1:{port}, KBENCH_LAVA_PORT), lava-worker and
+            lava-scheduler; the tools' API token in {state}/{token}.
+            Fails, naming it with its log's last lines, when a daemon
+            dies within {settle:g} s of the worker coming Online
   run       pack the built collection into a guest rootfs (debootstrapped
             once), submit the job (scripts/lava_job.py), wait for it, print
             its results from the REST API as a table and check them against
-            the KTAP the job printed
+            the KTAP the job printed. Fails with the job's state when a
+            daemon dies, or when the job stays Submitted on an idle device
+            (or Scheduled) past {schedule} s: the scheduler looks every 20 s
   check     admin/admin must be refused and the state root's alone
   stop      stop what start started (by the pids it recorded), unmount
-  destroy   stop, then remove {base}
+  destroy   stop, then remove {base} (never while anything in it is
+            mounted; signals wait until it is done)
 
 run options:
-  --kernel IMAGE   the kernel to boot (default: Debian 12's 6.1 kernel,
-                   fetched into the chroot with apt-get download)
+  --kernel IMAGE   the kernel to boot: a file, or debian-6.1 (default:
+                   Debian 12's, fetched once into the cache as run_all.sh
+                   --kernel does), debian-6.12
+  --icount         exact mode: QEMU's instruction counter drives the guest,
+                   every program runs twice, the measurements come back in
+                   insn (guest instructions per operation)
   -t NAME, -r N, --repeat N, --full, --timeout SECS, --machine-slow
                    passed to scripts/lava_job.py (run_all.sh's options)
   --keep-rootfs    reuse the guest rootfs packed by the last run
@@ -755,7 +1019,8 @@ def main(argv: Sequence[str], prog: str = "kbench lava local") -> int:
     if cmd in ("-h", "--help"):
         print(USAGE.format(prog=prog, base=lab.base, state=lab.state,
                            secret=SECRET_FILE, token=TOKEN_FILE,
-                           port=lab.port), end="")
+                           port=lab.port, settle=SETTLE_S,
+                           schedule=SCHEDULE_S), end="")
         return 0
     actions = {"setup": lab.setup, "start": lab.start, "stop": lab.stop,
                "destroy": lab.destroy}
@@ -763,7 +1028,11 @@ def main(argv: Sequence[str], prog: str = "kbench lava local") -> int:
         cli.UsageParser(prog=prog).error(f"unknown command '{cmd}'")
     if cmd != "run" and rest:
         cli.UsageParser(prog=prog).error(f"unknown option '{rest[0]}'")
-    os.umask(0o077)
+    # The lab's files are made as Debian's tools make a system's (umask
+    # 022: what debootstrap, dpkg's maintainer scripts and LAVA, which
+    # reads them as its own users, expect), whatever the caller's umask;
+    # the secrets and STATE have modes of their own (0600, 0700).
+    os.umask(0o022)
 
     def body() -> int:
         if cmd == "run":

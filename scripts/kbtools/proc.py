@@ -5,7 +5,9 @@ times out and stops a child.
 - run(cmd, log=...): a child in a process group of its own, its output in
   a log file (or inherited), an optional timeout; a signal that reaches
   kbench (SIGINT, SIGTERM, SIGHUP, while stop_on_signals() is in force)
-  stops the whole group before kbench goes on to put things back.
+  stops the whole group before kbench goes on to put things back
+  (deferred_signals(): held until a block that must not stop halfway
+  is done).
 - capture(cmd): a short command's standard output; Failed when it fails
   (capture_bytes: the same as bytes, a file's content from git).
 - tee(cmd, out, err): stdout and stderr each kept in a file and shown
@@ -28,7 +30,8 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import IO, Any, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import (IO, Any, Callable, Iterator, List, Mapping, Optional,
+                    Sequence, Tuple)
 
 # Seconds a stopped group gets between SIGTERM and SIGKILL.
 GRACE_S = 10.0
@@ -68,17 +71,39 @@ def _raise_interrupted(signum: int, frame: Optional[FrameType]) -> None:
     raise Interrupted(signum)
 
 
+SignalHandler = Callable[[int, Optional[FrameType]], None]
+
+
+@contextlib.contextmanager
+def _stop_signals_to(handler: SignalHandler) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP go to handler while in force."""
+    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, previous in old.items():
+            signal.signal(s, previous)
+
+
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """While in force, SIGINT, SIGTERM and SIGHUP raise Interrupted in the
     main thread, so that run() stops its child and finally: blocks put
     things back before the exit."""
-    old = {s: signal.signal(s, _raise_interrupted) for s in STOP_SIGNALS}
-    try:
+    with _stop_signals_to(_raise_interrupted):
         yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """While in force, SIGINT, SIGTERM and SIGHUP are held, not acted on:
+    for work that must not stop halfway (removing what a task set up).
+    The first one held raises Interrupted once the block is done."""
+    held: List[int] = []
+    with _stop_signals_to(lambda signum, frame: held.append(signum)):
+        yield
+    if held:
+        raise Interrupted(held[0])
 
 
 def stop_group(child: "subprocess.Popen[Any]",
