@@ -919,6 +919,80 @@ lava_parser() {
 		-t "$top/tests" -v
 }
 
+# lava_phase PHASE SECONDS [ARG...]: scripts/lava_local.sh PHASE, stopped
+# (SIGTERM: it cleans up) past SECONDS; says its wall time, fails naming
+# the phase.
+lava_phase() {
+	local phase=$1 secs=$2 start=$SECONDS rc=0
+	shift 2
+	timeout -k 60 "$secs" "$top/scripts/lava_local.sh" "$phase" "$@" || rc=$?
+	echo "lava_local.sh $phase: $((SECONDS - start)) s"
+	((rc != 124)) || fail "lava_local.sh $phase did not end within $secs s"
+	((rc == 0)) || fail "lava_local.sh $phase exited $rc"
+}
+
+# lava_left LAB: what of the lab is still there (its directory, a mount
+# below it, a process whose root is in it); nothing when it is gone.
+lava_left() {
+	local r
+	[[ ! -e $1 ]] || echo "$1 exists"
+	grep -F " $1/" /proc/self/mountinfo | awk '{ print "mounted: " $5 }' || true
+	for r in /proc/[0-9]*/root; do
+		[[ $(readlink "$r" 2>/dev/null) != "$1"/* ]] || echo "process ${r%/root} runs in it"
+	done
+}
+
+# lava_cleanup LAB: destroy the lab after a failure or a signal, saying
+# what of it is left if anything is.
+lava_cleanup() {
+	timeout 600 "$top/scripts/lava_local.sh" destroy || true
+	lava_left "$1" | sed 's/^/left behind: /'
+}
+
+# A LAVA lab end to end, as docs/lava.md has a user try it: a lab of its
+# own (in /var/tmp) set up from nothing, started, one
+# syscall_overhead job on Debian's 6.1 kernel (the image vm_debian_6_1
+# fetched), its results read back through LAVA's REST API and checked
+# against the job's KTAP (at least 12 measurements, getpid among them),
+# stopped and destroyed: nothing left mounted, running or on disk. Debian's
+# packages stay in .cache/lava/debs for the next run.
+lava_lab() {
+	local lab out=$work/lava-run.out port start=$SECONDS n left
+	need debootstrap python3
+	for port in 5432 8790; do
+		if [[ -n $(ss -ltnH "sport = :$port") ]]; then
+			echo "port $port is in use on this machine (a LAVA lab or a PostgreSQL of its own): the lab needs it"
+			exit 4
+		fi
+	done
+	# The guest gets the collection as built here (alone: build it).
+	make -s -C "$top" all >"$work/lava-make.log" 2>&1 ||
+		{ tail -n 20 "$work/lava-make.log"; fail "the collection does not build"; }
+	# Not below $work: a lab that could not be unmounted must never meet
+	# the rm -rf of $work (its chroot's /dev is the host's).
+	lab=$(mktemp -d /var/tmp/kbench-lava-check.XXXXXX)
+	export KBENCH_LAVA_DIR=$lab
+	trap 'lava_cleanup "$lab"' EXIT
+	lava_phase setup 1800
+	lava_phase start 180
+	lava_phase run 1200 -t syscall_overhead --timeout 900 >"$out"
+	cat "$out"
+	grep -qE '^job [0-9]+: Complete$' "$out" || fail "the job did not end Complete"
+	n=$(awk '$1 == "syscall_overhead" && $4 ~ /^[0-9.]+$/ && $5 == "us"' "$out" | wc -l)
+	((n >= 12)) || fail "$n measurements in us from LAVA's API, want 12 or more"
+	awk '$1 == "syscall_overhead" && $2 == "getpid" && $3 == "pass" && $4 > 0' "$out" |
+		grep -q . || fail "no passed getpid measurement from LAVA's API"
+	lava_phase stop 120
+	lava_phase destroy 300
+	trap - EXIT
+	left=$(lava_left "$lab")
+	[[ -z $left ]] || fail "destroy left: $left"
+	for port in 5432 8790; do
+		[[ -z $(ss -ltnH "sport = :$port") ]] || fail "port $port still in use after destroy"
+	done
+	echo "lava_lab: $n measurements, the lab gone; $((SECONDS - start)) s in all"
+}
+
 # ---- other architectures (issue 16) ----------------------------------
 
 # elf_class_machine FILE: "ELF32 Intel 80386", "ELF64 AArch64", ...
@@ -1220,6 +1294,7 @@ if [[ -n $vm ]]; then
 	step vm_debian_6_1
 	step ab_boot_retry
 	step i386_host_run
+	step lava_lab
 fi
 if [[ -n $vm || -n $arm64 ]]; then
 	step vm_arm64_6_12
