@@ -532,14 +532,6 @@ class IcountJobCheck(JobCheck):
                           err.getvalue())
 
 
-def load_generator():
-    spec = importlib.util.spec_from_file_location(
-        "lava_job", os.path.join(SCRIPTS, "lava_job.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 class JobGenerator(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz-6.1",
             "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from kbtools import arch, cli, ktap, output, results, stats
+from kbtools import cli, ktap, output, policy, results, stats
 
 
 class LavaResult(StrEnum):
@@ -582,7 +582,7 @@ def job_icount_shift(job: object) -> Optional[int]:
         m = re.match(r"^-icount\s+(\S+)$", str(opt).strip())
         if m:
             try:
-                return arch.icount(m.group(1)).shift
+                return policy.icount(m.group(1)).shift
             except ValueError as e:
                 raise ValueError(f"the job's {opt!r}: {e}") from None
     return None
