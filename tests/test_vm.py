@@ -554,9 +554,11 @@ class WholeRun(unittest.TestCase):
 
         def build(cmd, **kw):
             prog_calls.append(cmd)
-            if cmd[0].endswith("compare.py"):
-                return 0, "a table\nof two lines"
             return 0, "syscall_overhead:syscall_overhead\n"
+
+        def comparison(req):
+            prog_calls.append(req)
+            return vm.kbcompare.Comparison("a table\nof two lines", [], [])
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.dict(os.environ, {"TMPDIR": d, "KSRC": "/ksrc"}), \
                 mock.patch.object(vm.Vng, "check_host"), \
@@ -564,6 +566,7 @@ class WholeRun(unittest.TestCase):
                                   images.Image("/i", "/i", "test-kernel")), \
                 mock.patch.object(vm.vng, "ensure", return_value="/venv"), \
                 mock.patch.object(vm.proc, "output", build), \
+                mock.patch.object(vm.kbcompare, "comparison", comparison), \
                 mock.patch.object(vm.Vng, "command", command), \
                 mock.patch.object(vm, "choose_accel",
                                   return_value=("tcg", "--accel tcg")), \
@@ -638,10 +641,11 @@ class WholeRun(unittest.TestCase):
         self.assertIn(" --vs-prefix env --repeat 2 --json ", calls[1])
         self.assertEqual(["base/syscall_overhead.json",
                           "candidate/syscall_overhead.json"], seen["files"])
-        compare = [c for c in calls if c[0].endswith("compare.py")][0]
-        self.assertEqual(["--label", "base,env"], compare[1:3])
+        compare = [c for c in calls
+                   if isinstance(c, vm.kbcompare.Request)][0]
+        self.assertEqual(["base", "env"], compare.labels)
         self.assertEqual([os.path.join(seen["dir"], s)
-                          for s in ("base", "candidate")], compare[3:])
+                          for s in ("base", "candidate")], compare.paths)
         self.assertEqual("TAP version 13\n# a table\n# of two lines\n", out)
 
     def test_a_guest_that_panics_at_boot(self):
@@ -849,25 +853,31 @@ class HostMerge(unittest.TestCase):
                         "--json", d, "--report", os.path.join(d, "r.html")).run
             calls = []
 
-            def output(cmd, **kw):
-                calls.append(cmd)
-                return 1, "getppid slower"
+            def comparison(req):
+                calls.append(req)
+                return vm.kbcompare.Comparison("getppid slower", [],
+                                               [mock.MagicMock()])
 
-            def ran(cmd, **kw):
-                calls.append(cmd)
-                return 0
-            with mock.patch.object(vm.proc, "output", output), \
-                    mock.patch.object(vm.proc, "run", ran):
-                rc, out, _ = quiet(vm.after_run, run, d, d, "t", 0)
+            def write(out, paths):
+                calls.append((out, paths))
+            from kbtools import report
+            with mock.patch.object(vm.kbcompare, "comparison", comparison), \
+                    mock.patch.object(vm.kbcompare.Comparison, "over_lines",
+                                      return_value=["env: getppid slower"]), \
+                    mock.patch.object(report, "write", write):
+                rc, out, err = quiet(vm.after_run, run, d, d, "t", 0)
+            self.assertIn("t: env: getppid slower\n", err)
             with open(os.path.join(d, "run_all.ktap")) as f:
                 ktap = f.read()
         self.assertEqual(1, rc)
         want = f"# getppid slower\n# report: {d}/r.html\n"
         self.assertEqual(want, out)
         self.assertEqual("# Totals: pass:2\n" + want, ktap)
-        self.assertEqual(["--label", "base,env", "--fail-above", "5",
-                          f"{d}/base", f"{d}/candidate"], calls[0][1:])
-        self.assertEqual(["-o", f"{d}/r.html", d], calls[1][1:])
+        self.assertEqual((["base", "env"], 5.0,
+                          [f"{d}/base", f"{d}/candidate"]),
+                         (calls[0].labels, calls[0].fail_above_pct,
+                          calls[0].paths))
+        self.assertEqual((f"{d}/r.html", [d]), calls[1])
 
     def test_results_that_cannot_be_merged(self):
         with tempfile.TemporaryDirectory() as d:
@@ -878,6 +888,46 @@ class HostMerge(unittest.TestCase):
             rc, _, err = quiet(vm.merge_repetitions, d, False, "t", 0)
         self.assertEqual(1, rc)
         self.assertIn("t: could not merge the repetitions' results into", err)
+
+    def test_the_sides_compared_and_reported_here(self):
+        """kbtools.compare and kbtools.report in this process, as
+        compare.py and report.py would: the table as '# ' lines (also
+        at the end of the KTAP copy), --fail-above's rows on stderr."""
+        with tempfile.TemporaryDirectory() as d:
+            dirs = []
+            for side, median in (("base", 0.4), ("candidate", 0.8)):
+                dirs.append(os.path.join(d, side))
+                for k in range(4):
+                    doc = result_doc(f"{side}{k}")
+                    doc["machine"] = {"arch": "x86_64"}  # a real clock
+                    doc["rows"][0]["median"] = median + k / 1000
+                    rep = os.path.join(d, "reps", side, str(k))
+                    os.makedirs(rep)
+                    vm.results.write_json(os.path.join(
+                        rep, "syscall_overhead.json"), doc)
+                vm.results.merge_dirs(dirs[-1], [
+                    os.path.join(d, "reps", side, str(k)) for k in range(4)])
+            ktap = os.path.join(d, "run_all.ktap")
+            with open(ktap, "w") as f:
+                f.write("TAP version 13\n")
+            rc, out, err = quiet(vm.compare, dirs, "base,env", "", "t", ktap)
+            self.assertEqual((0, ""), (rc, err))
+            self.assertRegex(out, r"(?m)^# .*getpid")
+            self.assertIn("env", out)
+            with open(ktap) as f:
+                self.assertEqual("TAP version 13\n" + out, f.read())
+            rc, _, err = quiet(vm.compare, dirs, "base,env", "10", "t")
+            self.assertEqual(1, rc)
+            self.assertIn("t: env: syscall_overhead:getpid is slower by "
+                          "more than 10%", err)
+            rc, out, err = quiet(vm.compare, [d, d + "/none"], "a,b", "",
+                                 "t")
+            self.assertEqual((2, ""), (rc, out))
+            self.assertIn("t: could not compare the results: ", err)
+            with mock.patch.object(vm, "say_lines") as said:
+                self.assertFalse(vm.report(os.path.join(d, "r.html"),
+                                           os.path.join(d, "none"), d))
+            self.assertTrue(said.call_args[0][0].startswith("report: "))
 
 
 class Images(unittest.TestCase):

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
+from kbtools import compare as kbcompare
 from kbtools import (cli, debian, design, guest, images, ksrc, paths, policy,
                      proc, results, vng)
 from kbtools.arch import Arch
@@ -1012,28 +1013,34 @@ def say_lines(text: str, ktap: str = "") -> None:
 
 def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
             ktap: str = "") -> int:
-    """scripts/compare.py's table of the sides' results, as '# ' lines;
-    its exit status."""
-    cmd = [paths.script("scripts/compare.py"), "--label", labels]
-    if fail_above:
-        cmd += ["--fail-above", fail_above]
-    rc, out = proc.output(cmd + list(dirs))
-    say_lines(out, ktap)
-    if rc == 2:
-        msg(prog, "compare.py could not compare the results")
-    return rc
+    """The sides' results compared (kbtools.compare, as compare.py
+    compares them), its table as '# ' lines: 0; 1 a row beyond
+    fail_above (said on stderr); 2 when they cannot be compared."""
+    limit = float(fail_above) if fail_above else None
+    try:
+        c = kbcompare.comparison(kbcompare.Request(
+            dirs, labels.split(","), fail_above_pct=limit))
+    except results.ResultError as e:
+        msg(prog, f"could not compare the results: {e}")
+        return 2
+    say_lines(c.text, ktap)
+    for line in c.over_lines(limit) if limit is not None else ():
+        msg(prog, line)
+    return 1 if c.over else 0
 
 
 def report(out: str, results_dir: str, work: str, ktap: str = "") -> bool:
-    """scripts/report.py's HTML report of results_dir into out; said as a
-    '# ' line (its error lines when it fails)."""
-    err = os.path.join(work, "report.err")
-    if proc.run([paths.script("scripts/report.py"), "-o", out,
-                 results_dir], log=err) == 0:
-        say_lines(f"report: {out}", ktap)
-        return True
-    say_lines(proc.tail(err, 10000), ktap)
-    return False
+    """The HTML report of results_dir into out (kbtools.report, as
+    report.py writes it); said as a '# ' line (why not, when it
+    cannot be written)."""
+    from kbtools import report as kbreport  # matplotlib: only when asked
+    try:
+        kbreport.write(out, [results_dir])
+    except (kbreport.ReportError, cli.Error, cli.Failure) as e:
+        say_lines(f"report: {e}", ktap)
+        return False
+    say_lines(f"report: {out}", ktap)
+    return True
 
 
 def after_run(run: RunArgs, json_dir: str, work: str, prog: str,
