@@ -17,6 +17,7 @@ that does not build or a failed setup.
 """
 
 import argparse
+import os
 from typing import List, Optional, Sequence, Tuple
 
 from kbtools import bisect_run, cli, kernel, output, paths, proc
@@ -86,7 +87,7 @@ def validate(args: argparse.Namespace, prog: str) -> int:
     _, env = bisect_run.guest_env(args.test)
     output.msg(prog, f"base {revs[0][:12]} {tree.subject(revs[0])}")
     output.msg(prog, f"candidate {revs[1][:12]} {tree.subject(revs[1])}")
-    return proc.run(command(args, *images), env=env)
+    return proc.run(command(args, *images), env={**os.environ, **env})
 
 
 def main(argv: Sequence[str], prog: str = "kbench validate") -> int:

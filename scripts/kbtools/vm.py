@@ -158,6 +158,15 @@ class RunArgs:
     tests: List[str] = field(default_factory=list)    # -t, split
     fail_above: str = ""
     report: str = ""
+    # KSELFTEST_<PROG>_ARGS for the guest, beyond (over) this process's
+    # environment's.
+    program_args: Dict[str, str] = field(default_factory=dict)
+
+    def guest_env(self, accel: str, icount: Optional[Icount]
+                  ) -> Dict[str, str]:
+        """The guest's environment (kbtools.policy)."""
+        return policy.guest_env(accel, icount,
+                                {**os.environ, **self.program_args})
 
 
 @dataclass
@@ -608,7 +617,8 @@ class Vng(Backend):
         self.programs = [p for p in out.splitlines() if p]
 
     def guest_command(self, json_dir: str) -> str:
-        env = policy.guest_env(self.machine.accel, self.machine.icount)
+        env = self.opts.run.guest_env(self.machine.accel,
+                                      self.machine.icount)
         env["KSRC"] = self.ksrc
         args = guest_args(self.opts.run) + (["--json", json_dir]
                                             if json_dir else [])
@@ -747,7 +757,7 @@ class Qemu(Backend):
         os.makedirs(os.path.join(o, "ksrc", sel))
         shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
                     os.path.join(o, "ksrc", sel))
-        env = policy.guest_env("tcg", self.machine.icount)
+        env = self.opts.run.guest_env("tcg", self.machine.icount)
         # KBENCH_BPF=n: the listing (make emit_tests) must not look for
         # clang in a guest without one.
         env.update(KSRC="/ksrc", KBENCH_BPF="n")
@@ -1070,15 +1080,23 @@ def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
 
     def body() -> int:
         opts = parse(argv, prog)
-        with Guest(opts, prog) as g:
-            g.prepare()
-            # An A/B in one boot compares on the host: its results come
-            # back even without --json.
-            json_dir = opts.run.json_dir
-            if not json_dir and opts.run.vs_prefix:
-                json_dir = os.path.join(g.work, "results")
-                os.makedirs(json_dir)
-            sys.stdout.flush()
-            status = g.boot(json_dir, opts.console, sys.stdout.buffer)
-            return after_run(opts.run, json_dir, g.work, prog, status)
+        sys.stdout.flush()
+        return run_guest(opts, prog, sys.stdout.buffer)
     return cli.orchestrate(prog, body)
+
+
+def run_guest(opts: Options, prog: str, sink: IO[bytes]) -> int:
+    """One guest run, as vm_run.sh runs it: made ready, booted, its
+    results merged, compared and reported here; its KTAP to sink. The
+    guest's exit status; cli.Error, cli.Failure (guest.Ended: 124, 125;
+    3 a failed setup), proc.Failed, as main() ends on them."""
+    with Guest(opts, prog) as g:
+        g.prepare()
+        # An A/B in one boot compares on the host: its results come back
+        # even without --json.
+        json_dir = opts.run.json_dir
+        if not json_dir and opts.run.vs_prefix:
+            json_dir = os.path.join(g.work, "results")
+            os.makedirs(json_dir)
+        status = g.boot(json_dir, opts.console, sink)
+        return after_run(opts.run, json_dir, g.work, prog, status)
