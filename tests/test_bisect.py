@@ -396,7 +396,7 @@ class Runner(unittest.TestCase):
                     json.dump(json_doc, f)
             if raises:
                 raise raises
-            return rc
+            return bisect_run.vm.GuestRun(rc, None)
         return mock.patch.object(bisect_run.vm, "run_guest", run)
 
     def test_builds_and_failures(self):

@@ -1185,27 +1185,35 @@ class CiVm(unittest.TestCase):
             "not ok 3 selftests: kbench/b: p3\n"))
 
     def test_one_kernel_checked(self):
-        def tee(cmd, out, err, env):
-            self.assertEqual("vm_run.sh", env["KBENCH_PROG"])
-            self.assertEqual(["vm", "--kernel", "debian-6.1", "--json"],
-                             cmd[1:5])
-            json_dir = cmd[5]
-            os.makedirs(json_dir)
+        def run_guest(opts, prog, sink):
+            self.assertEqual("vm_run.sh", prog)
+            self.assertEqual("debian-6.1", opts.kernel)
+            json_dir = opts.run.json_dir
             with open(os.path.join(json_dir, "p1.json"), "w") as f:
                 json.dump({"machine": {"guest": "tcg"}}, f)
-            with open(out, "w") as f:
-                f.write("TAP version 13\n1..1\n"
-                        "ok 1 selftests: kbench/a: p1\n")
-            with open(err, "w") as f:
-                f.write("vm_run.sh: k: boot 20.1 s, run 9.0 s, total\n")
-            return 0
+            sink.write(b"TAP version 13\n1..1\n"
+                       b"ok 1 selftests: kbench/a: p1\n")
+            return vm.GuestRun(0, (20.06, 9.0))
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(ci_vm.proc, "tee", tee):
-            (line, ok), _, _ = quiet(ci_vm.run_kernel, "debian-6.1",
-                                     os.path.join(d, "k"))
+                mock.patch.object(ci_vm.vm, "run_guest", run_guest):
+            (line, ok), out, _ = quiet(ci_vm.run_kernel, "debian-6.1",
+                                       os.path.join(d, "k"))
+            with open(os.path.join(d, "k", "ktap")) as f:
+                self.assertIn("ok 1 selftests: kbench/a: p1\n", f.read())
         self.assertTrue(ok, line)
+        self.assertIn("ok 1 selftests: kbench/a: p1\n", out)
         self.assertRegex(line, r"^debian-6.1 +PASS +[0-9]+ s  boot 20.1 s, "
                          r"run 9.0 s$")
+
+        def fails(opts, prog, sink):
+            raise guest.Ended("debian-6.1 panicked at boot", 125)
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(ci_vm.vm, "run_guest", fails):
+            (line, ok), out, err = quiet(ci_vm.run_kernel, "debian-6.1",
+                                         os.path.join(d, "k"))
+        self.assertFalse(ok)
+        self.assertIn("vm_run.sh: debian-6.1 panicked at boot", err)
+        self.assertIn("ci-vm: debian-6.1: vm_run.sh exit status 125", out)
 
     def test_bad_usage(self):
         rc, _, err = quiet(ci_vm.main, ["--bogus"], "ci_vm.sh")

@@ -334,7 +334,7 @@ class Runner:
         with open(os.path.join(try_dir, "ktap"), "wb") as sink, \
                 open(os.path.join(try_dir, "log"), "w") as log, \
                 contextlib.redirect_stderr(log):
-            return vm.run_guest(opts, prog, sink)
+            return vm.run_guest(opts, prog, sink).status
 
     def keep(self, commit: str, try_dir: str) -> int:
         d = kb.boots_dir(self.state, commit)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Callable, List, Mapping, Optional, Sequence
+from typing import IO, Callable, List, Mapping, Optional, Protocol, Sequence
 
 from kbtools import cli, proc
 from kbtools.output import msg
@@ -37,12 +37,36 @@ DRAIN_S = 10.0
 SLACK_S = 60
 
 
+class Sink(Protocol):
+    """Where a boot's KTAP goes as it comes (a binary file, stdout)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
+class Tee:
+    """A sink that writes to each of its sinks (a file and stdout)."""
+
+    def __init__(self, *sinks: Sink):
+        self.sinks = sinks
+
+    def write(self, data: bytes, /) -> int:
+        for s in self.sinks:
+            s.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        for s in self.sinks:
+            s.flush()
+
+
 class Boot:
     """The markers and files of one boot in its state directory: the
     whole console (console.log), the KTAP copy (ktap), the times the
     guest came up and was done."""
 
-    def __init__(self, state: str, sink: Optional[IO[bytes]], prog: str):
+    def __init__(self, state: str, sink: Optional[Sink], prog: str):
         self.state = state
         self.prog = prog
         self.sink = sink
@@ -53,6 +77,7 @@ class Boot:
         self.upline = ""
         self.done_at: Optional[float] = None
         self.done_status: Optional[int] = None
+        self.end_at: Optional[float] = None  # when the verdict was said
         self.timed_out = ""  # "boot", "run" or "last": a watchdog fired
         self.files: List[IO[bytes]] = []  # the backend's, closed with it
 
@@ -283,7 +308,7 @@ def verdict(boot: Boot, rc: int, desc: str, backend: str,
         raise died(console_end(boot, extra), f"{desc} panicked during the run",
                    f"{desc} died during the run ({backend} exit status {rc})")
     status = rc if boot.done_status is None else boot.done_status
-    end = time.monotonic()
+    end = boot.end_at = time.monotonic()
     msg(boot.prog, f"{desc} [{boot.upline}]: boot "
         f"{secs(boot.start, boot.up_at)} s, run {secs(boot.up_at, end)} s, "
         f"total {secs(boot.start, end)} s; KTAP totals: "

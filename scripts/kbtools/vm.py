@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
-from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
 from kbtools import compare as kbcompare
@@ -945,6 +945,7 @@ class Guest:
                                                          self.cache)
         self.kernel = opts.kernel
         self.work = ""
+        self.times: Optional[Tuple[float, float]] = None  # the last boot's
 
     def __enter__(self) -> "Guest":
         return self
@@ -965,9 +966,10 @@ class Guest:
         b.prepare(self.image, self.work)
 
     def boot(self, json_dir: str, console: str,
-             sink: Optional[IO[bytes]]) -> int:
+             sink: Optional[guest.Sink]) -> int:
         """One boot: the guest's exit status, or guest.Ended (124, 125)
-        after the console's tail; the KTAP to sink as it comes."""
+        after the console's tail; the KTAP to sink as it comes, its
+        boot and run times (s) in self.times."""
         b = self.backend
         o = b.opts
         vm_timeout = o.vm_timeout or 0
@@ -985,6 +987,9 @@ class Guest:
             status = guest.verdict(boot, rc, self.image.desc, b.name,
                                    o.boot_timeout, vm_timeout, b.hints,
                                    b.extra_logs())
+            if boot.up_at is not None and boot.end_at is not None:
+                self.times = (boot.up_at - boot.start,
+                              boot.end_at - boot.up_at)
             b.finish(boot, json_dir)
             return merge_repetitions(json_dir, bool(o.run.vs_prefix),
                                      self.prog, status)
@@ -1081,15 +1086,23 @@ def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
     def body() -> int:
         opts = parse(argv, prog)
         sys.stdout.flush()
-        return run_guest(opts, prog, sys.stdout.buffer)
+        return run_guest(opts, prog, sys.stdout.buffer).status
     return cli.orchestrate(prog, body)
 
 
-def run_guest(opts: Options, prog: str, sink: IO[bytes]) -> int:
+@dataclass(frozen=True)
+class GuestRun:
+    """How a guest run ended: the guest's exit status (after the host's
+    comparison and report), the boot's and the run's seconds."""
+    status: int
+    times: Optional[Tuple[float, float]]
+
+
+def run_guest(opts: Options, prog: str, sink: guest.Sink) -> GuestRun:
     """One guest run, as vm_run.sh runs it: made ready, booted, its
-    results merged, compared and reported here; its KTAP to sink. The
-    guest's exit status; cli.Error, cli.Failure (guest.Ended: 124, 125;
-    3 a failed setup), proc.Failed, as main() ends on them."""
+    results merged, compared and reported here; its KTAP to sink.
+    cli.Error, cli.Failure (guest.Ended: 124, 125; 3 a failed setup),
+    proc.Failed, as main() ends on them."""
     with Guest(opts, prog) as g:
         g.prepare()
         # An A/B in one boot compares on the host: its results come back
@@ -1099,4 +1112,5 @@ def run_guest(opts: Options, prog: str, sink: IO[bytes]) -> int:
             json_dir = os.path.join(g.work, "results")
             os.makedirs(json_dir)
         status = g.boot(json_dir, opts.console, sink)
-        return after_run(opts.run, json_dir, g.work, prog, status)
+        return GuestRun(after_run(opts.run, json_dir, g.work, prog, status),
+                        g.times)
