@@ -73,6 +73,8 @@ class Options:
     report: str
     icount: bool
     vm_args: List[str] = field(default_factory=list)  # for every boot
+    # KSELFTEST_<PROG>_ARGS of every guest, over this process's own.
+    program_args: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,7 @@ class AB:
         if side.name not in self.guests:
             opts = vm.parse(["--kernel", side.image, *self.opts.vm_args],
                             self.prog)
+            opts.run.program_args = dict(self.opts.program_args)
             g = vm.Guest(opts, self.vm_prog)
             self.guests[side.name] = g
             g.prepare()
@@ -344,14 +347,18 @@ class AB:
 def main(argv: Sequence[str], prog: str = "kbench ab") -> int:
     """run_all.sh --vs-kernel, scripts/vm_ab.sh: 0; 1 a boot failed or
     --fail-above; 2 bad usage; 4 --report without matplotlib; 130."""
-    def body() -> int:
-        opts = parse(argv, prog)
-        work = tempfile.mkdtemp(prefix="kbench-ab.",
-                                dir=os.environ.get("TMPDIR") or "/tmp")
-        ab = AB(opts, prog, work)
-        try:
-            return ab.run()
-        finally:
-            ab.close()
-            shutil.rmtree(work, ignore_errors=True)
-    return cli.orchestrate(prog, body)
+    return cli.orchestrate(prog, lambda: run_ab(parse(argv, prog), prog))
+
+
+def run_ab(opts: Options, prog: str) -> int:
+    """The A/B opts ask for, its KTAP on stdout: 0; 1 a boot failed or
+    --fail-above; cli.Error, cli.Failure, proc.Failed as main() ends on
+    them."""
+    work = tempfile.mkdtemp(prefix="kbench-ab.",
+                            dir=os.environ.get("TMPDIR") or "/tmp")
+    ab = AB(opts, prog, work)
+    try:
+        return ab.run()
+    finally:
+        ab.close()
+        shutil.rmtree(work, ignore_errors=True)

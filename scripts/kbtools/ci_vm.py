@@ -17,8 +17,7 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, Tuple
 
-from kbtools import cli, guest, ktap, proc, vm
-from kbtools.output import msg
+from kbtools import cli, guest, ktap, vm
 
 HELP = """\
 Usage: {prog} [KERNEL]...
@@ -104,24 +103,18 @@ def boot(kernel: str, out: str) -> Tuple[int, Optional[Tuple[float, float]]]:
     and the run's seconds)."""
     prog = "vm_run.sh"
     sys.stdout.flush()
-    with open(os.path.join(out, "ktap"), "wb") as copy:
-        try:
-            opts = vm.parse(["--kernel", kernel, "--json",
-                             os.path.join(out, "json"), "--console",
-                             os.path.join(out, "console.log")], prog)
+    times: List[Tuple[float, float]] = []
+
+    def run() -> int:
+        opts = vm.parse(["--kernel", kernel, "--json",
+                         os.path.join(out, "json"), "--console",
+                         os.path.join(out, "console.log")], prog)
+        with open(os.path.join(out, "ktap"), "wb") as copy:
             r = vm.run_guest(opts, prog, guest.Tee(copy, sys.stdout.buffer))
-            return r.status, r.times
-        # As vm_run.sh ends on them (cli.orchestrate); a signal stops
-        # the whole CI step.
-        except cli.Error as e:
-            msg(prog, str(e))
-            return cli.EXIT_USAGE, None
-        except cli.Failure as e:
-            msg(prog, str(e))
-            return e.status, None
-        except (proc.Failed, OSError) as e:
-            msg(prog, str(e))
-            return cli.EXIT_FAILED, None
+        times.extend([r.times] if r.times else [])
+        return r.status
+    rc = cli.step(prog, run)
+    return rc, times[0] if times else None
 
 
 def main(argv: Sequence[str], prog: str = "kbench ci-vm") -> int:
