@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import (cli, guest, kernel, output, policy, proc, results,
-                     stats, vm)
+from kbtools import (cli, guest, kernel, options, output, policy, proc,
+                     results, stats, vm)
 
 EXIT_CULPRIT, EXIT_NO_CULPRIT = 0, 1
 EXIT_UNDECIDED = 125
@@ -129,8 +129,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--state")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
-    for opt in VM_OPTIONS:
-        ap.add_argument(opt)
+    options.add_arguments(ap, VM_OPTIONS)
     args = ap.parse_args(list(argv))
     if args.resume and args.state and not (args.tree or args.good or
                                            args.bad or args.check or
@@ -738,11 +737,7 @@ def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str, Tree]:
 
 
 def vm_args(args: argparse.Namespace, st: Dict[str, Any]) -> List[str]:
-    out = []
-    for opt in VM_OPTIONS:
-        value = getattr(args, opt[2:].replace("-", "_"), None)
-        if value is not None:
-            out += [opt, value]
+    out = options.passed_on(args, VM_OPTIONS)
     if st.get("mode") == "icount":
         # The policy's runs in the boot: an exact verdict needs each
         # side's spread.

@@ -18,7 +18,7 @@ import sys
 from typing import Any, Dict, Optional, Sequence
 
 from kbtools import arch as arches
-from kbtools import cli, policy, results
+from kbtools import cli, options, policy, results
 
 try:
     import yaml
@@ -249,16 +249,17 @@ def parse_args(argv: Sequence[str], prog: str = "lava_job.py"
                    help="URL of the root filesystem as a cpio.newc archive "
                         "(.gz/.xz/...), holding the built collection at "
                         "--kbench-dir and python3")
-    p.add_argument("-t", "--test", action="append", default=[],
-                   type=test_name, help="run only this test (repeatable)")
-    p.add_argument("-r", "--repeat", type=positive, default=1,
-                   help="run every program N times (default 1)")
-    p.add_argument("--full", action="store_true",
-                   help="the programs' full measurements (long)")
-    p.add_argument("--timeout", type=seconds, metavar="SECS",
-                   help="every program's runner timeout (run_all.sh -o; "
-                        "0 = none): TCG runs slower than the settings "
-                        "files expect")
+    # run_all.sh's (kbtools.options), for the guest's run.
+    options.add_arguments(p, ("--test", "--repeat", "--full"), {
+        "--test": {"action": "append", "default": [], "type": test_name,
+                   "help": "run only this test (repeatable)"},
+        "--repeat": {"nargs": None, "type": positive, "default": 1,
+                     "help": "run every program N times (default 1)"},
+        "--full": {"help": "the programs' full measurements (long)"}})
+    options.add_arguments(p, ("--timeout",), {"--timeout": {
+        "type": seconds, "help": "every program's runner timeout "
+        "(run_all.sh -o; 0 = none): TCG runs slower than the settings "
+        "files expect"}}, short=False)
     p.add_argument("--machine-slow", action="store_true",
                    help="KSFT_MACHINE_SLOW=yes: every program scales its "
                         "work down")

@@ -17,18 +17,15 @@ that does not build or a failed setup.
 """
 
 import argparse
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence
 
-from kbtools import ab, bisect_run, cli, kernel, output
+from kbtools import ab, bisect_run, cli, kernel, options, output
 
-# The options handed on to the A/B as they came: (option, metavar,
-# help), declared and passed on from this one list.
-PASSED_ON: Tuple[Tuple[str, Optional[str], str], ...] = (
-    ("--json", "DIR", "keep DIR/base and DIR/candidate"),
-    ("--fail-above", "PCT",
-     "exit 1 when a row is slower by more than PCT %%"),
-    ("--accel", None, "passed to scripts/vm_run.sh"),
-)
+# The A/B's options (kbtools.options) handed on as they came.
+PASSED_ON = ("--json", "--fail-above", "--accel")
+HELP = {"--json": {"help": "keep DIR/base and DIR/candidate"},
+        "--fail-above": {"help": "exit 1 when a row is slower by more "
+                                 "than PCT %%"}}
 
 
 def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -47,8 +44,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
                     help="a real clock: the design's boots per kernel, "
                          "statistical verdicts")
     ap.add_argument("-j", "--jobs", help="parallel make jobs")
-    for option, metavar, text in PASSED_ON:
-        ap.add_argument(option, metavar=metavar, help=text)
+    options.add_arguments(ap, PASSED_ON, HELP)
     args = ap.parse_args(list(argv))
     if args.jobs is not None and not args.jobs.isdigit():
         ap.error(f"invalid --jobs '{args.jobs}'")
@@ -63,11 +59,7 @@ def command(args: argparse.Namespace, base: str, cand: str) -> List[str]:
         cmd.append("--icount")
     if tests:
         cmd += ["-t", tests]
-    for option, _, _ in PASSED_ON:
-        value = getattr(args, option[2:].replace("-", "_"))
-        if value is not None:
-            cmd += [option, value]
-    return cmd
+    return cmd + options.passed_on(args, PASSED_ON)
 
 
 def validate(args: argparse.Namespace, prog: str) -> int:

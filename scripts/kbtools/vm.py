@@ -33,8 +33,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
 from kbtools import compare as kbcompare
-from kbtools import (cli, debian, design, guest, images, ksrc, paths, policy,
-                     proc, results, vng)
+from kbtools import (cli, debian, design, guest, images, ksrc, options,
+                     paths, policy, proc, results, vng)
 from kbtools.arch import Arch
 from kbtools.policy import Icount
 from kbtools.output import msg
@@ -190,27 +190,12 @@ class Options:
     run: RunArgs
 
 
-# VM options that take a value: option -> (what it sets, what it needs).
-VALUES: Dict[str, Tuple[str, str]] = {
-    "-k": ("kernel", "an image"), "--kernel": ("kernel", "an image"),
-    "--arch": ("arch", "an architecture"),
-    "--accel": ("accel", "kvm, tcg or auto"),
-    "-m": ("memory", "a size"), "--memory": ("memory", "a size"),
-    "--cpus": ("cpus", "a number"),
-    "--append": ("append", "kernel arguments"),
-    "--boot-timeout": ("boot_timeout", "seconds"),
-    "--vm-timeout": ("vm_timeout", "seconds"),
-    "--console": ("console", "a file"),
-    "--json": ("json", "a directory"),
-    "--report": ("report", "a file name"),
-}
-# run_all.sh's options that take a value: kept with it, in order.
-GUEST_VALUES: Dict[str, str] = {
-    "-t": "a value", "--test": "a value", "--nest": "a value",
-    "--fail-above": "a value", "-o": "a number of seconds",
-    "--timeout": "a number of seconds", "--vs-prefix": "a command",
-    "--base-prefix": "a command",
-}
+# The options with a value (kbtools.options): the run's own and those of
+# run_all.sh's that the host handles (VALUES), run_all.sh's that go to
+# the guest as they came, in order (GUEST_VALUES).
+VALUES = options.host_values()
+GUEST_VALUES = options.guest_values()
+REPEAT = options.find("--repeat").names
 
 
 class Words:
@@ -266,24 +251,26 @@ def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
     while (item := words.next()) is not None:
         word, opt, inline = item
         if opt in VALUES:
-            key, what = VALUES[opt]
-            values.setdefault(key, []).append(words.value(opt, inline, what))
+            o = VALUES[opt]
+            values.setdefault(o.key, []).append(words.value(opt, inline,
+                                                            o.needs))
         elif word == "--icount":
             values["icount"] = [word]
         elif word in ("-h", "--help"):
             want_help = True
         elif opt in GUEST_VALUES:
-            value = words.value(opt, inline, GUEST_VALUES[opt])
+            o = GUEST_VALUES[opt]
+            value = words.value(opt, inline, o.needs)
             run.args += [word] if inline is not None else [opt, value]
-            if opt in ("-o", "--timeout"):
+            if o.key == "timeout":
                 run.program_timeout = seconds("--timeout", value)
-            elif opt == "--vs-prefix":
+            elif o.key == "vs_prefix":
                 run.vs_prefix = value
-            elif opt in ("-t", "--test"):
+            elif o.key == "test":
                 run.tests += [t for t in value.split(",") if t]
-            elif opt == "--fail-above":
+            elif o.key == "fail_above":
                 run.fail_above = value
-        elif opt in ("-r", "--repeat"):
+        elif opt in REPEAT:
             # Without a number: the design's (resolved on the host).
             n = inline if inline is not None else words.number()
             run.repeat = n if n is not None else "design"
