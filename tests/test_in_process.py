@@ -20,7 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import ab, bisect_run, cli, guest, images, kernel  # noqa: E402
+from kbtools import ab, bisect_run, cli, collection, guest  # noqa: E402
+from kbtools import images, kernel, paths  # noqa: E402
 from kbtools import testkernel, validate, vm  # noqa: E402
 from support import quiet  # noqa: E402
 
@@ -109,6 +110,30 @@ class TestKernel(unittest.TestCase):
                              r"run_all.sh: booting\n$")
         # The base side's results are the unpatched kernel's.
         self.assertTrue(os.path.isdir(os.path.join(self.out, "unpatched")))
+
+
+class Collection(unittest.TestCase):
+    """kbtools.collection lists what run_all.sh lists."""
+
+    def test_tests_and_programs(self) -> None:
+        from test_design import collection_tests
+        self.assertEqual(collection_tests(), collection.tests())
+        self.assertEqual(["syscall_overhead:syscall_overhead",
+                          "taskstats:taskstats"],
+                         collection.programs(["syscall_overhead",
+                                              "taskstats"]))
+        with self.assertRaisesRegex(cli.Error, "unknown test 'x'"):
+            collection.check_tests(["taskstats", "x"])
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(paths, "TOP", d):
+            os.makedirs(os.path.join(d, "empty"))
+            with open(os.path.join(d, "empty", "Makefile"), "w") as f:
+                f.write("emit_tests:\n\t@true\n")
+            with self.assertRaisesRegex(cli.Failure, "empty lists no test"):
+                collection.programs(["empty"])
+            with self.assertRaisesRegex(cli.Failure, "cannot list the "
+                                        "programs of gone"):
+                collection.programs(["gone"])
 
 
 class Tree:

@@ -298,21 +298,37 @@ class CommandLines(unittest.TestCase):
         self.assertEqual("-icount shift=2,sleep=on", cmd[i + 1])
         self.assertIn(" KBENCH_ICOUNT=2 ", cmd[-1])
 
-    def test_a_build_that_fails(self):
-        """run_all.sh --list on the host: its exit 4 (packages missing)
-        is a setup failure (3), any other failure bad usage (2)."""
-        b = self.vng("-t", "nosuch")
-        for rc, status in ((4, 3), (2, 2), (1, 2)):
-            with mock.patch.object(vm.proc, "output",
-                                   return_value=(rc, "")) as output, \
-                    self.assertRaises(cli.Failure) as e:
-                b.build_and_list()
-            self.assertEqual(status, e.exception.status)
-            self.assertEqual(["-t", "nosuch", "--list"],
-                             output.call_args[0][0][1:])
-        with mock.patch.object(vm.proc, "output", return_value=(
-                0, "syscall_overhead:syscall_overhead\n\n")):
+    def test_the_build_and_the_programs(self):
+        """As run_all.sh does on the host (kbtools.collection): -t names
+        checked (bad usage), the packages set up (missing: a setup
+        failure, 3), the build (1), the programs listed."""
+        with self.assertRaisesRegex(cli.Error, "unknown test 'nosuch' "
+                                    "[(]known: .*syscall_overhead"):
+            self.vng("-t", "nosuch").build_and_list()
+        b = self.vng("-t", "syscall_overhead", "-t", "taskstats")
+        calls = []
+
+        def run(cmd, **kw):
+            calls.append(cmd)
+            return 0
+        with mock.patch.object(vm.collection.packages, "set_up",
+                               return_value=4), \
+                self.assertRaises(cli.Failure) as e:
             b.build_and_list()
+        self.assertEqual(3, e.exception.status)
+        with mock.patch.object(vm.collection.packages, "set_up",
+                               return_value=0), \
+                mock.patch.object(vm.collection.proc, "run", run):
+            b.build_and_list()
+        self.assertEqual(["TESTS=syscall_overhead taskstats", "all"],
+                         calls[0][-2:])
+        self.assertEqual(["syscall_overhead:syscall_overhead",
+                          "taskstats:taskstats"], b.programs)
+        # --no-build: neither.
+        b = self.vng("-t", "syscall_overhead", "--no-build")
+        with mock.patch.object(vm.collection, "build") as build:
+            b.build_and_list()
+        build.assert_not_called()
         self.assertEqual(["syscall_overhead:syscall_overhead"], b.programs)
 
     def test_a_cross_build_that_fails(self):
@@ -553,6 +569,8 @@ class WholeRun(unittest.TestCase):
             return fake_guest(script), dict(os.environ)
 
         def build(cmd, **kw):
+            if cmd[-1] == "list":
+                return 0, "syscall_overhead taskstats\n"
             prog_calls.append(cmd)
             return 0, "syscall_overhead:syscall_overhead\n"
 
@@ -566,6 +584,7 @@ class WholeRun(unittest.TestCase):
                                   images.Image("/i", "/i", "test-kernel")), \
                 mock.patch.object(vm.vng, "ensure", return_value="/venv"), \
                 mock.patch.object(vm.proc, "output", build), \
+                mock.patch.object(vm.collection, "build"), \
                 mock.patch.object(vm.kbcompare, "comparison", comparison), \
                 mock.patch.object(vm.Vng, "command", command), \
                 mock.patch.object(vm, "choose_accel",
@@ -602,7 +621,8 @@ class WholeRun(unittest.TestCase):
                         "programs, boot timeout 600 s, run timeout 960 s")
         self.assertIn("[ 0.1] early", kept)
         self.assertEqual([], left)  # the work directory is gone
-        self.assertEqual(["-t", "syscall_overhead", "--list"], calls[0][1:])
+        self.assertEqual(["COLLECTION=syscall_overhead", "emit_tests"],
+                         calls[0][-2:])
         self.assertIn("KBENCH_ICOUNT=0 KBENCH_TIMEOUT_FACTOR=4 "
                       "KBENCH_MERGE=host KSRC=/ksrc ", calls[1])
 

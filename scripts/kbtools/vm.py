@@ -33,8 +33,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
 from kbtools import compare as kbcompare
-from kbtools import (cli, debian, design, guest, images, ksrc, options,
-                     paths, policy, proc, results, vng)
+from kbtools import (cli, collection, debian, design, guest, images, ksrc,
+                     options, paths, policy, proc, results, vng)
 from kbtools.arch import Arch
 from kbtools.policy import Icount
 from kbtools.output import msg
@@ -592,16 +592,14 @@ class Vng(Backend):
 
     def build_and_list(self) -> None:
         """Build on the host (the guest sees the tree read-only) and list
-        the programs the run will start; run_all.sh checks -t names."""
-        rc, out = proc.output([paths.script("run_all.sh"),
-                               *self.opts.run.args, "--list"])
-        if rc == 4:
-            raise cli.Failure("the collection's packages are missing (see "
-                              "above)", EXIT_SETUP)
-        if rc != 0:
-            raise cli.Failure("run_all.sh could not build or list the "
-                              "collection (see above)", EXIT_USAGE)
-        self.programs = [p for p in out.splitlines() if p]
+        the programs the run will start (kbtools.collection, as
+        run_all.sh does)."""
+        run = self.opts.run
+        collection.check_tests(run.tests)
+        tests = list(run.tests) or collection.tests()
+        if "--no-build" not in run.args:
+            collection.build(tests, self.prog, "--no-install" in run.args)
+        self.programs = collection.programs(tests)
 
     def guest_command(self, json_dir: str) -> str:
         env = self.opts.run.guest_env(self.machine.accel,
