@@ -17,7 +17,8 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, Tuple
 
-from kbtools import cli, guest, ktap, vm
+from kbtools import cli, ktap, vm
+from kbtools.output import Tee
 
 HELP = """\
 Usage: {prog} [KERNEL]...
@@ -110,7 +111,7 @@ def boot(kernel: str, out: str) -> Tuple[int, Optional[Tuple[float, float]]]:
                          os.path.join(out, "json"), "--console",
                          os.path.join(out, "console.log")], prog)
         with open(os.path.join(out, "ktap"), "wb") as copy:
-            r = vm.run_guest(opts, prog, guest.Tee(copy, sys.stdout.buffer))
+            r = vm.run_guest(opts, prog, Tee(copy, sys.stdout.buffer))
         times.extend([r.times] if r.times else [])
         return r.status
     rc = cli.step(prog, run)

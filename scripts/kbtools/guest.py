@@ -20,10 +20,10 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Callable, List, Mapping, Optional, Protocol, Sequence
+from typing import IO, Callable, List, Mapping, Optional, Sequence
 
 from kbtools import cli, proc
-from kbtools.output import msg
+from kbtools.output import Writer, msg
 
 EXIT_TIMEOUT, EXIT_GUEST = 124, 125
 UP, DONE = b"vm-run: guest up: ", b"vm-run: guest done: "
@@ -37,28 +37,8 @@ DRAIN_S = 10.0
 SLACK_S = 60
 
 
-class Sink(Protocol):
-    """Where a boot's KTAP goes as it comes (a binary file, stdout)."""
-
-    def write(self, data: bytes, /) -> object: ...
-
-    def flush(self) -> None: ...
-
-
-class Tee:
-    """A sink that writes to each of its sinks (a file and stdout)."""
-
-    def __init__(self, *sinks: Sink):
-        self.sinks = sinks
-
-    def write(self, data: bytes, /) -> int:
-        for s in self.sinks:
-            s.write(data)
-        return len(data)
-
-    def flush(self) -> None:
-        for s in self.sinks:
-            s.flush()
+# Where a boot's KTAP goes as it comes (a binary file, stdout, a Tee).
+Sink = Writer[bytes]
 
 
 class Boot:

@@ -32,6 +32,9 @@ Job = Dict[str, Any]
 # guests of (those it does: kbtools.arch's lava_console).
 OTHER_CONSOLES = {"i386": "ttyS0,115200", "arm": "ttyAMA0,115200"}
 DEFAULT_CONSOLE = "ttyS0,115200"
+CONSOLE_HELP = ("the kernel's console (default: the architecture's: "
+                "ttyS0,115200 for amd64, ttyAMA0,115200 for arm64)")
+DEVICE_TYPE_HELP = "LAVA's device type (default: the architecture's, qemu)"
 COMPRESSIONS = ("gz", "xz", "bz2", "zstd")
 TEST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # One word of the kernel command line inside QEMU's -append "...": no
@@ -274,14 +277,9 @@ def parse_args(argv: Sequence[str], prog: str = "lava_job.py"
     p.add_argument("--job-name")
     p.add_argument("--kbench-dir", default="/opt/kbench",
                    help="the collection in the rootfs (default /opt/kbench)")
-    p.add_argument("--device-type",
-                   help="LAVA's device type (default: the architecture's, "
-                        "qemu)")
+    p.add_argument("--device-type", help=DEVICE_TYPE_HELP)
     p.add_argument("--arch", default="amd64", help="qemu context arch")
-    p.add_argument("--console", metavar="TTY",
-                   help="the kernel's console (default: the "
-                        "architecture's: ttyS0,115200 for amd64, "
-                        "ttyAMA0,115200 for arm64)")
+    p.add_argument("--console", metavar="TTY", help=CONSOLE_HELP)
     p.add_argument("--memory", type=positive, default=2048,
                    help="qemu memory in MiB (the rootfs lives in RAM)")
     p.add_argument("--deploy-to", default="tmpfs",

@@ -42,13 +42,13 @@ import os
 import re
 import shutil
 import sys
-from typing import (IO, Any, Callable, Dict, Iterator, List, Optional,
-                    Sequence, Tuple)
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence,
+                    Tuple)
 
-from kbtools import ab, cli, guest, kernel, ktap, paths, proc, results, stats
+from kbtools import ab, cli, kernel, ktap, paths, proc, results, stats
 from kbtools import vm
 from kbtools import compare as kbcompare
-from kbtools.output import msg
+from kbtools.output import Tee, msg
 
 SEED_TASKSTATS = {1000: (0.004446851, 0.001553733),
                   10000: (0.047024986, 0.023290664)}
@@ -428,29 +428,13 @@ def parse_run_args(prog: str, argv: Sequence[str]) -> argparse.Namespace:
     return a
 
 
-class TeeText:
-    """A text stream that writes to several (stdout and a file)."""
-
-    def __init__(self, *streams: IO[str]):
-        self.streams = streams
-
-    def write(self, text: str) -> int:
-        for s in self.streams:
-            s.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        for s in self.streams:
-            s.flush()
-
-
 @contextlib.contextmanager
 def copied_to(path: str, name: str = "stdout") -> Iterator[None]:
     """Inside the block, sys.stdout (or sys.stderr: name) also into
     path."""
     shown = getattr(sys, name)
     with open(path, "w", encoding="utf-8") as f:
-        setattr(sys, name, TeeText(shown, f))
+        setattr(sys, name, Tee(shown, f))
         try:
             yield
         finally:
@@ -529,7 +513,7 @@ class Run:
             opts = vm.parse(argv, prog)
             opts.run.program_args = self.taskstats_args(n)
             with open(os.path.join(d, "ktap.txt"), "wb") as ktap:
-                return vm.run_guest(opts, prog, guest.Tee(
+                return vm.run_guest(opts, prog, Tee(
                     ktap, sys.stdout.buffer)).status
         status = self.guest_run(run, "vm_run.sh",
                                 os.path.join(d, "vm-run.err"))
