@@ -49,6 +49,10 @@ printing one KTAP stream on stdout.
                       (no runner timeout; can take tens of minutes)
   -o, --timeout SECS  override every program's timeout (0 = none); the
                       default is the 'timeout=' of the test's settings file
+      --nest STYLE    how a program's own KTAP is nested: 'indent' (default:
+                      4 spaces and a '# Subtest:' line, KTAP v1 nesting that
+                      the kernel's kunit.py parser reads per row) or 'hash'
+                      (every line behind '# ', as run_kselftest.sh prints)
       --kernel IMAGE  boot IMAGE under virtme-ng/QEMU and run there instead
                       (see scripts/vm_run.sh -h; e.g. debian-6.1)
       --arch ARCH     with --kernel: x86_64 (default) or arm64 (cross-built
@@ -78,11 +82,6 @@ boots) leaves each repetition's JSON in DIR/repetitions/SIDE/K/ and
 compares nothing: the host merges and compares, so that the guest runs
 no python3 (--repeat then needs its N); KBENCH_TIMEOUT_FACTOR=N (set in
 exact guests) multiplies every program's timeout unless --timeout.
-
-      --nest STYLE    how a program's own KTAP is nested: 'indent' (default:
-                      4 spaces and a '# Subtest:' line, KTAP v1 nesting that
-                      the kernel's kunit.py parser reads per row) or 'hash'
-                      (every line behind '# ', as run_kselftest.sh prints)
 
 Output: for each program "# selftests: kbench/DIR: PROG", the program's own
 KTAP nested (figures on "# NAME: key=value ..." lines before each result),

@@ -4,7 +4,8 @@
 - present(x): a value that may be None by its type but must not be
   there (the test fails when it is), as its type without None;
 - quiet(fn, *args, **kw): fn's return value (or the status a SystemExit
-  carries), stdout and stderr, both captured.
+  carries), stdout and stderr, both captured (stdout's bytes too:
+  sys.stdout.buffer).
 """
 
 import contextlib
@@ -23,10 +24,13 @@ def present(x: Optional[T]) -> T:
 def quiet(fn: Callable[..., Any], *args: Any,
           **kw: Any) -> Tuple[Any, str, str]:
     """(fn's return value or SystemExit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    err = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             rc = fn(*args, **kw)
         except SystemExit as e:
             rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+        out.flush()
+    return rc, raw.getvalue().decode("utf-8", "replace"), err.getvalue()

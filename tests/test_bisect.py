@@ -24,7 +24,7 @@ SCRIPTS = os.path.join(TOP, "scripts")
 DATA = os.path.join(HERE, "data", "bisect")
 sys.path.insert(0, SCRIPTS)
 
-from kbtools import bisect, bisect_run, replay  # noqa: E402
+from kbtools import bisect, bisect_run, guest, replay  # noqa: E402
 
 TEST, ROW = "syscall_overhead", "getsid"
 KEY = (TEST, ROW)
@@ -380,23 +380,24 @@ class Runner(unittest.TestCase):
         self.r = bisect_run.Runner("bisect.sh", self.state, self.work, 2,
                                    ["--accel", "tcg"])
 
-    def fake(self, rc, stdout="", stderr="", json_doc=None):
-        """proc.run of a child that writes stdout/stderr (and JSON) and
-        exits rc; the command line is kept in self.cmd."""
+    def fake(self, rc, stdout="", stderr="", json_doc=None, raises=None):
+        """vm.run_guest of a guest that writes its KTAP and messages (and
+        JSON) and ends with rc (or raises); the options are kept in
+        self.opts."""
         test = self
 
-        def run(cmd, log=None, err_log=None, env=None):
-            test.cmd = cmd
-            with open(log, "w") as f:
-                f.write(stdout)
-            with open(err_log, "w") as f:
-                f.write(stderr)
+        def run(opts, prog, sink):
+            test.opts = opts
+            sink.write(stdout.encode())
+            sys.stderr.write(stderr)
             if json_doc is not None:
-                d = cmd[cmd.index("--json") + 1]
-                with open(os.path.join(d, TEST + ".json"), "w") as f:
+                with open(os.path.join(opts.run.json_dir, TEST + ".json"),
+                          "w") as f:
                     json.dump(json_doc, f)
-            return rc
-        return mock.patch.object(bisect_run.proc, "run", run)
+            if raises:
+                raise raises
+            return bisect_run.vm.GuestRun(rc, None)
+        return mock.patch.object(bisect_run.vm, "run_guest", run)
 
     def test_builds_and_failures(self):
         image = os.path.join(self.tmp.name, "bzImage")
@@ -435,14 +436,24 @@ class Runner(unittest.TestCase):
 
     def test_boots(self):
         ktap = "TAP version 13\n1..1\nok 1 x\n"
-        with self.fake(0, ktap, json_doc={"test": TEST, "rows": []}):
+        args = {"KSELFTEST_SYSCALL_OVERHEAD_ARGS": "-t getsid"}
+        with self.fake(0, ktap, "vm_run.sh: booting\n",
+                       json_doc={"test": TEST, "rows": []}):
             self.assertEqual(1, self.r.boot_once("c" * 40, "/img", TEST,
-                                                 {}))
-        self.assertIn("--accel", self.cmd)
-        self.assertEqual(["-t", TEST], self.cmd[self.cmd.index("-t"):][:2])
-        self.assertTrue(os.path.isfile(os.path.join(
-            bisect.boots_dir(self.state, "c" * 40), "1", TEST + ".json")))
-        with self.fake(125, "", "vm_run.sh: the kernel panicked\n"):
+                                                 args))
+        o = self.opts
+        self.assertEqual(("/img", "tcg", [TEST], args),
+                         (o.kernel, o.machine.accel, o.run.tests,
+                          o.run.program_args))
+        self.assertEqual("-t getsid", o.run.guest_env("tcg", None)[
+            "KSELFTEST_SYSCALL_OVERHEAD_ARGS"])
+        d = bisect.boots_dir(self.state, "c" * 40)
+        self.assertTrue(os.path.isfile(os.path.join(d, "1", TEST + ".json")))
+        for name, text in (("1.ktap", ktap), ("1.log", "vm_run.sh: booting\n")):
+            with open(os.path.join(d, name)) as f:
+                self.assertEqual(text, f.read())
+        with self.fake(0, "", "vm_run.sh: the console\n", raises=guest.Ended(
+                "the kernel panicked", 125)):
             self.assertIsNone(self.r.boot_once("c" * 40, "/img", TEST, {}))
         self.assertEqual("the kernel panicked", self.r.why)
         self.assertEqual(1, len(os.listdir(os.path.join(self.state,
@@ -450,10 +461,17 @@ class Runner(unittest.TestCase):
         with self.fake(0, "TAP version 13\n"):
             self.assertIsNone(self.r.boot_once("c" * 40, "/img", TEST, {}))
         self.assertIn("did not start", self.r.why)
-        with self.fake(2, "", "usage\n"), \
-                contextlib.redirect_stderr(io.StringIO()):
-            with self.assertRaises(bisect_run.cli.Failure):
-                self.r.boot_once("c" * 40, "/img", TEST, {})
+        for e in (bisect_run.cli.Failure("missing host packages: x", 3),
+                  bisect_run.cli.Error("invalid --memory"),
+                  bisect_run.proc.Failed(["vng"], 127, "not found")):
+            err = io.StringIO()
+            with self.fake(0, "", "vm_run.sh: checking\n", raises=e), \
+                    contextlib.redirect_stderr(err):
+                with self.assertRaises(bisect_run.cli.Failure) as f:
+                    self.r.boot_once("c" * 40, "/img", TEST, {})
+            self.assertEqual(3, f.exception.status)
+            self.assertIn(str(e), str(f.exception))
+            self.assertIn("vm_run.sh: checking", err.getvalue())
 
     def test_guest_env_runs_only_the_named_rows(self):
         tests, env = bisect_run.guest_env([f"{TEST}:getsid",

@@ -11,13 +11,14 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, Callable, Dict, List, Tuple, Union
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import bisect_demo, proc  # noqa: E402
+from kbtools import bisect_demo, bisect_run, cli, kernel, proc  # noqa: E402
 from support import quiet  # noqa: E402
 
 SYS_C = (b"#include <linux/kmsg_dump.h>\n\n"
@@ -41,7 +42,12 @@ BASH_HASHES = {
 }
 
 
-def git(tree, *args):
+# How a mocked bisection ends for a series (its kind, its arguments):
+# (exit status, last line) or an exception raised.
+Ends = Callable[[str, List[str]], Union[Tuple[int, str], BaseException]]
+
+
+def git(tree: str, *args: str) -> str:
     env = dict(os.environ, GIT_AUTHOR_DATE=BASE_DATE,
                GIT_COMMITTER_DATE=BASE_DATE)
     return subprocess.run(["git", "-C", tree, "-c", "user.name=t", "-c",
@@ -49,7 +55,7 @@ def git(tree, *args):
                           capture_output=True, text=True).stdout.strip()
 
 
-def small_tree(top):
+def small_tree(top: str) -> str:
     """A test kernel's tree in miniature, in its cache layout
     (CACHE/tree-KEY/linux), on branch work, unpatched its base."""
     tree = os.path.join(top, "cache", "tree-x", "linux")
@@ -67,29 +73,29 @@ def small_tree(top):
 
 
 class Edits(unittest.TestCase):
-    def edit(self, text, *inserts):
+    def edit(self, text: str, *inserts: bisect_demo.Insert) -> str:
         return bisect_demo.edited(text.encode(), inserts).decode()
 
-    def test_before_and_after_every_match(self):
+    def test_before_and_after_every_match(self) -> None:
         I = bisect_demo.Insert
         self.assertEqual("a\nnew\nb\na\nnew\nb\n",
                          self.edit("a\nb\na\nb\n", I(("new",), "a")))
         self.assertEqual("new\na\nb\n",
                          self.edit("a\nb\n", I(("new",), "a", before=True)))
 
-    def test_after_the_last_line(self):
+    def test_after_the_last_line(self) -> None:
         I = bisect_demo.Insert
         self.assertEqual("a\nb\nend\n", self.edit("a\nb\n", I(("end",))))
         self.assertEqual("a\nb\nend\n", self.edit("a\nb", I(("end",))))
 
-    def test_within_a_stretch_only(self):
+    def test_within_a_stretch_only(self) -> None:
         """sed's /start/,/at/{/at/a\\...}: the first `at` after each
         start, none before it."""
         ins = bisect_demo.Insert(("", "x"), "r", within="s")
         self.assertEqual("r\ns\nq\nr\n\nx\nr\ns\nr\n\nx\n",
                          self.edit("r\ns\nq\nr\nr\ns\nr\n", ins))
 
-    def test_a_series_is_seven_commits_the_fourth_its_culprit(self):
+    def test_a_series_is_seven_commits_the_fourth_its_culprit(self) -> None:
         for kind in bisect_demo.SERIES:
             edits = bisect_demo.series_edits(kind)
             self.assertEqual(7, len(edits))
@@ -97,7 +103,7 @@ class Edits(unittest.TestCase):
 
 
 class Commits(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.top = tmp.name
@@ -105,17 +111,17 @@ class Commits(unittest.TestCase):
         self.work = os.path.join(self.top, "work")
         os.mkdir(self.work)
 
-    def series(self, kind):
+    def series(self, kind: str) -> bisect_demo.Series:
         return bisect_demo.Committer(self.tree, self.work).series(kind)
 
-    def test_the_hashes_the_bash_script_made(self):
+    def test_the_hashes_the_bash_script_made(self) -> None:
         for kind, (tip, culprit) in BASH_HASHES.items():
             with self.subTest(kind=kind):
                 self.assertEqual(bisect_demo.Series(GOOD, tip, culprit),
                                  self.series(kind))
 
-    def test_the_tree_is_left_alone(self):
-        def state():
+    def test_the_tree_is_left_alone(self) -> None:
+        def state() -> List[str]:
             return [git(self.tree, *args) for args in (
                 ("rev-parse", "HEAD"), ("branch", "--show-current"),
                 ("status", "--porcelain"), ("ls-files", "-s"))]
@@ -123,7 +129,7 @@ class Commits(unittest.TestCase):
         self.series("regression")
         self.assertEqual(before, state())
 
-    def test_the_culprit_adds_the_delay(self):
+    def test_the_culprit_adds_the_delay(self) -> None:
         s = self.series("regression")
         diff = git(self.tree, "diff", f"{s.culprit}~", s.culprit)
         self.assertIn("+\tndelay(200);", diff)
@@ -131,18 +137,18 @@ class Commits(unittest.TestCase):
         self.assertEqual("7", git(self.tree, "rev-list", "--count",
                                   f"unpatched..{s.tip}"))
 
-    def test_an_edit_that_changes_nothing_fails(self):
+    def test_an_edit_that_changes_nothing_fails(self) -> None:
         git(self.tree, "checkout", "-q", "unpatched")
         with open(os.path.join(self.tree, "kernel/sys.c"), "wb") as f:
             f.write(b"nothing the edits look for\n")
         git(self.tree, "commit", "-q", "-am", "no getsid")
-        with self.assertRaisesRegex(bisect_demo.cli.Failure,
+        with self.assertRaisesRegex(cli.Failure,
                                     "'sys: say what getsid.0. returns' "
                                     "changed nothing in kernel/sys.c"):
             self.series("regression")
 
-    def test_print_series(self):
-        with mock.patch.object(bisect_demo.kernel, "test_kernel_tree",
+    def test_print_series(self) -> None:
+        with mock.patch.object(kernel, "test_kernel_tree",
                                return_value=self.tree):
             rc, out, err = quiet(bisect_demo.main, ["--series", "small"],
                                  "bisect_demo.sh")
@@ -152,10 +158,10 @@ class Commits(unittest.TestCase):
 
 
 class Options(unittest.TestCase):
-    def parse(self, *argv):
+    def parse(self, *argv: str) -> Any:
         return bisect_demo.parse("bisect_demo.sh", list(argv))
 
-    def test_bisect_options_pass_as_given_in_order(self):
+    def test_bisect_options_pass_as_given_in_order(self) -> None:
         a = self.parse("--icount", "-j", "3", "--keep", "k", "--alpha",
                        "0.01", "--jobs", "2", "--accel=tcg")
         self.assertEqual(["--icount", "-j", "3", "--alpha", "0.01",
@@ -164,7 +170,7 @@ class Options(unittest.TestCase):
                                             self.parse().only,
                                             self.parse().series))
 
-    def test_bad_usage(self):
+    def test_bad_usage(self) -> None:
         for argv, said in (
                 (["--only", "nothing"], "invalid --only 'nothing' "
                  "(regression, no-change or small)"),
@@ -180,7 +186,7 @@ class Options(unittest.TestCase):
                 self.assertIn(f"bisect_demo.sh: {said}", err)
                 self.assertIn("Try 'bisect_demo.sh --help'", err)
 
-    def test_help(self):
+    def test_help(self) -> None:
         rc, out, _ = quiet(self.parse, "--help")
         self.assertEqual(0, rc)
         self.assertTrue(out.startswith("Usage: bisect_demo.sh [--only "))
@@ -191,45 +197,50 @@ class Bisections(unittest.TestCase):
     """The demo with the bisection mocked (bisect_run.bisect): its
     outcome says how each series ended. One tree for all, each series
     made once (Commits checks how they are made)."""
+    tmp: "tempfile.TemporaryDirectory[str]"
+    tree: str
+    made: Dict[str, bisect_demo.Series]
 
     @classmethod
-    def setUpClass(cls):
+    def setUpClass(cls) -> None:
         cls.tmp = tempfile.TemporaryDirectory()
         cls.tree = small_tree(cls.tmp.name)
         cls.made = {}
 
     @classmethod
-    def tearDownClass(cls):
+    def tearDownClass(cls) -> None:
         cls.tmp.cleanup()
 
-    def setUp(self):
+    def setUp(self) -> None:
         git(self.tree, "checkout", "-q", "work")
         open(os.path.join(self.tree, ".kbench-ready"), "w").close()
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.top = tmp.name
-        self.calls = []
+        self.calls: List[List[str]] = []
         self.tmpdir = os.path.join(self.top, "tmp")
         os.mkdir(self.tmpdir)
         make = bisect_demo.Committer.series
 
-        def made_once(committer, kind):
+        def made_once(committer: bisect_demo.Committer,
+                      kind: str) -> bisect_demo.Series:
             if kind not in self.made:
                 self.made[kind] = make(committer, kind)
             return self.made[kind]
-        for p in (mock.patch.object(bisect_demo.kernel, "test_kernel_tree",
+        patches: List[Any] = [mock.patch.object(kernel, "test_kernel_tree",
                                     return_value=self.tree),
                   mock.patch.object(tempfile, "tempdir", self.tmpdir),
                   mock.patch.object(bisect_demo.Committer, "series",
-                                    made_once)):
+                                    made_once)]
+        for p in patches:
             p.start()
             self.addCleanup(p.stop)
 
-    def bisect(self, ends):
+    def bisect(self, ends: Ends) -> Any:
         """A bisection (kbtools.bisect_run.bisect) that ends as
         ends(kind, argv) says: (exit status, last line) or an
         exception; each one's arguments kept in self.calls."""
-        def bisect(args, prog):
+        def bisect(args: Any, prog: str) -> bisect_run.Outcome:
             argv = ["--tree", args.tree, "--good", args.good, "--bad",
                     args.bad, "-t", *args.test, "--state", args.state]
             argv += ["--icount"] if args.icount else []
@@ -241,20 +252,20 @@ class Bisections(unittest.TestCase):
                 raise result
             print("a step")
             print(result[1])
-            return bisect_demo.bisect_run.Outcome(result[1], result[0])
-        return mock.patch.object(bisect_demo.bisect_run, "bisect", bisect)
+            return bisect_run.Outcome(result[1], result[0])
+        return mock.patch.object(bisect_run, "bisect", bisect)
 
-    def right(self, kind, cmd):
+    def right(self, kind: str, cmd: List[str]) -> Tuple[int, str]:
         if kind == "no-change":
             return 1, "no culprit: good and bad alike"
         tip = cmd[cmd.index("--bad") + 1]
         culprit = git(self.tree, "rev-parse", f"{tip}~3")
         return 0, f"first bad commit: {culprit} sys: getsid: ..."
 
-    def main(self, *argv):
+    def main(self, *argv: str) -> Tuple[Any, str, str]:
         return quiet(bisect_demo.main, list(argv), "bisect_demo.sh")
 
-    def test_both_series_right_is_pass(self):
+    def test_both_series_right_is_pass(self) -> None:
         keep = os.path.join(self.top, "keep")
         with self.bisect(self.right):
             rc, out, err = self.main("--keep", keep, "--icount")
@@ -275,14 +286,14 @@ class Bisections(unittest.TestCase):
         self.assertEqual([], os.listdir(self.tmpdir))
         self.assertTrue(os.path.isdir(keep))
 
-    def test_only_small(self):
+    def test_only_small(self) -> None:
         with self.bisect(self.right):
             rc, _, err = self.main("--only", "small")
         self.assertEqual((0, 1), (rc, len(self.calls)), err)
         self.assertIn("/small", self.calls[0][-1])
 
-    def test_a_wrong_culprit_or_a_culprit_for_no_change_fails(self):
-        def wrong(kind, cmd):
+    def test_a_wrong_culprit_or_a_culprit_for_no_change_fails(self) -> None:
+        def wrong(kind: str, cmd: List[str]) -> Tuple[int, str]:
             if kind == "no-change":
                 return 0, "first bad commit: 1234 something"
             return 0, "first bad commit: 1234 something"
@@ -295,13 +306,13 @@ class Bisections(unittest.TestCase):
         self.assertTrue(err.endswith("bisect_demo.sh: FAIL\n"), err)
         self.assertEqual("work", git(self.tree, "branch", "--show-current"))
 
-    def test_the_right_line_with_the_wrong_status_fails(self):
+    def test_the_right_line_with_the_wrong_status_fails(self) -> None:
         with self.bisect(lambda kind, cmd: (125, self.right(kind, cmd)[1])):
             rc, _, err = self.main()
         self.assertEqual(1, rc)
         self.assertIn("regression series: exit 125 in ", err)
 
-    def test_a_signal_stops_it_and_puts_the_tree_back(self):
+    def test_a_signal_stops_it_and_puts_the_tree_back(self) -> None:
         with self.bisect(lambda kind, cmd: proc.Interrupted(15)):
             rc, _, err = self.main()
         self.assertEqual((130, 1), (rc, len(self.calls)))
@@ -309,7 +320,7 @@ class Bisections(unittest.TestCase):
         self.assertEqual([], os.listdir(self.tmpdir))
         self.assertEqual("work", git(self.tree, "branch", "--show-current"))
 
-    def test_a_tree_on_unpatched_stays_there(self):
+    def test_a_tree_on_unpatched_stays_there(self) -> None:
         git(self.tree, "checkout", "-q", "unpatched")
         with self.bisect(self.right):
             rc, _, err = self.main()
@@ -317,7 +328,7 @@ class Bisections(unittest.TestCase):
         self.assertEqual("unpatched",
                          git(self.tree, "branch", "--show-current"))
 
-    def test_no_tree_yet(self):
+    def test_no_tree_yet(self) -> None:
         os.unlink(os.path.join(self.tree, ".kbench-ready"))
         with self.bisect(self.right):
             rc, _, err = self.main()

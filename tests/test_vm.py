@@ -9,15 +9,18 @@ boot that died before its tests. kbtools.vm, kbtools.guest,
 kbtools.images, kbtools.ab, kbtools.run, kbtools.ci_vm."""
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
 import threading
 import time
 import unittest
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,13 +28,17 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import ab, arch, ci_vm, cli, guest, images  # noqa: E402
-from kbtools import policy, proc, run, vm  # noqa: E402
-from support import quiet  # noqa: E402
+from kbtools import collection, debian, design, packages, paths  # noqa: E402
+from kbtools import policy, proc, results, vng  # noqa: E402
+from kbtools import run, vm  # noqa: E402
+from kbtools import compare as kbcompare  # noqa: E402
+from support import present, quiet  # noqa: E402
 
 ICOUNT = "shift=0,sleep=off,align=off"
 
 
-def assert_in_order(testcase, text, *parts):
+def assert_in_order(testcase: unittest.TestCase, text: str,
+                    *parts: str) -> None:
     """Each of parts in text, each after the one before."""
     at = 0
     for part in parts:
@@ -41,19 +48,19 @@ def assert_in_order(testcase, text, *parts):
         at = found + len(part)
 
 
-def parse(*argv):
+def parse(*argv: str) -> vm.Options:
     return vm.parse(list(argv), "vm_run.sh")
 
 
 class Options(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         env = mock.patch.dict(os.environ)
         env.start()
         self.addCleanup(env.stop)
         for name in ("KBENCH_VM_ACCEL", "KBENCH_ICOUNT_QEMU"):
             os.environ.pop(name, None)
 
-    def test_defaults_per_architecture(self):
+    def test_defaults_per_architecture(self) -> None:
         o = parse("--kernel", "k", "-t", "syscall_overhead", "--nest=hash")
         m = o.machine
         self.assertEqual((arch.X86_64, "auto", "2G", None, None),
@@ -71,7 +78,7 @@ class Options(unittest.TestCase):
                          (o.machine.arch, o.machine.accel, o.machine.cpus,
                           o.boot_timeout, o.vm_timeout))
 
-    def test_icount_is_one_field(self):
+    def test_icount_is_one_field(self) -> None:
         o = parse("-k", "k", "--icount")
         self.assertEqual(policy.Icount(ICOUNT, 0), o.machine.icount)
         self.assertEqual(("tcg", 1, 600), (o.machine.accel, o.machine.cpus,
@@ -79,14 +86,15 @@ class Options(unittest.TestCase):
         o = parse("-k", "k", "--icount", "--cpus", "3", "--boot-timeout=9")
         self.assertEqual((3, 9), (o.machine.cpus, o.boot_timeout))
         os.environ["KBENCH_ICOUNT_QEMU"] = "shift=3,align=off"
-        self.assertEqual(3, parse("-k", "k", "--icount").machine.icount.shift)
+        self.assertEqual(3, present(parse("-k", "k",
+                                            "--icount").machine.icount).shift)
         os.environ["KBENCH_ICOUNT_QEMU"] = "sleep=off"
         with self.assertRaisesRegex(cli.Error, "no shift=N"):
             parse("-k", "k", "--icount")
         with self.assertRaisesRegex(cli.Error, "needs TCG"):
             parse("-k", "k", "--accel", "kvm", "--icount")
 
-    def test_bad_usage(self):
+    def test_bad_usage(self) -> None:
         for argv, want in ((["-t", "x"], "no kernel"),
                            (["-k", "k", "--accel", "fast"], "invalid --accel"),
                            (["-k", "k", "--memory", "2Q"], "invalid --memory"),
@@ -112,7 +120,7 @@ class Options(unittest.TestCase):
         self.assertEqual(0, rc)
         self.assertTrue(out.startswith("Usage: vm_run.sh --kernel IMAGE"))
 
-    def test_repeat_and_the_run_timeout(self):
+    def test_repeat_and_the_run_timeout(self) -> None:
         # --repeat is the host's to resolve: the guest gets --repeat N.
         o = parse("-k", "k", "-r", "3", "-t", "x,y", "--repeat")
         self.assertEqual(("design", ["-t", "x,y"], ["x", "y"]),
@@ -137,7 +145,8 @@ class Options(unittest.TestCase):
                         f.write(t)
             progs = ["a:p1", "a:p2", "b:p3"]
 
-            def limit(*argv, icount=None):
+            def limit(*argv: str,
+                      icount: Optional[policy.Icount] = None) -> int:
                 return vm.default_vm_timeout(parse("-k", "k", *argv).run,
                                              progs, icount, top)
             self.assertEqual(120 + 100 + 100 + 45, limit())
@@ -149,24 +158,24 @@ class Options(unittest.TestCase):
             self.assertEqual((120 + 15) * 2 * 3, limit(
                 "-o", "5", "--vs-prefix", "env", "-r", "3"))
 
-    def test_the_repetitions_are_resolved_on_the_host(self):
+    def test_the_repetitions_are_resolved_on_the_host(self) -> None:
         """The guest's run_all.sh runs no python3: the design's
         repetitions are worked out here, and said here."""
-        def runs(*argv):
+        def runs(*argv: str) -> Tuple[Any, str]:
             o = parse("-k", "k", "-t", "syscall_overhead", *argv)
             rc, _, err = quiet(vm.guest_runs, o.run, o.machine.icount, "t")
             return rc, err
-        design = vm.design.reps(["syscall_overhead"])[0]
+        n = design.reps(["syscall_overhead"])[0]
         self.assertEqual((1, ""), runs())
         self.assertEqual((3, ""), runs("-r", "3"))
-        self.assertEqual(design, runs("--repeat")[0])
-        self.assertIn(f"t: design: {design} repetitions per side",
+        self.assertEqual(n, runs("--repeat")[0])
+        self.assertIn(f"t: design: {n} repetitions per side",
                       runs("--repeat")[1])
-        self.assertEqual(design, runs("--vs-prefix", "env")[0])
+        self.assertEqual(n, runs("--vs-prefix", "env")[0])
         rc, err = runs("--vs-prefix", "env", "-r", "2")
         self.assertEqual(2, rc)
         self.assertIn(f"t: warning: --repeat 2 is below the design's "
-                      f"{design}", err)
+                      f"{n}", err)
         self.assertEqual((2, "t: exact mode (icount): 2 repetitions per "
                           "side\n"), runs("--vs-prefix", "env", "--icount"))
         self.assertEqual((3, ""), runs("--vs-prefix", "env", "--icount",
@@ -178,26 +187,26 @@ class Options(unittest.TestCase):
 
 
 class CommandLines(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         env = mock.patch.dict(os.environ, {"KSELFTEST_TASKSTATS_ARGS": "-N 5",
                                            "KSFT_MACHINE_SLOW": ""})
         env.start()
         self.addCleanup(env.stop)
 
-    def vng(self, *argv):
+    def vng(self, *argv: str) -> vm.Vng:
         o = parse("-k", "k", *argv)
         b = vm.Vng(o, "vm_run.sh", "/var/tmp/kb/.cache")
         b.image = images.Image("/img/bzImage", "/img/bzImage", "k")
         b.env = {"PATH": "/venv/bin"}
         b.ksrc = "/src/linux"
-        b.machine = vm.replace(b.machine, accel="tcg")
+        b.machine = dataclasses.replace(b.machine, accel="tcg")
         return b
 
-    def test_vng_under_tcg_with_icount(self):
+    def test_vng_under_tcg_with_icount(self) -> None:
         b = self.vng("--icount", "-t", "syscall_overhead", "--append", "x=1")
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(vm.paths, "TOP", "/var/tmp/kb"), \
-                mock.patch.object(vm.os.path, "isdir", return_value=True):
+                mock.patch.object(paths, "TOP", "/var/tmp/kb"), \
+                mock.patch.object(os.path, "isdir", return_value=True):
             boot = guest.Boot(d, None, "t")
             cmd, env = b.command(boot, "/var/tmp/kb/j")
             boot.close()
@@ -218,8 +227,8 @@ class CommandLines(unittest.TestCase):
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
                                                     f"{TOP}/scripts"))
 
-    def test_hidden_directories_outermost_only(self):
-        with mock.patch.object(vm.os.path, "isdir", return_value=True):
+    def test_hidden_directories_outermost_only(self) -> None:
+        with mock.patch.object(os.path, "isdir", return_value=True):
             self.assertEqual(["--rwdir=/var/tmp/a", "--rodir=/run/k"],
                              vm.hidden_mounts(["/var/tmp/a", "/var/tmp/a/c",
                                                "/home/x", "/run/k"],
@@ -227,7 +236,7 @@ class CommandLines(unittest.TestCase):
             self.assertEqual(["--rodir=/var/log/a"],
                              vm.hidden_mounts(["/var/log/a"], ""))
 
-    def test_qemu_for_arm64(self):
+    def test_qemu_for_arm64(self) -> None:
         o = parse("-k", "k", "--arch", "arm64", "--icount", "--append", "x=1",
                   "-m", "1G")
         b = vm.Qemu(o, "vm_run.sh", "/c")
@@ -246,18 +255,18 @@ class CommandLines(unittest.TestCase):
                           "console=ttyAMA0 rdinit=/init panic=-1 quiet x=1"],
                          cmd)
 
-    def test_host_packages_missing_is_3(self):
+    def test_host_packages_missing_is_3(self) -> None:
         b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh", "/c")
-        with mock.patch.object(vm.shutil, "which", return_value=None), \
+        with mock.patch.object(shutil, "which", return_value=None), \
                 self.assertRaises(cli.Failure) as e:
             b.check_host()
         self.assertEqual(3, e.exception.status)
         self.assertIn("apt-get install qemu-system-arm gcc-aarch64-linux-gnu"
                       " cpio", str(e.exception))
 
-    def test_kvm_probe_is_cached_per_host(self):
+    def test_kvm_probe_is_cached_per_host(self) -> None:
         with tempfile.TemporaryDirectory() as cache, \
-                mock.patch.object(vm.proc, "capture",
+                mock.patch.object(proc, "capture",
                                   return_value="QEMU 7.2\n"), \
                 mock.patch.object(vm, "kvm_probe", return_value=(
                     False, "a probe boot under KVM hung")) as probe, \
@@ -270,11 +279,11 @@ class CommandLines(unittest.TestCase):
         probe.assert_called_once()
 
 
-    def test_vng_under_kvm_without_icount(self):
+    def test_vng_under_kvm_without_icount(self) -> None:
         b = self.vng("--cpus", "4", "-m", "1G")
-        b.machine = vm.replace(b.machine, accel="kvm")
+        b.machine = dataclasses.replace(b.machine, accel="kvm")
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(vm.os.path, "isdir", return_value=False):
+                mock.patch.object(os.path, "isdir", return_value=False):
             boot = guest.Boot(d, None, "t")
             cmd, _ = b.command(boot, "")
             boot.close()
@@ -285,12 +294,12 @@ class CommandLines(unittest.TestCase):
         self.assertNotIn("KBENCH_ICOUNT", cmd[-1])
         self.assertNotIn("--json", cmd[-1])
 
-    def test_icount_options_from_the_environment(self):
+    def test_icount_options_from_the_environment(self) -> None:
         with mock.patch.dict(os.environ, {"KBENCH_ICOUNT_QEMU":
                                           "shift=2,sleep=on"}):
             b = self.vng("--icount")
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(vm.os.path, "isdir", return_value=False):
+                mock.patch.object(os.path, "isdir", return_value=False):
             boot = guest.Boot(d, None, "t")
             cmd, _ = b.command(boot, "")
             boot.close()
@@ -298,47 +307,63 @@ class CommandLines(unittest.TestCase):
         self.assertEqual("-icount shift=2,sleep=on", cmd[i + 1])
         self.assertIn(" KBENCH_ICOUNT=2 ", cmd[-1])
 
-    def test_a_build_that_fails(self):
-        """run_all.sh --list on the host: its exit 4 (packages missing)
-        is a setup failure (3), any other failure bad usage (2)."""
-        b = self.vng("-t", "nosuch")
-        for rc, status in ((4, 3), (2, 2), (1, 2)):
-            with mock.patch.object(vm.proc, "output",
-                                   return_value=(rc, "")) as output, \
-                    self.assertRaises(cli.Failure) as e:
-                b.build_and_list()
-            self.assertEqual(status, e.exception.status)
-            self.assertEqual(["-t", "nosuch", "--list"],
-                             output.call_args[0][0][1:])
-        with mock.patch.object(vm.proc, "output", return_value=(
-                0, "syscall_overhead:syscall_overhead\n\n")):
+    def test_the_build_and_the_programs(self) -> None:
+        """As run_all.sh does on the host (kbtools.collection): -t names
+        checked (bad usage), the packages set up (missing: a setup
+        failure, 3), the build (1), the programs listed."""
+        with self.assertRaisesRegex(cli.Error, "unknown test 'nosuch' "
+                                    "[(]known: .*syscall_overhead"):
+            self.vng("-t", "nosuch").build_and_list()
+        b = self.vng("-t", "syscall_overhead", "-t", "taskstats")
+        calls: List[Any] = []
+
+        def run(cmd: List[str], **kw: Any) -> int:
+            calls.append(cmd)
+            return 0
+        with mock.patch.object(packages, "set_up",
+                               return_value=4), \
+                self.assertRaises(cli.Failure) as e:
             b.build_and_list()
+        self.assertEqual(3, e.exception.status)
+        with mock.patch.object(packages, "set_up",
+                               return_value=0), \
+                mock.patch.object(proc, "run", run):
+            b.build_and_list()
+        self.assertEqual(["TESTS=syscall_overhead taskstats", "all"],
+                         calls[0][-2:])
+        self.assertEqual(["syscall_overhead:syscall_overhead",
+                          "taskstats:taskstats"], b.programs)
+        # --no-build: neither.
+        b = self.vng("-t", "syscall_overhead", "--no-build")
+        with mock.patch.object(collection, "build") as build:
+            b.build_and_list()
+        build.assert_not_called()
         self.assertEqual(["syscall_overhead:syscall_overhead"], b.programs)
 
-    def test_a_cross_build_that_fails(self):
-        calls = []
+    def test_a_cross_build_that_fails(self) -> None:
+        calls: List[Any] = []
 
-        def run(cmd, log=None, **kw):
+        def run(cmd: List[str], log: str = "", **kw: Any) -> int:
             calls.append((cmd, kw.get("env", {}).get("KBENCH_CACHE")))
             with open(log, "w") as f:
                 f.write("".join(f"line {i}\n" for i in range(30)))
             return 2
         with tempfile.TemporaryDirectory() as work, \
                 tempfile.TemporaryDirectory() as cache, \
-                mock.patch.object(vm.shutil, "copytree"), \
-                mock.patch.object(vm.debian, "cross_libs"), \
-                mock.patch.object(vm.proc, "run", run):
+                mock.patch.object(shutil, "copytree"), \
+                mock.patch.object(debian, "cross_libs"), \
+                mock.patch.object(proc, "run", run):
             b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh",
                         cache)
             b.ksrc = "/src/linux"
-            rc, _, err = quiet(vm.cli.orchestrate, "vm_run.sh",
+            rc, _, err = quiet(cli.orchestrate, "vm_run.sh",
                                lambda: len(b.build(work)))
             out = os.path.join(cache, "vm", "arm64-build",
-                               vm.paths.clone_id())
+                               paths.clone_id())
         self.assertEqual(3, rc)
         # Built out of the clone's tree (its own build stays), into the
         # cache, per clone.
-        self.assertEqual((["make", "-s", "-C", vm.paths.TOP, "ARCH=arm64",
+        self.assertEqual((["make", "-s", "-C", paths.TOP, "ARCH=arm64",
                            "CROSS_COMPILE=aarch64-linux-gnu-",
                            "KSRC=/src/linux", f"OUTPUT={out}"], cache),
                          calls[0])
@@ -346,7 +371,7 @@ class CommandLines(unittest.TestCase):
                       err)
         self.assertNotIn("line 9\n", err)
 
-    def test_arm64_overlay_carries_icount_and_the_arguments(self):
+    def test_arm64_overlay_carries_icount_and_the_arguments(self) -> None:
         o = parse("-k", "k", "--arch", "arm64", "--icount", "-t", "a b")
         b = vm.Qemu(o, "vm_run.sh", "/c")
         with tempfile.TemporaryDirectory() as d:
@@ -363,17 +388,17 @@ class CommandLines(unittest.TestCase):
             os.makedirs(state)
             boot = guest.Boot(state, None, "t")
 
-            def pack(root, out):
+            def pack(root: str, out: str) -> bool:
                 with open(out, "wb") as f:
                     f.write(b"OVERLAY")
                 return True
-            with mock.patch.object(vm.debian, "pack_cpio", pack):
+            with mock.patch.object(debian, "pack_cpio", pack):
                 initrd = b.overlay(boot, "/host/json")
             boot.close()
-            with open(initrd, "rb") as f:
-                self.assertEqual(b"ROOTOVERLAY", f.read())
-            with open(os.path.join(state, "overlay", "kbench-args")) as f:
-                args = f.read()
+            with open(initrd, "rb") as fb:
+                self.assertEqual(b"ROOTOVERLAY", fb.read())
+            with open(os.path.join(state, "overlay", "kbench-args")) as g:
+                args = g.read()
             self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
                                       os.X_OK))
         self.assertIn("export KBENCH_GUEST=tcg\n", args)
@@ -383,13 +408,13 @@ class CommandLines(unittest.TestCase):
         self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
                       "json=/tmp/json\n", args)
 
-    def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self):
+    def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self) -> None:
         self.assertEqual("vm_run.sh", vm.runner("run_all.sh"))
         self.assertEqual("vm_run.sh", vm.runner("vm_arm64.sh"))
         self.assertEqual("kbench vm", vm.runner("kbench vm"))
 
 
-def fake_guest(script):
+def fake_guest(script: str) -> List[str]:
     """A stand-in for vng: a bash script."""
     return ["bash", "-c", script]
 
@@ -397,7 +422,8 @@ def fake_guest(script):
 class OneBoot(unittest.TestCase):
     """guest.run and guest.verdict on tiny real children."""
 
-    def boot(self, script, boot_timeout=20, vm_timeout=20, serial=False):
+    def boot(self, script: str, boot_timeout: int = 20, vm_timeout: int = 20,
+             serial: bool = False) -> Any:
         with tempfile.TemporaryDirectory() as d:
             sink = io.BytesIO()
             b = guest.Boot(d, sink, "vm_run.sh")
@@ -406,7 +432,7 @@ class OneBoot(unittest.TestCase):
                     (lambda data: None)
             else:
                 out, err = b.ktap, guest.virtme_stderr(b)
-            result = {}
+            result: Dict[str, Any] = {}
             start = time.monotonic()
             with contextlib.redirect_stderr(io.StringIO()) as e:
                 try:
@@ -426,7 +452,7 @@ class OneBoot(unittest.TestCase):
                     result["json"] = f.read()
         return result
 
-    def test_a_run_that_passes(self):
+    def test_a_run_that_passes(self) -> None:
         r = self.boot("echo '[    1.0] booting' >&2; "
                       "echo 'vm-run: guest up: Linux 6.1, accel=tcg' >&2; "
                       "echo 'TAP version 13'; echo '1..1'; echo 'ok 1 x'; "
@@ -443,7 +469,7 @@ class OneBoot(unittest.TestCase):
                          r"\]: boot [0-9.]+ s, run [0-9.]+ s, total [0-9.]+ "
                          r"s; KTAP totals: pass:1 fail:0; exit status 1")
 
-    def test_no_boot_within_the_timeout(self):
+    def test_no_boot_within_the_timeout(self) -> None:
         r = self.boot("echo '[ 0.5] slow' >&2; sleep 30", boot_timeout=1)
         self.assertEqual(124, r["status"])
         self.assertEqual("k did not come up within 1 s (--boot-timeout)",
@@ -451,14 +477,14 @@ class OneBoot(unittest.TestCase):
         self.assertIn("last lines of the guest console", r["stderr"])
         self.assertLess(r["secs"], 15)
 
-    def test_a_run_that_does_not_end(self):
+    def test_a_run_that_does_not_end(self) -> None:
         r = self.boot("echo 'vm-run: guest up: L' >&2; sleep 30",
                       vm_timeout=1)
         self.assertEqual(124, r["status"])
         self.assertIn("the run in k did not end within 1 s", r["message"])
         self.assertLess(r["secs"], 15)
 
-    def test_a_guest_that_panics(self):
+    def test_a_guest_that_panics(self) -> None:
         r = self.boot("echo '[ 2.0] Kernel panic - not syncing: VFS: Unable "
                       "to mount root fs' >&2; exit 0")
         self.assertEqual(125, r["status"])
@@ -475,7 +501,7 @@ class OneBoot(unittest.TestCase):
         self.assertEqual("k died during the run (vng exit status 3)",
                          r["message"])
 
-    def test_the_serial_console_of_arm64(self):
+    def test_the_serial_console_of_arm64(self) -> None:
         r = self.boot(r"printf '[ 1.0] early\r\nvm-run: guest up: Linux 6.12 "
                       r"aarch64\r\nTAP version 13\r\n1..0\r\nvm-run: json "
                       r"begin\r\nH4sI\r\nvm-run: json end\r\nvm-run: guest "
@@ -485,12 +511,12 @@ class OneBoot(unittest.TestCase):
         self.assertEqual(b"TAP version 13\n1..0\n", r["ktap"])
         self.assertEqual(b"H4sI\n", r["json"])
 
-    def test_a_signal_stops_the_guest(self):
+    def test_a_signal_stops_the_guest(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             pidfile = os.path.join(d, "pid")
             b = guest.Boot(d, io.BytesIO(), "t")
 
-            def stop_when_up():
+            def stop_when_up() -> None:
                 while b.up_at is None:
                     time.sleep(0.05)
                 os.kill(os.getpid(), signal.SIGTERM)
@@ -516,7 +542,7 @@ class OneBoot(unittest.TestCase):
 
 
 class LastResort(unittest.TestCase):
-    def test_a_guest_that_does_not_stop_after_its_run(self):
+    def test_a_guest_that_does_not_stop_after_its_run(self) -> None:
         """The run is over but the guest does not go away: stopped at
         boot + run timeout (+ slack), exit 124 as timeout(1) said it."""
         with tempfile.TemporaryDirectory() as d, \
@@ -540,30 +566,40 @@ class WholeRun(unittest.TestCase):
     mocked (packages, image, virtme-ng, build) and a bash script for
     vng."""
 
-    def main(self, script, *argv, signal_after=None, guest_json=None):
+    def main(self, script: str, *argv: str,
+             signal_after: Optional[float] = None,
+             guest_json: Optional[Callable[[str], None]] = None) -> Any:
         """guest_json(json_dir): what the guest leaves there."""
-        out = io.TextIOWrapper(io.BytesIO(), write_through=True)
+        raw = io.BytesIO()
+        out = io.TextIOWrapper(raw, write_through=True)
         err = io.StringIO()
-        prog_calls = []
+        prog_calls: List[Any] = []
 
-        def command(backend, boot, json_dir):
+        def command(backend: vm.Vng, boot: guest.Boot,
+                    json_dir: str) -> Tuple[List[str], Dict[str, str]]:
             prog_calls.append(backend.guest_command(json_dir))
             if guest_json:
                 guest_json(json_dir)
             return fake_guest(script), dict(os.environ)
 
-        def build(cmd, **kw):
+        def build(cmd: List[str], **kw: Any) -> Tuple[int, str]:
+            if cmd[-1] == "list":
+                return 0, "syscall_overhead taskstats\n"
             prog_calls.append(cmd)
-            if cmd[0].endswith("compare.py"):
-                return 0, "a table\nof two lines"
             return 0, "syscall_overhead:syscall_overhead\n"
+
+        def comparison(req: kbcompare.Request) -> kbcompare.Comparison:
+            prog_calls.append(req)
+            return kbcompare.Comparison("a table\nof two lines", [], [])
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.dict(os.environ, {"TMPDIR": d, "KSRC": "/ksrc"}), \
                 mock.patch.object(vm.Vng, "check_host"), \
-                mock.patch.object(vm.images, "resolve", return_value=
+                mock.patch.object(images, "resolve", return_value=
                                   images.Image("/i", "/i", "test-kernel")), \
-                mock.patch.object(vm.vng, "ensure", return_value="/venv"), \
-                mock.patch.object(vm.proc, "output", build), \
+                mock.patch.object(vng, "ensure", return_value="/venv"), \
+                mock.patch.object(proc, "output", build), \
+                mock.patch.object(collection, "build"), \
+                mock.patch.object(kbcompare, "comparison", comparison), \
                 mock.patch.object(vm.Vng, "command", command), \
                 mock.patch.object(vm, "choose_accel",
                                   return_value=("tcg", "--accel tcg")), \
@@ -580,11 +616,10 @@ class WholeRun(unittest.TestCase):
                 with open(console) as f:
                     kept = f.read()
             left = sorted(n for n in os.listdir(d) if n != "console.txt")
-        out.seek(0)
-        return rc, out.buffer.getvalue().decode(), err.getvalue(), kept, \
+        return rc, raw.getvalue().decode(), err.getvalue(), kept, \
             left, prog_calls
 
-    def test_a_passing_run(self):
+    def test_a_passing_run(self) -> None:
         rc, out, err, kept, left, calls = self.main(
             "echo '[ 0.1] early' >&2; echo 'vm-run: guest up: L' >&2; "
             "echo 'TAP version 13'; echo '1..1'; echo 'ok 1 x'; "
@@ -599,32 +634,33 @@ class WholeRun(unittest.TestCase):
                         "programs, boot timeout 600 s, run timeout 960 s")
         self.assertIn("[ 0.1] early", kept)
         self.assertEqual([], left)  # the work directory is gone
-        self.assertEqual(["-t", "syscall_overhead", "--list"], calls[0][1:])
+        self.assertEqual(["COLLECTION=syscall_overhead", "emit_tests"],
+                         calls[0][-2:])
         self.assertIn("KBENCH_ICOUNT=0 KBENCH_TIMEOUT_FACTOR=4 "
                       "KBENCH_MERGE=host KSRC=/ksrc ", calls[1])
 
-    def test_an_ab_in_one_boot_is_merged_and_compared_here(self):
+    def test_an_ab_in_one_boot_is_merged_and_compared_here(self) -> None:
         """--vs-prefix in a guest without --json: the guest leaves each
         repetition's JSON (KBENCH_MERGE=host), and the host merges them
         into base/ and candidate/, compares, and says the table."""
-        seen = {}
+        seen: Dict[str, Any] = {}
 
-        def guest_json(json_dir):
+        def guest_json(json_dir: str) -> None:
             seen["dir"] = json_dir
             for side in ("base", "candidate"):
                 for k in ("1", "2"):
                     d = os.path.join(json_dir, "repetitions", side, k)
                     os.makedirs(d)
-                    vm.results.write_json(os.path.join(
+                    results.write_json(os.path.join(
                         d, "syscall_overhead.json"), result_doc(side + k))
 
-        def listing():
+        def listing() -> None:
             seen["files"] = sorted(
                 os.path.relpath(os.path.join(d, f), seen["dir"])
                 for d, _, fs in os.walk(seen["dir"]) for f in fs)
         real = vm.after_run
 
-        def after_run(*args):
+        def after_run(*args: Any) -> int:
             listing()
             return real(*args)
         with mock.patch.object(vm, "after_run", after_run):
@@ -638,13 +674,14 @@ class WholeRun(unittest.TestCase):
         self.assertIn(" --vs-prefix env --repeat 2 --json ", calls[1])
         self.assertEqual(["base/syscall_overhead.json",
                           "candidate/syscall_overhead.json"], seen["files"])
-        compare = [c for c in calls if c[0].endswith("compare.py")][0]
-        self.assertEqual(["--label", "base,env"], compare[1:3])
+        compare = [c for c in calls
+                   if isinstance(c, kbcompare.Request)][0]
+        self.assertEqual(["base", "env"], compare.labels)
         self.assertEqual([os.path.join(seen["dir"], s)
-                          for s in ("base", "candidate")], compare[3:])
+                          for s in ("base", "candidate")], compare.paths)
         self.assertEqual("TAP version 13\n# a table\n# of two lines\n", out)
 
-    def test_a_guest_that_panics_at_boot(self):
+    def test_a_guest_that_panics_at_boot(self) -> None:
         rc, out, err, kept, _, _ = self.main(
             "echo '[ 1.0] Kernel panic - not syncing: No init found' >&2; "
             "exit 1")
@@ -653,7 +690,7 @@ class WholeRun(unittest.TestCase):
                       "panic - not syncing: No init found", err)
         self.assertIn("Kernel panic", kept)
 
-    def test_a_signal_stops_the_guest_and_exits_130(self):
+    def test_a_signal_stops_the_guest_and_exits_130(self) -> None:
         rc, out, err, kept, left, _ = self.main(
             "echo 'vm-run: guest up: L' >&2; echo 'TAP version 13'; "
             "sleep 60", signal_after=1.5)
@@ -664,7 +701,7 @@ class WholeRun(unittest.TestCase):
         self.assertEqual([], left)
 
 
-def result_doc(boot, arch="aarch64"):
+def result_doc(boot: str, arch: str = "aarch64") -> Dict[str, Any]:
     """One repetition of syscall_overhead's getpid."""
     return {"schema": "kbench-results/1", "test": "syscall_overhead",
             "kernel": {"release": "6.12"},
@@ -681,7 +718,7 @@ class Staging(unittest.TestCase):
     copy (before, copytree over the first run's copy failed on the old
     names' links, [Errno 17] File exists, printed as a list of reprs)."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.tmp = tmp.name
@@ -700,14 +737,15 @@ class Staging(unittest.TestCase):
             with open(os.path.join(top, f), "w") as fh:
                 fh.write(text)
         os.symlink("vm_run.sh", os.path.join(top, "scripts", "vm-run.sh"))
-        patch = mock.patch.object(vm.paths, "TOP", top)
+        patch = mock.patch.object(paths, "TOP", top)
         patch.start()
         self.addCleanup(patch.stop)
 
-    def path(self, *names):
+    def path(self, *names: str) -> str:
         return os.path.join(self.tmp, *names)
 
-    def build(self, cmd, log=None, **kw):
+    def build(self, cmd: List[str], log: Optional[str] = None,
+              **kw: Any) -> int:
         """make OUTPUT=DIR: the arm64 programs in DIR/TEST/."""
         out = [a.split("=", 1)[1] for a in cmd if a.startswith("OUTPUT=")][0]
         os.makedirs(os.path.join(out, "syscall_overhead"), exist_ok=True)
@@ -717,28 +755,29 @@ class Staging(unittest.TestCase):
                 f.write(text)
         return 0
 
-    def qemu(self):
+    def qemu(self) -> vm.Qemu:
         b = vm.Qemu(parse("-k", "k", "--arch", "arm64"), "vm_run.sh",
                     self.path("cache"))
         b.ksrc = "/src/linux"
         return b
 
-    def patched(self):
+    def patched(self) -> contextlib.ExitStack:
         """The cross libraries, make and stderr, for every run at once
         (mock.patch is not for threads of their own)."""
         stack = contextlib.ExitStack()
-        stack.enter_context(mock.patch.object(vm.debian, "cross_libs"))
-        stack.enter_context(mock.patch.object(vm.proc, "run", lambda *a, **k:
+        stack.enter_context(mock.patch.object(debian, "cross_libs"))
+        stack.enter_context(mock.patch.object(proc, "run", lambda *a, **k:
                                               self.build(*a, **k)))
         stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
         return stack
 
-    def cross_build(self, work):
+    def cross_build(self, work: str) -> str:
         os.makedirs(work, exist_ok=True)
         with self.patched():
-            return self.qemu().build(work)
+            dest = self.qemu().build(work)
+        return dest
 
-    def test_three_runs_in_one_clone(self):
+    def test_three_runs_in_one_clone(self) -> None:
         for k in range(3):
             dest = self.cross_build(self.path(f"work{k}"))
             self.assertEqual(self.path(f"work{k}", "kbench"), dest)
@@ -753,32 +792,35 @@ class Staging(unittest.TestCase):
                 self.assertFalse(os.path.lexists(os.path.join(dest, gone)),
                                  gone)
         # The clone's own build stays; the build is the cache's, per clone.
-        with open(os.path.join(vm.paths.TOP, "syscall_overhead",
+        with open(os.path.join(paths.TOP, "syscall_overhead",
                                "syscall_overhead")) as f:
             self.assertEqual("x86 ELF", f.read())
-        self.assertEqual([vm.paths.clone_id(), vm.paths.clone_id() +
+        self.assertEqual([paths.clone_id(), paths.clone_id() +
                           ".lock"], sorted(os.listdir(self.path(
                               "cache", "vm", "arm64-build"))))
 
-    def test_clones_sharing_a_cache_build_apart(self):
-        first = vm.paths.clone_id()
-        with mock.patch.object(vm.paths, "TOP", self.path("clone2")):
-            self.assertNotEqual(first, vm.paths.clone_id())
-            self.assertTrue(vm.paths.clone_id().startswith("clone2-"))
+    def test_clones_sharing_a_cache_build_apart(self) -> None:
+        first = paths.clone_id()
+        with mock.patch.object(paths, "TOP", self.path("clone2")):
+            self.assertNotEqual(first, paths.clone_id())
+            self.assertTrue(paths.clone_id().startswith("clone2-"))
 
-    def test_runs_at_once_take_turns(self):
+    def test_runs_at_once_take_turns(self) -> None:
         """The build and the copy of two runs at once, one after the
         other (the cache's lock), each run into its own copy."""
         inside, most = [0], [0]
         real = self.build
 
-        def build(cmd, log=None, **kw):
+        def build(cmd: List[str], log: Optional[str] = None,
+                  **kw: Any) -> int:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
             time.sleep(0.2)
             inside[0] -= 1
             return real(cmd, log)
-        self.build = build
+        patcher = mock.patch.object(self, "build", build)
+        patcher.start()
+        self.addCleanup(patcher.stop)
         runs = []
         for k in range(2):
             os.makedirs(self.path(f"w{k}"))
@@ -794,8 +836,8 @@ class Staging(unittest.TestCase):
             self.assertTrue(os.path.isfile(self.path(
                 f"w{k}", "kbench", "syscall_overhead", "syscall_overhead")))
 
-    def test_a_copy_that_fails_is_one_line(self):
-        e = vm.shutil.Error([("/a/x", "/b/x", "[Errno 17] File exists"),
+    def test_a_copy_that_fails_is_one_line(self) -> None:
+        e = shutil.Error([("/a/x", "/b/x", "[Errno 17] File exists"),
                              ("/a/y", "/b/y", "[Errno 17] File exists")])
         self.assertEqual("cannot copy /a/x to /b/x: [Errno 17] File exists "
                          "(and 1 more)", cli.os_error_text(e))
@@ -811,7 +853,7 @@ class HostMerge(unittest.TestCase):
     """The guest's repetitions merged here as run_all.sh merges them on
     a host: the same layout from an arm64 guest as from x86_64."""
 
-    def test_layout(self):
+    def test_layout(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             for sides in (False, True):
                 out = os.path.join(d, str(sides))
@@ -819,11 +861,11 @@ class HostMerge(unittest.TestCase):
                     for k in ("1", "2", "10"):
                         rep = os.path.join(out, "repetitions", side, k)
                         os.makedirs(rep)
-                        vm.results.write_json(os.path.join(
+                        results.write_json(os.path.join(
                             rep, "syscall_overhead.json"),
                             result_doc(f"{side}{k}"))
-                self.assertTrue(vm.results.merge_repetitions(out, sides))
-                self.assertFalse(vm.results.merge_repetitions(out, sides))
+                self.assertTrue(results.merge_repetitions(out, sides))
+                self.assertFalse(results.merge_repetitions(out, sides))
                 files = sorted(os.path.relpath(os.path.join(p, f), out)
                                for p, _, fs in os.walk(out) for f in fs)
                 want = ["base/syscall_overhead.json",
@@ -837,7 +879,7 @@ class HostMerge(unittest.TestCase):
                 self.assertEqual(["base1", "base2", "base10"],
                                  [r["boot_id"] for r in doc["repetitions"]])
 
-    def test_after_the_run_the_host_compares_and_reports(self):
+    def test_after_the_run_the_host_compares_and_reports(self) -> None:
         """--vs-prefix's table and --report, as run_all.sh ends on a
         host: '# ' lines on stdout and in DIR/run_all.ktap; compare's
         exit 1 (--fail-above) the run's status."""
@@ -847,29 +889,35 @@ class HostMerge(unittest.TestCase):
                 f.write("# Totals: pass:2\n")
             run = parse("-k", "k", "--vs-prefix", "env", "--fail-above", "5",
                         "--json", d, "--report", os.path.join(d, "r.html")).run
-            calls = []
+            calls: List[Any] = []
 
-            def output(cmd, **kw):
-                calls.append(cmd)
-                return 1, "getppid slower"
+            def comparison(req: kbcompare.Request) -> kbcompare.Comparison:
+                calls.append(req)
+                return kbcompare.Comparison("getppid slower", [],
+                                               [mock.MagicMock()])
 
-            def ran(cmd, **kw):
-                calls.append(cmd)
-                return 0
-            with mock.patch.object(vm.proc, "output", output), \
-                    mock.patch.object(vm.proc, "run", ran):
-                rc, out, _ = quiet(vm.after_run, run, d, d, "t", 0)
+            def write(out: str, paths: List[str]) -> None:
+                calls.append((out, paths))
+            from kbtools import report
+            with mock.patch.object(kbcompare, "comparison", comparison), \
+                    mock.patch.object(kbcompare.Comparison, "over_lines",
+                                      return_value=["env: getppid slower"]), \
+                    mock.patch.object(report, "write", write):
+                rc, out, err = quiet(vm.after_run, run, d, d, "t", 0)
+            self.assertIn("t: env: getppid slower\n", err)
             with open(os.path.join(d, "run_all.ktap")) as f:
                 ktap = f.read()
         self.assertEqual(1, rc)
         want = f"# getppid slower\n# report: {d}/r.html\n"
         self.assertEqual(want, out)
         self.assertEqual("# Totals: pass:2\n" + want, ktap)
-        self.assertEqual(["--label", "base,env", "--fail-above", "5",
-                          f"{d}/base", f"{d}/candidate"], calls[0][1:])
-        self.assertEqual(["-o", f"{d}/r.html", d], calls[1][1:])
+        self.assertEqual((["base", "env"], 5.0,
+                          [f"{d}/base", f"{d}/candidate"]),
+                         (calls[0].labels, calls[0].fail_above_pct,
+                          calls[0].paths))
+        self.assertEqual((f"{d}/r.html", [d]), calls[1])
 
-    def test_results_that_cannot_be_merged(self):
+    def test_results_that_cannot_be_merged(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             rep = os.path.join(d, "repetitions", "base", "1")
             os.makedirs(rep)
@@ -879,9 +927,49 @@ class HostMerge(unittest.TestCase):
         self.assertEqual(1, rc)
         self.assertIn("t: could not merge the repetitions' results into", err)
 
+    def test_the_sides_compared_and_reported_here(self) -> None:
+        """kbtools.compare and kbtools.report in this process, as
+        compare.py and report.py would: the table as '# ' lines (also
+        at the end of the KTAP copy), --fail-above's rows on stderr."""
+        with tempfile.TemporaryDirectory() as d:
+            dirs = []
+            for side, median in (("base", 0.4), ("candidate", 0.8)):
+                dirs.append(os.path.join(d, side))
+                for k in range(4):
+                    doc = result_doc(f"{side}{k}")
+                    doc["machine"] = {"arch": "x86_64"}  # a real clock
+                    doc["rows"][0]["median"] = median + k / 1000
+                    rep = os.path.join(d, "reps", side, str(k))
+                    os.makedirs(rep)
+                    results.write_json(os.path.join(
+                        rep, "syscall_overhead.json"), doc)
+                results.merge_dirs(dirs[-1], [
+                    os.path.join(d, "reps", side, str(k)) for k in range(4)])
+            ktap = os.path.join(d, "run_all.ktap")
+            with open(ktap, "w") as f:
+                f.write("TAP version 13\n")
+            rc, out, err = quiet(vm.compare, dirs, "base,env", "", "t", ktap)
+            self.assertEqual((0, ""), (rc, err))
+            self.assertRegex(out, r"(?m)^# .*getpid")
+            self.assertIn("env", out)
+            with open(ktap) as f:
+                self.assertEqual("TAP version 13\n" + out, f.read())
+            rc, _, err = quiet(vm.compare, dirs, "base,env", "10", "t")
+            self.assertEqual(1, rc)
+            self.assertIn("t: env: syscall_overhead:getpid is slower by "
+                          "more than 10%", err)
+            rc, out, err = quiet(vm.compare, [d, d + "/none"], "a,b", "",
+                                 "t")
+            self.assertEqual((2, ""), (rc, out))
+            self.assertIn("t: could not compare the results: ", err)
+            with mock.patch.object(vm, "say_lines") as said:
+                self.assertFalse(vm.report(os.path.join(d, "r.html"),
+                                           os.path.join(d, "none"), d))
+            self.assertTrue(said.call_args[0][0].startswith("report: "))
+
 
 class Images(unittest.TestCase):
-    def test_local_kinds(self):
+    def test_local_kinds(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaisesRegex(cli.Error, "no built kernel tree"):
                 images.resolve(arch.X86_64, d, "t", d)
@@ -898,16 +986,16 @@ class Images(unittest.TestCase):
             img = images.resolve(arch.ARM64, "/etc/hostname", "t", d)
             self.assertEqual("/etc/hostname", img.boot)
 
-    def test_debian_names(self):
+    def test_debian_names(self) -> None:
         with tempfile.TemporaryDirectory() as cache:
             pkg = "linux-image-6.12.43+deb13-arm64"
             dest = os.path.join(cache, "vm", "kernels", pkg + "_arm64")
             os.makedirs(os.path.join(dest, "boot"))
             open(os.path.join(dest, ".kbench-unpacked"), "w").close()
             open(os.path.join(dest, "boot", "vmlinuz-6.12"), "w").close()
-            calls = []
+            calls: List[Any] = []
 
-            def capture(cmd):
+            def capture(cmd: List[str]) -> str:
                 calls.append(cmd)
                 if "depends" in cmd:
                     return f"linux-image-6.12-arm64\n  Depends: {pkg}:arm64\n"
@@ -916,7 +1004,7 @@ class Images(unittest.TestCase):
             lists = os.path.join(cache, "apt", "arm64", "state", "lists")
             os.makedirs(lists)
             open(os.path.join(lists, "x_Packages"), "w").close()
-            with mock.patch.object(images.proc, "capture", capture):
+            with mock.patch.object(proc, "capture", capture):
                 img = images.resolve(arch.ARM64, "debian-6.12", "t", cache)
             self.assertEqual(os.path.join(dest, "boot", "vmlinuz-6.12"),
                              img.file)
@@ -925,13 +1013,13 @@ class Images(unittest.TestCase):
             self.assertEqual(["depends", "linux-image-6.12-arm64"],
                              calls[0][-2:])
             # Offline: the newest one fetched before, with a warning.
-            with mock.patch.object(images.proc, "capture",
+            with mock.patch.object(proc, "capture",
                                    side_effect=proc.Failed(["x"], 3)):
                 rc, _, err = quiet(images.resolve, arch.ARM64, "debian-6.12",
                                    "t", cache)
             self.assertEqual(img, rc)
             self.assertIn("using " + pkg + " fetched before", err)
-            with mock.patch.object(images.proc, "capture", return_value=""), \
+            with mock.patch.object(proc, "capture", return_value=""), \
                     self.assertRaises(cli.Failure) as e:
                 images.resolve(arch.ARM64, "debian-6.1", "t", cache)
             self.assertEqual(3, e.exception.status)
@@ -940,34 +1028,35 @@ class Images(unittest.TestCase):
 class FakeGuest:
     """vm.Guest without a guest: each boot writes what `plan` says."""
 
-    def __init__(self, plan, boots):
+    def __init__(self, plan: List[Any], boots: List[Any]):
         self.plan = plan
         self.boots = boots
 
-    def boot(self, json_dir, console, sink):
+    def boot(self, json_dir: str, console: str,
+             sink: Optional[guest.Sink]) -> int:
         status, ktap = self.plan.pop(0)
         self.boots.append((json_dir, console))
         with open(console, "w") as f:
             f.write("console\n")
-        sink.write(ktap)
+        present(sink).write(ktap)
         if status == 0:
             with open(os.path.join(json_dir, "syscall_overhead.json"),
                       "w") as f:
                 json.dump({"test": "syscall_overhead", "rows": []}, f)
-        return status
+        return int(status)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         pass
 
 
 class AB(unittest.TestCase):
-    def test_rotation(self):
+    def test_rotation(self) -> None:
         self.assertEqual([(1, 0), (1, 1), (2, 1), (2, 0)],
                          ab.rotation(2, 2))
         self.assertEqual([1, 2, 3, 2, 3, 1, 3, 1, 2],
                          [i + 1 for _, i in ab.rotation(3, 3)])
 
-    def test_labels_and_sides(self):
+    def test_labels_and_sides(self) -> None:
         sides = [ab.Side(n, i) for n, i in zip(ab.side_names(3),
                                                ["/a/6.1", "/b/6.12", "x"])]
         self.assertEqual("6.1,6.12,x", ab.labels(sides))
@@ -976,7 +1065,7 @@ class AB(unittest.TestCase):
         sides[2] = ab.Side("candidate2", "/c/6.1")
         self.assertEqual("base,candidate,candidate2", ab.labels(sides))
 
-    def test_options(self):
+    def test_options(self) -> None:
         with contextlib.redirect_stderr(io.StringIO()) as err:
             o = ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
                           "-t", "syscall_overhead", "--accel", "tcg"], "t")
@@ -1010,7 +1099,7 @@ class AB(unittest.TestCase):
                       "-t", "syscall_overhead", "-m", "lots"], "t")
         self.assertEqual("", err.getvalue())
 
-    def test_more_options(self):
+    def test_more_options(self) -> None:
         with contextlib.redirect_stderr(io.StringIO()) as err:
             o = ab.parse(["--kernel=debian-6.1", "--vs-kernel=debian-6.12",
                           "--test=syscall_overhead", "--repeat=3",
@@ -1026,22 +1115,23 @@ class AB(unittest.TestCase):
                 ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
                           "-t", "syscall_overhead", *argv], "t")
 
-    def test_a_kernel_that_cannot_be_made_ready(self):
+    def test_a_kernel_that_cannot_be_made_ready(self) -> None:
         """A setup failure (exit 3) of one side fails each of its boots
         once said, without trying it again."""
         tap = b"TAP version 13\n1..1\nok 1 x\n"
-        boots = []
+        boots: List[Any] = []
         with tempfile.TemporaryDirectory() as work:
             o = ab.Options("a", ["b"], 2, ["syscall_overhead"], "", "", "",
                            False, [])
             run = ab.AB(o, "run_all.sh", work)
-            run.guests = {"base": FakeGuest([(0, tap), (0, tap)], boots)}
+            run.guests = {"base": cast(vm.Guest, FakeGuest([(0, tap), (0, tap)],
+                                                        boots))}
             tries = []
 
-            def prepare(self):
+            def prepare(self: Any) -> None:
                 tries.append(self.kernel)
                 raise cli.Failure("cannot download b", 3)
-            with mock.patch.object(ab.vm.Guest, "prepare", prepare):
+            with mock.patch.object(vm.Guest, "prepare", prepare):
                 rc, out, err = quiet(run.run)
         self.assertEqual(1, rc)
         self.assertEqual(["b"], tries)
@@ -1051,19 +1141,19 @@ class AB(unittest.TestCase):
         self.assertIn("not ok 3 kbench: candidate b (boot 2 of 2) # exit=3",
                       out)
 
-    def test_a_boot_that_died_early_is_tried_once_more(self):
+    def test_a_boot_that_died_early_is_tried_once_more(self) -> None:
         tap = b"TAP version 13\n1..1\nok 1 x\n"
         plans = {"base": [(125, b""), (0, tap), (0, tap)],
                  "candidate": [(124, b""), (125, b""), (125, b""),
                                (125, b"")]}
-        boots = []
+        boots: List[Any] = []
         with tempfile.TemporaryDirectory() as work:
             o = ab.Options("a", ["b"], 2, ["syscall_overhead"],
                            os.path.join(work, "results"), "", "", True, [])
             run = ab.AB(o, "t", work)
-            run.guests = {n: FakeGuest(p, boots) for n, p in plans.items()}
-            with mock.patch.object(ab.proc, "output",
-                                   return_value=(0, "table\n")) as compare:
+            run.guests = {n: cast(vm.Guest, FakeGuest(p, boots))
+                          for n, p in plans.items()}
+            with mock.patch.object(kbcompare, "comparison") as compare:
                 rc, out, err = quiet(run.run)
             kept = sorted(os.listdir(os.path.join(work, "results", "base")))
             merged = os.path.isfile(os.path.join(
@@ -1089,10 +1179,10 @@ class AB(unittest.TestCase):
 
 
 class FrontDoor(unittest.TestCase):
-    def test_run_hands_over_by_option(self):
-        with mock.patch.object(run.ab, "main", return_value=7) as a, \
-                mock.patch.object(run.vm, "main", return_value=8) as v, \
-                mock.patch.object(run.collection.os, "execv") as execv:
+    def test_run_hands_over_by_option(self) -> None:
+        with mock.patch.object(ab, "main", return_value=7) as a, \
+                mock.patch.object(vm, "main", return_value=8) as v, \
+                mock.patch.object(os, "execv") as execv:
             self.assertEqual(7, run.main(["--kernel=a", "--vs-kernel", "b"]))
             self.assertEqual(8, run.main(["-t", "x", "--kernel", "k",
                                           "--icount"], "run_all.sh"))
@@ -1106,7 +1196,7 @@ class FrontDoor(unittest.TestCase):
         execv.assert_called_once_with(script, [script, "-t", "x",
                                                "--icount"])
 
-    def test_run_all_hands_over_on_the_same_options(self):
+    def test_run_all_hands_over_on_the_same_options(self) -> None:
         with open(os.path.join(TOP, "run_all.sh")) as f:
             text = f.read()
         self.assertEqual(("--kernel",), run.GUEST_OPTIONS)
@@ -1114,7 +1204,7 @@ class FrontDoor(unittest.TestCase):
 
 
 class CiVm(unittest.TestCase):
-    def test_guest_json_marked_missing_and_unmarked(self):
+    def test_guest_json_marked_missing_and_unmarked(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for name, doc in (("a", {"machine": {"guest": "tcg"}}),
                               ("b", {"machine": {"guest": None}}),
@@ -1128,36 +1218,46 @@ class CiVm(unittest.TestCase):
                 self.assertIsNotNone(ci_vm.json_problem(
                     os.path.join(tmp, f"{name}.json")), name)
 
-    def test_programs_that_ran(self):
+    def test_programs_that_ran(self) -> None:
         self.assertEqual(["p1"], ci_vm.ran(
             "ok 1 selftests: kbench/a: p1\n"
             "ok 2 selftests: kbench/a: p2 # SKIP no\n"
             "not ok 3 selftests: kbench/b: p3\n"))
 
-    def test_one_kernel_checked(self):
-        def tee(cmd, out, err, env):
-            self.assertEqual("vm_run.sh", env["KBENCH_PROG"])
-            self.assertEqual(["vm", "--kernel", "debian-6.1", "--json"],
-                             cmd[1:5])
-            json_dir = cmd[5]
-            os.makedirs(json_dir)
+    def test_one_kernel_checked(self) -> None:
+        def run_guest(opts: vm.Options, prog: str,
+                      sink: guest.Sink) -> vm.GuestRun:
+            self.assertEqual("vm_run.sh", prog)
+            self.assertEqual("debian-6.1", opts.kernel)
+            json_dir = opts.run.json_dir
             with open(os.path.join(json_dir, "p1.json"), "w") as f:
                 json.dump({"machine": {"guest": "tcg"}}, f)
-            with open(out, "w") as f:
-                f.write("TAP version 13\n1..1\n"
-                        "ok 1 selftests: kbench/a: p1\n")
-            with open(err, "w") as f:
-                f.write("vm_run.sh: k: boot 20.1 s, run 9.0 s, total\n")
-            return 0
+            sink.write(b"TAP version 13\n1..1\n"
+                       b"ok 1 selftests: kbench/a: p1\n")
+            return vm.GuestRun(0, (20.06, 9.0))
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(ci_vm.proc, "tee", tee):
-            (line, ok), _, _ = quiet(ci_vm.run_kernel, "debian-6.1",
-                                     os.path.join(d, "k"))
+                mock.patch.object(vm, "run_guest", run_guest):
+            (line, ok), out, _ = quiet(ci_vm.run_kernel, "debian-6.1",
+                                       os.path.join(d, "k"))
+            with open(os.path.join(d, "k", "ktap")) as f:
+                self.assertIn("ok 1 selftests: kbench/a: p1\n", f.read())
         self.assertTrue(ok, line)
+        self.assertIn("ok 1 selftests: kbench/a: p1\n", out)
         self.assertRegex(line, r"^debian-6.1 +PASS +[0-9]+ s  boot 20.1 s, "
                          r"run 9.0 s$")
 
-    def test_bad_usage(self):
+        def fails(opts: vm.Options, prog: str,
+                  sink: guest.Sink) -> vm.GuestRun:
+            raise guest.Ended("debian-6.1 panicked at boot", 125)
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vm, "run_guest", fails):
+            (line, ok), out, err = quiet(ci_vm.run_kernel, "debian-6.1",
+                                         os.path.join(d, "k"))
+        self.assertFalse(ok)
+        self.assertIn("vm_run.sh: debian-6.1 panicked at boot", err)
+        self.assertIn("ci-vm: debian-6.1: vm_run.sh exit status 125", out)
+
+    def test_bad_usage(self) -> None:
         rc, _, err = quiet(ci_vm.main, ["--bogus"], "ci_vm.sh")
         self.assertEqual(2, rc)
         self.assertIn("unknown option '--bogus'", err)

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, design, images, policy, proc, results, vm
+from kbtools import cli, design, images, options, policy, proc, results, vm
 from kbtools.output import msg
 
 USAGE = """\
@@ -73,6 +73,8 @@ class Options:
     report: str
     icount: bool
     vm_args: List[str] = field(default_factory=list)  # for every boot
+    # KSELFTEST_<PROG>_ARGS of every guest, over this process's own.
+    program_args: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,13 +85,11 @@ class Side:
     image: str
 
 
-# ab's own options that take a value: option -> what it needs.
-VALUES: Dict[str, str] = {"-k": "an image", "--kernel": "an image",
-                          "--vs-kernel": "an image",
-                          "-t": "a test name", "--test": "a test name",
-                          "--json": "a directory",
-                          "--fail-above": "a percentage",
-                          "--report": "a file name"}
+# The A/B's own options that take a value (kbtools.options); the others
+# are every boot's (kbtools.vm).
+VALUES = options.valued([options.find(n) for n in (
+    "--kernel", "--vs-kernel", "--test", "--json", "--fail-above",
+    "--report")])
 
 
 def parse(argv: Sequence[str], prog: str) -> Options:
@@ -102,13 +102,12 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     while (item := words.next()) is not None:
         word, opt, inline = item
         if opt in VALUES:
-            value = words.value(opt, inline, VALUES[opt])
-            key = "kernel" if opt == "-k" else "test" if opt == "-t" \
-                else opt.lstrip("-")
+            value = words.value(opt, inline, VALUES[opt].needs)
+            key = VALUES[opt].key
             got.setdefault(key, []).append(value)
             if key == "test":
                 rest += [word] if inline is not None else [opt, value]
-        elif opt in ("-r", "--repeat"):
+        elif opt in vm.REPEAT:
             # Without a number: the design's (kbtools.design).
             repeat = inline if inline is not None else \
                 words.number() or "design"
@@ -125,7 +124,7 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     base = (got.get("kernel") or [""])[-1]
     if not base:
         raise cli.Error("--vs-kernel needs --kernel BASE")
-    cands = got.get("vs-kernel", [])
+    cands = got.get("vs_kernel", [])
     if not cands or not all(cands):
         raise cli.Error("--vs-kernel needs an image")
     icount = "icount" in got
@@ -141,8 +140,8 @@ def parse(argv: Sequence[str], prog: str) -> Options:
             raise cli.Error(str(e)) from e
     given = None if repeat is None or repeat == "design" else \
         vm.check_repeat(repeat)
-    fail_above = vm.check_fail_above(got["fail-above"][-1]) \
-        if "fail-above" in got else ""
+    fail_above = vm.check_fail_above(got["fail_above"][-1]) \
+        if "fail_above" in got else ""
     # Every boot's VM options and each kernel, checked before any boot.
     for image in [base, *cands]:
         images.check(vm.parse(["--kernel", image, *rest], prog).machine.arch,
@@ -217,6 +216,7 @@ class AB:
         if side.name not in self.guests:
             opts = vm.parse(["--kernel", side.image, *self.opts.vm_args],
                             self.prog)
+            opts.run.program_args = dict(self.opts.program_args)
             g = vm.Guest(opts, self.vm_prog)
             self.guests[side.name] = g
             g.prepare()
@@ -344,14 +344,18 @@ class AB:
 def main(argv: Sequence[str], prog: str = "kbench ab") -> int:
     """run_all.sh --vs-kernel, scripts/vm_ab.sh: 0; 1 a boot failed or
     --fail-above; 2 bad usage; 4 --report without matplotlib; 130."""
-    def body() -> int:
-        opts = parse(argv, prog)
-        work = tempfile.mkdtemp(prefix="kbench-ab.",
-                                dir=os.environ.get("TMPDIR") or "/tmp")
-        ab = AB(opts, prog, work)
-        try:
-            return ab.run()
-        finally:
-            ab.close()
-            shutil.rmtree(work, ignore_errors=True)
-    return cli.orchestrate(prog, body)
+    return cli.orchestrate(prog, lambda: run_ab(parse(argv, prog), prog))
+
+
+def run_ab(opts: Options, prog: str) -> int:
+    """The A/B opts ask for, its KTAP on stdout: 0; 1 a boot failed or
+    --fail-above; cli.Error, cli.Failure, proc.Failed as main() ends on
+    them."""
+    work = tempfile.mkdtemp(prefix="kbench-ab.",
+                            dir=os.environ.get("TMPDIR") or "/tmp")
+    ab = AB(opts, prog, work)
+    try:
+        return ab.run()
+    finally:
+        ab.close()
+        shutil.rmtree(work, ignore_errors=True)

@@ -8,6 +8,7 @@ See USAGE.
 """
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -20,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import (cli, kernel, output, paths, policy, proc, results,
-                     stats)
+from kbtools import (cli, guest, kernel, options, output, policy, proc,
+                     results, stats, vm)
 
 EXIT_CULPRIT, EXIT_NO_CULPRIT = 0, 1
 EXIT_UNDECIDED = 125
@@ -128,8 +129,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--state")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
-    for opt in VM_OPTIONS:
-        ap.add_argument(opt)
+    options.add_arguments(ap, VM_OPTIONS)
     args = ap.parse_args(list(argv))
     if args.resume and args.state and not (args.tree or args.good or
                                            args.bad or args.check or
@@ -286,20 +286,22 @@ class Runner:
         return built.image
 
     def boot_once(self, commit: str, image: str, tests: str,
-                  env: Dict[str, Any]) -> Optional[int]:
+                  env: Dict[str, str]) -> Optional[int]:
         """One boot: the number of the commit's new usable boot, or None
         (the reason in self.why, the try kept in STATE/failed/)."""
         try_dir = os.path.join(self.work, "boot")
         shutil.rmtree(try_dir, ignore_errors=True)
         os.makedirs(os.path.join(try_dir, "json"))
-        cmd = [paths.script("scripts/vm_run.sh"), "--kernel", image]
-        cmd += self.vm_args + ["--console",
-                               os.path.join(try_dir, "console.log"),
-                               "-t", tests, "--json",
-                               os.path.join(try_dir, "json")]
-        rc = proc.run(cmd, log=os.path.join(try_dir, "ktap"),
-                      err_log=os.path.join(try_dir, "log"), env=env)
         self.why = ""
+        try:
+            rc = self.run_guest(image, tests, env, try_dir)
+        except guest.Ended as e:
+            rc, self.why = e.status, str(e)
+        except (cli.Error, cli.Failure, proc.Failed) as e:
+            with open(os.path.join(try_dir, "log"), errors="replace") as f:
+                sys.stderr.write(f.read())
+            raise setup_failed(f"the boot of {image} failed to start "
+                               f"({e}): not the kernel's fault") from e
         if rc in (0, 1):
             with open(os.path.join(try_dir, "ktap"), errors="replace") as f:
                 self.stream = f.read()
@@ -307,21 +309,31 @@ class Runner:
             if not problems:
                 return self.keep(commit, try_dir)
             self.why = f"incomplete KTAP stream: {problems[0]}"
-        elif rc in (124, 125):
-            lines = [ln for ln in read_lines(os.path.join(try_dir, "log"))
-                     if ln.startswith("vm_run.sh: ")]
-            self.why = lines[-1][len("vm_run.sh: "):].strip() if lines \
-                else f"exit {rc}"
-        else:
-            with open(os.path.join(try_dir, "log"), errors="replace") as f:
-                sys.stderr.write(f.read())
-            raise setup_failed(f"scripts/vm_run.sh failed (exit {rc}): "
-                               "not the kernel's fault")
+        elif not self.why:
+            self.why = f"exit {rc}"
         failed = os.path.join(self.state, "failed")
         os.makedirs(failed, exist_ok=True)
         shutil.move(try_dir, os.path.join(failed,
                                           f"{commit}-{int(time.time())}"))
         return None
+
+    def run_guest(self, image: str, tests: str, program_args: Dict[str, str],
+                  try_dir: str) -> int:
+        """One boot of image in this process (kbtools.vm, as vm_run.sh
+        boots it): its KTAP in TRY/ktap, the VM runner's messages in
+        TRY/log, the console in TRY/console.log, the results in
+        TRY/json/. The guest's exit status; vm.run_guest's
+        exceptions."""
+        json_dir = os.path.join(try_dir, "json")
+        prog = vm.runner(self.prog)
+        opts = vm.parse(["--kernel", image, *self.vm_args, "--console",
+                         os.path.join(try_dir, "console.log"), "-t", tests,
+                         "--json", json_dir], prog)
+        opts.run.program_args = dict(program_args)
+        with open(os.path.join(try_dir, "ktap"), "wb") as sink, \
+                open(os.path.join(try_dir, "log"), "w") as log, \
+                contextlib.redirect_stderr(log):
+            return vm.run_guest(opts, prog, sink).status
 
     def keep(self, commit: str, try_dir: str) -> int:
         d = kb.boots_dir(self.state, commit)
@@ -351,8 +363,9 @@ def build_error(log: str) -> str:
     return first[:70]
 
 
-def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
-    """(the tests to run, the environment that runs only the named rows)."""
+def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, str]]:
+    """(the tests to run, the KSELFTEST_<PROG>_ARGS that run only the
+    named rows, after this process's own)."""
     want: Dict[str, Any] = {}
     for t in targets:
         test, row = kb.parse_target(t)
@@ -361,13 +374,14 @@ def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, Any]]:
         else:
             want.setdefault(test, [])
             want[test].append(row)
-    env = dict(os.environ)
+    env: Dict[str, str] = {}
     for test, rows in want.items():
         if rows == "all":
             continue
         var = "KSELFTEST_" + re.sub(r"[^A-Z0-9]", "_", test.upper()) + \
             "_ARGS"
-        env[var] = (env.get(var, "") + " -t " + ",".join(rows)).strip()
+        env[var] = (os.environ.get(var, "") + " -t " +
+                    ",".join(rows)).strip()
     return ",".join(sorted(want)), env
 
 
@@ -723,11 +737,7 @@ def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str, Tree]:
 
 
 def vm_args(args: argparse.Namespace, st: Dict[str, Any]) -> List[str]:
-    out = []
-    for opt in VM_OPTIONS:
-        value = getattr(args, opt[2:].replace("-", "_"), None)
-        if value is not None:
-            out += [opt, value]
+    out = options.passed_on(args, VM_OPTIONS)
     if st.get("mode") == "icount":
         # The policy's runs in the boot: an exact verdict needs each
         # side's spread.

@@ -214,16 +214,33 @@ def orchestrate(prog: str, body: Callable[[], int]) -> int:
         msg(prog, one_line(str(e)))
         print(f"Try '{prog} --help' for more information.", file=sys.stderr)
         return EXIT_USAGE
-    except Failure as e:
-        msg(prog, str(e))
-        return e.status
-    except proc.Failed as e:
-        msg(prog, str(e))
-        return EXIT_FAILED
+    except (Failure, proc.Failed, OSError) as e:
+        return failed(prog, e)
     except proc.Interrupted as e:
         if not e.said:
             msg(prog, "interrupted")
         return EXIT_INTERRUPTED
-    except OSError as e:
-        msg(prog, os_error_text(e))
-        return EXIT_FAILED
+
+
+def failed(prog: str, e: Exception) -> int:
+    """A Failure, a command that could not run or an OSError said as
+    orchestrate() ends on it; its exit status."""
+    if isinstance(e, Failure):
+        msg(prog, str(e))
+        return e.status
+    msg(prog, os_error_text(e) if isinstance(e, OSError) else str(e))
+    return EXIT_FAILED
+
+
+def step(prog: str, body: Callable[[], int]) -> int:
+    """body()'s exit status, or the status orchestrate() would end it
+    with (bad usage 2, a failure's, said with prog): for a task that runs
+    another task's work as one of its steps and goes on after it fails.
+    A signal stops the whole task (orchestrate's)."""
+    try:
+        return body()
+    except Error as e:
+        msg(prog, one_line(str(e)))
+        return EXIT_USAGE
+    except (Failure, proc.Failed, OSError) as e:
+        return failed(prog, e)

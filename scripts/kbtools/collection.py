@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The collection run on this host by its own runner, run_all.sh (the
-top-level runner the kselftest layout asks for): the one place kbtools
-starts it on the host. Guests start it themselves (kbtools.vm)."""
+"""The collection on this host: its test directories and programs as the
+kselftest layout lists them (make list, make emit_tests), its build and
+packages, and its own runner, run_all.sh (the top-level runner the
+kselftest layout asks for): kbench run hands a run here over to it, the
+one place kbtools starts it. Guests start it themselves (kbtools.vm).
+"""
 
 import os
-from typing import Mapping, NoReturn, Optional, Sequence
+import sys
+from typing import List, Mapping, NoReturn, Optional, Sequence
 
-from kbtools import paths, proc
+from kbtools import cli, packages, paths, proc
 
 RUNNER = paths.script("run_all.sh")
 
@@ -22,3 +26,60 @@ def run(argv: Sequence[str], *, log: Optional[str] = None,
 def run_in_place(argv: Sequence[str]) -> NoReturn:
     """run_all.sh ARGV in place of this process (kbench run)."""
     os.execv(RUNNER, [RUNNER, *argv])
+
+
+def make(*args: str, top: str = "") -> List[str]:
+    """The words make -s prints in top (the collection's, or a test
+    directory of it); cli.Failure when it fails."""
+    d = top or paths.TOP
+    rc, out = proc.output(["make", "-s", "--no-print-directory", "-C", d,
+                           *args])
+    if rc != 0:
+        raise cli.Failure(f"make {' '.join(args)} failed in {d}")
+    return out.split()
+
+
+def tests() -> List[str]:
+    """Every test directory, as run_all.sh lists them (make list)."""
+    return make("list")
+
+
+def check_tests(names: Sequence[str]) -> None:
+    """cli.Error on a name that is no test directory (as run_all.sh -t
+    says it)."""
+    known = tests()
+    for name in names:
+        if name not in known:
+            raise cli.Error(f"unknown test '{name}' (known: "
+                            f"{' '.join(known)})")
+
+
+def programs(names: Sequence[str]) -> List[str]:
+    """"DIR:PROG" of every program of these test directories, as
+    run_all.sh runs them (lib.mk's emit_tests); cli.Failure on a
+    directory it cannot list or that lists nothing (never an empty
+    plan)."""
+    out: List[str] = []
+    for t in names:
+        try:
+            listed = make("COLLECTION=" + t, "emit_tests",
+                          top=os.path.join(paths.TOP, t))
+        except cli.Failure as e:
+            raise cli.Failure(f"cannot list the programs of {t} (make "
+                              "emit_tests failed; is KSRC set?)") from e
+        if not listed:
+            raise cli.Failure(f"{t} lists no test program")
+        out += listed
+    return out
+
+
+def build(names: Sequence[str], prog: str, no_install: bool = False) -> None:
+    """As run_all.sh does before a run: the packages set up (or said:
+    cli.Failure 3), then what is missing built (cli.Failure 1)."""
+    if packages.set_up("run_all.sh", no_install) != 0:
+        raise cli.Failure("the collection's packages are missing (see "
+                          "above)", cli.EXIT_SETUP)
+    if proc.run(["make", "-s", "--no-print-directory", "-C", paths.TOP,
+                 f"TESTS={' '.join(names)}", "all"],
+                stdout=sys.stderr) != 0:
+        raise cli.Failure("the collection's build failed (see above)")

@@ -23,7 +23,7 @@ import argparse
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, paths, proc, results, stats
+from kbtools import collection, results, stats
 
 # Timing rows of each program's default run on a mainline kernel that
 # runs BPF iterators (the patched test kernel's ioctl and .ks rows are
@@ -70,21 +70,12 @@ def shortfall(given: int, n: int, rows: int) -> Optional[str]:
             f"flagged (it reads no-verdict, not same)")
 
 
-def all_tests() -> List[str]:
-    """The collection's tests (make list)."""
-    rc, out = proc.output(["make", "-s", "--no-print-directory", "-C",
-                           paths.TOP, "list"])
-    if rc != 0:
-        raise cli.Failure("cannot list the collection's tests (make list)")
-    return out.split()
-
-
 def plan(tests: Sequence[str], given: Optional[int],
          unit: str = "repetitions") -> Tuple[int, List[str]]:
     """(the design's repetitions per side for the programs of these
     tests, all when none; the lines that say why, and warn when given is
     fewer), each repetition called a UNIT (an A/A of kernels: a boot)."""
-    n, rows = reps(tests or all_tests())
+    n, rows = reps(tests or collection.tests())
     lines = [why(n, rows).replace(" repetitions per side", f" {unit} per "
                                   "side", 1)]
     warning = shortfall(given, n, rows) if given else None

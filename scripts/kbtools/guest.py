@@ -23,7 +23,7 @@ import time
 from typing import IO, Callable, List, Mapping, Optional, Sequence
 
 from kbtools import cli, proc
-from kbtools.output import msg
+from kbtools.output import Writer, msg
 
 EXIT_TIMEOUT, EXIT_GUEST = 124, 125
 UP, DONE = b"vm-run: guest up: ", b"vm-run: guest done: "
@@ -37,12 +37,16 @@ DRAIN_S = 10.0
 SLACK_S = 60
 
 
+# Where a boot's KTAP goes as it comes (a binary file, stdout, a Tee).
+Sink = Writer[bytes]
+
+
 class Boot:
     """The markers and files of one boot in its state directory: the
     whole console (console.log), the KTAP copy (ktap), the times the
     guest came up and was done."""
 
-    def __init__(self, state: str, sink: Optional[IO[bytes]], prog: str):
+    def __init__(self, state: str, sink: Optional[Sink], prog: str):
         self.state = state
         self.prog = prog
         self.sink = sink
@@ -53,6 +57,7 @@ class Boot:
         self.upline = ""
         self.done_at: Optional[float] = None
         self.done_status: Optional[int] = None
+        self.end_at: Optional[float] = None  # when the verdict was said
         self.timed_out = ""  # "boot", "run" or "last": a watchdog fired
         self.files: List[IO[bytes]] = []  # the backend's, closed with it
 
@@ -283,7 +288,7 @@ def verdict(boot: Boot, rc: int, desc: str, backend: str,
         raise died(console_end(boot, extra), f"{desc} panicked during the run",
                    f"{desc} died during the run ({backend} exit status {rc})")
     status = rc if boot.done_status is None else boot.done_status
-    end = time.monotonic()
+    end = boot.end_at = time.monotonic()
     msg(boot.prog, f"{desc} [{boot.upline}]: boot "
         f"{secs(boot.start, boot.up_at)} s, run {secs(boot.up_at, end)} s, "
         f"total {secs(boot.start, end)} s; KTAP totals: "

@@ -18,7 +18,7 @@ import sys
 from typing import Any, Dict, Optional, Sequence
 
 from kbtools import arch as arches
-from kbtools import cli, policy, results
+from kbtools import cli, options, policy, results
 
 try:
     import yaml
@@ -32,6 +32,9 @@ Job = Dict[str, Any]
 # guests of (those it does: kbtools.arch's lava_console).
 OTHER_CONSOLES = {"i386": "ttyS0,115200", "arm": "ttyAMA0,115200"}
 DEFAULT_CONSOLE = "ttyS0,115200"
+CONSOLE_HELP = ("the kernel's console (default: the architecture's: "
+                "ttyS0,115200 for amd64, ttyAMA0,115200 for arm64)")
+DEVICE_TYPE_HELP = "LAVA's device type (default: the architecture's, qemu)"
 COMPRESSIONS = ("gz", "xz", "bz2", "zstd")
 TEST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # One word of the kernel command line inside QEMU's -append "...": no
@@ -249,16 +252,17 @@ def parse_args(argv: Sequence[str], prog: str = "lava_job.py"
                    help="URL of the root filesystem as a cpio.newc archive "
                         "(.gz/.xz/...), holding the built collection at "
                         "--kbench-dir and python3")
-    p.add_argument("-t", "--test", action="append", default=[],
-                   type=test_name, help="run only this test (repeatable)")
-    p.add_argument("-r", "--repeat", type=positive, default=1,
-                   help="run every program N times (default 1)")
-    p.add_argument("--full", action="store_true",
-                   help="the programs' full measurements (long)")
-    p.add_argument("--timeout", type=seconds, metavar="SECS",
-                   help="every program's runner timeout (run_all.sh -o; "
-                        "0 = none): TCG runs slower than the settings "
-                        "files expect")
+    # run_all.sh's (kbtools.options), for the guest's run.
+    options.add_arguments(p, ("--test", "--repeat", "--full"), {
+        "--test": {"action": "append", "default": [], "type": test_name,
+                   "help": "run only this test (repeatable)"},
+        "--repeat": {"nargs": None, "type": positive, "default": 1,
+                     "help": "run every program N times (default 1)"},
+        "--full": {"help": "the programs' full measurements (long)"}})
+    options.add_arguments(p, ("--timeout",), {"--timeout": {
+        "type": seconds, "help": "every program's runner timeout "
+        "(run_all.sh -o; 0 = none): TCG runs slower than the settings "
+        "files expect"}}, short=False)
     p.add_argument("--machine-slow", action="store_true",
                    help="KSFT_MACHINE_SLOW=yes: every program scales its "
                         "work down")
@@ -273,14 +277,9 @@ def parse_args(argv: Sequence[str], prog: str = "lava_job.py"
     p.add_argument("--job-name")
     p.add_argument("--kbench-dir", default="/opt/kbench",
                    help="the collection in the rootfs (default /opt/kbench)")
-    p.add_argument("--device-type",
-                   help="LAVA's device type (default: the architecture's, "
-                        "qemu)")
+    p.add_argument("--device-type", help=DEVICE_TYPE_HELP)
     p.add_argument("--arch", default="amd64", help="qemu context arch")
-    p.add_argument("--console", metavar="TTY",
-                   help="the kernel's console (default: the "
-                        "architecture's: ttyS0,115200 for amd64, "
-                        "ttyAMA0,115200 for arm64)")
+    p.add_argument("--console", metavar="TTY", help=CONSOLE_HELP)
     p.add_argument("--memory", type=positive, default=2048,
                    help="qemu memory in MiB (the rootfs lives in RAM)")
     p.add_argument("--deploy-to", default="tmpfs",

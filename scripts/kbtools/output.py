@@ -9,11 +9,40 @@ modules share it without importing each other.
   stdout then points at /dev/null so that the interpreter's own flush at
   exit stays quiet too.
 - Messages(prog): "PROG: message" lines on stderr, as lib.bash's msg().
+- Tee(*streams): text or bytes written to several streams at once.
 """
 
 import io
 import os
 import sys
+from typing import AnyStr, Generic, Protocol, Tuple, TypeVar
+
+W = TypeVar("W", str, bytes, contravariant=True)
+
+
+class Writer(Protocol[W]):
+    """Where text or bytes go (a file, stdout, a Tee)."""
+
+    def write(self, data: W, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
+class Tee(Generic[AnyStr]):
+    """A stream that writes to each of its streams (a file and stdout;
+    text or bytes alike)."""
+
+    def __init__(self, *streams: Writer[AnyStr]):
+        self.streams: Tuple[Writer[AnyStr], ...] = streams
+
+    def write(self, data: AnyStr, /) -> int:
+        for s in self.streams:
+            s.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        for s in self.streams:
+            s.flush()
 
 
 def one_line(text: str) -> str:

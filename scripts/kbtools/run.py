@@ -8,12 +8,13 @@ this task, so that it never starts guests itself.
 
 from typing import Sequence
 
-from kbtools import ab, collection, vm
+from kbtools import ab, collection, options, vm
 
-# Options that take the run into guests: run_all.sh hands over on the
-# same list (its own scan of its arguments); --arch and --icount without
-# --kernel are its usage errors.
-GUEST_OPTIONS = ("--kernel",)
+# Options that take the run into guests (kbtools.options.HANDED_OVER):
+# run_all.sh hands over on the same list (its own scan of its
+# arguments); --arch and --icount without --kernel are its usage errors.
+AB_OPTIONS = ("--vs-kernel",)
+GUEST_OPTIONS = tuple(o for o in options.HANDED_OVER if o not in AB_OPTIONS)
 
 
 def option(word: str) -> str:
@@ -22,9 +23,9 @@ def option(word: str) -> str:
 
 def main(argv: Sequence[str], prog: str = "kbench run") -> int:
     """run_all.sh's exit status, kbtools.vm's or kbtools.ab's."""
-    options = {option(w) for w in argv}
-    if "--vs-kernel" in options:
+    given = {option(w) for w in argv}
+    if given & set(AB_OPTIONS):
         return ab.main(argv, prog)
-    if options & set(GUEST_OPTIONS):
+    if given & set(GUEST_OPTIONS):
         return vm.main(argv, vm.runner(prog))
     collection.run_in_place(argv)

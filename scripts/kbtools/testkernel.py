@@ -42,11 +42,13 @@ import os
 import re
 import shutil
 import sys
-from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence,
+                    Tuple)
 
-from kbtools import cli, kernel, ktap, paths, proc, results, stats
+from kbtools import ab, cli, kernel, ktap, paths, proc, results, stats
+from kbtools import vm
 from kbtools import compare as kbcompare
-from kbtools.output import msg
+from kbtools.output import Tee, msg
 
 SEED_TASKSTATS = {1000: (0.004446851, 0.001553733),
                   10000: (0.047024986, 0.023290664)}
@@ -426,29 +428,17 @@ def parse_run_args(prog: str, argv: Sequence[str]) -> argparse.Namespace:
     return a
 
 
-class TeeText:
-    """A text stream that writes to several (stdout and a file)."""
-
-    def __init__(self, *streams: IO[str]):
-        self.streams = streams
-
-    def write(self, text: str) -> int:
-        for s in self.streams:
-            s.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        for s in self.streams:
-            s.flush()
-
-
 @contextlib.contextmanager
-def stdout_to(path: str, show: bool) -> Iterator[None]:
-    """print() into path (and on stdout too when show) inside the block."""
+def copied_to(path: str, name: str = "stdout") -> Iterator[None]:
+    """Inside the block, sys.stdout (or sys.stderr: name) also into
+    path."""
+    shown = getattr(sys, name)
     with open(path, "w", encoding="utf-8") as f:
-        sink = TeeText(sys.stdout, f) if show else f
-        with contextlib.redirect_stdout(sink):  # type: ignore[type-var]
+        setattr(sys, name, Tee(shown, f))
+        try:
             yield
+        finally:
+            setattr(sys, name, shown)
 
 
 class Run:
@@ -490,6 +480,19 @@ class Run:
         sys.stderr.write("".join(f"    {line}\n" for line in lines))
         return True
 
+    @staticmethod
+    def taskstats_args(n: int) -> Dict[str, str]:
+        """taskstats with n processes in the guest."""
+        return {"KSELFTEST_TASKSTATS_ARGS": f"--processes={n}"}
+
+    @staticmethod
+    def guest_run(run: Callable[[], int], prog: str, err: str) -> int:
+        """run()'s status, its messages on stderr and in err; what ends
+        it (bad options, a failed setup, a guest that did not come up or
+        finish) its exit status, as the VM runner's (prog) would be."""
+        with copied_to(err, "stderr"):
+            return cli.step(prog, run)
+
     def boot(self, k: str, sub: str, n: int, timeout: int,
              tests: Sequence[str]) -> bool:
         """One boot of kernel k: taskstats with n processes and the tests,
@@ -499,15 +502,21 @@ class Run:
         self.say(f"booting the {k} kernel: {' '.join(tests)} (taskstats "
                  f"with {n} processes) -> {d}")
         start = self.clock.seconds()
-        cmd = [paths.script("scripts/vm_run.sh"), "--kernel", self.image[k],
-               "--accel", self.accel, "--console",
-               os.path.join(d, "console.log"), "--json", d,
-               "--timeout", str(timeout)]
+        argv = ["--kernel", self.image[k], "--accel", self.accel,
+                "--console", os.path.join(d, "console.log"), "--json", d,
+                "--timeout", str(timeout)]
         for t in tests:
-            cmd += ["-t", t]
-        env = dict(os.environ, KSELFTEST_TASKSTATS_ARGS=f"--processes={n}")
-        status = proc.tee(cmd, os.path.join(d, "ktap.txt"),
-                          os.path.join(d, "vm-run.err"), env=env)
+            argv += ["-t", t]
+
+        def run() -> int:
+            prog = "vm_run.sh"
+            opts = vm.parse(argv, prog)
+            opts.run.program_args = self.taskstats_args(n)
+            with open(os.path.join(d, "ktap.txt"), "wb") as ktap:
+                return vm.run_guest(opts, prog, Tee(
+                    ktap, sys.stdout.buffer)).status
+        status = self.guest_run(run, "vm_run.sh",
+                                os.path.join(d, "vm-run.err"))
         self.say(f"{k} kernel, {' '.join(tests)}: exit {status} after "
                  f"{self.clock.seconds() - start} s")
         console = os.path.join(d, "console.log")
@@ -521,21 +530,26 @@ class Run:
         taskstats with n processes and memcg_ks: OUT/{un,}patched."""
         self.say(f"booting unpatched and patched in turn, {self.repeat} "
                  f"boots each -> {self.out}")
-        ab = os.path.join(self.out, "ab")
-        env = dict(os.environ, KSELFTEST_TASKSTATS_ARGS=f"--processes={n}")
-        status = proc.tee(
-            [paths.script("run_all.sh"), "--kernel", self.image["unpatched"],
-             "--vs-kernel", self.image["patched"], "--repeat", self.repeat,
-             "--accel", self.accel, "--timeout", "900", "--json", ab,
-             "-t", "taskstats", "-t", "memcg_ks"],
-            os.path.join(self.out, "ktap.txt"),
-            os.path.join(self.out, "vm-run.err"), env=env)
+        ab_dir = os.path.join(self.out, "ab")
+
+        def run() -> int:
+            prog = "run_all.sh"
+            opts = ab.parse(["--kernel", self.image["unpatched"],
+                             "--vs-kernel", self.image["patched"],
+                             "--repeat", self.repeat, "--accel", self.accel,
+                             "--timeout", "900", "--json", ab_dir,
+                             "-t", "taskstats", "-t", "memcg_ks"], prog)
+            opts.program_args = self.taskstats_args(n)
+            with copied_to(os.path.join(self.out, "ktap.txt")):
+                return ab.run_ab(opts, prog)
+        status = self.guest_run(run, "run_all.sh",
+                                os.path.join(self.out, "vm-run.err"))
         for side, name in (("base", "unpatched"), ("candidate", "patched")):
-            if os.path.isdir(os.path.join(ab, side)):
-                shutil.move(os.path.join(ab, side),
+            if os.path.isdir(os.path.join(ab_dir, side)):
+                shutil.move(os.path.join(ab_dir, side),
                             os.path.join(self.out, name))
         with contextlib.suppress(OSError):
-            os.rmdir(ab)
+            os.rmdir(ab_dir)
         for name in ("unpatched", "patched"):
             for f in sorted(glob.glob(os.path.join(self.out, name,
                                                    "console-*.log"))):
@@ -579,7 +593,7 @@ class Run:
             [f"--require-patched={k}" for k in ktaps] + \
             [f"--taskstats={t}" for t in ts] + \
             [f"--memcg={os.path.join(self.out, 'patched', 'memcg_ks.json')}"]
-        with stdout_to(os.path.join(self.out, "summary.txt"), show=True):
+        with copied_to(os.path.join(self.out, "summary.txt")):
             status = summary_main(args)
         if status:
             self.say("the patched kernel skipped rows it must run "

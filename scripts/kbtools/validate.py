@@ -2,8 +2,8 @@
 """Did my patch make it slower? Build two revisions of a kernel tree
 with the test kernel's configuration (kbtools.kernel: incremental,
 cached by hash, as the bisection builds them), boot each under QEMU's
-instruction counter (run_all.sh --kernel BASE --vs-kernel CANDIDATE
---icount) and print compare's exact verdicts: one boot per kernel, every
+instruction counter (kbtools.ab, as run_all.sh --kernel BASE
+--vs-kernel CANDIDATE --icount boots them) and print compare's exact verdicts: one boot per kernel, every
 program run twice in it.
 
     kbench validate --tree DIR --base REV --candidate REV
@@ -11,24 +11,21 @@ program run twice in it.
                                                     (scripts/validate.py)
 
 --real boots on a real clock instead (TCG or KVM), with the design's
-boots per kernel and the statistical verdicts. Exit status: run_all.sh's
+boots per kernel and the statistical verdicts. Exit status: the A/B's
 (0 compared, 1 a boot failed or --fail-above), 2 bad usage, 3 a revision
 that does not build or a failed setup.
 """
 
 import argparse
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence
 
-from kbtools import bisect_run, cli, kernel, output, paths, proc
+from kbtools import ab, bisect_run, cli, kernel, options, output
 
-# The options handed on to run_all.sh as they came: (option, metavar,
-# help), declared and passed on from this one list.
-PASSED_ON: Tuple[Tuple[str, Optional[str], str], ...] = (
-    ("--json", "DIR", "keep DIR/base and DIR/candidate"),
-    ("--fail-above", "PCT",
-     "exit 1 when a row is slower by more than PCT %%"),
-    ("--accel", None, "passed to scripts/vm_run.sh"),
-)
+# The A/B's options (kbtools.options) handed on as they came.
+PASSED_ON = ("--json", "--fail-above", "--accel")
+HELP = {"--json": {"help": "keep DIR/base and DIR/candidate"},
+        "--fail-above": {"help": "exit 1 when a row is slower by more "
+                                 "than PCT %%"}}
 
 
 def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -47,8 +44,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
                     help="a real clock: the design's boots per kernel, "
                          "statistical verdicts")
     ap.add_argument("-j", "--jobs", help="parallel make jobs")
-    for option, metavar, text in PASSED_ON:
-        ap.add_argument(option, metavar=metavar, help=text)
+    options.add_arguments(ap, PASSED_ON, HELP)
     args = ap.parse_args(list(argv))
     if args.jobs is not None and not args.jobs.isdigit():
         ap.error(f"invalid --jobs '{args.jobs}'")
@@ -56,17 +52,14 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
 
 
 def command(args: argparse.Namespace, base: str, cand: str) -> List[str]:
+    """The A/B's options (kbtools.ab, run_all.sh --vs-kernel's)."""
     tests, _ = bisect_run.guest_env(args.test) if args.test else ("", {})
-    cmd = [paths.script("run_all.sh"), "--kernel", base, "--vs-kernel", cand]
+    cmd = ["--kernel", base, "--vs-kernel", cand]
     if not args.real:
         cmd.append("--icount")
     if tests:
         cmd += ["-t", tests]
-    for option, _, _ in PASSED_ON:
-        value = getattr(args, option[2:].replace("-", "_"))
-        if value is not None:
-            cmd += [option, value]
-    return cmd
+    return cmd + options.passed_on(args, PASSED_ON)
 
 
 def validate(args: argparse.Namespace, prog: str) -> int:
@@ -86,11 +79,13 @@ def validate(args: argparse.Namespace, prog: str) -> int:
     _, env = bisect_run.guest_env(args.test)
     output.msg(prog, f"base {revs[0][:12]} {tree.subject(revs[0])}")
     output.msg(prog, f"candidate {revs[1][:12]} {tree.subject(revs[1])}")
-    return proc.run(command(args, *images), env=env)
+    opts = ab.parse(command(args, *images), prog)
+    opts.program_args = env
+    return ab.run_ab(opts, prog)
 
 
 def main(argv: Sequence[str], prog: str = "kbench validate") -> int:
-    """kbench validate, scripts/validate.py: run_all.sh's status; 2 bad
+    """kbench validate, scripts/validate.py: the A/B's status; 2 bad
     usage; 3 a revision that does not build or a failed setup."""
     return cli.orchestrate(prog, lambda: validate(parse_args(argv, prog),
                                                   prog))

@@ -29,11 +29,12 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
-from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
-from kbtools import (cli, debian, design, guest, images, ksrc, paths, policy,
-                     proc, results, vng)
+from kbtools import compare as kbcompare
+from kbtools import (cli, collection, debian, design, guest, images, ksrc,
+                     options, paths, policy, proc, results, vng)
 from kbtools.arch import Arch
 from kbtools.policy import Icount
 from kbtools.output import msg
@@ -157,6 +158,15 @@ class RunArgs:
     tests: List[str] = field(default_factory=list)    # -t, split
     fail_above: str = ""
     report: str = ""
+    # KSELFTEST_<PROG>_ARGS for the guest, beyond (over) this process's
+    # environment's.
+    program_args: Dict[str, str] = field(default_factory=dict)
+
+    def guest_env(self, accel: str, icount: Optional[Icount]
+                  ) -> Dict[str, str]:
+        """The guest's environment (kbtools.policy)."""
+        return policy.guest_env(accel, icount,
+                                {**os.environ, **self.program_args})
 
 
 @dataclass
@@ -180,27 +190,12 @@ class Options:
     run: RunArgs
 
 
-# VM options that take a value: option -> (what it sets, what it needs).
-VALUES: Dict[str, Tuple[str, str]] = {
-    "-k": ("kernel", "an image"), "--kernel": ("kernel", "an image"),
-    "--arch": ("arch", "an architecture"),
-    "--accel": ("accel", "kvm, tcg or auto"),
-    "-m": ("memory", "a size"), "--memory": ("memory", "a size"),
-    "--cpus": ("cpus", "a number"),
-    "--append": ("append", "kernel arguments"),
-    "--boot-timeout": ("boot_timeout", "seconds"),
-    "--vm-timeout": ("vm_timeout", "seconds"),
-    "--console": ("console", "a file"),
-    "--json": ("json", "a directory"),
-    "--report": ("report", "a file name"),
-}
-# run_all.sh's options that take a value: kept with it, in order.
-GUEST_VALUES: Dict[str, str] = {
-    "-t": "a value", "--test": "a value", "--nest": "a value",
-    "--fail-above": "a value", "-o": "a number of seconds",
-    "--timeout": "a number of seconds", "--vs-prefix": "a command",
-    "--base-prefix": "a command",
-}
+# The options with a value (kbtools.options): the run's own and those of
+# run_all.sh's that the host handles (VALUES), run_all.sh's that go to
+# the guest as they came, in order (GUEST_VALUES).
+VALUES = options.host_values()
+GUEST_VALUES = options.guest_values()
+REPEAT = options.find("--repeat").names
 
 
 class Words:
@@ -256,24 +251,26 @@ def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
     while (item := words.next()) is not None:
         word, opt, inline = item
         if opt in VALUES:
-            key, what = VALUES[opt]
-            values.setdefault(key, []).append(words.value(opt, inline, what))
+            o = VALUES[opt]
+            values.setdefault(o.key, []).append(words.value(opt, inline,
+                                                            o.needs))
         elif word == "--icount":
             values["icount"] = [word]
         elif word in ("-h", "--help"):
             want_help = True
         elif opt in GUEST_VALUES:
-            value = words.value(opt, inline, GUEST_VALUES[opt])
+            o = GUEST_VALUES[opt]
+            value = words.value(opt, inline, o.needs)
             run.args += [word] if inline is not None else [opt, value]
-            if opt in ("-o", "--timeout"):
+            if o.key == "timeout":
                 run.program_timeout = seconds("--timeout", value)
-            elif opt == "--vs-prefix":
+            elif o.key == "vs_prefix":
                 run.vs_prefix = value
-            elif opt in ("-t", "--test"):
+            elif o.key == "test":
                 run.tests += [t for t in value.split(",") if t]
-            elif opt == "--fail-above":
+            elif o.key == "fail_above":
                 run.fail_above = value
-        elif opt in ("-r", "--repeat"):
+        elif opt in REPEAT:
             # Without a number: the design's (resolved on the host).
             n = inline if inline is not None else words.number()
             run.repeat = n if n is not None else "design"
@@ -595,19 +592,18 @@ class Vng(Backend):
 
     def build_and_list(self) -> None:
         """Build on the host (the guest sees the tree read-only) and list
-        the programs the run will start; run_all.sh checks -t names."""
-        rc, out = proc.output([paths.script("run_all.sh"),
-                               *self.opts.run.args, "--list"])
-        if rc == 4:
-            raise cli.Failure("the collection's packages are missing (see "
-                              "above)", EXIT_SETUP)
-        if rc != 0:
-            raise cli.Failure("run_all.sh could not build or list the "
-                              "collection (see above)", EXIT_USAGE)
-        self.programs = [p for p in out.splitlines() if p]
+        the programs the run will start (kbtools.collection, as
+        run_all.sh does)."""
+        run = self.opts.run
+        collection.check_tests(run.tests)
+        tests = list(run.tests) or collection.tests()
+        if "--no-build" not in run.args:
+            collection.build(tests, self.prog, "--no-install" in run.args)
+        self.programs = collection.programs(tests)
 
     def guest_command(self, json_dir: str) -> str:
-        env = policy.guest_env(self.machine.accel, self.machine.icount)
+        env = self.opts.run.guest_env(self.machine.accel,
+                                      self.machine.icount)
         env["KSRC"] = self.ksrc
         args = guest_args(self.opts.run) + (["--json", json_dir]
                                             if json_dir else [])
@@ -746,7 +742,7 @@ class Qemu(Backend):
         os.makedirs(os.path.join(o, "ksrc", sel))
         shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
                     os.path.join(o, "ksrc", sel))
-        env = policy.guest_env("tcg", self.machine.icount)
+        env = self.opts.run.guest_env("tcg", self.machine.icount)
         # KBENCH_BPF=n: the listing (make emit_tests) must not look for
         # clang in a guest without one.
         env.update(KSRC="/ksrc", KBENCH_BPF="n")
@@ -934,6 +930,7 @@ class Guest:
                                                          self.cache)
         self.kernel = opts.kernel
         self.work = ""
+        self.times: Optional[Tuple[float, float]] = None  # the last boot's
 
     def __enter__(self) -> "Guest":
         return self
@@ -954,9 +951,10 @@ class Guest:
         b.prepare(self.image, self.work)
 
     def boot(self, json_dir: str, console: str,
-             sink: Optional[IO[bytes]]) -> int:
+             sink: Optional[guest.Sink]) -> int:
         """One boot: the guest's exit status, or guest.Ended (124, 125)
-        after the console's tail; the KTAP to sink as it comes."""
+        after the console's tail; the KTAP to sink as it comes, its
+        boot and run times (s) in self.times."""
         b = self.backend
         o = b.opts
         vm_timeout = o.vm_timeout or 0
@@ -974,6 +972,9 @@ class Guest:
             status = guest.verdict(boot, rc, self.image.desc, b.name,
                                    o.boot_timeout, vm_timeout, b.hints,
                                    b.extra_logs())
+            if boot.up_at is not None and boot.end_at is not None:
+                self.times = (boot.up_at - boot.start,
+                              boot.end_at - boot.up_at)
             b.finish(boot, json_dir)
             return merge_repetitions(json_dir, bool(o.run.vs_prefix),
                                      self.prog, status)
@@ -1012,28 +1013,34 @@ def say_lines(text: str, ktap: str = "") -> None:
 
 def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
             ktap: str = "") -> int:
-    """scripts/compare.py's table of the sides' results, as '# ' lines;
-    its exit status."""
-    cmd = [paths.script("scripts/compare.py"), "--label", labels]
-    if fail_above:
-        cmd += ["--fail-above", fail_above]
-    rc, out = proc.output(cmd + list(dirs))
-    say_lines(out, ktap)
-    if rc == 2:
-        msg(prog, "compare.py could not compare the results")
-    return rc
+    """The sides' results compared (kbtools.compare, as compare.py
+    compares them), its table as '# ' lines: 0; 1 a row beyond
+    fail_above (said on stderr); 2 when they cannot be compared."""
+    limit = float(fail_above) if fail_above else None
+    try:
+        c = kbcompare.comparison(kbcompare.Request(
+            dirs, labels.split(","), fail_above_pct=limit))
+    except results.ResultError as e:
+        msg(prog, f"could not compare the results: {e}")
+        return 2
+    say_lines(c.text, ktap)
+    for line in c.over_lines(limit) if limit is not None else ():
+        msg(prog, line)
+    return 1 if c.over else 0
 
 
 def report(out: str, results_dir: str, work: str, ktap: str = "") -> bool:
-    """scripts/report.py's HTML report of results_dir into out; said as a
-    '# ' line (its error lines when it fails)."""
-    err = os.path.join(work, "report.err")
-    if proc.run([paths.script("scripts/report.py"), "-o", out,
-                 results_dir], log=err) == 0:
-        say_lines(f"report: {out}", ktap)
-        return True
-    say_lines(proc.tail(err, 10000), ktap)
-    return False
+    """The HTML report of results_dir into out (kbtools.report, as
+    report.py writes it); said as a '# ' line (why not, when it
+    cannot be written)."""
+    from kbtools import report as kbreport  # matplotlib: only when asked
+    try:
+        kbreport.write(out, [results_dir])
+    except (kbreport.ReportError, cli.Error, cli.Failure) as e:
+        say_lines(f"report: {e}", ktap)
+        return False
+    say_lines(f"report: {out}", ktap)
+    return True
 
 
 def after_run(run: RunArgs, json_dir: str, work: str, prog: str,
@@ -1063,15 +1070,32 @@ def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
 
     def body() -> int:
         opts = parse(argv, prog)
-        with Guest(opts, prog) as g:
-            g.prepare()
-            # An A/B in one boot compares on the host: its results come
-            # back even without --json.
-            json_dir = opts.run.json_dir
-            if not json_dir and opts.run.vs_prefix:
-                json_dir = os.path.join(g.work, "results")
-                os.makedirs(json_dir)
-            sys.stdout.flush()
-            status = g.boot(json_dir, opts.console, sys.stdout.buffer)
-            return after_run(opts.run, json_dir, g.work, prog, status)
+        sys.stdout.flush()
+        return run_guest(opts, prog, sys.stdout.buffer).status
     return cli.orchestrate(prog, body)
+
+
+@dataclass(frozen=True)
+class GuestRun:
+    """How a guest run ended: the guest's exit status (after the host's
+    comparison and report), the boot's and the run's seconds."""
+    status: int
+    times: Optional[Tuple[float, float]]
+
+
+def run_guest(opts: Options, prog: str, sink: guest.Sink) -> GuestRun:
+    """One guest run, as vm_run.sh runs it: made ready, booted, its
+    results merged, compared and reported here; its KTAP to sink.
+    cli.Error, cli.Failure (guest.Ended: 124, 125; 3 a failed setup),
+    proc.Failed, as main() ends on them."""
+    with Guest(opts, prog) as g:
+        g.prepare()
+        # An A/B in one boot compares on the host: its results come back
+        # even without --json.
+        json_dir = opts.run.json_dir
+        if not json_dir and opts.run.vs_prefix:
+            json_dir = os.path.join(g.work, "results")
+            os.makedirs(json_dir)
+        status = g.boot(json_dir, opts.console, sink)
+        return GuestRun(after_run(opts.run, json_dir, g.work, prog, status),
+                        g.times)
