@@ -49,6 +49,8 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-check.XXXXXX")
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
+# Every step's python3 is the one setup.sh installed packages for.
+use_debian_python "$work/python"
 ksrc=$("$top/scripts/provision_ksrc.sh")
 ksft=$ksrc/tools/testing/selftests
 nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
