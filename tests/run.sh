@@ -844,26 +844,27 @@ bisect_tool() {
 		fail "bisect_demo.sh --help"
 }
 
-# The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a fixed
-# number of inputs with a fixed seed from the committed seeds alone
-# (fuzz/run.sh -r). A crash fails the step and leaves its reproducer in
-# fuzz/build/artifacts/ (fuzz/run.sh prints the command). A clang without
-# the libFuzzer runtime fails the step: it is not a pass.
+# The libFuzzer harnesses of fuzz/, each in its two builds (clang,
+# ASan+UBSan and MSan), replay every committed seed once and nothing else
+# (fuzz/run.sh --replay): the same inputs on every machine, whatever the
+# compiler makes of the coverage; make fuzz explores. A seed that fails
+# fails the step, named with the command that reproduces it. A clang
+# without the libFuzzer or MSan runtime fails the step: it is not a pass.
 fuzz_short() {
-	local out=$top/fuzz/build runs=${KBENCH_FUZZ_RUNS:-30000}
+	local out=$top/fuzz/build san
 	need clang make
 	printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }\n' \
 		>"$work/probe.c"
-	if ! clang -fsanitize=fuzzer,address,undefined -o "$work/probe" \
-		"$work/probe.c" 2>"$work/probe.err"; then
-		cat "$work/probe.err"
-		fail "clang cannot link libFuzzer (apt-get install $(note_missing libclang-rt-14-dev))"
-	fi
+	for san in address,undefined memory; do
+		if ! clang -fsanitize=fuzzer,$san -o "$work/probe" \
+			"$work/probe.c" 2>"$work/probe.err"; then
+			cat "$work/probe.err"
+			fail "clang cannot link libFuzzer with -fsanitize=$san (apt-get install $(note_missing libclang-rt-14-dev))"
+		fi
+	done
 	make -s -C "$top/fuzz" OUT="$out" all || fail "cannot build the fuzz harnesses"
-	# A fixed seed and number of runs from the committed seeds: the same
-	# inputs on every run of make check (make fuzz explores).
-	"$top/fuzz/run.sh" -o "$out" -r "$runs" options proc_stat cgroup netlink ||
-		fail "a fuzz harness found a crash (reproducer above)"
+	"$top/fuzz/run.sh" -o "$out" --replay options proc_stat cgroup netlink ||
+		fail "a committed seed fails a harness (reproducer above)"
 }
 
 # Property-based tests (hypothesis) of compare.py, kbtools.results,
