@@ -303,14 +303,41 @@ unit_c() {
 
 # tests/test_*.py but the property modules (test_fuzz_*.py), which are
 # python_properties' to run.
-unit_python() {
-	local f mods=()
-	need python3
+unit_modules() {
+	local f
 	for f in "$top"/tests/test_*.py; do
 		f=${f##*/}
-		[[ $f == test_fuzz_* ]] || mods+=("${f%.py}")
+		[[ $f == test_fuzz_* ]] || echo "${f%.py}"
 	done
-	(cd "$top/tests" && python3 -m unittest -v "${mods[@]}")
+}
+
+# The unit tests; a test skipped for want of a package that dpkg has
+# installed (another python3, a PATH without the tool) fails the step
+# (tests/needs.py): the install did not take.
+unit_python() {
+	local mods rc=0
+	need python3
+	mapfile -t mods < <(unit_modules)
+	(cd "$top/tests" && python3 -m unittest -v "${mods[@]}") >"$work/unit.log" 2>&1 ||
+		rc=$?
+	cat "$work/unit.log"
+	((rc == 0)) || fail "unit tests failed"
+	"$top/tests/needs.py" "$work/unit.log" || fail "unit tests skipped for want of what is installed"
+}
+
+# The unit tests once more, with a PATH that holds a bare Debian root's
+# commands alone (tests/bare_path.py: priority "required", nothing of
+# packages.txt) and the interpreter: a test that runs a tool it does not
+# say it needs (tests/needs.py) fails here, whatever this machine has.
+unit_python_bare_path() {
+	local mods bin=$work/bare-path rc=0
+	need python3
+	"$top/tests/bare_path.py" "$(command -v python3)" "$bin" || rc=$?
+	((rc != 4)) || exit 4
+	((rc == 0)) || fail "tests/bare_path.py exited $rc"
+	mapfile -t mods < <(unit_modules)
+	(cd "$top/tests" && PATH=$bin "$bin/python3" -m unittest "${mods[@]}") ||
+		fail "a unit test fails without the tools of packages.txt (say what it needs: tests/needs.py)"
 }
 
 # Count the innermost results of a run_all.sh stream.
@@ -1271,6 +1298,7 @@ step mypy type_check
 step checkpatch
 step unit_c
 step unit_python
+step unit_python_bare_path
 step collection_as_root
 step names_unchanged
 step bad_usage
