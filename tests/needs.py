@@ -46,19 +46,22 @@ def commands(*names: str) -> Callable[[T], T]:
 
 # ---- skips that an install should have prevented ---------------------------
 
-SKIP = re.compile(r"\.\.\. skipped '(.*)'$")
+SKIP = re.compile(r"\.\.\. skipped (['\"])(.*)\1$")
+# How a skip names a package: "needs git (git)", "apt-get install
+# python3-yaml" (a word such as "file" in prose is no package).
+PACKAGE = re.compile(r"\(([a-z0-9][a-z0-9.+-]*)\)|"
+                     r"apt-get install ([a-z0-9][a-z0-9.+-]*)")
 
 
 def installed_in_skips(log: Iterable[str], installed: Set[str]) -> List[str]:
     """The skip lines of a unittest -v log whose reason names a package
-    of INSTALLED (a package name as a whole, 'python3' not inside
-    'python3-yaml')."""
+    of INSTALLED, in parentheses or after 'apt-get install'."""
     found = []
     for line in log:
         m = SKIP.search(line)
         if not m:
             continue
-        words = set(re.findall(r"[a-z0-9][a-z0-9.+-]*", m.group(1)))
+        words = {a or b for a, b in PACKAGE.findall(m.group(2))}
         named = sorted(words & installed)
         if named:
             found.append(f"{line.strip()} [installed: {' '.join(named)}]")
