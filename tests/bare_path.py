@@ -20,7 +20,7 @@ import argparse
 import os
 import subprocess
 import sys
-from typing import Iterable, Set
+from typing import Dict, Iterable, List, Set
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "scripts"))
@@ -51,14 +51,14 @@ def files_of(names: Iterable[str]) -> Set[str]:
     return {os.path.realpath(f) for f in listed if f.startswith("/")}
 
 
-def bare_commands(plist: packages.PackageList) -> dict:
+def bare_commands(plist: packages.PackageList) -> Dict[str, str]:
     """{command: its file}: every command in BIN_DIRS whose file (through
     links and alternatives) belongs to a required package packages.txt
     does not list, and whose name it does not probe for."""
     listed = {p.name for p in plist.packages}
     probed = {x for p in plist.packages for x in p.probes if "/" not in x}
     allowed = files_of(required_packages() - listed)
-    found: dict = {}
+    found: Dict[str, str] = {}
     for d in BIN_DIRS:
         if not os.path.isdir(d):
             continue
@@ -72,7 +72,7 @@ def bare_commands(plist: packages.PackageList) -> dict:
     return found
 
 
-def main(argv: list) -> int:
+def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(prog="tests/bare_path.py",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("python")

@@ -15,7 +15,7 @@ import re
 import shutil
 import sys
 import unittest
-from typing import Callable, Iterable, List, Set, TypeVar
+from typing import Callable, Iterable, List, Set, TypeVar, cast
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "scripts"))
@@ -41,7 +41,8 @@ def commands(*names: str) -> Callable[[T], T]:
     """Skip a test (or a class of them) when a command of NAMES is not in
     PATH, saying which and its package."""
     lacking = missing(*names)
-    return unittest.skipIf(bool(lacking), f"needs {lacking}")
+    return cast(Callable[[T], T],
+                unittest.skipIf(bool(lacking), f"needs {lacking}"))
 
 
 # ---- skips that an install should have prevented ---------------------------

@@ -1253,8 +1253,8 @@ vm_repeat_layout() {
 	KSFT_MACHINE_SLOW=yes "$top/run_all.sh" -t syscall_overhead --repeat 3 \
 		--json "$d/here" >"$d-here.ktap" || fail "run_all.sh --repeat 3 here failed"
 	for arch in x86_64 arm64; do
-		kernel=debian-6.12
-		[[ $arch == x86_64 ]] && kernel=debian-6.1
+		kernel="debian-6.12"
+		[[ $arch == x86_64 ]] && kernel="debian-6.1"
 		rc=0
 		"$top/run_all.sh" --kernel "$kernel" --arch "$arch" -t syscall_overhead \
 			--repeat 3 --json "$d/$arch" >"$d-$arch.ktap" || rc=$?

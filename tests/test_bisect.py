@@ -630,8 +630,8 @@ class Command(unittest.TestCase):
         # its host tools before it runs make.
         venv = os.path.join(os.environ.get("KBENCH_CACHE", os.path.join(
             TOP, ".cache")), "venv", "bin", "virtme-configkernel")
-        lacking = [needs.missing(*kernel.HOST_TOOLS, "pahole")]
-        lacking += [pkg for path, pkg in kernel.HOST_FILES
+        lacking = [needs.missing(*bisect_run.kernel.HOST_TOOLS, "pahole")]
+        lacking += [pkg for path, pkg in bisect_run.kernel.HOST_FILES
                     if not os.path.isfile(path)]
         if not os.path.exists(venv):
             lacking.append("virtme-ng in .cache/venv (scripts/vm_run.sh "

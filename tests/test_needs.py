@@ -6,6 +6,7 @@ root that unit_python_bare_path runs the tests with), on made-up
 machines: PATH, dpkg and the bin directories are the test's."""
 
 import os
+import shutil
 import tempfile
 import unittest
 from unittest import mock
@@ -24,26 +25,26 @@ test_e (m.C.test_e) ... skipped 'needs PyYAML (python3-yaml)'
 
 
 class Needs(unittest.TestCase):
-    def test_missing_names_each_tool_and_its_package(self):
-        with mock.patch.object(needs.shutil, "which",
+    def test_missing_names_each_tool_and_its_package(self) -> None:
+        with mock.patch.object(shutil, "which",
                                side_effect=lambda c: None if c in (
                                    "git", "flock", "nothing") else "/x"):
             self.assertEqual("git (git), flock (util-linux), nothing",
                              needs.missing("git", "sh", "flock", "nothing"))
             self.assertEqual("", needs.missing("sh"))
 
-    def test_commands_skips_saying_what(self):
-        with mock.patch.object(needs.shutil, "which", return_value=None):
+    def test_commands_skips_saying_what(self) -> None:
+        with mock.patch.object(shutil, "which", return_value=None):
             @needs.commands("git")
             class T(unittest.TestCase):
-                def test(self):
+                def test(self) -> None:
                     pass
         result = unittest.TestResult()
         T("test").run(result)
         self.assertEqual([("needs git (git)")],
                          [reason for _, reason in result.skipped])
 
-    def test_skips_naming_an_installed_package(self):
+    def test_skips_naming_an_installed_package(self) -> None:
         found = needs.installed_in_skips(
             LOG.splitlines(), {"git", "python3-matplotlib", "file"})
         self.assertEqual(2, len(found))
@@ -52,20 +53,20 @@ class Needs(unittest.TestCase):
         self.assertEqual([], needs.installed_in_skips(LOG.splitlines(),
                                                       {"mypy"}))
 
-    def test_the_command_fails_on_them(self):
+    def test_the_command_fails_on_them(self) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".log") as f:
             f.write(LOG)
             f.flush()
             with mock.patch.object(packages.System, "dpkg_status",
                                    return_value={"python3-yaml": "installed",
                                                  "git": "config-files"}), \
-                    mock.patch.object(needs.shutil, "which",
+                    mock.patch.object(shutil, "which",
                                       return_value="/usr/bin/dpkg-query"), \
                     mock.patch("sys.stdout"):
                 self.assertEqual(1, needs.main([f.name]))
             with mock.patch.object(packages.System, "dpkg_status",
                                    return_value={}), \
-                    mock.patch.object(needs.shutil, "which",
+                    mock.patch.object(shutil, "which",
                                       return_value="/usr/bin/dpkg-query"):
                 self.assertEqual(0, needs.main([f.name]))
 
@@ -76,7 +77,7 @@ class BarePath(unittest.TestCase):
     required package (perl of perl-base), an alternative link (awk) and
     a command of a package that is not required (cpio)."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.bin = os.path.join(tmp.name, "usr", "bin")
@@ -93,17 +94,19 @@ class BarePath(unittest.TestCase):
         status = "".join(f"{'optional' if p == 'cpio' else 'required'} "
                          f"installed {p}\n" for p in files)
 
-        def dpkg(*args):
+        def dpkg(*args: str) -> str:
             if args[0] == "-W":
                 return status
             return "".join(os.path.join(self.bin, files[p]) + "\n"
                            for p in args[1:])
-        for patch in (mock.patch.object(bare_path, "dpkg", side_effect=dpkg),
-                      mock.patch.object(bare_path, "BIN_DIRS", (self.bin,))):
-            patch.start()
-            self.addCleanup(patch.stop)
+        dpkg_patch = mock.patch.object(bare_path, "dpkg", side_effect=dpkg)
+        dirs_patch = mock.patch.object(bare_path, "BIN_DIRS", (self.bin,))
+        dpkg_patch.start()
+        self.addCleanup(dpkg_patch.stop)
+        dirs_patch.start()
+        self.addCleanup(dirs_patch.stop)
 
-    def test_a_bare_roots_commands_and_nothing_of_the_list(self):
+    def test_a_bare_roots_commands_and_nothing_of_the_list(self) -> None:
         found = bare_path.bare_commands(packages.load())
         self.assertEqual({"awk": os.path.join(self.bin, "mawk"),
                           "cat": os.path.join(self.bin, "cat"),

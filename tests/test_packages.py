@@ -388,7 +388,7 @@ class ModuleMissing(unittest.TestCase):
     """Which python3 lacks a module: Debian's python3-* packages are for
     its /usr/bin/python3 alone (a made-up one here, subprocess mocked)."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.debian = os.path.join(tmp.name, "python3")
@@ -397,7 +397,7 @@ class ModuleMissing(unittest.TestCase):
         os.chmod(self.debian, 0o755)
         self.shim = os.path.join(tmp.name, "shim-python3")
 
-    def said(self, python, debian_has=None):
+    def said(self, python: str, debian_has: Optional[bool] = None) -> str:
         with mock.patch("subprocess.run") as run:
             run.return_value = subprocess.CompletedProcess(
                 [], 0 if debian_has else 1)
@@ -408,23 +408,23 @@ class ModuleMissing(unittest.TestCase):
                          [[self.debian, "-c", "import yaml"]], asked)
         return text
 
-    def test_debian_python_itself(self):
+    def test_debian_python_itself(self) -> None:
         self.assertEqual("yaml is missing: apt-get install python3-yaml",
                          self.said(self.debian))
 
-    def test_another_python_and_debian_has_it(self):
+    def test_another_python_and_debian_has_it(self) -> None:
         self.assertEqual(
             f"yaml is missing from this python3 ({self.shim}), not from "
             f"Debian's {self.debian}, which has it (python3-yaml): run with "
             f"{self.debian}", self.said(self.shim, debian_has=True))
 
-    def test_another_python_and_debian_lacks_it(self):
+    def test_another_python_and_debian_lacks_it(self) -> None:
         self.assertEqual(
             "yaml is missing: apt-get install python3-yaml, then run with "
             f"Debian's {self.debian} (this python3, {self.shim}, does not see "
             "Debian's packages)", self.said(self.shim, debian_has=False))
 
-    def test_no_debian_python(self):
+    def test_no_debian_python(self) -> None:
         os.remove(self.debian)
         self.assertEqual("yaml is missing: apt-get install python3-yaml",
                          self.said(self.shim))
