@@ -65,9 +65,10 @@ check-all:
 	$(KBENCH_TOP)/tests/run.sh --vm --testkernel
 
 # Exploration, beside make check's fixed regression run: each libFuzzer
-# harness FUZZ_SECONDS (30) seconds, then the Python readers' property
-# tests with FUZZ_EXAMPLES (1000) fresh random examples each. A finding
-# of either does not stop the other (docs/fuzzing.md).
+# harness FUZZ_SECONDS (30) seconds in each of its builds (ASan+UBSan,
+# MSan), then the Python readers' property tests with FUZZ_EXAMPLES
+# (1000) fresh random examples each. A finding of either does not stop
+# the other (docs/fuzzing.md).
 fuzz:
 	$(MAKE) -k -C $(KBENCH_TOP)/fuzz run properties
 

@@ -128,7 +128,10 @@ add_tests() {
 # In a guest (--kernel) or A/B of kernels (--vs-kernel): the front
 # door's task (kbench run: scripts/kbtools/vm.py, ab.py), which runs this
 # script inside each guest. scripts/kbtools/run.py hands back on the
-# same list: the two never call each other in a loop.
+# same list: the two never call each other in a loop. Its python3 and
+# every one this run starts is Debian's when there is one (scripts/lib.bash).
+pydir=${KBENCH_CACHE:-$top/.cache}/python
+use_debian_python "$pydir"
 for arg in "$@"; do
 	case ${arg%%=*} in
 	--kernel | --vs-kernel)
@@ -259,6 +262,8 @@ fi
 # What the build and the run need, installed or asked for (exit 4).
 if [[ -n $build ]]; then
 	"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
+	# setup.sh may just have installed Debian's python3.
+	use_debian_python "$pydir"
 fi
 [[ -z $report ]] || check_report "$report" "$json_dir"
 ((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"

@@ -25,6 +25,26 @@ static void check(int ok)
 		abort();
 }
 
+static bool all_zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	return !len || (!b[0] && !memcmp(b, b + 1, len - 1));
+}
+
+/*
+ * What kb_ts_parse() promises of one aggregate: stats only where
+ * present, a comm that ends inside its buffer, zero stats where none.
+ */
+static void check_aggr(const struct kb_ts_aggr *a)
+{
+	check(a->present || (!a->has_stats && !a->id));
+	if (a->has_stats)
+		check(memchr(a->stats.comm, '\0', sizeof(a->stats.comm)) != NULL);
+	else
+		check(all_zero(&a->stats, sizeof(a->stats)));
+}
+
 static void attributes(const char *buf, size_t len,
 		       const struct nlmsghdr *nlh)
 {
@@ -66,12 +86,14 @@ static pid_t message(const char *buf, size_t len, const struct nlmsghdr *nlh)
 	kb_nl_ack_decode(nlh, NULL);
 	id = kb_nl_genl_family_id_decode(nlh, NULL);
 	check(id < 0x10000);
+	/* A failed parse leaves @r defined too: check both outcomes. */
 	if (kb_ts_parse(nlh, &r) == 0) {
-		check(memchr(r.pid.stats.comm, '\0', sizeof(r.pid.stats.comm)) &&
-		      memchr(r.tgid.stats.comm, '\0', sizeof(r.tgid.stats.comm)));
+		check(r.pid.has_stats || r.tgid.has_stats);
 		if (r.pid.present)
 			pid = (pid_t)r.pid.id;
 	}
+	check_aggr(&r.pid);
+	check_aggr(&r.tgid);
 	kb_ts_reply_decode(nlh, &r);
 	kb_ts_reply_matches(nlh, pid);
 	kb_ts_cgroupstats_decode(nlh, &cs);

@@ -170,6 +170,8 @@ int kb_cgroup_proc_path(const char *text, size_t len,
 	const char *line;
 	size_t n;
 
+	if (size)
+		path[0] = '\0';
 	kb_text_init(&t, text, len);
 	while (kb_text_next_line(&t, &line, &n)) {
 		const char *end = line + n, *c1, *c2;

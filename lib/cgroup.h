@@ -58,7 +58,7 @@ int kb_cgroup_mountinfo_find(const char *text, size_t len, char *v2,
  * From /proc/self/cgroup text (@len bytes), the path of our cgroup in the
  * hierarchy of @version (v1: the line naming @controller; v2: the "0::"
  * line) into @path. 0, -ENOENT when there is no such line, -ENAMETOOLONG
- * when the path does not fit @size.
+ * when the path does not fit @size (@path "" on either).
  */
 int kb_cgroup_proc_path(const char *text, size_t len,
 			enum kb_cgroup_version version, const char *controller,

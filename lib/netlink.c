@@ -203,6 +203,7 @@ int kb_nl_msg_error(const struct nlmsghdr *nlh)
 
 const void *kb_nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len)
 {
+	*len = 0;
 	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
 		return NULL;
 	*len = nlh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
@@ -269,6 +270,7 @@ const struct nlattr *kb_nl_attr_find(const void *data, size_t len,
 
 int kb_nl_attr_get_u32(const struct nlattr *nla, uint32_t *val)
 {
+	*val = 0;
 	if (kb_nl_attr_len(nla) < sizeof(*val))
 		return -EINVAL;
 	memcpy(val, kb_nl_attr_data(nla), sizeof(*val));

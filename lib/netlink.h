@@ -126,7 +126,7 @@ const struct nlmsghdr *kb_nl_msg_next(const void *buf, size_t len,
  */
 int kb_nl_msg_error(const struct nlmsghdr *nlh);
 
-/* The genetlink payload (attributes) of a message; NULL if too short. */
+/* The genetlink payload (attributes) of a message; NULL (@len 0) if too short. */
 const void *kb_nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len);
 
 /* ---- attributes ------------------------------------------------------ */
@@ -153,7 +153,7 @@ size_t kb_nl_attr_len(const struct nlattr *nla);
 const struct nlattr *kb_nl_attr_find(const void *data, size_t len,
 				     uint16_t type);
 
-/* A u32 attribute; -EINVAL when it is shorter than 4 bytes. */
+/* A u32 attribute; -EINVAL (@val 0) when it is shorter than 4 bytes. */
 int kb_nl_attr_get_u32(const struct nlattr *nla, uint32_t *val);
 
 /* ---- generic netlink control ----------------------------------------- */

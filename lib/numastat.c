@@ -90,6 +90,7 @@ int kb_numastat_find(const char *text, size_t len, const char *key,
 	size_t n;
 	int got;
 
+	memset(l, 0, sizeof(*l));
 	kb_text_init(&t, text, len);
 	while ((got = numa_next(&t, l, &line, &n)) > 0)
 		if (!strcmp(l->key, key))

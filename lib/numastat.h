@@ -38,8 +38,9 @@ int kb_numastat_line_parse(const char *line, size_t len,
 			   struct kb_numastat_line *l);
 
 /*
- * Find the line of @key in numa_stat text (@len bytes). 0; -ENOENT when
- * no line has that key; the error of the first line that does not parse.
+ * Find the line of @key in numa_stat text (@len bytes) into @l (zeroed
+ * first). 0; -ENOENT when no line has that key; the error of the first
+ * line that does not parse.
  */
 int kb_numastat_find(const char *text, size_t len, const char *key,
 		     struct kb_numastat_line *l);

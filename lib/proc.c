@@ -105,6 +105,7 @@ int kb_proc_status_parse(const char *buf, size_t len, struct kb_proc_task *t)
 	char text[4096];
 	int err;
 
+	t->nvcsw = t->nivcsw = 0;
 	if (!len || len >= sizeof(text))
 		return -EBADMSG;
 	memcpy(text, buf, len);

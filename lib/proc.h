@@ -48,9 +48,9 @@ struct kb_proc_task {
 };
 
 /*
- * Parse the text of /proc/PID/status (the context switch counts) into
- * @t. 0 or -EBADMSG (a count missing, malformed, or a text longer than
- * any real file).
+ * Parse the text of /proc/PID/status (the context switch counts, zeroed
+ * first) into @t. 0 or -EBADMSG (a count missing, malformed, or a text
+ * longer than any real file).
  */
 int kb_proc_status_parse(const char *buf, size_t len, struct kb_proc_task *t);
 

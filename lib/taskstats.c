@@ -199,7 +199,8 @@ int kb_ts_parse(const struct nlmsghdr *nlh, struct kb_ts_reply *r)
 	size_t len, rem;
 	int err = kb_nl_msg_error(nlh);
 
-	r->pid.present = r->tgid.present = false;
+	/* An aggregate the message lacks reads as absent, with zero stats. */
+	memset(r, 0, sizeof(*r));
 	if (err <= 0)
 		return err ? err : -EBADMSG;
 	attrs = kb_nl_genl_attrs(nlh, &len);
@@ -475,6 +476,7 @@ int kb_ts_cgroupstats_decode(const struct nlmsghdr *nlh, void *out)
 	size_t len;
 	int err = kb_nl_msg_error(nlh);
 
+	memset(cs, 0, sizeof(*cs));
 	if (err <= 0)
 		return err ? err : -EBADMSG;
 	attrs = kb_nl_genl_attrs(nlh, &len);
@@ -482,7 +484,6 @@ int kb_ts_cgroupstats_decode(const struct nlmsghdr *nlh, void *out)
 				      CGROUPSTATS_TYPE_CGROUP_STATS) : NULL;
 	if (!nla)
 		return -EBADMSG;
-	memset(cs, 0, sizeof(*cs));
 	len = kb_nl_attr_len(nla);
 	if (len > sizeof(*cs))
 		len = sizeof(*cs);

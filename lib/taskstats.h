@@ -93,7 +93,10 @@ struct kb_ts_reply {
 /*
  * Parse one TASKSTATS_CMD_NEW message (a GET reply or an exit
  * notification). Returns 0, the -errno of an NLMSG_ERROR message, or
- * -EBADMSG when the message holds no aggregate with stats.
+ * -EBADMSG when the message holds no aggregate with stats. @r is zeroed
+ * first, on every path: an aggregate the message lacks reads !present,
+ * one without stats !has_stats, and either with zero stats (a success
+ * promises only one aggregate with stats).
  */
 int kb_ts_parse(const struct nlmsghdr *nlh, struct kb_ts_reply *r);
 
@@ -181,8 +184,9 @@ int kb_ts_cgroupstats_get(struct kb_nl *nl, int dirfd,
 
 /*
  * Decode a CGROUPSTATS_CMD_NEW reply into @out (struct
- * kb_ts_cgroupstats; fields the reply is too short for read as zero).
- * 0, the -errno of an error message, or -EBADMSG.
+ * kb_ts_cgroupstats, zeroed first on every path; fields the reply is too
+ * short for read as zero). 0, the -errno of an error message, or
+ * -EBADMSG.
  */
 int kb_ts_cgroupstats_decode(const struct nlmsghdr *nlh, void *out);
 

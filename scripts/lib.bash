@@ -55,6 +55,32 @@ need_value() {
 	(($3 >= 2)) || die_usage "option '$1' needs $2"
 }
 
+# use_debian_python DIR: on Debian or Ubuntu (dpkg has python3 installed)
+# the python3-* packages setup.sh installs (matplotlib, yaml, hypothesis)
+# are for /usr/bin/python3 alone. When PATH's python3 is another one (a
+# pyenv shim, a venv, /usr/local), a link to Debian's goes into DIR, first
+# in PATH (exported): every python3 and '#!/usr/bin/env python3' this
+# command starts then sees what setup.sh installed. Said on stderr.
+# Elsewhere, or when PATH's is Debian's already, nothing changes.
+use_debian_python() {
+	local debian=/usr/bin/python3 have
+
+	[[ -x $debian ]] || return 0
+	[[ $(dpkg-query -W -f='${db:Status-Status}' python3 2>/dev/null) == installed ]] ||
+		return 0
+	have=$(command -v python3 || true)
+	[[ -n $have && $(realpath "$have") == "$(realpath "$debian")" ]] && return 0
+	if ! mkdir -p "$1" || ! ln -sfn "$debian" "$1/python3"; then
+		msg "python3 in PATH is ${have:-none}, not Debian's $debian (which has the" \
+			"python3-* packages), and $1 cannot be written: the tools run with ${have:-none}"
+		return 0
+	fi
+	PATH=$1:$PATH
+	export PATH
+	msg "python3 in PATH is ${have:-none}; the tools run with Debian's $debian," \
+		"which has the python3-* packages (first in PATH through $1)"
+}
+
 # help_from_header FILE FIRST LAST: print lines FIRST..LAST of FILE's
 # header comment as the help text, without the leading '# '.
 help_from_header() {

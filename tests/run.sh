@@ -49,6 +49,8 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-check.XXXXXX")
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
+# Every step's python3 is the one setup.sh installed packages for.
+use_debian_python "$work/python"
 ksrc=$("$top/scripts/provision_ksrc.sh")
 ksft=$ksrc/tools/testing/selftests
 nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all)
@@ -301,14 +303,41 @@ unit_c() {
 
 # tests/test_*.py but the property modules (test_fuzz_*.py), which are
 # python_properties' to run.
-unit_python() {
-	local f mods=()
-	need python3
+unit_modules() {
+	local f
 	for f in "$top"/tests/test_*.py; do
 		f=${f##*/}
-		[[ $f == test_fuzz_* ]] || mods+=("${f%.py}")
+		[[ $f == test_fuzz_* ]] || echo "${f%.py}"
 	done
-	(cd "$top/tests" && python3 -m unittest -v "${mods[@]}")
+}
+
+# The unit tests; a test skipped for want of a package that dpkg has
+# installed (another python3, a PATH without the tool) fails the step
+# (tests/needs.py): the install did not take.
+unit_python() {
+	local mods rc=0
+	need python3
+	mapfile -t mods < <(unit_modules)
+	(cd "$top/tests" && python3 -m unittest -v "${mods[@]}") >"$work/unit.log" 2>&1 ||
+		rc=$?
+	cat "$work/unit.log"
+	((rc == 0)) || fail "unit tests failed"
+	"$top/tests/needs.py" "$work/unit.log" || fail "unit tests skipped for want of what is installed"
+}
+
+# The unit tests once more, with a PATH that holds a bare Debian root's
+# commands alone (tests/bare_path.py: priority "required", nothing of
+# packages.txt) and the interpreter: a test that runs a tool it does not
+# say it needs (tests/needs.py) fails here, whatever this machine has.
+unit_python_bare_path() {
+	local mods bin=$work/bare-path rc=0
+	need python3
+	"$top/tests/bare_path.py" "$(command -v python3)" "$bin" || rc=$?
+	((rc != 4)) || exit 4
+	((rc == 0)) || fail "tests/bare_path.py exited $rc"
+	mapfile -t mods < <(unit_modules)
+	(cd "$top/tests" && PATH=$bin "$bin/python3" -m unittest "${mods[@]}") ||
+		fail "a unit test fails without the tools of packages.txt (say what it needs: tests/needs.py)"
 }
 
 # Count the innermost results of a run_all.sh stream.
@@ -842,26 +871,27 @@ bisect_tool() {
 		fail "bisect_demo.sh --help"
 }
 
-# The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a fixed
-# number of inputs with a fixed seed from the committed seeds alone
-# (fuzz/run.sh -r). A crash fails the step and leaves its reproducer in
-# fuzz/build/artifacts/ (fuzz/run.sh prints the command). A clang without
-# the libFuzzer runtime fails the step: it is not a pass.
+# The libFuzzer harnesses of fuzz/, each in its two builds (clang,
+# ASan+UBSan and MSan), replay every committed seed once and nothing else
+# (fuzz/run.sh --replay): the same inputs on every machine, whatever the
+# compiler makes of the coverage; make fuzz explores. A seed that fails
+# fails the step, named with the command that reproduces it. A clang
+# without the libFuzzer or MSan runtime fails the step: it is not a pass.
 fuzz_short() {
-	local out=$top/fuzz/build runs=${KBENCH_FUZZ_RUNS:-30000}
+	local out=$top/fuzz/build san
 	need clang make
 	printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }\n' \
 		>"$work/probe.c"
-	if ! clang -fsanitize=fuzzer,address,undefined -o "$work/probe" \
-		"$work/probe.c" 2>"$work/probe.err"; then
-		cat "$work/probe.err"
-		fail "clang cannot link libFuzzer (apt-get install $(note_missing libclang-rt-14-dev))"
-	fi
+	for san in address,undefined memory; do
+		if ! clang -fsanitize=fuzzer,$san -o "$work/probe" \
+			"$work/probe.c" 2>"$work/probe.err"; then
+			cat "$work/probe.err"
+			fail "clang cannot link libFuzzer with -fsanitize=$san (apt-get install $(note_missing libclang-rt-14-dev))"
+		fi
+	done
 	make -s -C "$top/fuzz" OUT="$out" all || fail "cannot build the fuzz harnesses"
-	# A fixed seed and number of runs from the committed seeds: the same
-	# inputs on every run of make check (make fuzz explores).
-	"$top/fuzz/run.sh" -o "$out" -r "$runs" options proc_stat cgroup netlink ||
-		fail "a fuzz harness found a crash (reproducer above)"
+	"$top/fuzz/run.sh" -o "$out" --replay options proc_stat cgroup netlink ||
+		fail "a committed seed fails a harness (reproducer above)"
 }
 
 # Property-based tests (hypothesis) of compare.py, kbtools.results,
@@ -1223,8 +1253,8 @@ vm_repeat_layout() {
 	KSFT_MACHINE_SLOW=yes "$top/run_all.sh" -t syscall_overhead --repeat 3 \
 		--json "$d/here" >"$d-here.ktap" || fail "run_all.sh --repeat 3 here failed"
 	for arch in x86_64 arm64; do
-		kernel=debian-6.12
-		[[ $arch == x86_64 ]] && kernel=debian-6.1
+		kernel="debian-6.12"
+		[[ $arch == x86_64 ]] && kernel="debian-6.1"
 		rc=0
 		"$top/run_all.sh" --kernel "$kernel" --arch "$arch" -t syscall_overhead \
 			--repeat 3 --json "$d/$arch" >"$d-$arch.ktap" || rc=$?
@@ -1268,6 +1298,7 @@ step mypy type_check
 step checkpatch
 step unit_c
 step unit_python
+step unit_python_bare_path
 step collection_as_root
 step names_unchanged
 step bad_usage

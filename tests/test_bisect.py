@@ -11,7 +11,6 @@ import io
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ DATA = os.path.join(HERE, "data", "bisect")
 sys.path.insert(0, SCRIPTS)
 
 from kbtools import bisect, bisect_run, guest, replay  # noqa: E402
+import needs  # noqa: E402
 
 TEST, ROW = "syscall_overhead", "getsid"
 KEY = (TEST, ROW)
@@ -492,6 +492,7 @@ def git(tree, *args):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+@needs.commands("git")
 class Command(unittest.TestCase):
     """scripts/bisect.sh on a small git tree shaped like a kernel's, whose
     'make' fails: bad usage, an endpoint that does not build, the tree
@@ -629,9 +630,14 @@ class Command(unittest.TestCase):
         # its host tools before it runs make.
         venv = os.path.join(os.environ.get("KBENCH_CACHE", os.path.join(
             TOP, ".cache")), "venv", "bin", "virtme-configkernel")
-        if not os.path.exists(venv) or not shutil.which("pahole"):
-            self.skipTest("needs virtme-ng in .cache/venv (scripts/vm_run.sh "
-                          "installs it) and pahole (dwarves)")
+        lacking = [needs.missing(*bisect_run.kernel.HOST_TOOLS, "pahole")]
+        lacking += [pkg for path, pkg in bisect_run.kernel.HOST_FILES
+                    if not os.path.isfile(path)]
+        if not os.path.exists(venv):
+            lacking.append("virtme-ng in .cache/venv (scripts/vm_run.sh "
+                           "installs it)")
+        if any(lacking):
+            self.skipTest("needs " + ", ".join(w for w in lacking if w))
         state = os.path.join(self.tmp.name, "state")
         head = self.rev("HEAD")
         rc, out, err = self.run_bisect(*self.base("--state", state))

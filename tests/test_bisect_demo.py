@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import bisect_demo, bisect_run, cli, kernel, proc  # noqa: E402
 from support import quiet  # noqa: E402
+import needs  # noqa: E402
 
 SYS_C = (b"#include <linux/kmsg_dump.h>\n\n"
          b"SYSCALL_DEFINE1(getpgid, pid_t, pid)\n{\n\tint retval;\n}\n\n"
@@ -102,6 +103,7 @@ class Edits(unittest.TestCase):
             self.assertIs(bisect_demo.MIDDLE[kind], edits[3])
 
 
+@needs.commands("git")
 class Commits(unittest.TestCase):
     def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
@@ -193,6 +195,7 @@ class Options(unittest.TestCase):
         self.assertIn("no-change", out)
 
 
+@needs.commands("git")
 class Bisections(unittest.TestCase):
     """The demo with the bisection mocked (bisect_run.bisect): its
     outcome says how each series ended. One tree for all, each series

@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import cli, results  # noqa: E402
+from kbtools import cli, packages, results  # noqa: E402
 
 
 def quiet_call(main: Callable[..., int], argv: Optional[List[str]] = None
@@ -110,7 +110,8 @@ class ClosedPipe(unittest.TestCase):
 
     def test_lava_job_to_a_closed_pipe(self) -> None:
         if importlib.util.find_spec("yaml") is None:
-            self.skipTest("needs PyYAML (python3-yaml)")
+            self.skipTest("needs PyYAML: " + packages.module_missing(
+                "yaml", "python3-yaml"))
         # Large enough that the write itself meets the closed pipe.
         proc = self.run_into_closed_pipe(
             os.path.join(TOP, "scripts", "lava_job.py"),

@@ -192,7 +192,8 @@ def in_repo(top: str, word: str) -> bool:
 
 def built_by_make(top: str, rel: str) -> bool:
     """Whether REL is a build product (ignored by git; without git: a file
-    of a directory with a Makefile)."""
+    below a directory other than the top that has a Makefile, as
+    fuzz/build/msan/ is below fuzz/)."""
     try:
         r = subprocess.run(["git", "-C", top, "check-ignore", "-q", "--no-index", rel],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -201,7 +202,12 @@ def built_by_make(top: str, rel: str) -> bool:
             return r.returncode == 0
     except OSError:
         pass
-    return os.path.exists(os.path.join(top, os.path.dirname(rel), "Makefile"))
+    d = os.path.dirname(rel)
+    while d:
+        if os.path.exists(os.path.join(top, d, "Makefile")):
+            return True
+        d = os.path.dirname(d)
+    return False
 
 
 def make_targets(makefile: str) -> Set[str]:

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """fuzz/run.sh and fuzz/properties.sh (kbtools.fuzz) with the harnesses
-and the property run mocked: the command lines (a fixed run without
-address randomization), the lines printed for a clean run and for a
-finding (grep -A's context), the verdict of a property run from its
-log, bad usage. Not test_fuzz_*.py: those are the property modules."""
+and the property run mocked: the command lines of both builds (a replay
+of the seeds alone, a timed exploration), the lines printed for a clean
+run and for a finding (grep -A's context), every failing seed of a
+replay, the verdict of a property run from its log, bad usage. Not
+test_fuzz_*.py: those are the property modules."""
 
 import os
 import subprocess
@@ -27,6 +28,13 @@ Done 3000 runs in 1 second(s)
 """
 
 
+REPLAYED = """\
+INFO: Seed: 123
+fuzz_options: Running 3 inputs 1 time(s) each.
+Executed a-seed in 0 ms
+"""
+
+
 def crash_log():
     return "\n".join(
         ["INFO: Seed: 1", "==1==ERROR: AddressSanitizer: overflow"]
@@ -40,8 +48,7 @@ class Lines(unittest.TestCase):
     def test_context_as_grep_prints_it(self):
         log = crash_log().splitlines()
         grep = subprocess.run(
-            ["grep", "-E", "-A", "20",
-             "ERROR:|runtime error:|deadly signal|Test unit written"],
+            ["grep", "-E", "-A", "20", fuzz.FINDING.pattern],
             input=crash_log(), capture_output=True, text=True).stdout
         self.assertEqual(grep.splitlines(),
                          fuzz.with_context(log, fuzz.FINDING, 20))
@@ -55,66 +62,143 @@ class Lines(unittest.TestCase):
 
 
 class Harnesses(unittest.TestCase):
+    """Each harness in both builds, its seeds in a corpus of the test's
+    own (fuzz.FUZZ moved there)."""
+
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
-        self.out = tmp.name
+        self.out = os.path.join(tmp.name, "build")
+        self.fuzz = os.path.join(tmp.name, "fuzz")
         for h in ("options", "cgroup"):
-            path = os.path.join(self.out, f"fuzz_{h}")
-            with open(path, "w") as f:
-                f.write("#!/bin/sh\n")
-            os.chmod(path, 0o755)
+            for build in ("", "msan"):
+                os.makedirs(os.path.join(self.out, build), exist_ok=True)
+                path = os.path.join(self.out, build, f"fuzz_{h}")
+                with open(path, "w") as f:
+                    f.write("#!/bin/sh\n")
+                os.chmod(path, 0o755)
+            os.makedirs(os.path.join(self.fuzz, "corpus", h))
+            for seed in ("b-seed", "a-seed", "c-seed"):
+                open(os.path.join(self.fuzz, "corpus", h, seed), "w").close()
+        open(os.path.join(self.fuzz, "options.dict"), "w").close()
+        patch = mock.patch.object(fuzz, "FUZZ", self.fuzz)
+        patch.start()
+        self.addCleanup(patch.stop)
         self.cmds = []
 
+    def seed(self, h, name):
+        return os.path.join(self.fuzz, "corpus", h, name)
+
     def harness(self, logs):
-        """proc.run as the harnesses: each writes its log (logs[NAME]),
-        exit 0 when it is clean."""
-        def run(cmd, log):
+        """proc.run as the harnesses: each writes its log (logs[BUILD/NAME]
+        or logs[NAME], a function of the command for a replay), exit 0
+        when it is clean."""
+        def run(cmd, log, append=False):
             self.cmds.append(cmd)
             name = os.path.basename(log)[:-len(".log")]
-            with open(log, "w") as f:
-                f.write(logs[name])
-            return 0 if logs[name] == CLEAN_LOG else 1
+            build = os.path.basename(os.path.dirname(log))
+            text = logs.get(f"{build}/{name}", logs.get(name, ""))
+            if callable(text):
+                text = text(cmd)
+            with open(log, "a" if append else "w") as f:
+                f.write(text)
+            return 0 if text in (CLEAN_LOG, REPLAYED) else 1
         return mock.patch.object(proc, "run", side_effect=run)
 
     def main(self, *argv):
         return quiet(fuzz.run_main, list(argv), "fuzz/run.sh")
 
-    def test_a_fixed_run(self):
-        with self.harness({"options": CLEAN_LOG, "cgroup": CLEAN_LOG}):
-            rc, out, err = self.main("-o", self.out, "-r", "30000",
-                                     "options", "cgroup")
+    def test_a_replay_runs_each_seed_once_in_both_builds(self):
+        with self.harness({"options": REPLAYED, "cgroup": REPLAYED}):
+            rc, out, err = self.main("-o", self.out, "--replay", "options",
+                                     "cgroup")
         self.assertEqual((0, ""), (rc, err))
-        figures = ("3000 runs, cov: 71 ft: 102 corp: 39/256b lim: 21 "
-                   "exec/s: 0 rss: 33Mb: no crash")
-        self.assertEqual([f"options: {figures}", f"cgroup: {figures}"],
+        self.assertEqual(["options (ASan+UBSan): 3 seeds replayed: clean",
+                          "options (MSan): 3 seeds replayed: clean",
+                          "cgroup (ASan+UBSan): 3 seeds replayed: clean",
+                          "cgroup (MSan): 3 seeds replayed: clean"],
                          out.splitlines())
-        cmd = self.cmds[0]
-        self.assertEqual(["setarch", os.uname().machine, "-R",
-                          os.path.join(self.out, "fuzz_options"),
-                          "-dict=" + os.path.join(fuzz.FUZZ, "options.dict"),
-                          "-runs=30000", "-seed=1", "-timeout=10",
-                          "-rss_limit_mb=2048", "-max_len=256",
+        seeds = [self.seed("options", s) for s in ("a-seed", "b-seed",
+                                                    "c-seed")]
+        artifacts = os.path.join(self.out, "artifacts")
+        # Whole seeds (no -max_len), no dictionary, no time, no seed.
+        self.assertEqual([os.path.join(self.out, "fuzz_options"),
+                          "-timeout=10", "-rss_limit_mb=2048",
                           "-close_fd_mask=3", "-artifact_prefix="
-                          + os.path.join(self.out, "artifacts", "options-"),
-                          "-print_final_stats=1"], cmd[:-2])
-        # New inputs of a fixed run go to a scratch directory, gone after.
-        self.assertEqual(os.path.join(fuzz.FUZZ, "corpus", "options"),
-                         cmd[-1])
-        self.assertFalse(os.path.exists(cmd[-2]))
-        self.assertIn("-max_len=16384", self.cmds[1])
+                          + os.path.join(artifacts, "options-"), *seeds],
+                         self.cmds[0])
+        self.assertEqual([os.path.join(self.out, "msan", "fuzz_options"),
+                          "-timeout=10", "-rss_limit_mb=2048",
+                          "-close_fd_mask=3", "-artifact_prefix="
+                          + os.path.join(artifacts, "msan-options-"),
+                          *seeds], self.cmds[1])
+        self.assertEqual(4, len(self.cmds))
+        self.assertFalse(os.path.exists(os.path.join(self.out, "corpus")))
+
+    def test_a_replay_names_every_failing_seed(self):
+        a, b, c = (self.seed("options", s) for s in ("a-seed", "b-seed",
+                                                     "c-seed"))
+
+        def msan(cmd):
+            """a and c read what was never written."""
+            ran = [f for f in cmd if f.startswith(self.fuzz)]
+            log = f"Running: {ran[0]}\n"
+            if ran[0] in (a, c):
+                return log + ("==1==WARNING: MemorySanitizer: "
+                              "use-of-uninitialized-value\n    #0 here\n")
+            return log + f"Running: {ran[1]}\n" + (
+                "==1==WARNING: MemorySanitizer: "
+                "use-of-uninitialized-value\n    #0 there\n")
+        with self.harness({"options": REPLAYED, "msan/options": msan}):
+            rc, out, _ = self.main("-o", self.out, "--replay", "options")
+        self.assertEqual(1, rc)
+        msan_bin = os.path.join(self.out, "msan", "fuzz_options")
+        log = os.path.join(self.out, "msan", "options.log")
+        self.assertEqual([
+            "options (ASan+UBSan): 3 seeds replayed: clean",
+            "==1==WARNING: MemorySanitizer: use-of-uninitialized-value",
+            "    #0 here",
+            "FAIL: options (MSan): seed a-seed: libFuzzer exited 1",
+            f"reproduce: {msan_bin} {a}",
+            "FAIL: options (MSan): seed c-seed: libFuzzer exited 1",
+            f"reproduce: {msan_bin} {c}",
+            f"options (MSan): 3 seeds replayed: 2 failed (log: {log})"],
+            out.splitlines())
+        # The seeds after a failing one run in the next process.
+        self.assertEqual([[a, b, c], [b, c]],
+                         [cmd[5:] for cmd in self.cmds[1:]])
+        with open(log) as f:
+            self.assertEqual(2, f.read().count("MemorySanitizer"))
+
+    def test_a_replay_that_fails_before_a_seed(self):
+        with self.harness({"options": REPLAYED,
+                           "msan/options": "==1==ERROR: no shadow\n"}):
+            rc, out, _ = self.main("-o", self.out, "--replay", "options")
+        self.assertEqual(1, rc)
+        self.assertIn("FAIL: options (MSan): libFuzzer exited 1 before a "
+                      "seed ran", out)
+        self.assertEqual(2, len(self.cmds))
 
     def test_a_timed_run_keeps_its_inputs(self):
         with self.harness({"options": CLEAN_LOG}):
-            rc, _, _ = self.main("-o", self.out, "options")
+            rc, out, _ = self.main("-o", self.out, "options")
         self.assertEqual(0, rc)
-        cmd = self.cmds[0]
-        self.assertEqual(os.path.join(self.out, "fuzz_options"), cmd[0])
-        self.assertIn("-max_total_time=30", cmd)
-        self.assertEqual([os.path.join(self.out, "corpus", "options"),
-                          os.path.join(fuzz.FUZZ, "corpus", "options")],
-                         cmd[-2:])
-        self.assertTrue(os.path.isdir(os.path.join(self.out, "artifacts")))
+        figures = ("3000 runs, cov: 71 ft: 102 corp: 39/256b lim: 21 "
+                   "exec/s: 0 rss: 33Mb: no crash")
+        self.assertEqual([f"options (ASan+UBSan): {figures}",
+                          f"options (MSan): {figures}"], out.splitlines())
+        corpora = [os.path.join(self.out, "corpus", "options"),
+                   os.path.join(self.fuzz, "corpus", "options")]
+        for build, cmd in zip(("", "msan"), self.cmds):
+            prefix = f"{build}-" if build else ""
+            self.assertEqual([
+                os.path.join(self.out, build, "fuzz_options"),
+                "-dict=" + os.path.join(self.fuzz, "options.dict"),
+                "-max_total_time=30", "-timeout=10", "-rss_limit_mb=2048",
+                "-close_fd_mask=3", "-artifact_prefix=" + os.path.join(
+                    self.out, "artifacts", f"{prefix}options-"),
+                "-max_len=256", "-print_final_stats=1", *corpora], cmd)
+        self.assertTrue(os.path.isdir(corpora[0]))
 
     def test_a_finding(self):
         with self.harness({"options": crash_log(), "cgroup": CLEAN_LOG}):
@@ -125,16 +209,19 @@ class Harnesses(unittest.TestCase):
         self.assertEqual("==1==ERROR: AddressSanitizer: overflow", lines[0])
         log = os.path.join(self.out, "options.log")
         self.assertEqual(
-            [f"FAIL: options: libFuzzer exited 1 (log: {log})",
+            [f"FAIL: options (ASan+UBSan): libFuzzer exited 1 (log: {log})",
              "reproduce: " + os.path.join(self.out, "fuzz_options")
              + " /a/options-crash-2"], lines[40:42])
-        self.assertTrue(lines[42].endswith(": no crash"), lines)
+        self.assertIn("-max_len=16384", self.cmds[2])
+        self.assertTrue(lines[-1].endswith(": no crash"), lines)
 
     def test_bad_usage(self):
         for argv, said in (
                 ([], "no harness given"),
                 (["-t", "0", "options"], "-t wants whole seconds, not '0'"),
-                (["-r", "x", "options"], "-r wants a number of runs, not 'x'"),
+                (["-t", "5", "--replay", "options"],
+                 "-t and --replay exclude each other"),
+                (["-r", "9", "options"], "unknown argument '-r'"),
                 (["-o", "/nonexistent", "options"], "-o: no directory"),
                 (["--bogus", "options"], "unknown argument '--bogus'"),
                 (["-o", self.out, "netlink"], "no harness "
@@ -145,11 +232,17 @@ class Harnesses(unittest.TestCase):
                 rc, out, err = self.main(*argv)
                 self.assertEqual((2, [], ""), (rc, self.cmds, out))
                 self.assertTrue(err.startswith(f"fuzz/run.sh: {said}"), err)
+        os.remove(os.path.join(self.out, "msan", "fuzz_cgroup"))
+        with self.harness({}):
+            rc, _, err = self.main("-o", self.out, "cgroup")
+        self.assertEqual(2, rc)
+        self.assertIn("no harness " + os.path.join(self.out, "msan",
+                                                   "fuzz_cgroup"), err)
 
     def test_help(self):
         rc, out, _ = self.main("--help")
         self.assertEqual(0, rc)
-        self.assertIn("Usage: fuzz/run.sh [-o OUT] [-t SECONDS | -r RUNS] "
+        self.assertIn("Usage: fuzz/run.sh [-o OUT] [-t SECONDS | --replay] "
                       "HARNESS...", out)
 
 

@@ -24,6 +24,7 @@ from kbtools import ab, bisect_run, cli, collection, guest  # noqa: E402
 from kbtools import images, kernel, paths  # noqa: E402
 from kbtools import testkernel, validate, vm  # noqa: E402
 from support import quiet  # noqa: E402
+import needs  # noqa: E402
 
 
 def run_args(out: str, *argv: str) -> argparse.Namespace:
@@ -115,6 +116,7 @@ class TestKernel(unittest.TestCase):
 class Collection(unittest.TestCase):
     """kbtools.collection lists what run_all.sh lists."""
 
+    @needs.commands("make")
     def test_tests_and_programs(self) -> None:
         from test_design import collection_tests
         self.assertEqual(collection_tests(), collection.tests())

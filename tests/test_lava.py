@@ -18,12 +18,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from kbtools import ktap, lava, lava_job, results  # noqa: E402
+from kbtools import ktap, lava, lava_job, packages, results  # noqa: E402
 
 try:
     import yaml
 except ImportError:
     yaml = None
+# Which python3 lacks it, and whether Debian's has it.
+NO_YAML = ("" if yaml else "needs PyYAML: "
+           + packages.module_missing("yaml", "python3-yaml"))
 
 LAVA_NAME = re.compile(r"^[-_.a-zA-Z0-9]+$")
 
@@ -428,7 +431,7 @@ class JobCheck(unittest.TestCase):
 
     def test_check_job_command(self):
         if yaml is None:
-            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+            self.skipTest(NO_YAML)
         text = stream(prog("taskstats", TASKSTATS))
         want = lava.translate(ktap.parse(text))
         with tempfile.TemporaryDirectory() as d:
@@ -498,7 +501,7 @@ class IcountJobCheck(JobCheck):
 
     def test_check_job_reads_the_definition(self):
         if yaml is None:
-            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+            self.skipTest(NO_YAML)
         text = stream(prog("syscall_overhead", SYSCALL))
         want = lava.translate(ktap.parse(text), icount_shift=0)
         with tempfile.TemporaryDirectory() as d:
@@ -538,7 +541,7 @@ class JobGenerator(unittest.TestCase):
 
     def setUp(self):
         if yaml is None:
-            self.skipTest("PyYAML missing (Debian: python3-yaml)")
+            self.skipTest(NO_YAML)
 
     def generate(self, *argv):
         with tempfile.TemporaryDirectory() as d:

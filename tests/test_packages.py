@@ -384,6 +384,52 @@ class System(unittest.TestCase):
             self.assertEqual(s.os_ids(), set())
 
 
+class ModuleMissing(unittest.TestCase):
+    """Which python3 lacks a module: Debian's python3-* packages are for
+    its /usr/bin/python3 alone (a made-up one here, subprocess mocked)."""
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.debian = os.path.join(tmp.name, "python3")
+        with open(self.debian, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(self.debian, 0o755)
+        self.shim = os.path.join(tmp.name, "shim-python3")
+
+    def said(self, python: str, debian_has: Optional[bool] = None) -> str:
+        with mock.patch("subprocess.run") as run:
+            run.return_value = subprocess.CompletedProcess(
+                [], 0 if debian_has else 1)
+            text = packages.module_missing("yaml", "python3-yaml", python,
+                                           self.debian)
+        asked = [c.args[0] for c in run.call_args_list]
+        self.assertEqual([] if debian_has is None else
+                         [[self.debian, "-c", "import yaml"]], asked)
+        return text
+
+    def test_debian_python_itself(self) -> None:
+        self.assertEqual("yaml is missing: apt-get install python3-yaml",
+                         self.said(self.debian))
+
+    def test_another_python_and_debian_has_it(self) -> None:
+        self.assertEqual(
+            f"yaml is missing from this python3 ({self.shim}), not from "
+            f"Debian's {self.debian}, which has it (python3-yaml): run with "
+            f"{self.debian}", self.said(self.shim, debian_has=True))
+
+    def test_another_python_and_debian_lacks_it(self) -> None:
+        self.assertEqual(
+            "yaml is missing: apt-get install python3-yaml, then run with "
+            f"Debian's {self.debian} (this python3, {self.shim}, does not see "
+            "Debian's packages)", self.said(self.shim, debian_has=False))
+
+    def test_no_debian_python(self) -> None:
+        os.remove(self.debian)
+        self.assertEqual("yaml is missing: apt-get install python3-yaml",
+                         self.said(self.shim))
+
+
 class Readme(unittest.TestCase):
     """README.md and docs/*.md: their generated blocks and install lines."""
     def setUp(self) -> None:

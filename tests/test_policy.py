@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(TOP, "scripts"))
 from kbtools import arch, cli, debian, guest, images, lava_job  # noqa: E402
 from kbtools import policy, proc, vm  # noqa: E402
 from test_design import collection_tests  # noqa: E402
+import needs  # noqa: E402
 
 
 def lib_bash_timeout(test_dir: str) -> int:
@@ -92,6 +93,7 @@ class Timeouts(unittest.TestCase):
         return [line.split("# ")[-1] for line in p.stdout.splitlines()
                 if "# TIMEOUT" in line] + calls
 
+    @needs.commands("make")
     def test_run_all_takes_the_factor_from_its_environment(self) -> None:
         self.assertEqual(["TIMEOUT 7 seconds", "--kill-after=10 7"],
                          self.run_all({}))

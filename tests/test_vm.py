@@ -33,6 +33,7 @@ from kbtools import policy, proc, results, vng  # noqa: E402
 from kbtools import run, vm  # noqa: E402
 from kbtools import compare as kbcompare  # noqa: E402
 from support import present, quiet  # noqa: E402
+import needs  # noqa: E402
 
 ICOUNT = "shift=0,sleep=off,align=off"
 
@@ -307,6 +308,7 @@ class CommandLines(unittest.TestCase):
         self.assertEqual("-icount shift=2,sleep=on", cmd[i + 1])
         self.assertIn(" KBENCH_ICOUNT=2 ", cmd[-1])
 
+    @needs.commands("make")
     def test_the_build_and_the_programs(self) -> None:
         """As run_all.sh does on the host (kbtools.collection): -t names
         checked (bad usage), the packages set up (missing: a setup

@@ -55,6 +55,18 @@ static void put_u32(unsigned char *p, size_t off, uint32_t v)
 	memcpy(p + off, &v, sizeof(v));
 }
 
+/* Whether @len bytes at @p are all zero. */
+static bool is_zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
 /* A struct taskstats payload with marker values at the common offsets. */
 static void fill_stats(unsigned char *p, size_t len, uint16_t version,
 		       uint32_t pid)
@@ -226,10 +238,16 @@ static void test_messages(void)
 
 	off = 0;
 	nlh = kb_nl_msg_next(buf.b, len, &off);
+	/* What a parse leaves must not depend on what @r held before. */
+	memset(&r, 0xa5, sizeof(r));
 	err = nlh ? kb_ts_parse(nlh, &r) : -1;
 	kb_ktap_result(!err && r.pid.present && r.pid.id == 1000 && r.pid.has_stats &&
 		       r.pid.stats.pid == 1000 && !r.tgid.present, "parse_aggr_pid",
 		       "AGGR_PID reply parsed wrongly");
+	kb_ktap_result(!err && !r.tgid.has_stats && !r.tgid.id &&
+		       is_zero(&r.tgid.stats, sizeof(r.tgid.stats)),
+		       "parse_absent_aggr_zero",
+		       "the AGGR_TGID a reply lacks kept what the caller's struct held");
 	nlh = kb_nl_msg_next(buf.b, len, &off);
 	err = nlh ? kb_ts_parse(nlh, &r) : -1;
 	kb_ktap_result(!err && r.pid.id == 1001 && r.tgid.present &&
@@ -246,9 +264,12 @@ static void test_messages(void)
 	buf.nlh.nlmsg_type = NLMSG_ERROR;
 	e = NLMSG_DATA(&buf.nlh);
 	e->error = -ESRCH;
+	memset(&r, 0xa5, sizeof(r));
 	kb_ktap_result(kb_nl_msg_error(&buf.nlh) == -ESRCH &&
 		       kb_ts_parse(&buf.nlh, &r) == -ESRCH, "msg_error",
 		       "NLMSG_ERROR not reported as its errno");
+	kb_ktap_result(is_zero(&r, sizeof(r)), "parse_error_zero",
+		       "a failed parse left the caller's struct as it was");
 
 	/* A reply without any stats attribute is malformed. */
 	memset(buf.b, 0, 64);
@@ -343,8 +364,11 @@ static void test_cgroupstats_decode(void)
 	kb_ktap_result(kb_ts_cgroupstats_decode(&buf.nlh, &cs) == -EBADMSG,
 		       "cgroupstats_missing", "a reply without the stats was accepted");
 	build_error(buf.b, 1, -EINVAL);
+	memset(&cs, 0xa5, sizeof(cs));
 	kb_ktap_result(kb_ts_cgroupstats_decode(&buf.nlh, &cs) == -EINVAL,
 		       "cgroupstats_einval", "the kernel's EINVAL was not passed on");
+	kb_ktap_result(is_zero(&cs, sizeof(cs)), "cgroupstats_error_zero",
+		       "a failed decode left the caller's struct as it was");
 }
 
 static void test_batch_match(void)
@@ -535,7 +559,7 @@ int main(int argc, char **argv)
 {
 	kb_init("unit_netlink", argc, argv);
 	ksft_print_header();
-	ksft_set_plan(62);
+	ksft_set_plan(65);
 	test_request_building();
 	test_attribute_walk();
 	test_decode_versions();

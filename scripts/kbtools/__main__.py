@@ -114,8 +114,8 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                                     main="bench.proc_create_vs_book_main"),
     },
     "fuzz": {
-        "run": Task("each libFuzzer harness for a time, or a number of "
-                    "inputs from a fixed seed (fuzz/run.sh)",
+        "run": Task("each libFuzzer harness, ASan and MSan builds, for a "
+                    "time, or its committed seeds replayed (fuzz/run.sh)",
                     main="fuzz.run_main"),
         "properties": Task("the Python readers' property tests with fresh "
                            "random examples (fuzz/properties.sh)",

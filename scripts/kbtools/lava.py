@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from kbtools import cli, ktap, output, policy, results, stats
+from kbtools import cli, ktap, output, packages, policy, results, stats
 
 
 class LavaResult(StrEnum):
@@ -609,7 +609,12 @@ def check_job(tests_path: str, log_path: str,
     job definition at JOB_PATH ran QEMU with -icount); 0 when they
     match."""
     import json
-    import yaml  # Debian: python3-yaml; only the host side needs it
+    try:
+        import yaml  # only the host side needs it
+    except ImportError:
+        raise ValueError("--check-job needs PyYAML: "
+                         + packages.module_missing("yaml", "python3-yaml")
+                         ) from None
     try:
         with open(tests_path, encoding="utf-8") as f:
             got = api_cases(_text(json.load(f)))

@@ -18,7 +18,7 @@ import sys
 from typing import Any, Dict, Optional, Sequence
 
 from kbtools import arch as arches
-from kbtools import cli, options, policy, results
+from kbtools import cli, options, packages, policy, results
 
 try:
     import yaml
@@ -327,7 +327,8 @@ def main(argv: Sequence[str], prog: str) -> int:
     no PyYAML."""
     args = parse_args(argv, prog)
     if yaml is None:
-        print(f"{prog}: needs PyYAML (Debian: python3-yaml)",
+        print(f"{prog}: needs PyYAML: "
+              f"{packages.module_missing('yaml', 'python3-yaml')}",
               file=sys.stderr)
         return 2
     text = yaml.safe_dump(job(args), sort_keys=False, width=1000)

@@ -158,6 +158,32 @@ def purpose_table(plist: PackageList, packages: Iterable[Package]) -> list[str]:
             for p in pkgs]
 
 
+# ---- Python modules of Debian packages ---------------------------------------
+
+# The interpreter Debian's python3-* packages are for.
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def module_missing(module: str, package: str, python: str = sys.executable,
+                   debian: str = DEBIAN_PYTHON) -> str:
+    """What to say when PYTHON (this interpreter) cannot import MODULE,
+    which Debian's PACKAGE installs: for Debian's python3 alone, so when
+    PYTHON is another one (a pyenv shim's, a venv's) say which lacks it,
+    and whether Debian's has it."""
+    if not os.access(debian, os.X_OK) or \
+            os.path.realpath(debian) == os.path.realpath(python):
+        return f"{module} is missing: apt-get install {package}"
+    if subprocess.run([debian, "-c", f"import {module}"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                      check=False).returncode == 0:
+        return (f"{module} is missing from this python3 ({python}), not from"
+                f" Debian's {debian}, which has it ({package}): run with"
+                f" {debian}")
+    return (f"{module} is missing: apt-get install {package}, then run with"
+            f" Debian's {debian} (this python3, {python}, does not see"
+            " Debian's packages)")
+
+
 # ---- the machine -----------------------------------------------------------
 
 class System:

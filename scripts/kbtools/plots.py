@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
+from kbtools import packages
+
 MATPLOTLIB_ERROR: Optional[ImportError] = None
 try:
     import matplotlib
@@ -22,9 +24,14 @@ try:
 except ImportError as e:  # the report says how to install it
     MATPLOTLIB_ERROR = e
 
-INSTALL_HINT = ("the report needs matplotlib: apt-get install "
-                "python3-matplotlib (Debian/Ubuntu), dnf install "
-                "python3-matplotlib (Fedora) or pip install matplotlib")
+
+
+def install_hint() -> str:
+    """How to get matplotlib, for this interpreter."""
+    return (f"the report needs matplotlib: "
+            f"{packages.module_missing('matplotlib', 'python3-matplotlib')}"
+            " (not Debian or Ubuntu: dnf install python3-matplotlib on"
+            " Fedora, else pip install matplotlib)")
 
 VERDICT_COLOURS = {
     "slower": "#c0392b",

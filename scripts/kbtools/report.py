@@ -636,7 +636,7 @@ def render(runs: Sequence[Run],
     """The whole page as a string; raises ReportError when runs cannot be
     compared, RuntimeError when matplotlib is missing."""
     if not plots.available():
-        raise RuntimeError(plots.INSTALL_HINT)
+        raise RuntimeError(plots.install_hint())
     entries = None
     if len(runs) == 2:
         try:
@@ -742,7 +742,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
 
 def no_plots(prog: str) -> int:
     """Without matplotlib: how to install it, and 4."""
-    print(f"{prog}: {plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
+    print(f"{prog}: {plots.install_hint()} ({plots.MATPLOTLIB_ERROR})",
           file=sys.stderr)
     return 4
 
@@ -755,7 +755,7 @@ def write(out: str, paths: Sequence[str],
     cli.Error when out cannot be written."""
     runs = load_runs(paths)
     if not plots.available():
-        raise cli.Failure(f"{plots.INSTALL_HINT} ({plots.MATPLOTLIB_ERROR})",
+        raise cli.Failure(f"{plots.install_hint()} ({plots.MATPLOTLIB_ERROR})",
                           cli.EXIT_SKIP)
     page = render(runs, threshold_pct, stat, title)
     with cli.writing(out):

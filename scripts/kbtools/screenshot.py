@@ -46,7 +46,7 @@ def run_ab(prog: str, work: str) -> str:
 
 def screenshot(prog: str, ab: str, out: str) -> int:
     if not plots.available():
-        raise cli.Failure(f"cannot draw the report: {plots.INSTALL_HINT}")
+        raise cli.Failure(f"cannot draw the report: {plots.install_hint()}")
     work = tempfile.mkdtemp(prefix="kbench-docs.")
     try:
         ab = ab or run_ab(prog, work)

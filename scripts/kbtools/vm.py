@@ -374,7 +374,7 @@ def check_report(report: str, json_dir: str) -> None:
         raise cli.Error(f"invalid --report file '{report}'")
     from kbtools import plots  # matplotlib: only when a report is asked
     if not plots.available():
-        raise cli.Failure(f"--report: {plots.INSTALL_HINT} "
+        raise cli.Failure(f"--report: {plots.install_hint()} "
                           f"({plots.MATPLOTLIB_ERROR})", 4)
 
 
