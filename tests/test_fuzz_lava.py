@@ -86,7 +86,7 @@ class LavaStreamProperties(unittest.TestCase):
 
     def translate(self, *opts: str) -> str:
         rc, out, err = fuzz_props.run_main(lava.main, list(opts) +
-                                           [self.ktap])
+                                           [self.ktap], PROG)
         self.assertIn(rc, (0, 1), err)
         self.assertEqual(err, "")
         check_script(self, out)
@@ -140,7 +140,7 @@ class LavaCheckJobProperties(unittest.TestCase):
         fuzz_props.write_text(self.tests, tests_text)
         fuzz_props.write_text(self.log, log_text)
         rc, _, err = fuzz_props.run_main(
-            lava.main, ["--check-job", self.tests, self.log])
+            lava.main, ["--check-job", self.tests, self.log], PROG)
         error_lines(self, rc, err, (self.tests, self.log))
         return rc
 

@@ -298,7 +298,7 @@ class Main(unittest.TestCase):
             os.environ["PATH"] = env_path
         try:
             with redirect_stdout(out), redirect_stderr(err):
-                rc = lava.main(list(argv))
+                rc = lava.main(list(argv), "kbtools.lava")
         finally:
             os.environ["PATH"] = old
         return rc, out.getvalue(), err.getvalue()
@@ -439,13 +439,15 @@ class JobCheck(unittest.TestCase):
                 yaml.safe_dump(self.log_of(text), f)
             out = io.StringIO()
             with redirect_stdout(out):
-                self.assertEqual(lava.main(["--check-job", tests, log]), 0)
+                self.assertEqual(lava.main(["--check-job", tests, log],
+                                           "kbtools.lava"), 0)
             self.assertIn("all matching the job's KTAP", out.getvalue())
             with open(log, "w", encoding="utf-8") as f:
                 yaml.safe_dump(self.LOG, f)
             with redirect_stdout(io.StringIO()), \
                     redirect_stderr(io.StringIO()) as err:
-                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+                self.assertEqual(lava.main(["--check-job", tests, log],
+                                           "kbtools.lava"), 1)
             self.assertIn("no KTAP stream", err.getvalue())
 
 
@@ -513,21 +515,22 @@ class IcountJobCheck(JobCheck):
             out = io.StringIO()
             with redirect_stdout(out):
                 self.assertEqual(lava.main(["--check-job", tests, log,
-                                            "--job", job]), 0)
+                                            "--job", job], "kbtools.lava"), 0)
             self.assertIn("measurements: 2 in insn (icount: figures are "
                           "guest instructions per operation)",
                           out.getvalue())
             # Without the definition, instructions are not the KTAP's us.
             with redirect_stdout(io.StringIO()), \
                     redirect_stderr(io.StringIO()) as err:
-                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+                self.assertEqual(lava.main(["--check-job", tests, log],
+                                           "kbtools.lava"), 1)
             self.assertIn("LAVA's unit insn, the KTAP's us", err.getvalue())
             with open(job, "w", encoding="utf-8") as f:
                 f.write("context: {extra_options: ['-icount sleep=off']}\n")
             with redirect_stdout(io.StringIO()), \
                     redirect_stderr(io.StringIO()) as err:
                 self.assertEqual(lava.main(["--check-job", tests, log,
-                                            "--job", job]), 2)
+                                            "--job", job], "kbtools.lava"), 2)
             self.assertIn("job.yaml: the job's '-icount sleep=off'",
                           err.getvalue())
 
