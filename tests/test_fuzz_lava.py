@@ -42,9 +42,9 @@ DOCS = fuzz_props.load_docs(RECORDED)
 # What a lab gives for the recorded stream, as test_lava's job check
 # builds it: LAVA's test results and the job's log.
 _JOB = test_lava.JobCheck()
-API = _JOB.api_of(  # type: ignore[no-untyped-call]
+API = _JOB.api_of(
     lava.translate(ktap.parse(recorded_stream())))
-ENTRIES = _JOB.log_of(recorded_stream())  # type: ignore[no-untyped-call]
+ENTRIES = _JOB.log_of(recorded_stream())
 
 
 def check_script(testcase: unittest.TestCase, script: str) -> None:
