@@ -42,9 +42,9 @@ DOCS = fuzz_props.load_docs(RECORDED)
 # What a lab gives for the recorded stream, as test_lava's job check
 # builds it: LAVA's test results and the job's log.
 _JOB = test_lava.JobCheck()
-API = _JOB.api_of(  # type: ignore[no-untyped-call]
+API = _JOB.api_of(
     lava.translate(ktap.parse(recorded_stream())))
-ENTRIES = _JOB.log_of(recorded_stream())  # type: ignore[no-untyped-call]
+ENTRIES = _JOB.log_of(recorded_stream())
 
 
 def check_script(testcase: unittest.TestCase, script: str) -> None:
@@ -86,7 +86,7 @@ class LavaStreamProperties(unittest.TestCase):
 
     def translate(self, *opts: str) -> str:
         rc, out, err = fuzz_props.run_main(lava.main, list(opts) +
-                                           [self.ktap])
+                                           [self.ktap], PROG)
         self.assertIn(rc, (0, 1), err)
         self.assertEqual(err, "")
         check_script(self, out)
@@ -140,7 +140,7 @@ class LavaCheckJobProperties(unittest.TestCase):
         fuzz_props.write_text(self.tests, tests_text)
         fuzz_props.write_text(self.log, log_text)
         rc, _, err = fuzz_props.run_main(
-            lava.main, ["--check-job", self.tests, self.log])
+            lava.main, ["--check-job", self.tests, self.log], PROG)
         error_lines(self, rc, err, (self.tests, self.log))
         return rc
 

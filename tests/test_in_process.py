@@ -21,7 +21,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import ab, bisect_run, cli, collection, guest  # noqa: E402
-from kbtools import images, kernel, paths  # noqa: E402
+from kbtools import images, kernel, lava, lava_local, paths  # noqa: E402
 from kbtools import testkernel, validate, vm  # noqa: E402
 from support import quiet  # noqa: E402
 import needs  # noqa: E402
@@ -136,6 +136,47 @@ class Collection(unittest.TestCase):
             with self.assertRaisesRegex(cli.Failure, "cannot list the "
                                         "programs of gone"):
                 collection.programs(["gone"])
+
+
+class LavaLocal(unittest.TestCase):
+    """The local lab writes its job with kbtools.lava_job and checks the
+    job's results with kbtools.lava, in this process."""
+
+    def test_the_job_written_and_checked(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            lab = lava_local.Lab("lava_local.sh", d)
+            lab.private_state()
+            os.makedirs(lab.srv)
+            open(os.path.join(lab.srv, "rootfs.cpio"), "w").close()
+            kernel = os.path.join(d, "bzImage")
+            open(kernel, "w").close()
+            checked: List[Any] = []
+
+            def api(path: str, data: Optional[bytes] = None) -> bytes:
+                return b'{"job_ids": [7]}' if path == "jobs/" else b"{}"
+
+            def check_job(tests: str, log: str, job: Optional[str],
+                          prog: str) -> int:
+                with open(job or "") as f:
+                    checked.append((os.path.basename(tests),
+                                    os.path.basename(log), f.read(), prog))
+                return 1
+            args = argparse.Namespace(keep_rootfs=True, kernel="k")
+            with mock.patch.object(images, "resolve", return_value=
+                                   images.Image(kernel, kernel, "k")), \
+                    mock.patch.object(lab, "api", api), \
+                    mock.patch.object(lab, "wait_job", return_value={
+                        "id": "7", "health": "Complete"}), \
+                    mock.patch.object(lava, "check_job", check_job):
+                with self.assertRaisesRegex(cli.Failure, "differ from its "
+                                            "KTAP"):
+                    quiet(lab.run_job, args, ["-t", "syscall_overhead",
+                                              "--repeat", "2"])
+        tests, log, job, prog = checked[0]
+        self.assertEqual(("tests.json", "log.yaml", "kbtools.lava"),
+                         (tests, log, prog))
+        self.assertIn("file:///srv/kbench/vmlinuz", job)
+        self.assertIn("lava_run.sh -t syscall_overhead --repeat 2", job)
 
 
 class Tree:

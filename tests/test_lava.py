@@ -13,12 +13,18 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
 from kbtools import ktap, lava, lava_job, packages, results  # noqa: E402
+from support import present  # noqa: E402
+
+# A program of a stream: (name, nested KTAP, result comment, repetition,
+# repetitions).
+Prog = Tuple[str, str, Optional[str], Optional[int], Optional[int]]
 
 try:
     import yaml
@@ -54,12 +60,14 @@ TASKSTATS = """\
 """
 
 
-def title(prog, rep=None, reps=None):
+def title(prog: str, rep: Optional[int] = None,
+          reps: Optional[int] = None) -> str:
     t = f"selftests: kbench/{prog}: {prog}"
     return t + (f" (repetition {rep} of {reps})" if rep else "")
 
 
-def stream(*programs, plan=None, totals=True):
+def stream(*programs: Prog, plan: Optional[int] = None,
+           totals: bool = True) -> str:
     """A run_all.sh stream of (program, nested KTAP, result comment,
     repetition, repetitions) tuples; a comment of None leaves the result
     line out (a stream cut while the program ran)."""
@@ -81,27 +89,28 @@ def stream(*programs, plan=None, totals=True):
     return "\n".join(out) + "\n"
 
 
-def prog(name, body, comment="", rep=None, reps=None):
+def prog(name: str, body: str, comment: Optional[str] = "",
+         rep: Optional[int] = None, reps: Optional[int] = None) -> Prog:
     return (name, body, comment, rep, reps)
 
 
-def json_doc(test, rows):
+def json_doc(test: str, rows: Sequence[Tuple[str, float]]) -> Dict[str, Any]:
     return {"schema": "kbench-results/1", "test": test, "rows": [
         {"name": n, "status": "ok", "unit": "us", "n": 1000, "median": m}
         for n, m in rows]}
 
 
-def cases(sets):
+def cases(sets: Sequence[lava.TestSet]) -> Dict[Tuple[str, str], lava.Case]:
     """{(set, case): Case}."""
     return {(s.name, c.name): c for s in sets for c in s.cases}
 
 
-def failed(sets):
+def failed(sets: Sequence[lava.TestSet]) -> List[Tuple[str, str]]:
     return sorted(k for k, c in cases(sets).items() if c.result == "fail")
 
 
 class CaseNames(unittest.TestCase):
-    def test_kbench_row_names(self):
+    def test_kbench_row_names(self) -> None:
         self.assertEqual(lava.case_name("fork@1.70MB"), "fork_at_1.70MB")
         self.assertEqual(lava.case_name("posix_spawn_exec@1GiB"),
                          "posix_spawn_exec_at_1GiB")
@@ -112,12 +121,12 @@ class CaseNames(unittest.TestCase):
         self.assertEqual(lava.case_name("a=b:c/d+e"), "a-b.c_dpluse")
         self.assertEqual(lava.case_name(""), "unnamed")
 
-    def test_every_character_maps_to_a_valid_name(self):
+    def test_every_character_maps_to_a_valid_name(self) -> None:
         for code in range(1, 0x250):
             name = lava.case_name(f"x{chr(code)}y")
             self.assertRegex(name, LAVA_NAME, repr(chr(code)))
 
-    def test_clashing_names_made_unique(self):
+    def test_clashing_names_made_unique(self) -> None:
         tset = lava.TestSet("s")
         for name in ("a b", "a/b", "a_b"):
             tset.add(name, lava.LavaResult.PASS)
@@ -126,7 +135,8 @@ class CaseNames(unittest.TestCase):
 
 
 class Translate(unittest.TestCase):
-    def translate(self, text, docs=()):
+    def translate(self, text: str,
+                  docs: Sequence[Dict[str, Any]] = ()) -> List[lava.TestSet]:
         run = None
         if docs:
             run = results.Run("t")
@@ -134,7 +144,7 @@ class Translate(unittest.TestCase):
                 results.add_doc(run, results.parse_doc("mem", d))
         return lava.translate(ktap.parse(text), run)
 
-    def test_checks_and_measurements(self):
+    def test_checks_and_measurements(self) -> None:
         text = stream(prog("syscall_overhead", SYSCALL),
                       prog("taskstats", TASKSTATS))
         sets = self.translate(text, [
@@ -155,7 +165,7 @@ class Translate(unittest.TestCase):
         self.assertEqual(got["run_all", "ktap"].result, "pass")
         self.assertEqual(failed(sets), [])
 
-    def test_skip_keeps_its_reason(self):
+    def test_skip_keeps_its_reason(self) -> None:
         sets = self.translate(stream(prog("taskstats", TASKSTATS)))
         c = cases(sets)["taskstats", "ioctl_errors"]
         self.assertEqual(c.result, "skip")
@@ -165,14 +175,14 @@ class Translate(unittest.TestCase):
                       "/proc/taskstats\nlava-test-case ioctl_errors "
                       "--result skip\n", script)
 
-    def test_program_that_skips_entirely(self):
+    def test_program_that_skips_entirely(self) -> None:
         body = "    TAP version 13\n    1..0 # SKIP no memory controller\n"
         sets = self.translate(stream(prog("memcg_ks", body, "SKIP")))
         got = cases(sets)
         self.assertEqual(got["memcg_ks", "memcg_ks"].result, "skip")
         self.assertEqual(failed(sets), [])
 
-    def test_nested_ktap(self):
+    def test_nested_ktap(self) -> None:
         body = ("    KTAP version 1\n    1..2\n"
                 "        KTAP version 1\n        1..2\n"
                 "        ok 1 small\n        not ok 2 large\n"
@@ -187,7 +197,7 @@ class Translate(unittest.TestCase):
         self.assertNotIn(("p", "crashed"), got)
         self.assertNotIn(("p", "truncated"), got)
 
-    def test_crashed_program(self):
+    def test_crashed_program(self) -> None:
         cut = "\n".join(SYSCALL.splitlines()[:5]) + "\n"
         sets = self.translate(stream(prog("syscall_overhead", cut, "exit=139"),
                                      prog("taskstats", TASKSTATS)))
@@ -196,20 +206,20 @@ class Translate(unittest.TestCase):
                                         ("syscall_overhead", "crashed"),
                                         ("syscall_overhead",
                                          "syscall_overhead")])
-        self.assertIn("signal 11", cases(sets)["syscall_overhead",
-                                               "crashed"].note)
+        self.assertIn("signal 11", present(cases(sets)["syscall_overhead",
+                                                       "crashed"].note))
 
-    def test_timeout(self):
+    def test_timeout(self) -> None:
         sets = self.translate(stream(prog("syscall_overhead", SYSCALL[:200],
                                           "TIMEOUT 45 seconds")))
         self.assertIn(("syscall_overhead", "timeout"), failed(sets))
 
-    def test_ok_program_with_short_ktap_is_truncated(self):
+    def test_ok_program_with_short_ktap_is_truncated(self) -> None:
         short = SYSCALL.replace("    ok 2 getppid\n", "")
         sets = self.translate(stream(prog("syscall_overhead", short)))
         self.assertIn(("syscall_overhead", "truncated"), failed(sets))
 
-    def test_stream_cut_inside_a_program(self):
+    def test_stream_cut_inside_a_program(self) -> None:
         cut = "\n".join(TASKSTATS.splitlines()[:4]) + "\n"
         text = stream(prog("syscall_overhead", SYSCALL),
                       prog("taskstats", cut, None), plan=2, totals=False)
@@ -222,12 +232,12 @@ class Translate(unittest.TestCase):
         self.assertEqual(cases(sets)["taskstats", "family_resolves"].result,
                          "pass")
 
-    def test_stream_cut_between_programs(self):
+    def test_stream_cut_between_programs(self) -> None:
         text = stream(prog("syscall_overhead", SYSCALL), plan=2,
                       totals=False)
         self.assertIn(("run_all", "truncated"), failed(self.translate(text)))
 
-    def test_every_cut_of_a_stream_fails(self):
+    def test_every_cut_of_a_stream_fails(self) -> None:
         """No prefix of a good stream passes for a complete run."""
         text = stream(prog("syscall_overhead", SYSCALL),
                       prog("taskstats", TASKSTATS))
@@ -238,11 +248,11 @@ class Translate(unittest.TestCase):
                 self.assertNotEqual(failed(self.translate("".join(lines[:n]))),
                                     [])
 
-    def test_empty_stream(self):
+    def test_empty_stream(self) -> None:
         self.assertEqual(failed(self.translate("")),
                          [("run_all", "ktap"), ("run_all", "truncated")])
 
-    def test_repetitions(self):
+    def test_repetitions(self) -> None:
         reps = [json_doc("syscall_overhead", [("getpid", m), ("getppid", 1)])
                 for m in (0.2, 0.3, 0.7)]
         merged = results.merge_docs([results.parse_doc("mem", r)
@@ -257,7 +267,7 @@ class Translate(unittest.TestCase):
         self.assertEqual(got["syscall_overhead", "getpid"].measurement, 0.3)
         self.assertEqual(got["syscall_overhead", "getpid"].result, "pass")
 
-    def test_one_failed_repetition_fails_the_check(self):
+    def test_one_failed_repetition_fails_the_check(self) -> None:
         bad = SYSCALL.replace("ok 1 getpid", "not ok 1 getpid")
         text = stream(prog("syscall_overhead", SYSCALL, "", 1, 2),
                       prog("syscall_overhead", bad, "exit=1", 2, 2))
@@ -266,14 +276,14 @@ class Translate(unittest.TestCase):
         self.assertEqual(got["syscall_overhead", "getpid.rep2"].result, "fail")
         self.assertEqual(got["syscall_overhead", "getpid"].result, "fail")
 
-    def test_rows_only_in_json_are_reported(self):
+    def test_rows_only_in_json_are_reported(self) -> None:
         sets = self.translate(stream(prog("syscall_overhead", SYSCALL)), [
             json_doc("syscall_overhead", [("fork@1.70MB", 165.1)])])
         c = cases(sets)["syscall_overhead", "fork_at_1.70MB"]
         self.assertEqual((c.result, c.measurement, c.units),
                          ("pass", 165.1, "us"))
 
-    def test_measurement_format(self):
+    def test_measurement_format(self) -> None:
         self.assertEqual(lava.format_measurement(245.568), "245.568")
         self.assertEqual(lava.format_measurement(3.0), "3")
         self.assertEqual(lava.format_measurement(1e-9), "0")
@@ -281,32 +291,33 @@ class Translate(unittest.TestCase):
 
 
 class Main(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = self.tmp.name
 
-    def tearDown(self):
+    def tearDown(self) -> None:
         self.tmp.cleanup()
 
-    def write(self, name, text):
+    def write(self, name: str, text: str) -> str:
         path = os.path.join(self.dir, name)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         return path
 
-    def main(self, *argv, env_path=None):
+    def main(self, *argv: str,
+             env_path: Optional[str] = None) -> Tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
         old = os.environ.get("PATH", "")
         if env_path is not None:
             os.environ["PATH"] = env_path
         try:
             with redirect_stdout(out), redirect_stderr(err):
-                rc = lava.main(list(argv))
+                rc = lava.main(list(argv), "kbtools.lava")
         finally:
             os.environ["PATH"] = old
         return rc, out.getvalue(), err.getvalue()
 
-    def test_printed_script(self):
+    def test_printed_script(self) -> None:
         ktap_file = self.write("run.ktap", stream(prog("syscall_overhead",
                                                        SYSCALL)))
         os.mkdir(os.path.join(self.dir, "json"))
@@ -323,7 +334,7 @@ class Main(unittest.TestCase):
                        "--measurement", "0.25", "--units", "us"], cmds)
         self.assertEqual(cmds[-1], ["lava-test-set", "stop"])
 
-    def test_broken_json_is_a_failed_case(self):
+    def test_broken_json_is_a_failed_case(self) -> None:
         ktap_file = self.write("run.ktap", stream(prog("syscall_overhead",
                                                        SYSCALL)))
         bad = self.write("bad.json", "{")
@@ -331,13 +342,13 @@ class Main(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("lava-test-case results --result fail", out)
 
-    def test_truncated_stream_exits_1(self):
+    def test_truncated_stream_exits_1(self) -> None:
         ktap_file = self.write("run.ktap", "TAP version 13\n1..3\n")
         rc, out, _ = self.main(ktap_file)
         self.assertEqual(rc, 1)
         self.assertIn("lava-test-case truncated --result fail", out)
 
-    def test_bad_usage(self):
+    def test_bad_usage(self) -> None:
         rc, _, err = self.main(os.path.join(self.dir, "missing"))
         self.assertEqual(rc, 2)
         self.assertIn("cannot read", err)
@@ -346,7 +357,7 @@ class Main(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("lava-test-case not found", err)
 
-    def test_exec_calls_the_lava_helpers(self):
+    def test_exec_calls_the_lava_helpers(self) -> None:
         """--exec runs lava-test-set/-case (here: scripts that log their
         arguments, standing in for LAVA's own helpers)."""
         log = os.path.join(self.dir, "calls")
@@ -373,13 +384,14 @@ class JobCheck(unittest.TestCase):
     LOG = [{"dt": "t", "lvl": "info", "msg": "start: 3 test"},
            {"dt": "t", "lvl": "target", "msg": "root@kbench:~# run"}]
 
-    def log_of(self, text):
+    def log_of(self, text: str) -> List[Dict[str, str]]:
         return self.LOG + [{"dt": "t", "lvl": "target", "msg": line + "\r"}
                            for line in text.splitlines()] + \
             [{"dt": "t", "lvl": "target", "msg": "<LAVA_SIGNAL_ENDRUN>"}]
 
-    def api_of(self, sets, **change):
-        out = []
+    def api_of(self, sets: Sequence[lava.TestSet],
+               **change: str) -> Dict[str, Any]:
+        out: List[Dict[str, Any]] = []
         for s in sets:
             for c in s.cases:
                 res = change.get(c.name, c.result)
@@ -393,12 +405,12 @@ class JobCheck(unittest.TestCase):
                     "metadata": {"definition": "lava", "case": "kbench"}})
         return {"results": out}
 
-    def test_stream_from_log(self):
+    def test_stream_from_log(self) -> None:
         text = stream(prog("syscall_overhead", SYSCALL))
         self.assertEqual(lava.stream_of_log(self.log_of(text)), text)
         self.assertEqual(lava.stream_of_log(self.LOG), "")
 
-    def test_kernel_messages_left_out(self):
+    def test_kernel_messages_left_out(self) -> None:
         text = stream(prog("taskstats", TASKSTATS))
         log = self.log_of(text)
         log.insert(6, {"dt": "t", "lvl": "target", "msg": "[   86.693185] "
@@ -406,13 +418,13 @@ class JobCheck(unittest.TestCase):
                        "invalid length."})
         self.assertEqual(lava.stream_of_log(log), text)
 
-    def test_measurements_from_figure_lines(self):
+    def test_measurements_from_figure_lines(self) -> None:
         sets = lava.translate(ktap.parse(stream(prog("syscall_overhead",
                                                      SYSCALL))))
         c = cases(sets)["syscall_overhead", "getppid"]
         self.assertEqual((c.measurement, c.units), (0.259, "us"))
 
-    def test_matching_and_mismatching_results(self):
+    def test_matching_and_mismatching_results(self) -> None:
         text = stream(prog("syscall_overhead", SYSCALL),
                       prog("taskstats", TASKSTATS))
         want = lava.translate(ktap.parse(text))
@@ -424,12 +436,12 @@ class JobCheck(unittest.TestCase):
             "syscall_overhead/getpid: LAVA says fail, the KTAP pass"])
         got = lava.api_cases(self.api_of(want))
         del got["taskstats", "procfs"]
-        got["x", "y"] = ("pass", None, None)
+        got["x", "y"] = lava.ApiCase("pass", None, None)
         self.assertEqual(lava.compare_api(want, got), [
             "taskstats/procfs: not in LAVA's results",
             "x/y: in LAVA's results only"])
 
-    def test_check_job_command(self):
+    def test_check_job_command(self) -> None:
         if yaml is None:
             self.skipTest(NO_YAML)
         text = stream(prog("taskstats", TASKSTATS))
@@ -442,13 +454,15 @@ class JobCheck(unittest.TestCase):
                 yaml.safe_dump(self.log_of(text), f)
             out = io.StringIO()
             with redirect_stdout(out):
-                self.assertEqual(lava.main(["--check-job", tests, log]), 0)
+                self.assertEqual(lava.main(["--check-job", tests, log],
+                                           "kbtools.lava"), 0)
             self.assertIn("all matching the job's KTAP", out.getvalue())
             with open(log, "w", encoding="utf-8") as f:
                 yaml.safe_dump(self.LOG, f)
             with redirect_stdout(io.StringIO()), \
                     redirect_stderr(io.StringIO()) as err:
-                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+                self.assertEqual(lava.main(["--check-job", tests, log],
+                                           "kbtools.lava"), 1)
             self.assertIn("no KTAP stream", err.getvalue())
 
 
@@ -462,7 +476,7 @@ class IcountJobCheck(JobCheck):
                        "extra_options": ["-icount shift=0,sleep=off,"
                                          "align=off", "-smp 1"]}}
 
-    def test_shift_from_the_definition(self):
+    def test_shift_from_the_definition(self) -> None:
         self.assertEqual(lava.job_icount_shift(self.JOB), 0)
         job = json.loads(json.dumps(self.JOB))
         job["context"]["extra_options"][0] = "-icount shift=3"
@@ -474,15 +488,15 @@ class IcountJobCheck(JobCheck):
         with self.assertRaises(ValueError):
             lava.job_icount_shift(job)
 
-    def test_instructions_per_operation(self):
+    def test_instructions_per_operation(self) -> None:
         sets = lava.translate(ktap.parse(stream(prog("syscall_overhead",
                                                      SYSCALL))),
                               icount_shift=0)
         c = cases(sets)["syscall_overhead", "getppid"]
         self.assertEqual(c.units, "insn")
-        self.assertAlmostEqual(c.measurement, 259.0)
+        self.assertAlmostEqual(present(c.measurement), 259.0)
 
-    def test_units_and_rounding_checked(self):
+    def test_units_and_rounding_checked(self) -> None:
         text = stream(prog("syscall_overhead", SYSCALL))
         exact = lava.translate(ktap.parse(text), icount_shift=0)
         got = lava.api_cases(self.api_of(exact))
@@ -499,7 +513,7 @@ class IcountJobCheck(JobCheck):
         self.assertIn("syscall_overhead/getpid: LAVA's measurement 0.2217, "
                       "the KTAP's 221.7", lava.compare_api(exact, got))
 
-    def test_check_job_reads_the_definition(self):
+    def test_check_job_reads_the_definition(self) -> None:
         if yaml is None:
             self.skipTest(NO_YAML)
         text = stream(prog("syscall_overhead", SYSCALL))
@@ -516,21 +530,22 @@ class IcountJobCheck(JobCheck):
             out = io.StringIO()
             with redirect_stdout(out):
                 self.assertEqual(lava.main(["--check-job", tests, log,
-                                            "--job", job]), 0)
+                                            "--job", job], "kbtools.lava"), 0)
             self.assertIn("measurements: 2 in insn (icount: figures are "
                           "guest instructions per operation)",
                           out.getvalue())
             # Without the definition, instructions are not the KTAP's us.
             with redirect_stdout(io.StringIO()), \
                     redirect_stderr(io.StringIO()) as err:
-                self.assertEqual(lava.main(["--check-job", tests, log]), 1)
+                self.assertEqual(lava.main(["--check-job", tests, log],
+                                           "kbtools.lava"), 1)
             self.assertIn("LAVA's unit insn, the KTAP's us", err.getvalue())
             with open(job, "w", encoding="utf-8") as f:
                 f.write("context: {extra_options: ['-icount sleep=off']}\n")
             with redirect_stdout(io.StringIO()), \
                     redirect_stderr(io.StringIO()) as err:
                 self.assertEqual(lava.main(["--check-job", tests, log,
-                                            "--job", job]), 2)
+                                            "--job", job], "kbtools.lava"), 2)
             self.assertIn("job.yaml: the job's '-icount sleep=off'",
                           err.getvalue())
 
@@ -539,11 +554,11 @@ class JobGenerator(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz-6.1",
             "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]
 
-    def setUp(self):
+    def setUp(self) -> None:
         if yaml is None:
             self.skipTest(NO_YAML)
 
-    def generate(self, *argv):
+    def generate(self, *argv: str) -> Any:
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "job.yaml")
             self.assertEqual(lava_job.main(list(self.URLS + list(argv)) +
@@ -551,7 +566,7 @@ class JobGenerator(unittest.TestCase):
             with open(path, encoding="utf-8") as f:
                 return yaml.safe_load(f)
 
-    def test_qemu_job(self):
+    def test_qemu_job(self) -> None:
         job = self.generate()
         self.assertEqual(job["device_type"], "qemu")
         self.assertIs(job["context"]["no_kvm"], True)
@@ -578,7 +593,7 @@ class JobGenerator(unittest.TestCase):
         self.assertEqual(definition["repository"]["run"]["steps"],
                          ["/opt/kbench/scripts/guest/lava_run.sh"])
 
-    def test_options_passed_through(self):
+    def test_options_passed_through(self) -> None:
         job = self.generate("-t", "syscall_overhead", "-t", "taskstats",
                             "--repeat", "3", "--full")
         test = job["actions"][2]["test"]
@@ -595,7 +610,7 @@ class JobGenerator(unittest.TestCase):
         self.assertGreater(job["timeouts"]["job"]["minutes"],
                            test["timeout"]["minutes"])
 
-    def test_board(self):
+    def test_board(self) -> None:
         job = self.generate("--device-type", "bcm2711-rpi-4-b",
                             "--deploy-to", "tftp", "--boot-method", "u-boot",
                             "--arch", "arm64")
@@ -606,7 +621,7 @@ class JobGenerator(unittest.TestCase):
         self.assertNotIn("image_arg", deploy["images"]["kernel"])
         self.assertEqual(boot["method"], "u-boot")
 
-    def test_bad_usage(self):
+    def test_bad_usage(self) -> None:
         for bad in (["--repeat", "0"], ["-t", "a b"], ["--timeout", "1m"],
                     ["--kernel-arg", "quiet"], ["--kernel", "vmlinuz"]):
             with self.subTest(bad=bad), redirect_stderr(io.StringIO()):

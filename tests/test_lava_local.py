@@ -20,43 +20,45 @@ import threading
 import time
 import unittest
 import urllib.parse
+from typing import Any, Dict, List, Optional, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-from kbtools import lava_local, proc  # noqa: E402
+from kbtools import cli, lava_local, proc  # noqa: E402
+from support import present, quiet  # noqa: E402
 
 
 class FakePopen:
     """subprocess.Popen as kbtools.proc uses it: every command line and
     its standard input recorded, exit status 0, no output."""
 
-    calls = []
+    calls: List["FakePopen"] = []
 
-    def __init__(self, cmd, **kw):
+    def __init__(self, cmd: List[str], **kw: Any):
         self.cmd = cmd
         self.returncode = 0
         self.pid = 999999
-        self.stdin_text = None
+        self.stdin_text: Optional[str] = None
         FakePopen.calls.append(self)
 
-    def communicate(self, text=None):
+    def communicate(self, text: Optional[str] = None) -> Tuple[str, str]:
         self.stdin_text = text
         return "", ""
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: Optional[float] = None) -> int:
         return 0
 
 
 class Mirror(unittest.TestCase):
-    def write(self, d, name, text):
+    def write(self, d: str, name: str, text: str) -> str:
         path = os.path.join(d, name)
         with open(path, "w") as f:
             f.write(text)
         return path
 
-    def test_deb822_and_one_line_sources(self):
+    def test_deb822_and_one_line_sources(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             self.write(d, "a.sources",
                        "Types: deb\nURIs: http://mirror.test/sec\n"
@@ -74,7 +76,7 @@ class Mirror(unittest.TestCase):
             self.assertEqual("http://one.test/debian",
                              lava_local.host_mirror([f"{d}/*.list"]))
 
-    def test_no_mirror_is_exit_3(self):
+    def test_no_mirror_is_exit_3(self) -> None:
         lab = lava_local.Lab("lava_local.sh", "/nonexistent")
         with mock.patch.object(lava_local, "host_mirror",
                                return_value=None), \
@@ -84,14 +86,14 @@ class Mirror(unittest.TestCase):
         self.assertEqual(3, e.exception.status)
         self.assertIn("KBENCH_LAVA_MIRROR", str(e.exception))
 
-    def test_no_registry_default_in_the_module(self):
+    def test_no_registry_default_in_the_module(self) -> None:
         with open(lava_local.__file__) as f:
             text = f.read()
         self.assertNotIn("http://deb.", text)
 
 
 class GuestInit(unittest.TestCase):
-    def test_the_shared_mounts_then_a_login_loop(self):
+    def test_the_shared_mounts_then_a_login_loop(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             lab = lava_local.Lab("lava_local.sh", d)
             os.makedirs(os.path.join(lab.guest, "sbin"))
@@ -109,20 +111,20 @@ class GuestInit(unittest.TestCase):
 
 
 class Secrets(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         FakePopen.calls = []
-        p = mock.patch.object(proc.subprocess, "Popen", FakePopen)
+        p = mock.patch.object(subprocess, "Popen", FakePopen)
         p.start()
         self.addCleanup(p.stop)
 
-    def lab(self):
+    def lab(self) -> lava_local.Lab:
         lab = lava_local.Lab("lava_local.sh", self.tmp.name)
         lab.private_state()
         return lab
 
-    def test_admin_password_random_private_and_off_the_command_line(self):
+    def test_admin_password_random_private_and_off_the_command_line(self) -> None:
         lab = self.lab()
         with open(lab.state_file("old.log"), "w") as f:
             f.write("a log made before the state was private\n")
@@ -134,7 +136,7 @@ class Secrets(unittest.TestCase):
         # Given on the shell's standard input, never as an argument.
         (call,) = FakePopen.calls
         self.assertEqual(["lava-server", "manage", "shell"], call.cmd[-3:])
-        self.assertIn(repr(password), call.stdin_text)
+        self.assertIn(repr(password), present(call.stdin_text))
         self.assertNotIn(password, " ".join(call.cmd))
         # A second lab gets another secret; the same lab keeps its own.
         lab.set_admin()
@@ -149,7 +151,7 @@ class Secrets(unittest.TestCase):
             self.assertEqual(0o600, stat.S_IMODE(
                 os.stat(lab.state_file(name)).st_mode), name)
 
-    def test_token_from_the_server_kept_private(self):
+    def test_token_from_the_server_kept_private(self) -> None:
         lab = self.lab()
         with mock.patch.object(proc, "capture", side_effect=[
                 "id,secret,description\n", "",
@@ -166,7 +168,7 @@ class LabFiles(unittest.TestCase):
     of the caller (it was 077 for the whole process: the scheduler could
     not read its device)."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         self.lab = lava_local.Lab("lava_local.sh", self.tmp.name)
@@ -181,19 +183,19 @@ class LabFiles(unittest.TestCase):
         old = os.umask(0o077)
         self.addCleanup(os.umask, old)
 
-    def mode(self, rel):
+    def mode(self, rel: str) -> int:
         return stat.S_IMODE(os.stat(os.path.join(self.lab.root, rel))
                             .st_mode)
 
-    def test_modes_whatever_the_umask(self):
+    def test_modes_whatever_the_umask(self) -> None:
         self.lab.lab_file("etc/lava-server/settings.d/50-kbench.yaml", "x\n")
         self.lab.lab_file("usr/sbin/policy-rc.d", "exit 101\n", 0o755)
         self.assertEqual(0o644, self.mode(
             "etc/lava-server/settings.d/50-kbench.yaml"))
         self.assertEqual(0o755, self.mode("usr/sbin/policy-rc.d"))
 
-    def test_device_dictionary_is_the_servers(self):
-        with mock.patch.object(lava_local.proc, "run", return_value=0), \
+    def test_device_dictionary_is_the_servers(self) -> None:
+        with mock.patch.object(proc, "run", return_value=0), \
                 mock.patch.object(lava_local.Lab, "logged"), \
                 mock.patch.object(lava_local.Lab, "set_admin"):
             self.lab.configure()
@@ -205,15 +207,15 @@ class LabFiles(unittest.TestCase):
         self.assertEqual(0o644, self.mode(
             "etc/lava-server/settings.d/50-kbench.yaml"))
 
-    def test_owner_from_the_chroot_not_the_host(self):
+    def test_owner_from_the_chroot_not_the_host(self) -> None:
         self.assertEqual((os.getuid(), os.getgid()),
                          self.lab.lab_ids("lavaserver"))
         with self.assertRaises(lava_local.Failure):
             self.lab.lab_ids("nosuchuser")
 
-    def test_main_sets_a_system_umask(self):
+    def test_main_sets_a_system_umask(self) -> None:
         os.umask(0o077)
-        with mock.patch.object(lava_local.cli, "orchestrate",
+        with mock.patch.object(cli, "orchestrate",
                                return_value=0):
             lava_local.main(["stop"], "lava_local.sh")
         self.assertEqual(0o022, os.umask(0o077))
@@ -222,13 +224,14 @@ class LabFiles(unittest.TestCase):
 class Daemons(unittest.TestCase):
     """A daemon that died is named, with the last lines of its log."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         self.lab = lava_local.Lab("lava_local.sh", self.tmp.name)
         self.lab.private_state()
 
-    def spawn(self, name, script):
+    def spawn(self, name: str,
+              script: str) -> "subprocess.Popen[bytes]":
         log = open(self.lab.state_file(f"{name}.log"), "w")
         self.addCleanup(log.close)
         child = subprocess.Popen(["sh", "-c", script], stdout=log,
@@ -237,12 +240,12 @@ class Daemons(unittest.TestCase):
         self.lab.write_secret(f"{name}.pid", str(child.pid))
         return child
 
-    def reap(self, child):
+    def reap(self, child: "subprocess.Popen[bytes]") -> None:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
         child.wait()
 
-    def test_a_dead_child_is_named_with_its_log(self):
+    def test_a_dead_child_is_named_with_its_log(self) -> None:
         children = {d.name: self.spawn(d.name, "exec sleep 60")
                     for d in lava_local.DAEMONS[:2]}
         children["scheduler"] = self.spawn(
@@ -259,14 +262,14 @@ class Daemons(unittest.TestCase):
         self.assertTrue(text.endswith("PermissionError: [Errno 13] "
                                       "Permission denied: dev.jinja2"), text)
 
-    def test_all_alive_for_the_time_given(self):
+    def test_all_alive_for_the_time_given(self) -> None:
         children = {d.name: self.spawn(d.name, "exec sleep 60")
                     for d in lava_local.DAEMONS}
         self.assertFalse(self.lab.watch(lava_local.DAEMONS, children, 0.6))
         self.assertTrue(self.lab.watch(lava_local.DAEMONS, {}, 5,
                                        lambda: True))
 
-    def test_a_zombie_is_dead(self):
+    def test_a_zombie_is_dead(self) -> None:
         """run checks daemons it did not start by their pids: one that
         died but was not reaped yet is not running."""
         child = self.spawn("worker", "exit 3")
@@ -287,14 +290,14 @@ class WorkerOnline(unittest.TestCase):
     """A worker is Online for start once it pinged since: the database of
     a lab stopped a moment ago still says Online."""
 
-    def online(self, reply, since):
+    def online(self, reply: str, since: float) -> bool:
         lab = lava_local.Lab("lava_local.sh", "/nonexistent")
         with mock.patch.object(lava_local.Lab, "api_up", return_value=True), \
                 mock.patch.object(lava_local.Lab, "api",
                                   return_value=reply.encode()):
             return lab.worker_online(since)
 
-    def test_a_ping_since_start(self):
+    def test_a_ping_since_start(self) -> None:
         reply = ('{"hostname": "kbench-worker", "state": "Online", '
                  '"last_ping": "2026-11-27T07:34:56.409588Z"}')
         self.assertTrue(self.online(reply, 1795764890.0))
@@ -308,18 +311,19 @@ class WorkerOnline(unittest.TestCase):
 class Waiting(unittest.TestCase):
     """run stops waiting for a job the lab does not schedule."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.lab = lava_local.Lab("lava_local.sh", "/nonexistent")
         for name, value in (("SCHEDULE_S", 0.2), ("POLL_S", 0.05)):
             p = mock.patch.object(lava_local, name, value)
             p.start()
             self.addCleanup(p.stop)
-        p = mock.patch.object(lava_local.Lab, "watch", lambda *a: time.sleep(
-            0.05))
-        p.start()
-        self.addCleanup(p.stop)
+        watch = mock.patch.object(lava_local.Lab, "watch",
+                                  lambda *a: time.sleep(0.05))
+        watch.start()
+        self.addCleanup(watch.stop)
 
-    def wait(self, states, idle=True, limit=30):
+    def wait(self, states: List[Dict[str, str]], idle: bool = True,
+             limit: float = 30) -> Dict[str, str]:
         replies = iter(states)
         with mock.patch.object(lava_local.Lab, "job_state",
                                lambda self, jid: next(replies)), \
@@ -327,7 +331,7 @@ class Waiting(unittest.TestCase):
                                   return_value=idle):
             return self.lab.wait_job("7", limit)
 
-    def test_submitted_on_an_idle_device_fails_with_the_state(self):
+    def test_submitted_on_an_idle_device_fails_with_the_state(self) -> None:
         start = time.monotonic()
         with self.assertRaises(lava_local.Failure) as e:
             self.wait([{"state": "Submitted", "health": "Unknown"}] * 1000)
@@ -338,25 +342,25 @@ class Waiting(unittest.TestCase):
         self.assertIn("not scheduling", text)
         self.assertIn("scheduler.log", text)
 
-    def test_submitted_behind_a_busy_device_waits(self):
+    def test_submitted_behind_a_busy_device_waits(self) -> None:
         with self.assertRaises(lava_local.Failure) as e:
             self.wait([{"state": "Submitted", "health": "Unknown"}] * 1000,
                       idle=False, limit=1)
         self.assertIn("past its own timeouts", str(e.exception))
 
-    def test_scheduled_but_not_started(self):
+    def test_scheduled_but_not_started(self) -> None:
         with self.assertRaises(lava_local.Failure) as e:
             self.wait([{"state": "Scheduled", "health": "Unknown"}] * 1000)
         self.assertIn("worker", str(e.exception))
 
-    def test_finished(self):
+    def test_finished(self) -> None:
         info = self.wait([{"state": "Submitted"}, {"state": "Running"},
                           {"state": "Finished", "health": "Complete"}])
         self.assertEqual("Complete", info["health"])
 
 
 class Destroy(unittest.TestCase):
-    def test_never_removes_while_mounted(self):
+    def test_never_removes_while_mounted(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             lab = lava_local.Lab("lava_local.sh", d)
             with mock.patch.object(lava_local.Lab, "stop"), \
@@ -372,17 +376,17 @@ class Destroy(unittest.TestCase):
             self.assertFalse(os.path.exists(d))
             os.makedirs(d)  # for the TemporaryDirectory's cleanup
 
-    def test_mount_points_below_the_lab(self):
+    def test_mount_points_below_the_lab(self) -> None:
         lab = lava_local.Lab("lava_local.sh", "/")
         self.assertIn("/proc", lab.mounts_below())
         lab = lava_local.Lab("lava_local.sh", "/proc/nonexistent")
         self.assertEqual([], lab.mounts_below())
 
-    def test_a_signal_waits_for_the_end(self):
+    def test_a_signal_waits_for_the_end(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             lab = lava_local.Lab("lava_local.sh", d)
 
-            def stop():
+            def stop() -> None:
                 os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(0.1)
             with mock.patch.object(lava_local.Lab, "stop", side_effect=stop):
@@ -398,10 +402,10 @@ class FakeLogin(http.server.BaseHTTPRequestHandler):
 
     password = "s3cret"
 
-    def log_message(self, *args):
+    def log_message(self, *args: Any) -> None:
         pass
 
-    def form(self):
+    def form(self) -> None:
         body = (b'<form method="post"><input type="hidden" '
                 b'name="csrfmiddlewaretoken" value="tok"></form>')
         self.send_response(200)
@@ -411,7 +415,7 @@ class FakeLogin(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self):
+    def do_GET(self) -> None:
         if self.path.startswith("/accounts/login/"):
             return self.form()
         self.send_response(200)
@@ -419,7 +423,7 @@ class FakeLogin(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"ok")
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         n = int(self.headers.get("Content-Length", 0))
         form = urllib.parse.parse_qs(self.rfile.read(n).decode())
         if "csrftoken=tok" not in self.headers.get("Cookie", ""):
@@ -439,7 +443,7 @@ class FakeLogin(http.server.BaseHTTPRequestHandler):
 
 
 class WhoGetsIn(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                                       FakeLogin)
         t = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -448,13 +452,13 @@ class WhoGetsIn(unittest.TestCase):
         self.addCleanup(self.server.shutdown)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def test_admin_admin_refused_the_secret_accepted(self):
+    def test_admin_admin_refused_the_secret_accepted(self) -> None:
         self.assertFalse(lava_local.login_accepted(self.url, "admin",
                                                    "admin"))
         self.assertTrue(lava_local.login_accepted(self.url, "admin",
                                                   FakeLogin.password))
 
-    def test_check_says_what_is_wrong(self):
+    def test_check_says_what_is_wrong(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             lab = lava_local.Lab("lava_local.sh", d)
             lab.url = self.url
@@ -473,17 +477,11 @@ class WhoGetsIn(unittest.TestCase):
 
 
 class Usage(unittest.TestCase):
-    def call(self, *argv):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), \
-                contextlib.redirect_stdout(io.StringIO()):
-            try:
-                rc = lava_local.main(list(argv), "lava_local.sh")
-            except SystemExit as e:
-                rc = e.code
-        return rc, err.getvalue()
+    def call(self, *argv: str) -> Tuple[Any, str]:
+        rc, _, err = quiet(lava_local.main, list(argv), "lava_local.sh")
+        return rc, err
 
-    def test_bad_usage_is_2_with_a_hint(self):
+    def test_bad_usage_is_2_with_a_hint(self) -> None:
         for argv in ((), ("bogus",), ("stop", "--bogus"),
                      ("run", "--bogus"), ("run", "--kernel", "/nonexistent"),
                      ("run", "--kernel", "debian-5.10")):
@@ -491,14 +489,14 @@ class Usage(unittest.TestCase):
             self.assertEqual(2, rc, argv)
             self.assertIn("Try 'lava_local.sh --help'", err)
 
-    def test_not_root_is_2(self):
+    def test_not_root_is_2(self) -> None:
         with mock.patch.object(os, "geteuid", return_value=1000), \
                 mock.patch.dict(os.environ, {"KBENCH_LAVA_DIR": "/nonexistent"}):
             rc, err = self.call("start")
         self.assertEqual(2, rc)
         self.assertIn("needs root", err)
 
-    def test_help_says_where_the_secret_is(self):
+    def test_help_says_where_the_secret_is(self) -> None:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             self.assertEqual(0, lava_local.main(["--help"], "lava_local.sh"))

@@ -88,7 +88,7 @@ GROUPS: Dict[str, Dict[str, Task]] = {
                       "scripts/lava_local.sh)", main="lava_local.main"),
         "cases": Task("a KTAP stream as LAVA test cases, or a finished "
                       "job checked (python3 -m kbtools.lava)",
-                      script="scripts/kbtools/lava.py"),
+                      main="lava.main"),
     },
     "bench": {
         "verdict-ab": Task("validate run_all.sh's A/B verdicts: A/A "

@@ -54,6 +54,9 @@ class LavaResult(StrEnum):
     SKIP = "skip"
 
 
+# The name of its messages when run as python3 -m kbtools.lava (in a
+# LAVA guest, by lava_run.sh).
+PROG = "kbtools.lava"
 RUNNER_SET = "run_all"
 # What an icount run's measurements are, in compare's words.
 ICOUNT_WORDS = "icount: figures are guest instructions per operation"
@@ -407,9 +410,9 @@ def shell_script(sets: Sequence[TestSet]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_commands(sets: Sequence[TestSet]) -> int:
+def run_commands(sets: Sequence[TestSet], prog: str = PROG) -> int:
     """Run the commands, the notes on stdout (the LAVA log) first; the
-    number of commands that failed."""
+    number of commands that failed (said on stderr under prog)."""
     failed = 0
     for note, argv in commands(sets):
         if note:
@@ -417,10 +420,10 @@ def run_commands(sets: Sequence[TestSet]) -> int:
         try:
             rc = subprocess.run(argv, check=False).returncode
         except OSError as e:
-            print(f"kbtools.lava: {argv[0]}: {e.strerror}", file=sys.stderr)
+            print(f"{prog}: {argv[0]}: {e.strerror}", file=sys.stderr)
             rc = 1
         if rc:
-            print(f"kbtools.lava: '{shlex.join(argv)}' exited {rc}",
+            print(f"{prog}: '{shlex.join(argv)}' exited {rc}",
                   file=sys.stderr)
             failed += 1
     return failed
@@ -603,11 +606,12 @@ def measured_summary(got: Dict[CaseKey, ApiCase]) -> str:
 
 
 def check_job(tests_path: str, log_path: str,
-              job_path: Optional[str] = None) -> int:
+              job_path: Optional[str] = None, prog: str = PROG) -> int:
     """Print LAVA's results of a kbench job as a table and compare them
     with the cases of the KTAP the job printed (in instructions when the
     job definition at JOB_PATH ran QEMU with -icount); 0 when they
-    match."""
+    match, 1 when not (each mismatch said on stderr under prog);
+    ValueError or OSError on a file it cannot read."""
     import json
     try:
         import yaml  # only the host side needs it
@@ -634,7 +638,7 @@ def check_job(tests_path: str, log_path: str,
             raise ValueError(f"{job_path}: {e}") from None
     results.write_text("-", table(got))
     if not text:
-        print(f"kbtools.lava: no KTAP stream in the job's log {log_path}",
+        print(f"{prog}: no KTAP stream in the job's log {log_path}",
               file=sys.stderr)
         return 1
     problems = compare_api(translate(ktap.parse(text), icount_shift=shift),
@@ -642,7 +646,7 @@ def check_job(tests_path: str, log_path: str,
     for p in problems:
         # A name from the lab may hold a newline: one line per mismatch.
         p = p.replace("\n", "\\n").replace("\r", "\\r")
-        print(f"kbtools.lava: mismatch: {p}", file=sys.stderr)
+        print(f"{prog}: mismatch: {p}", file=sys.stderr)
     print(measured_summary(got))
     print(f"{len(got)} LAVA test cases, "
           f"{'all' if not problems else len(got) - len(problems)} "
@@ -650,10 +654,13 @@ def check_job(tests_path: str, log_path: str,
     return 1 if problems else 0
 
 
-@cli.command("kbtools.lava")
-def main(argv: Optional[List[str]] = None) -> int:
+@cli.task()
+def main(argv: Sequence[str], prog: str) -> int:
+    """kbench lava cases, python3 -m kbtools.lava (lava_run.sh in a
+    guest): 0 every case passed (or the job matched); 1 one failed (or a
+    mismatch); 2 bad usage or input."""
     p = argparse.ArgumentParser(
-        prog="python3 -m kbtools.lava",
+        prog="python3 -m kbtools.lava" if prog == PROG else prog,
         description="Report a run_all.sh KTAP stream (and its --json "
                     "results) as LAVA test sets and cases.")
     p.add_argument("ktap", nargs="?",
@@ -669,20 +676,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--job", metavar="JOB.yaml",
                    help="with --check-job: the job's definition (under "
                         "QEMU's -icount the figures are instructions)")
-    args = p.parse_args(argv)
+    args = p.parse_args(list(argv))
     if args.check_job:
         try:
             tests, log = args.check_job
-            return check_job(tests, log, args.job)
+            return check_job(tests, log, args.job, prog)
         except (OSError, ValueError) as e:
             # One line: YAML's and JSON's messages may span several.
-            print(f"kbtools.lava: {' '.join(str(e).split())}",
-                  file=sys.stderr)
+            print(f"{prog}: {' '.join(str(e).split())}", file=sys.stderr)
             return 2
     if args.ktap is None:
         p.error("no KTAP stream given")
     if args.execute and not shutil.which("lava-test-case"):
-        print("kbtools.lava: lava-test-case not found: --exec runs inside "
+        print(f"{prog}: lava-test-case not found: --exec runs inside "
               "a LAVA test shell (without it, the commands are printed)",
               file=sys.stderr)
         return 2
@@ -703,7 +709,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         # The checks still count; unreadable figures are a failure.
         sets[-1].add("results", LavaResult.FAIL, note=bad_json)
     if args.execute:
-        if run_commands(sets):
+        if run_commands(sets, prog):
             return 1
     else:
         output.write_stdout(shell_script(sets))
@@ -711,4 +717,4 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:], PROG))

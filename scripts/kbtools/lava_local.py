@@ -23,6 +23,7 @@ idle device past SCHEDULE_S.
 """
 
 import argparse
+import contextlib
 import datetime
 import glob
 import http.cookiejar
@@ -40,7 +41,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import arch, cli, images, paths, proc
+from kbtools import arch, cli, images, lava, lava_job, paths, proc
 from kbtools.output import msg
 
 SUITE = "bookworm"
@@ -731,11 +732,15 @@ class Lab:
         shutil.copy(kernel, os.path.join(self.srv, "vmlinuz"))
         os.chmod(os.path.join(self.srv, "vmlinuz"), 0o644)
         job = self.state_file("job.yaml")
-        if proc.run([paths.script("scripts/lava_job.py"), "--kernel",
-                     "file:///srv/kbench/vmlinuz", "--rootfs",
-                     "file:///srv/kbench/rootfs.cpio", "--init",
-                     "/sbin/kbench-init", "--job-name", "kbench local",
-                     *job_args, "-o", job], stdout=sys.stderr) != 0:
+        # The job as lava_job.py writes it (kbtools.lava_job), its
+        # messages on stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            rc = lava_job.main(["--kernel", "file:///srv/kbench/vmlinuz",
+                                "--rootfs", "file:///srv/kbench/rootfs.cpio",
+                                "--init", "/sbin/kbench-init", "--job-name",
+                                "kbench local", *job_args, "-o", job],
+                               "lava_job.py")
+        if rc != 0:
             raise Failure("lava_job.py failed")
         with open(job, encoding="utf-8") as f:
             reply = json.loads(self.api("jobs/", json.dumps(
@@ -761,10 +766,14 @@ class Lab:
             f"jobs/{jid}/tests/?limit=10000").decode("utf-8", "replace"))
         self.write_secret("log.yaml", self.api(
             f"jobs/{jid}/logs/").decode("utf-8", "replace"))
-        status = proc.run(["python3", "-m", "kbtools.lava", "--check-job",
-                           self.state_file("tests.json"),
-                           self.state_file("log.yaml"), "--job", job],
-                          env=dict(os.environ, PYTHONPATH=paths.SCRIPTS))
+        # The job's results against its KTAP (kbtools.lava --check-job).
+        try:
+            status = lava.check_job(self.state_file("tests.json"),
+                                    self.state_file("log.yaml"), job,
+                                    "kbtools.lava")
+        except (OSError, ValueError) as e:
+            raise Failure(f"cannot check the job's results: "
+                          f"{' '.join(str(e).split())}", 2) from e
         if status:
             raise Failure("the job's results differ from its KTAP", status)
 
