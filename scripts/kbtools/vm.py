@@ -23,6 +23,7 @@ again and again.
 
 import base64
 import os
+import random
 import re
 import shlex
 import shutil
@@ -742,10 +743,13 @@ class Qemu(Backend):
         os.makedirs(os.path.join(o, "ksrc", sel))
         shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
                     os.path.join(o, "ksrc", sel))
-        env = self.opts.run.guest_env("tcg", self.machine.icount)
+        icount = self.machine.icount
+        env = self.opts.run.guest_env("tcg", icount)
         # KBENCH_BPF=n: the listing (make emit_tests) must not look for
         # clang in a guest without one.
         env.update(KSRC="/ksrc", KBENCH_BPF="n")
+        if icount and icount.dither:
+            env["KBENCH_ICOUNT_DITHER"] = str(random.randrange(icount.dither))
         args = guest_args(self.opts.run)
         with open(os.path.join(o, "kbench-args"), "w") as f:
             f.write("".join(f"export {k}={shlex.quote(v)}\n"
@@ -815,9 +819,11 @@ def kernel_appends(m: Machine) -> List[str]:
 
 
 def backend_of(m: Machine) -> str:
-    """The backend that boots this machine: the architecture's for runs
-    under --icount, or for plain runs."""
-    return m.arch.exact_backend if m.icount else m.arch.backend
+    """The backend that boots this machine: the architecture's for exact
+    mode's own root (the deterministic guest's initramfs), or for plain
+    runs (and exact runs on the usual root: KBENCH_ICOUNT_DETERMINISTIC=0)."""
+    return m.arch.exact_backend if m.icount and m.icount.root \
+        else m.arch.backend
 
 
 def provisioned(prog: str, cache: str) -> str:
@@ -1012,14 +1018,16 @@ def say_lines(text: str, ktap: str = "") -> None:
 
 
 def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
-            ktap: str = "") -> int:
+            ktap: str = "", calibration: Optional[str] = None) -> int:
     """The sides' results compared (kbtools.compare, as compare.py
-    compares them), its table as '# ' lines: 0; 1 a row beyond
-    fail_above (said on stderr); 2 when they cannot be compared."""
+    compares them; calibration: its --calibration FILE), its table as
+    '# ' lines: 0; 1 a row beyond fail_above (said on stderr); 2 when
+    they cannot be compared."""
     limit = float(fail_above) if fail_above else None
     try:
         c = kbcompare.comparison(kbcompare.Request(
-            dirs, labels.split(","), fail_above_pct=limit))
+            dirs, labels.split(","), fail_above_pct=limit,
+            calibration=calibration))
     except results.ResultError as e:
         msg(prog, f"could not compare the results: {e}")
         return 2
