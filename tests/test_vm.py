@@ -426,6 +426,16 @@ class CommandLines(unittest.TestCase):
                 args = g.read()
             self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
                                       os.X_OK))
+            # Every file of the overlay dated alike (no clock skew in
+            # the guest, the same bytes each boot).
+            times = {os.lstat(os.path.join(r, n)).st_mtime
+                     for r, ds, fs in os.walk(os.path.join(state, "overlay"))
+                     for n in ds + fs}
+        self.assertEqual({0}, times)
+        # The deterministic guest: its settings and the dither, per boot.
+        self.assertIn("export KBENCH_ICOUNT_SETTLE=1\n", args)
+        self.assertIn("root=initramfs", args)
+        self.assertRegex(args, "export KBENCH_ICOUNT_DITHER=[0-9]+\n")
         self.assertIn("export KBENCH_GUEST=tcg\n", args)
         self.assertIn("export KBENCH_MERGE=host\n", args)
         self.assertIn("export KBENCH_ICOUNT=0\n", args)
