@@ -157,19 +157,20 @@ class Rule(unittest.TestCase):
             json.dump({"runs": [], "aa": {"false": 0, "trials": 9,
                                           "boots": 4, "what": "w"},
                        "rows": {"t:r": {"class": "near"}}}, f)
-        self.assertEqual({"t:r": {"class": "near"}},
-                         exact.prior("x86_64", path))
+        self.assertEqual({"t:r": {"class": "near"}}, exact.load_classes(
+            path)["setups"]["x86_64"]["rows"])
         self.assertIn("0 false verdicts in 9", exact.aa_error("x86_64", path))
         with open(path, "w") as f:
             json.dump({"setups": {"aarch64": {"runs": [], "rows": {
                 "t:r": {"class": "exact"}}}}}, f)
-        self.assertEqual({"t:r": {"class": "exact"}},
-                         exact.prior("aarch64", path))
-        self.assertEqual({}, exact.prior("x86_64", path))
+        self.assertEqual(["aarch64"],
+                         list(exact.load_classes(path)["setups"]))
         self.assertIn("no A/A record", exact.aa_error("aarch64", path))
-        self.assertEqual({}, exact.prior("x86_64", path + ".missing"))
+        with self.assertRaises(OSError):
+            exact.load_classes(path + ".missing")
         for setup in ("x86_64", "aarch64"):
-            self.assertIn("syscall_overhead:getppid", exact.prior(setup))
+            self.assertIn("syscall_overhead:getppid",
+                          exact.load_classes()["setups"][setup]["rows"])
         self.assertIn("A/A runs on x86_64: ", exact.aa_error())
 
     def test_one_lookup_of_the_base_kernels_calibration(self):

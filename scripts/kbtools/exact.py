@@ -154,19 +154,6 @@ def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
     return doc
 
 
-def prior(setup: str, path: str = CLASSES_FILE) -> Dict[str, Dict[str, Any]]:
-    """'TEST:ROW' -> what the prior's A/A runs showed in one setup
-    ({'class', 'spread_pct', 'boots', ...}); empty when the file or the
-    setup is missing. For the docs and the bench: a verdict takes the
-    calibration of its own kernel (known)."""
-    try:
-        rows: Dict[str, Dict[str, Any]] = \
-            load_classes(path)["setups"][setup]["rows"]
-    except (OSError, ValueError, KeyError):
-        return {}
-    return rows
-
-
 def known(headers: Sequence[results.Header], test: str, row: str,
           cal: Optional[Mapping[str, Known]]) -> Optional[Known]:
     """The one lookup of a row's class: what the calibration of the
