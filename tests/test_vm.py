@@ -443,6 +443,16 @@ class CommandLines(unittest.TestCase):
         self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
                       "json=/tmp/json\n", args)
 
+    def test_the_prefixes_host_files_go_into_the_initramfs(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            wrap = os.path.join(d, "wrap")
+            open(wrap, "w").close()
+            o = parse("-k", "k", "--icount", "--base-prefix",
+                      f"{wrap} -n 0", f"--vs-prefix={wrap} -n 1",
+                      "-t", "/etc")
+            self.assertEqual([wrap, wrap], vm.prefix_files(o.run))
+            self.assertEqual([], vm.prefix_files(parse("-k", "k").run))
+
     def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self) -> None:
         self.assertEqual("vm_run.sh", vm.runner("run_all.sh"))
         self.assertEqual("vm_run.sh", vm.runner("vm_arm64.sh"))

@@ -438,6 +438,25 @@ def guest_args(run: RunArgs) -> List[str]:
     return run.args + repeat
 
 
+def prefix_files(run: RunArgs) -> List[str]:
+    """The host's files that --base-prefix and --vs-prefix name by
+    absolute path (a wrapper such as tests/seccomp_wrap): a guest whose
+    root is not the host's gets them at the same paths."""
+    words: List[str] = []
+    args = run.args
+    for i, arg in enumerate(args):
+        opt, eq, value = arg.partition("=")
+        if opt not in ("--base-prefix", "--vs-prefix"):
+            continue
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        try:
+            words += shlex.split(value)
+        except ValueError:
+            continue
+    return [w for w in words if os.path.isabs(w) and os.path.isfile(w)]
+
+
 def guest_hidden(path: str) -> bool:
     """virtme-ng's guest init mounts an empty tmpfs over /var/tmp,
     /var/log and /run: a directory below them is not there in the guest
@@ -735,6 +754,9 @@ class Qemu(Backend):
                         symlinks=True)
         shutil.copy(paths.script(self.machine.arch.init),
                     os.path.join(o, "init"))
+        for host_file in prefix_files(self.opts.run):
+            os.makedirs(os.path.dirname(o + host_file), exist_ok=True)
+            shutil.copy(host_file, o + host_file)
         os.chmod(os.path.join(o, "init"), 0o755)
         # run_all.sh lists a test's programs with its Makefile
         # (emit_tests), which reads the harness's lib.mk; nothing in the
