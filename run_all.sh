@@ -71,7 +71,9 @@ compared can be flagged (7 for the whole collection, 6 for
 syscall_overhead alone; python3 -m kbtools.design), said before the
 run starts. An explicit --repeat below it runs, with a warning here and
 in the comparison (its rows read no-verdict, not same). With --icount
-(--vs-kernel): one boot per kernel, its exact rows need no more.
+(--vs-kernel): one boot per candidate, judged against the base kernel's
+calibration (three boots of the base the first time, then cached per
+image).
 
 Environment: KSRC=/path/to/linux picks the kernel tree that supplies the
 kselftest harness (default: one provisioned from Debian's linux-source
@@ -81,7 +83,9 @@ the kernel's runner; KBENCH_MERGE=host (set in the guests that --kernel
 boots) leaves each repetition's JSON in DIR/repetitions/SIDE/K/ and
 compares nothing: the host merges and compares, so that the guest runs
 no python3 (--repeat then needs its N); KBENCH_TIMEOUT_FACTOR=N (set in
-exact guests) multiplies every program's timeout unless --timeout.
+exact guests) multiplies every program's timeout unless --timeout;
+KBENCH_ICOUNT_DETERMINISTIC=0 boots --icount's plain guest instead of
+the deterministic one (docs/exact-runs.md).
 
 Output: for each program "# selftests: kbench/DIR: PROG", the program's own
 KTAP nested (figures on "# NAME: key=value ..." lines before each result),

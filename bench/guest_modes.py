@@ -5,8 +5,10 @@ instruction counter, plain TCG, and plain TCG with the host loaded, and
 the smallest change each mode can detect with 1, 3 and 5 boots per side.
 
     bench/guest_modes.py run --kernel IMAGE -o DIR [--boots N]
-                             [--load WORKERS] [RUN_ALL OPTION]...
+                             [--modes MODE,...] [--load WORKERS]
+                             [RUN_ALL OPTION]...
     bench/guest_modes.py table DIR
+    bench/guest_modes.py exact LABEL=DIR...
     bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
@@ -14,7 +16,7 @@ run boots IMAGE N times (default 3) in each mode, one after the other:
   tcg         run_all.sh --kernel IMAGE --accel tcg
   tcg-loaded  the same beside stress-ng --cpu WORKERS (default 2)
 keeping DIR/MODE/K/ (every program's JSON) and the wall time of each
-boot. table prints, per row, the spread of the boots' medians (largest
+boot (--modes: only these). table prints, per row, the spread of the boots' medians (largest
 over smallest, minus one) in each mode, and the smallest change each
 mode detects in that row alone:
   icount, an exact row: one instruction per operation, from one boot;
@@ -22,6 +24,18 @@ mode detects in that row alone:
   a real clock (and a noisy icount row): the change an exact U test over
   boots flags 80% of the time at 0.05 (kbtools.stats.detectable_shift)
   at this spread; with 1 or 3 boots per side none (2/C(6,3) = 0.1).
+
+exact takes icount boots of one kernel per LABEL (DIR: a directory
+whose numbered subdirectories are boots, as DIR/icount/ of run) and
+prints, per row and label, the row's class and the largest range of one
+repetition's figure across the boots (instructions and parts per
+million: kbtools.exact.known_of), then the counts of each class, the
+false verdicts of the exact rule in A/A runs made of those boots (each
+boot in turn the candidate, the calibration.BOOTS after it in a ring
+the base's calibration, with their median the base;
+kbtools.exact.decide), and the smallest change one boot per side flags
+in each row (the margin of such a calibration, at most: the worst set
+of boots).
 
 classes writes the exact classes of the rows from icount runs of one
 kernel over several boots (each ICOUNT_RUN: a directory whose
@@ -36,6 +50,7 @@ never called exact.
 """
 
 import argparse
+import itertools
 import math
 import os
 import shutil
@@ -46,8 +61,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
-from kbtools import cli, exact, proc, results, stats  # noqa: E402
-from kbtools.compare import TIME_UNITS  # noqa: E402
+from kbtools import calibration, cli, exact, proc, results, stats  # noqa: E402,E501
+from kbtools.compare import TIME_UNITS, by_position  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("icount", "tcg", "tcg-loaded")
@@ -59,7 +74,7 @@ def mode_args(mode):
 
 
 def run(args):
-    for mode in MODES:
+    for mode in args.modes:
         with proc.CpuLoad() as load:
             load.set(args.load if mode == "tcg-loaded" else 0)
             for k in range(1, args.boots + 1):
@@ -125,17 +140,15 @@ def stat_detectable(values, n):
 
 
 def icount_detectable(reps):
-    """What an icount boot per side detects in a row: '1 insn' (exact),
-    spread + floor (near), or None (noisy: the statistics over boots)."""
-    flat = [v for boot in reps for v in boot]
-    if len(flat) < 2:
+    """What an icount boot per side detects in a row, against a
+    calibration of its boots: its class and margin ('1 insn' when one
+    added instruction is flagged), or None without two boots."""
+    known = exact.known_of(reps)
+    if known is None:
         return None, None
-    cls = exact.row_class(flat, flat)
-    if cls == "exact":
-        return cls, "1 insn"
-    if cls == "near":
-        return cls, f"{exact.rel_spread_pct(flat) + exact.NEAR_FLOOR_PCT:.2f}%"
-    return cls, None
+    margin = known.margin()
+    return known.cls, "1 insn" if margin < 1 else \
+        f"{margin / known.median * 100:.2g}%"
 
 
 def boot_dirs(path):
@@ -152,30 +165,15 @@ def boot_dirs(path):
 
 
 def run_classes(path):
-    """(the run's setup, 'TEST:ROW' -> (class, spread %, boots)) over
-    every repetition of every boot of one icount run of one kernel."""
-    reps, boots, setups = {}, {}, set()
-    for d in boot_dirs(path):
-        for test in results.load(d).tests.values():
-            setups.add(exact.setup_of(test.header))
-            for row in test.rows.values():
-                scale = test.insn_per_unit(row.unit)
-                if scale is None or row.status != "ok":
-                    continue
-                key = f"{test.name}:{row.name}"
-                reps.setdefault(key, []).extend(v * scale
-                                                for v in row.values())
-                boots.setdefault(key, set()).update(
-                    b or d for b in row.boots)
+    """(the run's setup, 'TEST:ROW' -> Known) over every boot of one
+    icount run of one kernel."""
+    dirs = boot_dirs(path)
+    setups = {exact.setup_of(test.header) for d in dirs
+              for test in results.load(d).tests.values()}
     if len(setups) != 1 or None in setups:
         raise cli.Error(f"{path}: not the boots of one setup (machine.arch: "
                         f"{', '.join(sorted(str(s) for s in setups))})")
-    out = {}
-    for key, vs in reps.items():
-        if len(vs) >= 2 and len(boots[key]) >= 2:
-            out[key] = (exact.row_class(vs, vs),
-                        exact.rel_spread_pct(vs) or 0.0, len(boots[key]))
-    return setups.pop(), out
+    return setups.pop(), calibration.of_dirs(dirs).rows
 
 
 def earlier_classes(path):
@@ -184,45 +182,182 @@ def earlier_classes(path):
     try:
         setups = {}
         for name, setup in exact.load_classes(path)["setups"].items():
-            rows, runs = dict(setup["rows"]), list(setup["runs"])
-            for key, row in rows.items():
-                if row["class"] not in exact.CLASSES or \
-                        float(row["spread_pct"]) < 0 or \
-                        int(row["boots"]) < 0:
-                    raise ValueError(f"{name}: row {key}: {row}")
-            setups[name] = {"rows": rows, "runs": runs}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+            setups[name] = {"rows": dict(setup["rows"]),
+                            "runs": list(setup["runs"]),
+                            "aa": {k: int(setup["aa"][k]) for k in
+                                   ("false", "trials", "boots")}
+                            if "aa" in setup else None}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
     return setups
 
 
+def known_rows(path, name, rows):
+    """A setup's rows of the classes file at path as Known (cli.Error
+    when they are not, or are of the layout before calibrations: class,
+    spread and boots alone, which new boots cannot be added to)."""
+    try:
+        return {k: exact.Known.from_json(v) for k, v in rows.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise cli.Error(f"{path}: not a classes file whose {name} rows new "
+                        f"boots can be added to ({e}): class {name} anew")
+
+
+def merged_known(was, new):
+    """Two calibrations of one row: the wider ranges, the boots of both,
+    the worse class."""
+    if was is None:
+        return new
+    boot_range = max(was.boot_range, new.boot_range)
+    rng = max(was.range, new.range)
+    cls = exact.worse(exact.worse(was.cls, new.cls),
+                      exact.class_of(boot_range, was.median, rng))
+    return exact.Known(cls, boot_range, rng, was.median,
+                       was.boots + new.boots)
+
+
 def classes(args):
-    """The worst class and spread of every row over the runs (each an A/A
+    """The worst class and ranges of every row over the runs (each an A/A
     of one kernel) and those of an earlier file (--merge), and the boots
-    they were seen in, per setup."""
+    they were seen in, and the A/A false verdicts of the exact rule over
+    their boots, per setup."""
     setups = earlier_classes(args.merge) if args.merge else {}
+    touched = set()
     for path in args.runs:
         name, found = run_classes(path)
-        setup = setups.setdefault(name, {"rows": {}, "runs": []})
-        merged = setup["rows"]
-        for key, (cls, spread, boots) in found.items():
-            was = merged.get(key, {"class": "exact", "spread_pct": 0.0,
-                                   "boots": 0})
-            merged[key] = {"class": exact.worse(was["class"], cls),
-                           "spread_pct": round(max(was["spread_pct"],
-                                                   spread), 4),
-                           "boots": was["boots"] + boots}
+        setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None})
+        if name not in touched:
+            setup["rows"] = known_rows(args.merge, name, setup["rows"])
+            setup["aa"] = setup["aa"] or {"false": 0, "trials": 0,
+                                          "boots": 0}
+            touched.add(name)
+        merged, aa = setup["rows"], setup["aa"]
+        for key, known in found.items():
+            merged[key] = merged_known(merged.get(key), known)
+        for trials in map(aa_trials, icount_boots(path).values()):
+            aa["false"] += sum(d.verdict in ("slower", "faster")
+                               for d in trials)
+            aa["trials"] += len(trials)
+        aa["boots"] += len(boot_dirs(path))
+        aa["what"] = f"{aa['boots']} boots of one kernel, each the " \
+            f"candidate against a calibration of {calibration.BOOTS} others"
         setup["runs"].append(os.path.basename(os.path.normpath(path)))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
-                    "guest's architecture): the worst over A/A runs of "
-                    "one kernel each, every repetition of every boot "
+                    "guest's architecture), the prior of the docs and the "
+                    "bench (a verdict takes the calibration of its own "
+                    "kernel): the worst over A/A runs of one kernel each, "
+                    "every repetition of every boot "
                     "(bench/guest_modes.py classes --merge)",
-           "setups": {name: {"runs": setup["runs"],
-                             "rows": dict(sorted(setup["rows"].items()))}
+           "setups": {name: setup_json(name, setup, name in touched)
                       for name, setup in sorted(setups.items())}}
     with cli.writing(args.output):
         results.write_json(args.output, doc)
+    return 0
+
+
+def setup_json(name, setup, touched):
+    """One setup of the classes file: its runs, its A/A record (when
+    one was measured) and its rows, as read when no run added to it."""
+    rows = {k: v.to_json() for k, v in setup["rows"].items()} \
+        if touched else setup["rows"]
+    out = {"runs": setup["runs"]}
+    if setup["aa"]:
+        out["aa"] = setup["aa"]
+    out["rows"] = dict(sorted(rows.items()))
+    return out
+
+
+# ---- exact: classes, A/A false verdicts and margins of icount boots ---------
+
+def icount_boots(directory):
+    """'TEST:ROW' -> [each boot's repetitions, in instructions], over the
+    numbered subdirectories of directory that hold results."""
+    out = {}
+    for d in boot_dirs(directory):
+        for test in results.load(d).tests.values():
+            for row in test.rows.values():
+                scale = test.insn_per_unit(row.unit) if row.unit else None
+                if scale is None or row.status != "ok":
+                    continue
+                for boot in row.boot_reps():
+                    out.setdefault(f"{test.name}:{row.name}", []).append(
+                        [v * scale for v in boot])
+    return out
+
+
+def aa_trials(boots, cal_boots=calibration.BOOTS):
+    """The A/A runs of a row's boots: each boot in turn the candidate,
+    the cal_boots after it (in a ring) the base's calibration; the
+    decision of each, none with fewer boots than one more than that."""
+    n = len(boots)
+    if n <= cal_boots:
+        return []
+    out = []
+    for i in range(n):
+        cal = [boots[(i + k) % n] for k in range(1, cal_boots + 1)]
+        known = exact.known_of(cal)
+        out.append(exact.decide(by_position(cal), boots[i], known))
+    return out
+
+
+def worst_margin(boots, cal_boots=calibration.BOOTS):
+    """The largest margin a calibration of cal_boots of these boots
+    takes (the smallest change one boot per side then flags, at most)."""
+    sets = [exact.known_of(list(c))
+            for c in itertools.combinations(boots, cal_boots)]
+    return max((k.margin() for k in sets if k), default=None)
+
+
+def fmt_ppm(insn, median):
+    if insn is None or not median:
+        return "-"
+    return f"{insn / abs(median) * 1e6:.3g}"
+
+
+def exact_table(args):
+    labels = []
+    for item in args.runs:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not os.path.isdir(path):
+            raise cli.Error(f"'{item}': not LABEL=DIR (a directory of boots)")
+        labels.append((label, icount_boots(path)))
+    keys = sorted({k for _, rows in labels for k in rows})
+    head = ["row"] + [f"{label}: {what}" for label, _ in labels
+                      for what in ("boots", "class", "range (insn)",
+                                   "ppm", "flags")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    counts = {label: dict.fromkeys(exact.CLASSES, 0) for label, _ in labels}
+    false = {label: [0, 0, 0] for label, _ in labels}  # false, trials, rows
+    for key in keys:
+        cells = [key]
+        for label, rows in labels:
+            boots = rows.get(key, [])
+            known = exact.known_of(boots)
+            if known is None:
+                cells += [str(len(boots)), "-", "-", "-", "-"]
+                continue
+            counts[label][known.cls] += 1
+            trials = aa_trials(boots)
+            wrong = sum(d.verdict in ("slower", "faster") for d in trials)
+            false[label][0] += wrong
+            false[label][1] += len(trials)
+            false[label][2] += wrong > 0
+            margin = worst_margin(boots)
+            cells += [str(known.boots), known.cls,
+                      exact.fmt_insn(known.boot_range),
+                      fmt_ppm(known.boot_range, known.median),
+                      "1 insn" if margin is not None and margin < 1 else
+                      f"{exact.fmt_insn(margin)} insn ({fmt_ppm(margin, known.median)} ppm)"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for label, _ in labels:
+        c = counts[label]
+        f = false[label]
+        lines.append(f"{label}: {c['exact']} exact, {c['near']} near, "
+                     f"{c['noisy']} noisy; A/A false verdicts {f[0]} of "
+                     f"{f[1]} row comparisons ({f[2]} rows)")
+    cli.write_stdout("\n".join(lines) + "\n")
     return 0
 
 
@@ -273,8 +408,13 @@ def main(argv=None):
     r.add_argument("--boots", type=int, default=3)
     r.add_argument("--load", type=int, default=2,
                    help="stress-ng --cpu workers for tcg-loaded")
+    r.add_argument("--modes", default=",".join(MODES),
+                   help="the modes booted, a comma list (default: all)")
     t = sub.add_parser("table", help="print the table of a run")
     t.add_argument("directory")
+    x = sub.add_parser("exact", help="classes, A/A false verdicts and "
+                       "margins of icount boots")
+    x.add_argument("runs", nargs="+", metavar="LABEL=DIR")
     c = sub.add_parser("classes", help="write the exact classes")
     c.add_argument("runs", nargs="+", metavar="ICOUNT_RUN")
     c.add_argument("-o", "--output", default="-")
@@ -282,14 +422,19 @@ def main(argv=None):
                    help="start from the rows of an earlier classes file")
     args, rest = ap.parse_known_args(argv)
     if args.command == "run":
+        args.modes = args.modes.split(",")
+        if not args.modes or not set(args.modes) <= set(MODES):
+            ap.error(f"--modes: a comma list of {', '.join(MODES)}")
         if args.boots < 2:
             ap.error("--boots must be at least 2 (a spread needs two)")
-        if not shutil.which("stress-ng"):
+        if "tcg-loaded" in args.modes and not shutil.which("stress-ng"):
             raise cli.Error("needs stress-ng (apt-get install stress-ng)")
         args.run_args = rest
         return run(args)
     if rest:
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "exact":
+        return exact_table(args)
     if args.command == "classes":
         for path in args.runs:
             if not os.path.isdir(path):

@@ -19,6 +19,7 @@
 #include "knob.h"
 #include "proc.h"
 #include "results.h"
+#include "settle.h"
 #include "stats.h"
 #include "test.h"
 

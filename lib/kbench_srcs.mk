@@ -3,7 +3,7 @@
 # The lib files every kbench program links (kbench.h's topics), for
 # lib/kbench.mk and fuzz/Makefile. KBENCH_LIB: this directory.
 KBENCH_CORE := kbench cleanup cli clock env errno_rule file json knob proc \
-	results stats
+	results settle stats
 KBENCH_CORE_SRCS := $(KBENCH_CORE:%=$(KBENCH_LIB)/%.c)
 KBENCH_CORE_HDRS := $(KBENCH_CORE:%=$(KBENCH_LIB)/%.h) \
 	$(addprefix $(KBENCH_LIB)/,compat.h ktap.h test.h)

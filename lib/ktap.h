@@ -89,6 +89,7 @@ static inline void kb_ktap_run_tests(const struct kb_test *tests, size_t n,
 		if (selected && !selected[i])
 			continue;
 		reason[0] = '\0';
+		kb_settle();
 		code = kb_test_run(&tests[i], ctx, reason, sizeof(reason));
 		kb_ktap_report(tests[i].name, code, reason);
 	}

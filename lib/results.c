@@ -311,16 +311,22 @@ static void json_row(FILE *f, const struct row *row)
 /*
  * "real", or "icount" with its shift when QEMU's instruction counter
  * drives the guest's clocks (KBENCH_ICOUNT=SHIFT, set by the VM runner):
- * then one virtual ns is 2^SHIFT guest instructions' worth of time.
+ * then one virtual ns is 2^SHIFT guest instructions' worth of time. With
+ * it, how the exact guest was made deterministic (KBENCH_ICOUNT_SETTINGS,
+ * the VM runner's words), so that a comparison can tell two setups apart.
  */
 static void json_clock_mode(FILE *f)
 {
 	int shift = kb_env_icount_shift();
+	const char *settings = getenv("KBENCH_ICOUNT_SETTINGS");
 
-	if (shift < 0)
+	if (shift < 0) {
 		fputs(", \"clock_mode\": \"real\"", f);
-	else
-		fprintf(f, ", \"clock_mode\": \"icount\", \"icount_shift\": %d", shift);
+		return;
+	}
+	fprintf(f, ", \"clock_mode\": \"icount\", \"icount_shift\": %d", shift);
+	if (settings && *settings)
+		json_member(f, "icount_settings", settings);
 }
 
 /*

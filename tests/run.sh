@@ -699,10 +699,13 @@ patched_image() {
 # "ROW:VERDICT:CLASS", that class); every other exact row must read same
 # with no change at all.
 exact_rows() {
-	local dir=$1
+	local dir=$1 cal
 
 	shift
-	"$top/scripts/compare.py" -f json "$dir/base" "$dir/candidate" >"$dir.json" ||
+	cal=()
+	# The base kernel's calibration the A/B took (its own boots, or the cache).
+	[[ ! -f $dir/calibration.json ]] || cal=(--calibration "$dir/calibration.json")
+	"$top/scripts/compare.py" -f json "${cal[@]}" "$dir/base" "$dir/candidate" >"$dir.json" ||
 		fail "compare.py"
 	python3 - "$dir.json" "$@" <<'PY' || fail "the exact verdicts are not the expected ones"
 import json, sys

@@ -105,7 +105,8 @@ class Schedule(unittest.TestCase):
 
     def test_exact_mode_boots_once(self):
         st = settings("icount")
-        self.assertEqual("GB", bisect.pattern(st, "endpoints"))
+        # Good three times: its own calibration (an A/A of good).
+        self.assertEqual("GBGG", bisect.pattern(st, "endpoints"))
         self.assertEqual("S", bisect.pattern(st, "x"))
 
 
@@ -267,9 +268,24 @@ class Exact(unittest.TestCase):
             self.assertEqual(("differ", SIGNAL), (verdict, signal))
             self.assertEqual("exact", entries[0]["class"])
 
-    def test_exact_mode_states_no_statistical_error(self):
+    def test_exact_mode_states_its_error_from_a_a_runs(self):
         self.assertIsNone(bisect.error_bound(settings("icount"), []))
-        self.assertIn("exact", bisect.error_line(settings("icount"), []))
+        line = bisect.error_line(settings("icount"), [])
+        self.assertIn("twice the range of good's 3 boots", line)
+        self.assertRegex(line, "A/A runs on x86_64: [0-9]+ false verdicts in [0-9]+ "
+                               "row comparisons")
+        self.assertNotIn("no statistical error", line)
+
+    def test_a_row_good_s_boots_disagree_on_is_not_followed(self):
+        # getsid 5 instructions apart between good's two boots: the
+        # margin is 10, bad's +5 is no signal.
+        st = settings("icount")
+        sim = Sim(st)
+        sim.block("endpoints", lambda r, k: {"good": 300.0 + 5 * (k > 0),
+                                             "bad": 305.0}[r], reps=2)
+        verdict, _, entries = bisect.decide_endpoints(st, sim.figures(), 1)
+        self.assertEqual("none", verdict)
+        self.assertEqual(10.0, entries[0]["margin"])
 
 
 class Error(unittest.TestCase):

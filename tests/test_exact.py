@@ -11,13 +11,13 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 from contextlib import redirect_stderr, redirect_stdout
-from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-from kbtools import compare, exact, results  # noqa: E402
+from kbtools import calibration, compare, exact, results  # noqa: E402
 
 
 def compare_main(argv):
@@ -39,8 +39,15 @@ def doc(rows, mode="icount", boot="b1", test="syscall_overhead",
                       "median": v, "mean": v} for n, v in rows]}
 
 
-# What A/A runs across boots showed of a null system call.
-EXACT = {"class": "exact", "spread_pct": 0.0003, "boots": 8}
+def known(boot_range, median=329.0965, boots=2, range_=None):
+    """What boots of the base's kernel showed of a row."""
+    rng = boot_range if range_ is None else range_
+    return exact.Known(exact.class_of(boot_range, median, rng), boot_range,
+                       rng, median, boots)
+
+
+# A null system call that repeated itself to the instruction in A/A boots.
+EXACT = known(0.001)
 
 
 class Rule(unittest.TestCase):
@@ -51,100 +58,134 @@ class Rule(unittest.TestCase):
                          ("exact", "slower"))
         self.assertEqual(exact.decide(cand, base, EXACT)[:2],
                          ("exact", "faster"))
+        self.assertEqual(exact.decide(base, cand, EXACT).margin, 0.5)
 
     def test_identical_repetitions_read_same(self):
         self.assertEqual(exact.decide([329.0965] * 2, [329.0965] * 2, EXACT),
-                         ("exact", "same", None))
+                         ("exact", "same", None, 0.5))
 
     def test_a_fraction_of_an_instruction_is_within_the_floor(self):
-        cls, verdict, note = exact.decide([100.0, 100.0], [100.3, 100.3],
-                                          EXACT)
-        self.assertEqual((cls, verdict), ("exact", "same"))
-        self.assertIn("margin", note)
+        d = exact.decide([100.0, 100.0], [100.3, 100.3], known(0.0, 100.0))
+        self.assertEqual((d.cls, d.verdict), ("exact", "same"))
+        self.assertIn("margin of 0.500", d.note)
 
-    def test_a_row_no_a_a_run_has_seen_is_at_best_near(self):
+    def test_a_row_no_calibration_has_seen_is_left_to_the_boot_rule(self):
         # Each side repeats itself to the instruction, but nothing shows
-        # that the row repeats across boots: 0.1% of 3163 is its margin.
-        self.assertEqual(exact.decide([3163.1] * 2, [3162.5] * 2)[:2],
-                         ("near", "same"))
-        self.assertEqual(exact.decide([3163.1] * 2, [3167.0] * 2)[:2],
-                         ("near", "slower"))
+        # that the row repeats across boots of this kernel.
+        self.assertEqual(exact.decide([3163.1] * 2, [3167.0] * 2, None)[:2],
+                         ("exact", "pending"))
 
-    def test_taskstats_ioctl_moves_between_boots(self):
-        # CI's A/A: each boot's repetitions agreed within 0.25
-        # instructions, the boots did not (the row reads the accounting
-        # of 200 other tasks); A/A runs now class it near.
-        known = exact.calibration()["x86_64"]["taskstats:ioctl"]
-        self.assertEqual(known["class"], "near")
-        self.assertEqual(exact.decide([3163.105] * 2, [3162.5] * 2,
-                                      known)[:2], ("near", "same"))
+    def test_the_margin_is_twice_the_boots_range(self):
+        # 3 instructions apart over the base's boots at the same place in
+        # the run: 6 is not a change, 7 is.
+        row = known(3.0, 1000.0)
+        self.assertEqual(row.cls, "near")
+        self.assertEqual(exact.decide([1e3, 1e3 + 2], [1e3 + 6, 1e3 + 8],
+                                      row)[:2], ("near", "same"))
+        self.assertEqual(exact.decide([1e3, 1e3 + 2], [1e3 + 7.1, 1e3 + 9],
+                                      row)[:2], ("near", "slower"))
 
-    def test_near_row_needs_its_spread_plus_the_floor(self):
+    def test_a_row_that_is_not_exact_takes_a_share_of_itself(self):
+        # fork, 30 instructions apart in two boots: two boots agree by
+        # chance; 0.5% of 400,000 is its margin.
+        fork = known(30.0, 400000.0)
+        self.assertEqual(fork.margin(), 2000.0)
+        self.assertEqual(exact.decide([4e5] * 2, [4e5 + 1999] * 2,
+                                      fork)[1], "same")
+        self.assertEqual(exact.decide([4e5] * 2, [4e5 + 2001] * 2,
+                                      fork)[1], "slower")
+
+    def test_repetitions_are_paired_by_their_place_in_the_run(self):
+        # getpgid of the caller's pid: the second run of the program has
+        # a pid one IDR level up (17 instructions more), in every boot.
+        idr = known(0.0, 398.1, range_=17.0)
+        base, cand = [398.1, 415.1], [399.1, 416.1]
+        self.assertEqual(exact.decide(base, cand, idr)[:2],
+                         ("exact", "slower"))
+        # Unpaired (other repetition counts), the whole range counts.
+        self.assertEqual(exact.decide(base, cand + [416.1], idr)[:2],
+                         ("exact", "same"))
+
+    def test_a_wide_calibrated_row_is_flagged_beyond_its_margin(self):
+        # Debian 6.12's clone: x0.626 against a base whose boots spread
+        # 3.2% (2100 of 66700 instructions): 4200 is the margin.
+        clone = known(2100.0, 66700.0)
+        self.assertEqual(clone.cls, "noisy")
+        self.assertEqual(exact.decide([66684.0] * 2, [42479.0] * 2,
+                                      clone)[:2], ("noisy", "faster"))
+        self.assertEqual(exact.decide([66684.0] * 2, [63000.0] * 2,
+                                      clone)[:2], ("noisy", "same"))
+
+    def test_classes_from_boots(self):
+        self.assertEqual(exact.class_of(0.001, 329.0), "exact")
+        # 0.2 instructions of 329: 600 ppm, not exact.
+        self.assertEqual(exact.class_of(0.2, 329.0), "near")
+        # 10 ppm of fork is 4 instructions: exact, with a margin of 8.
+        self.assertEqual(exact.class_of(4.0, 400000.0), "exact")
+        self.assertEqual(known(4.0, 400000.0).margin(), 8.0)
+        self.assertEqual(exact.class_of(4.1, 400000.0), "near")
+        self.assertEqual(exact.class_of(2100.0, 66700.0), "noisy")
+
+    def test_known_of_boots(self):
+        k = exact.known_of([[398.1, 415.1], [398.1, 415.1], [398.1, 415.2]])
+        self.assertEqual((k.boots, round(k.boot_range, 3), round(k.range, 3)),
+                         (3, 0.1, 17.1))
+        self.assertIsNone(exact.known_of([[398.1, 415.1]]))
+        again = exact.Known.from_json(k.to_json())
+        self.assertEqual((again.cls, again.boots), (k.cls, k.boots))
+        with self.assertRaises(ValueError):
+            exact.Known.from_json(dict(k.to_json(), **{"class": "exactish"}))
+
+    def test_the_same_boots_class_the_row_from_its_repetitions(self):
+        self.assertEqual(exact.within_boot([329.0965] * 2,
+                                           [330.0965] * 2)[:2],
+                         ("exact", "slower"))
         base = [37300.0, 37400.0]           # 0.27% spread
-        self.assertEqual(exact.decide(base, [37450.0, 37500.0])[:2],
+        self.assertEqual(exact.within_boot(base, [37450.0, 37500.0])[:2],
                          ("near", "same"))
-        self.assertEqual(exact.decide(base, [37600.0, 37650.0])[:2],
+        self.assertEqual(exact.within_boot(base, [37600.0, 37650.0])[:2],
                          ("near", "slower"))
-
-    def test_wide_rows_are_noisy_and_left_to_statistics(self):
-        self.assertEqual(exact.decide([1e5, 1.2e5], [1e5, 1.1e5])[:2],
+        self.assertEqual(exact.within_boot([1e5, 1.2e5], [1e5, 1.1e5])[:2],
                          ("noisy", "pending"))
 
-    def test_a_row_that_differs_between_boots_is_never_exact(self):
-        # Identical within each boot, yet A/A boots showed it move.
-        same = [398.101, 398.101]
-        known = {"class": "noisy", "spread_pct": 4.27}
-        self.assertEqual(exact.decide(same, [415.101] * 2, known)[:2],
-                         ("noisy", "pending"))
-        # Twice the boots' 0.8% plus 0.1%: 17 instructions in 1000.
-        near = {"class": "near", "spread_pct": 0.8}
-        self.assertEqual(exact.decide([1000.0] * 2, [1016.0] * 2, near)[:2],
-                         ("near", "same"))
-        self.assertEqual(exact.decide([1000.0] * 2, [1018.0] * 2, near)[:2],
-                         ("near", "slower"))
-
-    def test_calibration_file(self):
+    def test_prior_file(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         path = os.path.join(tmp.name, "c.json")
         # A file of one setup, as written before arm64: x86_64's.
         with open(path, "w") as f:
-            json.dump({"runs": [], "rows": {"t:r": {"class": "near"}}}, f)
-        self.assertEqual({"x86_64": {"t:r": {"class": "near"}}},
-                         exact.calibration(path))
+            json.dump({"runs": [], "aa": {"false": 0, "trials": 9,
+                                          "boots": 4, "what": "w"},
+                       "rows": {"t:r": {"class": "near"}}}, f)
+        self.assertEqual({"t:r": {"class": "near"}}, exact.load_classes(
+            path)["setups"]["x86_64"]["rows"])
+        self.assertIn("0 false verdicts in 9", exact.aa_error("x86_64", path))
         with open(path, "w") as f:
             json.dump({"setups": {"aarch64": {"runs": [], "rows": {
                 "t:r": {"class": "exact"}}}}}, f)
-        self.assertEqual({"aarch64": {"t:r": {"class": "exact"}}},
-                         exact.calibration(path))
-        self.assertEqual({}, exact.calibration(path + ".missing"))
+        self.assertEqual(["aarch64"],
+                         list(exact.load_classes(path)["setups"]))
+        self.assertIn("no A/A record", exact.aa_error("aarch64", path))
+        with self.assertRaises(OSError):
+            exact.load_classes(path + ".missing")
         for setup in ("x86_64", "aarch64"):
             self.assertIn("syscall_overhead:getppid",
-                          exact.calibration()[setup])
+                          exact.load_classes()["setups"][setup]["rows"])
+        self.assertIn("A/A runs on x86_64: ", exact.aa_error())
 
-    def test_classes_are_looked_up_per_setup(self):
-        """One lookup, keyed by what the runs' headers say (their
-        architecture): a row exact on x86_64 is unknown on a setup whose
-        A/A runs have not seen it, and two setups give the worse."""
+    def test_one_lookup_of_the_base_kernels_calibration(self):
+        """exact.known: the row of the calibration of the base's kernel;
+        none without one, and none for runs counted in two setups (their
+        architectures), whatever the calibration holds."""
         def header(arch):
             return results.parse_doc("d", doc([], arch=arch)).header
         x86, arm = header("x86_64"), header("aarch64")
-        table = {"x86_64": {"t:r": {"class": "exact", "spread_pct": 0.0,
-                                    "boots": 8},
-                            "t:n": {"class": "near", "spread_pct": 0.3,
-                                    "boots": 8}},
-                 "aarch64": {"t:n": {"class": "exact", "spread_pct": 0.0,
-                                     "boots": 4}}}
-        with mock.patch.object(exact, "calibration", return_value=table):
-            self.assertEqual("exact", exact.known([x86, x86], "t",
-                                                  "r")["class"])
-            self.assertIsNone(exact.known([arm, arm], "t", "r"))
-            self.assertIsNone(exact.known([x86, arm], "t", "r"))
-            self.assertEqual({"class": "near", "spread_pct": 0.3,
-                              "boots": 4},
-                             exact.known([x86, arm], "t", "n"))
-            self.assertIsNone(exact.known([header(None)], "t", "r"))
-            self.assertIsNone(exact.known([], "t", "r"))
+        cal = {"t:r": EXACT}
+        self.assertIs(EXACT, exact.known([x86, x86], "t", "r", cal))
+        self.assertIs(EXACT, exact.known([arm, arm], "t", "r", cal))
+        self.assertIsNone(exact.known([x86, x86], "t", "n", cal))
+        self.assertIsNone(exact.known([x86, x86], "t", "r", None))
+        self.assertIsNone(exact.known([x86, arm], "t", "r", cal))
 
     def test_one_repetition_shows_no_spread(self):
         self.assertIn("2 per side", exact.too_few([1.0], [1.0, 1.0]))
@@ -179,11 +220,10 @@ class Calibration(unittest.TestCase):
              *args], capture_output=True, text=True)
 
     def test_a_row_that_moves_in_a_new_run_is_no_longer_exact(self):
-        earlier = {"about": "-", "runs": ["aa4"], "rows": {
-            "syscall_overhead:getppid": {"class": "exact",
-                                         "spread_pct": 0.0003, "boots": 4},
-            "pmqtest:latency_pair0": {"class": "exact", "spread_pct": 0.0,
-                                      "boots": 4}}}
+        earlier = {"about": "-", "runs": ["aa4"],
+                   "aa": {"false": 1, "trials": 40, "boots": 4}, "rows": {
+            "syscall_overhead:getppid": known(0.001).to_json(),
+            "pmqtest:latency_pair0": known(0.0, 5903.5, 4).to_json()}}
         with open(self.path("old.json"), "w") as f:
             json.dump(earlier, f)
         run = self.a_a("aa6", 3.163105, 3.156352)
@@ -193,9 +233,13 @@ class Calibration(unittest.TestCase):
         with open(self.path("new.json")) as f:
             new = json.load(f)["setups"]["x86_64"]
         self.assertEqual(new["runs"], ["aa4", "aa6"])
+        # Two boots more; too few for an A/A trial of their own.
+        self.assertEqual({k: new["aa"][k] for k in ("false", "trials",
+                                                    "boots")},
+                         {"false": 1, "trials": 40, "boots": 6})
         row = new["rows"]["syscall_overhead:getppid"]
-        self.assertEqual((row["class"], row["boots"]), ("near", 6))
-        self.assertAlmostEqual(row["spread_pct"], 0.2135, places=3)
+        self.assertEqual((row["class"], row["boots"]), ("noisy", 4))
+        self.assertAlmostEqual(row["boot_range_insn"], 6.753, places=3)
         self.assertEqual(new["rows"]["pmqtest:latency_pair0"],
                          earlier["rows"]["pmqtest:latency_pair0"])
 
@@ -220,6 +264,31 @@ class Calibration(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("not the boots of one setup", out.stderr)
 
+    def test_the_exact_table(self):
+        # Five boots: getppid to the instruction in each, fork 2
+        # instructions apart in one of them.
+        for k in range(1, 6):
+            os.makedirs(self.path("boots", str(k)))
+            results.write_json(
+                self.path("boots", str(k), "syscall_overhead.json"),
+                doc([("getppid", 0.3290965),
+                     ("fork", 376.0 + (0.002 if k == 3 else 0))],
+                    boot=f"b{k}"))
+        out = subprocess.run(
+            [sys.executable, os.path.join(HERE, "..", "bench",
+                                          "guest_modes.py"), "exact",
+             "after=" + self.path("boots")], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| syscall_overhead:getppid | 5 | exact | 0.000 | 0 "
+                      "| 1 insn |", out.stdout)
+        self.assertIn("| syscall_overhead:fork | 5 | exact | 2.000 | 5.32 | "
+                      "4.000 insn (10.6 ppm) |", out.stdout)
+        # fork's one odd boot is the candidate once against two boots
+        # that agreed to the instruction (exact to them): the one false
+        # verdict, shown.
+        self.assertIn("after: 2 exact, 0 near, 0 noisy; A/A false verdicts "
+                      "1 of 10 row comparisons (1 rows)", out.stdout)
+
     def test_a_file_that_is_not_a_classes_file_is_refused(self):
         run = self.a_a("aa", 1.0, 1.0)
         bad_row = {"runs": [], "rows": {"t:r": {"class": "exactish",
@@ -232,6 +301,36 @@ class Calibration(unittest.TestCase):
             self.assertEqual(out.returncode, 2, text)
             self.assertIn("not a classes file", out.stderr)
             self.assertNotIn("Traceback", out.stderr)
+
+
+class Cache(unittest.TestCase):
+    """A calibration is kept per key (the image, QEMU, the guest's
+    setup) and found again only under the same key."""
+
+    def test_kept_and_found_by_key(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        image = os.path.join(tmp.name, "bzImage")
+        with open(image, "wb") as f:
+            f.write(b"kernel")
+        os.environ["KBENCH_CACHE"] = tmp.name
+        self.addCleanup(os.environ.pop, "KBENCH_CACHE")
+        with unittest.mock.patch.object(calibration, "qemu_version",
+                                        return_value="QEMU 7.2"):
+            key = calibration.key_of(image, "qemu-system-x86_64", "x86_64",
+                                     1, "shift=0", ["nokaslr"], "settle=1")
+        self.assertIsNone(calibration.cached(key))
+        cal = calibration.Calibration({"t:r": known(0.0)}, 2, "6.12")
+        path = calibration.store(key, cal)
+        self.assertTrue(path.startswith(tmp.name))
+        got = calibration.cached(key)
+        self.assertEqual((got.boots, got.release, got.rows["t:r"].cls),
+                         (2, "6.12", "exact"))
+        other = calibration.Key(key.image_sha256, key.qemu, key.arch, 2,
+                                key.icount, key.cmdline, key.settings)
+        self.assertIsNone(calibration.cached(other))
+        self.assertIn("2 boots, 1 rows (1 exact, 0 near, 0 noisy)",
+                      calibration.describe(got))
 
 
 class Wiring(unittest.TestCase):
@@ -253,22 +352,80 @@ class Wiring(unittest.TestCase):
         return {e.name: e for e in compare.compare(
             results.load(base), [results.load(cand)])}
 
-    def test_an_ab_of_one_boot_each_gives_exact_verdicts(self):
+    def test_the_base_s_own_boots_calibrate_it(self):
         rows = [("getppid", 0.3290965), ("getpid", 0.3070965),
                 ("fork", 376.0)]
-        cand = [("getppid", 0.330096), ("getpid", 0.3070965),
-                ("fork", 380.0)]
-        b = self.run_dir("base", [doc(rows), doc(rows)])
-        c = self.run_dir("cand", [doc(cand, boot="b2"),
-                                  doc([("getppid", 0.330096),
+        # The base booted twice (an A/A of its kernel), two runs a boot;
+        # fork 2 instructions apart between its boots.
+        b = self.run_dir("base", [doc(rows), doc(rows),
+                                  doc(rows[:2] + [("fork", 376.002)],
+                                      boot="b2"),
+                                  doc(rows[:2] + [("fork", 376.002)],
+                                      boot="b2")])
+        c = self.run_dir("cand", [doc([("getppid", 0.330096),
                                        ("getpid", 0.3070965),
-                                       ("fork", 395.0)], boot="b2")])
+                                       ("fork", 376.0045)], boot="b3")] * 2)
         e = self.entries(b, c)
         self.assertEqual((e["getppid"].verdict, e["getppid"].row_class),
                          ("slower", "exact"))
         self.assertAlmostEqual(e["getppid"].delta, 0.9995, places=3)
         self.assertEqual(e["getppid"].unit, "insn")
+        self.assertEqual(e["getppid"].margin, 0.5)
         self.assertEqual(e["getpid"].verdict, "same")
+        # fork: +3.5 instructions against a margin of twice the 2 its
+        # boots were apart (5 ppm: exact, but not to one instruction).
+        self.assertEqual((e["fork"].row_class, e["fork"].verdict,
+                          round(e["fork"].margin)), ("exact", "same", 4))
+        self.assertIn("2x the range of 2 boots of the base", e["fork"].note)
+
+    def test_one_boot_of_an_uncalibrated_kernel_is_never_exact(self):
+        rows = [("getppid", 0.3290965)]
+        b = self.run_dir("base", [doc(rows), doc(rows)])
+        c = self.run_dir("cand", [doc([("getppid", 0.330096)], boot="b2")] * 2)
+        e = self.entries(b, c)["getppid"]
+        self.assertEqual((e.verdict, e.margin, e.row_class),
+                         ("no-verdict", None, None))
+        self.assertIn("no calibration of this kernel", e.note)
+
+    def test_a_calibration_file_of_the_base_s_kernel(self):
+        rows = [("getppid", 0.3290965)]
+        b = self.run_dir("base", [doc(rows), doc(rows)])
+        c = self.run_dir("cand", [doc([("getppid", 0.330096)], boot="b2")] * 2)
+        cal = calibration.Calibration(
+            {"syscall_overhead:getppid": known(0.0)}, 2, "6.12")
+        path = os.path.join(self.tmp.name, "cal.json")
+        calibration.save(path, cal)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(compare_main(["--calibration", path, b, c]),
+                             0)
+        self.assertIn("slower (exact)", out.getvalue())
+        # Of another kernel: refused, naming both.
+        calibration.save(path, calibration.Calibration(cal.rows, 2, "6.1"))
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            self.assertEqual(compare_main(["--calibration", path, b, c]),
+                             2)
+        self.assertIn("is of 6.1, the base ran 6.12", err.getvalue())
+        with open(path, "w") as f:
+            f.write("{}")
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            self.assertEqual(compare_main(["--calibration", path, b, c]),
+                             2)
+        self.assertIn("not a calibration", err.getvalue())
+
+    def test_sides_in_the_same_boot_class_rows_by_their_repetitions(self):
+        # --vs-prefix: both sides in one boot, no calibration needed.
+        b = self.run_dir("base", [doc([("getppid", 0.3290965),
+                                       ("fork", 376.0)])] * 2)
+        c = self.run_dir("cand", [doc([("getppid", 0.330096),
+                                       ("fork", 380.0)]),
+                                  doc([("getppid", 0.330096),
+                                       ("fork", 395.0)])])
+        e = self.entries(b, c)
+        self.assertEqual((e["getppid"].verdict, e["getppid"].row_class),
+                         ("slower", "exact"))
         # fork spreads 3.9% on one side: noisy, and one boot is no sample.
         self.assertEqual((e["fork"].row_class, e["fork"].verdict),
                          ("noisy", "no-verdict"))
@@ -316,12 +473,25 @@ class Wiring(unittest.TestCase):
                       err.getvalue())
         self.assertEqual(len(err.getvalue().splitlines()), 1)
 
+    def test_exact_guests_set_up_differently_are_not_compared(self):
+        rows = [("getppid", 0.33)]
+        b = self.run_dir("base", [doc(rows), doc(rows)])
+        other = doc(rows)
+        other["machine"]["icount_settings"] = "root=initramfs"
+        c = self.run_dir("cand", [other, other])
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            self.assertEqual(compare_main([b, c]), 2)
+        self.assertIn("with 'None', the candidate's with 'root=initramfs'",
+                      err.getvalue())
+
     def test_repetitions_are_grouped_by_boot(self):
         d = self.run_dir("r", [doc([("fork", 1.0)], boot="x"),
                                doc([("fork", 3.0)], boot="x"),
                                doc([("fork", 10.0)], boot="y")])
         row = results.load(d).tests["syscall_overhead"].rows["fork"]
         self.assertEqual(row.boot_values(), [2.0, 10.0])
+        self.assertEqual(row.boot_reps(), [[1.0, 3.0], [10.0]])
         self.assertEqual(row.values(), [1.0, 3.0, 10.0])
 
     def test_a_bad_clock_mode_is_an_error_naming_the_file(self):

@@ -24,6 +24,7 @@ from kbtools import arch, cli, debian, guest, images, lava_job  # noqa: E402
 from kbtools import policy, proc, vm  # noqa: E402
 from test_design import collection_tests  # noqa: E402
 import needs  # noqa: E402
+from support import present  # noqa: E402
 
 
 def lib_bash_timeout(test_dir: str) -> int:
@@ -134,13 +135,33 @@ class GuestEnv(unittest.TestCase):
                           env["KSFT_MACHINE_SLOW"]))
         with self.assertRaisesRegex(ValueError, "no shift=N"):
             policy.icount("sleep=off")
-        # What a run records of how its guest ran (issue 46 adds keys).
+        # What a run records of how its guest ran: the plain guest's
+        # -icount, the deterministic one's switches too, in every JSON.
+        plain = policy.icount("shift=2", steady=False)
         self.assertEqual({"icount_qemu": "shift=2", "icount_shift": "2"},
-                         policy.icount("shift=2").settings())
+                         plain.settings())
+        steady = policy.icount("shift=2", steady=True)
+        self.assertEqual(
+            "icount_qemu=shift=2; icount_shift=2; qemu_args=-rtc "
+            "base=2026-01-01T00:00:00,clock=vm -seed 1; append=nokaslr "
+            "norandmaps randomize_kstack_offset=off page_alloc.shuffle=0 "
+            "slub_nomerge; root=initramfs; settle=1; dither=<1000",
+            steady.settings_text())
+        env = policy.guest_env("tcg", steady, {})
+        self.assertEqual((steady.settings_text(), "1"),
+                         (env["KBENCH_ICOUNT_SETTINGS"],
+                          env["KBENCH_ICOUNT_SETTLE"]))
+        self.assertNotIn("KBENCH_ICOUNT_SETTLE",
+                         policy.guest_env("tcg", plain, {}))
+        self.assertTrue(policy.deterministic({}))
+        self.assertFalse(policy.deterministic(
+            {"KBENCH_ICOUNT_DETERMINISTIC": "0"}))
+        with self.assertRaisesRegex(ValueError, "KBENCH_ICOUNT_DETERMINISTIC"):
+            policy.deterministic({"KBENCH_ICOUNT_DETERMINISTIC": "yes"})
 
 
 def machine(a: arch.Arch, icount: bool) -> vm.Machine:
-    ic = dataclasses.replace(policy.icount(policy.ICOUNT_QEMU),
+    ic = dataclasses.replace(policy.icount(policy.ICOUNT_QEMU, steady=True),
                              qemu_args=("-rtc", "clock=vm"),
                              appends=("nokaslr",)) if icount else None
     return vm.Machine(a, "tcg", "1G", None, ic, ["x=1"])
@@ -154,16 +175,18 @@ class ArchIsData(unittest.TestCase):
         rootfs="initramfs", rootfs_packages=arch.ROOTFS_PACKAGES,
         rootfs_needs=arch.rootfs_needs("usr/lib64/ld-linux-x86-64.so.2",
                                        "x86_64-linux-gnu"),
-        init="scripts/guest/arm64_init.sh")
+        init="scripts/guest/initramfs_init.sh")
 
     def test_the_backend_is_the_architectures(self) -> None:
-        self.assertEqual(["vng", "vng", "qemu", "qemu"],
+        # x86_64's exact guest: QEMU itself with an initramfs root.
+        self.assertEqual(["vng", "qemu", "qemu", "qemu"],
                          [vm.backend_of(machine(a, i))
                           for a in (arch.X86_64, arch.ARM64)
                           for i in (False, True)])
-        exact_qemu = dataclasses.replace(arch.X86_64, exact_backend="qemu")
-        self.assertEqual(["vng", "qemu"], [vm.backend_of(machine(
-            exact_qemu, i)) for i in (False, True)])
+        # Its usual root (the deterministic guest off): virtme-ng.
+        m = machine(arch.X86_64, True)
+        m.icount = dataclasses.replace(present(m.icount), root="")
+        self.assertEqual("vng", vm.backend_of(m))
 
     def qemu(self, a: arch.Arch, icount: bool) -> List[str]:
         o = vm.parse(["-k", "k"], "vm_run.sh")

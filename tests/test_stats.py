@@ -62,6 +62,20 @@ class Basics(unittest.TestCase):
                                   [statistics.stdev(g) for g in groups])
         self.assertAlmostEqual(got, statistics.stdev(union), places=9)
 
+    def test_binomial_upper_bound(self) -> None:
+        # None in n: about 3/n (the rule of three); the bound is a rate
+        # at which k or fewer happen with probability 0.05.
+        self.assertAlmostEqual(stats.binomial_upper(0, 1000), 0.003,
+                               places=4)
+        self.assertAlmostEqual(stats.binomial_upper(0, 10), 0.2589,
+                               places=4)
+        for k, n in ((1, 1000), (5, 10)):
+            p = stats.binomial_upper(k, n)
+            cdf = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i)
+                      for i in range(k + 1))
+            self.assertAlmostEqual(cdf, 0.05, places=6)
+        self.assertEqual(stats.binomial_upper(3, 3), 1.0)
+
     def test_midranks(self) -> None:
         self.assertEqual(stats.midranks([10, 20, 20, 5]), [2, 3.5, 3.5, 1])
 

@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import ab, arch, ci_vm, cli, guest, images  # noqa: E402
+from kbtools import ab, arch, calibration, ci_vm, cli, exact  # noqa: E402
+from kbtools import guest, images  # noqa: E402
 from kbtools import collection, debian, design, packages, paths  # noqa: E402
 from kbtools import policy, proc, results, vng  # noqa: E402
 from kbtools import run, vm  # noqa: E402
@@ -58,7 +59,8 @@ class Options(unittest.TestCase):
         env = mock.patch.dict(os.environ)
         env.start()
         self.addCleanup(env.stop)
-        for name in ("KBENCH_VM_ACCEL", "KBENCH_ICOUNT_QEMU"):
+        for name in ("KBENCH_VM_ACCEL", "KBENCH_ICOUNT_QEMU",
+                     "KBENCH_ICOUNT_DETERMINISTIC"):
             os.environ.pop(name, None)
 
     def test_defaults_per_architecture(self) -> None:
@@ -81,7 +83,21 @@ class Options(unittest.TestCase):
 
     def test_icount_is_one_field(self) -> None:
         o = parse("-k", "k", "--icount")
+        # The deterministic guest by default; KBENCH_ICOUNT_DETERMINISTIC=0
+        # the plain one.
+        self.assertEqual(policy.Icount(
+            ICOUNT, 0, qemu_args=policy.DETERMINISTIC_QEMU_ARGS,
+            appends=policy.DETERMINISTIC_APPENDS, root="initramfs",
+            settle=True, dither=policy.DITHER_LOOPS), o.machine.icount)
+        self.assertEqual("qemu", vm.backend_of(o.machine))
+        with mock.patch.dict(os.environ, {"KBENCH_ICOUNT_DETERMINISTIC": "0"}):
+            o = parse("-k", "k", "--icount")
         self.assertEqual(policy.Icount(ICOUNT, 0), o.machine.icount)
+        self.assertEqual("vng", vm.backend_of(o.machine))
+        with mock.patch.dict(os.environ, {"KBENCH_ICOUNT_DETERMINISTIC":
+                                          "no"}), \
+                self.assertRaisesRegex(cli.Error, "1 .* or 0"):
+            parse("-k", "k", "--icount")
         self.assertEqual(("tcg", 1, 600), (o.machine.accel, o.machine.cpus,
                                            o.boot_timeout))
         o = parse("-k", "k", "--icount", "--cpus", "3", "--boot-timeout=9")
@@ -195,7 +211,10 @@ class CommandLines(unittest.TestCase):
         self.addCleanup(env.stop)
 
     def vng(self, *argv: str) -> vm.Vng:
-        o = parse("-k", "k", *argv)
+        # Exact mode through virtme-ng: the plain guest, the
+        # deterministic one turned off.
+        with mock.patch.dict(os.environ, {"KBENCH_ICOUNT_DETERMINISTIC": "0"}):
+            o = parse("-k", "k", *argv)
         b = vm.Vng(o, "vm_run.sh", "/var/tmp/kb/.cache")
         b.image = images.Image("/img/bzImage", "/img/bzImage", "k")
         b.env = {"PATH": "/venv/bin"}
@@ -222,7 +241,8 @@ class CommandLines(unittest.TestCase):
         self.assertEqual({"PATH": "/venv/bin"}, env)
         self.assertEqual(
             "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0"
-            " KBENCH_TIMEOUT_FACTOR=4 KBENCH_MERGE=host "
+            " KBENCH_TIMEOUT_FACTOR=4 KBENCH_ICOUNT_SETTINGS='icount_qemu="
+            f"{ICOUNT}; icount_shift=0' KBENCH_MERGE=host "
             "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
             f"{TOP}/scripts/guest/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
@@ -249,11 +269,14 @@ class CommandLines(unittest.TestCase):
             boot.close()
         self.assertEqual(["qemu-system-aarch64", "-M", "virt", "-cpu",
                           "max,pauth-impdef=on,cntfrq=1000000000", "-icount",
-                          ICOUNT, "-smp",
+                          ICOUNT, "-rtc", "base=2026-01-01T00:00:00,clock=vm",
+                          "-seed", "1", "-smp",
                           "1", "-m", "1G", "-nodefaults", "-display", "none",
                           "-no-reboot", "-serial", "stdio", "-kernel",
                           "/img/Image", "-initrd", "/i.cpio", "-append",
-                          "console=ttyAMA0 rdinit=/init panic=-1 quiet x=1"],
+                          "console=ttyAMA0 rdinit=/init panic=-1 quiet "
+                          "nokaslr norandmaps randomize_kstack_offset=off "
+                          "page_alloc.shuffle=0 slub_nomerge x=1"],
                          cmd)
 
     def test_host_packages_missing_is_3(self) -> None:
@@ -403,12 +426,32 @@ class CommandLines(unittest.TestCase):
                 args = g.read()
             self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
                                       os.X_OK))
+            # Every file of the overlay dated alike (no clock skew in
+            # the guest, the same bytes each boot).
+            times = {os.lstat(os.path.join(r, n)).st_mtime
+                     for r, ds, fs in os.walk(os.path.join(state, "overlay"))
+                     for n in ds + fs}
+        self.assertEqual({0}, times)
+        # The deterministic guest: its settings and the dither, per boot.
+        self.assertIn("export KBENCH_ICOUNT_SETTLE=1\n", args)
+        self.assertIn("root=initramfs", args)
+        self.assertRegex(args, "export KBENCH_ICOUNT_DITHER=[0-9]+\n")
         self.assertIn("export KBENCH_GUEST=tcg\n", args)
         self.assertIn("export KBENCH_MERGE=host\n", args)
         self.assertIn("export KBENCH_ICOUNT=0\n", args)
         self.assertIn("export KSRC=/ksrc\nexport KBENCH_BPF=n\n", args)
         self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
                       "json=/tmp/json\n", args)
+
+    def test_the_prefixes_host_files_go_into_the_initramfs(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            wrap = os.path.join(d, "wrap")
+            open(wrap, "w").close()
+            o = parse("-k", "k", "--icount", "--base-prefix",
+                      f"{wrap} -n 0", f"--vs-prefix={wrap} -n 1",
+                      "-t", "/etc")
+            self.assertEqual([wrap, wrap], vm.prefix_files(o.run))
+            self.assertEqual([], vm.prefix_files(parse("-k", "k").run))
 
     def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self) -> None:
         self.assertEqual("vm_run.sh", vm.runner("run_all.sh"))
@@ -594,7 +637,10 @@ class WholeRun(unittest.TestCase):
             prog_calls.append(req)
             return kbcompare.Comparison("a table\nof two lines", [], [])
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.dict(os.environ, {"TMPDIR": d, "KSRC": "/ksrc"}), \
+                mock.patch.dict(os.environ, {
+                    "TMPDIR": d, "KSRC": "/ksrc",
+                    # virtme-ng's exact guest: the deterministic one off.
+                    "KBENCH_ICOUNT_DETERMINISTIC": "0"}), \
                 mock.patch.object(vm.Vng, "check_host"), \
                 mock.patch.object(images, "resolve", return_value=
                                   images.Image("/i", "/i", "test-kernel")), \
@@ -639,7 +685,9 @@ class WholeRun(unittest.TestCase):
         self.assertEqual(["COLLECTION=syscall_overhead", "emit_tests"],
                          calls[0][-2:])
         self.assertIn("KBENCH_ICOUNT=0 KBENCH_TIMEOUT_FACTOR=4 "
-                      "KBENCH_MERGE=host KSRC=/ksrc ", calls[1])
+                      "KBENCH_ICOUNT_SETTINGS='icount_qemu=shift=0,sleep=off,"
+                      "align=off; icount_shift=0' KBENCH_MERGE=host "
+                      "KSRC=/ksrc ", calls[1])
 
     def test_an_ab_in_one_boot_is_merged_and_compared_here(self) -> None:
         """--vs-prefix in a guest without --json: the guest leaves each
@@ -1155,7 +1203,12 @@ class AB(unittest.TestCase):
             run = ab.AB(o, "t", work)
             run.guests = {n: cast(vm.Guest, FakeGuest(p, boots))
                           for n, p in plans.items()}
-            with mock.patch.object(kbcompare, "comparison") as compare:
+            # A calibration of the base's kernel is cached: it boots as
+            # often as the candidate.
+            with mock.patch.object(kbcompare, "comparison") as compare, \
+                    mock.patch.object(ab, "calibration_key"), \
+                    mock.patch.object(calibration, "cached", return_value=
+                                      calibration.Calibration({}, 3)):
                 rc, out, err = quiet(run.run)
             kept = sorted(os.listdir(os.path.join(work, "results", "base")))
             merged = os.path.isfile(os.path.join(
@@ -1178,6 +1231,73 @@ class AB(unittest.TestCase):
         self.assertEqual(["console-1-failed.log", "console-1.log",
                           "console-2.log", "syscall_overhead.json"], kept)
         self.assertTrue(merged)
+
+
+    def test_exact_mode_calibrates_the_base_from_its_own_boots(self) -> None:
+        """No calibration of the base's kernel cached: it boots
+        calibration.BOOTS times, the A/A of those boots is stored under
+        its key and written beside the sides, and the comparison takes
+        it; the next A/B of that kernel finds it and boots the base
+        once."""
+        tap = b"TAP version 13\n1..1\nok 1 x\n"
+
+        def figures(boot: str) -> Callable[[str], None]:
+            def write(json_dir: str) -> None:
+                doc = {"schema": "kbench-results/1",
+                       "test": "syscall_overhead", "boot_id": boot,
+                       "kernel": {"release": "6.12"},
+                       "machine": {"arch": "x86_64", "clock_mode": "icount",
+                                   "icount_shift": 0},
+                       "rows": [{"name": "getppid", "status": "ok",
+                                 "unit": "us", "median": 0.329, "n": 9}]}
+                with open(os.path.join(json_dir, "syscall_overhead.json"),
+                          "w") as f:
+                    json.dump(doc, f)
+            return write
+
+        class Figures(FakeGuest):
+            def boot(self, json_dir: str, console: str,
+                     sink: Optional[guest.Sink]) -> int:
+                rc = super().boot(json_dir, console, sink)
+                figures(console)(json_dir)
+                return rc
+
+        key = calibration.Key("sha", "QEMU 7.2", "x86_64", 1, "shift=0", "")
+        for base_boots, want in ((calibration.BOOTS, "no calibration of its "
+                                  "kernel cached: it boots 3 times"),
+                                 (1, "cached")):
+            with tempfile.TemporaryDirectory() as work, \
+                    mock.patch.dict(os.environ, {"KBENCH_CACHE": work}):
+                results_dir = os.path.join(work, "results")
+                o = ab.Options("a", ["b"], 1, ["syscall_overhead"],
+                               results_dir, "", "", True, [])
+                if base_boots == 1:
+                    calibration.store(key, calibration.Calibration(
+                        {"syscall_overhead:getppid": exact.Known(
+                            "exact", 0.0, 0.0, 329.0, 3)}, 3, "6.12"))
+                run = ab.AB(o, "t", work)
+                boots: List[Any] = []
+                run.guests = {n: cast(vm.Guest, Figures([(0, tap)] * 3,
+                                                        boots))
+                              for n in ("base", "candidate")}
+                with mock.patch.object(ab, "calibration_key",
+                                       return_value=key), \
+                        mock.patch.object(kbcompare, "comparison",
+                                          return_value=kbcompare.Comparison(
+                                              "", [], [])) as cmp:
+                    rc, out, err = quiet(run.run)
+                self.assertEqual(0, rc, out + err)
+                self.assertIn(want, out)
+                self.assertEqual(base_boots + 1, len(boots))
+                last = base_boots + 1 if base_boots > 1 else 1
+                self.assertIn(f"ok {last} kbench: base a (boot "
+                              f"{base_boots} of {base_boots})", out)
+                path = os.path.join(results_dir, "calibration.json")
+                self.assertEqual(path, cmp.call_args[0][0].calibration)
+                taken = calibration.load(path)
+                self.assertEqual(3, taken.boots)
+                stored = calibration.cached(key)
+                self.assertIsNotNone(stored)
 
 
 class FrontDoor(unittest.TestCase):

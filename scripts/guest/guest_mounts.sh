@@ -2,7 +2,7 @@
 # shellcheck shell=sh
 #
 # The file systems the collection needs in a guest whose init is ours,
-# sourced (POSIX sh) by the arm64 guest's /init (scripts/guest/arm64_init.sh)
+# sourced (POSIX sh) by an initramfs guest's /init (scripts/guest/initramfs_init.sh)
 # and written into the LAVA guest's init (kbtools.lava_local): one list
 # for both. Not a command.
 

@@ -17,7 +17,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import cli, design, images, options, policy, proc, results, vm
+from kbtools import (calibration, cli, design, images, options, policy, proc,
+                     results, vm)
 from kbtools.output import msg
 
 USAGE = """\
@@ -39,9 +40,11 @@ table shows every candidate against BASE.
                           1 with --icount)
       --icount            exact mode (scripts/vm_run.sh --icount): figures
                           are guest instructions, each boot runs every
-                          program twice so that each side shows its
-                          spread, and one boot per kernel decides the
-                          exact and near rows (compare.py)
+                          program twice, one boot per candidate decides
+                          against the base kernel's calibration: the base
+                          boots {boots} times (an A/A of it) unless one of its
+                          image is cached (DIR/calibration.json: the one
+                          taken)
       --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
                           JSON with one repetition per boot; further
                           candidates in DIR/candidate2/, ...)
@@ -117,7 +120,7 @@ def parse(argv: Sequence[str], prog: str) -> Options:
         elif opt == "--vs-prefix":
             raise cli.Error("--vs-prefix and --vs-kernel do not combine")
         elif word in ("-h", "--help"):
-            sys.stdout.write(USAGE.format(prog=prog))
+            sys.stdout.write(USAGE.format(prog=prog, boots=calibration.BOOTS))
             raise SystemExit(0)
         else:
             rest.append(word)
@@ -207,6 +210,10 @@ class AB:
         self.vm_prog = vm.runner(prog)
         self.guests: Dict[str, vm.Guest] = {}
         self.broken: Dict[str, int] = {}
+        # Exact mode: the base kernel's calibration, cached (then the
+        # base boots as often as the others) or taken from its own boots.
+        self.cal_key: Optional[calibration.Key] = None
+        self.cal: Optional[calibration.Calibration] = None
 
     def close(self) -> None:
         for g in self.guests.values():
@@ -222,18 +229,25 @@ class AB:
             g.prepare()
         return self.guests[side.name]
 
+    def ready(self, side: Side) -> Optional[vm.Guest]:
+        """The side's guest, made ready at the first call; None when it
+        cannot be (its exit status in self.broken, said once)."""
+        if side.name in self.broken:
+            return None
+        try:
+            return self.guest(side)
+        except (cli.Failure, proc.Failed) as e:
+            msg(self.vm_prog, str(e))
+            self.broken[side.name] = e.status \
+                if isinstance(e, cli.Failure) else 1
+            return None
+
     def boot_try(self, side: Side, console: str, out: str) -> int:
         """One boot into work/ktap; its exit status (a kernel that could
         not be made ready: that status, said once)."""
-        if side.name in self.broken:
-            return self.broken[side.name]
         with open(os.path.join(self.work, "ktap"), "wb") as sink:
-            try:
-                g = self.guest(side)
-            except (cli.Failure, proc.Failed) as e:
-                msg(self.vm_prog, str(e))
-                self.broken[side.name] = e.status \
-                    if isinstance(e, cli.Failure) else 1
+            g = self.ready(side)
+            if g is None:
                 return self.broken[side.name]
             try:
                 return g.boot(out, console, sink)
@@ -270,13 +284,59 @@ class AB:
         sys.stdout.flush()
         return rc
 
+    def boots_of(self, side: Side) -> int:
+        """How often a side boots: --repeat's, and under --icount the base
+        calibration.BOOTS times when no calibration of its kernel is
+        cached (an A/A of it, its own calibration)."""
+        if self.opts.icount and side is self.sides[0] and self.cal is None:
+            return max(self.opts.repeat, calibration.BOOTS)
+        return self.opts.repeat
+
+    def find_calibration(self) -> None:
+        """Exact mode: the cached calibration of the base's kernel, said;
+        none for a kernel that cannot be made ready (its boots fail)."""
+        if not self.opts.icount:
+            return
+        g = self.ready(self.sides[0])
+        if g is None:
+            return
+        self.cal_key = calibration_key(g)
+        self.cal = calibration.cached(self.cal_key)
+        if self.cal:
+            say(f"# base: {calibration.describe(self.cal)}, cached "
+                f"({calibration.cache_path(self.cal_key)})")
+        else:
+            say(f"# base: no calibration of its kernel cached: it boots "
+                f"{self.boots_of(self.sides[0])} times (an A/A of it)")
+
+    def calibrate(self, dirs: Sequence[str]) -> Optional[str]:
+        """Exact mode: the calibration the comparison takes, written to
+        RESULTS/calibration.json (compare --calibration): the cached one,
+        or the base's own boots', kept in the cache when every one of
+        them left results; None outside exact mode."""
+        if not self.opts.icount:
+            return None
+        cal = self.cal
+        if cal is None:
+            try:
+                cal = calibration.of_dirs(dirs)
+            except (results.ResultError, OSError) as e:
+                raise cli.Failure(f"cannot calibrate the base: {e}") from e
+            if self.cal_key and len(dirs) >= calibration.BOOTS and \
+                    cal.boots >= calibration.BOOTS:
+                calibration.store(self.cal_key, cal)
+            say(f"# base: {calibration.describe(cal)}, from its own boots")
+        path = os.path.join(self.results, "calibration.json")
+        calibration.save(path, cal)
+        return path
+
     def keep_consoles(self) -> None:
         """Each boot's kernel log (and a failed try's), for whoever
         checks them for trouble: RESULTS/SIDE/console-K[-failed].log,
         whether or not the boots left results."""
         for side in self.sides:
             os.makedirs(os.path.join(self.results, side.name), exist_ok=True)
-            for k in range(1, self.opts.repeat + 1):
+            for k in range(1, self.boots_of(side) + 1):
                 for suffix in (f"{k}", f"{k}-failed"):
                     src = os.path.join(self.work, "console",
                                        f"{side.name}-{suffix}.log")
@@ -284,15 +344,19 @@ class AB:
                         shutil.copyfile(src, os.path.join(
                             self.results, side.name, f"console-{suffix}.log"))
 
+    def boot_dirs(self, side: Side) -> List[str]:
+        """The side's boots that left results."""
+        return [d for d in (os.path.join(self.work, "json", side.name, str(k))
+                            for k in range(1, self.boots_of(side) + 1))
+                if os.path.isdir(d) and
+                any(n.endswith(".json") for n in os.listdir(d))]
+
     def merge(self) -> bool:
         """Each side's boots (those that left results) merged into one
         directory; False when a side has none."""
         self.keep_consoles()
         for side in self.sides:
-            dirs = [d for d in (os.path.join(self.work, "json", side.name,
-                                             str(k))
-                                for k in range(1, self.opts.repeat + 1))
-                    if any(n.endswith(".json") for n in os.listdir(d))]
+            dirs = self.boot_dirs(side)
             if not dirs:
                 msg(self.prog, f"no boot of the {side.name} kernel left "
                     "results: nothing to compare")
@@ -306,10 +370,12 @@ class AB:
         return True
 
     def compare(self) -> int:
-        """compare.py's table as '# ' lines; its exit status."""
+        """compare.py's table as '# ' lines (in exact mode against the
+        base's calibration); its exit status."""
+        cal = self.calibrate(self.boot_dirs(self.sides[0]))
         return vm.compare([os.path.join(self.results, s.name)
                            for s in self.sides], labels(self.sides),
-                          self.opts.fail_above, self.prog)
+                          self.opts.fail_above, self.prog, calibration=cal)
 
     def report(self) -> bool:
         return vm.report(self.opts.report, self.results, self.work)
@@ -317,13 +383,16 @@ class AB:
     def run(self) -> int:
         o = self.opts
         say("TAP version 13")
-        say(f"1..{len(self.sides) * o.repeat}")
-        fail = 0
+        self.find_calibration()
         order = rotation(len(self.sides), o.repeat)
+        order += [(k, 0) for k in range(o.repeat + 1,
+                                         self.boots_of(self.sides[0]) + 1)]
+        say(f"1..{len(order)}")
+        fail = 0
         for n, (k, i) in enumerate(order, 1):
             side = self.sides[i]
             title = f"kbench: {side.name} {side.image} (boot {k} of " \
-                f"{o.repeat})"
+                f"{self.boots_of(side)})"
             say(f"# {title}")
             rc = self.boot(side, k)
             if rc == 0:
@@ -339,6 +408,17 @@ class AB:
         say(f"# Totals: pass:{len(order) - fail} fail:{fail} xfail:0 "
             "xpass:0 skip:0 error:0")
         return status
+
+
+def calibration_key(g: vm.Guest) -> calibration.Key:
+    """What the calibration of a guest's kernel holds for: its image,
+    QEMU, architecture, vCPUs, -icount options, command line and the
+    exact guest's settings."""
+    m = g.backend.machine
+    icount = m.icount or policy.icount()
+    return calibration.key_of(g.image.file, m.arch.qemu, m.arch.name,
+                              m.cpus or icount.cpus, icount.qemu_opts,
+                              vm.kernel_appends(m), icount.settings_text())
 
 
 def main(argv: Sequence[str], prog: str = "kbench ab") -> int:

@@ -23,9 +23,11 @@ followed. A wrong class then happens with probability at most alpha per
 step, and a whole bisection errs with at most the sum over its decisions
 (error_bound), said with the result.
 
-Under QEMU's instruction counter (mode 'icount') figures are exact: one
-boot per kernel, kbtools.exact's rule (exact and near rows; a noisy row
-cannot be followed there).
+Under QEMU's instruction counter (mode 'icount') figures are counts of
+instructions: good is booted calibration.BOOTS times (GBGG: an A/A of
+good, the calibration of its own rows, kbtools.exact.known_of), bad and
+each step once, and kbtools.exact's rule decides against good's calibration (a
+row whose margin is wider than its change cannot be followed there).
 
 The state directory holds:
   settings.json   the bisection's parameters (for --resume)
@@ -40,7 +42,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import compare, exact, ktap, results, stats
+from kbtools import calibration, compare, exact, ktap, results, stats
 
 SETTINGS = "settings.json"
 SIGNAL = "signal.json"
@@ -54,7 +56,7 @@ MODES = ("real", "icount")
 OPPOSITE = {"slower": "faster", "faster": "slower"}
 ENDPOINT_BLOCK = "GBBGBGGB"
 STEP_BLOCK = "GSBBSGBSGGSB"
-ICOUNT_ENDPOINT_BLOCK = "GB"
+ICOUNT_ENDPOINT_BLOCK = "GB" + "G" * (calibration.BOOTS - 1)
 ICOUNT_STEP_BLOCK = "S"
 ENDPOINT_BLOCKS = 3
 STEP_BLOCKS = 3
@@ -246,14 +248,13 @@ class Figures:
             roles.setdefault(b["role"], []).append(stats.median(vs))
         return out
 
-    def reps(self, phase: str, role: str, key: Tuple[str, str]
-             ) -> List[float]:
-        """Every repetition of a role's boots in a phase (exact mode)."""
-        out: List[float] = []
-        for i, b in enumerate(self.boots):
-            if b["phase"] == phase and b["role"] == role:
-                out += self.of(i, key)
-        return out
+    def boot_reps(self, phase: str, role: str, key: Tuple[str, str]
+                  ) -> List[List[float]]:
+        """The repetitions of each of a role's boots in a phase (exact
+        mode), boots in order."""
+        return [self.of(i, key) for i, b in enumerate(self.boots)
+                if b["phase"] == phase and b["role"] == role
+                and self.of(i, key)]
 
 
 # ---- the schedule -----------------------------------------------------------
@@ -297,11 +298,25 @@ def _ratio(over: Sequence[float], under: Sequence[float]) -> Optional[float]:
     return float(stats.median(over) / stats.median(under))
 
 
-def known_row(fig: Figures, key: Tuple[str, str]
-              ) -> Optional[Dict[str, Any]]:
-    """What A/A runs across boots of the boots' setup showed of a row
-    (kbtools.exact)."""
-    return exact.known(fig.headers, *key)
+def exact_decision(fig: Figures, phase: str, role: str, against: str,
+                   key: Tuple[str, str]) -> Optional[exact.Decision]:
+    """kbtools.exact's decision on a row: role's boots in phase against
+    those of `against` (good or bad) at the endpoints, with good's
+    calibration (its endpoint boots, through exact.known with the boots'
+    headers); None without figures."""
+    good = fig.boot_reps("endpoints", "good", key)
+    other = fig.boot_reps("endpoints", against, key)
+    mine = fig.boot_reps(phase, role, key)
+    if not other or not mine:
+        return None
+    of_good = exact.known_of(good)
+    known = exact.known(fig.headers, *key,
+                        {f"{key[0]}:{key[1]}": of_good} if of_good else {})
+    if against == "good":
+        return exact.decide(compare.by_position(other),
+                            compare.by_position(mine), known)
+    return exact.decide(compare.by_position(mine),
+                        compare.by_position(other), known)
 
 
 def endpoint_alpha(settings: Dict[str, Any], rows: int) -> float:
@@ -330,12 +345,11 @@ def endpoint_rows(settings: Dict[str, Any], fig: Figures) -> List[Dict[str, Any]
         entry = {"test": key[0], "row": key[1], "ratio": _ratio(b, g),
                  "good": len(g), "bad": len(b)}
         if settings.get("mode") == "icount":
-            gr = fig.reps("endpoints", "good", key)
-            br = fig.reps("endpoints", "bad", key)
-            why = exact.too_few(gr, br)
-            entry["class"], entry["verdict"], _ = (
-                ("-", "no-verdict", None) if why else
-                exact.decide(gr, br, known_row(fig, key)))
+            d = exact_decision(fig, "endpoints", "bad", "good", key)
+            entry["class"], entry["verdict"] = \
+                ("-", "no-verdict") if d is None or d.verdict == "pending" \
+                else (d.cls, d.verdict)
+            entry["margin"] = d.margin if d else None
         else:
             pairs = [_oriented(settings["direction"], bl.get("good", []),
                                bl.get("bad", [])) for bl in blocks.values()]
@@ -402,8 +416,10 @@ def describe_endpoint(settings: Dict[str, Any], e: Dict[str, Any]) -> str:
     """'syscall_overhead:getsid (x2.081, p 0.0002 over 8+8 boots)'."""
     fig = compare.fmt_ratio(e["ratio"])
     if settings.get("mode") == "icount":
+        margin = f", margin {exact.fmt_insn(e['margin'])} insn" \
+            if e.get("margin") is not None else ""
         return (f"{e['test']}:{e['row']} ({fig}, {e['verdict']} "
-                f"({e['class']}), {e['good']}+{e['bad']} boots)")
+                f"({e['class']}){margin}, {e['good']}+{e['bad']} boots)")
     return (f"{e['test']}:{e['row']} ({fig}, p {fmt_p(e['p'])} in blocks "
             f"of their own time, {e['good']}+{e['bad']} boots)")
 
@@ -452,19 +468,18 @@ def _icount_step_row(settings: Dict[str, Any], fig: Figures, phase: str,
                      key: Tuple[str, str]) -> Dict[str, Any]:
     """The exact rule against the endpoints' boots: bad when the step
     differs from good as bad does and not from bad."""
-    s = fig.reps(phase, "step", key)
-    g = fig.reps("endpoints", "good", key)
-    b = fig.reps("endpoints", "bad", key)
+    s = [v for boot in fig.boot_reps(phase, "step", key) for v in boot]
+    g = [v for boot in fig.boot_reps("endpoints", "good", key) for v in boot]
     out: Dict[str, object] = {"ratio": _ratio(s, g), "boots": 1 if s else 0,
                               "p_bad": None, "p_good": None, "class": None}
-    if exact.too_few(g, s) or exact.too_few(s, b):
+    vs_good = exact_decision(fig, phase, "step", "good", key)
+    vs_bad = exact_decision(fig, phase, "step", "bad", key)
+    if vs_good is None or vs_bad is None:
         return out
-    vs_good = exact.decide(g, s, known_row(fig, key))
-    vs_bad = exact.decide(s, b, known_row(fig, key))
-    out["class"] = vs_good[0]
+    out["class"] = vs_good.cls
     direction = settings["direction"]
-    out["bad"] = vs_good[1] == direction and vs_bad[1] == "same"
-    out["good"] = vs_good[1] == "same" and vs_bad[1] == direction
+    out["bad"] = vs_good.verdict == direction and vs_bad.verdict == "same"
+    out["good"] = vs_good.verdict == "same" and vs_bad.verdict == direction
     return out
 
 
@@ -510,7 +525,7 @@ def decide_step(settings: Dict[str, Any], fig: Figures, signal: List[Dict[str, A
 def error_bound(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> Optional[float]:
     """The probability that the answer is wrong, at most: the endpoints'
     alpha plus each decided step's (the union bound). None in exact
-    mode, which has no statistical error."""
+    mode, whose error is what A/A runs showed (error_line)."""
     if settings.get("mode") == "icount" or settings.get("check"):
         return None
     decided = [s for s in steps if s.get("verdict") in ("good", "bad")
@@ -524,9 +539,12 @@ def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
         return ("error: a functional check, one boot per step: as right "
                 "as the check is")
     if bound is None:
-        return ("error: exact (QEMU's instruction counter): no statistical "
-                "error; instructions do not show cache or TLB misses, "
-                "contention, bandwidth, device latency or microcode costs")
+        return (f"error: exact (QEMU's instruction counter): each decision "
+                f"takes a margin of twice the range of good's "
+                f"{calibration.BOOTS} boots; "
+                f"{exact.aa_error()}; instructions do not show cache or "
+                f"TLB misses, contention, bandwidth, device latency or "
+                f"microcode costs")
     decided = sum(1 for s in steps if s.get("verdict") in ("good", "bad")
                   and s.get("note") != "endpoint")
     return (f"error: this answer is wrong with probability at most "

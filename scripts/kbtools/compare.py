@@ -44,7 +44,7 @@ from enum import StrEnum
 from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
-from kbtools import cli, exact, results, stats
+from kbtools import calibration, cli, exact, results, stats
 from kbtools.output import write_stdout
 from kbtools.results import (INSN, ClockMode, Json, ResultError, Row, Run,
                              Status, Test, members)
@@ -70,7 +70,7 @@ KEYS = ("candidate", "test", "name", "unit", "verdict", "ratio", "ci_low",
         "ci_high", "p_value", "p_adjusted", "cv_base", "cv_candidate",
         "n_base", "n_candidate", "base", "value", "note", "clock", "class",
         "delta", "spread_base", "spread_candidate", "log_sd", "mde_pct",
-        "family_rows")
+        "family_rows", "margin_insn")
 DEFAULT_THRESHOLD_PCT = 2.0
 FAMILIES = ("run", "program")
 # The power at which a row's smallest detectable change is stated.
@@ -109,6 +109,9 @@ class Entry:
     log_sd: Optional[float] = None
     mde_pct: Optional[float] = None
     family_rows: Optional[int] = None
+    # The exact rule's margin (instructions) when it decided the row.
+    margin: Optional[float] = field(default=None,
+                                    metadata={"json": "margin_insn"})
 
     def to_json(self) -> Json:
         return members(self)
@@ -142,7 +145,8 @@ CLOCK_TEXT = {ClockMode.ICOUNT: "QEMU's instruction counter (--icount)",
 
 
 def _check_clocks(cand: Run, test: str, bt: Test, ct: Test) -> None:
-    """An icount side and a real-clock side measure different things."""
+    """An icount side and a real-clock side measure different things, and
+    so do exact guests set up differently."""
     modes = (bt.clock_mode(), ct.clock_mode())
     if modes[0] != modes[1]:
         raise ResultError(f"{cand.path or cand.label}: {test}: the baseline "
@@ -150,10 +154,18 @@ def _check_clocks(cand: Run, test: str, bt: Test, ct: Test) -> None:
                           f"{CLOCK_TEXT[modes[1]]}: instructions cannot be "
                           f"compared with time; run both sides the same "
                           f"way")
+    settings = (bt.header.machine.icount_settings,
+                ct.header.machine.icount_settings)
+    if modes[0] == ClockMode.ICOUNT and settings[0] != settings[1]:
+        raise ResultError(f"{cand.path or cand.label}: {test}: the "
+                          f"baseline's exact guest ran with '{settings[0]}', "
+                          f"the candidate's with '{settings[1]}': both "
+                          f"sides must boot the same way")
 
 
 def _compare_row(cand: Run, test: str, brow: Row, crow: Row, stat: str,
-                 alpha: float, need: int, bt: Test, ct: Test) -> Entry:
+                 alpha: float, need: int, bt: Test, ct: Test,
+                 cal: Mapping[str, exact.Known]) -> Entry:
     """The entry of one row present on both sides, before the
     multiple-testing step (verdict PENDING when it is testable)."""
     name = brow.name
@@ -179,21 +191,41 @@ def _compare_row(cand: Run, test: str, brow: Row, crow: Row, stat: str,
     if clock == ClockMode.ICOUNT:
         return _compare_icount(_entry(cand, test, name, INSN,
                                       Verdict.PENDING, clock=clock),
-                               brow, crow, stat, alpha, need, (bt, ct))
+                               brow, crow, stat, alpha, need, (bt, ct),
+                               cal)
     return _test_values(_entry(cand, test, name, unit, Verdict.PENDING),
                         vb, vc, alpha, need)
 
 
+def by_position(boots: Sequence[Sequence[float]]) -> List[float]:
+    """A side's figure of each repetition of a boot, in run order: the
+    median over its boots of the repetitions at that place."""
+    n = min((len(b) for b in boots), default=0)
+    return [stats.median([b[i] for b in boots]) for i in range(n)]
+
+
+def same_boots(brow: Row, crow: Row) -> bool:
+    """Both sides measured in the same boots (--vs-prefix)."""
+    return None not in brow.boots and None not in crow.boots and \
+        bool(brow.boots) and set(brow.boots) == set(crow.boots)
+
+
 def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
-                    need: int, sides: Tuple[Test, Test]) -> Entry:
+                    need: int, sides: Tuple[Test, Test],
+                    cal: Mapping[str, exact.Known]) -> Entry:
     """Fill entry e of an icount row: kbtools.exact's class and verdict
-    from the repetitions, in instructions per operation, and what A/A
-    runs of the sides' setups showed; a noisy row is left PENDING for
-    the statistical rule over its boots."""
-    scales = (sides[0].insn_per_unit(brow.unit or crow.unit) or 1.0,
-              sides[1].insn_per_unit(brow.unit or crow.unit) or 1.0)
-    vb = [v * scales[0] for v in brow.values(stat)]
-    vc = [v * scales[1] for v in crow.values(stat)]
+    from the repetitions, in instructions per operation, against the
+    calibration of the base's kernel (cal, through exact.known); a row
+    it lacks is left PENDING for the statistical rule over its boots."""
+    unit = brow.unit or crow.unit
+    scales = (sides[0].insn_per_unit(unit) or 1.0,
+              sides[1].insn_per_unit(unit) or 1.0)
+    known = exact.known([t.header for t in sides], sides[0].name, brow.name,
+                        cal)
+    bb = [[v * scales[0] for v in boot] for boot in brow.boot_reps(stat)]
+    cb = [[v * scales[1] for v in boot] for boot in crow.boot_reps(stat)]
+    vb = [v for boot in bb for v in boot]
+    vc = [v for boot in cb for v in boot]
     mb, mc = stats.median(vb), stats.median(vc)
     e.n_base, e.n_candidate, e.base, e.value = len(vb), len(vc), mb, mc
     e.delta = mc - mb
@@ -203,22 +235,30 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
     if e.ratio is None:
         e.verdict, e.note = Verdict.SKIPPED, "the base's figure is not above 0"
         return e
-    why = exact.too_few(vb, vc)
-    if why:
-        e.verdict, e.note = Verdict.NO_VERDICT, why
-        return e
-    known = exact.known([t.header for t in sides], sides[0].name, brow.name)
-    e.row_class, verdict, e.note = exact.decide(vb, vc, known)
-    e.verdict = Verdict(verdict)
+    if same_boots(brow, crow):
+        why = exact.too_few(vb, vc)
+        if why:
+            e.verdict, e.note = Verdict.NO_VERDICT, why
+            return e
+        d = exact.within_boot(vb, vc)
+    else:
+        d = exact.decide(by_position(bb), by_position(cb), known)
+    # Uncalibrated, a row has no class: its repetitions alone cannot
+    # show that it repeats across boots.
+    e.row_class = d.cls if known is not None or same_boots(brow, crow) \
+        else None
+    e.note, e.margin = d.note, d.margin
+    e.verdict = Verdict(d.verdict)
     if e.verdict != Verdict.PENDING:
         return e
-    # Noisy: its boots are the replicates, not the repetitions in them.
-    bb = [v * scales[0] for v in brow.boot_values(stat)]
-    cb = [v * scales[1] for v in crow.boot_values(stat)]
-    _test_values(e, bb, cb, alpha, need)
+    # Its boots are the replicates, not the repetitions in them.
+    _test_values(e, [stats.median(b) for b in bb],
+                 [stats.median(b) for b in cb], alpha, need)
     e.note = (f"noisy under icount (its repetitions spread "
               f"{fmt_pct(exact.rel_spread_pct(vb))} and "
-              f"{fmt_pct(exact.rel_spread_pct(vc))}): judged over boots")
+              f"{fmt_pct(exact.rel_spread_pct(vc))}): judged over boots"
+              if known is not None or same_boots(brow, crow) else
+              "no calibration of this kernel: judged over boots")
     return e
 
 
@@ -341,9 +381,15 @@ def _missing(cand: Run, tname: str, rows: Dict[str, Row], where: str
 def compare_one(base: Run, cand: Run,
                 threshold_pct: float = DEFAULT_THRESHOLD_PCT,
                 stat: str = "median", alpha: float = 0.05,
-                family: str = "run") -> List[Entry]:
-    """Entries of one candidate against base, in base order."""
+                family: str = "run",
+                cal: Optional[Mapping[str, exact.Known]] = None
+                ) -> List[Entry]:
+    """Entries of one candidate against base, in base order; cal: the
+    calibration of the base's kernel (default: from the base's own
+    boots, when it has two or more)."""
     need = stats.min_reps(alpha)
+    if cal is None:
+        cal = calibration.of_boots(base.tests, stat)
     common = set(base.tests) & set(cand.tests)
     if not common:
         raise ResultError(f"no test is in both {base.path or base.label} "
@@ -371,7 +417,7 @@ def compare_one(base: Run, cand: Run,
                                 f"only in the {where}")
                 continue
             out.append(_compare_row(cand, tname, brow, crow, stat, alpha,
-                                    need, bt, ct))
+                                    need, bt, ct, cal))
     if family not in FAMILIES:
         raise ValueError(f"family '{family}' is not one of "
                          f"{', '.join(FAMILIES)}")
@@ -392,11 +438,15 @@ def compare_one(base: Run, cand: Run,
 def compare(base: Run, candidates: Sequence[Run],
             threshold_pct: float = DEFAULT_THRESHOLD_PCT,
             stat: str = "median", alpha: float = 0.05,
-            family: str = "run") -> List[Entry]:
-    """One Entry per (candidate, test, row)."""
+            family: str = "run",
+            cal: Optional[Mapping[str, exact.Known]] = None) -> List[Entry]:
+    """One Entry per (candidate, test, row); cal as compare_one's."""
     out: List[Entry] = []
+    if cal is None:
+        cal = calibration.of_boots(base.tests, stat)
     for cand in candidates:
-        out += compare_one(base, cand, threshold_pct, stat, alpha, family)
+        out += compare_one(base, cand, threshold_pct, stat, alpha, family,
+                           cal)
     return out
 
 
@@ -480,7 +530,9 @@ def fmt_mde(e: Entry) -> str:
     """The smallest change this design flags for the row ('-' where the
     exact rule decides, or the design cannot flag it at all)."""
     if is_exact(e):
-        return "1 insn" if e.row_class == "exact" else "-"
+        assert e.margin is not None
+        return "1 insn" if e.margin < 1 else \
+            f">{exact.fmt_insn(e.margin)} insn"
     return "-" if e.mde_pct is None else f"{e.mde_pct:.1f}%"
 
 
@@ -525,8 +577,8 @@ def _render(header: List[str], lines: Sequence[Line], aligns: List[str]
 
 
 def is_exact(e: Entry) -> bool:
-    """An icount row decided by kbtools.exact (class exact or near)."""
-    return e.clock == ClockMode.ICOUNT and e.row_class in ("exact", "near")
+    """An icount row decided by kbtools.exact's margin."""
+    return e.clock == ClockMode.ICOUNT and e.margin is not None
 
 
 def _base_cells(e: Entry, full: bool) -> List[str]:
@@ -709,19 +761,23 @@ def _method(stat: str, threshold_pct: float, alpha: float,
 
 
 def exact_method() -> str:
-    """What an icount comparison's verdicts mean, in one paragraph."""
-    return (f"Exact (icount) rows count guest instructions per operation: "
-            f"an exact row (repetitions within "
-            f"{exact.EXACT_SPREAD_INSN:g} instructions) is slower/faster "
-            f"when every repetition differs by more than "
-            f"{exact.FLOOR_INSN:g} instructions; a near row (within "
-            f"{exact.NEAR_SPREAD_PCT:g}%) when the sides' ranges are apart "
-            f"by more than its spread (within this comparison, or "
-            f"{exact.BOOT_SPREAD_FACTOR:g}x that of A/A boots) plus "
-            f"{exact.NEAR_FLOOR_PCT:g}%; a "
-            f"noisy row takes the rule above over boots. Instructions do "
-            f"not show cache or TLB misses, contention, memory bandwidth, "
-            f"device latency or microcode costs.")
+    """What an icount comparison's verdicts mean, and their error, in one
+    paragraph."""
+    return (f"Exact (icount) rows count guest instructions per operation, "
+            f"judged against the calibration of the base's kernel (its "
+            f"own boots, an A/A): slower/faster when every candidate "
+            f"repetition differs from the base's at the same place in the "
+            f"run by more than the row's margin, the larger of "
+            f"{exact.FLOOR_INSN:g} instructions and "
+            f"{exact.BOOT_SPREAD_FACTOR:g}x the range the calibration's "
+            f"boots showed, and {exact.CALIBRATED_FLOOR_PCT:g}% of a row "
+            f"that is not exact (exact: within {exact.EXACT_PPM:g} ppm "
+            f"across boots; near: within {exact.NEAR_SPREAD_PCT:g}%; noisy: "
+            f"wider); a row the "
+            f"calibration lacks takes the rule above over boots. Error: "
+            f"{exact.aa_error()}. Instructions do not show cache or TLB "
+            f"misses, contention, memory bandwidth, device latency or "
+            f"microcode costs.")
 
 
 def format_text(base: Run, candidates: Sequence[Run],
@@ -834,6 +890,7 @@ class Request:
     alpha: float = 0.05
     family: str = "run"
     fail_above_pct: Optional[float] = None
+    calibration: Optional[str] = None   # FILE; none: the base's own boots
 
 
 @dataclass
@@ -864,6 +921,22 @@ def unique_labels(runs: Sequence[Run]) -> None:
             run.label = f"{run.label}#{i}"
 
 
+def base_calibration(path: str, base: Run) -> Dict[str, exact.Known]:
+    """The rows of --calibration FILE; ResultError when it cannot be
+    read or is of another kernel than the base's."""
+    try:
+        cal = calibration.load(path)
+    except (OSError, ValueError) as e:
+        raise ResultError(f"--calibration {path}: {e}") from e
+    releases = {t.header.kernel.release for t in base.tests.values()
+                if t.header.kernel.release}
+    if cal.release and releases and cal.release not in releases:
+        raise ResultError(f"--calibration {path} is of {cal.release}, the "
+                          f"base ran {', '.join(sorted(releases))}: a "
+                          f"calibration holds for its own kernel only")
+    return cal.rows
+
+
 def comparison(req: Request) -> Comparison:
     """The comparison req asks for; ResultError on results that cannot
     be read or compared."""
@@ -873,8 +946,10 @@ def comparison(req: Request) -> Comparison:
     if req.tests:
         results.select_tests(runs, req.tests)
     base, cands = runs[0], runs[1:]
+    cal = base_calibration(req.calibration, base) \
+        if req.calibration else None
     entries = compare(base, cands, req.threshold_pct, req.stat, req.alpha,
-                      req.family)
+                      req.family, cal)
     text = FORMATS[req.fmt](base, cands, entries, req.stat,
                             req.threshold_pct, req.alpha, req.family)
     over = fail_rows(entries, req.fail_above_pct) \
@@ -917,6 +992,10 @@ def parse_args(argv: Sequence[str], prog: str) -> Request:
     ap.add_argument("--fail-above", type=float, metavar="PCT",
                     help="exit 1 when a row is significantly slower with "
                          "its 95%% interval's lower bound above PCT %%")
+    ap.add_argument("--calibration", metavar="FILE",
+                    help="the calibration of the base's kernel under "
+                         "--icount (kbtools.calibration; default: the "
+                         "base's own boots, when it has two or more)")
     args = ap.parse_args(list(argv))
     if not 0 < args.alpha < 1:
         ap.error(f"--alpha {args.alpha:g} is not between 0 and 1")
@@ -933,7 +1012,8 @@ def parse_args(argv: Sequence[str], prog: str) -> Request:
     if "" in tests:
         ap.error("test names must not be empty")
     return Request(paths, labels, tests, args.format, args.stat,
-                   args.threshold, args.alpha, args.family, args.fail_above)
+                   args.threshold, args.alpha, args.family, args.fail_above,
+                   args.calibration)
 
 
 @cli.task(errors=(ResultError,))

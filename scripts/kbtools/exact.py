@@ -3,33 +3,34 @@
 counter (machine.clock_mode "icount"), where a figure is the number of
 guest instructions an operation took, not a time.
 
-Such a figure does not drift with the host's load, so a row's
-repetitions agree to the instruction or nearly, and one boot per side
-decides. Every row gets a class from the spread its repetitions show on
-each side (measured, never assumed):
+Such a figure does not drift with the host's load, but a kernel can
+still take a different number of instructions from one boot to the
+next (its pids, its allocators, where its timer ticks fall). So a row
+is judged against what boots of the kernel under test showed, never of
+another kernel (kbtools.calibration: an A/A of the base, its boots
+grouped by repetition):
 
-  exact  both sides' repetitions within EXACT_SPREAD_INSN instructions
-         of each other: slower (faster) when every candidate repetition
-         is more than FLOOR_INSN instructions above (below) every base
-         repetition, so that one added instruction per operation reads
-         slower
-  near   both sides within NEAR_SPREAD_PCT %: slower (faster) when the
-         candidate's lowest repetition is above the base's highest by
-         more than the larger side's spread plus NEAR_FLOOR_PCT %
-  noisy  wider: the instructions depend on something outside the
-         kernel's code path (a wait for the host, the placement of new
-         processes); these rows keep the statistical rule, over boots
+  margin  the larger of FLOOR_INSN and BOOT_SPREAD_FACTOR times the
+          largest range, across the calibration's boots, of one
+          repetition's figure, and for a row that is not exact
+          CALIBRATED_FLOOR_PCT % of it: slower (faster) when every candidate
+          repetition is more than the margin above (below) the base's
+          repetition of the same place in the run
+  class   what the calibration showed: exact when the range is within
+          EXACT_PPM parts per million of the row (then the margin is
+          half an instruction up to rows of 25,000 instructions, and a
+          few instructions on the longest), near within
+          NEAR_SPREAD_PCT %, noisy wider; the margin rule judges every
+          class
 
-A comparison with one boot per side sees its repetitions, not its boots,
-and a row can repeat itself within a boot yet differ between boots (a
-getpgid of the caller's own pid costs 17 more instructions once the pid
-crosses an IDR level). So a row's class is the worse of what this
-comparison shows and what A/A runs of one kernel over several boots
-showed in the same setup (CLASSES_FILE, written by bench/guest_modes.py
-classes; known() is its one lookup, setup_of() what tells setups apart:
-the architecture); a row no A/A run of the setup has seen is at best
-near; a near row's margin takes the larger of this comparison's spread
-and BOOT_SPREAD_FACTOR times the boots'.
+A row no calibration of this kernel has seen is judged by the boot
+rule (the statistical one, over boots: 'pending' here), never as
+exact. known() is the one lookup (compare and bisect call it with the
+runs' headers and the base kernel's calibration): sides counted in two
+setups (setup_of: the guest's architecture, another instruction set)
+have no calibration in common. When both sides ran in the same boots (two setups of one
+kernel, --vs-prefix) boots cannot differ between the sides, and the
+repetitions alone class the row (within_boot).
 
 What instructions do not show: cache and TLB misses, lock contention,
 memory bandwidth, device latency, and work that costs cycles rather
@@ -39,54 +40,112 @@ reads 'same' here.
 
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from kbtools import results, stats
 
 # Repetitions of a batched null system call differ by one instruction
 # per batch (0.001 per call with 1000 calls); a quarter instruction per
-# operation leaves room for rows timed one operation at a time.
+# operation leaves room for rows timed one operation at a time (the
+# class of two setups in the same boots).
 EXACT_SPREAD_INSN = 0.25
+# A calibrated row is exact within 10 parts per million of itself
+# across boots (3 ppm: one instruction in a batch of 1000 null calls).
+EXACT_PPM = 10.0
 # Half an instruction per operation: one added instruction is twice that.
 FLOOR_INSN = 0.5
 NEAR_SPREAD_PCT = 1.0
 NEAR_FLOOR_PCT = 0.1
-# The range of the few boots an A/A calibration has is short of the range
+# The range of the few boots a calibration has is short of the range
 # of many boots (two boots of a normal spread show about 1.1 sigma, four
-# about 2): a near row's margin takes twice the boots' range. Held out,
-# two-boot calibrations alone let 1 and 2 of 94 rows through an A/A.
+# about 2): the margin is twice the boots' range.
 BOOT_SPREAD_FACTOR = 2.0
+# ... and two boots can agree by chance on a row that is not exact: its
+# margin is at least this share of it. Chosen on three A/A boots of the
+# test kernel (docs/exact-runs.md): 0.1% let 2 of 282 comparisons
+# through as verdicts, 0.25% none.
+CALIBRATED_FLOOR_PCT = 0.5
 CLASSES = ("exact", "near", "noisy")
+# The prior: classes measured per setup on one kernel each (docs and
+# bench/guest_modes.py; never a verdict's calibration).
 CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "icount_classes.json")
 # A classes file written before setups were told apart holds the A/A
 # runs of x86_64 guests alone.
 FIRST_SETUP = "x86_64"
-Calibration = Dict[str, Dict[str, Dict[str, Any]]]
-_calibration: Optional[Calibration] = None
+
+
+class Decision(NamedTuple):
+    """A row's class, verdict ('pending': the boot rule decides), note,
+    and the margin (instructions) its verdict took (None: pending)."""
+    cls: str
+    verdict: str
+    note: Optional[str] = None
+    margin: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Known:
+    """What boots of one kernel showed of a row: its class, the largest
+    range across boots of one repetition's figure (boot_range) and of
+    every figure (range), in instructions per operation, the median and
+    the boots seen."""
+    cls: str
+    boot_range: float
+    range: float
+    median: float
+    boots: int
+
+    @property
+    def spread_pct(self) -> float:
+        return self.range / abs(self.median) * 100 if self.median else 0.0
+
+    def margin(self, paired: bool = True) -> float:
+        """How far apart (instructions) the sides must be."""
+        seen = self.boot_range if paired else self.range
+        share = 0.0 if self.cls == "exact" else \
+            abs(self.median) * CALIBRATED_FLOOR_PCT / 100
+        return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"class": self.cls, "boot_range_insn": round(self.boot_range, 4),
+                "range_insn": round(self.range, 4),
+                "median_insn": round(self.median, 4),
+                "spread_pct": round(self.spread_pct, 6), "boots": self.boots}
+
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> "Known":
+        """ValueError (or KeyError, TypeError) when d is not one."""
+        k = Known(str(d["class"]), float(d["boot_range_insn"]),
+                  float(d["range_insn"]), float(d["median_insn"]),
+                  int(d["boots"]))
+        if k.cls not in CLASSES or min(k.boot_range, k.range, k.boots) < 0:
+            raise ValueError(f"not a calibrated row: {dict(d)}")
+        return k
 
 
 def setup_of(header: results.Header) -> Optional[str]:
-    """The setup a run's figures were counted in, as the classes file
-    tells setups apart: the guest's architecture (uname -m); None when
-    the run does not say. Figures of two setups are different counts
-    (another instruction set): a row exact in one says nothing of the
-    other."""
+    """The setup a run's figures were counted in: the guest's
+    architecture (uname -m); None when the run does not say. Figures of
+    two setups are different counts (another instruction set): a row
+    exact in one says nothing of the other."""
     return header.machine.arch or None
 
 
 def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
-    """The whole classes file: 'setups', each with its 'rows' and the A/A
-    'runs' they came from (a file of one setup's 'rows' and 'runs', as
-    written before, is x86_64's); OSError or ValueError when it cannot
-    be read."""
+    """The whole prior's file: 'setups', each with its 'rows', the A/A
+    'runs' they came from and (when measured) the 'aa' record of the
+    rule's error (a file of one setup's 'rows' and 'runs', as written
+    before, is x86_64's); OSError or ValueError when it cannot be
+    read."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     if not isinstance(doc, dict):
         raise ValueError("not a JSON object")
     if "setups" not in doc and "rows" in doc and "runs" in doc:
         doc = {"about": doc.get("about", ""), "setups": {FIRST_SETUP: {
-            "runs": doc["runs"], "rows": doc["rows"]}}}
+            k: doc[k] for k in ("runs", "rows", "aa") if k in doc}}}
     setups = doc.get("setups")
     if not isinstance(setups, dict) or not all(
             isinstance(v, dict) and isinstance(v.get("rows"), dict)
@@ -95,43 +154,33 @@ def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
     return doc
 
 
-def calibration(path: str = CLASSES_FILE) -> Calibration:
-    """SETUP -> 'TEST:ROW' -> {'class', 'spread_pct', 'boots'} measured
-    across boots; empty when the file is missing."""
-    global _calibration
-    if _calibration is not None and path == CLASSES_FILE:
-        return _calibration
+def known(headers: Sequence[results.Header], test: str, row: str,
+          cal: Optional[Mapping[str, Known]]) -> Optional[Known]:
+    """The one lookup of a row's class: what the calibration of the
+    base's kernel (cal: kbtools.calibration, 'TEST:ROW' -> Known) showed
+    of TEST:ROW, for the runs compared (each side's header); None when
+    there is no calibration, it lacks the row, or the runs were counted
+    in two setups (setup_of), which no calibration spans. A row without
+    one goes to the boot rule, never exact."""
+    if cal is None or len({setup_of(h) for h in headers}) > 1:
+        return None
+    return cal.get(f"{test}:{row}")
+
+
+def aa_error(setup: str = FIRST_SETUP, path: str = CLASSES_FILE) -> str:
+    """What A/A runs showed of the rule's error in a setup, from the
+    prior's 'aa' record (bench/guest_modes.py exact): one clause."""
     try:
-        setups = {name: setup["rows"] for name, setup in
-                  load_classes(path)["setups"].items()}
-    except (OSError, ValueError, KeyError):
-        setups = {}
-    if path == CLASSES_FILE:
-        _calibration = setups
-    return setups
-
-
-def known(headers: Sequence[results.Header], test: str, row: str
-          ) -> Optional[Dict[str, Any]]:
-    """What A/A runs across boots showed of TEST:ROW in the setups of
-    the runs compared (each side's header): the worst class, the widest
-    spread and the fewest boots over them; None when the A/A runs of a
-    setup have not seen the row (or a run does not say its setup). The
-    one lookup of the classes: what tells setups apart (setup_of) can
-    grow without its callers changing."""
-    found: List[Dict[str, Any]] = []
-    for setup in {setup_of(h) for h in headers} or {None}:
-        entry = calibration().get(setup or "", {}).get(f"{test}:{row}")
-        if entry is None:
-            return None
-        found.append(entry)
-    cls = "exact"
-    for entry in found:
-        cls = worse(cls, entry.get("class", "exact"))
-    return {"class": cls,
-            "spread_pct": max(float(e.get("spread_pct") or 0.0)
-                              for e in found),
-            "boots": min(int(e.get("boots") or 0) for e in found)}
+        aa = load_classes(path)["setups"][setup]["aa"]
+        false, trials = int(aa["false"]), int(aa["trials"])
+        what = str(aa["what"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return (f"no A/A record of this rule's error on {setup} "
+                f"(icount_classes.json)")
+    bound = stats.binomial_upper(false, trials)
+    return (f"A/A runs on {setup}: {false} false verdicts in {trials} row "
+            f"comparisons "
+            f"({what}): at most {bound:.2g} a row at 95% confidence")
 
 
 def worse(a: str, b: str) -> str:
@@ -150,9 +199,34 @@ def rel_spread_pct(values: Sequence[float]) -> Optional[float]:
     return spread(values) / abs(mid) * 100 if mid else None
 
 
+def class_of(boot_range: float, median: float,
+             range_: Optional[float] = None) -> str:
+    """A calibrated row's class from its ranges (instructions)."""
+    whole = boot_range if range_ is None else max(boot_range, range_)
+    if boot_range <= abs(median) * EXACT_PPM / 1e6:
+        return "exact"
+    if median and whole / abs(median) * 100 <= NEAR_SPREAD_PCT:
+        return "near"
+    return "noisy"
+
+
+def known_of(boots: Sequence[Sequence[float]]) -> Optional[Known]:
+    """The calibration of a row from its figures in each of two or more
+    boots (each boot's repetitions in run order); None with fewer."""
+    boots = [list(b) for b in boots if b]
+    if len(boots) < 2:
+        return None
+    n = min(len(b) for b in boots)
+    boot_range = max(spread([b[i] for b in boots]) for i in range(n))
+    flat = [v for b in boots for v in b]
+    median = stats.median(flat)
+    return Known(class_of(boot_range, median), boot_range, spread(flat),
+                 median, len(boots))
+
+
 def row_class(vb: Sequence[float], vc: Sequence[float]) -> str:
     """exact, near or noisy, from both sides' repetitions (two or more
-    each)."""
+    each) in the same boots."""
     if max(spread(vb), spread(vc)) <= EXACT_SPREAD_INSN:
         return "exact"
     rb, rc = rel_spread_pct(vb), rel_spread_pct(vc)
@@ -161,43 +235,61 @@ def row_class(vb: Sequence[float], vc: Sequence[float]) -> str:
     return "noisy"
 
 
-def _margin(cls: str, vb: Sequence[float], vc: Sequence[float],
-            boot_spread_pct: float = 0.0) -> float:
-    """How far apart (in instructions) the two sides' ranges must be."""
-    if cls == "exact":
-        return FLOOR_INSN
-    worst = max(rel_spread_pct(vb) or 0.0, rel_spread_pct(vc) or 0.0,
-                boot_spread_pct * BOOT_SPREAD_FACTOR)
-    return max(vb) * (worst + NEAR_FLOOR_PCT) / 100
+def within_boot(vb: Sequence[float], vc: Sequence[float]) -> Decision:
+    """Both sides in the same boots: the class from their repetitions;
+    slower (faster) when the candidate's range is above (below) the
+    base's by more than the floor (exact) or the larger spread plus
+    NEAR_FLOOR_PCT % (near); a noisy row 'pending'."""
+    cls = row_class(vb, vc)
+    if cls == "noisy":
+        return Decision(cls, "pending")
+    margin = FLOOR_INSN if cls == "exact" else max(vb) * (
+        max(rel_spread_pct(vb) or 0.0, rel_spread_pct(vc) or 0.0)
+        + NEAR_FLOOR_PCT) / 100
+    verdict = _verdict(min(vc) - max(vb), max(vc) - min(vb), margin)
+    note = _same_note(vb, vc, cls, margin, "the repetitions in these "
+                      "boots") if verdict == "same" else None
+    return Decision(cls, verdict, note, margin)
+
+
+def _verdict(low: float, high: float, margin: float) -> str:
+    if low > margin:
+        return "slower"
+    if high < -margin:
+        return "faster"
+    return "same"
+
+
+def _same_note(vb: Sequence[float], vc: Sequence[float], cls: str,
+               margin: float, source: str) -> Optional[str]:
+    if stats.median(vc) == stats.median(vb):
+        return None
+    return (f"within the {cls} margin of {fmt_insn(margin)} instructions "
+            f"({source})")
 
 
 def decide(vb: Sequence[float], vc: Sequence[float],
-           known: Optional[Dict[str, Any]] = None) -> Tuple[str, str, Optional[str]]:
-    """(class, verdict, note) of a row from each side's repetitions (in
-    instructions per operation, two or more each) and what A/A runs
-    across boots showed of it (known: a calibration() entry); the
-    verdict of a noisy row is 'pending': the statistical rule decides
-    it."""
-    cls = row_class(vb, vc)
-    spread = 0.0
-    if known:
-        cls = worse(cls, known.get("class", "exact"))
-        spread = float(known.get("spread_pct") or 0.0)
+           known: Optional[Known]) -> Decision:
+    """(class, verdict, note) of a row from each side's figure of each
+    repetition of a run (in instructions per operation, in run order;
+    two or more each) and the calibration of the base's kernel (known);
+    'pending' when there is none: the boot rule decides."""
+    if known is None:
+        return Decision(row_class(vb, vc), "pending")
+    paired = len(vb) == len(vc)
+    margin = known.margin(paired)
+    if paired:
+        diffs = [c - b for b, c in zip(vb, vc)]
+        low, high = min(diffs), max(diffs)
     else:
-        # One boot per side cannot show that a row repeats across boots.
-        cls = worse(cls, "near")
-    if cls == "noisy":
-        return cls, "pending", None
-    margin = _margin(cls, vb, vc, spread)
-    if min(vc) - max(vb) > margin:
-        return cls, "slower", None
-    if min(vb) - max(vc) > margin:
-        return cls, "faster", None
+        low, high = min(vc) - max(vb), max(vc) - min(vb)
+    verdict = _verdict(low, high, margin)
     note = None
-    if stats.median(vc) != stats.median(vb):
-        note = (f"within the {cls} margin of {fmt_insn(margin)} "
-                f"instructions")
-    return cls, "same", note
+    if verdict == "same":
+        note = _same_note(vb, vc, known.cls, margin,
+                          f"{BOOT_SPREAD_FACTOR:g}x the range of "
+                          f"{known.boots} boots of the base")
+    return Decision(known.cls, verdict, note, margin)
 
 
 def too_few(vb: List[float], vc: List[float]) -> Optional[str]:

@@ -6,7 +6,7 @@ runners say it (kbtools.vm's backends give the command line and what
 each line means).
 
 The guest's own lines mark its progress: "vm-run: guest up: ..." ends
-the boot (scripts/guest/vm_guest.sh, scripts/guest/arm64_init.sh print it) and
+the boot (scripts/guest/vm_guest.sh, scripts/guest/initramfs_init.sh print it) and
 "vm-run: guest done: ..." the run; a guest that stops between them died.
 
 Exit statuses: the guest's run_all.sh status (0, 1); 124 the boot or the
@@ -140,7 +140,7 @@ def virtme_stderr(boot: Boot) -> Callable[[bytes], None]:
 
 
 def serial_console(boot: Boot, json_b64: str) -> Callable[[bytes], None]:
-    """A serial console that carries everything (scripts/guest/arm64_init.sh):
+    """A serial console that carries everything (scripts/guest/initramfs_init.sh):
     the KTAP to the sink, the --json tar (base64, between marker lines)
     to json_b64, the markers to the boot. The kernel's own lines after
     the run (the power-off) stay in the console log only."""

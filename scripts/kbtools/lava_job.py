@@ -79,7 +79,7 @@ def run_command(args: argparse.Namespace) -> str:
 
 def exact_mode(args: argparse.Namespace) -> Optional[policy.Icount]:
     """--icount's policy (kbtools.policy.icount), or None."""
-    return policy.icount() if args.icount else None
+    return policy.icount(steady=False) if args.icount else None
 
 
 def console_of(args: argparse.Namespace) -> str:

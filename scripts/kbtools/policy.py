@@ -22,6 +22,31 @@ from typing import Dict, Mapping, Optional, Tuple
 # options, to study other settings (docs/exact-runs.md).
 ICOUNT_QEMU = "shift=0,sleep=off,align=off"
 
+# The deterministic exact guest (the default; KBENCH_ICOUNT_DETERMINISTIC=0
+# turns it off): what a boot would otherwise take from the host or from
+# chance, each shown to move rows (docs/exact-runs.md). QEMU's: the
+# guest's wall clock starts at one date and follows virtual time (-rtc),
+# and QEMU's own random numbers (the guest's RDRAND/RDSEED, virtio-rng)
+# come from one seed (-seed).
+DETERMINISTIC_QEMU_ARGS = ("-rtc", "base=2026-01-01T00:00:00,clock=vm",
+                           "-seed", "1")
+# The kernel's: no randomised placement of the kernel image (nokaslr),
+# of a process's mappings (norandmaps), of the kernel stack on each
+# system call (randomize_kstack_offset=off), of free pages
+# (page_alloc.shuffle=0), and no merging of slab caches, which made
+# objects of unrelated caches share slabs (slub_nomerge).
+DETERMINISTIC_APPENDS = ("nokaslr", "norandmaps", "randomize_kstack_offset=off",
+                         "page_alloc.shuffle=0", "slub_nomerge")
+# Its root: an initramfs built once, read from guest memory (no host I/O
+# during the boot or a measurement).
+DETERMINISTIC_ROOT = "initramfs"
+# Boots of a deterministic guest repeat each other to the instruction,
+# but two kernels' boots differ early on, and one instruction more moves
+# every later interrupt: each boot first runs a random number of empty
+# loops below this (KBENCH_ICOUNT_DITHER), so that the A/A boots that
+# calibrate a kernel differ as two kernels' would.
+DITHER_LOOPS = 1000
+
 
 @dataclass(frozen=True)
 class Icount:
@@ -43,21 +68,63 @@ class Icount:
     appends: Tuple[str, ...] = ()
     # The guest's root: "" the architecture's usual one, or "initramfs".
     root: str = ""
+    # Settle the kernel before each test (lib/settle.c).
+    settle: bool = False
+    # Each boot's empty loops before the run: random below this (0: none).
+    dither: int = 0
 
     def settings(self) -> Dict[str, str]:
-        """What a run records about how its guest ran."""
-        return {"icount_qemu": self.qemu_opts, "icount_shift": str(self.shift)}
+        """What a run records about how its guest ran: the -icount
+        options and shift, and the deterministic guest's switches (none
+        when it is off)."""
+        out = {"icount_qemu": self.qemu_opts, "icount_shift": str(self.shift)}
+        if self.qemu_args:
+            out["qemu_args"] = " ".join(self.qemu_args)
+        if self.appends:
+            out["append"] = " ".join(self.appends)
+        if self.root:
+            out["root"] = self.root
+        if self.settle:
+            out["settle"] = "1"
+        if self.dither:
+            out["dither"] = f"<{self.dither}"
+        return out
+
+    def settings_text(self) -> str:
+        """settings() in one line, as every JSON records it
+        (machine.icount_settings): two sides of an A/B must match."""
+        return "; ".join(f"{k}={v}" for k, v in self.settings().items())
 
 
-def icount(opts: Optional[str] = None) -> Icount:
+def deterministic(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether exact mode boots the deterministic guest:
+    KBENCH_ICOUNT_DETERMINISTIC unset or 1 (the default), not 0;
+    ValueError for anything else."""
+    value = environ.get("KBENCH_ICOUNT_DETERMINISTIC", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"invalid KBENCH_ICOUNT_DETERMINISTIC '{value}': "
+                         f"1 (the deterministic guest, the default) or 0")
+    return value == "1"
+
+
+def icount(opts: Optional[str] = None, steady: Optional[bool] = None
+           ) -> Icount:
     """The Icount of these -icount options (KBENCH_ICOUNT_QEMU, else the
-    default); ValueError when they set no shift=N."""
+    default), with the deterministic guest when steady (None: as
+    KBENCH_ICOUNT_DETERMINISTIC says, on by default); ValueError when the
+    options set no shift=N, or the variable is neither 0 nor 1."""
     text = opts if opts is not None else \
         os.environ.get("KBENCH_ICOUNT_QEMU") or ICOUNT_QEMU
     m = re.search(r"(?:^|,)shift=([0-9]+)(?:,|$)", text)
     if not m:
         raise ValueError(f"invalid KBENCH_ICOUNT_QEMU '{text}': no shift=N")
-    return Icount(text, int(m.group(1)))
+    if steady is None:
+        steady = deterministic()
+    if not steady:
+        return Icount(text, int(m.group(1)))
+    return Icount(text, int(m.group(1)), qemu_args=DETERMINISTIC_QEMU_ARGS,
+                  appends=DETERMINISTIC_APPENDS, root=DETERMINISTIC_ROOT,
+                  settle=True, dither=DITHER_LOOPS)
 
 
 # kselftest's default timeout of a program without a settings file.
@@ -84,10 +151,16 @@ def settings_timeout(test_dir: str) -> int:
 def icount_env(icount: Icount) -> Dict[str, str]:
     """What run_all.sh and the programs read of exact mode: the shift
     (KBENCH_ICOUNT: the programs record it, their figures are
-    instructions) and the factor of every program's timeout
-    (KBENCH_TIMEOUT_FACTOR)."""
-    return {"KBENCH_ICOUNT": str(icount.shift),
-            "KBENCH_TIMEOUT_FACTOR": str(icount.run_factor)}
+    instructions), the factor of every program's timeout
+    (KBENCH_TIMEOUT_FACTOR), how the guest was set up (KBENCH_ICOUNT_SETTINGS:
+    every JSON's machine.icount_settings) and whether the programs settle
+    the kernel before each test (KBENCH_ICOUNT_SETTLE=1, lib/settle.c)."""
+    env = {"KBENCH_ICOUNT": str(icount.shift),
+           "KBENCH_TIMEOUT_FACTOR": str(icount.run_factor),
+           "KBENCH_ICOUNT_SETTINGS": icount.settings_text()}
+    if icount.settle:
+        env["KBENCH_ICOUNT_SETTLE"] = "1"
+    return env
 
 
 def guest_env(accel: str, icount: Optional[Icount],

@@ -151,13 +151,18 @@ class Row:
         """The row's `stat` per boot: the median over the repetitions of
         each boot that measured it, boots in the order first seen (a
         repetition of unknown boot is a boot of its own)."""
+        return [stats.median(vs) for vs in self.boot_reps(stat)]
+
+    def boot_reps(self, stat: str = "median") -> List[List[float]]:
+        """The row's `stat` of each repetition, grouped by boot (boots in
+        the order first seen, repetitions in run order within each; a
+        repetition of unknown boot is a boot of its own)."""
         by_boot: Dict[object, List[float]] = {}
         for k, (rep, boot) in enumerate(zip(self.reps, self.boots)):
-            if rep.status != Status.OK or stat not in rep.figures:
-                continue
-            by_boot.setdefault(boot if boot is not None else k, []).append(
-                rep.figures[stat])
-        return [stats.median(vs) for vs in by_boot.values()]
+            if rep.status == Status.OK and stat in rep.figures:
+                by_boot.setdefault(boot if boot is not None else k,
+                                   []).append(rep.figures[stat])
+        return list(by_boot.values())
 
     def add_rep(self, rep: Repetition, boot: Optional[str] = None) -> None:
         """Add one repetition's figures (of the boot with that boot_id);
@@ -197,6 +202,8 @@ class Machine:
     machine_slow: Optional[bool] = None
     clock_mode: Optional[ClockMode] = None
     icount_shift: Optional[int] = None
+    # How the exact guest was made deterministic (the VM runner's words).
+    icount_settings: Optional[str] = None
 
 
 @dataclass
@@ -421,7 +428,7 @@ KERNEL_TYPES = {"sysname": str, "release": str, "version": str,
                 "git_commit_hash": str, "tree_name": str,
                 "git_repository_url": str}
 MACHINE_TYPES = {"arch": str, "hostname": str, "cpus": int, "guest": str,
-                 "machine_slow": bool}
+                 "machine_slow": bool, "icount_settings": str}
 
 
 def _finite(value: object) -> bool:
@@ -462,7 +469,7 @@ def _read_machine(path: str, machine: Json) -> Machine:
                    machine.get("cpus"), machine.get("guest"),
                    machine.get("machine_slow"),
                    ClockMode(mode) if "clock_mode" in machine else None,
-                   machine.get("icount_shift"))
+                   machine.get("icount_shift"), machine.get("icount_settings"))
 
 
 def _read_kernel(path: str, kernel: Json) -> Kernel:

@@ -335,3 +335,27 @@ def blocked_p(blocks: Iterable[Block]) -> float:
         observed += obs
     n = sum(total.values())
     return sum(c for s, c in total.items() if s >= observed) / n
+
+
+def binomial_upper(k: int, n: int, alpha: float = 0.05) -> float:
+    """The one-sided 1-alpha upper bound of a rate seen k times in n
+    trials (Clopper-Pearson: the rate at which k or fewer happen with
+    probability alpha; 3/n or so for k = 0)."""
+    if n <= 0:
+        return 1.0
+    if k >= n:
+        return 1.0
+
+    def cdf(p: float) -> float:
+        return sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1)
+                            - math.lgamma(n - i + 1) + i * math.log(p)
+                            + (n - i) * math.log1p(-p))
+                   for i in range(k + 1))
+    lo, hi = k / n, 1.0 - 1e-12
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if cdf(mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi

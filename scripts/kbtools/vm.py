@@ -23,6 +23,7 @@ again and again.
 
 import base64
 import os
+import random
 import re
 import shlex
 import shutil
@@ -437,6 +438,25 @@ def guest_args(run: RunArgs) -> List[str]:
     return run.args + repeat
 
 
+def prefix_files(run: RunArgs) -> List[str]:
+    """The host's files that --base-prefix and --vs-prefix name by
+    absolute path (a wrapper such as tests/seccomp_wrap): a guest whose
+    root is not the host's gets them at the same paths."""
+    words: List[str] = []
+    args = run.args
+    for i, arg in enumerate(args):
+        opt, eq, value = arg.partition("=")
+        if opt not in ("--base-prefix", "--vs-prefix"):
+            continue
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        try:
+            words += shlex.split(value)
+        except ValueError:
+            continue
+    return [w for w in words if os.path.isabs(w) and os.path.isfile(w)]
+
+
 def guest_hidden(path: str) -> bool:
     """virtme-ng's guest init mounts an empty tmpfs over /var/tmp,
     /var/log and /run: a directory below them is not there in the guest
@@ -734,6 +754,9 @@ class Qemu(Backend):
                         symlinks=True)
         shutil.copy(paths.script(self.machine.arch.init),
                     os.path.join(o, "init"))
+        for host_file in prefix_files(self.opts.run):
+            os.makedirs(os.path.dirname(o + host_file), exist_ok=True)
+            shutil.copy(host_file, o + host_file)
         os.chmod(os.path.join(o, "init"), 0o755)
         # run_all.sh lists a test's programs with its Makefile
         # (emit_tests), which reads the harness's lib.mk; nothing in the
@@ -742,10 +765,13 @@ class Qemu(Backend):
         os.makedirs(os.path.join(o, "ksrc", sel))
         shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
                     os.path.join(o, "ksrc", sel))
-        env = self.opts.run.guest_env("tcg", self.machine.icount)
+        icount = self.machine.icount
+        env = self.opts.run.guest_env("tcg", icount)
         # KBENCH_BPF=n: the listing (make emit_tests) must not look for
         # clang in a guest without one.
         env.update(KSRC="/ksrc", KBENCH_BPF="n")
+        if icount and icount.dither:
+            env["KBENCH_ICOUNT_DITHER"] = str(random.randrange(icount.dither))
         args = guest_args(self.opts.run)
         with open(os.path.join(o, "kbench-args"), "w") as f:
             f.write("".join(f"export {k}={shlex.quote(v)}\n"
@@ -753,6 +779,14 @@ class Qemu(Backend):
             f.write(f"args=({' '.join(shlex.quote(a) for a in args)})\n")
             if json_dir:
                 f.write("args+=(--json /tmp/json)\njson=/tmp/json\n")
+        # One time for every file: the guest's clock may start before the
+        # host's file times (-rtc base=...), and make then warned of clock
+        # skew in the KTAP, by a number of seconds that changed from boot
+        # to boot; and the boots of a run get the same bytes.
+        for d, dirs, files in os.walk(o):
+            for name in dirs + files:
+                os.utime(os.path.join(d, name), (0, 0),
+                         follow_symlinks=False)
         cpio = boot.path("overlay.cpio")
         if not debian.pack_cpio(o, cpio):
             raise cli.Failure("cannot pack the guest's initramfs", EXIT_SETUP)
@@ -815,9 +849,11 @@ def kernel_appends(m: Machine) -> List[str]:
 
 
 def backend_of(m: Machine) -> str:
-    """The backend that boots this machine: the architecture's for runs
-    under --icount, or for plain runs."""
-    return m.arch.exact_backend if m.icount else m.arch.backend
+    """The backend that boots this machine: the architecture's for exact
+    mode's own root (the deterministic guest's initramfs), or for plain
+    runs (and exact runs on the usual root: KBENCH_ICOUNT_DETERMINISTIC=0)."""
+    return m.arch.exact_backend if m.icount and m.icount.root \
+        else m.arch.backend
 
 
 def provisioned(prog: str, cache: str) -> str:
@@ -1012,14 +1048,16 @@ def say_lines(text: str, ktap: str = "") -> None:
 
 
 def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
-            ktap: str = "") -> int:
+            ktap: str = "", calibration: Optional[str] = None) -> int:
     """The sides' results compared (kbtools.compare, as compare.py
-    compares them), its table as '# ' lines: 0; 1 a row beyond
-    fail_above (said on stderr); 2 when they cannot be compared."""
+    compares them; calibration: its --calibration FILE), its table as
+    '# ' lines: 0; 1 a row beyond fail_above (said on stderr); 2 when
+    they cannot be compared."""
     limit = float(fail_above) if fail_above else None
     try:
         c = kbcompare.comparison(kbcompare.Request(
-            dirs, labels.split(","), fail_above_pct=limit))
+            dirs, labels.split(","), fail_above_pct=limit,
+            calibration=calibration))
     except results.ResultError as e:
         msg(prog, f"could not compare the results: {e}")
         return 2

@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the arm64 guest that scripts/vm_arm64.sh boots (the initramfs
-# is the cached root filesystem plus a cpio holding this file, the
-# cross-built collection in /kbench and its arguments in /kbench-args).
+# /init of a guest that kbtools.vm's qemu backend boots with an initramfs
+# root (arch.py's init: the arm64 guest, and the x86_64 exact guest):
+# the initramfs is the cached root filesystem of Debian packages plus a
+# cpio holding this file, the collection built for the guest in /kbench
+# and its arguments in /kbench-args. The whole root is in guest memory:
+# the collection and every binary it execs are read without the host.
 # Runs the collection with run_all.sh, prints its KTAP on the console,
 # then the --json results as a base64 tar between marker lines, then the
 # exit status, and powers off. Not meant to be started by hand.
@@ -12,7 +15,7 @@ set -uo pipefail
 # It mounts over /proc, /tmp, /dev/shm, ... and powers the machine off:
 # only ever as the init (PID 1) of the guest.
 if (($$ != 1)); then
-	echo "arm64_init.sh: the arm64 guest's /init (run by scripts/vm_arm64.sh), not a command" >&2
+	echo "initramfs_init.sh: a guest's /init (run by kbench vm's qemu backend), not a command" >&2
 	echo "Try 'scripts/vm_run.sh --help' for more information." >&2
 	exit 2
 fi
@@ -66,7 +69,18 @@ settled=
 
 echo "vm-run: guest up: Linux $(uname -r) $(uname -m), accel=${KBENCH_GUEST:-?}," \
 	"KSFT_MACHINE_SLOW=${KSFT_MACHINE_SLOW:-}, $(nproc) CPUs," \
-	"$(awk '/^MemTotal:/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)$settled"
+	"$(awk '/^MemTotal:/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)$settled${KBENCH_ICOUNT_DITHER:+, dither $KBENCH_ICOUNT_DITHER}"
+
+# Exact mode: a boot of the deterministic guest repeats the one before to
+# the instruction, but an A/B is two kernels, and one instruction more
+# early on moves every later interrupt. So each boot first runs a number
+# of empty loops of the host's choosing (KBENCH_ICOUNT_DITHER, random per
+# boot), and the A/A boots that calibrate a kernel differ as two kernels'
+# would (docs/exact-runs.md).
+dither=${KBENCH_ICOUNT_DITHER:-0}
+for ((i = 0; i < dither; i++)); do
+	:
+done
 
 cd /kbench || exit 1
 ./run_all.sh --no-build "${args[@]}" 2>&1
