@@ -1,0 +1,978 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbench series: a patch series measured exactly, commit by commit.
+Every commit of BASE..TIP of a kernel tree is built with the test
+kernel's configuration (kbtools.kernel: incremental, cached by hash, as
+validate and bisect build them) and booted once under QEMU's
+instruction counter (kbtools.vm --icount); the base boots as often as
+its calibration needs (kbtools.calibration: none when one of its image
+is cached). Each row of each commit is judged against the commit
+before it (the step) and against the base (the running total) by
+kbtools.exact's rule, with the class the base's own boots gave the row.
+See USAGE.
+
+The builds run ahead in a child process while the commit before boots:
+a warm series takes about the larger of the build and boot times per
+commit, not their sum. The state directory holds every build's record
+and every boot's results, so an interrupted series resumes (--resume)
+where it stopped.
+"""
+
+import argparse
+import hashlib
+import html
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, exact,
+                     guest, kernel, options, output, policy, proc, results,
+                     stats, vm)
+
+USAGE = """\
+Usage: {prog} --tree DIR BASE..TIP [-t TEST[:ROW]]... [OPTION]...
+       {prog} --resume --state DIR
+Measure a patch series exactly, commit by commit: build every commit of
+BASE..TIP of the kernel git tree DIR with the test kernel's configuration
+(incrementally, images cached by commit hash), boot each once under
+QEMU's instruction counter (--icount: figures are guest instructions)
+and print, per commit and row, the step (against the commit before) and
+the running total (against BASE), in instructions per operation.
+
+BASE boots {boots} times, an A/A of it whose spread gives each row its class
+(exact, near or noisy) and its margin, unless a calibration of its image
+is cached (then once). Every other commit boots once, running each
+program {reps} times. The next commit builds while one boots. A commit
+that does not build or boot is shown as such and the series goes on;
+its successor is measured against the last commit that booted.
+
+On exact rows the steps add up to the total, to the instruction: this is
+checked and said. A noisy row's step within its margin reads 'same' and
+the line under the table says how many boots a verdict on it needs.
+
+  --tree DIR          a kernel git tree (clean; built out of tree, or in
+                      place when testkernel/build.sh configured it)
+  BASE..TIP           the series: the commits after BASE up to TIP
+  -t, --test TEST[:ROW]
+                      only these programs or rows (repeatable; default:
+                      every program)
+      --json FILE     the series as JSON: one record per commit and row
+      --summary FILE  the email-ready summary (at most 72 columns)
+      --html FILE     a page: the commit-by-row map of the steps
+      --state DIR     the series' builds and boots (default: under
+                      ~/.cache/kbench/series/, one per tree, range and rows)
+      --resume        go on with the series kept in the state directory
+  -j, --jobs N        parallel make jobs of each build (default: the CPUs)
+      --boot-timeout SECS, --vm-timeout SECS
+                      passed to every boot (kbtools.vm)
+  -h, --help          this help
+
+Exit status: 0 every commit measured; 1 a commit did not build or boot;
+2 bad usage; 3 the base does not build or boot, or a failed setup;
+130 interrupted (--resume goes on).
+"""
+
+VM_OPTIONS = ("--boot-timeout", "--vm-timeout")
+SETTINGS = "settings.json"
+CALIBRATION = "calibration.json"
+# How often the boots look for the next build's record (s).
+POLL_S = 1.0
+# Each cell's figures: a step or total, and the check's tolerance (the
+# figures are shown to a thousandth of an instruction).
+ROUNDING_INSN = 0.0015
+
+
+# ---- options ---------------------------------------------------------------
+
+def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    ap = cli.UsageParser(prog=prog, help_text=USAGE.format(
+        prog=prog, boots=calibration.BOOTS,
+        reps=policy.icount().repetitions))
+    ap.add_argument("--tree")
+    ap.add_argument("range", nargs="?")
+    options.add_arguments(ap, ("--test",), {"--test": {
+        "action": "append", "default": []}})
+    ap.add_argument("--json", dest="json_file")
+    ap.add_argument("--summary")
+    ap.add_argument("--html")
+    ap.add_argument("--state")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("-j", "--jobs")
+    options.add_arguments(ap, VM_OPTIONS)
+    args = ap.parse_args(list(argv))
+    if args.jobs is not None and not args.jobs.isdigit():
+        raise cli.Error(f"invalid --jobs '{args.jobs}'")
+    if args.resume and args.state and not args.tree and not args.range:
+        return args
+    if not args.tree:
+        raise cli.Error("no kernel tree: give --tree DIR")
+    if not args.range or args.range.count("..") != 1 or \
+            "..." in args.range or not all(args.range.split("..")):
+        raise cli.Error(f"give the series as BASE..TIP, not "
+                        f"'{args.range or ''}'")
+    try:
+        for t in args.test:
+            bisect.parse_target(t)
+    except bisect.BisectError as e:
+        raise cli.Error(f"-t: {e}") from None
+    return args
+
+
+# ---- the state --------------------------------------------------------------
+
+def default_state(tree: str, base: str, tip: str,
+                  targets: Sequence[str]) -> str:
+    key = hashlib.sha256("\n".join([tree, base, tip, *targets])
+                         .encode()).hexdigest()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "kbench", "series", key[:12])
+
+
+def build_record(state: str, commit: str) -> str:
+    return os.path.join(state, "builds", f"{commit}.json")
+
+
+def boots_dir(state: str, commit: str) -> str:
+    return os.path.join(state, "boots", commit)
+
+
+def usable_boots(state: str, commit: str) -> List[str]:
+    """The commit's boots that left results, in order."""
+    d = boots_dir(state, commit)
+    if not os.path.isdir(d):
+        return []
+    ks = sorted(int(n) for n in os.listdir(d) if n.isdigit())
+    return [os.path.join(d, str(k)) for k in ks]
+
+
+def boot_failure(state: str, commit: str) -> Optional[str]:
+    """Why the commit did not boot, when it did not."""
+    path = os.path.join(boots_dir(state, commit), "failed.json")
+    if not os.path.isfile(path):
+        return None
+    return str(results.read_json(path).get("why") or "it did not boot")
+
+
+def read_build(state: str, commit: str) -> Optional[Dict[str, Any]]:
+    path = build_record(state, commit)
+    if not os.path.isfile(path):
+        return None
+    doc = results.read_json(path)
+    return doc if isinstance(doc, dict) else None
+
+
+def git_lines(tree: str, *args: str) -> List[str]:
+    p = subprocess.run(["git", "-C", tree, *args], capture_output=True,
+                       text=True)
+    if p.returncode:
+        first = (p.stderr.strip().splitlines() or ["git failed"])[0]
+        raise cli.Error(f"git {args[0]} in {tree}: {first}")
+    return p.stdout.splitlines()
+
+
+def new_settings(args: argparse.Namespace) -> Dict[str, Any]:
+    tree = bisect_run.checked_tree(args.tree)
+    base_rev, tip_rev = args.range.split("..")
+    base = tree.rev(base_rev, "BASE")
+    tip = tree.rev(tip_rev, "TIP")
+    if subprocess.run(["git", "-C", tree.path, "merge-base", "--is-ancestor",
+                       base, tip]).returncode:
+        raise cli.Error(f"BASE {base[:12]} is not an ancestor of TIP "
+                        f"{tip[:12]}")
+    commits = git_lines(tree.path, "rev-list", "--reverse", "--topo-order",
+                        f"{base}..{tip}")
+    if not commits:
+        raise cli.Error(f"{args.range}: no commits in the series")
+    subjects = {c: tree.subject(c) for c in [base, *commits]}
+    return {"tree": tree.path, "range": args.range, "base": base,
+            "tip": tip, "commits": commits, "subjects": subjects,
+            "targets": list(args.test),
+            "vm_args": options.passed_on(args, VM_OPTIONS)}
+
+
+def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str]:
+    """(settings, state) of a new or resumed series."""
+    if args.resume and not args.tree:
+        path = os.path.join(args.state or "", SETTINGS)
+        if not args.state or not os.path.isfile(path):
+            raise cli.Error(f"--resume: no series in '{args.state}'")
+        return dict(results.read_json(path)), args.state
+    st = new_settings(args)
+    state = args.state or default_state(st["tree"], st["base"], st["tip"],
+                                        st["targets"])
+    path = os.path.join(state, SETTINGS)
+    if os.path.isfile(path):
+        if args.resume:
+            return dict(results.read_json(path)), state
+        raise cli.Error(f"a series was started in {state}: add --resume to "
+                        f"go on with it, or remove that directory to start "
+                        f"over")
+    if args.resume:
+        raise cli.Error(f"--resume: no series in '{state}'")
+    try:
+        os.makedirs(state, exist_ok=True)
+        results.write_json(path, st)
+    except OSError as e:
+        raise cli.Error(f"cannot create --state '{state}': "
+                        f"{cli.os_error_text(e)}") from e
+    return st, state
+
+
+# ---- the builds, run ahead ---------------------------------------------------
+
+def build_one(tree: str, commit: str, jobs: int, prog: str) -> Dict[str, Any]:
+    """A build's record: the image, or why there is none."""
+    start = time.monotonic()
+    try:
+        built = kernel.build_commit(kernel.CommitBuild(tree, commit, jobs),
+                                    prog)
+    except kernel.BuildFailed as e:
+        return {"status": "failed", "log": e.log,
+                "error": bisect_run.build_error(e.log),
+                "seconds": round(time.monotonic() - start, 1)}
+    except (cli.Error, cli.Failure, proc.Failed) as e:
+        return {"status": "setup", "error": str(e),
+                "seconds": round(time.monotonic() - start, 1)}
+    return {"status": "built", "image": built.image,
+            "seconds": round(time.monotonic() - start, 1)}
+
+
+def build_all(tree: str, commits: Sequence[str], state: str, jobs: int,
+              prog: str) -> None:
+    """The builder's work: each commit in order, its record written when
+    it is done (a record already there: built before). Stops at a
+    failed setup (not the commit's fault)."""
+    os.makedirs(os.path.join(state, "builds"), exist_ok=True)
+    for commit in commits:
+        if read_build(state, commit) is not None:
+            continue
+        rec = build_one(tree, commit, jobs, prog)
+        rec["commit"] = commit
+        path = build_record(state, commit)
+        results.write_json(f"{path}.tmp", rec)
+        os.replace(f"{path}.tmp", path)
+        if rec["status"] == "setup":
+            return
+
+
+def _builder_main(tree: str, commits: Sequence[str], state: str, jobs: int,
+                  prog: str) -> None:
+    """The child's body: a signal (the parent's stop, or ^C) stops make's
+    process group and puts the tree back (kbtools.kernel) before it
+    ends."""
+    try:
+        with proc.stop_on_signals():
+            build_all(tree, commits, state, jobs, prog)
+    except proc.Interrupted:
+        os._exit(cli.EXIT_INTERRUPTED)
+    except BaseException as e:  # the parent says it: no trace here
+        output.msg(prog, f"the builds stopped: {e}")
+        os._exit(1)
+    os._exit(0)
+
+
+class Builder:
+    """The builds of the series in a child process of their own, ahead
+    of the boots."""
+
+    def __init__(self, st: Dict[str, Any], state: str, jobs: int,
+                 prog: str):
+        self.st = st
+        self.state = state
+        self.jobs = jobs
+        self.prog = prog
+        self.child: Optional[Any] = None
+
+    def start(self) -> None:
+        commits = [self.st["base"], *self.st["commits"]]
+        if all(read_build(self.state, c) is not None for c in commits):
+            return
+        ctx = multiprocessing.get_context("fork")
+        self.child = ctx.Process(target=_builder_main, args=(
+            self.st["tree"], commits, self.state, self.jobs, self.prog))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.child.start()
+
+    def wait(self, commit: str) -> Dict[str, Any]:
+        """The commit's build record, once its build is done."""
+        while True:
+            rec = read_build(self.state, commit)
+            if rec is not None:
+                if rec.get("status") == "setup":
+                    raise cli.Failure(f"cannot build from {self.st['tree']}:"
+                                      f" {rec.get('error')}", cli.EXIT_SETUP)
+                return rec
+            if self.child is None or not self.child.is_alive():
+                raise cli.Failure(f"the builds stopped before "
+                                  f"{commit[:12]} was built", cli.EXIT_SETUP)
+            time.sleep(POLL_S)
+
+    def stop(self) -> None:
+        """End the child (its make stopped, the tree put back)."""
+        if self.child is None:
+            return
+        if self.child.is_alive() and self.child.pid:
+            os.kill(self.child.pid, signal.SIGTERM)
+        self.child.join(timeout=120)
+        self.child = None
+
+
+# ---- the boots -----------------------------------------------------------------
+
+@dataclass
+class Booter:
+    """One boot of a commit's image under --icount, its results kept in
+    STATE/boots/HASH/K/ (its KTAP, messages and console beside them)."""
+    prog: str
+    state: str
+    targets: Sequence[str]
+    vm_args: Sequence[str]
+    why: str = ""
+
+    def vm_options(self, image: str, console: str) -> vm.Options:
+        tests, env = bisect_run.guest_env(self.targets) \
+            if self.targets else ("", {})
+        argv = ["--kernel", image, "--icount", "--repeat",
+                str(policy.icount().repetitions), "--console", console,
+                *self.vm_args]
+        if tests:
+            argv += ["-t", tests]
+        opts = vm.parse(argv, vm.runner(self.prog))
+        opts.run.program_args = env
+        return opts
+
+    def key_of(self, image: str) -> calibration.Key:
+        """What a calibration of the image holds for (kbtools.ab's key:
+        the guest these boots make)."""
+        with vm.Guest(self.vm_options(image, os.devnull),
+                      vm.runner(self.prog)) as g:
+            g.prepare()
+            return ab.calibration_key(g)
+
+    def boot(self, commit: str, image: str) -> Optional[str]:
+        """One boot, tried twice: the directory of its results, or None
+        (why in self.why)."""
+        for attempt in (1, 2):
+            got = self.boot_once(commit, image)
+            if got is not None:
+                return got
+            if attempt == 1:
+                output.msg(self.prog, f"boot of {commit[:12]} unusable "
+                           f"({self.why}): trying once more")
+        return None
+
+    def boot_once(self, commit: str, image: str) -> Optional[str]:
+        d = boots_dir(self.state, commit)
+        os.makedirs(d, exist_ok=True)
+        k = len(usable_boots(self.state, commit)) + 1
+        tmp = os.path.join(d, f"{k}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        console = os.path.join(d, f"{k}.console.log")
+        ktap = os.path.join(d, f"{k}.ktap")
+        prog = vm.runner(self.prog)
+        self.why = ""
+        rc = 0
+        with vm.Guest(self.vm_options(image, console), prog) as g, \
+                open(ktap, "wb") as sink:
+            g.prepare()
+            try:
+                rc = g.boot(tmp, console, sink)
+            except guest.Ended as e:
+                rc, self.why = e.status, str(e)
+        if rc in (0, 1):
+            with open(ktap, errors="replace") as f:
+                problems = bisect.stream_problems(f.read())
+            if not problems and any(n.endswith(".json")
+                                    for n in os.listdir(tmp)):
+                os.rename(tmp, os.path.join(d, str(k)))
+                return os.path.join(d, str(k))
+            self.why = problems[0] if problems else "no results"
+        elif not self.why:
+            self.why = f"exit {rc}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+
+
+def mark_unbooted(state: str, commit: str, why: str) -> None:
+    os.makedirs(boots_dir(state, commit), exist_ok=True)
+    results.write_json(os.path.join(boots_dir(state, commit), "failed.json"),
+                       {"why": why})
+
+
+# ---- the series ------------------------------------------------------------------
+
+class Series:
+    """The run: builds ahead, boots in order, the base's calibration."""
+
+    def __init__(self, st: Dict[str, Any], state: str, jobs: int, prog: str):
+        self.st = st
+        self.state = state
+        self.prog = prog
+        self.builder = Builder(st, state, jobs, prog)
+        self.booter = Booter(prog, state, st["targets"], st["vm_args"])
+        self.times: Dict[str, float] = {"build": 0.0, "boot": 0.0,
+                                        "wait": 0.0}
+
+    def say(self, text: str) -> None:
+        output.msg(self.prog, text)
+
+    def title(self, commit: str) -> str:
+        return f"{commit[:12]} {self.st['subjects'].get(commit, '')}"
+
+    def image(self, commit: str) -> Optional[str]:
+        start = time.monotonic()
+        rec = self.builder.wait(commit)
+        self.times["wait"] += time.monotonic() - start
+        self.times["build"] += float(rec.get("seconds") or 0)
+        if rec["status"] != "built":
+            self.say(f"{self.title(commit)}: does not build "
+                     f"({rec.get('error')}; log: {rec.get('log')})")
+            return None
+        return str(rec["image"])
+
+    def boot_until(self, commit: str, image: str, boots: int) -> bool:
+        while len(usable_boots(self.state, commit)) < boots:
+            n = len(usable_boots(self.state, commit)) + 1
+            self.say(f"booting {self.title(commit)} ({n} of {boots})")
+            start = time.monotonic()
+            got = self.booter.boot(commit, image)
+            self.times["boot"] += time.monotonic() - start
+            if got is None:
+                return False
+        return True
+
+    def base(self) -> calibration.Calibration:
+        """The base built and booted as often as its calibration needs;
+        the calibration (STATE/calibration.json)."""
+        commit = self.st["base"]
+        path = os.path.join(self.state, CALIBRATION)
+        if os.path.isfile(path):
+            return calibration.load(path)
+        image = self.image(commit)
+        if image is None:
+            raise cli.Failure(f"the base {self.title(commit)} does not "
+                              f"build: nothing to measure against",
+                              cli.EXIT_SETUP)
+        key = self.booter.key_of(image)
+        cal = calibration.cached(key)
+        if cal is not None:
+            self.say(f"base: {calibration.describe(cal)}, cached "
+                     f"({calibration.cache_path(key)}): it boots once")
+            if not self.boot_until(commit, image, 1):
+                raise cli.Failure(f"the base {self.title(commit)} does not "
+                                  f"boot ({self.booter.why})",
+                                  cli.EXIT_SETUP)
+        else:
+            self.say(f"base: no calibration of its image cached: it boots "
+                     f"{calibration.BOOTS} times (an A/A of it)")
+            if not self.boot_until(commit, image, calibration.BOOTS):
+                raise cli.Failure(f"the base {self.title(commit)} booted "
+                                  f"only {len(usable_boots(self.state, commit))}"
+                                  f" times ({self.booter.why})",
+                                  cli.EXIT_SETUP)
+            cal = calibration.of_dirs(usable_boots(self.state, commit))
+            if cal.boots >= calibration.BOOTS:
+                calibration.store(key, cal)
+            self.say(f"base: {calibration.describe(cal)}, from its own boots")
+        calibration.save(path, cal)
+        return cal
+
+    def commit(self, commit: str) -> None:
+        if usable_boots(self.state, commit) or \
+                boot_failure(self.state, commit) is not None:
+            return
+        image = self.image(commit)
+        if image is None:
+            return
+        if not self.boot_until(commit, image, 1):
+            self.say(f"{self.title(commit)}: does not boot "
+                     f"({self.booter.why}); the series goes on")
+            mark_unbooted(self.state, commit, self.booter.why)
+
+    def run(self) -> None:
+        self.builder.start()
+        try:
+            self.base()
+            for c in self.st["commits"]:
+                self.commit(c)
+        finally:
+            self.builder.stop()
+
+
+# ---- the figures and the table ------------------------------------------------
+
+def insn_boots(dirs: Sequence[str]) -> Dict[str, List[List[float]]]:
+    """'TEST:ROW' -> each boot's repetitions, in instructions per
+    operation, of the icount rows of these boots' results."""
+    out: Dict[str, List[List[float]]] = {}
+    for d in dirs:
+        for test in results.load(d).tests.values():
+            if test.clock_mode() != results.ClockMode.ICOUNT:
+                continue
+            for row in test.rows.values():
+                scale = test.insn_per_unit(row.unit)
+                if scale is None or row.status != results.Status.OK:
+                    continue
+                for boot in row.boot_reps():
+                    out.setdefault(f"{test.name}:{row.name}", []).append(
+                        [v * scale for v in boot])
+    return out
+
+
+@dataclass
+class Point:
+    """One commit of the series: n (0 the base), its state (measured,
+    'does not build', 'does not boot') and its figures by position."""
+    n: int
+    commit: str
+    subject: str
+    status: str
+    figures: Dict[str, List[float]] = field(default_factory=dict)
+
+
+@dataclass
+class Cell:
+    """A row at a commit: its figure, step (against the last commit
+    measured before it) and total (against the base), each a median of
+    paired differences, with exact's verdicts."""
+    value: float
+    step: Optional[float]
+    total: Optional[float]
+    step_verdict: str
+    total_verdict: str
+    margin: Optional[float]
+    prev: int = 0
+
+
+def paired_delta(before: Sequence[float], after: Sequence[float]) -> float:
+    """The median of the differences repetition by repetition (of their
+    medians when the two ran different numbers)."""
+    if len(before) == len(after) and before:
+        return stats.median([a - b for b, a in zip(before, after)])
+    return stats.median(after) - stats.median(before)
+
+
+def points(st: Dict[str, Any], state: str) -> List[Point]:
+    out = []
+    for n, c in enumerate([st["base"], *st["commits"]]):
+        subject = st["subjects"].get(c, "")
+        rec = read_build(state, c)
+        dirs = usable_boots(state, c)
+        if dirs:
+            figs = {k: compare.by_position(v)
+                    for k, v in insn_boots(dirs).items()}
+            out.append(Point(n, c, subject, "measured", figs))
+        elif rec is not None and rec.get("status") == "failed":
+            out.append(Point(n, c, subject, "does not build"))
+        elif boot_failure(state, c) is not None:
+            out.append(Point(n, c, subject, "does not boot"))
+        else:
+            out.append(Point(n, c, subject, "not measured yet"))
+    return out
+
+
+@dataclass
+class Table:
+    points: List[Point]
+    cal: calibration.Calibration
+    rows: List[str]                                 # every row, in order
+    cells: Dict[Tuple[int, str], Cell]
+
+    def known(self, row: str) -> Optional[exact.Known]:
+        return self.cal.rows.get(row)
+
+    def cls(self, row: str) -> str:
+        k = self.known(row)
+        return k.cls if k else "uncalibrated"
+
+    def moved(self) -> List[str]:
+        """The rows some step or the total moved by more than the
+        margin."""
+        return [r for r in self.rows if any(
+            c.step_verdict in ("slower", "faster") or
+            c.total_verdict in ("slower", "faster")
+            for (n, row), c in self.cells.items() if row == r)]
+
+    def measured(self) -> List[Point]:
+        return [p for p in self.points if p.status == "measured"]
+
+    def tip(self, row: str) -> Optional[Cell]:
+        for p in reversed(self.measured()):
+            if (p.n, row) in self.cells:
+                return self.cells[(p.n, row)]
+        return None
+
+
+def table(st: Dict[str, Any], state: str,
+          cal: calibration.Calibration) -> Table:
+    pts = points(st, state)
+    base = pts[0]
+    rows = sorted(base.figures)
+    cells: Dict[Tuple[int, str], Cell] = {}
+    for row in rows:
+        known = cal.rows.get(row)
+        prev = base
+        cells[(0, row)] = Cell(stats.median(base.figures[row]), None, None,
+                               "base", "base", None)
+        for p in pts[1:]:
+            if row not in p.figures:
+                continue
+            vb, vp, vc = base.figures[row], prev.figures[row], p.figures[row]
+            step = exact.decide(vp, vc, known)
+            total = exact.decide(vb, vc, known)
+            cells[(p.n, row)] = Cell(stats.median(vc), paired_delta(vp, vc),
+                                     paired_delta(vb, vc), step.verdict,
+                                     total.verdict, step.margin, prev.n)
+            prev = p
+    return Table(pts, cal, rows, cells)
+
+
+def signed(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    text = exact.fmt_insn(v)
+    return text if text.startswith("-") else f"+{text}"
+
+
+@dataclass(frozen=True)
+class Check:
+    """Do a row's steps add up to its total (the tip against the
+    base)?"""
+    row: str
+    steps: List[float]
+    total: float
+    adds_up: bool
+
+    @property
+    def residual(self) -> float:
+        return sum(self.steps) - self.total
+
+
+def checks(t: Table) -> List[Check]:
+    """The check of every exact row: the steps as shown, summed, against
+    the tip's total as shown (a thousandth of an instruction each)."""
+    out = []
+    for row in t.rows:
+        if t.cls(row) != "exact":
+            continue
+        steps = [round(c.step, 3) for (n, r), c in sorted(t.cells.items())
+                 if r == row and c.step is not None]
+        tip = t.tip(row)
+        if tip is None or tip.total is None or not steps:
+            continue
+        total = round(tip.total, 3)
+        out.append(Check(row, steps, total,
+                         abs(sum(steps) - total) <= ROUNDING_INSN))
+    return out
+
+
+def short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def row_name(row: str, t: Table) -> str:
+    """TEST:ROW, or ROW alone when one test is measured."""
+    tests = {r.split(":")[0] for r in t.rows}
+    return row.split(":", 1)[1] if len(tests) == 1 else row
+
+
+def cell_text(t: Table, n: int, row: str, p: Point) -> str:
+    if p.status != "measured":
+        return "-"
+    c = t.cells.get((n, row))
+    if c is None:
+        return "-"
+    if n == 0:
+        return exact.fmt_insn(c.value)
+    mark = {"slower": "", "faster": "", "same": " =", "pending": " ?"}
+    return f"{signed(c.step)} {signed(c.total)}{mark.get(c.step_verdict, '')}"
+
+
+def text(t: Table, st: Dict[str, Any]) -> str:
+    """The table of commits by the rows that moved, and what is said
+    under it."""
+    moved = t.moved()
+    n_commits = len(st["commits"])
+    lines = [f"series {st['range']}: {n_commits} commits on "
+             f"{st['base'][:12]}; {calibration.describe(t.cal)}",
+             "instructions per operation: each cell the step (against the "
+             "commit before) and",
+             "the running total (against the base); '=' within the row's "
+             "margin, '?' no",
+             "calibration of the row", ""]
+    widths = [max(14, len(row_name(r, t)), *(len(cell_text(t, p.n, r, p))
+                                             for p in t.points))
+              for r in moved]
+    subj_w = 34
+    head = f"{'#':>3}  {'commit':<12}  {'subject':<{subj_w}}"
+    lines.append(head + "".join(f"  {row_name(r, t):>{w}}"
+                                for r, w in zip(moved, widths)))
+    lines.append(" " * len(head) + "".join(
+        f"  {class_text(t, r):>{w}}" for r, w in zip(moved, widths)))
+    for p in t.points:
+        line = f"{p.n:>3}  {p.commit[:12]:<12}  {short(p.subject, subj_w):<{subj_w}}"
+        if p.status != "measured":
+            lines.append(f"{line}  {p.status}")
+            continue
+        lines.append(line + "".join(f"  {cell_text(t, p.n, r, p):>{w}}"
+                                    for r, w in zip(moved, widths)))
+    if not moved:
+        lines.append("no row moved beyond its margin")
+    lines.append("")
+    lines += check_lines(t)
+    lines += noisy_lines(t)
+    still = [row_name(r, t) for r in t.rows if r not in moved]
+    if still:
+        lines.append(wrap_list("unchanged through the series: ", still))
+    return "\n".join(lines) + "\n"
+
+
+def class_text(t: Table, row: str) -> str:
+    """The row's class and margin: 'exact +-0.500'."""
+    k = t.known(row)
+    return f"{k.cls} +-{exact.fmt_insn(k.margin())}" if k else "uncalibrated"
+
+
+def wrap_list(head: str, items: Sequence[str], width: int = 79) -> str:
+    import textwrap
+    return "\n".join(textwrap.wrap(head + ", ".join(items), width,
+                                   subsequent_indent="  "))
+
+
+def check_lines(t: Table) -> List[str]:
+    lines = []
+    for ch in checks(t):
+        if not any(ch.steps) and not ch.total:
+            continue
+        sums = " ".join(signed(s) for s in ch.steps)
+        say = "they add up" if ch.adds_up else \
+            f"they DO NOT add up (off by {signed(ch.residual)})"
+        lines.append(f"{row_name(ch.row, t)} (exact): steps {sums} = "
+                     f"{signed(sum(ch.steps))}; tip - base "
+                     f"{signed(ch.total)}: {say}")
+    n = len(checks(t))
+    if n:
+        bad = sum(1 for ch in checks(t) if not ch.adds_up)
+        lines.append(f"checked: the steps of {n} exact row"
+                     f"{'s' if n > 1 else ''} add up to the total"
+                     if not bad else f"checked: {bad} of {n} exact rows do "
+                     f"not add up")
+    return lines
+
+
+def noisy_lines(t: Table) -> List[str]:
+    """What a noisy or uncalibrated row would need for a verdict."""
+    need = stats.min_reps()
+    lines = []
+    for row in t.rows:
+        k = t.known(row)
+        if k is not None and k.cls != "noisy":
+            continue
+        if k is None:
+            lines.append(f"{row_name(row, t)}: no calibration of the base "
+                         f"has it: a verdict needs {need} boots per side "
+                         f"(kbench run --kernel A --vs-kernel B --repeat "
+                         f"{need})")
+            continue
+        lines.append(f"{row_name(row, t)} (noisy, spread "
+                     f"{k.spread_pct:.2g}% over {k.boots} boots of the base):"
+                     f" a step under {exact.fmt_insn(k.margin())} insn reads "
+                     f"same; less needs {need} boots per side (kbench run "
+                     f"--kernel A --vs-kernel B --repeat {need}), judged over"
+                     f" boots")
+    return lines
+
+
+def summary(t: Table, st: Dict[str, Any], width: int = 72) -> str:
+    """The email-ready summary: one line per commit that moved a row (at
+    most width columns), then the series' total per row."""
+    moved = t.moved()
+    n_commits = len(st["commits"])
+    lines = [short(f"Instructions per operation under QEMU icount, against "
+                   f"{st['base'][:12]}:", width)]
+    for p in t.points[1:]:
+        if p.status != "measured":
+            lines.append(short(f"{p.n}/{n_commits} {p.subject}: "
+                               f"{p.status}", width))
+            continue
+        for row in moved:
+            c = t.cells.get((p.n, row))
+            if c is None or c.step_verdict not in ("slower", "faster"):
+                continue
+            before = t.cells[(c.prev, row)].value
+            what = (f": {signed(c.step)} insn on {row_name(row, t)} "
+                    f"({signed_pct(c.step, before)})")
+            head = f"{p.n}/{n_commits} "
+            room = width - len(head) - len(what)
+            lines.append(head + short(p.subject, max(room, 8)) + what)
+    totals = []
+    for row in moved:
+        tip = t.tip(row)
+        if tip is not None and tip.total is not None:
+            totals.append(f"{row_name(row, t)} {signed(tip.total)} insn "
+                          f"({signed_pct(tip.total, t.cells[(0, row)].value)}"
+                          f")")
+    if totals:
+        lines.append(wrap_list("Series: ", totals, width))
+    else:
+        lines.append("Series: no row moved beyond its margin.")
+    if all(ch.adds_up for ch in checks(t)) and checks(t):
+        lines.append("On every exact row the steps add up to the total.")
+    return "\n".join(lines) + "\n"
+
+
+def signed_pct(delta: Optional[float], base: float) -> str:
+    if delta is None or not base:
+        return "-"
+    return f"{delta / base * 100:+.2f}%"
+
+
+def to_json(t: Table, st: Dict[str, Any]) -> Dict[str, Any]:
+    records = []
+    for p in t.points:
+        for row in t.rows:
+            rec: Dict[str, Any] = {"n": p.n, "commit": p.commit,
+                                   "subject": p.subject, "status": p.status,
+                                   "test": row.split(":")[0],
+                                   "row": row.split(":", 1)[1],
+                                   "class": t.cls(row)}
+            c = t.cells.get((p.n, row))
+            if c is not None:
+                rec.update(value_insn=round(c.value, 4),
+                           step_insn=None if c.step is None
+                           else round(c.step, 4),
+                           total_insn=None if c.total is None
+                           else round(c.total, 4),
+                           step_verdict=c.step_verdict,
+                           total_verdict=c.total_verdict,
+                           margin_insn=None if c.margin is None
+                           else round(c.margin, 4))
+            records.append(rec)
+    return {"schema": "kbench-series/1", "tree": st["tree"],
+            "range": st["range"], "base": st["base"], "tip": st["tip"],
+            "unit": "instructions per operation (QEMU icount)",
+            "calibration": t.cal.to_json(), "records": records,
+            "checks": [{"row": ch.row, "steps_insn": ch.steps,
+                        "total_insn": ch.total, "adds_up": ch.adds_up}
+                       for ch in checks(t)]}
+
+
+def heat(delta: Optional[float], verdict: str) -> str:
+    """A cell's colour: red slower, blue faster, the stronger the more
+    instructions (log scale), white within the margin."""
+    if delta is None or verdict not in ("slower", "faster"):
+        return "#ffffff"
+    import math
+    strength = min(1.0, 0.25 + math.log10(1 + abs(delta)) / 3)
+    fade = int(255 * (1 - strength))
+    return f"#ff{fade:02x}{fade:02x}" if delta > 0 else \
+        f"#{fade:02x}{fade:02x}ff"
+
+
+def page(t: Table, st: Dict[str, Any]) -> str:
+    """The HTML page: a commit-by-row map of the steps (instructions per
+    operation, exact's verdicts), the table's notes under it."""
+    e = html.escape
+    rows = t.rows
+    head = "".join(f"<th>{e(row_name(r, t))}<br><small>{e(t.cls(r))}"
+                   f"</small></th>" for r in rows)
+    body = []
+    for p in t.points:
+        tds = []
+        for r in rows:
+            c = t.cells.get((p.n, r))
+            if p.status != "measured" or c is None:
+                tds.append(f"<td>{e(p.status if p.status != 'measured' else '-')}</td>")
+            elif p.n == 0:
+                tds.append(f"<td>{e(exact.fmt_insn(c.value))}</td>")
+            else:
+                tds.append(f"<td style=\"background:{heat(c.step, c.step_verdict)}\""
+                           f" title=\"total {e(signed(c.total))} insn, "
+                           f"{e(c.step_verdict)}\">{e(signed(c.step))}</td>")
+        body.append(f"<tr><th>{p.n}</th><td><code>{p.commit[:12]}</code> "
+                    f"{e(short(p.subject, 50))}</td>{''.join(tds)}</tr>")
+    notes = "\n".join(e(ln) for ln in check_lines(t) + noisy_lines(t))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>kbench series {e(st['range'])}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 1280px; margin: 1em auto; }}
+.map {{ overflow-x: auto; }}
+table {{ border-collapse: collapse; font-size: 13px; }}
+th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
+td:nth-child(2) {{ text-align: left; white-space: nowrap; }}
+pre {{ white-space: pre-wrap; }}
+</style></head><body>
+<h1>Series {e(st['range'])}</h1>
+<p>Exact mode (QEMU's instruction counter): each figure is guest
+instructions per operation, not a time. Each cell is the commit's step
+against the commit before it; red slower, blue faster beyond the row's
+margin, white within it. The base row holds the base's figures.
+{e(calibration.describe(t.cal))}.</p>
+<div class="map"><table>
+<tr><th>#</th><th>commit</th>{head}</tr>
+{chr(10).join(body)}
+</table></div>
+<pre>{notes}</pre>
+</body></html>
+"""
+
+
+def write_outputs(args: argparse.Namespace, t: Table,
+                  st: Dict[str, Any]) -> None:
+    if args.json_file:
+        with cli.writing(args.json_file):
+            results.write_json(args.json_file, to_json(t, st))
+    if args.summary:
+        with cli.writing(args.summary):
+            results.write_text(args.summary, summary(t, st))
+    if args.html:
+        with cli.writing(args.html):
+            results.write_text(args.html, page(t, st))
+
+
+# ---- main ----------------------------------------------------------------------
+
+def series(args: argparse.Namespace, prog: str) -> int:
+    st, state = prepare(args)
+    s = Series(st, state, int(args.jobs or 0), prog)
+    clock = proc.Clock()
+    s.say(f"series {st['range']} of {st['tree']}: {len(st['commits'])} "
+          f"commits; state: {state}")
+    s.run()
+    cal = calibration.load(os.path.join(state, CALIBRATION))
+    t = table(st, state, cal)
+    sys.stdout.write(text(t, st))
+    sys.stdout.write("\n" + summary(t, st))
+    sys.stdout.flush()
+    write_outputs(args, t, st)
+    s.say(f"{len(st['commits'])} commits in {clock.seconds()} s (boots "
+          f"{s.times['boot']:.0f} s, builds {s.times['build']:.0f} s, of "
+          f"which the boots waited {s.times['wait']:.0f} s)")
+    bad = [p for p in t.points if p.status != "measured"]
+    return 1 if bad else 0
+
+
+def main(argv: Sequence[str], prog: str = "kbench series") -> int:
+    """kbench series: 0 every commit measured, 1 a commit did not build
+    or boot, 2 bad usage, 3 a failed setup (the base included), 130
+    interrupted."""
+    def body() -> int:
+        args = parse_args(argv, prog)
+        try:
+            return series(args, prog)
+        except (results.ResultError, ValueError) as e:
+            raise cli.Failure(str(e), cli.EXIT_SETUP) from e
+    return cli.orchestrate(prog, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
