@@ -119,13 +119,15 @@ class Analysis(unittest.TestCase):
         t = self.table()
         checks = {c.row: c for c in series.checks(t)}
         self.assertTrue(all(c.adds_up for c in checks.values()))
-        self.assertEqual(checks[f"{TEST}:msgsnd_rcv"].steps,
+        self.assertEqual([round(v, 6) for v in
+                          checks[f"{TEST}:msgsnd_rcv"].steps],
                          [0.0, 0.0, 2.0, -1.0])
         text = series.text(t, self.st)
-        self.assertIn("msgsnd_rcv (exact): steps +0.000 +0.000 +2.000 "
-                      "-1.000 = +1.000; tip - base +1.000: they add up",
-                      text)
-        self.assertIn("checked: the steps of 3 exact rows add up", text)
+        self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 "
+                      "-1.00 = +1.00; tip - base +1.00: they add up", text)
+        self.assertIn("checked: on all 3 exact rows the steps add up", text)
+        # Rows that did not move are checked, not listed.
+        self.assertNotIn("getpid (exact)", text)
 
     def test_steps_that_do_not_add_up_are_said(self) -> None:
         """Three repetitions whose differences disagree: the medians of
@@ -138,8 +140,10 @@ class Analysis(unittest.TestCase):
         t = self.table(boots, base)
         (check,) = series.checks(t)
         self.assertFalse(check.adds_up)
-        self.assertIn("they DO NOT add up (off by -1.000)",
-                      series.text(t, self.st))
+        text = series.text(t, self.st)
+        self.assertIn("they DO NOT add up (off by -1.0000)", text)
+        self.assertIn("checked: the steps of 1 of 1 exact rows do not add "
+                      "up to the total (getppid)", text)
 
     def test_a_noisy_row_says_what_it_needs(self) -> None:
         base = [figures(), figures(clone=2000.0), figures(clone=-1500.0)]
@@ -180,10 +184,10 @@ class Analysis(unittest.TestCase):
         self.assertTrue(all(len(ln) <= 72 for ln in text.splitlines()),
                         text)
         self.assertIn("3/4 ipc: xxx", text)
-        self.assertRegex(text, r"4/4 subject of 4444: -1\.000 insn on "
+        self.assertRegex(text, r"4/4 subject of 4444: -1\.00 insn on "
                          r"msgsnd_rcv \(-0\.05%\)")
-        self.assertIn("Series: getppid +1.000 insn (+0.30%), msgsnd_rcv "
-                      "+1.000 insn (+0.05%)", text)
+        self.assertIn("Series: getppid +1.00 insn (+0.30%), msgsnd_rcv "
+                      "+1.00 insn (+0.05%)", text)
 
     def test_json_one_record_per_commit_and_row(self) -> None:
         t = self.table()
@@ -287,8 +291,8 @@ class Task(unittest.TestCase):
         rc, out, err = self.run_series("--json", out_json)
         self.assertEqual(rc, 0, err)
         self.assertEqual(self.boots, [self.hashes[0]] * 3 + self.hashes[1:])
-        self.assertIn("checked: the steps of 3 exact rows add up", out)
-        self.assertIn("3/4 commit 3: +2.000 insn on msgsnd_rcv", out)
+        self.assertIn("checked: on all 3 exact rows the steps add up", out)
+        self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv", out)
         self.assertIn("base: no calibration of its image cached: it boots "
                       "3 times", err)
         with open(out_json) as f:

@@ -82,9 +82,9 @@ SETTINGS = "settings.json"
 CALIBRATION = "calibration.json"
 # How often the boots look for the next build's record (s).
 POLL_S = 1.0
-# Each cell's figures: a step or total, and the check's tolerance (the
-# figures are shown to a thousandth of an instruction).
-ROUNDING_INSN = 0.0015
+# The check's tolerance: the figures are shown to a thousandth of an
+# instruction (one instruction in a batch of 1000 calls).
+ROUNDING_INSN = 0.0005
 
 
 # ---- options ---------------------------------------------------------------
@@ -636,10 +636,13 @@ def table(st: Dict[str, Any], state: str,
 
 
 def signed(v: Optional[float]) -> str:
+    """A step or total in instructions, to a hundredth: an exact row's
+    figure moves by a thousandth from boot to boot (one instruction in a
+    batch of 1000 calls), which no step of a whole instruction shows."""
     if v is None:
         return "-"
-    text = exact.fmt_insn(v)
-    return text if text.startswith("-") else f"+{text}"
+    text = f"{v:+,.2f}"
+    return "+0.00" if text == "-0.00" else text
 
 
 @dataclass(frozen=True)
@@ -657,20 +660,21 @@ class Check:
 
 
 def checks(t: Table) -> List[Check]:
-    """The check of every exact row: the steps as shown, summed, against
-    the tip's total as shown (a thousandth of an instruction each)."""
+    """The check of every exact row: the sum of its steps against the
+    tip's total, each a median of paired differences (medians do not
+    add up unless the repetitions agree), within half a thousandth of
+    an instruction (the figures shown)."""
     out = []
     for row in t.rows:
         if t.cls(row) != "exact":
             continue
-        steps = [round(c.step, 3) for (n, r), c in sorted(t.cells.items())
+        steps = [c.step for (n, r), c in sorted(t.cells.items())
                  if r == row and c.step is not None]
         tip = t.tip(row)
         if tip is None or tip.total is None or not steps:
             continue
-        total = round(tip.total, 3)
-        out.append(Check(row, steps, total,
-                         abs(sum(steps) - total) <= ROUNDING_INSN))
+        out.append(Check(row, steps, tip.total,
+                         abs(sum(steps) - tip.total) < ROUNDING_INSN))
     return out
 
 
@@ -702,7 +706,8 @@ def text(t: Table, st: Dict[str, Any]) -> str:
     moved = t.moved()
     n_commits = len(st["commits"])
     lines = [f"series {st['range']}: {n_commits} commits on "
-             f"{st['base'][:12]}; {calibration.describe(t.cal)}",
+             f"{st['base'][:12]}",
+             f"base: {calibration.describe(t.cal)}",
              "instructions per operation: each cell the step (against the "
              "commit before) and",
              "the running total (against the base); '=' within the row's "
@@ -711,7 +716,8 @@ def text(t: Table, st: Dict[str, Any]) -> str:
     widths = [max(14, len(row_name(r, t)), *(len(cell_text(t, p.n, r, p))
                                              for p in t.points))
               for r in moved]
-    subj_w = 34
+    # The subject takes what the rows leave of 79 columns (16 at least).
+    subj_w = max(16, min(34, 79 - 19 - sum(w + 2 for w in widths)))
     head = f"{'#':>3}  {'commit':<12}  {'subject':<{subj_w}}"
     lines.append(head + "".join(f"  {row_name(r, t):>{w}}"
                                 for r, w in zip(moved, widths)))
@@ -748,23 +754,28 @@ def wrap_list(head: str, items: Sequence[str], width: int = 79) -> str:
 
 
 def check_lines(t: Table) -> List[str]:
+    """The check of each exact row that moved, and of all of them."""
     lines = []
-    for ch in checks(t):
-        if not any(ch.steps) and not ch.total:
+    moved = t.moved()
+    all_checks = checks(t)
+    for ch in all_checks:
+        if ch.row not in moved and ch.adds_up:
             continue
         sums = " ".join(signed(s) for s in ch.steps)
         say = "they add up" if ch.adds_up else \
-            f"they DO NOT add up (off by {signed(ch.residual)})"
+            f"they DO NOT add up (off by {ch.residual:+.4f})"
         lines.append(f"{row_name(ch.row, t)} (exact): steps {sums} = "
                      f"{signed(sum(ch.steps))}; tip - base "
                      f"{signed(ch.total)}: {say}")
-    n = len(checks(t))
-    if n:
-        bad = sum(1 for ch in checks(t) if not ch.adds_up)
-        lines.append(f"checked: the steps of {n} exact row"
-                     f"{'s' if n > 1 else ''} add up to the total"
-                     if not bad else f"checked: {bad} of {n} exact rows do "
-                     f"not add up")
+    bad = [row_name(ch.row, t) for ch in all_checks if not ch.adds_up]
+    n = len(all_checks)
+    if bad:
+        lines.append(f"checked: the steps of {len(bad)} of {n} exact rows "
+                     f"do not add up to the total ({', '.join(bad)}): "
+                     f"their repetitions disagree")
+    elif n:
+        lines.append(f"checked: on all {n} exact rows the steps add up to "
+                     f"the total (within {ROUNDING_INSN} instructions)")
     return lines
 
 
@@ -860,8 +871,10 @@ def to_json(t: Table, st: Dict[str, Any]) -> Dict[str, Any]:
             "range": st["range"], "base": st["base"], "tip": st["tip"],
             "unit": "instructions per operation (QEMU icount)",
             "calibration": t.cal.to_json(), "records": records,
-            "checks": [{"row": ch.row, "steps_insn": ch.steps,
-                        "total_insn": ch.total, "adds_up": ch.adds_up}
+            "checks": [{"row": ch.row,
+                        "steps_insn": [round(v, 4) for v in ch.steps],
+                        "total_insn": round(ch.total, 4),
+                        "adds_up": ch.adds_up}
                        for ch in checks(t)]}
 
 
