@@ -891,10 +891,11 @@ def heat(delta: Optional[float], verdict: str) -> str:
 
 
 def page(t: Table, st: Dict[str, Any]) -> str:
-    """The HTML page: a commit-by-row map of the steps (instructions per
-    operation, exact's verdicts), the table's notes under it."""
+    """The HTML page: a commit-by-row map of the steps of the rows that
+    moved (instructions per operation, exact's verdicts), the series'
+    total under it, the checks and the rows that did not move."""
     e = html.escape
-    rows = t.rows
+    rows = t.moved()
     head = "".join(f"<th>{e(row_name(r, t))}<br><small>{e(t.cls(r))}"
                    f"</small></th>" for r in rows)
     body = []
@@ -903,22 +904,34 @@ def page(t: Table, st: Dict[str, Any]) -> str:
         for r in rows:
             c = t.cells.get((p.n, r))
             if p.status != "measured" or c is None:
-                tds.append(f"<td>{e(p.status if p.status != 'measured' else '-')}</td>")
+                tds.append("<td>-</td>")
             elif p.n == 0:
                 tds.append(f"<td>{e(exact.fmt_insn(c.value))}</td>")
             else:
-                tds.append(f"<td style=\"background:{heat(c.step, c.step_verdict)}\""
-                           f" title=\"total {e(signed(c.total))} insn, "
-                           f"{e(c.step_verdict)}\">{e(signed(c.step))}</td>")
-        body.append(f"<tr><th>{p.n}</th><td><code>{p.commit[:12]}</code> "
-                    f"{e(short(p.subject, 50))}</td>{''.join(tds)}</tr>")
-    notes = "\n".join(e(ln) for ln in check_lines(t) + noisy_lines(t))
+                tds.append(f"<td style=\"background:"
+                           f"{heat(c.step, c.step_verdict)}\" title=\"total "
+                           f"{e(signed(c.total))} insn, {e(c.step_verdict)}"
+                           f"\">{e(signed(c.step))}</td>")
+        what = "" if p.status == "measured" else f" <b>{e(p.status)}</b>"
+        body.append(f"<tr><th>{p.n}</th><td title=\"{e(p.subject)}\">"
+                    f"<code>{p.commit[:12]}</code> "
+                    f"{e(short(p.subject, 44))}{what}</td>{''.join(tds)}"
+                    f"</tr>")
+    totals = "".join(f"<th>{e(signed(c.total))}</th>" if c and c.total
+                     is not None else "<th>-</th>"
+                     for c in (t.tip(r) for r in rows))
+    still = [row_name(r, t) for r in t.rows if r not in rows]
+    notes = check_lines(t) + noisy_lines(t)
+    if still:
+        notes.append("unchanged through the series: " + ", ".join(still))
+    if not rows:
+        notes.insert(0, "no row moved beyond its margin")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>kbench series {e(st['range'])}</title>
 <style>
-body {{ font-family: sans-serif; max-width: 1280px; margin: 1em auto; }}
-.map {{ overflow-x: auto; }}
+body {{ font-family: sans-serif; max-width: 1240px; margin: 1em auto;
+       padding: 0 1em; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
 td:nth-child(2) {{ text-align: left; white-space: nowrap; }}
@@ -927,14 +940,16 @@ pre {{ white-space: pre-wrap; }}
 <h1>Series {e(st['range'])}</h1>
 <p>Exact mode (QEMU's instruction counter): each figure is guest
 instructions per operation, not a time. Each cell is the commit's step
-against the commit before it; red slower, blue faster beyond the row's
-margin, white within it. The base row holds the base's figures.
-{e(calibration.describe(t.cal))}.</p>
-<div class="map"><table>
+against the commit before it, red slower and blue faster beyond the
+row's margin (from the base's own boots), white within it; its title
+holds the running total. The base's line holds its figures, the last
+line the series' total. The base's {e(calibration.describe(t.cal))}.</p>
+<table>
 <tr><th>#</th><th>commit</th>{head}</tr>
 {chr(10).join(body)}
-</table></div>
-<pre>{notes}</pre>
+<tr><th></th><th>tip - base</th>{totals}</tr>
+</table>
+<pre>{e(chr(10).join(notes))}</pre>
 </body></html>
 """
 
