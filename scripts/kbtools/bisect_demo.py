@@ -24,7 +24,7 @@ from kbtools.output import msg
 
 SERIES = ("regression", "no-change", "small")
 # Made for kbench series (--series steps), never bisected.
-MADE_ONLY = ("steps",)
+MADE_ONLY = ("steps", "steps20")
 # The small series is for --icount: run only when named.
 DEFAULT_SERIES = ("regression", "no-change")
 BASE = "unpatched"
@@ -73,7 +73,10 @@ testkernel's build lock) and put back on its branch afterwards.
                   (bench/bisect_boots.py). SERIES may also be steps:
                   four commits for kbench series, each of a known cost
                   (getppid +1 nop, a documentation file, ksys_msgsnd +2
-                  nops, ksys_msgsnd -1 nop)
+                  nops, ksys_msgsnd -1 nop); or steps20: twenty, five
+                  of which change code (getppid +1 nop, getppid +1,
+                  getsid +5, getppid -1, ksys_msgsnd +1), each
+                  followed by three that change a documentation file
   -h, --help      this help
 
 These go to scripts/bisect.sh: --max-repeat, --alpha, --threshold, -j,
@@ -170,10 +173,39 @@ def steps_edits() -> List[Edit]:
     ]
 
 
+def steps20_edits() -> List[Edit]:
+    """Issue 43's series of 20: getppid +1, getppid +1, getsid +5,
+    getppid -1, ksys_msgsnd +1, each followed by three commits that
+    change no code (a line of a documentation file each)."""
+    code = [
+        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
+                                     within=GETPPID),),
+             "sys: getppid: one nop first"),
+        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
+                                     within=GETPPID),),
+             "sys: getppid: a second nop"),
+        MIDDLE["small"],
+        Edit("kernel/sys.c", (), "sys: getppid: one of its nops taken back",
+             drops=(ONE_NOP,)),
+        Edit("ipc/msg.c", (Insert((ONE_NOP,), "\tlong mtype;",
+                                  within=KSYS_MSGSND),),
+             "ipc: ksys_msgsnd: one nop first"),
+    ]
+    out: List[Edit] = []
+    for n, edit in enumerate(code):
+        out.append(edit)
+        out += [doc_line(f"Line {3 * n + k} of the kbench series demo.",
+                         f"Documentation: series demo, line {3 * n + k}")
+                for k in (1, 2, 3)]
+    return out
+
+
 def series_edits(kind: str) -> List[Edit]:
     """The commits of a series, in order: 7 of a bisection's."""
     if kind == "steps":
         return steps_edits()
+    if kind == "steps20":
+        return steps20_edits()
     return [
         before_getsid("/* getsid(0) is the session id of the caller. */",
                       "sys: say what getsid(0) returns"),
