@@ -211,6 +211,51 @@ class Analysis(unittest.TestCase):
         self.assertIn('background:#ff', page)
 
 
+class Boots(unittest.TestCase):
+    """A boot's results kept, or nothing left of it."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.booter = series.Booter("kbench series", self.tmp.name, [TEST],
+                                    [])
+        self.commit = "c" * 40
+        self.d = series.boots_dir(self.tmp.name, self.commit)
+
+    def guest_run(self, rc: int, ktap: str, results: bool,
+                  raises: Optional[BaseException] = None) -> Any:
+        def run(image: str, json_dir: str, console: str, path: str) -> int:
+            self.booter.why = ""
+            with open(path, "w") as f:
+                f.write(ktap)
+            if results:
+                with open(os.path.join(json_dir, f"{TEST}.json"), "w") as f:
+                    json.dump(doc(figures(), "b"), f)
+            if raises is not None:
+                raise raises
+            return rc
+        return mock.patch.object(self.booter, "guest_run", run)
+
+    def test_a_usable_boot_is_kept(self) -> None:
+        with self.guest_run(0, "TAP version 13\n1..1\nok 1 x\n", True):
+            got = self.booter.boot_once(self.commit, "/image")
+        self.assertEqual(got, os.path.join(self.d, "1"))
+        self.assertEqual(sorted(os.listdir(self.d)), ["1", "1.ktap"])
+
+    def test_an_unusable_or_interrupted_boot_leaves_no_results(self) -> None:
+        with self.guest_run(0, "garbage\n", True):
+            self.assertIsNone(self.booter.boot_once(self.commit, "/image"))
+        self.assertIn("KTAP", self.booter.why)
+        with self.guest_run(125, "", False):
+            self.assertIsNone(self.booter.boot_once(self.commit, "/image"))
+        self.assertEqual(self.booter.why, "exit 125")
+        with self.guest_run(0, "", True, proc.Interrupted(2)), \
+                self.assertRaises(proc.Interrupted):
+            self.booter.boot_once(self.commit, "/image")
+        self.assertEqual(sorted(os.listdir(self.d)), ["1.ktap"])
+        self.assertEqual(series.usable_boots(self.tmp.name, self.commit), [])
+
+
 def git(tree: str, *args: str) -> str:
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")

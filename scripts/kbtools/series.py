@@ -377,16 +377,31 @@ class Booter:
         os.makedirs(tmp)
         console = os.path.join(d, f"{k}.console.log")
         ktap = os.path.join(d, f"{k}.ktap")
-        prog = vm.runner(self.prog)
+        try:
+            return self.kept(d, k, self.guest_run(image, tmp, console, ktap),
+                             ktap)
+        finally:
+            # Not kept: a failed boot, or one cut short by a signal.
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def guest_run(self, image: str, json_dir: str, console: str,
+                  ktap: str) -> int:
+        """One boot's exit status (the guest's failure to come up or
+        finish included: why in self.why)."""
         self.why = ""
-        rc = 0
-        with vm.Guest(self.vm_options(image, console), prog) as g, \
-                open(ktap, "wb") as sink:
+        with vm.Guest(self.vm_options(image, console),
+                      vm.runner(self.prog)) as g, open(ktap, "wb") as sink:
             g.prepare()
             try:
-                rc = g.boot(tmp, console, sink)
+                return g.boot(json_dir, console, sink)
             except guest.Ended as e:
-                rc, self.why = e.status, str(e)
+                self.why = str(e)
+                return e.status
+
+    def kept(self, d: str, k: int, rc: int, ktap: str) -> Optional[str]:
+        """D/K, the boot's results, when the boot is usable; else None
+        (why in self.why)."""
+        tmp = os.path.join(d, f"{k}.tmp")
         if rc in (0, 1):
             with open(ktap, errors="replace") as f:
                 problems = bisect.stream_problems(f.read())
@@ -397,7 +412,6 @@ class Booter:
             self.why = problems[0] if problems else "no results"
         elif not self.why:
             self.why = f"exit {rc}"
-        shutil.rmtree(tmp, ignore_errors=True)
         return None
 
 
