@@ -9,6 +9,7 @@ interruption and --resume."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -209,6 +210,34 @@ class Analysis(unittest.TestCase):
         self.assertIn("instructions per operation, not a time", page)
         self.assertNotIn("CLOCK_MONOTONIC", page)
         self.assertIn('background:#ff', page)
+
+
+class Recorded(unittest.TestCase):
+    """The real run of docs/series.md (bisect-demo --series steps on the
+    test kernel: getppid +1 nop, a documentation file, ksys_msgsnd +2,
+    ksys_msgsnd -1), its boots' results kept in tests/data/series/steps,
+    read again with --resume: nothing built or booted."""
+
+    def test_each_step_to_the_instruction(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            state = os.path.join(tmp, "steps")
+            shutil.copytree(os.path.join(HERE, "data", "series", "steps"),
+                            state)
+            with mock.patch.object(kernel, "build_commit",
+                                   side_effect=AssertionError("built")), \
+                    mock.patch.object(series.Booter, "boot_once",
+                                      side_effect=AssertionError("booted")):
+                rc, out, err = quiet(series.main, ["--resume", "--state",
+                                                   state])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"getppid +msgsnd_rcv\n")
+        self.assertIn("getppid (exact): steps +1.00 +0.00 +0.00 +0.00 = "
+                      "+1.00; tip - base +1.00: they add up", out)
+        self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 -1.00 "
+                      "= +1.00; tip - base +1.00: they add up", out)
+        self.assertIn("checked: on all 6 exact rows the steps add up", out)
+        self.assertIn("3/4 ipc: ksys_msgsnd: two nops first: +2.00 insn on "
+                      "msgsnd_rcv (+0.10%)", out)
 
 
 class Boots(unittest.TestCase):
