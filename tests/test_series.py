@@ -220,6 +220,7 @@ class Recorded(unittest.TestCase):
 
     def test_each_step_to_the_instruction(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
+            kcidb_out = os.path.join(tmp, "kcidb.json")
             state = os.path.join(tmp, "steps")
             shutil.copytree(os.path.join(HERE, "data", "series", "steps"),
                             state)
@@ -227,9 +228,20 @@ class Recorded(unittest.TestCase):
                                    side_effect=AssertionError("built")), \
                     mock.patch.object(series.Booter, "boot_once",
                                       side_effect=AssertionError("booted")):
-                rc, out, err = quiet(series.main, ["--resume", "--state",
-                                                   state])
+                rc, out, err = quiet(series.main, [
+                    "--resume", "--state", state, "--kcidb", kcidb_out])
+            with open(kcidb_out) as f:
+                doc_ = json.load(f)
         self.assertEqual(rc, 0, err)
+        # KCIDB: each commit its own checkout, the base's three boots and
+        # each commit's one as tests of its build.
+        commits = [c["git_commit_hash"] for c in doc_["checkouts"]]
+        self.assertEqual(len(set(commits)), 5)
+        self.assertTrue(commits[0].startswith("37f4b1112799"))
+        getppid = [t for t in doc_["tests"]
+                   if t["path"] == "kbench.syscall_overhead.getppid"]
+        self.assertEqual(len(getppid), 3 + 4)
+        self.assertEqual(getppid[-1]["number"]["unit"], "insn")
         self.assertRegex(out, r"getppid +msgsnd_rcv\n")
         self.assertIn("getppid (exact): steps +1.00 +0.00 +0.00 +0.00 = "
                       "+1.00; tip - base +1.00: they add up", out)

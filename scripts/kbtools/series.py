@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, exact,
-                     guest, kernel, options, output, policy, proc, results,
-                     stats, vm)
+                     guest, kcidb, kernel, options, output, policy, proc,
+                     results, stats, vm)
 
 USAGE = """\
 Usage: {prog} --tree DIR BASE..TIP [-t TEST[:ROW]]... [OPTION]...
@@ -64,6 +64,8 @@ the line under the table says how many boots a verdict on it needs.
       --json FILE     the series as JSON: one record per commit and row
       --summary FILE  the email-ready summary (at most 72 columns)
       --html FILE     a page: the commit-by-row map of the steps
+      --kcidb FILE    every boot's results as KCIDB I/O, each commit its
+                      own checkout (git_commit_hash)
       --state DIR     the series' builds and boots (default: under
                       ~/.cache/kbench/series/, one per tree, range and rows)
       --resume        go on with the series kept in the state directory
@@ -100,6 +102,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--json", dest="json_file")
     ap.add_argument("--summary")
     ap.add_argument("--html")
+    ap.add_argument("--kcidb")
     ap.add_argument("--state")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
@@ -968,8 +971,21 @@ line the series' total. The base's {e(calibration.describe(t.cal))}.</p>
 """
 
 
-def write_outputs(args: argparse.Namespace, t: Table,
-                  st: Dict[str, Any]) -> None:
+def to_kcidb(st: Dict[str, Any], state: str) -> results.Json:
+    """Every boot of the series as KCIDB I/O (kbtools.kcidb): each
+    commit its own checkout, named by its hash, its boots' tests under
+    its build."""
+    ex = kcidb.Exporter()
+    for c in [st["base"], *st["commits"]]:
+        ex.checkout_info = {"git_commit_hash": c}
+        for k, d in enumerate(usable_boots(state, c), 1):
+            stream, _ = kcidb.load_ktap(d)
+            ex.add_run(results.load(d), stream, key=f"{c}/{k}")
+    return ex.document()
+
+
+def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
+                  state: str) -> None:
     if args.json_file:
         with cli.writing(args.json_file):
             results.write_json(args.json_file, to_json(t, st))
@@ -979,6 +995,13 @@ def write_outputs(args: argparse.Namespace, t: Table,
     if args.html:
         with cli.writing(args.html):
             results.write_text(args.html, page(t, st))
+    if args.kcidb:
+        try:
+            doc = to_kcidb(st, state)
+        except kcidb.ExportError as e:
+            raise cli.Failure(f"--kcidb: {e}") from e
+        with cli.writing(args.kcidb):
+            results.write_json(args.kcidb, doc)
 
 
 # ---- main ----------------------------------------------------------------------
@@ -995,7 +1018,7 @@ def series(args: argparse.Namespace, prog: str) -> int:
     sys.stdout.write(text(t, st))
     sys.stdout.write("\n" + summary(t, st))
     sys.stdout.flush()
-    write_outputs(args, t, st)
+    write_outputs(args, t, st, state)
     s.say(f"{len(st['commits'])} commits in {clock.seconds()} s (boots "
           f"{s.times['boot']:.0f} s, builds {s.times['build']:.0f} s, of "
           f"which the boots waited {s.times['wait']:.0f} s)")
