@@ -643,7 +643,7 @@ report_in_browser() {
 	# kbench series' page of a recorded run (tests/data/series/steps):
 	# the rows that moved, exact wording, no sideways scroll at 1,300 px.
 	cp -r "$top/tests/data/series/steps" "$d/series"
-	"$top/kbench" series --resume --state "$d/series" --html "$d/series.html" \
+	"$top/kbench" series --resume --state "$d/series" --report "$d/series.html" \
 		>"$d/series.out" 2>&1 || fail "kbench series on a recorded run failed: $(tail -n 3 "$d/series.out")"
 	python3 "$top/tests/browser_check.py" --plots 0 --fits --width 1300 \
 		--text "instructions per operation" --text msgsnd_rcv \

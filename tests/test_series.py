@@ -373,8 +373,8 @@ class Task(unittest.TestCase):
             return quiet(series.main, [*argv, *extra])
 
     def test_a_series_measured(self) -> None:
-        out_json = os.path.join(self.tmp.name, "s.json")
-        rc, out, err = self.run_series("--json", out_json)
+        out_json = os.path.join(self.tmp.name, "out", "series.json")
+        rc, out, err = self.run_series("--json", os.path.dirname(out_json))
         self.assertEqual(rc, 0, err)
         self.assertEqual(self.boots, [self.hashes[0]] * 3 + self.hashes[1:])
         self.assertIn("checked: on all 3 exact rows the steps add up", out)

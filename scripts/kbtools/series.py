@@ -61,9 +61,10 @@ the line under the table says how many boots a verdict on it needs.
   -t, --test TEST[:ROW]
                       only these programs or rows (repeatable; default:
                       every program)
-      --json FILE     the series as JSON: one record per commit and row
+      --json DIR      the series as JSON in DIR/series.json: one record
+                      per commit and row
       --summary FILE  the email-ready summary (at most 72 columns)
-      --html FILE     a page: the commit-by-row map of the steps
+      --report FILE   an HTML page: the commit-by-row map of the steps
       --kcidb FILE    every boot's results as KCIDB I/O, each commit its
                       own checkout (git_commit_hash)
       --state DIR     the series' builds and boots (default: under
@@ -99,9 +100,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("range", nargs="?")
     options.add_arguments(ap, ("--test",), {"--test": {
         "action": "append", "default": []}})
-    ap.add_argument("--json", dest="json_file")
+    options.add_arguments(ap, ("--json", "--report"))
     ap.add_argument("--summary")
-    ap.add_argument("--html")
     ap.add_argument("--kcidb")
     ap.add_argument("--state")
     ap.add_argument("--resume", action="store_true")
@@ -986,15 +986,17 @@ def to_kcidb(st: Dict[str, Any], state: str) -> results.Json:
 
 def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
                   state: str) -> None:
-    if args.json_file:
-        with cli.writing(args.json_file):
-            results.write_json(args.json_file, to_json(t, st))
+    if args.json:
+        path = os.path.join(args.json, "series.json")
+        with cli.writing(path):
+            os.makedirs(args.json, exist_ok=True)
+            results.write_json(path, to_json(t, st))
     if args.summary:
         with cli.writing(args.summary):
             results.write_text(args.summary, summary(t, st))
-    if args.html:
-        with cli.writing(args.html):
-            results.write_text(args.html, page(t, st))
+    if args.report:
+        with cli.writing(args.report):
+            results.write_text(args.report, page(t, st))
     if args.kcidb:
         try:
             doc = to_kcidb(st, state)
