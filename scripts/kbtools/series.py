@@ -20,12 +20,14 @@ where it stopped.
 import argparse
 import hashlib
 import html
+import math
 import multiprocessing
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -765,7 +767,6 @@ def class_text(t: Table, row: str) -> str:
 
 
 def wrap_list(head: str, items: Sequence[str], width: int = 79) -> str:
-    import textwrap
     return "\n".join(textwrap.wrap(head + ", ".join(items), width,
                                    subsequent_indent="  "))
 
@@ -900,7 +901,6 @@ def heat(delta: Optional[float], verdict: str) -> str:
     instructions (log scale), white within the margin."""
     if delta is None or verdict not in ("slower", "faster"):
         return "#ffffff"
-    import math
     strength = min(1.0, 0.25 + math.log10(1 + abs(delta)) / 3)
     fade = int(255 * (1 - strength))
     return f"#ff{fade:02x}{fade:02x}" if delta > 0 else \
