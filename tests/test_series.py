@@ -426,6 +426,14 @@ class Task(unittest.TestCase):
         self.assertEqual(self.boots, self.hashes[3:])
         self.assertIn("they add up", out)
 
+    def test_one_run_of_a_series_at_a_time(self) -> None:
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 0, err)
+        with proc.locked(os.path.join(self.state, ".lock")):
+            rc, _, err = self.run_series(resume=True)
+        self.assertEqual(rc, 2)
+        self.assertIn(f"a series is running in {self.state} already", err)
+
     def test_bad_usage(self) -> None:
         for argv, want in (
                 ([], "no kernel tree"),

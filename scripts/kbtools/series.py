@@ -1010,6 +1010,16 @@ def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
 
 def series(args: argparse.Namespace, prog: str) -> int:
     st, state = prepare(args)
+    try:
+        with proc.locked(os.path.join(state, ".lock"), wait=False):
+            return measure(args, st, state, prog)
+    except BlockingIOError:
+        raise cli.Error(f"a series is running in {state} already") from None
+
+
+def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
+            prog: str) -> int:
+    """The series built, booted and shown (its state held)."""
     s = Series(st, state, int(args.jobs or 0), prog)
     clock = proc.Clock()
     s.say(f"series {st['range']} of {st['tree']}: {len(st['commits'])} "
