@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
 from kbtools import calibration, kernel, proc, series  # noqa: E402
 from support import quiet  # noqa: E402
+import needs  # noqa: E402
 
 TEST = "syscall_overhead"
 # Instructions per call of the base (us at icount shift 0: x1000).
@@ -304,6 +305,7 @@ def git(tree: str, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+@needs.commands("git")
 class Task(unittest.TestCase):
     """kbench series on a small git tree, its builds and boots mocked
     (kbtools.kernel.build_commit, Booter.boot_once and key_of)."""
