@@ -99,7 +99,7 @@ class Edits(unittest.TestCase):
     def test_a_dropped_line(self) -> None:
         self.assertEqual("a\nc\nb\n", bisect_demo.edited(
             b"a\nb\nc\nb\n", (), ("b",)).decode())
-        with self.assertRaises(bisect_demo.cli.Failure):
+        with self.assertRaises(cli.Failure):
             bisect_demo.edited(b"a\n", (), ("b",))
 
     def test_the_series_of_kbench_series(self) -> None:
