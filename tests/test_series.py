@@ -20,7 +20,8 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
-from kbtools import calibration, kernel, proc, series  # noqa: E402
+from kbtools import (calibration, kernel, proc, series,  # noqa: E402
+                     series_table)
 from support import quiet  # noqa: E402
 import needs  # noqa: E402
 
@@ -94,12 +95,12 @@ class Analysis(unittest.TestCase):
 
     def table(self, boots: Sequence[Mapping[str, Sequence[float]]] = STEPS,
               base: Sequence[Mapping[str, Sequence[float]]] = tuple(BASE_BOOTS)
-              ) -> series.Table:
+              ) -> series_table.Table:
         dirs = [write_boot(self.state, self.st["base"], b) for b in base]
         for c, b in zip(self.commits, boots):
             write_boot(self.state, c, b)
         cal = calibration.of_dirs(dirs)
-        return series.table(self.st, self.state, cal)
+        return series_table.table(series.points(self.st, self.state), cal)
 
     def test_steps_and_totals_in_instructions(self) -> None:
         t = self.table()
@@ -119,12 +120,12 @@ class Analysis(unittest.TestCase):
 
     def test_the_steps_add_up_and_it_is_said(self) -> None:
         t = self.table()
-        checks = {c.row: c for c in series.checks(t)}
+        checks = {c.row: c for c in series_table.checks(t)}
         self.assertTrue(all(c.adds_up for c in checks.values()))
         self.assertEqual([round(v, 6) for v in
                           checks[f"{TEST}:msgsnd_rcv"].steps],
                          [0.0, 0.0, 2.0, -1.0])
-        text = series.text(t, self.st)
+        text = series_table.text(t, self.st)
         self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 "
                       "-1.00 = +1.00; tip - base +1.00: they add up", text)
         self.assertIn("checked: on all 3 exact rows the steps add up", text)
@@ -140,9 +141,9 @@ class Analysis(unittest.TestCase):
         self.commits = self.commits[:2]
         self.st = settings(self.commits)
         t = self.table(boots, base)
-        (check,) = series.checks(t)
+        (check,) = series_table.checks(t)
         self.assertFalse(check.adds_up)
-        text = series.text(t, self.st)
+        text = series_table.text(t, self.st)
         self.assertIn("they DO NOT add up (off by -1.0000)", text)
         self.assertIn("checked: the steps of 1 of 1 exact rows do not add "
                       "up to the total (getppid)", text)
@@ -151,7 +152,7 @@ class Analysis(unittest.TestCase):
         base = [figures(), figures(clone=2000.0), figures(clone=-1500.0)]
         t = self.table(base=base)
         self.assertEqual(t.cls(f"{TEST}:clone"), "noisy")
-        lines = series.noisy_lines(t)
+        lines = series_table.noisy_lines(t)
         self.assertEqual(len(lines), 1)
         self.assertRegex(lines[0], r"^clone \(noisy, spread .*% over 3 "
                          r"boots of the base\): a step under [0-9,.]+ insn "
@@ -167,22 +168,23 @@ class Analysis(unittest.TestCase):
                 for b in BASE_BOOTS]
         write_boot(self.state, self.commits[0], STEPS[0])
         write_boot(self.state, self.commits[3], STEPS[3])
-        t = series.table(self.st, self.state, calibration.of_dirs(dirs))
+        t = series_table.table(series.points(self.st, self.state),
+                               calibration.of_dirs(dirs))
         status = [p.status for p in t.points]
         self.assertEqual(status, ["measured", "measured", "does not build",
                                   "does not boot", "measured"])
         cell = t.cells[(4, f"{TEST}:msgsnd_rcv")]
         self.assertEqual(cell.prev, 1)
         self.assertAlmostEqual(cell.step or 0, 1.0, 6)
-        text = series.text(t, self.st)
+        text = series_table.text(t, self.st)
         self.assertRegex(text, r"  2  2222.*  does not build\n")
         self.assertRegex(text, r"  3  3333.*  does not boot\n")
-        self.assertIn("does not build", series.summary(t, self.st))
+        self.assertIn("does not build", series_table.summary(t, self.st))
 
     def test_summary_fits_72_columns(self) -> None:
         self.st["subjects"][self.commits[2]] = "ipc: " + "x" * 100
         t = self.table()
-        text = series.summary(t, self.st)
+        text = series_table.summary(t, self.st)
         self.assertTrue(all(len(ln) <= 72 for ln in text.splitlines()),
                         text)
         self.assertIn("3/4 ipc: xxx", text)
@@ -193,7 +195,7 @@ class Analysis(unittest.TestCase):
 
     def test_json_one_record_per_commit_and_row(self) -> None:
         t = self.table()
-        doc_ = series.to_json(t, self.st)
+        doc_ = series_table.to_json(t, self.st)
         self.assertEqual(len(doc_["records"]), 5 * len(BASE))
         rec = next(r for r in doc_["records"] if r["n"] == 3 and
                    r["row"] == "msgsnd_rcv")
@@ -205,7 +207,7 @@ class Analysis(unittest.TestCase):
 
     def test_page_escapes_and_colours(self) -> None:
         self.st["subjects"][self.commits[0]] = "sys: <getppid> & one nop"
-        page = series.page(self.table(), self.st)
+        page = series_table.page(self.table(), self.st)
         self.assertIn("sys: &lt;getppid&gt; &amp; one nop", page)
         self.assertNotIn("<getppid>", page)
         self.assertIn("instructions per operation, not a time", page)
