@@ -47,6 +47,11 @@ def doc(figures: Mapping[str, Sequence[float]], boot: str) -> Dict[str, Any]:
                      for name, reps in figures.items()]}
 
 
+def flat(text: str) -> str:
+    """text with its lines joined: what wrapped lines say."""
+    return " ".join(text.split())
+
+
 def write_boot(state: str, commit: str, figures: Mapping[str, Sequence[float]]
                ) -> str:
     d = series.boots_dir(state, commit)
@@ -125,7 +130,7 @@ class Analysis(unittest.TestCase):
         self.assertEqual([round(v, 6) for v in
                           checks[f"{TEST}:msgsnd_rcv"].steps],
                          [0.0, 0.0, 2.0, -1.0])
-        text = series_table.text(t, self.st)
+        text = flat(series_table.text(t, self.st))
         self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 "
                       "-1.00 = +1.00; tip - base +1.00: they add up", text)
         self.assertIn("checked: on all 3 exact rows the steps add up", text)
@@ -143,10 +148,20 @@ class Analysis(unittest.TestCase):
         t = self.table(boots, base)
         (check,) = series_table.checks(t)
         self.assertFalse(check.adds_up)
-        text = series_table.text(t, self.st)
+        text = flat(series_table.text(t, self.st))
         self.assertIn("they DO NOT add up (off by -1.0000)", text)
         self.assertIn("checked: the steps of 1 of 1 exact rows do not add "
                       "up to the total (getppid)", text)
+
+    def test_a_long_series_names_the_steps_that_show(self) -> None:
+        steps = [0.0] * 20
+        steps[0], steps[8], steps[12] = 1.0, 5.0004, -1.0
+        ch = series_table.Check("t:getppid", steps, 5.0004, True)
+        self.assertEqual("steps 1: +1.00, 9: +5.00, 13: -1.00, the other "
+                         "17 +0.00", series_table.steps_text(ch))
+        ch = series_table.Check("t:getppid", steps[:4], 1.0, True)
+        self.assertEqual("steps +1.00 +0.00 +0.00 +0.00",
+                         series_table.steps_text(ch))
 
     def test_a_noisy_row_says_what_it_needs(self) -> None:
         base = [figures(), figures(clone=2000.0), figures(clone=-1500.0)]
@@ -246,6 +261,7 @@ class Recorded(unittest.TestCase):
         self.assertEqual(len(getppid), 3 + 4)
         self.assertEqual(getppid[-1]["number"]["unit"], "insn")
         self.assertRegex(out, r"getppid +msgsnd_rcv\n")
+        out = flat(out)
         self.assertIn("getppid (exact): steps +1.00 +0.00 +0.00 +0.00 = "
                       "+1.00; tip - base +1.00: they add up", out)
         self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 -1.00 "

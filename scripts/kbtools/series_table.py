@@ -192,8 +192,8 @@ def text(t: Table, st: Dict[str, Any]) -> str:
     widths = [max(14, len(row_name(r, t)), *(len(cell_text(t, p.n, r, p))
                                              for p in t.points))
               for r in moved]
-    # The subject takes what the rows leave of 79 columns (16 at least).
-    subj_w = max(16, min(34, 79 - 19 - sum(w + 2 for w in widths)))
+    # The subject takes what the rows leave of 79 columns (24 at least).
+    subj_w = max(24, min(34, 79 - 19 - sum(w + 2 for w in widths)))
     head = f"{'#':>3}  {'commit':<12}  {'subject':<{subj_w}}"
     lines.append(head + "".join(f"  {row_name(r, t):>{w}}"
                                 for r, w in zip(moved, widths)))
@@ -228,6 +228,21 @@ def wrap_list(head: str, items: Sequence[str], width: int = 79) -> str:
                                    subsequent_indent="  "))
 
 
+def steps_text(ch: Check) -> str:
+    """A row's steps: 'steps +1.00 +0.00 -1.00', or of a long series
+    those that show, by commit ('steps 1: +1.00, 13: -1.00, the other
+    18 +0.00')."""
+    if len(ch.steps) <= 8:
+        return "steps " + " ".join(signed(v) for v in ch.steps)
+    shown = [(n, v) for n, v in enumerate(ch.steps, 1)
+             if signed(v) != "+0.00"]
+    rest = len(ch.steps) - len(shown)
+    parts = [f"{n}: {signed(v)}" for n, v in shown]
+    if rest:
+        parts.append(f"the other {rest} +0.00")
+    return "steps " + ", ".join(parts)
+
+
 def check_lines(t: Table) -> List[str]:
     """The check of each exact row that moved, and of all of them."""
     lines = []
@@ -236,12 +251,12 @@ def check_lines(t: Table) -> List[str]:
     for ch in all_checks:
         if ch.row not in moved and ch.adds_up:
             continue
-        sums = " ".join(signed(s) for s in ch.steps)
         say = "they add up" if ch.adds_up else \
             f"they DO NOT add up (off by {ch.residual:+.4f})"
-        lines.append(f"{row_name(ch.row, t)} (exact): steps {sums} = "
-                     f"{signed(sum(ch.steps))}; tip - base "
-                     f"{signed(ch.total)}: {say}")
+        lines.append(wrap_list(
+            f"{row_name(ch.row, t)} (exact): ",
+            [f"{steps_text(ch)} = {signed(sum(ch.steps))}; tip - base "
+             f"{signed(ch.total)}: {say}"]))
     bad = [row_name(ch.row, t) for ch in all_checks if not ch.adds_up]
     n = len(all_checks)
     if bad:
@@ -250,7 +265,7 @@ def check_lines(t: Table) -> List[str]:
                      f"their repetitions disagree")
     elif n:
         lines.append(f"checked: on all {n} exact rows the steps add up to "
-                     f"the total (within {ROUNDING_INSN} instructions)")
+                     f"the total (within {ROUNDING_INSN} insn)")
     return lines
 
 
