@@ -640,6 +640,15 @@ report_in_browser() {
 	python3 "$top/tests/browser_check.py" --plots 4 --text latency_pair1 \
 		--text "Every compared row" --screenshot "$shots/report-ab.png" \
 		"$d/ab.html" || fail "the A/B report is not right in the browser"
+	# kbench series' page of a recorded run (tests/data/series/steps):
+	# the rows that moved, exact wording, no sideways scroll at 1,300 px.
+	cp -r "$top/tests/data/series/steps" "$d/series"
+	"$top/kbench" series --resume --state "$d/series" --report "$d/series.html" \
+		>"$d/series.out" 2>&1 || fail "kbench series on a recorded run failed: $(tail -n 3 "$d/series.out")"
+	python3 "$top/tests/browser_check.py" --plots 0 --fits --width 1300 \
+		--text "instructions per operation" --text msgsnd_rcv \
+		--screenshot "$shots/series.png" "$d/series.html" ||
+		fail "the series page is not right in the browser"
 	"$top/scripts/report.py" -o "$d/bad.html" "$d/run/syscall_overhead.json" \
 		"$d/ab/base/pmqtest.json" 2>"$d/err" &&
 		fail "report.py compared runs of different tests"

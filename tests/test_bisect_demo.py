@@ -96,6 +96,28 @@ class Edits(unittest.TestCase):
         self.assertEqual("r\ns\nq\nr\n\nx\nr\ns\nr\n\nx\n",
                          self.edit("r\ns\nq\nr\nr\ns\nr\n", ins))
 
+    def test_a_dropped_line(self) -> None:
+        self.assertEqual("a\nc\nb\n", bisect_demo.edited(
+            b"a\nb\nc\nb\n", (), ("b",)).decode())
+        with self.assertRaises(cli.Failure):
+            bisect_demo.edited(b"a\n", (), ("b",))
+
+    def test_the_series_of_kbench_series(self) -> None:
+        """steps: four commits; steps20: twenty, the code changed by
+        every fourth from the first, a documentation file by the
+        others."""
+        steps = bisect_demo.series_edits("steps")
+        self.assertEqual(["kernel/sys.c", "Documentation/kbench-bisect-demo"
+                          ".rst", "ipc/msg.c", "ipc/msg.c"],
+                         [e.path for e in steps])
+        self.assertEqual((bisect_demo.TWO_NOPS,), steps[3].drops)
+        twenty = bisect_demo.series_edits("steps20")
+        self.assertEqual(20, len(twenty))
+        code = [n for n, e in enumerate(twenty)
+                if not e.path.startswith("Documentation/")]
+        self.assertEqual([0, 4, 8, 12, 16], code)
+        self.assertEqual((bisect_demo.ONE_NOP,), twenty[12].drops)
+
     def test_a_series_is_seven_commits_the_fourth_its_culprit(self) -> None:
         for kind in bisect_demo.SERIES:
             edits = bisect_demo.series_edits(kind)

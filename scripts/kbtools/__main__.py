@@ -43,6 +43,9 @@ TASKS: Dict[str, Task] = {
     "validate": Task("did my patch make it slower: two revisions of a "
                      "kernel tree built and compared in exact mode "
                      "(scripts/validate.py)", main="validate.main"),
+    "series": Task("a patch series measured exactly, commit by commit: "
+                   "the step and running total of each row in "
+                   "instructions", main="series.main"),
     "bisect-demo": Task("the end-to-end check of bisect: two series of "
                         "commits on the test kernel's tree, each bisected "
                         "(scripts/bisect_demo.sh)", main="bisect_demo.main"),

@@ -23,6 +23,8 @@ from kbtools import bisect, bisect_run, cli, kernel, proc, results
 from kbtools.output import msg
 
 SERIES = ("regression", "no-change", "small")
+# Made for kbench series (--series steps), never bisected.
+MADE_ONLY = ("steps", "steps20")
 # The small series is for --icount: run only when named.
 DEFAULT_SERIES = ("regression", "no-change")
 BASE = "unpatched"
@@ -68,7 +70,13 @@ testkernel's build lock) and put back on its branch afterwards.
   --series SERIES make that series' commits and print them (good=HASH,
                   bad=HASH, culprit=HASH; culprit empty for no-change),
                   bisecting nothing: for recording boots of its kernels
-                  (bench/bisect_boots.py)
+                  (bench/bisect_boots.py). SERIES may also be steps:
+                  four commits for kbench series, each of a known cost
+                  (getppid +1 nop, a documentation file, ksys_msgsnd +2
+                  nops, ksys_msgsnd -1 nop); or steps20: twenty, five
+                  of which change code (getppid +1 nop, getppid +1,
+                  getsid +5, getppid -1, ksys_msgsnd +1), each
+                  followed by three that change a documentation file
   -h, --help      this help
 
 These go to scripts/bisect.sh: --max-repeat, --alpha, --threshold, -j,
@@ -94,10 +102,12 @@ class Insert:
 
 @dataclass(frozen=True)
 class Edit:
-    """One commit: its file edited by its inserts, its subject."""
+    """One commit: its file edited by its inserts (after dropping the
+    first line equal to each of drops), its subject."""
     path: str
     inserts: Tuple[Insert, ...]
     subject: str
+    drops: Tuple[str, ...] = ()
 
 
 GETSID = "SYSCALL_DEFINE1(getsid, pid_t, pid)"
@@ -137,8 +147,65 @@ MIDDLE = {
 }
 
 
+GETPPID = "SYSCALL_DEFINE0(getppid)"
+KSYS_MSGSND = ("long ksys_msgsnd(int msqid, struct msgbuf __user *msgp, "
+               "size_t msgsz,")
+ONE_NOP = '\tasm volatile("nop");'
+TWO_NOPS = '\tasm volatile("nop\\n\\tnop");'
+
+
+def steps_edits() -> List[Edit]:
+    """A series whose every step is known in instructions (kbench
+    series): getppid +1, no code, ksys_msgsnd +2, ksys_msgsnd -1."""
+    return [
+        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
+                                     within=GETPPID),),
+             "sys: getppid: one nop first"),
+        doc_line("The kbench series demo changes no code here.",
+                 "Documentation: a file of the kbench series demo"),
+        Edit("ipc/msg.c", (Insert((TWO_NOPS,), "\tlong mtype;",
+                                  within=KSYS_MSGSND),),
+             "ipc: ksys_msgsnd: two nops first"),
+        Edit("ipc/msg.c", (Insert((ONE_NOP,), "\tlong mtype;",
+                                  within=KSYS_MSGSND),),
+             "ipc: ksys_msgsnd: one nop of the two taken back",
+             drops=(TWO_NOPS,)),
+    ]
+
+
+def steps20_edits() -> List[Edit]:
+    """Issue 43's series of 20: getppid +1, getppid +1, getsid +5,
+    getppid -1, ksys_msgsnd +1, each followed by three commits that
+    change no code (a line of a documentation file each)."""
+    code = [
+        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
+                                     within=GETPPID),),
+             "sys: getppid: one nop first"),
+        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
+                                     within=GETPPID),),
+             "sys: getppid: a second nop"),
+        MIDDLE["small"],
+        Edit("kernel/sys.c", (), "sys: getppid: one of its nops taken back",
+             drops=(ONE_NOP,)),
+        Edit("ipc/msg.c", (Insert((ONE_NOP,), "\tlong mtype;",
+                                  within=KSYS_MSGSND),),
+             "ipc: ksys_msgsnd: one nop first"),
+    ]
+    out: List[Edit] = []
+    for n, edit in enumerate(code):
+        out.append(edit)
+        out += [doc_line(f"Line {3 * n + k} of the kbench series demo.",
+                         f"Documentation: series demo, line {3 * n + k}")
+                for k in (1, 2, 3)]
+    return out
+
+
 def series_edits(kind: str) -> List[Edit]:
-    """The 7 commits of a series, in order."""
+    """The commits of a series, in order: 7 of a bisection's."""
+    if kind == "steps":
+        return steps_edits()
+    if kind == "steps20":
+        return steps20_edits()
     return [
         before_getsid("/* getsid(0) is the session id of the caller. */",
                       "sys: say what getsid(0) returns"),
@@ -194,8 +261,19 @@ def inserted(lines: List[bytes], ins: Insert) -> List[bytes]:
     return out
 
 
-def edited(content: bytes, inserts: Sequence[Insert]) -> bytes:
+def dropped(lines: List[bytes], line: str) -> List[bytes]:
+    """lines without the first one equal to line."""
+    for i, have in enumerate(lines):
+        if body_of(have) == line.encode():
+            return lines[:i] + lines[i + 1:]
+    raise cli.Failure(f"no line '{line}' to drop")
+
+
+def edited(content: bytes, inserts: Sequence[Insert],
+           drops: Sequence[str] = ()) -> bytes:
     lines = content.splitlines(keepends=True)
+    for line in drops:
+        lines = dropped(lines, line)
     for ins in inserts:
         lines = inserted(lines, ins)
     return b"".join(lines)
@@ -243,7 +321,8 @@ class Committer:
         old = self.blob_of(parent, edit.path)
         content = self.git("cat-file", "blob", old) if old else NEW_FILE
         blob = self.git("hash-object", "-w", "--stdin",
-                        stdin=edited(content, edit.inserts)).decode().strip()
+                        stdin=edited(content, edit.inserts,
+                                     edit.drops)).decode().strip()
         if blob == old:
             raise cli.Failure(f"the edit '{edit.subject}' changed nothing "
                               f"in {edit.path}")
@@ -259,7 +338,7 @@ class Committer:
         culprit = ""
         for n, edit in enumerate(series_edits(kind)):
             c = self.commit(c, edit)
-            if n == 3 and kind != "no-change":
+            if n == 3 and kind in ("regression", "small"):
                 culprit = c
         return Series(good, c, culprit)
 
@@ -283,10 +362,10 @@ class ToBisect(argparse.Action):
 
 
 def check_series(ap: argparse.ArgumentParser, option: str,
-                 value: Optional[str]) -> None:
-    if value and value not in SERIES:
-        ap.error(f"invalid {option} '{value}' (regression, no-change or "
-                 "small)")
+                 value: Optional[str], kinds: Sequence[str] = SERIES) -> None:
+    if value and value not in kinds:
+        ap.error(f"invalid {option} '{value}' ({', '.join(kinds[:-1])} or "
+                 f"{kinds[-1]})")
 
 
 def parse(prog: str, argv: Sequence[str]) -> argparse.Namespace:
@@ -300,7 +379,7 @@ def parse(prog: str, argv: Sequence[str]) -> argparse.Namespace:
         ap.add_argument(opt, dest="to_bisect", action=ToBisect, nargs=0)
     a = ap.parse_args(list(argv))
     check_series(ap, "--only", a.only)
-    check_series(ap, "--series", a.series)
+    check_series(ap, "--series", a.series, SERIES + MADE_ONLY)
     return a
 
 

@@ -3,7 +3,8 @@
 it (make check's report_in_browser step, kbench docs screenshot):
 
     browser_check.py [--plots N] [--text TEXT]... [--screenshot PNG]
-                     [--width PX] [--clip HEIGHT] [--scale F] REPORT.html
+                     [--width PX] [--fits] [--clip HEIGHT] [--scale F]
+                     REPORT.html
 
 Chromium is driven over the DevTools protocol on a pipe
 (--remote-debugging-pipe: no port, no network), so the checks see what the
@@ -14,6 +15,8 @@ browser did, not what a file holds:
   - every <svg> plot is laid out with a non-empty box and holds drawing
     elements, and there are exactly N of them (--plots);
   - each --text is in the page's rendered text;
+  - with --fits, the page is no wider than the window (--width): it does
+    not scroll sideways;
   - --screenshot writes a PNG of the whole page (or of its top HEIGHT
     pixels with --clip, scaled by --scale: docs/reports.md's picture).
 Exit status: 0 checks passed, 1 a check failed, 2 bad usage, 4 no chromium
@@ -55,6 +58,8 @@ PAGE_PROBE = """
               labels: s.querySelectorAll('text').length};
     }),
     height: Math.ceil(document.documentElement.scrollHeight),
+    scroll_width: Math.ceil(document.documentElement.scrollWidth),
+    view_width: window.innerWidth,
   });
 })()
 """
@@ -213,7 +218,7 @@ def inspect(exe: str, path: str, width: int, screenshot: Optional[str],
 
 
 def check(probe: Event, problems: Sequence[str], plots: Optional[int],
-          texts: Sequence[str]) -> List[str]:
+          texts: Sequence[str], fits: bool = False) -> List[str]:
     """The list of failed checks."""
     failed = [f"browser reported: {p}" for p in problems]
     if probe["ready"] != "complete":
@@ -228,6 +233,10 @@ def check(probe: Event, problems: Sequence[str], plots: Optional[int],
     for t in texts:
         if t not in probe["text"]:
             failed.append(f"text '{t}' is not on the page")
+    if fits and probe["scroll_width"] > probe["view_width"]:
+        failed.append(f"the page is {probe['scroll_width']} px wide in a "
+                      f"window of {probe['view_width']} px: it scrolls "
+                      f"sideways")
     return failed
 
 
@@ -245,6 +254,8 @@ def main(argv: Sequence[str], prog: str) -> int:
     ap.add_argument("--screenshot", metavar="PNG", help="full-page PNG")
     ap.add_argument("--width", type=int, default=1200, metavar="PX",
                     help="window width (default %(default)s)")
+    ap.add_argument("--fits", action="store_true",
+                    help="the page must not scroll sideways at --width")
     ap.add_argument("--clip", type=int, metavar="HEIGHT",
                     help="screenshot only the top HEIGHT pixels")
     ap.add_argument("--scale", type=float, default=1.0,
@@ -259,7 +270,7 @@ def main(argv: Sequence[str], prog: str) -> int:
     try:
         page = check_page(args.report, args.plots, args.text,
                           args.screenshot, args.width, args.clip,
-                          args.scale)
+                          args.scale, args.fits)
     except cli.Failure as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return e.status
@@ -284,7 +295,7 @@ class Page:
 def check_page(path: str, plots: Optional[int] = None,
                texts: Sequence[str] = (), screenshot: Optional[str] = None,
                width: int = 1200, clip: Optional[int] = None,
-               scale: float = 1.0) -> Page:
+               scale: float = 1.0, fits: bool = False) -> Page:
     """The page at path checked, its screenshot taken when asked; cli.Failure (4) without chromium, (1)
     when chromium failed."""
     exe = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
@@ -295,4 +306,5 @@ def check_page(path: str, plots: Optional[int] = None,
         problems, probe = inspect(exe, path, width, screenshot, clip, scale)
     except (RuntimeError, TimeoutError, OSError, StopIteration) as e:
         raise cli.Failure(f"chromium failed: {e}") from e
-    return Page(check(probe, problems, plots, texts), len(probe["svgs"]))
+    return Page(check(probe, problems, plots, texts, fits),
+                len(probe["svgs"]))

@@ -262,10 +262,12 @@ class Exporter:
         return test
 
     def add_run(self, run: Run, ktap_doc: Optional[ktap.Document] = None,
-                side: Optional[str] = None) -> None:
+                side: Optional[str] = None, key: str = "") -> None:
         """Add every test of one kbench Run (kbtools.results) and, when
         given, the checks of its KTAP stream (kbtools.ktap Document); of an
-        A/B stream, only the results of SIDE (base or candidate)."""
+        A/B stream, only the results of SIDE (base or candidate). Runs are
+        told apart by their dates, and by key too when given (boots of a
+        deterministic guest, whose clock starts at one date in each)."""
         checks = program_checks(ktap_doc, side) if ktap_doc is not None \
             else {}
         programs = set(run.tests) | set(checks)
@@ -281,6 +283,7 @@ class Exporter:
             headers = test.headers if test is not None else []
             run_key = "|".join(str(h.date) for h in headers) or \
                 str(run.path)
+            run_key = f"{run_key}|{key}" if key else run_key
             start = _rfc3339(headers[0].date) if headers else None
             env = _environment(header)
             rows = test.rows if test is not None else {}

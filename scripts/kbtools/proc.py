@@ -310,12 +310,13 @@ def tail(path: str, lines: int) -> str:
 
 
 @contextlib.contextmanager
-def locked(path: str) -> Iterator[None]:
+def locked(path: str, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive flock(2) on path (created) while in the block;
-    waits for another holder, bash's `exec 9>PATH; flock 9` included."""
+    waits for another holder, bash's `exec 9>PATH; flock 9` included
+    (wait=False: BlockingIOError instead)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         yield
     finally:
         os.close(fd)

@@ -1,0 +1,645 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbench series: a patch series measured exactly, commit by commit.
+Every commit of BASE..TIP of a kernel tree is built with the test
+kernel's configuration (kbtools.kernel: incremental, cached by hash, as
+validate and bisect build them) and booted once under QEMU's
+instruction counter (kbtools.vm --icount); the base boots as often as
+its calibration needs (kbtools.calibration: none when one of its image
+is cached). Each row of each commit is judged against the commit
+before it (the step) and against the base (the running total) by
+kbtools.exact's rule, with the class the base's own boots gave the row.
+See USAGE.
+
+The builds run ahead in a child process while the commit before boots:
+a warm series takes about the larger of the build and boot times per
+commit, not their sum. The state directory holds every build's record
+and every boot's results, so an interrupted series resumes (--resume)
+where it stopped.
+"""
+
+import argparse
+import hashlib
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, guest,
+                     kcidb, kernel, options, output, policy, proc, results,
+                     vm)
+from kbtools import series_table
+from kbtools.series_table import Point, Table
+
+USAGE = """\
+Usage: {prog} --tree DIR BASE..TIP [-t TEST[:ROW]]... [OPTION]...
+       {prog} --resume --state DIR
+Measure a patch series exactly, commit by commit: build every commit of
+BASE..TIP of the kernel git tree DIR with the test kernel's configuration
+(incrementally, images cached by commit hash), boot each once under
+QEMU's instruction counter (--icount: figures are guest instructions)
+and print, per commit and row, the step (against the commit before) and
+the running total (against BASE), in instructions per operation.
+
+BASE boots {boots} times, an A/A of it whose spread gives each row its class
+(exact, near or noisy) and its margin, unless a calibration of its image
+is cached (then once). Every other commit boots once, running each
+program {reps} times. The next commit builds while one boots. A commit
+that does not build or boot is shown as such and the series goes on;
+its successor is measured against the last commit that booted.
+
+On exact rows the steps add up to the total, to the instruction: this is
+checked and said. A noisy row's step within its margin reads 'same' and
+the line under the table says how many boots a verdict on it needs.
+
+  --tree DIR          a kernel git tree (clean; built out of tree, or in
+                      place when testkernel/build.sh configured it)
+  BASE..TIP           the series: the commits after BASE up to TIP
+  -t, --test TEST[:ROW]
+                      only these programs or rows (repeatable; default:
+                      every program)
+      --json DIR      the series as JSON in DIR/series.json: one record
+                      per commit and row
+      --summary FILE  the email-ready summary (at most 72 columns)
+      --report FILE   an HTML page: the commit-by-row map of the steps
+      --kcidb FILE    every boot's results as KCIDB I/O, each commit its
+                      own checkout (git_commit_hash)
+      --state DIR     the series' builds and boots (default: under
+                      ~/.cache/kbench/series/, one per tree, range and rows)
+      --resume        go on with the series kept in the state directory
+  -j, --jobs N        parallel make jobs of each build (default: the CPUs)
+      --boot-timeout SECS, --vm-timeout SECS
+                      passed to every boot (kbtools.vm)
+  -h, --help          this help
+
+Exit status: 0 every commit measured; 1 a commit did not build or boot;
+2 bad usage; 3 the base does not build or boot, or a failed setup;
+130 interrupted (--resume goes on).
+"""
+
+VM_OPTIONS = ("--boot-timeout", "--vm-timeout")
+SETTINGS = "settings.json"
+CALIBRATION = "calibration.json"
+# How often the boots look for the next build's record (s).
+POLL_S = 1.0
+# ---- options ---------------------------------------------------------------
+
+def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    ap = cli.UsageParser(prog=prog, help_text=USAGE.format(
+        prog=prog, boots=calibration.BOOTS,
+        reps=policy.icount().repetitions))
+    ap.add_argument("--tree")
+    ap.add_argument("range", nargs="?")
+    options.add_arguments(ap, ("--test",), {"--test": {
+        "action": "append", "default": []}})
+    options.add_arguments(ap, ("--json", "--report"))
+    ap.add_argument("--summary")
+    ap.add_argument("--kcidb")
+    ap.add_argument("--state")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("-j", "--jobs")
+    options.add_arguments(ap, VM_OPTIONS)
+    args = ap.parse_args(list(argv))
+    if args.jobs is not None and not args.jobs.isdigit():
+        raise cli.Error(f"invalid --jobs '{args.jobs}'")
+    if args.resume and args.state and not args.tree and not args.range:
+        return args
+    if not args.tree:
+        raise cli.Error("no kernel tree: give --tree DIR")
+    if not args.range or args.range.count("..") != 1 or \
+            "..." in args.range or not all(args.range.split("..")):
+        raise cli.Error(f"give the series as BASE..TIP, not "
+                        f"'{args.range or ''}'")
+    try:
+        for t in args.test:
+            bisect.parse_target(t)
+    except bisect.BisectError as e:
+        raise cli.Error(f"-t: {e}") from None
+    return args
+
+
+# ---- the state --------------------------------------------------------------
+
+def default_state(tree: str, base: str, tip: str,
+                  targets: Sequence[str]) -> str:
+    key = hashlib.sha256("\n".join([tree, base, tip, *targets])
+                         .encode()).hexdigest()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "kbench", "series", key[:12])
+
+
+def build_record(state: str, commit: str) -> str:
+    return os.path.join(state, "builds", f"{commit}.json")
+
+
+def boots_dir(state: str, commit: str) -> str:
+    return os.path.join(state, "boots", commit)
+
+
+def usable_boots(state: str, commit: str) -> List[str]:
+    """The commit's boots that left results, in order."""
+    d = boots_dir(state, commit)
+    if not os.path.isdir(d):
+        return []
+    ks = sorted(int(n) for n in os.listdir(d) if n.isdigit())
+    return [os.path.join(d, str(k)) for k in ks]
+
+
+def boot_failure(state: str, commit: str) -> Optional[str]:
+    """Why the commit did not boot, when it did not."""
+    path = os.path.join(boots_dir(state, commit), "failed.json")
+    if not os.path.isfile(path):
+        return None
+    return str(results.read_json(path).get("why") or "it did not boot")
+
+
+def read_build(state: str, commit: str) -> Optional[Dict[str, Any]]:
+    path = build_record(state, commit)
+    if not os.path.isfile(path):
+        return None
+    doc = results.read_json(path)
+    return doc if isinstance(doc, dict) else None
+
+
+def git_lines(tree: str, *args: str) -> List[str]:
+    p = subprocess.run(["git", "-C", tree, *args], capture_output=True,
+                       text=True)
+    if p.returncode:
+        first = (p.stderr.strip().splitlines() or ["git failed"])[0]
+        raise cli.Error(f"git {args[0]} in {tree}: {first}")
+    return p.stdout.splitlines()
+
+
+def new_settings(args: argparse.Namespace) -> Dict[str, Any]:
+    tree = bisect_run.checked_tree(args.tree)
+    base_rev, tip_rev = args.range.split("..")
+    base = tree.rev(base_rev, "BASE")
+    tip = tree.rev(tip_rev, "TIP")
+    if subprocess.run(["git", "-C", tree.path, "merge-base", "--is-ancestor",
+                       base, tip]).returncode:
+        raise cli.Error(f"BASE {base[:12]} is not an ancestor of TIP "
+                        f"{tip[:12]}")
+    commits = git_lines(tree.path, "rev-list", "--reverse", "--topo-order",
+                        f"{base}..{tip}")
+    if not commits:
+        raise cli.Error(f"{args.range}: no commits in the series")
+    subjects = {c: tree.subject(c) for c in [base, *commits]}
+    return {"tree": tree.path, "range": args.range, "base": base,
+            "tip": tip, "commits": commits, "subjects": subjects,
+            "targets": list(args.test),
+            "vm_args": options.passed_on(args, VM_OPTIONS)}
+
+
+def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str]:
+    """(settings, state) of a new or resumed series."""
+    if args.resume and not args.tree:
+        path = os.path.join(args.state or "", SETTINGS)
+        if not args.state or not os.path.isfile(path):
+            raise cli.Error(f"--resume: no series in '{args.state}'")
+        return dict(results.read_json(path)), args.state
+    st = new_settings(args)
+    state = args.state or default_state(st["tree"], st["base"], st["tip"],
+                                        st["targets"])
+    path = os.path.join(state, SETTINGS)
+    if os.path.isfile(path):
+        if args.resume:
+            return dict(results.read_json(path)), state
+        raise cli.Error(f"a series was started in {state}: add --resume to "
+                        f"go on with it, or remove that directory to start "
+                        f"over")
+    if args.resume:
+        raise cli.Error(f"--resume: no series in '{state}'")
+    try:
+        os.makedirs(state, exist_ok=True)
+        results.write_json(path, st)
+    except OSError as e:
+        raise cli.Error(f"cannot create --state '{state}': "
+                        f"{cli.os_error_text(e)}") from e
+    return st, state
+
+
+# ---- the builds, run ahead ---------------------------------------------------
+
+def build_one(tree: str, commit: str, jobs: int, prog: str) -> Dict[str, Any]:
+    """A build's record: the image, or why there is none."""
+    start = time.monotonic()
+    try:
+        built = kernel.build_commit(kernel.CommitBuild(tree, commit, jobs),
+                                    prog)
+    except kernel.BuildFailed as e:
+        return {"status": "failed", "log": e.log,
+                "error": bisect_run.build_error(e.log),
+                "seconds": round(time.monotonic() - start, 1)}
+    except (cli.Error, cli.Failure, proc.Failed) as e:
+        return {"status": "setup", "error": str(e),
+                "seconds": round(time.monotonic() - start, 1)}
+    return {"status": "built", "image": built.image,
+            "seconds": round(time.monotonic() - start, 1)}
+
+
+def build_all(tree: str, commits: Sequence[str], state: str, jobs: int,
+              prog: str) -> None:
+    """The builder's work: each commit in order, its record written when
+    it is done (a record already there: built before). Stops at a
+    failed setup (not the commit's fault)."""
+    os.makedirs(os.path.join(state, "builds"), exist_ok=True)
+    for commit in commits:
+        if read_build(state, commit) is not None:
+            continue
+        rec = build_one(tree, commit, jobs, prog)
+        rec["commit"] = commit
+        path = build_record(state, commit)
+        results.write_json(f"{path}.tmp", rec)
+        os.replace(f"{path}.tmp", path)
+        if rec["status"] == "setup":
+            return
+
+
+def _builder_main(tree: str, commits: Sequence[str], state: str, jobs: int,
+                  prog: str) -> None:
+    """The child's body: a signal (the parent's stop, or ^C) stops make's
+    process group and puts the tree back (kbtools.kernel) before it
+    ends."""
+    try:
+        with proc.stop_on_signals():
+            build_all(tree, commits, state, jobs, prog)
+    except proc.Interrupted:
+        os._exit(cli.EXIT_INTERRUPTED)
+    except BaseException as e:  # the parent says it: no trace here
+        output.msg(prog, f"the builds stopped: {e}")
+        os._exit(1)
+    os._exit(0)
+
+
+class Builder:
+    """The builds of the series in a child process of their own, ahead
+    of the boots."""
+
+    def __init__(self, st: Dict[str, Any], state: str, jobs: int,
+                 prog: str):
+        self.st = st
+        self.state = state
+        self.jobs = jobs
+        self.prog = prog
+        self.child: Optional[Any] = None
+
+    def start(self) -> None:
+        commits = [self.st["base"], *self.st["commits"]]
+        if all(read_build(self.state, c) is not None for c in commits):
+            return
+        ctx = multiprocessing.get_context("fork")
+        self.child = ctx.Process(target=_builder_main, args=(
+            self.st["tree"], commits, self.state, self.jobs, self.prog))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.child.start()
+
+    def wait(self, commit: str) -> Dict[str, Any]:
+        """The commit's build record, once its build is done."""
+        while True:
+            rec = read_build(self.state, commit)
+            if rec is not None:
+                if rec.get("status") == "setup":
+                    raise cli.Failure(f"cannot build from {self.st['tree']}:"
+                                      f" {rec.get('error')}", cli.EXIT_SETUP)
+                return rec
+            if self.child is None or not self.child.is_alive():
+                raise cli.Failure(f"the builds stopped before "
+                                  f"{commit[:12]} was built", cli.EXIT_SETUP)
+            time.sleep(POLL_S)
+
+    def stop(self) -> None:
+        """End the child (its make stopped, the tree put back)."""
+        if self.child is None:
+            return
+        if self.child.is_alive() and self.child.pid:
+            os.kill(self.child.pid, signal.SIGTERM)
+        self.child.join(timeout=120)
+        self.child = None
+
+
+# ---- the boots -----------------------------------------------------------------
+
+@dataclass
+class Booter:
+    """One boot of a commit's image under --icount, its results kept in
+    STATE/boots/HASH/K/ (its KTAP, messages and console beside them)."""
+    prog: str
+    state: str
+    targets: Sequence[str]
+    vm_args: Sequence[str]
+    why: str = ""
+
+    def vm_options(self, image: str, console: str) -> vm.Options:
+        tests, env = bisect_run.guest_env(self.targets) \
+            if self.targets else ("", {})
+        argv = ["--kernel", image, "--icount", "--repeat",
+                str(policy.icount().repetitions), "--console", console,
+                *self.vm_args]
+        if tests:
+            argv += ["-t", tests]
+        opts = vm.parse(argv, vm.runner(self.prog))
+        opts.run.program_args = env
+        return opts
+
+    def key_of(self, image: str) -> calibration.Key:
+        """What a calibration of the image holds for (kbtools.ab's key:
+        the guest these boots make)."""
+        with vm.Guest(self.vm_options(image, os.devnull),
+                      vm.runner(self.prog)) as g:
+            g.prepare()
+            return ab.calibration_key(g)
+
+    def boot(self, commit: str, image: str) -> Optional[str]:
+        """One boot, tried twice: the directory of its results, or None
+        (why in self.why)."""
+        for attempt in (1, 2):
+            got = self.boot_once(commit, image)
+            if got is not None:
+                return got
+            if attempt == 1:
+                output.msg(self.prog, f"boot of {commit[:12]} unusable "
+                           f"({self.why}): trying once more")
+        return None
+
+    def boot_once(self, commit: str, image: str) -> Optional[str]:
+        d = boots_dir(self.state, commit)
+        os.makedirs(d, exist_ok=True)
+        k = len(usable_boots(self.state, commit)) + 1
+        tmp = os.path.join(d, f"{k}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        console = os.path.join(d, f"{k}.console.log")
+        ktap = os.path.join(d, f"{k}.ktap")
+        try:
+            return self.kept(d, k, self.guest_run(image, tmp, console, ktap),
+                             ktap)
+        finally:
+            # Not kept: a failed boot, or one cut short by a signal.
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def guest_run(self, image: str, json_dir: str, console: str,
+                  ktap: str) -> int:
+        """One boot's exit status (the guest's failure to come up or
+        finish included: why in self.why)."""
+        self.why = ""
+        with vm.Guest(self.vm_options(image, console),
+                      vm.runner(self.prog)) as g, open(ktap, "wb") as sink:
+            g.prepare()
+            try:
+                return g.boot(json_dir, console, sink)
+            except guest.Ended as e:
+                self.why = str(e)
+                return e.status
+
+    def kept(self, d: str, k: int, rc: int, ktap: str) -> Optional[str]:
+        """D/K, the boot's results, when the boot is usable; else None
+        (why in self.why)."""
+        tmp = os.path.join(d, f"{k}.tmp")
+        if rc in (0, 1):
+            with open(ktap, errors="replace") as f:
+                problems = bisect.stream_problems(f.read())
+            if not problems and any(n.endswith(".json")
+                                    for n in os.listdir(tmp)):
+                os.rename(tmp, os.path.join(d, str(k)))
+                return os.path.join(d, str(k))
+            self.why = problems[0] if problems else "no results"
+        elif not self.why:
+            self.why = f"exit {rc}"
+        return None
+
+
+def mark_unbooted(state: str, commit: str, why: str) -> None:
+    os.makedirs(boots_dir(state, commit), exist_ok=True)
+    results.write_json(os.path.join(boots_dir(state, commit), "failed.json"),
+                       {"why": why})
+
+
+# ---- the series ------------------------------------------------------------------
+
+class Series:
+    """The run: builds ahead, boots in order, the base's calibration."""
+
+    def __init__(self, st: Dict[str, Any], state: str, jobs: int, prog: str):
+        self.st = st
+        self.state = state
+        self.prog = prog
+        self.builder = Builder(st, state, jobs, prog)
+        self.booter = Booter(prog, state, st["targets"], st["vm_args"])
+        self.times: Dict[str, float] = {"build": 0.0, "boot": 0.0,
+                                        "wait": 0.0}
+
+    def say(self, text: str) -> None:
+        output.msg(self.prog, text)
+
+    def title(self, commit: str) -> str:
+        return f"{commit[:12]} {self.st['subjects'].get(commit, '')}"
+
+    def image(self, commit: str) -> Optional[str]:
+        start = time.monotonic()
+        rec = self.builder.wait(commit)
+        self.times["wait"] += time.monotonic() - start
+        self.times["build"] += float(rec.get("seconds") or 0)
+        if rec["status"] != "built":
+            self.say(f"{self.title(commit)}: does not build "
+                     f"({rec.get('error')}; log: {rec.get('log')})")
+            return None
+        return str(rec["image"])
+
+    def boot_until(self, commit: str, image: str, boots: int) -> bool:
+        while len(usable_boots(self.state, commit)) < boots:
+            n = len(usable_boots(self.state, commit)) + 1
+            self.say(f"booting {self.title(commit)} ({n} of {boots})")
+            start = time.monotonic()
+            got = self.booter.boot(commit, image)
+            self.times["boot"] += time.monotonic() - start
+            if got is None:
+                return False
+        return True
+
+    def base(self) -> calibration.Calibration:
+        """The base built and booted as often as its calibration needs;
+        the calibration (STATE/calibration.json)."""
+        commit = self.st["base"]
+        path = os.path.join(self.state, CALIBRATION)
+        if os.path.isfile(path):
+            return calibration.load(path)
+        image = self.image(commit)
+        if image is None:
+            raise cli.Failure(f"the base {self.title(commit)} does not "
+                              f"build: nothing to measure against",
+                              cli.EXIT_SETUP)
+        key = self.booter.key_of(image)
+        cal = calibration.cached(key)
+        if cal is not None:
+            self.say(f"base: {calibration.describe(cal)}, cached "
+                     f"({calibration.cache_path(key)}): it boots once")
+            if not self.boot_until(commit, image, 1):
+                raise cli.Failure(f"the base {self.title(commit)} does not "
+                                  f"boot ({self.booter.why})",
+                                  cli.EXIT_SETUP)
+        else:
+            self.say(f"base: no calibration of its image cached: it boots "
+                     f"{calibration.BOOTS} times (an A/A of it)")
+            if not self.boot_until(commit, image, calibration.BOOTS):
+                raise cli.Failure(f"the base {self.title(commit)} booted "
+                                  f"only {len(usable_boots(self.state, commit))}"
+                                  f" times ({self.booter.why})",
+                                  cli.EXIT_SETUP)
+            cal = calibration.of_dirs(usable_boots(self.state, commit))
+            if cal.boots >= calibration.BOOTS:
+                calibration.store(key, cal)
+            self.say(f"base: {calibration.describe(cal)}, from its own boots")
+        calibration.save(path, cal)
+        return cal
+
+    def commit(self, commit: str) -> None:
+        if usable_boots(self.state, commit) or \
+                boot_failure(self.state, commit) is not None:
+            return
+        image = self.image(commit)
+        if image is None:
+            return
+        if not self.boot_until(commit, image, 1):
+            self.say(f"{self.title(commit)}: does not boot "
+                     f"({self.booter.why}); the series goes on")
+            mark_unbooted(self.state, commit, self.booter.why)
+
+    def run(self) -> None:
+        self.builder.start()
+        try:
+            self.base()
+            for c in self.st["commits"]:
+                self.commit(c)
+        finally:
+            self.builder.stop()
+
+
+# ---- the figures and the table ------------------------------------------------
+
+def insn_boots(dirs: Sequence[str]) -> Dict[str, List[List[float]]]:
+    """'TEST:ROW' -> each boot's repetitions, in instructions per
+    operation, of the icount rows of these boots' results."""
+    out: Dict[str, List[List[float]]] = {}
+    for d in dirs:
+        for test in results.load(d).tests.values():
+            if test.clock_mode() != results.ClockMode.ICOUNT:
+                continue
+            for row in test.rows.values():
+                scale = test.insn_per_unit(row.unit)
+                if scale is None or row.status != results.Status.OK:
+                    continue
+                for boot in row.boot_reps():
+                    out.setdefault(f"{test.name}:{row.name}", []).append(
+                        [v * scale for v in boot])
+    return out
+
+
+def points(st: Dict[str, Any], state: str) -> List[Point]:
+    """The base and each commit of the series as the state holds them:
+    measured (its figures by position), or why not."""
+    out = []
+    for n, c in enumerate([st["base"], *st["commits"]]):
+        subject = st["subjects"].get(c, "")
+        rec = read_build(state, c)
+        dirs = usable_boots(state, c)
+        if dirs:
+            figs = {k: compare.by_position(v)
+                    for k, v in insn_boots(dirs).items()}
+            out.append(Point(n, c, subject, "measured", figs))
+        elif rec is not None and rec.get("status") == "failed":
+            out.append(Point(n, c, subject, "does not build"))
+        elif boot_failure(state, c) is not None:
+            out.append(Point(n, c, subject, "does not boot"))
+        else:
+            out.append(Point(n, c, subject, "not measured yet"))
+    return out
+
+
+def to_kcidb(st: Dict[str, Any], state: str) -> results.Json:
+    """Every boot of the series as KCIDB I/O (kbtools.kcidb): each
+    commit its own checkout, named by its hash, its boots' tests under
+    its build."""
+    ex = kcidb.Exporter()
+    for c in [st["base"], *st["commits"]]:
+        ex.checkout_info = {"git_commit_hash": c}
+        for k, d in enumerate(usable_boots(state, c), 1):
+            stream, _ = kcidb.load_ktap(d)
+            ex.add_run(results.load(d), stream, key=f"{c}/{k}")
+    return ex.document()
+
+
+def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
+                  state: str) -> None:
+    if args.json:
+        path = os.path.join(args.json, "series.json")
+        with cli.writing(path):
+            os.makedirs(args.json, exist_ok=True)
+            results.write_json(path, series_table.to_json(t, st))
+    if args.summary:
+        with cli.writing(args.summary):
+            results.write_text(args.summary, series_table.summary(t, st))
+    if args.report:
+        with cli.writing(args.report):
+            results.write_text(args.report, series_table.page(t, st))
+    if args.kcidb:
+        try:
+            doc = to_kcidb(st, state)
+        except kcidb.ExportError as e:
+            raise cli.Failure(f"--kcidb: {e}") from e
+        with cli.writing(args.kcidb):
+            results.write_json(args.kcidb, doc)
+
+
+# ---- main ----------------------------------------------------------------------
+
+def series(args: argparse.Namespace, prog: str) -> int:
+    st, state = prepare(args)
+    try:
+        with proc.locked(os.path.join(state, ".lock"), wait=False):
+            return measure(args, st, state, prog)
+    except BlockingIOError:
+        raise cli.Error(f"a series is running in {state} already") from None
+
+
+def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
+            prog: str) -> int:
+    """The series built, booted and shown (its state held)."""
+    s = Series(st, state, int(args.jobs or 0), prog)
+    clock = proc.Clock()
+    s.say(f"series {st['range']} of {st['tree']}: {len(st['commits'])} "
+          f"commits; state: {state}")
+    s.run()
+    cal = calibration.load(os.path.join(state, CALIBRATION))
+    t = series_table.table(points(st, state), cal)
+    sys.stdout.write(series_table.text(t, st))
+    sys.stdout.write("\n" + series_table.summary(t, st))
+    sys.stdout.flush()
+    write_outputs(args, t, st, state)
+    s.say(f"{len(st['commits'])} commits in {clock.seconds()} s (boots "
+          f"{s.times['boot']:.0f} s, builds {s.times['build']:.0f} s, of "
+          f"which the boots waited {s.times['wait']:.0f} s)")
+    bad = [p for p in t.points if p.status != "measured"]
+    return 1 if bad else 0
+
+
+def main(argv: Sequence[str], prog: str = "kbench series") -> int:
+    """kbench series: 0 every commit measured, 1 a commit did not build
+    or boot, 2 bad usage, 3 a failed setup (the base included), 130
+    interrupted."""
+    def body() -> int:
+        args = parse_args(argv, prog)
+        try:
+            return series(args, prog)
+        except (results.ResultError, ValueError) as e:
+            raise cli.Failure(str(e), cli.EXIT_SETUP) from e
+    return cli.orchestrate(prog, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

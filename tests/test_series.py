@@ -1,0 +1,477 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbench series (kbtools.series) without kernel builds or boots: the
+steps and totals of a series from boots' results written here, the
+check that the steps add up (and that it can fail), the class of each
+row from the base's own boots, the text, summary, JSON and page; the
+whole task on a small git tree with the builds and boots mocked: a
+commit that does not build or boot, a cached calibration, an
+interruption and --resume."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+
+from kbtools import (calibration, kernel, proc, series,  # noqa: E402
+                     series_table)
+from support import quiet  # noqa: E402
+import needs  # noqa: E402
+
+TEST = "syscall_overhead"
+# Instructions per call of the base (us at icount shift 0: x1000).
+BASE = {"getppid": 329.096, "msgsnd_rcv": 1915.010, "getpid": 307.096,
+        "clone": 37300.0}
+
+
+def doc(figures: Mapping[str, Sequence[float]], boot: str) -> Dict[str, Any]:
+    """A boot's syscall_overhead results: each row's repetitions, in
+    instructions (written in us, as the guest writes them)."""
+    n = max(len(reps) for reps in figures.values())
+    return {"schema": "kbench-results/1", "test": TEST,
+            "kernel": {"release": "6.12"}, "date": "2026-11-27T00:00:00Z",
+            "machine": {"arch": "x86_64", "guest": "tcg",
+                        "clock_mode": "icount", "icount_shift": 0},
+            "cmdline": "./" + TEST, "boot_id": boot, "params": {},
+            "repetitions": [{"boot_id": boot}] * n,
+            "rows": [{"name": name, "status": "ok", "unit": "us",
+                      "repetitions": [{"median": v / 1000, "n": 100}
+                                      for v in reps]}
+                     for name, reps in figures.items()]}
+
+
+def flat(text: str) -> str:
+    """text with its lines joined: what wrapped lines say."""
+    return " ".join(text.split())
+
+
+def write_boot(state: str, commit: str, figures: Mapping[str, Sequence[float]]
+               ) -> str:
+    d = series.boots_dir(state, commit)
+    k = len(series.usable_boots(state, commit)) + 1
+    out = os.path.join(d, str(k))
+    os.makedirs(out)
+    with open(os.path.join(out, f"{TEST}.json"), "w") as f:
+        json.dump(doc(figures, f"{commit[:6]}-{k}"), f)
+    return out
+
+
+def figures(**deltas: float) -> Dict[str, List[float]]:
+    """The base's figures, two repetitions, moved by deltas; clone a
+    little noisy from one repetition to the next."""
+    out = {row: [v + deltas.get(row, 0.0)] * 2 for row, v in BASE.items()}
+    out["clone"] = [out["clone"][0], out["clone"][0] * 1.004]
+    return out
+
+
+def settings(commits: Sequence[str], tree: str = "/tree"
+             ) -> Dict[str, Any]:
+    base = "b" * 40
+    return {"tree": tree, "range": "base..tip", "base": base,
+            "tip": commits[-1], "commits": list(commits),
+            "subjects": {c: f"subject of {c[:4]}" for c in [base, *commits]},
+            "targets": [TEST], "vm_args": []}
+
+
+# The base's three boots: clone spread 0.4% within a boot and 0.8%
+# across them (near); the null rows exact.
+BASE_BOOTS = [figures(), figures(), figures(clone=300.0)]
+# getppid +1, nothing, msgsnd +2, msgsnd -1.
+STEPS = [figures(getppid=1), figures(getppid=1),
+         figures(getppid=1, msgsnd_rcv=2), figures(getppid=1, msgsnd_rcv=1)]
+
+
+class Analysis(unittest.TestCase):
+    """The table of a series from its boots' results."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.state = self.tmp.name
+        self.commits = [c * 40 for c in "1234"]
+        self.st = settings(self.commits)
+
+    def table(self, boots: Sequence[Mapping[str, Sequence[float]]] = STEPS,
+              base: Sequence[Mapping[str, Sequence[float]]] = tuple(BASE_BOOTS)
+              ) -> series_table.Table:
+        dirs = [write_boot(self.state, self.st["base"], b) for b in base]
+        for c, b in zip(self.commits, boots):
+            write_boot(self.state, c, b)
+        cal = calibration.of_dirs(dirs)
+        return series_table.table(series.points(self.st, self.state), cal)
+
+    def test_steps_and_totals_in_instructions(self) -> None:
+        t = self.table()
+        ppid, msg = f"{TEST}:getppid", f"{TEST}:msgsnd_rcv"
+        self.assertEqual(t.cls(ppid), "exact")
+        self.assertEqual(t.cls(msg), "exact")
+        steps = [round(t.cells[(n, ppid)].step or 0, 3) for n in range(1, 5)]
+        self.assertEqual(steps, [1.0, 0.0, 0.0, 0.0])
+        steps = [round(t.cells[(n, msg)].step or 0, 3) for n in range(1, 5)]
+        self.assertEqual(steps, [0.0, 0.0, 2.0, -1.0])
+        self.assertEqual([t.cells[(n, msg)].step_verdict
+                          for n in range(1, 5)],
+                         ["same", "same", "slower", "faster"])
+        self.assertAlmostEqual(t.cells[(4, msg)].total or 0, 1.0, 6)
+        self.assertEqual(t.cells[(4, msg)].total_verdict, "slower")
+        self.assertEqual(t.moved(), [ppid, msg])
+
+    def test_the_steps_add_up_and_it_is_said(self) -> None:
+        t = self.table()
+        checks = {c.row: c for c in series_table.checks(t)}
+        self.assertTrue(all(c.adds_up for c in checks.values()))
+        self.assertEqual([round(v, 6) for v in
+                          checks[f"{TEST}:msgsnd_rcv"].steps],
+                         [0.0, 0.0, 2.0, -1.0])
+        text = flat(series_table.text(t, self.st))
+        self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 "
+                      "-1.00 = +1.00; tip - base +1.00: they add up", text)
+        self.assertIn("checked: on all 3 exact rows the steps add up", text)
+        # Rows that did not move are checked, not listed.
+        self.assertNotIn("getpid (exact)", text)
+
+    def test_steps_that_do_not_add_up_are_said(self) -> None:
+        """Three repetitions whose differences disagree: the medians of
+        the steps do not sum to the median of the total."""
+        base = [{"getppid": [100.0] * 3} for _ in range(3)]
+        boots = [{"getppid": [101.0, 100.0, 100.0]},
+                 {"getppid": [101.0, 101.0, 100.0]}]
+        self.commits = self.commits[:2]
+        self.st = settings(self.commits)
+        t = self.table(boots, base)
+        (check,) = series_table.checks(t)
+        self.assertFalse(check.adds_up)
+        text = flat(series_table.text(t, self.st))
+        self.assertIn("they DO NOT add up (off by -1.0000)", text)
+        self.assertIn("checked: the steps of 1 of 1 exact rows do not add "
+                      "up to the total (getppid)", text)
+
+    def test_a_long_series_names_the_steps_that_show(self) -> None:
+        steps = [0.0] * 20
+        steps[0], steps[8], steps[12] = 1.0, 5.0004, -1.0
+        ch = series_table.Check("t:getppid", steps, 5.0004, True)
+        self.assertEqual("steps 1: +1.00, 9: +5.00, 13: -1.00, the other "
+                         "17 +0.00", series_table.steps_text(ch))
+        ch = series_table.Check("t:getppid", steps[:4], 1.0, True)
+        self.assertEqual("steps +1.00 +0.00 +0.00 +0.00",
+                         series_table.steps_text(ch))
+
+    def test_a_noisy_row_says_what_it_needs(self) -> None:
+        base = [figures(), figures(clone=2000.0), figures(clone=-1500.0)]
+        t = self.table(base=base)
+        self.assertEqual(t.cls(f"{TEST}:clone"), "noisy")
+        lines = series_table.noisy_lines(t)
+        self.assertEqual(len(lines), 1)
+        self.assertRegex(lines[0], r"^clone \(noisy, spread .*% over 3 "
+                         r"boots of the base\): a step under [0-9,.]+ insn "
+                         r"reads same; less needs 4 boots per side")
+
+    def test_unmeasured_commits_and_the_step_after_them(self) -> None:
+        os.makedirs(os.path.join(self.state, "builds"))
+        with open(series.build_record(self.state, self.commits[1]),
+                  "w") as f:
+            json.dump({"status": "failed", "log": "/x"}, f)
+        series.mark_unbooted(self.state, self.commits[2], "exit 125")
+        dirs = [write_boot(self.state, self.st["base"], b)
+                for b in BASE_BOOTS]
+        write_boot(self.state, self.commits[0], STEPS[0])
+        write_boot(self.state, self.commits[3], STEPS[3])
+        t = series_table.table(series.points(self.st, self.state),
+                               calibration.of_dirs(dirs))
+        status = [p.status for p in t.points]
+        self.assertEqual(status, ["measured", "measured", "does not build",
+                                  "does not boot", "measured"])
+        cell = t.cells[(4, f"{TEST}:msgsnd_rcv")]
+        self.assertEqual(cell.prev, 1)
+        self.assertAlmostEqual(cell.step or 0, 1.0, 6)
+        text = series_table.text(t, self.st)
+        self.assertRegex(text, r"  2  2222.*  does not build\n")
+        self.assertRegex(text, r"  3  3333.*  does not boot\n")
+        self.assertIn("does not build", series_table.summary(t, self.st))
+
+    def test_summary_fits_72_columns(self) -> None:
+        self.st["subjects"][self.commits[2]] = "ipc: " + "x" * 100
+        t = self.table()
+        text = series_table.summary(t, self.st)
+        self.assertTrue(all(len(ln) <= 72 for ln in text.splitlines()),
+                        text)
+        self.assertIn("3/4 ipc: xxx", text)
+        self.assertRegex(text, r"4/4 subject of 4444: -1\.00 insn on "
+                         r"msgsnd_rcv \(-0\.05%\)")
+        self.assertIn("Series: getppid +1.00 insn (+0.30%), msgsnd_rcv "
+                      "+1.00 insn (+0.05%)", text)
+
+    def test_json_one_record_per_commit_and_row(self) -> None:
+        t = self.table()
+        doc_ = series_table.to_json(t, self.st)
+        self.assertEqual(len(doc_["records"]), 5 * len(BASE))
+        rec = next(r for r in doc_["records"] if r["n"] == 3 and
+                   r["row"] == "msgsnd_rcv")
+        self.assertEqual((rec["step_insn"], rec["total_insn"],
+                          rec["step_verdict"], rec["class"]),
+                         (2.0, 2.0, "slower", "exact"))
+        self.assertTrue(all(c["adds_up"] for c in doc_["checks"]))
+        json.dumps(doc_)
+
+    def test_page_escapes_and_colours(self) -> None:
+        self.st["subjects"][self.commits[0]] = "sys: <getppid> & one nop"
+        page = series_table.page(self.table(), self.st)
+        self.assertIn("sys: &lt;getppid&gt; &amp; one nop", page)
+        self.assertNotIn("<getppid>", page)
+        self.assertIn("instructions per operation, not a time", page)
+        self.assertNotIn("CLOCK_MONOTONIC", page)
+        self.assertIn('background:#ff', page)
+
+
+class Recorded(unittest.TestCase):
+    """The real run of docs/series.md (bisect-demo --series steps on the
+    test kernel: getppid +1 nop, a documentation file, ksys_msgsnd +2,
+    ksys_msgsnd -1), its boots' results kept in tests/data/series/steps,
+    read again with --resume: nothing built or booted."""
+
+    def test_each_step_to_the_instruction(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            kcidb_out = os.path.join(tmp, "kcidb.json")
+            state = os.path.join(tmp, "steps")
+            shutil.copytree(os.path.join(HERE, "data", "series", "steps"),
+                            state)
+            with mock.patch.object(kernel, "build_commit",
+                                   side_effect=AssertionError("built")), \
+                    mock.patch.object(series.Booter, "boot_once",
+                                      side_effect=AssertionError("booted")):
+                rc, out, err = quiet(series.main, [
+                    "--resume", "--state", state, "--kcidb", kcidb_out])
+            with open(kcidb_out) as f:
+                doc_ = json.load(f)
+        self.assertEqual(rc, 0, err)
+        # KCIDB: each commit its own checkout, the base's three boots and
+        # each commit's one as tests of its build.
+        commits = [c["git_commit_hash"] for c in doc_["checkouts"]]
+        self.assertEqual(len(set(commits)), 5)
+        self.assertTrue(commits[0].startswith("37f4b1112799"))
+        getppid = [t for t in doc_["tests"]
+                   if t["path"] == "kbench.syscall_overhead.getppid"]
+        self.assertEqual(len(getppid), 3 + 4)
+        self.assertEqual(getppid[-1]["number"]["unit"], "insn")
+        self.assertRegex(out, r"getppid +msgsnd_rcv\n")
+        out = flat(out)
+        self.assertIn("getppid (exact): steps +1.00 +0.00 +0.00 +0.00 = "
+                      "+1.00; tip - base +1.00: they add up", out)
+        self.assertIn("msgsnd_rcv (exact): steps +0.00 +0.00 +2.00 -1.00 "
+                      "= +1.00; tip - base +1.00: they add up", out)
+        self.assertIn("checked: on all 6 exact rows the steps add up", out)
+        self.assertIn("3/4 ipc: ksys_msgsnd: two nops first: +2.00 insn on "
+                      "msgsnd_rcv (+0.10%)", out)
+
+
+class Boots(unittest.TestCase):
+    """A boot's results kept, or nothing left of it."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.booter = series.Booter("kbench series", self.tmp.name, [TEST],
+                                    [])
+        self.commit = "c" * 40
+        self.d = series.boots_dir(self.tmp.name, self.commit)
+
+    def guest_run(self, rc: int, ktap: str, results: bool,
+                  raises: Optional[BaseException] = None) -> Any:
+        def run(image: str, json_dir: str, console: str, path: str) -> int:
+            self.booter.why = ""
+            with open(path, "w") as f:
+                f.write(ktap)
+            if results:
+                with open(os.path.join(json_dir, f"{TEST}.json"), "w") as f:
+                    json.dump(doc(figures(), "b"), f)
+            if raises is not None:
+                raise raises
+            return rc
+        return mock.patch.object(self.booter, "guest_run", run)
+
+    def test_a_usable_boot_is_kept(self) -> None:
+        with self.guest_run(0, "TAP version 13\n1..1\nok 1 x\n", True):
+            got = self.booter.boot_once(self.commit, "/image")
+        self.assertEqual(got, os.path.join(self.d, "1"))
+        self.assertEqual(sorted(os.listdir(self.d)), ["1", "1.ktap"])
+
+    def test_an_unusable_or_interrupted_boot_leaves_no_results(self) -> None:
+        with self.guest_run(0, "garbage\n", True):
+            self.assertIsNone(self.booter.boot_once(self.commit, "/image"))
+        self.assertIn("KTAP", self.booter.why)
+        with self.guest_run(125, "", False):
+            self.assertIsNone(self.booter.boot_once(self.commit, "/image"))
+        self.assertEqual(self.booter.why, "exit 125")
+        with self.guest_run(0, "", True, proc.Interrupted(2)), \
+                self.assertRaises(proc.Interrupted):
+            self.booter.boot_once(self.commit, "/image")
+        self.assertEqual(sorted(os.listdir(self.d)), ["1.ktap"])
+        self.assertEqual(series.usable_boots(self.tmp.name, self.commit), [])
+
+
+def git(tree: str, *args: str) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    return subprocess.run(["git", "-C", tree, *args], check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@needs.commands("git")
+class Task(unittest.TestCase):
+    """kbench series on a small git tree, its builds and boots mocked
+    (kbtools.kernel.build_commit, Booter.boot_once and key_of)."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        top = self.tmp.name
+        self.tree = os.path.join(top, "tree")
+        os.makedirs(self.tree)
+        git(self.tree, "init", "-q", "-b", "main")
+        self.hashes = []
+        for n in range(5):
+            with open(os.path.join(self.tree, "f"), "w") as f:
+                f.write(f"{n}\n")
+            git(self.tree, "add", "f")
+            git(self.tree, "commit", "-q", "-m", f"commit {n}")
+            self.hashes.append(git(self.tree, "rev-parse", "HEAD"))
+        self.state = os.path.join(top, "state")
+        env = mock.patch.dict(os.environ, {
+            "KBENCH_CACHE": os.path.join(top, "cache")})
+        env.start()
+        self.addCleanup(env.stop)
+        self.fail_build: Optional[str] = None
+        self.fail_boot: Optional[str] = None
+        self.stop_at: Optional[str] = None
+        self.boots: List[str] = []
+
+    def figures_of(self, commit: str) -> Dict[str, List[float]]:
+        if commit == self.hashes[0]:
+            k = len(series.usable_boots(self.state, commit))
+            return BASE_BOOTS[k % 3]
+        return STEPS[self.hashes.index(commit) - 1]
+
+    def build(self, req: kernel.CommitBuild, prog: str
+              ) -> kernel.CommitImage:
+        if req.rev == self.fail_build:
+            raise kernel.BuildFailed("failed", os.devnull)
+        return kernel.CommitImage(f"/images/{req.rev}", "/log", req.rev)
+
+    def boot_once(self, booter: series.Booter, commit: str,
+                  image: str) -> Optional[str]:
+        self.assertEqual(image, f"/images/{commit}")
+        if commit == self.stop_at:
+            raise proc.Interrupted(2)
+        self.boots.append(commit)
+        if commit == self.fail_boot:
+            booter.why = "exit 125"
+            return None
+        return write_boot(self.state, commit, self.figures_of(commit))
+
+    def run_series(self, *extra: str, resume: bool = False) -> Any:
+        test = self
+
+        def boot_once(booter: series.Booter, commit: str,
+                      image: str) -> Optional[str]:
+            return test.boot_once(booter, commit, image)
+        key = calibration.Key("sha", "qemu", "x86_64", 1, "shift=0", "")
+        argv = (["--resume", "--state", self.state] if resume else
+                ["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[4]}",
+                 "-t", TEST, "--state", self.state])
+        with mock.patch.object(kernel, "build_commit", self.build), \
+                mock.patch.object(series.Booter, "boot_once", boot_once), \
+                mock.patch.object(series.Booter, "key_of",
+                                  lambda self, image: key), \
+                mock.patch.object(series, "POLL_S", 0.01):
+            return quiet(series.main, [*argv, *extra])
+
+    def test_a_series_measured(self) -> None:
+        out_json = os.path.join(self.tmp.name, "out", "series.json")
+        rc, out, err = self.run_series("--json", os.path.dirname(out_json))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.boots, [self.hashes[0]] * 3 + self.hashes[1:])
+        self.assertIn("checked: on all 3 exact rows the steps add up", out)
+        self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv", out)
+        self.assertIn("base: no calibration of its image cached: it boots "
+                      "3 times", err)
+        with open(out_json) as f:
+            self.assertEqual(json.load(f)["schema"], "kbench-series/1")
+        # The second series of that base finds its calibration cached.
+        self.boots.clear()
+        rc, out, err = quiet(lambda: 0)
+        state2 = self.state + "2"
+        self.state = state2
+        rc, out, err = self.run_series()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.boots, self.hashes[:1] + self.hashes[1:])
+        self.assertIn("cached", err)
+
+    def test_a_commit_that_does_not_build_or_boot(self) -> None:
+        self.fail_build, self.fail_boot = self.hashes[2], self.hashes[3]
+        rc, out, err = self.run_series()
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(out, r"  2  [0-9a-f]{12}  commit 2 +does not "
+                         r"build\n")
+        self.assertRegex(out, r"  3  [0-9a-f]{12}  commit 3 +does not "
+                         r"boot\n")
+        self.assertIn("does not boot (exit 125); the series goes on", err)
+        # Tried twice.
+        self.assertEqual(self.boots.count(self.hashes[3]), 2)
+
+    def test_the_base_that_does_not_build_ends_it(self) -> None:
+        self.fail_build = self.hashes[0]
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 3)
+        self.assertIn("does not build: nothing to measure against", err)
+
+    def test_interrupted_then_resumed(self) -> None:
+        self.stop_at = self.hashes[3]
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 130, err)
+        self.assertEqual(self.boots, [self.hashes[0]] * 3 + self.hashes[1:3])
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 2)
+        self.assertIn("add --resume", err)
+        self.stop_at = None
+        self.boots.clear()
+        rc, out, err = self.run_series(resume=True)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.boots, self.hashes[3:])
+        self.assertIn("they add up", out)
+
+    def test_one_run_of_a_series_at_a_time(self) -> None:
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 0, err)
+        with proc.locked(os.path.join(self.state, ".lock")):
+            rc, _, err = self.run_series(resume=True)
+        self.assertEqual(rc, 2)
+        self.assertIn(f"a series is running in {self.state} already", err)
+
+    def test_bad_usage(self) -> None:
+        for argv, want in (
+                ([], "no kernel tree"),
+                (["--tree", self.tree], "give the series as BASE..TIP"),
+                (["--tree", self.tree, "a...b"], "as BASE..TIP"),
+                (["--tree", self.tree, "x..y"], "BASE 'x': no such commit"),
+                (["--tree", self.tree,
+                  f"{self.hashes[3]}..{self.hashes[1]}"], "not an ancestor"),
+                (["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[1]}",
+                  "-j", "x"], "invalid --jobs 'x'"),
+                (["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[1]}",
+                  "-t", "a:b:c"], "-t: "),
+                (["--resume", "--state", self.state], "no series in")):
+            rc, _, err = quiet(series.main, argv)
+            self.assertEqual(rc, 2, (argv, err))
+            self.assertIn(want, err)
+            self.assertIn("Try 'kbench series --help'", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
