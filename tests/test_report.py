@@ -262,6 +262,14 @@ class BadInput(unittest.TestCase):
         p = self.run_report()
         self.assertEqual(p.returncode, 2)
 
+    def test_help_prints_percent_signs_once(self) -> None:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            report.parse_args(["--help"], "report.py")
+        text = " ".join(out.getvalue().split())
+        self.assertIn("95% confidence intervals", text)
+        self.assertNotIn("%%", text)
+
     def test_no_output_written_on_error(self) -> None:
         self.assert_refused(self.run_report("/nonexistent"))
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "out.html")))

@@ -709,7 +709,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
                     "table and plots; for two runs (BASE CAND, or an A/B "
                     "directory holding base/ and candidate/) the verdict of "
                     "every row and a forest plot of the ratios with their "
-                    "95%% confidence intervals.")
+                    "95% confidence intervals.")
     ap.add_argument("--check", action="store_true",
                     help="only check that the report can be drawn "
                          "(matplotlib is installed): exit 0, or 4 with how "
