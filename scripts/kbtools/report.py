@@ -17,7 +17,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 from kbtools import compare as kbcompare
 from kbtools import cli, exact, plots, results, stats
@@ -691,16 +692,18 @@ def insn_rows(entries: Sequence[kbcompare.Entry]) -> List[plots.InsnRow]:
 
 def render(runs: Sequence[Run],
            threshold_pct: float = kbcompare.DEFAULT_THRESHOLD_PCT,
-           stat: str = "median", title: Optional[str] = None) -> str:
-    """The whole page as a string; raises ReportError when runs cannot be
-    compared, RuntimeError when matplotlib is missing."""
+           stat: str = "median", title: Optional[str] = None,
+           cal: Optional[Mapping[str, exact.Known]] = None) -> str:
+    """The whole page as a string; cal: the calibration the exact rule
+    judges by (default: the base's own boots). Raises ReportError when
+    runs cannot be compared, RuntimeError when matplotlib is missing."""
     if not plots.available():
         raise RuntimeError(plots.install_hint())
     entries = None
     if len(runs) == 2:
         try:
             entries = kbcompare.compare(runs[0], [runs[1]], threshold_pct,
-                                        stat)
+                                        stat, cal=cal)
         except results.ResultError as e:
             raise ReportError(str(e)) from e
     names = list(runs[0].tests) + [t for r in runs[1:] for t in r.tests
