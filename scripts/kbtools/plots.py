@@ -404,9 +404,17 @@ def forest(rows: Sequence[ForestRow], threshold_pct: float, title: str
     else:
         pad = (hi - lo) * 0.05
         ax.set_xlim(lo - pad, hi + pad)
-    ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel("candidate / base (ratio of medians, 95% CI); "
-                  "right of 1 = slower")
+    return _forest_frame(fig, ax, len(rows), title,
+                         "candidate / base (ratio of medians, 95% CI); "
+                         "right of 1 = slower")
+
+
+def _forest_frame(fig: Any, ax: Any, n: int, title: str, xlabel: str
+                  ) -> str:
+    """What both A/B plots share: n rows, the axis' label, the title with
+    the legend under it."""
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel(xlabel)
     ax.set_title(title, loc="left", fontsize=10, pad=16)
     ax.grid(axis="y", visible=False)
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.99), ncol=5,
@@ -446,11 +454,6 @@ def insn_forest(rows: Sequence[InsnRow], title: str) -> str:
     ax.set_xlim(-reach, reach)
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(_signed_number))
     ax.set_yticks(ys, [r.label for r in rows], fontsize=8)
-    ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel("candidate - base, instructions per operation (log "
-                  "beyond \u00b11); right of 0 = slower")
-    ax.set_title(title, loc="left", fontsize=10, pad=16)
-    ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.99), ncol=5,
-              borderaxespad=0.2)
-    return _svg(fig)
+    return _forest_frame(fig, ax, len(rows), title,
+                         "candidate - base, instructions per operation "
+                         "(log beyond \u00b11); right of 0 = slower")
