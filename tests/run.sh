@@ -649,6 +649,24 @@ report_in_browser() {
 		--text "instructions per operation" --text msgsnd_rcv \
 		--screenshot "$shots/series.png" "$d/series.html" ||
 		fail "the series page is not right in the browser"
+	# Its cells' A/B pages: ksys_msgsnd's two nops read slower (exact).
+	grep -q 'href="series-ab/3-6aa810902329.html"' "$d/series.html" ||
+		fail "the series page does not link its commits' A/B pages"
+	python3 "$top/tests/browser_check.py" --plots 2 --fits --width 1300 \
+		--text "slower (exact)" --screenshot "$shots/series-ab.png" \
+		"$d/series-ab/3-6aa810902329.html" ||
+		fail "a series' A/B page is not right in the browser"
+	# The one-instruction A/B of that run (its base against the getppid
+	# nop): the exact rule's words and plot, no sideways scroll.
+	local boots=$top/tests/data/series/steps/boots
+	"$top/scripts/report.py" -o "$d/exact-ab.html" \
+		"$boots/37f4b1112799ed725be5a06850037c76c8ee4901" \
+		"$boots/1d1d872998e704078ac4525322edc6a1a21ee0c0" 2>"$d/err" ||
+		fail "the exact A/B page failed: $(cat "$d/err")"
+	python3 "$top/tests/browser_check.py" --plots 2 --fits --width 1300 \
+		--text "guest instructions per operation" --text "one boot per side" \
+		--screenshot "$shots/exact-ab.png" "$d/exact-ab.html" ||
+		fail "the exact A/B page is not right in the browser"
 	"$top/scripts/report.py" -o "$d/bad.html" "$d/run/syscall_overhead.json" \
 		"$d/ab/base/pmqtest.json" 2>"$d/err" &&
 		fail "report.py compared runs of different tests"

@@ -431,6 +431,19 @@ class Wiring(unittest.TestCase):
                          ("noisy", "no-verdict"))
         self.assertIn("boots per side", e["fork"].note)
 
+    def test_the_footnote_of_a_noisy_row_speaks_of_boots(self):
+        # One boot per side is one sample of a noisy row: the footnote
+        # says so, not "samples within one run" (a real clock's words).
+        b = self.run_dir("base", [doc([("fork", 376.0)])] * 2)
+        c = self.run_dir("cand", [doc([("fork", 380.0)]),
+                                  doc([("fork", 395.0)])])
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare_main(["-f", "text", b, c])
+        self.assertIn("One boot per side cannot tell a change",
+                      out.getvalue())
+        self.assertNotIn("Samples within one run", out.getvalue())
+
     def test_text_and_json_say_exact(self):
         rows = [("getppid", 0.3290965)]
         b = self.run_dir("base", [doc(rows), doc(rows)])

@@ -262,6 +262,14 @@ class BadInput(unittest.TestCase):
         p = self.run_report()
         self.assertEqual(p.returncode, 2)
 
+    def test_help_prints_percent_signs_once(self) -> None:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            report.parse_args(["--help"], "report.py")
+        text = " ".join(out.getvalue().split())
+        self.assertIn("95% confidence intervals", text)
+        self.assertNotIn("%%", text)
+
     def test_no_output_written_on_error(self) -> None:
         self.assert_refused(self.run_report("/nonexistent"))
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "out.html")))
@@ -353,6 +361,71 @@ class Page(unittest.TestCase):
         # syscall_overhead: their rows, pmqtest: histogram and
         # percentiles, taskstats: bars.
         self.assertEqual(svg_count(page), 7)
+
+
+# The one-instruction A/B of a recorded series (kbench series' steps):
+# the base booted 3 times (its calibration), the candidate once with a
+# nop added at getppid's entry.
+STEPS = os.path.join(HERE, "data", "series", "steps", "boots")
+STEP_BASE = os.path.join(STEPS, "37f4b1112799ed725be5a06850037c76c8ee4901")
+STEP_NOP = os.path.join(STEPS, "1d1d872998e704078ac4525322edc6a1a21ee0c0")
+
+
+class ExactPage(unittest.TestCase):
+    """An icount A/B speaks of instructions and the exact rule, not of a
+    clock, repetitions and percentages."""
+
+    def setUp(self) -> None:
+        self.runs = report.load_runs([STEP_BASE, STEP_NOP])
+        self.entries = compare.compare(self.runs[0], [self.runs[1]])
+
+    def test_header_says_what_is_measured(self) -> None:
+        facts = dict(report.run_facts(self.runs[1]))
+        self.assertNotIn("clock", facts)
+        self.assertIn("guest instructions", str(facts["measures"]))
+        self.assertIn("QEMU -icount shift=0", str(facts["measures"]))
+        # A real clock's run still names its clock.
+        with tempfile.TemporaryDirectory() as tmp:
+            write_run(tmp, [doc("syscall_overhead", [row("getppid", 0.2)])])
+            real = dict(report.run_facts(report.load_runs([tmp])[0]))
+        self.assertEqual(real["clock"], "CLOCK_MONOTONIC")
+
+    def test_no_repetitions_warning_beside_exact_verdicts(self) -> None:
+        got = report.warnings(self.runs, self.entries)
+        self.assertFalse([w for w in got if "repetitions" in w], got)
+        # A row left without a verdict says it needs boots.
+        no = compare.Entry(test="t", name="fork",
+                           verdict=compare.Verdict.NO_VERDICT)
+        got = report.warnings(self.runs, [*self.entries, no])
+        self.assertTrue([w for w in got if "1 row without a verdict (fork)"
+                         in w and "one boot per side" in w], got)
+
+    def test_the_exact_rule_explains_the_verdicts(self) -> None:
+        text = report.comparison_summary(self.entries, 2.0, "median")
+        self.assertNotIn("Benjamini-Hochberg", text)
+        self.assertNotIn("2% threshold", text)
+        self.assertIn("larger of 0.5 instruction and 2x the range of the "
+                      "base's calibrated boots", text)
+
+    def test_one_instruction_is_plotted_outside_its_band(self) -> None:
+        self.assertEqual(report.forest_rows(self.entries), [])
+        rows = {r.label: r for r in report.insn_rows(self.entries)}
+        nop = rows["getppid"]
+        self.assertEqual(nop.verdict, "slower")
+        self.assertAlmostEqual(nop.delta, 1.0, places=2)
+        self.assertGreater(abs(nop.delta), nop.margin)
+        self.assertEqual(nop.margin, 0.5)
+        self.assertLess(abs(rows["getpid"].delta), rows["getpid"].margin)
+
+    @NEED_MPL
+    def test_page(self) -> None:
+        page = report.render(self.runs)
+        self.assertIn("Exact rows: candidate - base, in instructions", page)
+        self.assertNotIn("Too few repetitions", page)
+        self.assertNotIn("Benjamini", page)
+        self.assertNotIn("threshold", page)
+        # The header's cells wrap rather than widen the page.
+        self.assertRegex(page, r"table\.meta td \{[^}]*white-space: normal")
 
 
 class NoMatplotlib(unittest.TestCase):

@@ -20,8 +20,8 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
-from kbtools import (calibration, kernel, proc, series,  # noqa: E402
-                     series_table)
+from kbtools import (calibration, kernel, plots, proc,  # noqa: E402
+                     series, series_table)
 from support import quiet  # noqa: E402
 import needs  # noqa: E402
 
@@ -228,6 +228,13 @@ class Analysis(unittest.TestCase):
         self.assertIn("instructions per operation, not a time", page)
         self.assertNotIn("CLOCK_MONOTONIC", page)
         self.assertIn('background:#ff', page)
+        self.assertNotIn("<a href", page)
+        # A cell links to its commit's A/B page; the base's line has none.
+        t = self.table()
+        page = series_table.page(t, self.st, {1: "s-ab/1.html"})
+        self.assertIn('<a href="s-ab/1.html">+1.00</a>', page)
+        self.assertEqual(page.count("<a href"), len(t.moved()))
+        self.assertIn("links to its commit's full A/B page", page)
 
 
 class Recorded(unittest.TestCase):
@@ -247,10 +254,35 @@ class Recorded(unittest.TestCase):
                     mock.patch.object(series.Booter, "boot_once",
                                       side_effect=AssertionError("booted")):
                 rc, out, err = quiet(series.main, [
-                    "--resume", "--state", state, "--kcidb", kcidb_out])
+                    "--resume", "--state", state, "--kcidb", kcidb_out,
+                    "--report", os.path.join(tmp, "series.html")])
             with open(kcidb_out) as f:
                 doc_ = json.load(f)
+            with open(os.path.join(tmp, "series.html")) as f:
+                page = f.read()
+            pages = sorted(os.listdir(os.path.join(tmp, "series-ab"))) \
+                if os.path.isdir(os.path.join(tmp, "series-ab")) else []
+            ab = ""
+            if pages:
+                with open(os.path.join(tmp, "series-ab", pages[0])) as f:
+                    ab = f.read()
         self.assertEqual(rc, 0, err)
+        if plots.available():
+            # Each cell links to its commit's A/B page against the commit
+            # before it, judged by the base's calibration: getppid's nop
+            # reads slower (exact) there too.
+            self.assertEqual(pages, ["1-1d1d872998e7.html",
+                                     "2-adc0da9ba527.html",
+                                     "3-6aa810902329.html",
+                                     "4-2eeb4595548c.html"])
+            self.assertIn('<a href="series-ab/1-1d1d872998e7.html">+1.00'
+                          '</a>', page)
+            self.assertIn("slower (exact)", ab)
+            self.assertIn("commit 1 against 0", ab)
+        else:
+            # Without matplotlib: the map alone, no page to link to.
+            self.assertEqual(pages, [])
+            self.assertNotIn("<a href", page)
         # KCIDB: each commit its own checkout, the base's three boots and
         # each commit's one as tests of its build.
         commits = [c["git_commit_hash"] for c in doc_["checkouts"]]

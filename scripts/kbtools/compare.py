@@ -723,6 +723,17 @@ def _summary(entries: Sequence[Entry], candidates: Sequence[Run]
     return lines
 
 
+def _drift(entries: Sequence[Entry]) -> str:
+    """Why the rows without a verdict have none: under icount a noisy row
+    is judged over boots, and one boot per side is one sample each."""
+    if any(e.clock == ClockMode.ICOUNT and e.verdict == Verdict.NO_VERDICT
+           for e in entries):
+        return ("One boot per side cannot tell a change of a noisy row from "
+                "the drift between boots.")
+    return ("Samples within one run cannot tell a change from the drift "
+            "between runs.")
+
+
 def honesty(entries: Sequence[Entry], alpha: float = 0.05) -> List[str]:
     """What to do when rows lack a verdict for want of repetitions."""
     if not too_few(entries, alpha):
@@ -732,9 +743,8 @@ def honesty(entries: Sequence[Entry], alpha: float = 0.05) -> List[str]:
         "no-verdict: too few repetitions (or boots) for these rows to be "
         "flagged at all:",
     ] + [f"  {line}" for line in short] + [
-        "Samples within one run cannot tell a change from the drift "
-        "between runs. These choose the repetitions from the design (the "
-        "rows compared, the family, alpha) and say how many:",
+        f"{_drift(entries)} These choose the repetitions from the design "
+        f"(the rows compared, the family, alpha) and say how many:",
         "  ./run_all.sh --vs-prefix 'CMD' --json DIR",
         "  ./run_all.sh --kernel BASE --vs-kernel CAND --json DIR",
         "  ./run_all.sh --kernel BASE --vs-kernel CAND --icount --json DIR "

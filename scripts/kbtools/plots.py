@@ -94,6 +94,17 @@ class ForestRow:
     verdict: str
 
 
+@dataclass
+class InsnRow:
+    """One exact row of the A/B plot in instructions: the change per
+    operation (candidate - base), the margin the exact rule judged it
+    by, its verdict."""
+    label: str
+    delta: float
+    margin: float
+    verdict: str
+
+
 # One row of row_dots() on one side: (median, low, high).
 Dots = Tuple[float, Optional[float], Optional[float]]
 
@@ -393,11 +404,56 @@ def forest(rows: Sequence[ForestRow], threshold_pct: float, title: str
     else:
         pad = (hi - lo) * 0.05
         ax.set_xlim(lo - pad, hi + pad)
-    ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_xlabel("candidate / base (ratio of medians, 95% CI); "
-                  "right of 1 = slower")
+    return _forest_frame(fig, ax, len(rows), title,
+                         "candidate / base (ratio of medians, 95% CI); "
+                         "right of 1 = slower")
+
+
+def _forest_frame(fig: Any, ax: Any, n: int, title: str, xlabel: str
+                  ) -> str:
+    """What both A/B plots share: n rows, the axis' label, the title with
+    the legend under it."""
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel(xlabel)
     ax.set_title(title, loc="left", fontsize=10, pad=16)
     ax.grid(axis="y", visible=False)
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.99), ncol=5,
               borderaxespad=0.2)
     return _svg(fig)
+
+
+def _signed_number(v: float, _pos: object = None) -> str:
+    """Tick labels of a symmetric log axis: -1000, -1, 0, 1, 1000."""
+    if v == 0:
+        return "0"
+    return ("-" if v < 0 else "+") + _plain_number(abs(v))
+
+
+def insn_forest(rows: Sequence[InsnRow], title: str) -> str:
+    """The A/B plot of exact rows: the change in instructions per
+    operation as a dot, the row's own margin (instructions) as its grey
+    band; linear within +-1 instruction, logarithmic beyond, so that one
+    instruction and a thousand read on one axis."""
+    height = 1.1 + 0.2 * len(rows)
+    fig, ax = _new(7.2, height)
+    ys = list(range(len(rows)))[::-1]
+    seen = set()
+    for y, r in zip(ys, rows):
+        ax.fill_betweenx([y - 0.38, y + 0.38], -r.margin, r.margin,
+                         color="#d5dbdb", alpha=0.8, linewidth=0,
+                         label="the row's margin" if y == ys[0] else None)
+        colour = VERDICT_COLOURS.get(r.verdict, "#7f8c8d")
+        label = r.verdict if r.verdict not in seen else None
+        seen.add(r.verdict)
+        ax.plot([r.delta], [y], "o", color=colour, markersize=4.5,
+                label=label)
+    ax.axvline(0.0, color="#555", linewidth=0.8)
+    ax.set_xscale("symlog", linthresh=1.0)
+    reach = max([2.0] + [abs(r.delta) * 1.5 for r in rows] +
+                [r.margin * 1.2 for r in rows])
+    ax.set_xlim(-reach, reach)
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(_signed_number))
+    ax.set_yticks(ys, [r.label for r in rows], fontsize=8)
+    return _forest_frame(fig, ax, len(rows), title,
+                         "candidate - base, instructions per operation "
+                         "(log beyond \u00b11); right of 0 = slower")

@@ -17,12 +17,13 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 from kbtools import compare as kbcompare
-from kbtools import cli, plots, results, stats
+from kbtools import cli, exact, plots, results, stats
 from kbtools.plots import Point
-from kbtools.results import Json, Row, Run, Status, Summary, Test
+from kbtools.results import ClockMode, Json, Row, Run, Status, Summary, Test
 
 TIME_UNITS = kbcompare.TIME_UNITS
 
@@ -405,7 +406,9 @@ td { white-space: nowrap; }
 td.l, th.l { text-align: left; }
 td.note { text-align: left; color: #555; font-size: 0.92em;
           white-space: normal; }
-table.meta td { text-align: left; border: none; padding: 1px 8px; }
+table.meta td { text-align: left; border: none; padding: 1px 8px;
+                white-space: normal; overflow-wrap: anywhere; }
+table.meta td:first-child { white-space: nowrap; overflow-wrap: normal; }
 .warn { background: #fdf2e9; border-left: 4px solid #e67e22;
         padding: 0.4em 0.8em; margin: 0.6em 0; }
 .v-slower { background: #f5b7b1; } .v-faster { background: #abebc6; }
@@ -445,6 +448,24 @@ def _dates(run: Run) -> Tuple[str, str]:
     return (min(dates), max(dates)) if dates else ("?", "?")
 
 
+def is_icount(run: Run) -> bool:
+    """QEMU's instruction counter drove the clocks of the run."""
+    return any(t.clock_mode() == ClockMode.ICOUNT
+               for t in run.tests.values())
+
+
+def measured(test: Test) -> Tuple[str, str]:
+    """('clock', its name), or under QEMU -icount what the figures count
+    instead: the guest's clock counts instructions, not time."""
+    h = test.header
+    if test.clock_mode() != ClockMode.ICOUNT:
+        return ("clock", h.clock or "?")
+    shift = h.machine.icount_shift or 0
+    return ("measures", f"guest instructions per operation, exact: QEMU "
+            f"-icount shift={shift} (one ns of {h.clock or 'the clock'} is "
+            f"{1 << shift} instruction{'s' if shift else ''})")
+
+
 def run_facts(run: Run) -> List[Tuple[str, object]]:
     """(what, value) lines of the header for one run."""
     tests = list(run.tests.values())
@@ -455,10 +476,11 @@ def run_facts(run: Run) -> List[Tuple[str, object]]:
             ("date", f"{start} to {end}"),
             ("programs", ", ".join(run.tests)),
             ("repetitions", run.repetitions()),
-            ("clock", tests[0].header.clock or "?")]
+            measured(tests[0])]
 
 
-def header_html(runs: Sequence[Run]) -> str:
+def header_html(runs: Sequence[Run],
+                entries: Optional[Sequence[kbcompare.Entry]] = None) -> str:
     """One table of what was run: a column per side in a comparison."""
     facts = [run_facts(r) for r in runs]
     out = ['<table class="meta">']
@@ -469,12 +491,16 @@ def header_html(runs: Sequence[Run]) -> str:
         out.append(f"<tr><td><b>{esc(what)}</b></td>" + "".join(
             f"<td>{esc(f[i][1])}</td>" for f in facts) + "</tr>")
     out.append("</table>")
-    out += [f'<p class="warn">{esc(w)}</p>' for w in warnings(runs)]
+    out += [f'<p class="warn">{esc(w)}</p>'
+            for w in warnings(runs, entries)]
     return "\n".join(out)
 
 
-def warnings(runs: Sequence[Run]) -> List[str]:
-    """What a reader must know before trusting a figure."""
+def warnings(runs: Sequence[Run],
+             entries: Optional[Sequence[kbcompare.Entry]] = None
+             ) -> List[str]:
+    """What a reader must know before trusting a figure; entries: the
+    comparison's, whose exact rows need no repetitions."""
     out = []
     guests = sorted({g for r in runs for t in r.tests.values()
                      if (g := t.header.machine.guest) is not None})
@@ -489,7 +515,9 @@ def warnings(runs: Sequence[Run]) -> List[str]:
                    "work down; the figures are less precise.")
     if len(runs) == 2:
         out += kbcompare.warnings(runs[0], [runs[1]])
-        if min(r.repetitions() for r in runs) < stats.min_reps():
+        if any(is_icount(r) for r in runs):
+            out += icount_warnings(entries or [])
+        elif min(r.repetitions() for r in runs) < stats.min_reps():
             out.append(
                 f"Too few repetitions for a verdict (a side has "
                 f"{min(r.repetitions() for r in runs)}, a verdict needs "
@@ -501,6 +529,21 @@ def warnings(runs: Sequence[Run]) -> List[str]:
         out.append("One repetition: the spread shown is within one run. "
                    "run_all.sh --repeat N gives the run-to-run spread.")
     return out
+
+
+def icount_warnings(entries: Sequence[kbcompare.Entry]) -> List[str]:
+    """An exact comparison needs one boot per side and the base's
+    calibration, not repetitions; only rows left without a verdict need
+    more: boots."""
+    lacking = [e.name or "?" for e in entries
+               if e.verdict == kbcompare.Verdict.NO_VERDICT]
+    if not lacking:
+        return []
+    return [f"{len(lacking)} row{'s' if len(lacking) > 1 else ''} without "
+            f"a verdict ({', '.join(lacking)}): under icount a row that is "
+            f"noisy, or that the base's calibration lacks, is judged over "
+            f"boots, and one boot per side is one sample each. Exact and "
+            f"near rows need one boot per side and the base's calibration."]
 
 
 def run_table(test: Test) -> str:
@@ -617,31 +660,50 @@ FOREST_VERDICTS = (kbcompare.Verdict.SLOWER, kbcompare.Verdict.FASTER,
                    kbcompare.Verdict.SAME, kbcompare.Verdict.NO_VERDICT)
 
 
+def _plot_label(e: kbcompare.Entry, shown: Sequence[kbcompare.Entry]
+                ) -> str:
+    """The row's name; the program's too when more than one is shown."""
+    return (e.name or "?") if len({s.test for s in shown}) == 1 \
+        else f"{e.test}: {e.name}"
+
+
 def forest_rows(entries: Sequence[kbcompare.Entry]) -> List[plots.ForestRow]:
-    """Rows of the forest plot: every compared row with a ratio."""
+    """Rows of the forest plot of ratios: every compared row with a ratio
+    that the exact rule did not decide (those are drawn in
+    instructions, insn_rows)."""
     shown = [e for e in entries
-             if e.verdict in FOREST_VERDICTS and e.ratio]
-    # The program's name only when more than one program is shown.
-    one_test = len({e.test for e in shown}) == 1
-    return [plots.ForestRow(f"{e.name}" if one_test
-                            else f"{e.test}: {e.name}",
-                            e.ratio or 0.0, e.ci_low, e.ci_high,
-                            e.verdict.value)
+             if e.verdict in FOREST_VERDICTS and e.ratio and
+             not kbcompare.is_exact(e)]
+    return [plots.ForestRow(_plot_label(e, shown), e.ratio or 0.0,
+                            e.ci_low, e.ci_high, e.verdict.value)
+            for e in shown]
+
+
+def insn_rows(entries: Sequence[kbcompare.Entry]) -> List[plots.InsnRow]:
+    """Rows of the plot in instructions: every row the exact rule
+    decided, with its change and its margin."""
+    shown = [e for e in entries
+             if e.verdict in FOREST_VERDICTS and kbcompare.is_exact(e) and
+             e.delta is not None]
+    return [plots.InsnRow(_plot_label(e, shown), e.delta or 0.0,
+                          e.margin or 0.0, e.verdict.value)
             for e in shown]
 
 
 def render(runs: Sequence[Run],
            threshold_pct: float = kbcompare.DEFAULT_THRESHOLD_PCT,
-           stat: str = "median", title: Optional[str] = None) -> str:
-    """The whole page as a string; raises ReportError when runs cannot be
-    compared, RuntimeError when matplotlib is missing."""
+           stat: str = "median", title: Optional[str] = None,
+           cal: Optional[Mapping[str, exact.Known]] = None) -> str:
+    """The whole page as a string; cal: the calibration the exact rule
+    judges by (default: the base's own boots). Raises ReportError when
+    runs cannot be compared, RuntimeError when matplotlib is missing."""
     if not plots.available():
         raise RuntimeError(plots.install_hint())
     entries = None
     if len(runs) == 2:
         try:
             entries = kbcompare.compare(runs[0], [runs[1]], threshold_pct,
-                                        stat)
+                                        stat, cal=cal)
         except results.ResultError as e:
             raise ReportError(str(e)) from e
     names = list(runs[0].tests) + [t for r in runs[1:] for t in r.tests
@@ -649,7 +711,7 @@ def render(runs: Sequence[Run],
     if title is None:
         title = ("kbench A/B comparison" if entries is not None
                  else "kbench results")
-    body = [f"<h1>{esc(title)}</h1>", header_html(runs)]
+    body = [f"<h1>{esc(title)}</h1>", header_html(runs, entries)]
     if entries is not None:
         body.append(comparison_summary(entries, threshold_pct, stat))
     for tname in names:
@@ -667,18 +729,43 @@ def comparison_summary(entries: Sequence[kbcompare.Entry],
     counts = kbcompare.verdict_counts(entries)
     out = ["<h2>Verdicts</h2>", '<p class="counts">' + "".join(
         f'<span class="v-{esc(v)}">{esc(v)}: {counts.get(v, 0)}</span>'
-        for v in kbcompare.VERDICTS) + "</p>",
-        f"<p>Ratio of the {esc(stat)}s over the repetitions (candidate / "
-        f"base) with its 95% confidence interval (Hodges-Lehmann); "
-        f"<b>slower</b>/<b>faster</b>: significant after "
-        f"Benjamini-Hochberg and beyond the {threshold_pct:g}% threshold "
-        f"(the grey band).</p>"]
-    rows = forest_rows(entries)
-    if rows:
-        out.append('<div class="plots">' + plots.forest(
-            rows, threshold_pct, "Every compared row: candidate / base") +
+        for v in kbcompare.VERDICTS) + "</p>"]
+    exact_rows = insn_rows(entries)
+    if exact_rows:
+        out.append(EXACT_RULE)
+        out.append('<div class="plots">' + plots.insn_forest(
+            exact_rows, "Exact rows: candidate - base, in instructions") +
             "</div>")
+    rows = forest_rows(entries)
+    if rows or not exact_rows:
+        out.append(
+            f"<p>{'Other rows: r' if exact_rows else 'R'}atio of the "
+            f"{esc(stat)}s over the {'boots' if exact_rows else 'repetitions'}"
+            f" (candidate / base) with its 95% confidence interval "
+            f"(Hodges-Lehmann); <b>slower</b>/<b>faster</b>: significant "
+            f"after Benjamini-Hochberg and beyond the {threshold_pct:g}% "
+            f"threshold (the grey band).</p>")
+    if rows:
+        title = "Other rows: candidate / base" if exact_rows \
+            else "Every compared row: candidate / base"
+        out.append('<div class="plots">' + plots.forest(
+            rows, threshold_pct, title) + "</div>")
     return "\n".join(out)
+
+
+# The exact rule (kbtools.exact) in a reader's words.
+EXACT_RULE = (
+    f"<p>Exact (icount) rows count guest instructions per operation, one "
+    f"boot per side, judged against the calibration of the base's kernel "
+    f"(its own boots, an A/A): <b>slower</b>/<b>faster</b> when every "
+    f"candidate repetition differs from the base's at the same place in "
+    f"the run by more than the row's margin (its grey band), the larger "
+    f"of {exact.FLOOR_INSN:g} instruction and "
+    f"{exact.BOOT_SPREAD_FACTOR:g}x the range of the base's calibrated "
+    f"boots, and {exact.CALIBRATED_FLOOR_PCT:g}% of a near row: one added "
+    f"instruction reads slower on an exact row. Instructions do not show "
+    f"cache or TLB misses, contention, memory bandwidth, device latency "
+    f"or microcode costs.</p>")
 
 
 def program_section(runs: Sequence[Run], tname: str,
@@ -709,7 +796,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
                     "table and plots; for two runs (BASE CAND, or an A/B "
                     "directory holding base/ and candidate/) the verdict of "
                     "every row and a forest plot of the ratios with their "
-                    "95%% confidence intervals.")
+                    "95% confidence intervals.")
     ap.add_argument("--check", action="store_true",
                     help="only check that the report can be drawn "
                          "(matplotlib is installed): exit 0, or 4 with how "

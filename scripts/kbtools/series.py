@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, guest,
-                     kcidb, kernel, options, output, policy, proc, results,
-                     vm)
+                     kcidb, kernel, options, output, plots, policy, proc,
+                     report, results, vm)
 from kbtools import series_table
 from kbtools.series_table import Point, Table
 
@@ -65,7 +65,8 @@ the line under the table says how many boots a verdict on it needs.
       --json DIR      the series as JSON in DIR/series.json: one record
                       per commit and row
       --summary FILE  the email-ready summary (at most 72 columns)
-      --report FILE   an HTML page: the commit-by-row map of the steps
+      --report FILE   an HTML page: the commit-by-row map of the steps,
+                      each cell linked to its commit's A/B page (FILE-ab/)
       --kcidb FILE    every boot's results as KCIDB I/O, each commit its
                       own checkout (git_commit_hash)
       --state DIR     the series' builds and boots (default: under
@@ -574,6 +575,37 @@ def to_kcidb(st: Dict[str, Any], state: str) -> results.Json:
     return ex.document()
 
 
+def ab_pages(page: str, t: Table, st: Dict[str, Any], state: str
+             ) -> Dict[int, str]:
+    """Each measured commit's full A/B page (kbtools.report) against the
+    commit measured before it, judged by the base's calibration as its
+    step is, in PAGE-ab/ beside the series' page; {n: its address from
+    that page}; none without matplotlib (said so) or on stdout."""
+    if page == "-":
+        return {}
+    if not plots.available():
+        print(f"kbench series: no A/B pages beside {page}: "
+              f"{plots.install_hint()}", file=sys.stderr)
+        return {}
+    sub = os.path.splitext(os.path.basename(page))[0] + "-ab"
+    where = os.path.join(os.path.dirname(page), sub)
+    measured = t.measured()
+    links = {}
+    for before, p in zip(measured, measured[1:]):
+        runs = [results.load(boots_dir(state, q.commit),
+                             f"{q.n}: {q.commit[:12]}") for q in (before, p)]
+        name = f"{p.n}-{p.commit[:12]}.html"
+        title = (f"kbench series {st['range']}: commit {p.n} against "
+                 f"{before.n}: {p.subject}")
+        path = os.path.join(where, name)
+        with cli.writing(path):
+            os.makedirs(where, exist_ok=True)
+            results.write_text(path, report.render(runs, title=title,
+                                                   cal=t.cal.rows))
+        links[p.n] = f"{sub}/{name}"
+    return links
+
+
 def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
                   state: str) -> None:
     if args.json:
@@ -585,8 +617,10 @@ def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
         with cli.writing(args.summary):
             results.write_text(args.summary, series_table.summary(t, st))
     if args.report:
+        links = ab_pages(args.report, t, st, state)
         with cli.writing(args.report):
-            results.write_text(args.report, series_table.page(t, st))
+            results.write_text(args.report,
+                               series_table.page(t, st, links))
     if args.kcidb:
         try:
             doc = to_kcidb(st, state)

@@ -14,7 +14,7 @@ import html
 import math
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtools import calibration, exact, stats
 
@@ -379,10 +379,17 @@ def heat(delta: Optional[float], verdict: str) -> str:
         f"#{fade:02x}{fade:02x}ff"
 
 
-def page(t: Table, st: Dict[str, Any]) -> str:
+A_B_TEXT = ("A cell links to its commit's full A/B page: the commit "
+            "against the one before it, judged by the base's calibration.")
+
+
+def page(t: Table, st: Dict[str, Any],
+         links: Optional[Mapping[int, str]] = None) -> str:
     """The HTML page: a commit-by-row map of the steps of the rows that
     moved (instructions per operation, exact's verdicts), the series'
-    total under it, the checks and the rows that did not move."""
+    total under it, the checks and the rows that did not move. links:
+    commit n -> the address of its A/B page, that its cells link to."""
+    links = links or {}
     e = html.escape
     rows = t.moved()
     head = "".join(f"<th>{e(row_name(r, t))}<br><small>{e(t.cls(r))}"
@@ -397,10 +404,13 @@ def page(t: Table, st: Dict[str, Any]) -> str:
             elif p.n == 0:
                 tds.append(f"<td>{e(exact.fmt_insn(c.value))}</td>")
             else:
+                step = e(signed(c.step))
+                if p.n in links:
+                    step = f'<a href="{e(links[p.n])}">{step}</a>'
                 tds.append(f"<td style=\"background:"
                            f"{heat(c.step, c.step_verdict)}\" title=\"total "
                            f"{e(signed(c.total))} insn, {e(c.step_verdict)}"
-                           f"\">{e(signed(c.step))}</td>")
+                           f"\">{step}</td>")
         what = "" if p.status == "measured" else f" <b>{e(p.status)}</b>"
         body.append(f"<tr><th>{p.n}</th><td title=\"{e(p.subject)}\">"
                     f"<code>{p.commit[:12]}</code> "
@@ -425,6 +435,7 @@ table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
 td:nth-child(2) {{ text-align: left; white-space: nowrap; }}
 pre {{ white-space: pre-wrap; }}
+td a {{ color: inherit; }}
 </style></head><body>
 <h1>Series {e(st['range'])}</h1>
 <p>Exact mode (QEMU's instruction counter): each figure is guest
@@ -432,7 +443,8 @@ instructions per operation, not a time. Each cell is the commit's step
 against the commit before it, red slower and blue faster beyond the
 row's margin (from the base's own boots), white within it; its title
 holds the running total. The base's line holds its figures, the last
-line the series' total. The base's {e(calibration.describe(t.cal))}.</p>
+line the series' total. The base's {e(calibration.describe(t.cal))}.
+{A_B_TEXT if links else ""}</p>
 <table>
 <tr><th>#</th><th>commit</th>{head}</tr>
 {chr(10).join(body)}
