@@ -1,0 +1,427 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where the instructions went: a per-function difference of one row
+between two kernels, in exact mode.
+
+Each kernel boots once under QEMU's instruction counter (one virtual ns
+per guest instruction). Inside, scripts/guest/where_guest.sh records
+ftrace's function_graph tracer, limited to the program's process and to
+the graph of x64_sys_call (every system call), while the row runs
+SHORT and then LONG samples; the row also runs once untraced. A
+function's self count is its duration less its children's: the
+instructions it ran itself, the tracer's per-call cost included. The
+profile of one operation is (LONG - SHORT) / operations: what the
+program does once (exec, setup, its output) cancels.
+
+Between two kernels the tracer's per-call cost cancels for every
+function called as often on both sides; the table says where the number
+of calls changed. The sum of the changes is checked against the row's
+own delta, measured untraced in the same boots. What the tracer cannot
+see is not in the table: the entry code (noinstr), functions marked
+notrace, inlined functions (their instructions are their caller's) and
+user space. Their share is the difference between the row's delta and
+the sum.
+
+    kbench where --kernel BASE --vs-kernel CAND -t syscall_overhead:ROW
+    kbench where --profile A.json --vs-profile B.json
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from kbtools import (arch, cli, images, paths, policy, proc, results, stats,
+                     vng)
+from kbtools.output import msg
+
+PROGRAM = "syscall_overhead"
+# Rows that run one operation per sample whatever -b says.
+UNBATCHED = ("fork", "clone", "execve")
+BATCH = 100
+SHORT, LONG = 2, 12
+# A change smaller than this (instructions per operation) is rounding.
+EPSILON = 0.0005
+BOOT_TIMEOUT_S = 900
+
+HELP = """\
+Usage: {prog} --kernel BASE --vs-kernel CAND -t syscall_overhead:ROW
+           [--keep DIR] [--json FILE]
+       {prog} --profile BASE.json --vs-profile CAND.json [--json FILE]
+Where did the instructions of one row go: the functions whose self
+instructions per operation changed from BASE to CAND, largest first,
+with their sum checked against the row's own delta.
+
+Each kernel boots once in exact mode (QEMU -icount shift=0, one CPU);
+ftrace's function_graph tracer (the kernel needs CONFIG_FUNCTION_GRAPH_
+TRACER) records the row's system calls, {short} and {long} samples of
+{batch} operations (fork, clone, execve: 1), and the row runs once
+untraced for its delta. Self instructions include the tracer's per-call
+cost, which cancels where a function is called as often on both sides.
+Code that ftrace cannot see (entry code, notrace, inlined functions,
+user space) is in the row's delta but not in the sum.
+
+  -k, --kernel IMAGE      the base kernel (a bzImage, or as kbench vm)
+      --vs-kernel IMAGE   the candidate kernel
+  -t, --test PROG:ROW     the row ({program} only)
+      --profile FILE      a base profile written by --keep (profile.json)
+      --vs-profile FILE   the candidate's
+      --keep DIR          keep each side's trace and profile in DIR/base
+                          and DIR/cand
+      --json FILE         the difference as JSON ('-': stdout)
+  -h, --help              this help
+
+Exit status: 0 the table is printed; 1 a boot or the guest's run
+failed; 2 bad usage; 3 a missing host package; 4 the kernel has no
+function_graph tracer.
+"""
+
+
+# ---- the trace --------------------------------------------------------------
+
+# " 0)   0.724 us    |    name();", " 0)               |  name() {",
+# " 0)   5.061 us    |    }". IRQ arrows and comments do not match.
+LINE = re.compile(r"^\s*\d+\)\s+(?:(\d+)\.(\d{3}) us\s+)?\|\s*(.*?)\s*$")
+
+
+@dataclass
+class Func:
+    """A function's self instructions and calls per operation."""
+    self_insn: float = 0.0
+    calls: float = 0.0
+
+
+Profile = Dict[str, Func]
+# The self instructions of each call of each function in a trace.
+Calls = Dict[str, List[float]]
+
+
+def parse_trace(lines: Iterable[str], shift: int = 0) -> Calls:
+    """The self instructions of every call a function_graph trace
+    closes, by function. One virtual ns is 2^-shift instructions."""
+    calls: Calls = {}
+    # The open calls: name, and the instructions of its children.
+    stack: List[Tuple[str, List[float]]] = []
+    scale = 1.0 / (1 << shift)
+    for line in lines:
+        m = LINE.match(line)
+        if not m:
+            continue
+        text = m.group(3)
+        dur = (int(m.group(1)) * 1000 + int(m.group(2))) * scale \
+            if m.group(1) is not None else None
+        if text.endswith("{"):
+            stack.append((text[:-1].strip().removesuffix("()"), [0.0]))
+            continue
+        if dur is None:
+            continue
+        if text.startswith("}"):
+            if not stack:
+                continue    # a close of a call opened before the trace
+            name, children = stack.pop()
+            calls.setdefault(name, []).append(dur - children[0])
+        elif text.endswith(");"):
+            calls.setdefault(text[:-1].removesuffix("()"), []).append(dur)
+        else:
+            continue
+        if stack:
+            stack[-1][1][0] += dur
+    return calls
+
+
+def per_operation(short: Calls, long: Calls, ops: int) -> Profile:
+    """One operation's profile: calls per operation from the difference
+    of the two runs ((long - short) / ops: what the program does once
+    cancels), self instructions per call the median of the long run's
+    calls. The median leaves out the calls that an interrupt, a
+    preemption or the tracer's buffer switching made longer: under
+    icount their instructions land in the self count of whichever
+    function was running."""
+    out: Profile = {}
+    for name in sorted(long):
+        n = (len(long[name]) - len(short.get(name, []))) / ops
+        if n > 0:
+            out[name] = Func(stats.median(long[name]) * n, n)
+    return out
+
+
+# ---- profiles on disk ------------------------------------------------------
+
+@dataclass
+class RowProfile:
+    """One side: the row, its untraced figure, its functions."""
+    row: str
+    kernel: str
+    row_insn: Optional[float]
+    functions: Profile = field(default_factory=dict)
+
+    def to_json(self) -> results.Json:
+        return {"row": self.row, "kernel": self.kernel,
+                "row_insn": self.row_insn,
+                "functions": {k: {"self_insn": round(f.self_insn, 6),
+                                  "calls": round(f.calls, 6)}
+                              for k, f in sorted(self.functions.items())}}
+
+
+def load_profile(path: str) -> RowProfile:
+    """A profile.json; cli.Error when it is none."""
+    with cli.reading(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    try:
+        doc = json.loads(text)
+        funcs = {str(k): Func(float(v["self_insn"]), float(v["calls"]))
+                 for k, v in doc["functions"].items()}
+        row_insn = doc.get("row_insn")
+        return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
+                          None if row_insn is None else float(row_insn),
+                          funcs)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
+
+
+# ---- the difference ---------------------------------------------------------
+
+@dataclass
+class Change:
+    name: str
+    base: float
+    cand: float
+    calls_base: float
+    calls_cand: float
+
+    @property
+    def delta(self) -> float:
+        return self.cand - self.base
+
+    @property
+    def calls_changed(self) -> bool:
+        return abs(self.calls_cand - self.calls_base) > EPSILON
+
+
+def changes(base: Profile, cand: Profile) -> List[Change]:
+    """The functions whose self instructions per operation changed,
+    largest change first (then by name)."""
+    out = []
+    for name in set(base) | set(cand):
+        b, c = base.get(name, Func()), cand.get(name, Func())
+        ch = Change(name, b.self_insn, c.self_insn, b.calls, c.calls)
+        if abs(ch.delta) > EPSILON or ch.calls_changed:
+            out.append(ch)
+    return sorted(out, key=lambda ch: (-abs(ch.delta), ch.name))
+
+
+def row_delta(base: RowProfile, cand: RowProfile) -> Optional[float]:
+    if base.row_insn is None or cand.row_insn is None:
+        return None
+    return cand.row_insn - base.row_insn
+
+
+def check_sum(total: float, delta: Optional[float],
+              chs: Sequence[Change]) -> str:
+    """One line: does the sum account for the row's delta, or how far
+    apart they are and why."""
+    if delta is None:
+        return "the row's own delta is unknown (a profile without row_insn)"
+    gap = delta - total
+    if abs(gap) <= 0.01 + 1e-6 * abs(delta):
+        return (f"sum {total:+.3f} = the row's delta {delta:+.3f} "
+                "instructions per operation")
+    why = ("call counts changed: the tracer's per-call cost is in the "
+           "sum" if any(ch.calls_changed for ch in chs) else
+           "the rest ran where ftrace cannot see: entry code, notrace "
+           "and inlined-into-untraced functions, user space")
+    return (f"sum {total:+.3f} against the row's delta {delta:+.3f}: "
+            f"{gap:+.3f} unattributed ({why})")
+
+
+def format_table(base: RowProfile, cand: RowProfile) -> str:
+    chs = changes(base.functions, cand.functions)
+    total = sum(ch.delta for ch in chs)
+    lines = [f"where: {base.row}, instructions per operation "
+             f"(self, tracer's per-call cost included)",
+             f"  base {base.kernel}", f"  cand {cand.kernel}"]
+    if not chs:
+        lines.append("  no function changed")
+    else:
+        width = max(len(ch.name) for ch in chs)
+        lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
+                     f"{'delta':>10}  calls")
+        for ch in chs:
+            calls = (f"{ch.calls_base:g} -> {ch.calls_cand:g}"
+                     if ch.calls_changed else f"{ch.calls_cand:g}")
+            lines.append(f"  {ch.name:<{width}} {ch.base:12.3f} "
+                         f"{ch.cand:12.3f} {ch.delta:+10.3f}  {calls}")
+    lines.append("  " + check_sum(total, row_delta(base, cand), chs))
+    return "\n".join(lines) + "\n"
+
+
+def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
+    chs = changes(base.functions, cand.functions)
+    total = sum(ch.delta for ch in chs)
+    return {"row": base.row, "base": base.kernel, "cand": cand.kernel,
+            "row_delta": row_delta(base, cand), "sum": round(total, 6),
+            "check": check_sum(total, row_delta(base, cand), chs),
+            "functions": [{"name": ch.name, "base": round(ch.base, 6),
+                           "cand": round(ch.cand, 6),
+                           "delta": round(ch.delta, 6),
+                           "calls_base": round(ch.calls_base, 6),
+                           "calls_cand": round(ch.calls_cand, 6)}
+                          for ch in chs]}
+
+
+# ---- the guest --------------------------------------------------------------
+
+def operations(row: str) -> int:
+    """Operations per sample of the row as where runs it."""
+    return 1 if row in UNBATCHED else BATCH
+
+
+def row_args(row: str, samples: int) -> List[str]:
+    return ["-t", row, "-i", str(samples), "-w", "0", "-b", str(BATCH)]
+
+
+def guest_command(row: str, out: str) -> str:
+    """The guest's shell command: SHORT and LONG traced, then once
+    untraced with its JSON."""
+    prog = os.path.join(paths.TOP, PROGRAM, PROGRAM)
+    script = paths.script("scripts/guest/where_guest.sh")
+
+    def traced(name: str, samples: int) -> str:
+        return " ".join(shlex.quote(w) for w in [
+            script, os.path.join(out, name), prog, *row_args(row, samples)])
+    plain = " ".join(shlex.quote(w) for w in [
+        prog, *row_args(row, LONG - SHORT), "--json",
+        os.path.join(out, "row.json")])
+    return (f"{traced('short', SHORT)} && {traced('long', LONG)} && "
+            f"{plain} >{shlex.quote(os.path.join(out, 'row.log'))} 2>&1")
+
+
+def vng_command(image: str, row: str, out: str,
+                icount: policy.Icount) -> List[str]:
+    cmd = ["vng", "--run", image, "--user", "root", "--cwd", paths.TOP,
+           "--memory", "2G", "--force-9p", "--disable-kvm",
+           "--qemu-opts", " ".join(["-icount", icount.qemu_opts,
+                                    *icount.qemu_args]),
+           "--cpus", "1", f"--rwdir={out}"]
+    for a in icount.appends:
+        cmd += ["--append", a]
+    return cmd + ["--exec", guest_command(row, out)]
+
+
+def row_figure(path: str, row: str, shift: int) -> float:
+    """The untraced row's median, in instructions per operation."""
+    doc = results.load_doc(path)
+    for r in doc.rows:
+        if r.name == row and r.reps and "median" in r.reps[0].figures:
+            # The programs print microseconds: 1000 virtual ns each.
+            return r.reps[0].figures["median"] * 1000.0 / (1 << shift)
+    raise cli.Failure(f"{path}: no median of row {row}")
+
+
+def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
+    """The profile of one side from the guest's files in out."""
+    profs = []
+    for name in ("short", "long"):
+        path = os.path.join(out, name, "trace.txt")
+        with cli.reading(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                profs.append(parse_trace(f, shift))
+    ops = (LONG - SHORT) * operations(row)
+    return RowProfile(f"{PROGRAM}:{row}", image,
+                      row_figure(os.path.join(out, "row.json"), row, shift),
+                      per_operation(profs[0], profs[1], ops))
+
+
+def profile(prog: str, image: str, row: str, out: str,
+            icount: policy.Icount) -> RowProfile:
+    """Boot image once and profile the row; out keeps the files."""
+    for name in ("short", "long"):
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+    env = vng.path_env(vng.ensure(prog))
+    log = os.path.join(out, "vng.log")
+    msg(prog, f"booting {image} (exact mode, function_graph)")
+    status = proc.run(vng_command(image, row, out, icount), log=log,
+                      env=env, timeout=BOOT_TIMEOUT_S)
+    if status == cli.EXIT_SKIP:
+        raise cli.Failure(f"{image}: no function_graph tracer",
+                          cli.EXIT_SKIP)
+    if status != 0:
+        raise cli.Failure(f"{image}: the guest's run failed (status "
+                          f"{status}; log: {log})")
+    side = read_side(out, image, row, icount.shift)
+    with cli.writing(os.path.join(out, "profile.json")):
+        results.write_json(os.path.join(out, "profile.json"),
+                           side.to_json())
+    return side
+
+
+# ---- command line -----------------------------------------------------------
+
+def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    ap = cli.UsageParser(prog=prog, help_text=HELP.format(
+        prog=prog, short=SHORT, long=LONG, batch=BATCH, program=PROGRAM))
+    ap.add_argument("-k", "--kernel")
+    ap.add_argument("--vs-kernel")
+    ap.add_argument("-t", "--test")
+    ap.add_argument("--profile")
+    ap.add_argument("--vs-profile")
+    ap.add_argument("--keep")
+    ap.add_argument("--json")
+    a = ap.parse_args(list(argv))
+    boots = a.kernel is not None or a.vs_kernel is not None
+    files = a.profile is not None or a.vs_profile is not None
+    if boots == files:
+        ap.error("give --kernel and --vs-kernel, or --profile and "
+                 "--vs-profile")
+    if files and (a.profile is None or a.vs_profile is None):
+        ap.error("--profile needs --vs-profile, and the other way round")
+    if boots:
+        if a.kernel is None or a.vs_kernel is None:
+            ap.error("--kernel needs --vs-kernel, and the other way round")
+        if a.test is None:
+            ap.error("--kernel needs -t syscall_overhead:ROW")
+        test, _, row = a.test.partition(":")
+        if test != PROGRAM or not row or "," in row:
+            ap.error(f"-t must name one row of {PROGRAM} "
+                     f"({PROGRAM}:ROW): '{a.test}'")
+    return a
+
+
+def boot_both(prog: str, a: argparse.Namespace, work: str
+              ) -> Tuple[RowProfile, RowProfile]:
+    icount = policy.icount()
+    row = a.test.partition(":")[2]
+    sides = []
+    for name, kernel in (("base", a.kernel), ("cand", a.vs_kernel)):
+        image = images.resolve(arch.X86_64, kernel, prog)
+        sides.append(profile(prog, image.boot, row,
+                             os.path.join(work, name), icount))
+    return sides[0], sides[1]
+
+
+@cli.task(errors=(results.ResultError,))
+def main(argv: Sequence[str], prog: str) -> int:
+    a = parse(argv, prog)
+
+    def body() -> int:
+        if a.profile is not None:
+            base, cand = load_profile(a.profile), load_profile(a.vs_profile)
+        elif a.keep is not None:
+            base, cand = boot_both(prog, a, a.keep)
+        else:
+            with tempfile.TemporaryDirectory(prefix="kbench-where-") as d:
+                base, cand = boot_both(prog, a, d)
+        print(format_table(base, cand), end="")
+        if a.json is not None:
+            text = json.dumps(diff_json(base, cand), indent=1) + "\n"
+            if a.json == "-":
+                print(text, end="")
+            else:
+                with cli.writing(a.json):
+                    results.write_text(a.json, text)
+        return 0
+    return cli.orchestrate(prog, body)
