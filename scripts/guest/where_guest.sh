@@ -39,7 +39,9 @@ echo function_graph >"$tr/current_tracer"
 # The tracer's options exist once it is the current one. Plain
 # durations: no '+', '!' or '#' marks before long ones.
 echo 0 >"$tr/options/funcgraph-overhead"
-echo 1 >"$tr/options/funcgraph-irqs"
+# Interrupts untraced: their instructions land in the function they
+# interrupt, which where's median per call leaves out.
+echo 0 >"$tr/options/funcgraph-irqs"
 : >"$tr/trace"
 
 status=0

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbtools.where: function_graph traces read into self instructions per
+call (nesting, calls whose start or end the trace lost, other system
+calls left out), the profile of one operation from two runs, the
+difference with its sum checked against the row's delta, the guest's
+command line (vng mocked) and the command's usage errors."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from typing import List, Sequence, Tuple
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+
+from kbtools import cli, policy, proc, vng, where  # noqa: E402
+
+
+def leaf(depth: int, name: str, ns: int) -> str:
+    return f" 0)   {ns // 1000}.{ns % 1000:03d} us    |" \
+        f"{'  ' * (depth + 1)}{name}();"
+
+
+def opening(depth: int, name: str) -> str:
+    return f" 0)               |{'  ' * (depth + 1)}{name}() {{"
+
+
+def closing(depth: int, ns: int) -> str:
+    return f" 0)   {ns // 1000}.{ns % 1000:03d} us    |" \
+        f"{'  ' * (depth + 1)}}}"
+
+
+def syscall(name: str, self_ns: int, children: Sequence[Tuple[str, int]],
+            root_ns: int = 1496) -> List[str]:
+    """One x64_sys_call graph: __x64_sys_NAME with leaf children."""
+    inner = self_ns + sum(ns for _, ns in children)
+    return [opening(0, "x64_sys_call"), opening(1, "__x64_sys_" + name),
+            *(leaf(2, n, ns) for n, ns in children),
+            closing(1, inner), closing(0, inner + root_ns)]
+
+
+GETSID = [("__rcu_read_lock", 728), ("pid_vnr", 746),
+          ("__rcu_read_unlock", 730)]
+
+
+def trace(getsids: int, extra: int = 2857) -> List[str]:
+    """A header, a leaf outside any graph, one dup2, then getsids."""
+    lines = ["# tracer: function_graph", "#", " 0)   0.724 us    |  "
+             "mutex_unlock();", *syscall("dup2", 900, [("expand_files", 744)])]
+    for _ in range(getsids):
+        lines += syscall("getsid", extra, GETSID)
+    return lines
+
+
+class ParseTrace(unittest.TestCase):
+    def test_self_is_duration_less_children(self) -> None:
+        calls = where.parse_trace(trace(3))
+        self.assertEqual([2857.0] * 3, calls["__x64_sys_getsid"])
+        self.assertEqual([746.0] * 3, calls["pid_vnr"])
+        self.assertEqual([1496.0] * 4, calls["x64_sys_call"])
+        self.assertEqual([724.0], calls["mutex_unlock"])
+
+    def test_only_the_rows_system_calls(self) -> None:
+        calls = where.parse_trace(trace(3), syscalls=["getsid"])
+        self.assertNotIn("__x64_sys_dup2", calls)
+        self.assertNotIn("expand_files", calls)
+        self.assertNotIn("mutex_unlock", calls)
+        self.assertEqual(3, len(calls["x64_sys_call"]))
+        self.assertEqual(3, len(calls["__rcu_read_lock"]))
+
+    def test_a_lost_end_does_not_shift_the_nesting(self) -> None:
+        # schedule() switched away and its end never came: the next line
+        # at depth 0 is believed.
+        lines = [opening(0, "x64_sys_call"), opening(1, "__x64_sys_getsid"),
+                 opening(2, "schedule"), *syscall("getsid", 10, [])]
+        calls = where.parse_trace(lines, syscalls=["getsid"])
+        self.assertEqual([10.0], calls["__x64_sys_getsid"])
+        self.assertNotIn("schedule", calls)
+
+    def test_an_end_without_start_is_left_out(self) -> None:
+        lines = [closing(1, 5000), closing(0, 6000), *syscall("getsid", 7, [])]
+        calls = where.parse_trace(lines)
+        self.assertEqual([7.0], calls["__x64_sys_getsid"])
+        self.assertEqual([1496.0], calls["x64_sys_call"])
+
+    def test_shift_scales_to_instructions(self) -> None:
+        calls = where.parse_trace([leaf(0, "f", 800)], shift=2)
+        self.assertEqual([200.0], calls["f"])
+
+
+class Profiles(unittest.TestCase):
+    def side(self, extra: int, row_insn: float) -> where.RowProfile:
+        short = where.parse_trace(trace(200, extra), syscalls=["getsid"])
+        long = where.parse_trace(trace(1200, extra), syscalls=["getsid"])
+        return where.RowProfile("syscall_overhead:getsid", f"k{extra}",
+                                row_insn,
+                                where.per_operation(short, long, 1000))
+
+    def test_setup_cancels(self) -> None:
+        p = self.side(2857, 301.0).functions
+        self.assertEqual(1.0, p["__x64_sys_getsid"].calls)
+        self.assertEqual(2857.0, p["__x64_sys_getsid"].self_insn)
+        self.assertNotIn("__x64_sys_dup2", p)
+
+    def test_median_leaves_an_interrupted_call_out(self) -> None:
+        long = {"f": [10.0] * 99 + [50000.0]}
+        p = where.per_operation({}, long, 100)
+        self.assertEqual(10.0, p["f"].self_insn)
+
+    def test_five_nops_sum_to_the_delta(self) -> None:
+        base, cand = self.side(2857, 301.0), self.side(2862, 306.0)
+        chs = where.changes(base.functions, cand.functions)
+        self.assertEqual(["__x64_sys_getsid"], [ch.name for ch in chs])
+        self.assertEqual(5.0, chs[0].delta)
+        text = where.format_table(base, cand)
+        self.assertIn("__x64_sys_getsid", text)
+        self.assertIn("sum +5.000 = the row's delta +5.000", text)
+
+    def test_a_gap_is_said(self) -> None:
+        base, cand = self.side(2857, 301.0), self.side(2862, 310.0)
+        text = where.format_table(base, cand)
+        self.assertIn("+4.000 unattributed", text)
+        self.assertIn("ftrace cannot see", text)
+
+    def test_rare_calls_apart(self) -> None:
+        base = {"f": where.Func(10.0, 1.0)}
+        cand = {"f": where.Func(10.0, 1.0), "tick": where.Func(3.0, 0.01)}
+        chs = where.changes(base, cand)
+        self.assertEqual([], where.on_path(chs))
+        prof = [where.RowProfile("r", k, 1.0, p)
+                for k, p in (("a", base), ("b", cand))]
+        self.assertIn("rare calls", where.format_table(*prof))
+        self.assertIn("no function on the row's path changed",
+                      where.format_table(*prof))
+
+    def test_changed_calls_are_named(self) -> None:
+        base = {"f": where.Func(10.0, 1.0)}
+        cand = {"f": where.Func(20.0, 2.0)}
+        prof = [where.RowProfile("r", k, 1.0, p)
+                for k, p in (("a", base), ("b", cand))]
+        text = where.format_table(*prof)
+        self.assertIn("1 -> 2", text)
+        self.assertIn("tracer's per-call cost is in the sum", text)
+
+    def test_json_round_trip(self) -> None:
+        side = self.side(2857, 301.0)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(side.to_json(), f)
+            back = where.load_profile(path)
+        self.assertEqual(side.functions, back.functions)
+        self.assertEqual(301.0, back.row_insn)
+
+
+class Guest(unittest.TestCase):
+    def test_command_line(self) -> None:
+        cmd = where.vng_command("/k/bzImage", "msgsnd_rcv", "/o",
+                                policy.icount("shift=0,sleep=off"))
+        self.assertEqual(["vng", "--run", "/k/bzImage"], cmd[:3])
+        self.assertIn("-icount shift=0,sleep=off", cmd)
+        self.assertIn("--rwdir=/o", cmd)
+        self.assertEqual(["--cpus", "1"], cmd[cmd.index("--cpus"):][:2])
+        guest = cmd[-1]
+        self.assertIn("where_guest.sh /o/short", guest)
+        self.assertIn("-t msgsnd_rcv -i 2 -w 0 -b 100", guest)
+        self.assertIn("where_guest.sh /o/long", guest)
+        self.assertIn("-i 12 -w 0 -b 100", guest)
+        self.assertIn("--json /o/row.json", guest)
+
+    def test_no_tracer_is_a_skip(self) -> None:
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vng, "ensure", return_value="/bin"), \
+                mock.patch.object(proc, "run", return_value=4) as run, \
+                contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(cli.Failure) as e:
+                where.profile("kbench where", "/k", "getsid", d,
+                              policy.icount())
+        self.assertEqual(4, e.exception.status)
+        self.assertEqual("vng", run.call_args[0][0][0])
+
+    def test_a_failed_guest_is_a_failure(self) -> None:
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(vng, "ensure", return_value="/bin"), \
+                mock.patch.object(proc, "run", return_value=1), \
+                contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(cli.Failure) as e:
+                where.profile("kbench where", "/k", "getsid", d,
+                              policy.icount())
+        self.assertEqual(1, e.exception.status)
+        self.assertIn("vng.log", str(e.exception))
+
+
+class Usage(unittest.TestCase):
+    def run_main(self, *argv: str) -> Tuple[int, str]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(io.StringIO()):
+            try:
+                rc = where.main(list(argv), "kbench where")
+            except SystemExit as e:
+                rc = int(e.code or 0)
+        return rc, err.getvalue()
+
+    def test_bad_usage(self) -> None:
+        cases: List[List[str]] = [
+            [], ["--kernel", "a"], ["--kernel", "a", "--vs-kernel", "b"],
+            ["--kernel", "a", "--vs-kernel", "b", "-t", "pmqtest:x"],
+            ["--kernel", "a", "--vs-kernel", "b", "-t",
+             "syscall_overhead:fork"],
+            ["--profile", "a"],
+            ["--profile", "a", "--vs-profile", "b", "--kernel", "c"]]
+        for argv in cases:
+            with self.subTest(argv=argv):
+                rc, err = self.run_main(*argv)
+                self.assertEqual(2, rc)
+                self.assertIn("kbench where", err)
+
+    def test_not_a_profile(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("{}")
+            rc, err = self.run_main("--profile", path, "--vs-profile", path)
+        self.assertEqual(2, rc)
+        self.assertIn("not a kbench where profile", err)
+
+    def test_missing_profile(self) -> None:
+        rc, err = self.run_main("--profile", "/nonexistent/a",
+                                "--vs-profile", "/nonexistent/b")
+        self.assertEqual(2, rc)
+        self.assertIn("cannot read /nonexistent/a", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
