@@ -31,8 +31,9 @@ import os
 import re
 import shlex
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from kbtools import (arch, cli, images, paths, policy, proc, results, stats,
                      vng)
@@ -54,9 +55,6 @@ ROW_SYSCALLS: Dict[str, Tuple[str, ...]] = {
 ROOT = "x64_sys_call"
 SYSCALL_PREFIX = "__x64_sys_"
 BATCH = 100
-# A function called less often than this per operation is off the row's
-# path (an interrupt, a wakeup, a refill): not exact, summed apart.
-RARE = 0.5
 SHORT, LONG = 2, 12
 # A change smaller than this (instructions per operation) is rounding.
 EPSILON = 0.0005
@@ -111,26 +109,53 @@ class Func:
 
 
 Profile = Dict[str, Func]
-# The self instructions of each call of each function in a trace.
-Calls = Dict[str, List[float]]
+# One system call's graph: (function, self instructions) of each call,
+# in the order the calls ended.
+Tree = Tuple[Tuple[str, float], ...]
+# The graphs of each system call (__x64_sys_NAME) in a trace.
+Trees = Dict[str, List[Tree]]
+
+
+class _Reader:
+    """parse_trace's state: the open calls, the graph being read."""
+
+    def __init__(self, wanted: Optional[Set[str]]):
+        self.wanted = wanted
+        # The open calls: name, and the instructions of its children.
+        self.stack: List[Tuple[str, List[float]]] = []
+        self.calls: List[Tuple[str, float]] = []
+        self.syscall: Optional[str] = None
+        self.in_root = False
+        self.trees: Trees = {}
+
+    def start(self, depth: int, name: str) -> None:
+        """A call starts (or a leaf): the top of a graph, or its first
+        system call, says which graph."""
+        if depth == 0:
+            self.in_root, self.syscall, self.calls = name == ROOT, None, []
+        elif self.in_root and self.syscall is None and depth == 1 and \
+                name.startswith(SYSCALL_PREFIX):
+            self.syscall = name
+
+    def end(self, depth: int, name: str, self_insn: float) -> None:
+        self.calls.append((name, self_insn))
+        if depth == 0 and self.in_root and self.syscall is not None and \
+                (self.wanted is None or self.syscall in self.wanted):
+            self.trees.setdefault(self.syscall, []).append(
+                tuple(self.calls))
+        if depth == 0:
+            self.in_root = False
 
 
 def parse_trace(lines: Iterable[str], shift: int = 0,
-                syscalls: Optional[Sequence[str]] = None) -> Calls:
-    """The self instructions of every call a function_graph trace
-    closes, by function. One virtual ns is 2^-shift instructions. With
-    syscalls, only the graphs of those system calls count (ROOT calling
-    __x64_sys_NAME first)."""
-    calls: Calls = {}
-    # The open calls: name, and the instructions of its children.
-    stack: List[Tuple[str, List[float]]] = []
+                syscalls: Optional[Sequence[str]] = None) -> Trees:
+    """The graphs of the system calls in a function_graph trace whose
+    graphs start at ROOT (calling __x64_sys_NAME), those of syscalls
+    only when given; each call's self instructions (its duration less
+    its children's). One virtual ns is 2^-shift instructions."""
+    r = _Reader(None if syscalls is None else
+                {SYSCALL_PREFIX + s for s in syscalls})
     scale = 1.0 / (1 << shift)
-    wanted = None if syscalls is None else \
-        {SYSCALL_PREFIX + s for s in syscalls}
-    keep = wanted is None
-    # The next line is the first call of a graph: it says which system
-    # call.
-    first = False
     for line in lines:
         m = LINE.match(line)
         if not m:
@@ -143,65 +168,91 @@ def parse_trace(lines: Iterable[str], shift: int = 0,
         closing = text.startswith("}")
         # A call whose end the trace lost (its task switched away)
         # leaves the stack deeper than the line: the line is right.
-        del stack[depth + 1 if closing else depth:]
-        if wanted is not None and not closing:
-            if depth == 0:
-                keep, first = False, name == ROOT
-            elif first and depth == 1 and name.startswith(SYSCALL_PREFIX):
-                keep, first = name in wanted, False
+        del r.stack[depth + 1 if closing else depth:]
+        if not closing:
+            r.start(depth, name)
         if text.endswith("{"):
-            stack.append((name, [0.0]))
+            r.stack.append((name, [0.0]))
             continue
-        if dur is None:
+        if dur is None or not (closing or text.endswith(");")):
             continue
         if closing:
-            if len(stack) != depth + 1:
+            if len(r.stack) != depth + 1:
                 continue    # the end of a call opened before the trace
-            name, children = stack.pop()
-            if keep:
-                calls.setdefault(name, []).append(dur - children[0])
-        elif text.endswith(");"):
-            if keep:
-                calls.setdefault(name, []).append(dur)
+            name, children = r.stack.pop()
+            r.end(depth, name, dur - children[0])
         else:
-            continue
-        if stack:
-            stack[-1][1][0] += dur
-    return calls
+            r.end(depth, name, dur)
+        if r.stack:
+            r.stack[-1][1][0] += dur
+    return r.trees
 
 
-def per_operation(short: Calls, long: Calls, ops: int) -> Profile:
-    """One operation's profile: calls per operation from the difference
-    of the two runs ((long - short) / ops: what the program does once
-    cancels), self instructions per call the median of the long run's
-    calls. The median leaves out the calls that an interrupt, a
-    preemption or the tracer's buffer switching made longer: under
-    icount their instructions land in the self count of whichever
-    function was running."""
+def shape(tree: Tree) -> Tuple[str, ...]:
+    return tuple(name for name, _ in tree)
+
+
+def typical(trees: Sequence[Tree]) -> Tuple[List[Tree], float]:
+    """The graphs that took the most common path (the same calls in the
+    same order), and the share of the others: calls an interrupt, a
+    preemption or a slow path made different."""
+    counts = Counter(shape(t) for t in trees)
+    common = counts.most_common(1)[0][0]
+    same = [t for t in trees if shape(t) == common]
+    return same, 1.0 - len(same) / len(trees)
+
+
+@dataclass
+class SideProfile:
+    """One operation's functions on the typical path of each of its
+    system calls, and the share of each system call's graphs that took
+    another path."""
+    functions: Profile
+    atypical: Dict[str, float]
+
+
+def per_operation(short: Trees, long: Trees, ops: int) -> SideProfile:
+    """One operation's profile. How often each system call runs per
+    operation comes from the difference of the two runs ((long - short)
+    / ops: what the program does once cancels); what each one runs from
+    its typical path in the long run, each call's self instructions the
+    median over the graphs that took it. The median leaves out the
+    calls that an interrupt made longer: under icount its instructions
+    land in the self count of whichever function was running."""
     out: Profile = {}
-    for name in sorted(long):
-        n = (len(long[name]) - len(short.get(name, []))) / ops
-        if n > 0:
-            out[name] = Func(stats.median(long[name]) * n, n)
-    return out
+    atypical: Dict[str, float] = {}
+    for syscall in sorted(long):
+        n = round((len(long[syscall]) - len(short.get(syscall, []))) / ops)
+        if n <= 0:
+            continue
+        same, atypical[syscall] = typical(long[syscall])
+        for i, (name, _) in enumerate(same[0]):
+            f = out.setdefault(name, Func())
+            f.self_insn += stats.median(t[i][1] for t in same) * n
+            f.calls += n
+    return SideProfile(out, atypical)
 
 
 # ---- profiles on disk ------------------------------------------------------
 
 @dataclass
 class RowProfile:
-    """One side: the row, its untraced figure, its functions."""
+    """One side: the row, its untraced figure, its functions, the share
+    of each system call's graphs off the typical path."""
     row: str
     kernel: str
     row_insn: Optional[float]
     functions: Profile = field(default_factory=dict)
+    atypical: Dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> results.Json:
         return {"row": self.row, "kernel": self.kernel,
                 "row_insn": self.row_insn,
                 "functions": {k: {"self_insn": round(f.self_insn, 6),
                                   "calls": round(f.calls, 6)}
-                              for k, f in sorted(self.functions.items())}}
+                              for k, f in sorted(self.functions.items())},
+                "atypical": {k: round(v, 6)
+                             for k, v in sorted(self.atypical.items())}}
 
 
 def load_profile(path: str) -> RowProfile:
@@ -214,9 +265,11 @@ def load_profile(path: str) -> RowProfile:
         funcs = {str(k): Func(float(v["self_insn"]), float(v["calls"]))
                  for k, v in doc["functions"].items()}
         row_insn = doc.get("row_insn")
+        atypical = {str(k): float(v)
+                    for k, v in doc.get("atypical", {}).items()}
         return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
                           None if row_insn is None else float(row_insn),
-                          funcs)
+                          funcs, atypical)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
 
@@ -239,10 +292,6 @@ class Change:
     def calls_changed(self) -> bool:
         return abs(self.calls_cand - self.calls_base) > EPSILON
 
-    @property
-    def rare(self) -> bool:
-        return max(self.calls_base, self.calls_cand) < RARE
-
 
 def changes(base: Profile, cand: Profile) -> List[Change]:
     """The functions whose self instructions per operation changed,
@@ -262,58 +311,54 @@ def row_delta(base: RowProfile, cand: RowProfile) -> Optional[float]:
     return cand.row_insn - base.row_insn
 
 
-def on_path(chs: Sequence[Change]) -> List[Change]:
-    return [ch for ch in chs if not ch.rare]
-
-
 def total(chs: Sequence[Change]) -> float:
     return sum(ch.delta for ch in chs)
 
 
 def check_sum(chs: Sequence[Change], delta: Optional[float]) -> str:
-    """One line: does the sum over the row's path account for the row's
-    delta, or how far apart they are and why."""
-    path = on_path(chs)
+    """One line: does the sum account for the row's delta, or how far
+    apart they are and why."""
     if delta is None:
         return "the row's own delta is unknown (a profile without row_insn)"
-    gap = delta - total(path)
+    gap = delta - total(chs)
     if abs(gap) <= 0.01 + 1e-6 * abs(delta):
-        return (f"sum {total(path):+.3f} = the row's delta {delta:+.3f} "
+        return (f"sum {total(chs):+.3f} = the row's delta {delta:+.3f} "
                 "instructions per operation")
     why = ("call counts changed: the tracer's per-call cost is in the "
-           "sum" if any(ch.calls_changed for ch in path) else
+           "sum" if any(ch.calls_changed for ch in chs) else
            "the rest ran where ftrace cannot see: entry code, notrace "
-           "and inlined-into-untraced functions, user space, or in rare "
-           "calls")
-    return (f"sum {total(path):+.3f} against the row's delta "
+           "functions and what is inlined into them, user space; or off "
+           "the typical path")
+    return (f"sum {total(chs):+.3f} against the row's delta "
             f"{delta:+.3f}: {gap:+.3f} unattributed ({why})")
 
 
+def _atypical(side: RowProfile) -> str:
+    return ", ".join(f"{k.removeprefix(SYSCALL_PREFIX)} {v:.1%}"
+                     for k, v in side.atypical.items()) or "-"
+
+
 def format_table(base: RowProfile, cand: RowProfile) -> str:
-    """The functions on the row's path whose self instructions changed,
-    largest first, their sum and its check; the rare calls in one
-    line."""
+    """The functions on the row's typical path whose self instructions
+    changed, largest first, their sum and its check."""
     chs = changes(base.functions, cand.functions)
-    path, rare = on_path(chs), [ch for ch in chs if ch.rare]
     lines = [f"where: {base.row}, self instructions per operation "
              "(the tracer's per-call cost included)",
              f"  base {base.kernel}", f"  cand {cand.kernel}"]
-    if not path:
+    if not chs:
         lines.append("  no function on the row's path changed")
     else:
-        width = max(len(ch.name) for ch in path)
+        width = max(len(ch.name) for ch in chs)
         lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
                      f"{'delta':>10}  calls")
-        for ch in path:
+        for ch in chs:
             calls = (f"{ch.calls_base:g} -> {ch.calls_cand:g}"
                      if ch.calls_changed else f"{ch.calls_cand:g}")
             lines.append(f"  {ch.name:<{width}} {ch.base:12.3f} "
                          f"{ch.cand:12.3f} {ch.delta:+10.3f}  {calls}")
     lines.append("  " + check_sum(chs, row_delta(base, cand)))
-    if rare:
-        lines.append(f"  rare calls (under {RARE:g} per operation: "
-                     f"interrupts, wakeups; not exact): {len(rare)} "
-                     f"functions, {total(rare):+.3f}")
+    lines.append(f"  off the typical path (interrupted, preempted; left "
+                 f"out): base {_atypical(base)}; cand {_atypical(cand)}")
     return "\n".join(lines) + "\n"
 
 
@@ -326,13 +371,12 @@ def _change_json(ch: Change) -> results.Json:
 
 def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
     chs = changes(base.functions, cand.functions)
-    path = on_path(chs)
     return {"row": base.row, "base": base.kernel, "cand": cand.kernel,
             "row_delta": row_delta(base, cand),
-            "sum": round(total(path), 6),
+            "sum": round(total(chs), 6),
             "check": check_sum(chs, row_delta(base, cand)),
-            "functions": [_change_json(ch) for ch in path],
-            "rare": [_change_json(ch) for ch in chs if ch.rare]}
+            "functions": [_change_json(ch) for ch in chs],
+            "atypical": {"base": base.atypical, "cand": cand.atypical}}
 
 
 # ---- the guest --------------------------------------------------------------
@@ -387,10 +431,10 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
         with cli.reading(path):
             with open(path, encoding="utf-8", errors="replace") as f:
                 profs.append(parse_trace(f, shift, ROW_SYSCALLS[row]))
-    ops = (LONG - SHORT) * BATCH
+    side = per_operation(profs[0], profs[1], (LONG - SHORT) * BATCH)
     return RowProfile(f"{PROGRAM}:{row}", image,
                       row_figure(os.path.join(out, "row.json"), row, shift),
-                      per_operation(profs[0], profs[1], ops))
+                      side.functions, side.atypical)
 
 
 def profile(prog: str, image: str, row: str, out: str,
