@@ -65,19 +65,18 @@ def names(tree: where.Tree) -> List[str]:
 class ParseTrace(unittest.TestCase):
     def test_self_is_duration_less_children(self) -> None:
         trees = where.parse_trace(trace(3))
-        self.assertEqual(3, len(trees["__x64_sys_getsid"]))
+        self.assertEqual(3, len(trees["getsid"]))
         self.assertEqual((("__rcu_read_lock", 728.0), ("pid_vnr", 746.0),
                           ("__rcu_read_unlock", 730.0),
                           ("__x64_sys_getsid", 2857.0),
                           ("x64_sys_call", 1496.0)),
-                         trees["__x64_sys_getsid"][0])
+                         trees["getsid"][0])
         # Outside any graph: left out.
-        self.assertEqual({"__x64_sys_getsid", "__x64_sys_dup2"},
-                         set(trees))
+        self.assertEqual({"getsid", "dup2"}, set(trees))
 
     def test_only_the_rows_system_calls(self) -> None:
         trees = where.parse_trace(trace(3), syscalls=["getsid"])
-        self.assertEqual(["__x64_sys_getsid"], list(trees))
+        self.assertEqual(["getsid"], list(trees))
 
     def test_a_lost_end_does_not_shift_the_nesting(self) -> None:
         # schedule() switched away and its end never came: the next line
@@ -87,14 +86,14 @@ class ParseTrace(unittest.TestCase):
         trees = where.parse_trace(lines, syscalls=["getsid"])
         self.assertEqual([(("__x64_sys_getsid", 10.0),
                            ("x64_sys_call", 1496.0))],
-                         trees["__x64_sys_getsid"])
+                         trees["getsid"])
 
     def test_an_end_without_start_is_left_out(self) -> None:
         lines = [closing(1, 5000), closing(0, 6000), *syscall("getsid", 7, [])]
         trees = where.parse_trace(lines)
         self.assertEqual([(("__x64_sys_getsid", 7.0),
                            ("x64_sys_call", 1496.0))],
-                         trees["__x64_sys_getsid"])
+                         trees["getsid"])
 
     def test_an_interrupt_before_the_syscall(self) -> None:
         # irq_enter_rcu() inside x64_sys_call before the system call:
@@ -104,14 +103,22 @@ class ParseTrace(unittest.TestCase):
         trees = where.parse_trace(lines, syscalls=["getpid"])
         self.assertEqual(["irq_enter_rcu", "__x64_sys_getpid",
                           "x64_sys_call"],
-                         names(trees["__x64_sys_getpid"][0]))
+                         names(trees["getpid"][0]))
+
+    def test_a_system_call_without_wrapper(self) -> None:
+        # 6.1's getpid: x64_sys_call calls __do_sys_getpid.
+        lines = [opening(0, "x64_sys_call"), leaf(1, "__do_sys_getpid", 900),
+                 closing(0, 2000)]
+        trees = where.parse_trace(lines, syscalls=["getpid"])
+        self.assertEqual([(("__do_sys_getpid", 900.0),
+                           ("x64_sys_call", 1100.0))], trees["getpid"])
 
     def test_shift_scales_to_instructions(self) -> None:
         lines = [opening(0, "x64_sys_call"), leaf(1, "__x64_sys_getpid", 800),
                  closing(0, 2000)]
         trees = where.parse_trace(lines, shift=2)
         self.assertEqual((("__x64_sys_getpid", 200.0), ("x64_sys_call", 300.0)),
-                         trees["__x64_sys_getpid"][0])
+                         trees["getpid"][0])
 
 
 class Profiles(unittest.TestCase):
@@ -133,16 +140,15 @@ class Profiles(unittest.TestCase):
         hit: where.Tree = (("f", 9000.0), ("__x64_sys_x", 5.0))
         preempted: where.Tree = (("f", 10.0), ("schedule", 800.0),
                                  ("__x64_sys_x", 5.0))
-        long = {"__x64_sys_x": [plain] * 97 + [hit] * 2 + [preempted]}
+        long = {"x": [plain] * 97 + [hit] * 2 + [preempted]}
         p = where.per_operation({}, long, 100)
         self.assertEqual({"f": where.Func(10.0, 1.0),
                           "__x64_sys_x": where.Func(5.0, 1.0)}, p.functions)
-        self.assertAlmostEqual(0.01, p.atypical["__x64_sys_x"])
+        self.assertAlmostEqual(0.01, p.atypical["x"])
 
     def test_two_calls_per_operation(self) -> None:
         tree = (("g", 3.0), ("__x64_sys_x", 5.0))
-        p = where.per_operation({"__x64_sys_x": [tree] * 3},
-                                {"__x64_sys_x": [tree] * 203}, 100)
+        p = where.per_operation({"x": [tree] * 3}, {"x": [tree] * 203}, 100)
         self.assertEqual(where.Func(6.0, 2.0), p.functions["g"])
 
     def test_five_nops_sum_to_the_delta(self) -> None:
@@ -185,6 +191,34 @@ class Profiles(unittest.TestCase):
         self.assertEqual(side.functions, back.functions)
         self.assertEqual(side.atypical, back.atypical)
         self.assertEqual(301.0, back.row_insn)
+
+
+class Kept(unittest.TestCase):
+    def test_a_kept_directory_is_read_again(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            for name, n in (("short", 200), ("long", 1200)):
+                os.makedirs(os.path.join(d, name))
+                with open(os.path.join(d, name, "trace.txt"), "w",
+                          encoding="utf-8") as f:
+                    f.write("\n".join(trace(n)) + "\n")
+            with open(os.path.join(d, "profile.json"), "w",
+                      encoding="utf-8") as f:
+                json.dump({"row": "syscall_overhead:getsid", "kernel": "k",
+                           "functions": {}}, f)
+            with mock.patch.object(where, "row_figure",
+                                   return_value=301.0) as fig:
+                side = where.load_profile(d)
+        self.assertEqual(2857.0, side.functions["__x64_sys_getsid"].self_insn)
+        self.assertEqual(301.0, side.row_insn)
+        self.assertEqual("getsid", fig.call_args[0][1])
+
+    def test_a_row_where_cannot_read(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "profile.json"), "w",
+                      encoding="utf-8") as f:
+                json.dump({"row": "pmqtest:x", "functions": {}}, f)
+            with self.assertRaises(cli.Error):
+                where.load_profile(d)
 
 
 class Guest(unittest.TestCase):

@@ -51,9 +51,11 @@ ROW_SYSCALLS: Dict[str, Tuple[str, ...]] = {
     "shmat_ctl": ("shmat", "shmdt"),
 }
 # The root of every system call's graph (where_guest.sh's
-# set_graph_function), and the prefix of the call it makes.
+# set_graph_function), and the prefixes of the call it makes: the
+# wrapper of a system call with arguments, the body of one without
+# (6.1's getpid).
 ROOT = "x64_sys_call"
-SYSCALL_PREFIX = "__x64_sys_"
+SYSCALL_PREFIXES = ("__x64_sys_", "__do_sys_")
 BATCH = 100
 SHORT, LONG = 2, 12
 # A change smaller than this (instructions per operation) is rounding.
@@ -80,8 +82,10 @@ user space) is in the row's delta but not in the sum.
   -k, --kernel IMAGE      the base kernel (a bzImage, or as kbench vm)
       --vs-kernel IMAGE   the candidate kernel
   -t, --test PROG:ROW     the row ({program} only)
-      --profile FILE      a base profile written by --keep (profile.json)
-      --vs-profile FILE   the candidate's
+      --profile PATH      a base profile written by --keep: its
+                          profile.json, or its directory (the traces
+                          read again)
+      --vs-profile PATH   the candidate's
       --keep DIR          keep each side's trace and profile in DIR/base
                           and DIR/cand
       --json FILE         the difference as JSON ('-': stdout)
@@ -112,7 +116,7 @@ Profile = Dict[str, Func]
 # One system call's graph: (function, self instructions) of each call,
 # in the order the calls ended.
 Tree = Tuple[Tuple[str, float], ...]
-# The graphs of each system call (__x64_sys_NAME) in a trace.
+# The graphs of each system call (by NAME) in a trace.
 Trees = Dict[str, List[Tree]]
 
 
@@ -133,9 +137,10 @@ class _Reader:
         system call, says which graph."""
         if depth == 0:
             self.in_root, self.syscall, self.calls = name == ROOT, None, []
-        elif self.in_root and self.syscall is None and depth == 1 and \
-                name.startswith(SYSCALL_PREFIX):
-            self.syscall = name
+        elif self.in_root and self.syscall is None and depth == 1:
+            for prefix in SYSCALL_PREFIXES:
+                if name.startswith(prefix):
+                    self.syscall = name.removeprefix(prefix)
 
     def end(self, depth: int, name: str, self_insn: float) -> None:
         self.calls.append((name, self_insn))
@@ -150,11 +155,10 @@ class _Reader:
 def parse_trace(lines: Iterable[str], shift: int = 0,
                 syscalls: Optional[Sequence[str]] = None) -> Trees:
     """The graphs of the system calls in a function_graph trace whose
-    graphs start at ROOT (calling __x64_sys_NAME), those of syscalls
-    only when given; each call's self instructions (its duration less
+    graphs start at ROOT (calling __x64_sys_NAME or __do_sys_NAME), those
+    of syscalls only when given; each call's self instructions (its duration less
     its children's). One virtual ns is 2^-shift instructions."""
-    r = _Reader(None if syscalls is None else
-                {SYSCALL_PREFIX + s for s in syscalls})
+    r = _Reader(None if syscalls is None else set(syscalls))
     scale = 1.0 / (1 << shift)
     for line in lines:
         m = LINE.match(line)
@@ -244,10 +248,11 @@ class RowProfile:
     row_insn: Optional[float]
     functions: Profile = field(default_factory=dict)
     atypical: Dict[str, float] = field(default_factory=dict)
+    shift: int = 0
 
     def to_json(self) -> results.Json:
         return {"row": self.row, "kernel": self.kernel,
-                "row_insn": self.row_insn,
+                "icount_shift": self.shift, "row_insn": self.row_insn,
                 "functions": {k: {"self_insn": round(f.self_insn, 6),
                                   "calls": round(f.calls, 6)}
                               for k, f in sorted(self.functions.items())},
@@ -256,7 +261,16 @@ class RowProfile:
 
 
 def load_profile(path: str) -> RowProfile:
-    """A profile.json; cli.Error when it is none."""
+    """A profile.json, or a side's directory kept by --keep (its traces
+    read again: a newer kbench reads them its way); cli.Error when it
+    is none."""
+    if os.path.isdir(path):
+        kept = load_profile(os.path.join(path, "profile.json"))
+        test, _, row = kept.row.partition(":")
+        if test != PROGRAM or row not in ROW_SYSCALLS:
+            raise cli.Error(f"{path}: a profile of {kept.row}, which where "
+                            "cannot read")
+        return read_side(path, kept.kernel, row, kept.shift)
     with cli.reading(path):
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -269,7 +283,7 @@ def load_profile(path: str) -> RowProfile:
                     for k, v in doc.get("atypical", {}).items()}
         return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
                           None if row_insn is None else float(row_insn),
-                          funcs, atypical)
+                          funcs, atypical, int(doc.get("icount_shift", 0)))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
 
@@ -334,7 +348,7 @@ def check_sum(chs: Sequence[Change], delta: Optional[float]) -> str:
 
 
 def _atypical(side: RowProfile) -> str:
-    return ", ".join(f"{k.removeprefix(SYSCALL_PREFIX)} {v:.1%}"
+    return ", ".join(f"{k} {v:.1%}"
                      for k, v in side.atypical.items()) or "-"
 
 
@@ -434,7 +448,7 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
     side = per_operation(profs[0], profs[1], (LONG - SHORT) * BATCH)
     return RowProfile(f"{PROGRAM}:{row}", image,
                       row_figure(os.path.join(out, "row.json"), row, shift),
-                      side.functions, side.atypical)
+                      side.functions, side.atypical, shift)
 
 
 def profile(prog: str, image: str, row: str, out: str,
