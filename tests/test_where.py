@@ -167,14 +167,25 @@ class Profiles(unittest.TestCase):
         self.assertIn("+4.000 unattributed", text)
         self.assertIn("ftrace cannot see", text)
 
+    def test_a_tracer_that_differs_is_said(self) -> None:
+        base = {"f": where.Func(670.0, 1.0), "g": where.Func(1332.0, 1.0)}
+        cand = {"f": where.Func(738.0, 1.0), "g": where.Func(1449.0, 1.0)}
+        self.assertTrue(where.tracer_differs(base, cand))
+        self.assertFalse(where.tracer_differs(base, base))
+        prof = [where.RowProfile("r", k, v, p)
+                for k, v, p in (("a", 327.0, base), ("b", 320.0, cand))]
+        self.assertIn("tracer's own per-call cost differs",
+                      where.format_table(*prof))
+        self.assertIn("not exact", where.diff_json(*prof)["check"])
+
     def test_nothing_changed(self) -> None:
         base = self.side(2857, 301.0)
         self.assertIn("no function on the row's path changed",
                       where.format_table(base, base))
 
     def test_changed_calls_are_named(self) -> None:
-        base = {"f": where.Func(10.0, 1.0)}
-        cand = {"f": where.Func(20.0, 2.0)}
+        base = {"f": where.Func(10.0, 1.0), "g": where.Func(5.0, 1.0)}
+        cand = {"f": where.Func(20.0, 2.0), "g": where.Func(5.0, 1.0)}
         prof = [where.RowProfile("r", k, 1.0, p)
                 for k, p in (("a", base), ("b", cand))]
         text = where.format_table(*prof)
