@@ -121,6 +121,30 @@ class ParseTrace(unittest.TestCase):
                          trees["getpid"][0])
 
 
+class RealTrace(unittest.TestCase):
+    """An excerpt of a real trace (the test kernel, getsid, exact mode):
+    it starts inside a graph and ends in an open one; one graph's
+    __x64_sys_getsid read +231 (the tracer's ring buffer moving to its
+    next page), one took a softirq after the system call."""
+
+    def test_getsid_excerpt(self) -> None:
+        path = os.path.join(HERE, "data", "where_getsid.trace")
+        with open(path, encoding="utf-8") as f:
+            trees = where.parse_trace(f, syscalls=["getsid"])
+        same, share = where.typical(trees["getsid"])
+        self.assertEqual((7, 6), (len(trees["getsid"]), len(same)))
+        self.assertAlmostEqual(1 / 7, share)
+        self.assertEqual(["__rcu_read_lock", "pid_vnr", "__rcu_read_unlock",
+                          "__x64_sys_getsid", "x64_sys_call"],
+                         names(same[0]))
+        self.assertEqual([2862.0] * 3 + [3093.0] + [2862.0] * 2,
+                         [t[3][1] for t in same])
+        p = where.per_operation({}, trees, 7)
+        self.assertEqual(where.Func(2862.0, 1.0),
+                         p.functions["__x64_sys_getsid"])
+        self.assertEqual(where.Func(1501.0, 1.0), p.functions["x64_sys_call"])
+
+
 class Profiles(unittest.TestCase):
     def side(self, extra: int, row_insn: float) -> where.RowProfile:
         short = where.parse_trace(trace(200, extra), syscalls=["getsid"])
