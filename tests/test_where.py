@@ -258,40 +258,69 @@ class Kept(unittest.TestCase):
 
 class Guest(unittest.TestCase):
     def test_command_line(self) -> None:
-        cmd = where.vng_command("/k/bzImage", "msgsnd_rcv", "/o",
+        cmd = where.vng_command("/k/bzImage", ["msgsnd_rcv", "getsid"], "/o",
                                 policy.icount("shift=0,sleep=off"))
         self.assertEqual(["vng", "--run", "/k/bzImage"], cmd[:3])
         self.assertIn("-icount shift=0,sleep=off", cmd)
         self.assertIn("--rwdir=/o", cmd)
         self.assertEqual(["--cpus", "1"], cmd[cmd.index("--cpus"):][:2])
-        guest = cmd[-1]
-        self.assertIn("where_guest.sh /o/short", guest)
-        self.assertIn("-t msgsnd_rcv -i 2 -w 0 -b 100", guest)
-        self.assertIn("where_guest.sh /o/long", guest)
-        self.assertIn("-i 12 -w 0 -b 100", guest)
-        self.assertIn("--json /o/row.json", guest)
+        steps = cmd[-1].split(" && ")
+        self.assertEqual(6, len(steps))
+        self.assertIn("where_guest.sh /o/msgsnd_rcv/short", steps[0])
+        self.assertIn("-t msgsnd_rcv -i 2 -w 0 -b 100", steps[0])
+        self.assertIn("where_guest.sh /o/msgsnd_rcv/long", steps[1])
+        self.assertIn("-i 12 -w 0 -b 100", steps[1])
+        self.assertIn("-i 10 -w 0 -b 100 --json /o/msgsnd_rcv/row.json",
+                      steps[2])
+        self.assertIn("where_guest.sh /o/getsid/short", steps[3])
+
+    def test_rows(self) -> None:
+        self.assertEqual(list(where.ROW_SYSCALLS),
+                         where.rows_of("syscall_overhead"))
+        self.assertEqual(["getsid", "getpid"],
+                         where.rows_of("syscall_overhead:getsid,getpid,getsid"))
+        for bad in ("pmqtest", "syscall_overhead:fork", "syscall_overhead:",
+                    "syscall_overhead:getsid,"):
+            with self.subTest(test=bad), self.assertRaises(cli.Error):
+                where.rows_of(bad)
+
+    def boot(self, status: int, d: str) -> List[where.RowProfile]:
+        with mock.patch.object(vng, "ensure", return_value="/bin"), \
+                mock.patch.object(proc, "run", return_value=status) as run, \
+                contextlib.redirect_stderr(io.StringIO()):
+            try:
+                return where.profile("kbench where", "/k", ["getsid"], d,
+                                     policy.icount())
+            finally:
+                self.assertEqual("vng", run.call_args[0][0][0])
 
     def test_no_tracer_is_a_skip(self) -> None:
-        with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(vng, "ensure", return_value="/bin"), \
-                mock.patch.object(proc, "run", return_value=4) as run, \
-                contextlib.redirect_stderr(io.StringIO()):
+        with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(cli.Failure) as e:
-                where.profile("kbench where", "/k", "getsid", d,
-                              policy.icount())
+                self.boot(4, d)
         self.assertEqual(4, e.exception.status)
-        self.assertEqual("vng", run.call_args[0][0][0])
 
     def test_a_failed_guest_is_a_failure(self) -> None:
-        with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(vng, "ensure", return_value="/bin"), \
-                mock.patch.object(proc, "run", return_value=1), \
-                contextlib.redirect_stderr(io.StringIO()):
+        with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(cli.Failure) as e:
-                where.profile("kbench where", "/k", "getsid", d,
-                              policy.icount())
+                self.boot(1, d)
         self.assertEqual(1, e.exception.status)
         self.assertIn("vng.log", str(e.exception))
+
+    def test_a_run_is_read_per_row(self) -> None:
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(where, "row_figure", return_value=301.0):
+            # What the guest leaves in out/ROW.
+            for name, n in (("short", 200), ("long", 1200)):
+                os.makedirs(os.path.join(d, "getsid", name))
+                with open(os.path.join(d, "getsid", name, "trace.txt"), "w",
+                          encoding="utf-8") as f:
+                    f.write("\n".join(trace(n)) + "\n")
+            sides = self.boot(0, d)
+            self.assertTrue(os.path.exists(os.path.join(
+                d, "getsid", "profile.json")))
+        self.assertEqual(2857.0,
+                         sides[0].functions["__x64_sys_getsid"].self_insn)
 
 
 class Usage(unittest.TestCase):
@@ -307,7 +336,8 @@ class Usage(unittest.TestCase):
 
     def test_bad_usage(self) -> None:
         cases: List[List[str]] = [
-            [], ["--kernel", "a"], ["--kernel", "a", "--vs-kernel", "b"],
+            [], ["--kernel", "a"],
+            ["--kernel", "a", "--vs-kernel", "b", "-t", "syscall_overhead:"],
             ["--kernel", "a", "--vs-kernel", "b", "-t", "pmqtest:x"],
             ["--kernel", "a", "--vs-kernel", "b", "-t",
              "syscall_overhead:fork"],

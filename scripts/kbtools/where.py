@@ -31,6 +31,7 @@ import os
 import re
 import shlex
 import tempfile
+import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -63,35 +64,37 @@ EPSILON = 0.0005
 BOOT_TIMEOUT_S = 900
 
 HELP = """\
-Usage: {prog} --kernel BASE --vs-kernel CAND -t syscall_overhead:ROW
-           [--keep DIR] [--json FILE]
-       {prog} --profile BASE.json --vs-profile CAND.json [--json FILE]
-Where did the instructions of one row go: the functions whose self
-instructions per operation changed from BASE to CAND, largest first,
-with their sum checked against the row's own delta.
+Usage: {prog} --kernel BASE --vs-kernel CAND [-t TEST] [--keep DIR]
+           [--json FILE]
+       {prog} --profile BASE --vs-profile CAND [--json FILE]
+Where did a row's instructions go: for each row, the functions whose
+self instructions per operation changed from BASE to CAND, largest
+first, with their sum checked against the row's own delta.
 
-Each kernel boots once in exact mode (QEMU -icount shift=0, one CPU);
-ftrace's function_graph tracer (the kernel needs CONFIG_FUNCTION_GRAPH_
-TRACER) records the row's system calls, {short} and {long} samples of
-{batch} operations (fork, clone, execve: 1), and the row runs once
-untraced for its delta. Self instructions include the tracer's per-call
-cost, which cancels where a function is called as often on both sides.
-Code that ftrace cannot see (entry code, notrace, inlined functions,
-user space) is in the row's delta but not in the sum.
+Each kernel boots once in exact mode (QEMU -icount, one CPU). For each
+row, ftrace's function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER)
+records the row's system calls over {short} and then {long} samples of
+{batch} operations, and the row runs once untraced for its delta. Self
+instructions include the tracer's per-call cost, which cancels where a
+function is called as often on both sides and the tracer is the same
+(a kernel and a patch of it). Code that ftrace cannot see (entry code,
+notrace, user space) is in the row's delta but not in the sum.
 
-  -k, --kernel IMAGE      the base kernel (a bzImage, or as kbench vm)
+  -k, --kernel IMAGE      the base kernel (a bzImage, a kernel tree,
+                          debian-6.1, ... as kbench vm takes)
       --vs-kernel IMAGE   the candidate kernel
-  -t, --test PROG:ROW     the row ({program} only)
-      --profile PATH      a base profile written by --keep: its
-                          profile.json, or its directory (the traces
-                          read again)
-      --vs-profile PATH   the candidate's
-      --keep DIR          keep each side's trace and profile in DIR/base
-                          and DIR/cand
-      --json FILE         the difference as JSON ('-': stdout)
+  -t, --test TEST         {program} (every row below, the default) or
+                          {program}:ROW[,ROW]...; rows:
+                          {rows}
+      --profile PATH      a base profile kept by --keep: DIR/base/ROW
+                          (the traces read again) or its profile.json
+      --vs-profile PATH   the candidate's (DIR/cand/ROW)
+      --keep DIR          keep the traces and profiles in DIR/base/ROW
+                          and DIR/cand/ROW
+      --json FILE         the differences as JSON ('-': stdout)
   -h, --help              this help
 
-Exit status: 0 the table is printed; 1 a boot or the guest's run
+Exit status: 0 the tables are printed; 1 a boot or the guest's run
 failed; 2 bad usage; 3 a missing host package; 4 the kernel has no
 function_graph tracer.
 """
@@ -413,27 +416,31 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
 
 # ---- the guest --------------------------------------------------------------
 
-def row_args(row: str, samples: int) -> List[str]:
-    return ["-t", row, "-i", str(samples), "-w", "0", "-b", str(BATCH)]
+def row_args(rows: Sequence[str], samples: int) -> List[str]:
+    return ["-t", ",".join(rows), "-i", str(samples), "-w", "0", "-b",
+            str(BATCH)]
 
 
-def guest_command(row: str, out: str) -> str:
-    """The guest's shell command: SHORT and LONG traced, then once
-    untraced with its JSON."""
+def guest_command(rows: Sequence[str], out: str) -> str:
+    """The guest's shell command: for each row, SHORT and LONG samples
+    traced, then once untraced with its JSON, each in out/ROW."""
     prog = os.path.join(paths.TOP, PROGRAM, PROGRAM)
     script = paths.script("scripts/guest/where_guest.sh")
+    steps = []
+    for row in rows:
+        d = os.path.join(out, row)
+        for name, samples in (("short", SHORT), ("long", LONG)):
+            steps.append(" ".join(shlex.quote(w) for w in [
+                script, os.path.join(d, name), prog,
+                *row_args([row], samples)]))
+        steps.append(" ".join(shlex.quote(w) for w in [
+            prog, *row_args([row], LONG - SHORT), "--json",
+            os.path.join(d, "row.json")]) +
+            f" >{shlex.quote(os.path.join(d, 'row.log'))} 2>&1")
+    return " && ".join(steps)
 
-    def traced(name: str, samples: int) -> str:
-        return " ".join(shlex.quote(w) for w in [
-            script, os.path.join(out, name), prog, *row_args(row, samples)])
-    plain = " ".join(shlex.quote(w) for w in [
-        prog, *row_args(row, LONG - SHORT), "--json",
-        os.path.join(out, "row.json")])
-    return (f"{traced('short', SHORT)} && {traced('long', LONG)} && "
-            f"{plain} >{shlex.quote(os.path.join(out, 'row.log'))} 2>&1")
 
-
-def vng_command(image: str, row: str, out: str,
+def vng_command(image: str, rows: Sequence[str], out: str,
                 icount: policy.Icount) -> List[str]:
     cmd = ["vng", "--run", image, "--user", "root", "--cwd", paths.TOP,
            "--memory", "2G", "--force-9p", "--disable-kvm",
@@ -442,7 +449,7 @@ def vng_command(image: str, row: str, out: str,
            "--cpus", "1", f"--rwdir={out}"]
     for a in icount.appends:
         cmd += ["--append", a]
-    return cmd + ["--exec", guest_command(row, out)]
+    return cmd + ["--exec", guest_command(rows, out)]
 
 
 def row_figure(path: str, row: str, shift: int) -> float:
@@ -456,7 +463,8 @@ def row_figure(path: str, row: str, shift: int) -> float:
 
 
 def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
-    """The profile of one side from the guest's files in out."""
+    """The profile of one row of one side from the guest's files in
+    out (out/ROW when booted)."""
     profs = []
     for name in ("short", "long"):
         path = os.path.join(out, name, "trace.txt")
@@ -469,15 +477,17 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
                       side.functions, side.atypical, shift)
 
 
-def profile(prog: str, image: str, row: str, out: str,
-            icount: policy.Icount) -> RowProfile:
-    """Boot image once and profile the row; out keeps the files."""
-    for name in ("short", "long"):
-        os.makedirs(os.path.join(out, name), exist_ok=True)
+def profile(prog: str, image: str, rows: Sequence[str], out: str,
+            icount: policy.Icount) -> List[RowProfile]:
+    """Boot image once and profile the rows; out keeps the files
+    (out/ROW/profile.json, out/vng.log)."""
+    for row in rows:
+        for name in ("short", "long"):
+            os.makedirs(os.path.join(out, row, name), exist_ok=True)
     env = vng.path_env(vng.ensure(prog))
     log = os.path.join(out, "vng.log")
     msg(prog, f"booting {image} (exact mode, function_graph)")
-    status = proc.run(vng_command(image, row, out, icount), log=log,
+    status = proc.run(vng_command(image, rows, out, icount), log=log,
                       env=env, timeout=BOOT_TIMEOUT_S)
     if status == cli.EXIT_SKIP:
         raise cli.Failure(f"{image}: no function_graph tracer",
@@ -485,18 +495,36 @@ def profile(prog: str, image: str, row: str, out: str,
     if status != 0:
         raise cli.Failure(f"{image}: the guest's run failed (status "
                           f"{status}; log: {log})")
-    side = read_side(out, image, row, icount.shift)
-    with cli.writing(os.path.join(out, "profile.json")):
-        results.write_json(os.path.join(out, "profile.json"),
-                           side.to_json())
-    return side
+    sides = []
+    for row in rows:
+        side = read_side(os.path.join(out, row), image, row, icount.shift)
+        path = os.path.join(out, row, "profile.json")
+        with cli.writing(path):
+            results.write_json(path, side.to_json())
+        sides.append(side)
+    return sides
 
 
 # ---- command line -----------------------------------------------------------
 
+def rows_of(test: str) -> List[str]:
+    """-t's rows: syscall_overhead[:ROW[,ROW]...]; cli.Error otherwise."""
+    prog, colon, rows = test.partition(":")
+    names = rows.split(",") if colon else list(ROW_SYSCALLS)
+    bad = [r for r in names if r not in ROW_SYSCALLS]
+    if prog != PROGRAM or bad:
+        raise cli.Error(f"-t takes {PROGRAM}, or {PROGRAM}:ROW[,ROW]... "
+                        f"of the rows where knows ({', '.join(ROW_SYSCALLS)})"
+                        f": '{test}'")
+    return list(dict.fromkeys(names))
+
+
 def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap = cli.UsageParser(prog=prog, help_text=HELP.format(
-        prog=prog, short=SHORT, long=LONG, batch=BATCH, program=PROGRAM))
+        prog=prog, short=SHORT, long=LONG, batch=BATCH, program=PROGRAM,
+        rows=textwrap.fill(", ".join(ROW_SYSCALLS), 78,
+                           initial_indent=" " * 26,
+                           subsequent_indent=" " * 26).lstrip()))
     ap.add_argument("-k", "--kernel")
     ap.add_argument("--vs-kernel")
     ap.add_argument("-t", "--test")
@@ -515,25 +543,22 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     if boots:
         if a.kernel is None or a.vs_kernel is None:
             ap.error("--kernel needs --vs-kernel, and the other way round")
-        if a.test is None:
-            ap.error("--kernel needs -t syscall_overhead:ROW")
-        test, _, row = a.test.partition(":")
-        if test != PROGRAM or row not in ROW_SYSCALLS:
-            ap.error(f"-t must name one row of {PROGRAM} that where "
-                     f"knows ({', '.join(ROW_SYSCALLS)}): '{a.test}'")
+        try:
+            a.rows = rows_of(a.test or PROGRAM)
+        except cli.Error as e:
+            ap.error(str(e))
     return a
 
 
 def boot_both(prog: str, a: argparse.Namespace, work: str
-              ) -> Tuple[RowProfile, RowProfile]:
+              ) -> List[Tuple[RowProfile, RowProfile]]:
     icount = policy.icount()
-    row = a.test.partition(":")[2]
     sides = []
     for name, kernel in (("base", a.kernel), ("cand", a.vs_kernel)):
         image = images.resolve(arch.X86_64, kernel, prog)
-        sides.append(profile(prog, image.boot, row,
+        sides.append(profile(prog, image.boot, a.rows,
                              os.path.join(work, name), icount))
-    return sides[0], sides[1]
+    return list(zip(sides[0], sides[1]))
 
 
 @cli.task(errors=(results.ResultError,))
@@ -542,15 +567,16 @@ def main(argv: Sequence[str], prog: str) -> int:
 
     def body() -> int:
         if a.profile is not None:
-            base, cand = load_profile(a.profile), load_profile(a.vs_profile)
+            pairs = [(load_profile(a.profile), load_profile(a.vs_profile))]
         elif a.keep is not None:
-            base, cand = boot_both(prog, a, a.keep)
+            pairs = boot_both(prog, a, a.keep)
         else:
             with tempfile.TemporaryDirectory(prefix="kbench-where-") as d:
-                base, cand = boot_both(prog, a, d)
-        print(format_table(base, cand), end="")
+                pairs = boot_both(prog, a, d)
+        print("\n".join(format_table(b, c) for b, c in pairs), end="")
         if a.json is not None:
-            text = json.dumps(diff_json(base, cand), indent=1) + "\n"
+            text = json.dumps({"rows": [diff_json(b, c) for b, c in pairs]},
+                              indent=1) + "\n"
             if a.json == "-":
                 print(text, end="")
             else:
