@@ -228,6 +228,39 @@ class Profiles(unittest.TestCase):
         self.assertEqual(301.0, back.row_insn)
 
 
+class Expect(unittest.TestCase):
+    def pair(self, delta: float, row_delta: float
+             ) -> Tuple[where.RowProfile, where.RowProfile]:
+        base = {"f": where.Func(10.0, 1.0), "g": where.Func(5.0, 1.0)}
+        cand = {"f": where.Func(10.0 + delta, 1.0), "g": where.Func(5.0, 1.0)}
+        return (where.RowProfile("r", "a", 300.0, base),
+                where.RowProfile("r", "b", 300.0 + row_delta, cand))
+
+    def test_parse(self) -> None:
+        self.assertEqual(("__x64_sys_getsid", 5.0),
+                         where.parse_expect("__x64_sys_getsid:+5"))
+        self.assertEqual(("a:b", -1.5), where.parse_expect("a:b:-1.5"))
+        for bad in ("f", ":1", "f:x", "f:"):
+            with self.subTest(bad=bad), self.assertRaises(cli.Error):
+                where.parse_expect(bad)
+
+    def test_met(self) -> None:
+        self.assertEqual([], where.unmet([self.pair(5.0, 5.0)], {"f": 5.0}))
+        self.assertEqual([], where.unmet([self.pair(0.0, 0.0)], {}))
+
+    def test_unmet(self) -> None:
+        self.assertEqual(["r: f +4.000, expected +5.000"],
+                         where.unmet([self.pair(4.0, 4.0)], {"f": 5.0}))
+        self.assertEqual(["r: f +5.000, expected no change"],
+                         where.unmet([self.pair(5.0, 5.0)], {}))
+        self.assertEqual(["g: no change, expected +1.000"],
+                         where.unmet([self.pair(5.0, 5.0)],
+                                     {"f": 5.0, "g": 1.0}))
+        problems = where.unmet([self.pair(5.0, 6.0)], {"f": 5.0})
+        self.assertEqual(1, len(problems))
+        self.assertIn("+1.000 unattributed", problems[0])
+
+
 class Kept(unittest.TestCase):
     def test_a_kept_directory_is_read_again(self) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -342,7 +375,8 @@ class Usage(unittest.TestCase):
             ["--kernel", "a", "--vs-kernel", "b", "-t",
              "syscall_overhead:fork"],
             ["--profile", "a"],
-            ["--profile", "a", "--vs-profile", "b", "--kernel", "c"]]
+            ["--profile", "a", "--vs-profile", "b", "--kernel", "c"],
+            ["--profile", "a", "--vs-profile", "b", "--expect", "f"]]
         for argv in cases:
             with self.subTest(argv=argv):
                 rc, err = self.run_main(*argv)

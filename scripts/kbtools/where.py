@@ -92,10 +92,14 @@ notrace, user space) is in the row's delta but not in the sum.
       --keep DIR          keep the traces and profiles in DIR/base/ROW
                           and DIR/cand/ROW
       --json FILE         the differences as JSON ('-': stdout)
+      --expect FUNC:DELTA the change expected (repeatable): exit status
+                          1 unless exactly these functions changed, by
+                          these deltas, and every row's sum is its delta
+                          (for CI: --expect __x64_sys_getsid:+5)
   -h, --help              this help
 
-Exit status: 0 the tables are printed; 1 a boot or the guest's run
-failed; 2 bad usage; 3 a missing host package; 4 the kernel has no
+Exit status: 0 the tables are printed (and --expect is met); 1 a boot or
+the guest's run failed, or --expect is not met; 2 bad usage; 3 a missing host package; 4 the kernel has no
 function_graph tracer.
 """
 
@@ -341,6 +345,13 @@ def tracer_differs(base: Profile, cand: Profile) -> bool:
         abs(cand[f].self_insn - base[f].self_insn) > EPSILON for f in both)
 
 
+def sums_up(chs: Sequence[Change], delta: Optional[float]) -> bool:
+    """The sum of the changes is the row's delta (to 0.01 instruction:
+    the programs print the row's median to 0.01 ns)."""
+    return delta is not None and \
+        abs(delta - total(chs)) <= 0.01 + 1e-6 * abs(delta)
+
+
 def check_sum(chs: Sequence[Change], delta: Optional[float],
               tracer: bool = False) -> str:
     """One line: does the sum account for the row's delta, or how far
@@ -348,7 +359,7 @@ def check_sum(chs: Sequence[Change], delta: Optional[float],
     if delta is None:
         return "the row's own delta is unknown (a profile without row_insn)"
     gap = delta - total(chs)
-    if abs(gap) <= 0.01 + 1e-6 * abs(delta):
+    if sums_up(chs, delta):
         return (f"sum {total(chs):+.3f} = the row's delta {delta:+.3f} "
                 "instructions per operation")
     if tracer:
@@ -412,6 +423,41 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
                 base.functions, cand.functions)),
             "functions": [_change_json(ch) for ch in chs],
             "atypical": {"base": base.atypical, "cand": cand.atypical}}
+
+
+def parse_expect(text: str) -> Tuple[str, float]:
+    """--expect FUNCTION:DELTA; cli.Error when it is not."""
+    name, _, delta = text.rpartition(":")
+    try:
+        if name:
+            return name, float(delta)
+    except ValueError:
+        pass
+    raise cli.Error(f"--expect takes FUNCTION:DELTA (as "
+                    f"__x64_sys_getsid:+5): '{text}'")
+
+
+def unmet(pairs: Sequence[Tuple[RowProfile, RowProfile]],
+          expected: Dict[str, float]) -> List[str]:
+    """What differs from --expect: a function that changed otherwise
+    than expected (or not at all), a row whose sum is not its delta."""
+    problems, seen = [], set()
+    for base, cand in pairs:
+        chs = changes(base.functions, cand.functions)
+        for ch in chs:
+            want = expected.get(ch.name)
+            if want is None or abs(ch.delta - want) > EPSILON:
+                problems.append(f"{base.row}: {ch.name} {ch.delta:+.3f}, "
+                                "expected " + ("no change" if want is None
+                                               else f"{want:+.3f}"))
+            seen.add(ch.name)
+        if not sums_up(chs, row_delta(base, cand)):
+            problems.append(f"{base.row}: " + check_sum(
+                chs, row_delta(base, cand),
+                tracer_differs(base.functions, cand.functions)))
+    problems += [f"{name}: no change, expected {want:+.3f}"
+                 for name, want in expected.items() if name not in seen]
+    return problems
 
 
 # ---- the guest --------------------------------------------------------------
@@ -532,7 +578,12 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--vs-profile")
     ap.add_argument("--keep")
     ap.add_argument("--json")
+    ap.add_argument("--expect", action="append", default=[])
     a = ap.parse_args(list(argv))
+    try:
+        a.expected = dict(parse_expect(e) for e in a.expect)
+    except cli.Error as e:
+        ap.error(str(e))
     boots = a.kernel is not None or a.vs_kernel is not None
     files = a.profile is not None or a.vs_profile is not None
     if boots == files:
@@ -582,5 +633,10 @@ def main(argv: Sequence[str], prog: str) -> int:
             else:
                 with cli.writing(a.json):
                     results.write_text(a.json, text)
+        if a.expect:
+            problems = unmet(pairs, a.expected)
+            for p in problems:
+                msg(prog, f"not as expected: {p}")
+            return cli.EXIT_FAILED if problems else 0
         return 0
     return cli.orchestrate(prog, body)
