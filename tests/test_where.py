@@ -58,6 +58,15 @@ def trace(getsids: int, extra: int = 2857) -> List[str]:
     return lines
 
 
+def guest_files(d: str, getsids: int) -> None:
+    """What where_guest.sh leaves in d: the trace, its log."""
+    with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(trace(getsids)) + "\n")
+    with open(os.path.join(d, "where.log"), "w", encoding="utf-8") as f:
+        f.write("ok 1 getsid\n/sys/kernel/tracing/per_cpu/cpu0/stats:"
+                "overrun: 0\n")
+
+
 def names(tree: where.Tree) -> List[str]:
     return [name for name, _ in tree]
 
@@ -266,9 +275,7 @@ class Kept(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             for name, n in (("short", 200), ("long", 1200)):
                 os.makedirs(os.path.join(d, name))
-                with open(os.path.join(d, name, "trace.txt"), "w",
-                          encoding="utf-8") as f:
-                    f.write("\n".join(trace(n)) + "\n")
+                guest_files(os.path.join(d, name), n)
             with open(os.path.join(d, "profile.json"), "w",
                       encoding="utf-8") as f:
                 json.dump({"row": "syscall_overhead:getsid", "kernel": "k",
@@ -279,6 +286,19 @@ class Kept(unittest.TestCase):
         self.assertEqual(2857.0, side.functions["__x64_sys_getsid"].self_insn)
         self.assertEqual(301.0, side.row_insn)
         self.assertEqual("getsid", fig.call_args[0][1])
+
+    def test_lost_events_are_a_failure(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("short", "long"):
+                os.makedirs(os.path.join(d, name))
+                with open(os.path.join(d, name, "where.log"), "w",
+                          encoding="utf-8") as f:
+                    f.write("/sys/kernel/tracing/per_cpu/cpu0/stats:overrun: "
+                            "12\n/sys/kernel/tracing/per_cpu/cpu0/stats:"
+                            "dropped events: 0\n")
+            with self.assertRaises(cli.Failure) as e:
+                where.read_side(d, "k", "getsid", 0)
+        self.assertIn("lost 12 events", str(e.exception))
 
     def test_a_row_where_cannot_read(self) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -346,9 +366,7 @@ class Guest(unittest.TestCase):
             # What the guest leaves in out/ROW.
             for name, n in (("short", 200), ("long", 1200)):
                 os.makedirs(os.path.join(d, "getsid", name))
-                with open(os.path.join(d, "getsid", name, "trace.txt"), "w",
-                          encoding="utf-8") as f:
-                    f.write("\n".join(trace(n)) + "\n")
+                guest_files(os.path.join(d, "getsid", name), n)
             sides = self.boot(0, d)
             self.assertTrue(os.path.exists(os.path.join(
                 d, "getsid", "profile.json")))

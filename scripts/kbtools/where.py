@@ -508,11 +508,32 @@ def row_figure(path: str, row: str, shift: int) -> float:
     raise cli.Failure(f"{path}: no median of row {row}")
 
 
+# The lines of a buffer's stats that count lost events.
+LOST = re.compile(r"/stats:(?:(?:commit )?overrun|dropped events): *(\d+)")
+
+
+def lost_events(log: str) -> int:
+    """The events the tracer's buffer lost, from where_guest.sh's log
+    (the stats of the CPU's buffer; 0 when they are not there)."""
+    lost = 0
+    with cli.reading(log):
+        with open(log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = LOST.search(line)
+                lost += int(m.group(1)) if m else 0
+    return lost
+
+
 def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
     """The profile of one row of one side from the guest's files in
-    out (out/ROW when booted)."""
+    out (out/ROW when booted); cli.Failure when the tracer lost
+    events."""
     profs = []
     for name in ("short", "long"):
+        lost = lost_events(os.path.join(out, name, "where.log"))
+        if lost:
+            raise cli.Failure(f"{out}/{name}: the tracer's buffer lost "
+                              f"{lost} events")
         path = os.path.join(out, name, "trace.txt")
         with cli.reading(path):
             with open(path, encoding="utf-8", errors="replace") as f:
