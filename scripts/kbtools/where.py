@@ -36,8 +36,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from kbtools import (arch, cli, images, paths, policy, proc, results, stats,
-                     vng)
+from kbtools import (arch, cli, collection, images, paths, policy, proc,
+                     results, stats, vng)
 from kbtools.output import msg
 
 PROGRAM = "syscall_overhead"
@@ -610,9 +610,12 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
 def boot_both(prog: str, a: argparse.Namespace, work: str
               ) -> List[Tuple[RowProfile, RowProfile]]:
     icount = policy.icount()
+    found = [images.resolve(arch.X86_64, k, prog)
+             for k in (a.kernel, a.vs_kernel)]
+    # The guest sees the tree read-only: the program is built here.
+    collection.build([PROGRAM], prog)
     sides = []
-    for name, kernel in (("base", a.kernel), ("cand", a.vs_kernel)):
-        image = images.resolve(arch.X86_64, kernel, prog)
+    for name, image in zip(("base", "cand"), found):
         sides.append(profile(prog, image.boot, a.rows,
                              os.path.join(work, name), icount))
     return list(zip(sides[0], sides[1]))
