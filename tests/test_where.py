@@ -126,7 +126,8 @@ class ParseTrace(unittest.TestCase):
         lines = [opening(0, "x64_sys_call"), leaf(1, "__x64_sys_getpid", 800),
                  closing(0, 2000)]
         trees = where.parse_trace(lines, shift=2)
-        self.assertEqual((("__x64_sys_getpid", 200.0), ("x64_sys_call", 300.0)),
+        self.assertEqual((("__x64_sys_getpid", 200.0),
+                          ("x64_sys_call", 300.0)),
                          trees["getpid"][0])
 
 
@@ -329,7 +330,8 @@ class Guest(unittest.TestCase):
         self.assertEqual(list(where.ROW_SYSCALLS),
                          where.rows_of("syscall_overhead"))
         self.assertEqual(["getsid", "getpid"],
-                         where.rows_of("syscall_overhead:getsid,getpid,getsid"))
+                         where.rows_of(
+                             "syscall_overhead:getsid,getpid,getsid"))
         for bad in ("pmqtest", "syscall_overhead:fork", "syscall_overhead:",
                     "syscall_overhead:getsid,"):
             with self.subTest(test=bad), self.assertRaises(cli.Error):

@@ -99,8 +99,9 @@ notrace, user space) is in the row's delta but not in the sum.
   -h, --help              this help
 
 Exit status: 0 the tables are printed (and --expect is met); 1 a boot or
-the guest's run failed, or --expect is not met; 2 bad usage; 3 a missing host package; 4 the kernel has no
-function_graph tracer.
+the guest's run failed, the tracer lost events, or --expect is not met;
+2 bad usage; 3 a missing host package; 4 the kernel has no function_graph
+tracer.
 """
 
 
@@ -163,8 +164,9 @@ def parse_trace(lines: Iterable[str], shift: int = 0,
                 syscalls: Optional[Sequence[str]] = None) -> Trees:
     """The graphs of the system calls in a function_graph trace whose
     graphs start at ROOT (calling __x64_sys_NAME or __do_sys_NAME), those
-    of syscalls only when given; each call's self instructions (its duration less
-    its children's). One virtual ns is 2^-shift instructions."""
+    of syscalls only when given; each call's self instructions (its
+    duration less its children's). One virtual ns is 2^-shift
+    instructions."""
     r = _Reader(None if syscalls is None else set(syscalls))
     scale = 1.0 / (1 << shift)
     for line in lines:
