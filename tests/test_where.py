@@ -122,6 +122,13 @@ class ParseTrace(unittest.TestCase):
         self.assertEqual([(("__do_sys_getpid", 900.0),
                            ("x64_sys_call", 1100.0))], trees["getpid"])
 
+    def test_a_comment_is_no_call(self) -> None:
+        lines = syscall("getsid", 7, [])
+        lines.insert(1, " 0)               |  /* a marker */")
+        trees = where.parse_trace(lines)
+        self.assertEqual([(("__x64_sys_getsid", 7.0),
+                           ("x64_sys_call", 1496.0))], trees["getsid"])
+
     def test_shift_scales_to_instructions(self) -> None:
         lines = [opening(0, "x64_sys_call"), leaf(1, "__x64_sys_getpid", 800),
                  closing(0, 2000)]

@@ -1,28 +1,32 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Where the instructions went: a per-function difference of one row
-between two kernels, in exact mode.
+"""Where the instructions went: a per-function difference of the rows of
+syscall_overhead between two kernels, in exact mode.
 
 Each kernel boots once under QEMU's instruction counter (one virtual ns
 per guest instruction). Inside, scripts/guest/where_guest.sh records
 ftrace's function_graph tracer, limited to the program's process and to
-the graph of x64_sys_call (every system call), while the row runs
-SHORT and then LONG samples; the row also runs once untraced. A
-function's self count is its duration less its children's: the
-instructions it ran itself, the tracer's per-call cost included. The
-profile of one operation is (LONG - SHORT) / operations: what the
-program does once (exec, setup, its output) cancels.
+the graph of x64_sys_call (every system call), while each row runs
+SHORT and then LONG samples; each row also runs once untraced. A call's
+self count is its duration less its children's: the instructions it
+ran itself, the tracer's per-call cost included. How often each system
+call runs per operation is (LONG - SHORT) / operations: what the
+program does once (exec, setup, its output) cancels. What it runs is
+its typical path (the most common sequence of calls), each call the
+median over the graphs that took it: interrupts and preemptions stay
+out.
 
 Between two kernels the tracer's per-call cost cancels for every
-function called as often on both sides; the table says where the number
-of calls changed. The sum of the changes is checked against the row's
-own delta, measured untraced in the same boots. What the tracer cannot
-see is not in the table: the entry code (noinstr), functions marked
-notrace, inlined functions (their instructions are their caller's) and
-user space. Their share is the difference between the row's delta and
-the sum.
+function called as often on both sides, as long as the tracer is the
+same (a kernel and a patch of it); the table says where the number of
+calls changed, and when every function moved (another tracer). The sum
+of the changes is checked against the row's own delta, measured
+untraced in the same boots. What the tracer cannot see is not in the
+table: the entry code (noinstr), functions marked notrace, user space,
+the paths off the typical one; inlined functions count as their
+caller's. docs/where.md has the measurements.
 
-    kbench where --kernel BASE --vs-kernel CAND -t syscall_overhead:ROW
-    kbench where --profile A.json --vs-profile B.json
+    kbench where --kernel BASE --vs-kernel CAND [-t syscall_overhead:ROW]
+    kbench where --profile DIR/base/ROW --vs-profile DIR/cand/ROW
 """
 
 import argparse
@@ -42,8 +46,8 @@ from kbtools.output import msg
 
 PROGRAM = "syscall_overhead"
 # The rows where can profile, and the system calls of one operation: a
-# trace keeps the calls of these only (and what interrupts them). The
-# process-creation rows are not here: their children are other tasks.
+# trace keeps the graphs of these only. The process-creation rows are not
+# here: their children are other tasks, which the pid filter leaves out.
 ROW_SYSCALLS: Dict[str, Tuple[str, ...]] = {
     "getpid": ("getpid",), "getppid": ("getppid",),
     "getpgid_self": ("getpgid",), "getpgid_0": ("getpgid",),
@@ -108,7 +112,8 @@ tracer.
 # ---- the trace --------------------------------------------------------------
 
 # " 0)   0.724 us    |    name();", " 0)               |  name() {",
-# " 0)   5.061 us    |    }". IRQ arrows and comments do not match.
+# " 0)   5.061 us    |    }". IRQ arrows do not match; comments are
+# left out.
 # The calls nest by two spaces a level (the first at two).
 LINE = re.compile(r"^\s*\d+\)\s+(?:(\d+)\.(\d{3}) us\s+)?\| ( *)(\S.*?)\s*$")
 
@@ -179,6 +184,8 @@ def parse_trace(lines: Iterable[str], shift: int = 0,
         name = text.removesuffix("{").removesuffix(";").strip() \
             .removesuffix("()")
         closing = text.startswith("}")
+        if not (closing or text.endswith("{") or text.endswith(");")):
+            continue    # a comment (/* ... */)
         # A call whose end the trace lost (its task switched away)
         # leaves the stack deeper than the line: the line is right.
         del r.stack[depth + 1 if closing else depth:]
@@ -187,7 +194,7 @@ def parse_trace(lines: Iterable[str], shift: int = 0,
         if text.endswith("{"):
             r.stack.append((name, [0.0]))
             continue
-        if dur is None or not (closing or text.endswith(");")):
+        if dur is None:
             continue
         if closing:
             if len(r.stack) != depth + 1:
