@@ -49,6 +49,9 @@ TASKS: Dict[str, Task] = {
     "bisect-demo": Task("the end-to-end check of bisect: two series of "
                         "commits on the test kernel's tree, each bisected "
                         "(scripts/bisect_demo.sh)", main="bisect_demo.main"),
+    "where": Task("which functions a row's instructions went to, one "
+                  "kernel against another, in exact mode (ftrace "
+                  "function_graph under icount)", main="where.main"),
     "compare": Task("verdicts per row of candidate runs against a base "
                     "(scripts/compare.py)", main="compare.main"),
     "report": Task("an HTML report of runs, with plots "

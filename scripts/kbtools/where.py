@@ -1,0 +1,660 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where the instructions went: a per-function difference of the rows of
+syscall_overhead between two kernels, in exact mode.
+
+Each kernel boots once under QEMU's instruction counter (one virtual ns
+per guest instruction). Inside, scripts/guest/where_guest.sh records
+ftrace's function_graph tracer, limited to the program's process and to
+the graph of x64_sys_call (every system call), while each row runs
+SHORT and then LONG samples; each row also runs once untraced. A call's
+self count is its duration less its children's: the instructions it
+ran itself, the tracer's per-call cost included. How often each system
+call runs per operation is (LONG - SHORT) / operations: what the
+program does once (exec, setup, its output) cancels. What it runs is
+its typical path (the most common sequence of calls), each call the
+median over the graphs that took it: interrupts and preemptions stay
+out.
+
+Between two kernels the tracer's per-call cost cancels for every
+function called as often on both sides, as long as the tracer is the
+same (a kernel and a patch of it); the table says where the number of
+calls changed, and when every function moved (another tracer). The sum
+of the changes is checked against the row's own delta, measured
+untraced in the same boots. What the tracer cannot see is not in the
+table: the entry code (noinstr), functions marked notrace, user space,
+the paths off the typical one; inlined functions count as their
+caller's. docs/where.md has the measurements.
+
+    kbench where --kernel BASE --vs-kernel CAND [-t syscall_overhead:ROW]
+    kbench where --profile DIR/base/ROW --vs-profile DIR/cand/ROW
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import tempfile
+import textwrap
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from kbtools import (arch, cli, collection, images, paths, policy, proc,
+                     results, stats, vng)
+from kbtools.output import msg
+
+PROGRAM = "syscall_overhead"
+# The rows where can profile, and the system calls of one operation: a
+# trace keeps the graphs of these only. The process-creation rows are not
+# here: their children are other tasks, which the pid filter leaves out.
+ROW_SYSCALLS: Dict[str, Tuple[str, ...]] = {
+    "getpid": ("getpid",), "getppid": ("getppid",),
+    "getpgid_self": ("getpgid",), "getpgid_0": ("getpgid",),
+    "getsid": ("getsid",), "msgget_ctl": ("msgget", "msgctl"),
+    "msgsnd_rcv": ("msgsnd", "msgrcv"), "shmget_ctl": ("shmget", "shmctl"),
+    "shmat_ctl": ("shmat", "shmdt"),
+}
+# The root of every system call's graph (where_guest.sh's
+# set_graph_function), and the prefixes of the call it makes: the
+# wrapper of a system call with arguments, the body of one without
+# (6.1's getpid).
+ROOT = "x64_sys_call"
+SYSCALL_PREFIXES = ("__x64_sys_", "__do_sys_")
+BATCH = 100
+SHORT, LONG = 2, 12
+# A change smaller than this (instructions per operation) is rounding.
+EPSILON = 0.0005
+BOOT_TIMEOUT_S = 900
+
+HELP = """\
+Usage: {prog} --kernel BASE --vs-kernel CAND [-t TEST] [--keep DIR]
+           [--json FILE]
+       {prog} --profile BASE --vs-profile CAND [--json FILE]
+Where did a row's instructions go: for each row, the functions whose
+self instructions per operation changed from BASE to CAND, largest
+first, with their sum checked against the row's own delta.
+
+Each kernel boots once in exact mode (QEMU -icount, one CPU). For each
+row, ftrace's function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER)
+records the row's system calls over {short} and then {long} samples of
+{batch} operations, and the row runs once untraced for its delta. Self
+instructions include the tracer's per-call cost, which cancels where a
+function is called as often on both sides and the tracer is the same
+(a kernel and a patch of it). Code that ftrace cannot see (entry code,
+notrace, user space) is in the row's delta but not in the sum.
+
+  -k, --kernel IMAGE      the base kernel (a bzImage, a kernel tree,
+                          debian-6.1, ... as kbench vm takes)
+      --vs-kernel IMAGE   the candidate kernel
+  -t, --test TEST         {program} (every row below, the default) or
+                          {program}:ROW[,ROW]...; rows:
+                          {rows}
+      --profile PATH      a base profile kept by --keep: DIR/base/ROW
+                          (the traces read again) or its profile.json
+      --vs-profile PATH   the candidate's (DIR/cand/ROW)
+      --keep DIR          keep the traces and profiles in DIR/base/ROW
+                          and DIR/cand/ROW
+      --json FILE         the differences as JSON ('-': stdout)
+      --expect FUNC:DELTA the change expected (repeatable): exit status
+                          1 unless exactly these functions changed, by
+                          these deltas, and every row's sum is its delta
+                          (for CI: --expect __x64_sys_getsid:+5)
+  -h, --help              this help
+
+Exit status: 0 the tables are printed (and --expect is met); 1 a boot or
+the guest's run failed, the tracer lost events, or --expect is not met;
+2 bad usage; 3 a missing host package; 4 the kernel has no function_graph
+tracer.
+"""
+
+
+# ---- the trace --------------------------------------------------------------
+
+# " 0)   0.724 us    |    name();", " 0)               |  name() {",
+# " 0)   5.061 us    |    }". IRQ arrows do not match; comments are
+# left out.
+# The calls nest by two spaces a level (the first at two).
+LINE = re.compile(r"^\s*\d+\)\s+(?:(\d+)\.(\d{3}) us\s+)?\| ( *)(\S.*?)\s*$")
+
+
+@dataclass
+class Func:
+    """A function's self instructions and calls per operation."""
+    self_insn: float = 0.0
+    calls: float = 0.0
+
+
+Profile = Dict[str, Func]
+# One system call's graph: (function, self instructions) of each call,
+# in the order the calls ended.
+Tree = Tuple[Tuple[str, float], ...]
+# The graphs of each system call (by NAME) in a trace.
+Trees = Dict[str, List[Tree]]
+
+
+class _Reader:
+    """parse_trace's state: the open calls, the graph being read."""
+
+    def __init__(self, wanted: Optional[Set[str]]):
+        self.wanted = wanted
+        # The open calls: name, and the instructions of its children.
+        self.stack: List[Tuple[str, List[float]]] = []
+        self.calls: List[Tuple[str, float]] = []
+        self.syscall: Optional[str] = None
+        self.in_root = False
+        self.trees: Trees = {}
+
+    def start(self, depth: int, name: str) -> None:
+        """A call starts (or a leaf): the top of a graph, or its first
+        system call, says which graph."""
+        if depth == 0:
+            self.in_root, self.syscall, self.calls = name == ROOT, None, []
+        elif self.in_root and self.syscall is None and depth == 1:
+            for prefix in SYSCALL_PREFIXES:
+                if name.startswith(prefix):
+                    self.syscall = name.removeprefix(prefix)
+
+    def end(self, depth: int, name: str, self_insn: float) -> None:
+        self.calls.append((name, self_insn))
+        if depth == 0 and self.in_root and self.syscall is not None and \
+                (self.wanted is None or self.syscall in self.wanted):
+            self.trees.setdefault(self.syscall, []).append(
+                tuple(self.calls))
+        if depth == 0:
+            self.in_root = False
+
+
+def parse_trace(lines: Iterable[str], shift: int = 0,
+                syscalls: Optional[Sequence[str]] = None) -> Trees:
+    """The graphs of the system calls in a function_graph trace whose
+    graphs start at ROOT (calling __x64_sys_NAME or __do_sys_NAME), those
+    of syscalls only when given; each call's self instructions (its
+    duration less its children's). One virtual ns is 2^-shift
+    instructions."""
+    r = _Reader(None if syscalls is None else set(syscalls))
+    scale = 1.0 / (1 << shift)
+    for line in lines:
+        m = LINE.match(line)
+        if not m:
+            continue
+        depth, text = len(m.group(3)) // 2, m.group(4)
+        dur = (int(m.group(1)) * 1000 + int(m.group(2))) * scale \
+            if m.group(1) is not None else None
+        name = text.removesuffix("{").removesuffix(";").strip() \
+            .removesuffix("()")
+        closing = text.startswith("}")
+        if not (closing or text.endswith("{") or text.endswith(");")):
+            continue    # a comment (/* ... */)
+        # A call whose end the trace lost (its task switched away)
+        # leaves the stack deeper than the line: the line is right.
+        del r.stack[depth + 1 if closing else depth:]
+        if not closing:
+            r.start(depth, name)
+        if text.endswith("{"):
+            r.stack.append((name, [0.0]))
+            continue
+        if dur is None:
+            continue
+        if closing:
+            if len(r.stack) != depth + 1:
+                continue    # the end of a call opened before the trace
+            name, children = r.stack.pop()
+            r.end(depth, name, dur - children[0])
+        else:
+            r.end(depth, name, dur)
+        if r.stack:
+            r.stack[-1][1][0] += dur
+    return r.trees
+
+
+def shape(tree: Tree) -> Tuple[str, ...]:
+    return tuple(name for name, _ in tree)
+
+
+def typical(trees: Sequence[Tree]) -> Tuple[List[Tree], float]:
+    """The graphs that took the most common path (the same calls in the
+    same order), and the share of the others: calls an interrupt, a
+    preemption or a slow path made different."""
+    counts = Counter(shape(t) for t in trees)
+    common = counts.most_common(1)[0][0]
+    same = [t for t in trees if shape(t) == common]
+    return same, 1.0 - len(same) / len(trees)
+
+
+@dataclass
+class SideProfile:
+    """One operation's functions on the typical path of each of its
+    system calls, and the share of each system call's graphs that took
+    another path."""
+    functions: Profile
+    atypical: Dict[str, float]
+
+
+def per_operation(short: Trees, long: Trees, ops: int) -> SideProfile:
+    """One operation's profile. How often each system call runs per
+    operation comes from the difference of the two runs ((long - short)
+    / ops: what the program does once cancels); what each one runs from
+    its typical path in the long run, each call's self instructions the
+    median over the graphs that took it. The median leaves out the
+    calls that an interrupt made longer: under icount its instructions
+    land in the self count of whichever function was running."""
+    out: Profile = {}
+    atypical: Dict[str, float] = {}
+    for syscall in sorted(long):
+        n = round((len(long[syscall]) - len(short.get(syscall, []))) / ops)
+        if n <= 0:
+            continue
+        same, atypical[syscall] = typical(long[syscall])
+        for i, (name, _) in enumerate(same[0]):
+            f = out.setdefault(name, Func())
+            f.self_insn += stats.median(t[i][1] for t in same) * n
+            f.calls += n
+    return SideProfile(out, atypical)
+
+
+# ---- profiles on disk ------------------------------------------------------
+
+@dataclass
+class RowProfile:
+    """One side: the row, its untraced figure, its functions, the share
+    of each system call's graphs off the typical path."""
+    row: str
+    kernel: str
+    row_insn: Optional[float]
+    functions: Profile = field(default_factory=dict)
+    atypical: Dict[str, float] = field(default_factory=dict)
+    shift: int = 0
+
+    def to_json(self) -> results.Json:
+        return {"row": self.row, "kernel": self.kernel,
+                "icount_shift": self.shift, "row_insn": self.row_insn,
+                "functions": {k: {"self_insn": round(f.self_insn, 6),
+                                  "calls": round(f.calls, 6)}
+                              for k, f in sorted(self.functions.items())},
+                "atypical": {k: round(v, 6)
+                             for k, v in sorted(self.atypical.items())}}
+
+
+def load_profile(path: str) -> RowProfile:
+    """A profile.json, or a side's directory kept by --keep (its traces
+    read again: a newer kbench reads them its way); cli.Error when it
+    is none."""
+    if os.path.isdir(path):
+        kept = load_profile(os.path.join(path, "profile.json"))
+        test, _, row = kept.row.partition(":")
+        if test != PROGRAM or row not in ROW_SYSCALLS:
+            raise cli.Error(f"{path}: a profile of {kept.row}, which where "
+                            "cannot read")
+        return read_side(path, kept.kernel, row, kept.shift)
+    with cli.reading(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    try:
+        doc = json.loads(text)
+        funcs = {str(k): Func(float(v["self_insn"]), float(v["calls"]))
+                 for k, v in doc["functions"].items()}
+        row_insn = doc.get("row_insn")
+        atypical = {str(k): float(v)
+                    for k, v in doc.get("atypical", {}).items()}
+        return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
+                          None if row_insn is None else float(row_insn),
+                          funcs, atypical, int(doc.get("icount_shift", 0)))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
+
+
+# ---- the difference ---------------------------------------------------------
+
+@dataclass
+class Change:
+    name: str
+    base: float
+    cand: float
+    calls_base: float
+    calls_cand: float
+
+    @property
+    def delta(self) -> float:
+        return self.cand - self.base
+
+    @property
+    def calls_changed(self) -> bool:
+        return abs(self.calls_cand - self.calls_base) > EPSILON
+
+
+def changes(base: Profile, cand: Profile) -> List[Change]:
+    """The functions whose self instructions per operation changed,
+    largest change first (then by name)."""
+    out = []
+    for name in set(base) | set(cand):
+        b, c = base.get(name, Func()), cand.get(name, Func())
+        ch = Change(name, b.self_insn, c.self_insn, b.calls, c.calls)
+        if abs(ch.delta) > EPSILON or ch.calls_changed:
+            out.append(ch)
+    return sorted(out, key=lambda ch: (-abs(ch.delta), ch.name))
+
+
+def row_delta(base: RowProfile, cand: RowProfile) -> Optional[float]:
+    if base.row_insn is None or cand.row_insn is None:
+        return None
+    return cand.row_insn - base.row_insn
+
+
+def total(chs: Sequence[Change]) -> float:
+    return sum(ch.delta for ch in chs)
+
+
+def tracer_differs(base: Profile, cand: Profile) -> bool:
+    """Every function on both paths changed: the mark of a tracer whose
+    own per-call cost differs between the kernels (ftrace is part of
+    each: 6.1 against 6.12 moved every call by 68 or more)."""
+    both = set(base) & set(cand)
+    return bool(both) and all(
+        abs(cand[f].self_insn - base[f].self_insn) > EPSILON for f in both)
+
+
+def sums_up(chs: Sequence[Change], delta: Optional[float]) -> bool:
+    """The sum of the changes is the row's delta (to 0.01 instruction:
+    the programs print the row's median to 0.01 ns)."""
+    return delta is not None and \
+        abs(delta - total(chs)) <= 0.01 + 1e-6 * abs(delta)
+
+
+def check_sum(chs: Sequence[Change], delta: Optional[float],
+              tracer: bool = False) -> str:
+    """One line: does the sum account for the row's delta, or how far
+    apart they are and why (tracer: tracer_differs())."""
+    if delta is None:
+        return "the row's own delta is unknown (a profile without row_insn)"
+    gap = delta - total(chs)
+    if sums_up(chs, delta):
+        return (f"sum {total(chs):+.3f} = the row's delta {delta:+.3f} "
+                "instructions per operation")
+    if tracer:
+        why = ("every function on the path moved: the tracer's own "
+               "per-call cost differs between these kernels, and the "
+               "table is not exact; it is between a kernel and a patch "
+               "of it that leaves the tracing code alone")
+    elif any(ch.calls_changed for ch in chs):
+        why = "call counts changed: the tracer's per-call cost is in the sum"
+    else:
+        why = ("the rest ran where ftrace cannot see: entry code, notrace "
+               "functions and what is inlined into them, user space; or "
+               "off the typical path")
+    return (f"sum {total(chs):+.3f} against the row's delta "
+            f"{delta:+.3f}: {gap:+.3f} unattributed ({why})")
+
+
+def _atypical(side: RowProfile) -> str:
+    return ", ".join(f"{k} {v:.1%}"
+                     for k, v in side.atypical.items()) or "-"
+
+
+def format_table(base: RowProfile, cand: RowProfile) -> str:
+    """The functions on the row's typical path whose self instructions
+    changed, largest first, their sum and its check."""
+    chs = changes(base.functions, cand.functions)
+    lines = [f"where: {base.row}, self instructions per operation "
+             "(the tracer's per-call cost included)",
+             f"  base {base.kernel}", f"  cand {cand.kernel}"]
+    if not chs:
+        lines.append("  no function on the row's path changed")
+    else:
+        width = max(len(ch.name) for ch in chs)
+        lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
+                     f"{'delta':>10}  calls")
+        for ch in chs:
+            calls = (f"{ch.calls_base:g} -> {ch.calls_cand:g}"
+                     if ch.calls_changed else f"{ch.calls_cand:g}")
+            lines.append(f"  {ch.name:<{width}} {ch.base:12.3f} "
+                         f"{ch.cand:12.3f} {ch.delta:+10.3f}  {calls}")
+    lines.append("  " + check_sum(chs, row_delta(base, cand), tracer_differs(
+        base.functions, cand.functions)))
+    lines.append(f"  off the typical path (interrupted, preempted; left "
+                 f"out): base {_atypical(base)}; cand {_atypical(cand)}")
+    return "\n".join(lines) + "\n"
+
+
+def _change_json(ch: Change) -> results.Json:
+    return {"name": ch.name, "base": round(ch.base, 6),
+            "cand": round(ch.cand, 6), "delta": round(ch.delta, 6),
+            "calls_base": round(ch.calls_base, 6),
+            "calls_cand": round(ch.calls_cand, 6)}
+
+
+def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
+    chs = changes(base.functions, cand.functions)
+    return {"row": base.row, "base": base.kernel, "cand": cand.kernel,
+            "row_delta": row_delta(base, cand),
+            "sum": round(total(chs), 6),
+            "check": check_sum(chs, row_delta(base, cand), tracer_differs(
+                base.functions, cand.functions)),
+            "functions": [_change_json(ch) for ch in chs],
+            "atypical": {"base": base.atypical, "cand": cand.atypical}}
+
+
+def parse_expect(text: str) -> Tuple[str, float]:
+    """--expect FUNCTION:DELTA; cli.Error when it is not."""
+    name, _, delta = text.rpartition(":")
+    try:
+        if name:
+            return name, float(delta)
+    except ValueError:
+        pass
+    raise cli.Error(f"--expect takes FUNCTION:DELTA (as "
+                    f"__x64_sys_getsid:+5): '{text}'")
+
+
+def unmet(pairs: Sequence[Tuple[RowProfile, RowProfile]],
+          expected: Dict[str, float]) -> List[str]:
+    """What differs from --expect: a function that changed otherwise
+    than expected (or not at all), a row whose sum is not its delta."""
+    problems, seen = [], set()
+    for base, cand in pairs:
+        chs = changes(base.functions, cand.functions)
+        for ch in chs:
+            want = expected.get(ch.name)
+            if want is None or abs(ch.delta - want) > EPSILON:
+                problems.append(f"{base.row}: {ch.name} {ch.delta:+.3f}, "
+                                "expected " + ("no change" if want is None
+                                               else f"{want:+.3f}"))
+            seen.add(ch.name)
+        if not sums_up(chs, row_delta(base, cand)):
+            problems.append(f"{base.row}: " + check_sum(
+                chs, row_delta(base, cand),
+                tracer_differs(base.functions, cand.functions)))
+    problems += [f"{name}: no change, expected {want:+.3f}"
+                 for name, want in expected.items() if name not in seen]
+    return problems
+
+
+# ---- the guest --------------------------------------------------------------
+
+def guest_command(rows: Sequence[str], out: str) -> str:
+    """The guest's shell command (on the kernel's command line, whose
+    room is short: the loop over the rows is where_guest.sh's)."""
+    return " ".join(shlex.quote(w) for w in [
+        paths.script("scripts/guest/where_guest.sh"), out,
+        os.path.join(paths.TOP, PROGRAM, PROGRAM), str(SHORT), str(LONG),
+        str(BATCH), *rows])
+
+
+def vng_command(image: str, rows: Sequence[str], out: str,
+                icount: policy.Icount) -> List[str]:
+    cmd = ["vng", "--run", image, "--user", "root", "--cwd", paths.TOP,
+           "--memory", "2G", "--force-9p", "--disable-kvm",
+           "--qemu-opts", " ".join(["-icount", icount.qemu_opts,
+                                    *icount.qemu_args]),
+           "--cpus", "1", f"--rwdir={out}"]
+    for a in icount.appends:
+        cmd += ["--append", a]
+    return cmd + ["--exec", guest_command(rows, out)]
+
+
+def row_figure(path: str, row: str, shift: int) -> float:
+    """The untraced row's median, in instructions per operation."""
+    doc = results.load_doc(path)
+    for r in doc.rows:
+        if r.name == row and r.reps and "median" in r.reps[0].figures:
+            # The programs print microseconds: 1000 virtual ns each.
+            return r.reps[0].figures["median"] * 1000.0 / (1 << shift)
+    raise cli.Failure(f"{path}: no median of row {row}")
+
+
+# The lines of a buffer's stats that count lost events.
+LOST = re.compile(r"/stats:(?:(?:commit )?overrun|dropped events): *(\d+)")
+
+
+def lost_events(log: str) -> int:
+    """The events the tracer's buffer lost, from where_guest.sh's log
+    (the stats of the CPU's buffer; 0 when they are not there)."""
+    lost = 0
+    with cli.reading(log):
+        with open(log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = LOST.search(line)
+                lost += int(m.group(1)) if m else 0
+    return lost
+
+
+def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
+    """The profile of one row of one side from the guest's files in
+    out (out/ROW when booted); cli.Failure when the tracer lost
+    events."""
+    profs = []
+    for name in ("short", "long"):
+        lost = lost_events(os.path.join(out, name, "where.log"))
+        if lost:
+            raise cli.Failure(f"{out}/{name}: the tracer's buffer lost "
+                              f"{lost} events")
+        path = os.path.join(out, name, "trace.txt")
+        with cli.reading(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                profs.append(parse_trace(f, shift, ROW_SYSCALLS[row]))
+    side = per_operation(profs[0], profs[1], (LONG - SHORT) * BATCH)
+    return RowProfile(f"{PROGRAM}:{row}", image,
+                      row_figure(os.path.join(out, "row.json"), row, shift),
+                      side.functions, side.atypical, shift)
+
+
+def profile(prog: str, image: str, rows: Sequence[str], out: str,
+            icount: policy.Icount) -> List[RowProfile]:
+    """Boot image once and profile the rows; out keeps the files
+    (out/ROW/profile.json, out/vng.log)."""
+    for row in rows:
+        for name in ("short", "long"):
+            os.makedirs(os.path.join(out, row, name), exist_ok=True)
+    env = vng.path_env(vng.ensure(prog))
+    log = os.path.join(out, "vng.log")
+    msg(prog, f"booting {image} (exact mode, function_graph)")
+    status = proc.run(vng_command(image, rows, out, icount), log=log,
+                      env=env, timeout=BOOT_TIMEOUT_S)
+    if status == cli.EXIT_SKIP:
+        raise cli.Failure(f"{image}: no function_graph tracer",
+                          cli.EXIT_SKIP)
+    if status != 0:
+        raise cli.Failure(f"{image}: the guest's run failed (status "
+                          f"{status}; log: {log})")
+    sides = []
+    for row in rows:
+        side = read_side(os.path.join(out, row), image, row, icount.shift)
+        path = os.path.join(out, row, "profile.json")
+        with cli.writing(path):
+            results.write_json(path, side.to_json())
+        sides.append(side)
+    return sides
+
+
+# ---- command line -----------------------------------------------------------
+
+def rows_of(test: str) -> List[str]:
+    """-t's rows: syscall_overhead[:ROW[,ROW]...]; cli.Error otherwise."""
+    prog, colon, rows = test.partition(":")
+    names = rows.split(",") if colon else list(ROW_SYSCALLS)
+    bad = [r for r in names if r not in ROW_SYSCALLS]
+    if prog != PROGRAM or bad:
+        raise cli.Error(f"-t takes {PROGRAM}, or {PROGRAM}:ROW[,ROW]... "
+                        f"of the rows where knows ({', '.join(ROW_SYSCALLS)})"
+                        f": '{test}'")
+    return list(dict.fromkeys(names))
+
+
+def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    ap = cli.UsageParser(prog=prog, help_text=HELP.format(
+        prog=prog, short=SHORT, long=LONG, batch=BATCH, program=PROGRAM,
+        rows=textwrap.fill(", ".join(ROW_SYSCALLS), 78,
+                           initial_indent=" " * 26,
+                           subsequent_indent=" " * 26).lstrip()))
+    ap.add_argument("-k", "--kernel")
+    ap.add_argument("--vs-kernel")
+    ap.add_argument("-t", "--test")
+    ap.add_argument("--profile")
+    ap.add_argument("--vs-profile")
+    ap.add_argument("--keep")
+    ap.add_argument("--json")
+    ap.add_argument("--expect", action="append", default=[])
+    a = ap.parse_args(list(argv))
+    try:
+        a.expected = dict(parse_expect(e) for e in a.expect)
+    except cli.Error as e:
+        ap.error(str(e))
+    boots = a.kernel is not None or a.vs_kernel is not None
+    files = a.profile is not None or a.vs_profile is not None
+    if boots == files:
+        ap.error("give --kernel and --vs-kernel, or --profile and "
+                 "--vs-profile")
+    if files and (a.profile is None or a.vs_profile is None):
+        ap.error("--profile needs --vs-profile, and the other way round")
+    if boots:
+        if a.kernel is None or a.vs_kernel is None:
+            ap.error("--kernel needs --vs-kernel, and the other way round")
+        try:
+            a.rows = rows_of(a.test or PROGRAM)
+        except cli.Error as e:
+            ap.error(str(e))
+    return a
+
+
+def boot_both(prog: str, a: argparse.Namespace, work: str
+              ) -> List[Tuple[RowProfile, RowProfile]]:
+    icount = policy.icount()
+    found = [images.resolve(arch.X86_64, k, prog)
+             for k in (a.kernel, a.vs_kernel)]
+    # The guest sees the tree read-only: the program is built here.
+    collection.build([PROGRAM], prog)
+    sides = []
+    for name, image in zip(("base", "cand"), found):
+        sides.append(profile(prog, image.boot, a.rows,
+                             os.path.join(work, name), icount))
+    return list(zip(sides[0], sides[1]))
+
+
+@cli.task(errors=(results.ResultError,))
+def main(argv: Sequence[str], prog: str) -> int:
+    a = parse(argv, prog)
+
+    def body() -> int:
+        if a.profile is not None:
+            pairs = [(load_profile(a.profile), load_profile(a.vs_profile))]
+        elif a.keep is not None:
+            pairs = boot_both(prog, a, a.keep)
+        else:
+            with tempfile.TemporaryDirectory(prefix="kbench-where-") as d:
+                pairs = boot_both(prog, a, d)
+        print("\n".join(format_table(b, c) for b, c in pairs), end="")
+        if a.json is not None:
+            text = json.dumps({"rows": [diff_json(b, c) for b, c in pairs]},
+                              indent=1) + "\n"
+            if a.json == "-":
+                print(text, end="")
+            else:
+                with cli.writing(a.json):
+                    results.write_text(a.json, text)
+        if a.expect:
+            problems = unmet(pairs, a.expected)
+            for p in problems:
+                msg(prog, f"not as expected: {p}")
+            return cli.EXIT_FAILED if problems else 0
+        return 0
+    return cli.orchestrate(prog, body)

@@ -1,0 +1,428 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbtools.where: function_graph traces read into self instructions per
+call (nesting, calls whose start or end the trace lost, other system
+calls left out), the profile of one operation from two runs, the
+difference with its sum checked against the row's delta, the guest's
+command line (vng mocked) and the command's usage errors."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from typing import List, Sequence, Tuple
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+
+from kbtools import cli, policy, proc, vng, where  # noqa: E402
+
+
+def leaf(depth: int, name: str, ns: int) -> str:
+    return f" 0)   {ns // 1000}.{ns % 1000:03d} us    |" \
+        f"{'  ' * (depth + 1)}{name}();"
+
+
+def opening(depth: int, name: str) -> str:
+    return f" 0)               |{'  ' * (depth + 1)}{name}() {{"
+
+
+def closing(depth: int, ns: int) -> str:
+    return f" 0)   {ns // 1000}.{ns % 1000:03d} us    |" \
+        f"{'  ' * (depth + 1)}}}"
+
+
+def syscall(name: str, self_ns: int, children: Sequence[Tuple[str, int]],
+            root_ns: int = 1496) -> List[str]:
+    """One x64_sys_call graph: __x64_sys_NAME with leaf children."""
+    inner = self_ns + sum(ns for _, ns in children)
+    return [opening(0, "x64_sys_call"), opening(1, "__x64_sys_" + name),
+            *(leaf(2, n, ns) for n, ns in children),
+            closing(1, inner), closing(0, inner + root_ns)]
+
+
+GETSID = [("__rcu_read_lock", 728), ("pid_vnr", 746),
+          ("__rcu_read_unlock", 730)]
+
+
+def trace(getsids: int, extra: int = 2857) -> List[str]:
+    """A header, a leaf outside any graph, one dup2, then getsids
+    (__x64_sys_getsid's self instructions extra)."""
+    lines = ["# tracer: function_graph", "#", " 0)   0.724 us    |  "
+             "mutex_unlock();", *syscall("dup2", 900, [("expand_files", 744)])]
+    for _ in range(getsids):
+        lines += syscall("getsid", extra, GETSID)
+    return lines
+
+
+def guest_files(d: str, getsids: int) -> None:
+    """What where_guest.sh leaves in d: the trace, its log."""
+    with open(os.path.join(d, "trace.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(trace(getsids)) + "\n")
+    with open(os.path.join(d, "where.log"), "w", encoding="utf-8") as f:
+        f.write("ok 1 getsid\n/sys/kernel/tracing/per_cpu/cpu0/stats:"
+                "overrun: 0\n")
+
+
+def names(tree: where.Tree) -> List[str]:
+    return [name for name, _ in tree]
+
+
+class ParseTrace(unittest.TestCase):
+    def test_self_is_duration_less_children(self) -> None:
+        trees = where.parse_trace(trace(3))
+        self.assertEqual(3, len(trees["getsid"]))
+        self.assertEqual((("__rcu_read_lock", 728.0), ("pid_vnr", 746.0),
+                          ("__rcu_read_unlock", 730.0),
+                          ("__x64_sys_getsid", 2857.0),
+                          ("x64_sys_call", 1496.0)),
+                         trees["getsid"][0])
+        # Outside any graph: left out.
+        self.assertEqual({"getsid", "dup2"}, set(trees))
+
+    def test_only_the_rows_system_calls(self) -> None:
+        trees = where.parse_trace(trace(3), syscalls=["getsid"])
+        self.assertEqual(["getsid"], list(trees))
+
+    def test_a_lost_end_does_not_shift_the_nesting(self) -> None:
+        # schedule() switched away and its end never came: the next line
+        # at depth 0 is believed.
+        lines = [opening(0, "x64_sys_call"), opening(1, "__x64_sys_getsid"),
+                 opening(2, "schedule"), *syscall("getsid", 10, [])]
+        trees = where.parse_trace(lines, syscalls=["getsid"])
+        self.assertEqual([(("__x64_sys_getsid", 10.0),
+                           ("x64_sys_call", 1496.0))],
+                         trees["getsid"])
+
+    def test_an_end_without_start_is_left_out(self) -> None:
+        lines = [closing(1, 5000), closing(0, 6000), *syscall("getsid", 7, [])]
+        trees = where.parse_trace(lines)
+        self.assertEqual([(("__x64_sys_getsid", 7.0),
+                           ("x64_sys_call", 1496.0))],
+                         trees["getsid"])
+
+    def test_an_interrupt_before_the_syscall(self) -> None:
+        # irq_enter_rcu() inside x64_sys_call before the system call:
+        # the system call still names the graph.
+        lines = [opening(0, "x64_sys_call"), leaf(1, "irq_enter_rcu", 731),
+                 leaf(1, "__x64_sys_getpid", 900), closing(0, 3200)]
+        trees = where.parse_trace(lines, syscalls=["getpid"])
+        self.assertEqual(["irq_enter_rcu", "__x64_sys_getpid",
+                          "x64_sys_call"],
+                         names(trees["getpid"][0]))
+
+    def test_a_system_call_without_wrapper(self) -> None:
+        # 6.1's getpid: x64_sys_call calls __do_sys_getpid.
+        lines = [opening(0, "x64_sys_call"), leaf(1, "__do_sys_getpid", 900),
+                 closing(0, 2000)]
+        trees = where.parse_trace(lines, syscalls=["getpid"])
+        self.assertEqual([(("__do_sys_getpid", 900.0),
+                           ("x64_sys_call", 1100.0))], trees["getpid"])
+
+    def test_a_comment_is_no_call(self) -> None:
+        lines = syscall("getsid", 7, [])
+        lines.insert(1, " 0)               |  /* a marker */")
+        trees = where.parse_trace(lines)
+        self.assertEqual([(("__x64_sys_getsid", 7.0),
+                           ("x64_sys_call", 1496.0))], trees["getsid"])
+
+    def test_shift_scales_to_instructions(self) -> None:
+        lines = [opening(0, "x64_sys_call"), leaf(1, "__x64_sys_getpid", 800),
+                 closing(0, 2000)]
+        trees = where.parse_trace(lines, shift=2)
+        self.assertEqual((("__x64_sys_getpid", 200.0),
+                          ("x64_sys_call", 300.0)),
+                         trees["getpid"][0])
+
+
+class RealTrace(unittest.TestCase):
+    """An excerpt of a real trace (the test kernel, getsid, exact mode):
+    it starts inside a graph and ends in an open one; one graph's
+    __x64_sys_getsid read +231 (the tracer's ring buffer moving to its
+    next page), one took a softirq after the system call."""
+
+    def test_getsid_excerpt(self) -> None:
+        path = os.path.join(HERE, "data", "where_getsid.trace")
+        with open(path, encoding="utf-8") as f:
+            trees = where.parse_trace(f, syscalls=["getsid"])
+        same, share = where.typical(trees["getsid"])
+        self.assertEqual((7, 6), (len(trees["getsid"]), len(same)))
+        self.assertAlmostEqual(1 / 7, share)
+        self.assertEqual(["__rcu_read_lock", "pid_vnr", "__rcu_read_unlock",
+                          "__x64_sys_getsid", "x64_sys_call"],
+                         names(same[0]))
+        self.assertEqual([2862.0] * 3 + [3093.0] + [2862.0] * 2,
+                         [t[3][1] for t in same])
+        p = where.per_operation({}, trees, 7)
+        self.assertEqual(where.Func(2862.0, 1.0),
+                         p.functions["__x64_sys_getsid"])
+        self.assertEqual(where.Func(1501.0, 1.0), p.functions["x64_sys_call"])
+
+
+class Profiles(unittest.TestCase):
+    def side(self, extra: int, row_insn: float) -> where.RowProfile:
+        short = where.parse_trace(trace(200, extra), syscalls=["getsid"])
+        long = where.parse_trace(trace(1200, extra), syscalls=["getsid"])
+        p = where.per_operation(short, long, 1000)
+        return where.RowProfile("syscall_overhead:getsid", f"k{extra}",
+                                row_insn, p.functions, p.atypical)
+
+    def test_setup_cancels(self) -> None:
+        p = self.side(2857, 301.0).functions
+        self.assertEqual(1.0, p["__x64_sys_getsid"].calls)
+        self.assertEqual(2857.0, p["__x64_sys_getsid"].self_insn)
+        self.assertEqual(1496.0, p["x64_sys_call"].self_insn)
+
+    def test_typical_path_and_median(self) -> None:
+        plain: where.Tree = (("f", 10.0), ("__x64_sys_x", 5.0))
+        hit: where.Tree = (("f", 9000.0), ("__x64_sys_x", 5.0))
+        preempted: where.Tree = (("f", 10.0), ("schedule", 800.0),
+                                 ("__x64_sys_x", 5.0))
+        long = {"x": [plain] * 97 + [hit] * 2 + [preempted]}
+        p = where.per_operation({}, long, 100)
+        self.assertEqual({"f": where.Func(10.0, 1.0),
+                          "__x64_sys_x": where.Func(5.0, 1.0)}, p.functions)
+        self.assertAlmostEqual(0.01, p.atypical["x"])
+
+    def test_two_calls_per_operation(self) -> None:
+        tree = (("g", 3.0), ("__x64_sys_x", 5.0))
+        p = where.per_operation({"x": [tree] * 3}, {"x": [tree] * 203}, 100)
+        self.assertEqual(where.Func(6.0, 2.0), p.functions["g"])
+
+    def test_five_nops_sum_to_the_delta(self) -> None:
+        base, cand = self.side(2857, 301.0), self.side(2862, 306.0)
+        chs = where.changes(base.functions, cand.functions)
+        self.assertEqual(["__x64_sys_getsid"], [ch.name for ch in chs])
+        self.assertEqual(5.0, chs[0].delta)
+        text = where.format_table(base, cand)
+        self.assertIn("__x64_sys_getsid", text)
+        self.assertIn("sum +5.000 = the row's delta +5.000", text)
+        self.assertIn("base getsid 0.0%", text)
+
+    def test_a_gap_is_said(self) -> None:
+        base, cand = self.side(2857, 301.0), self.side(2862, 310.0)
+        text = where.format_table(base, cand)
+        self.assertIn("+4.000 unattributed", text)
+        self.assertIn("ftrace cannot see", text)
+
+    def test_a_tracer_that_differs_is_said(self) -> None:
+        base = {"f": where.Func(670.0, 1.0), "g": where.Func(1332.0, 1.0)}
+        cand = {"f": where.Func(738.0, 1.0), "g": where.Func(1449.0, 1.0)}
+        self.assertTrue(where.tracer_differs(base, cand))
+        self.assertFalse(where.tracer_differs(base, base))
+        prof = [where.RowProfile("r", k, v, p)
+                for k, v, p in (("a", 327.0, base), ("b", 320.0, cand))]
+        self.assertIn("tracer's own per-call cost differs",
+                      where.format_table(*prof))
+        self.assertIn("not exact", where.diff_json(*prof)["check"])
+
+    def test_nothing_changed(self) -> None:
+        base = self.side(2857, 301.0)
+        self.assertIn("no function on the row's path changed",
+                      where.format_table(base, base))
+
+    def test_changed_calls_are_named(self) -> None:
+        base = {"f": where.Func(10.0, 1.0), "g": where.Func(5.0, 1.0)}
+        cand = {"f": where.Func(20.0, 2.0), "g": where.Func(5.0, 1.0)}
+        prof = [where.RowProfile("r", k, 1.0, p)
+                for k, p in (("a", base), ("b", cand))]
+        text = where.format_table(*prof)
+        self.assertIn("1 -> 2", text)
+        self.assertIn("tracer's per-call cost is in the sum", text)
+
+    def test_json_round_trip(self) -> None:
+        side = self.side(2857, 301.0)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(side.to_json(), f)
+            back = where.load_profile(path)
+        self.assertEqual(side.functions, back.functions)
+        self.assertEqual(side.atypical, back.atypical)
+        self.assertEqual(301.0, back.row_insn)
+
+
+class Expect(unittest.TestCase):
+    def pair(self, delta: float, row_delta: float
+             ) -> Tuple[where.RowProfile, where.RowProfile]:
+        base = {"f": where.Func(10.0, 1.0), "g": where.Func(5.0, 1.0)}
+        cand = {"f": where.Func(10.0 + delta, 1.0), "g": where.Func(5.0, 1.0)}
+        return (where.RowProfile("r", "a", 300.0, base),
+                where.RowProfile("r", "b", 300.0 + row_delta, cand))
+
+    def test_parse(self) -> None:
+        self.assertEqual(("__x64_sys_getsid", 5.0),
+                         where.parse_expect("__x64_sys_getsid:+5"))
+        self.assertEqual(("a:b", -1.5), where.parse_expect("a:b:-1.5"))
+        for bad in ("f", ":1", "f:x", "f:"):
+            with self.subTest(bad=bad), self.assertRaises(cli.Error):
+                where.parse_expect(bad)
+
+    def test_met(self) -> None:
+        self.assertEqual([], where.unmet([self.pair(5.0, 5.0)], {"f": 5.0}))
+        self.assertEqual([], where.unmet([self.pair(0.0, 0.0)], {}))
+
+    def test_unmet(self) -> None:
+        self.assertEqual(["r: f +4.000, expected +5.000"],
+                         where.unmet([self.pair(4.0, 4.0)], {"f": 5.0}))
+        self.assertEqual(["r: f +5.000, expected no change"],
+                         where.unmet([self.pair(5.0, 5.0)], {}))
+        self.assertEqual(["g: no change, expected +1.000"],
+                         where.unmet([self.pair(5.0, 5.0)],
+                                     {"f": 5.0, "g": 1.0}))
+        problems = where.unmet([self.pair(5.0, 6.0)], {"f": 5.0})
+        self.assertEqual(1, len(problems))
+        self.assertIn("+1.000 unattributed", problems[0])
+
+
+class Kept(unittest.TestCase):
+    def test_a_kept_directory_is_read_again(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            for name, n in (("short", 200), ("long", 1200)):
+                os.makedirs(os.path.join(d, name))
+                guest_files(os.path.join(d, name), n)
+            with open(os.path.join(d, "profile.json"), "w",
+                      encoding="utf-8") as f:
+                json.dump({"row": "syscall_overhead:getsid", "kernel": "k",
+                           "functions": {}}, f)
+            with mock.patch.object(where, "row_figure",
+                                   return_value=301.0) as fig:
+                side = where.load_profile(d)
+        self.assertEqual(2857.0, side.functions["__x64_sys_getsid"].self_insn)
+        self.assertEqual(301.0, side.row_insn)
+        self.assertEqual("getsid", fig.call_args[0][1])
+
+    def test_lost_events_are_a_failure(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("short", "long"):
+                os.makedirs(os.path.join(d, name))
+                with open(os.path.join(d, name, "where.log"), "w",
+                          encoding="utf-8") as f:
+                    f.write("/sys/kernel/tracing/per_cpu/cpu0/stats:overrun: "
+                            "12\n/sys/kernel/tracing/per_cpu/cpu0/stats:"
+                            "dropped events: 0\n")
+            with self.assertRaises(cli.Failure) as e:
+                where.read_side(d, "k", "getsid", 0)
+        self.assertIn("lost 12 events", str(e.exception))
+
+    def test_a_row_where_cannot_read(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "profile.json"), "w",
+                      encoding="utf-8") as f:
+                json.dump({"row": "pmqtest:x", "functions": {}}, f)
+            with self.assertRaises(cli.Error):
+                where.load_profile(d)
+
+
+class Guest(unittest.TestCase):
+    def test_command_line(self) -> None:
+        cmd = where.vng_command("/k/bzImage", ["msgsnd_rcv", "getsid"], "/o",
+                                policy.icount("shift=0,sleep=off"))
+        self.assertEqual(["vng", "--run", "/k/bzImage"], cmd[:3])
+        self.assertIn("-icount shift=0,sleep=off", cmd)
+        self.assertIn("--rwdir=/o", cmd)
+        self.assertEqual(["--cpus", "1"], cmd[cmd.index("--cpus"):][:2])
+        self.assertEqual(["where_guest.sh", "o", where.PROGRAM, "2", "12",
+                          "100", "msgsnd_rcv", "getsid"],
+                         [os.path.basename(w) for w in cmd[-1].split()])
+        # The kernel's command line carries it: 2048 bytes on x86.
+        every = where.vng_command("/k", list(where.ROW_SYSCALLS), "/o",
+                                  policy.icount())
+        self.assertLess(len(every[-1]), 512)
+
+    def test_rows(self) -> None:
+        self.assertEqual(list(where.ROW_SYSCALLS),
+                         where.rows_of("syscall_overhead"))
+        self.assertEqual(["getsid", "getpid"],
+                         where.rows_of(
+                             "syscall_overhead:getsid,getpid,getsid"))
+        for bad in ("pmqtest", "syscall_overhead:fork", "syscall_overhead:",
+                    "syscall_overhead:getsid,"):
+            with self.subTest(test=bad), self.assertRaises(cli.Error):
+                where.rows_of(bad)
+
+    def boot(self, status: int, d: str) -> List[where.RowProfile]:
+        with mock.patch.object(vng, "ensure", return_value="/bin"), \
+                mock.patch.object(proc, "run", return_value=status) as run, \
+                contextlib.redirect_stderr(io.StringIO()):
+            try:
+                return where.profile("kbench where", "/k", ["getsid"], d,
+                                     policy.icount())
+            finally:
+                self.assertEqual("vng", run.call_args[0][0][0])
+
+    def test_no_tracer_is_a_skip(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(cli.Failure) as e:
+                self.boot(4, d)
+        self.assertEqual(4, e.exception.status)
+
+    def test_a_failed_guest_is_a_failure(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaises(cli.Failure) as e:
+                self.boot(1, d)
+        self.assertEqual(1, e.exception.status)
+        self.assertIn("vng.log", str(e.exception))
+
+    def test_a_run_is_read_per_row(self) -> None:
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(where, "row_figure", return_value=301.0):
+            # What the guest leaves in out/ROW.
+            for name, n in (("short", 200), ("long", 1200)):
+                os.makedirs(os.path.join(d, "getsid", name))
+                guest_files(os.path.join(d, "getsid", name), n)
+            sides = self.boot(0, d)
+            self.assertTrue(os.path.exists(os.path.join(
+                d, "getsid", "profile.json")))
+        self.assertEqual(2857.0,
+                         sides[0].functions["__x64_sys_getsid"].self_insn)
+
+
+class Usage(unittest.TestCase):
+    def run_main(self, *argv: str) -> Tuple[int, str]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(io.StringIO()):
+            try:
+                rc = where.main(list(argv), "kbench where")
+            except SystemExit as e:
+                rc = int(e.code or 0)
+        return rc, err.getvalue()
+
+    def test_bad_usage(self) -> None:
+        cases: List[List[str]] = [
+            [], ["--kernel", "a"],
+            ["--kernel", "a", "--vs-kernel", "b", "-t", "syscall_overhead:"],
+            ["--kernel", "a", "--vs-kernel", "b", "-t", "pmqtest:x"],
+            ["--kernel", "a", "--vs-kernel", "b", "-t",
+             "syscall_overhead:fork"],
+            ["--profile", "a"],
+            ["--profile", "a", "--vs-profile", "b", "--kernel", "c"],
+            ["--profile", "a", "--vs-profile", "b", "--expect", "f"]]
+        for argv in cases:
+            with self.subTest(argv=argv):
+                rc, err = self.run_main(*argv)
+                self.assertEqual(2, rc)
+                self.assertIn("kbench where", err)
+
+    def test_not_a_profile(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("{}")
+            rc, err = self.run_main("--profile", path, "--vs-profile", path)
+        self.assertEqual(2, rc)
+        self.assertIn("not a kbench where profile", err)
+
+    def test_missing_profile(self) -> None:
+        rc, err = self.run_main("--profile", "/nonexistent/a",
+                                "--vs-profile", "/nonexistent/b")
+        self.assertEqual(2, rc)
+        self.assertIn("cannot read /nonexistent/a", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
