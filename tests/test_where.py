@@ -322,7 +322,13 @@ class Guest(unittest.TestCase):
         cmd = where.vng_command("/k/bzImage", ["msgsnd_rcv", "getsid"], "/o",
                                 policy.icount("shift=0,sleep=off"))
         self.assertEqual(["vng", "--run", "/k/bzImage"], cmd[:3])
-        self.assertIn("-icount shift=0,sleep=off", cmd)
+        # The exact guest's QEMU options: -icount first, then what makes
+        # the boot deterministic (policy.Icount.qemu_args).
+        opts = cmd[cmd.index("--qemu-opts") + 1]
+        self.assertTrue(opts.startswith("-icount shift=0,sleep=off"), opts)
+        icount = policy.icount("shift=0,sleep=off")
+        for arg in icount.qemu_args:
+            self.assertIn(arg, opts)
         self.assertIn("--rwdir=/o", cmd)
         self.assertEqual(["--cpus", "1"], cmd[cmd.index("--cpus"):][:2])
         self.assertEqual(["where_guest.sh", "o", where.PROGRAM, "2", "12",
