@@ -267,14 +267,16 @@ class Runner:
     def say(self, text: str) -> None:
         output.msg(self.prog, text)
 
-    def build(self, tree: str, commit: str) -> Optional[str]:
-        """The image of COMMIT (built or cached); None when it does not
-        build (its log in self.build_log). A tree it cannot build from
-        at all, or missing host tools: a failed setup (3)."""
+    def build(self, tree: str, commit: str, build: int = 1
+              ) -> Optional[str]:
+        """The image of COMMIT (built or cached; build 2: its second
+        image); None when it does not build (its log in self.build_log).
+        A tree it cannot build from at all, or missing host tools: a
+        failed setup (3)."""
         start = time.time()
         try:
             built = kernel.build_commit(kernel.CommitBuild(
-                tree, commit, self.jobs), self.prog)
+                tree, commit, self.jobs, build=build), self.prog)
         except kernel.BuildFailed as e:
             self.build_log = e.log
             self.say(f"{commit[:12]} does not build (log: {e.log})")
@@ -397,12 +399,15 @@ class Bisection:
         self.tests, self.env = guest_env(settings["targets"])
         self.images: Dict[str, str] = {}
         self.owns_bisect = False
+        self.confirming: Optional[kb.Answer] = None
 
     # -- boots
 
     def boot(self, commit: str, role: str, phase: str, block: int) -> bool:
-        """Boot COMMIT (tried twice); record it in the schedule."""
-        image = self.images[commit]
+        """Boot COMMIT (tried twice; a confirmation's lo2 and hi2 its
+        second build); record it in the schedule."""
+        image = self.images[second(commit) if role in ("lo2", "hi2")
+                            else commit]
         k = self.runner.boot_once(commit, image, self.tests, self.env)
         if k is None:
             self.runner.say(f"boot of {commit[:12]} unusable "
@@ -412,7 +417,8 @@ class Bisection:
             "commit": commit, "role": role, "phase": phase, "block": block,
             "usable": k, "time": f"{time.time():.0f}",
             "load": read_lines("/proc/loadavg")[0].split()[0]
-            if os.path.exists("/proc/loadavg") else ""})
+            if os.path.exists("/proc/loadavg") else "",
+            "seed": self.st.get("seed")})
         if k is None:
             self.runner.say(f"boot of {commit[:12]} unusable again "
                             f"({self.runner.why})")
@@ -420,8 +426,11 @@ class Bisection:
         return True
 
     def commit_of(self, role: str, step: str) -> str:
+        ans = self.confirming
         return str({"good": self.st["good"], "bad": self.st["bad"],
-                    "step": step}[role])
+                    "step": step, "lo": ans and ans.lo,
+                    "lo2": ans and ans.lo, "hi": ans and ans.hi,
+                    "hi2": ans and ans.hi}[role])
 
     def boot_block(self, phase: str, step: str = "") -> None:
         """Boot the rest of the phase's current block; an endpoint that
@@ -600,30 +609,63 @@ class Bisection:
 
     def finish(self, out: str) -> None:
         steps = kb.read_steps(self.state)
+        ans = kb.answer(steps, self.st["good"], self.st["bad"], self.between,
+                        self.parent)
+        confirmation = None
+        if kb.needs_confirmation(self.st, ans):
+            confirmation = self.confirm(ans)
+            steps = kb.read_steps(self.state)
         print(kb.error_line(self.st, steps), flush=True)
-        kind, commits = outcome(out) or ("undecided", [])
-        bad_steps = kb.contradictions(steps)
-        if bad_steps:
-            where = ", ".join(contradiction(s) for s in bad_steps)
-            range_ = " ".join(c[:12] for c in self.widened(steps, bad_steps))
-            raise Done(f"could not decide: the evidence contradicts itself "
-                       f"at {where}: the first bad commit is one of "
-                       f"{range_}", EXIT_UNDECIDED)
-        if kind == "culprit":
-            raise Done(f"first bad commit: {commits[0]} "
-                       f"{self.tree.subject(commits[0])}", EXIT_CULPRIT)
-        raise Done(f"could not decide: the first bad commit is one of "
-                   f"{' '.join(c[:12] for c in commits)} (skipped: not "
-                   f"built, not booted or undecided)", EXIT_UNDECIDED)
+        if confirmation and confirmation[0] != "confirmed":
+            whole = self.between([self.st["good"]], [self.st["bad"]])
+            raise Done(kb.unconfirmed_line(self.st, ans, *confirmation,
+                                           whole), EXIT_UNDECIDED)
+        if ans.culprit:
+            raise Done(f"first bad commit: {ans.culprit} "
+                       f"{self.tree.subject(ans.culprit)}", EXIT_CULPRIT)
+        raise Done(kb.range_line(ans), EXIT_UNDECIDED)
 
-    def widened(self, steps: List[Dict[str, Any]], bad_steps: List[Dict[str, Any]]) -> List[str]:
-        """The commits between the decisions that still stand: reachable
-        from every trusted bad one, from no trusted good one."""
-        distrust = {s["commit"] for s in bad_steps}
-        goods = [s["commit"] for s in steps if s["verdict"] == "good" and
-                 s["commit"] not in distrust]
-        bads = [s["commit"] for s in steps if s["verdict"] == "bad" and
-                s["commit"] not in distrust]
+    def confirm(self, ans: kb.Answer) -> Tuple[str, Dict[str, Any]]:
+        """Boot the answer's lo and hi, two builds each, head to head in
+        blocks until kb.decide_confirmation decides; its step line."""
+        if any(s["verdict"] == "confirmed" for s in kb.read_steps(self.state)):
+            return "confirmed", {}      # a resumed bisection, confirmed
+        signal = results.read_json(os.path.join(self.state, kb.SIGNAL))
+        self.confirming = ans
+        for commit in (ans.lo, ans.hi):
+            for build in (1, 2):
+                image = self.runner.build(self.st["tree"], commit, build)
+                if image is None:
+                    raise Done(f"could not decide: build {build} of "
+                               f"{commit[:12]}, which the answer is "
+                               f"confirmed on, failed", EXIT_UNDECIDED)
+                self.images[commit if build == 1 else second(commit)] = image
+        self.runner.say(f"confirming {kb.range_text(ans)} against "
+                        f"{ans.lo[:12]}: two builds of each, head to head")
+        while True:
+            boots = kb.read_boots(self.state)
+            done = kb.blocks_done(self.st, boots, kb.CONFIRM)
+            verdict, detail = kb.decide_confirmation(
+                self.st, kb.Figures.of_state(self.state, boots), signal, done)
+            if verdict != "more":
+                break
+            try:
+                self.boot_block(kb.CONFIRM)
+            except BootFailed as e:
+                raise Done(f"could not decide: a boot of the confirmation "
+                           f"failed twice ({e})", EXIT_UNDECIDED) from e
+        if not any(s["verdict"] in ("confirmed", "unconfirmed")
+                   for s in kb.read_steps(self.state)):
+            self.record({"commit": ans.hi, "subject": self.tree.subject(
+                ans.hi), "verdict": "confirmed" if verdict == "confirmed"
+                else "unconfirmed", "boots": detail.get("boots"),
+                "ratio": detail.get("ratio"),
+                "note": kb.confirmation_line(self.st, ans, verdict, detail)})
+        return verdict, detail
+
+    def between(self, goods: List[str], bads: List[str]) -> List[str]:
+        """The commits reachable from every one of bads, from none of
+        goods, oldest first."""
         common: Optional[List[str]] = None
         for b in bads:
             listed = self.tree.git("rev-list", b, *[f"^{g}" for g in goods]
@@ -632,16 +674,17 @@ class Bisection:
                                                      if c in listed]
         return list(reversed(common or []))
 
+    def parent(self, commit: str) -> str:
+        return self.tree.git("rev-parse", f"{commit}^").strip()
+
 
 class BootFailed(Exception):
     """A step's boot failed twice."""
 
 
-def contradiction(step: Dict[str, Any]) -> str:
-    """'HASH (good, yet bad p 0.01)' of a contradicted step."""
-    opposite = "p_bad" if step["verdict"] == "good" else "p_good"
-    return (f"{step['commit'][:12]} ({step['verdict']}, yet {opposite[2:]} "
-            f"p {kb.fmt_p(float(step[opposite]))})")
+def second(commit: str) -> str:
+    """The key of a commit's second build among the images."""
+    return f"{commit}+2"
 
 
 def outcome(out: str) -> Optional[Tuple[str, List[str]]]:
@@ -772,7 +815,8 @@ def bisect(args: argparse.Namespace, prog: str) -> Outcome:
         runner.say(f"bisecting {st['good'][:12]}..{st['bad'][:12]} of "
                    f"{st['tree']} on {' '.join(st['targets'])}"
                    f"{' (check ' + st['check'] + ')' if st['check'] else ''}"
-                   f"{' (icount)' if st.get('mode') == 'icount' else ''}; "
+                   f"{' (icount)' if st.get('mode') == 'icount' else ''}"
+                   f"{kb.order_note(st)}; "
                    f"state: {state}")
         b.build_endpoints()
         if not os.path.exists(os.path.join(state, kb.SIGNAL)):

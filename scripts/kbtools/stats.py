@@ -359,3 +359,16 @@ def binomial_upper(k: int, n: int, alpha: float = 0.05) -> float:
         else:
             hi = mid
     return hi
+
+
+def binomial_quantile(n: int, p: float, confidence: float) -> int:
+    """The smallest k with P(X <= k) >= confidence for X ~ Binomial(n,
+    p): how many of n events of probability p one may see at most,
+    short of a 1 - confidence surprise."""
+    k, cum = 0, 0.0
+    while k < n:
+        cum += math.comb(n, k) * p ** k * (1 - p) ** (n - k)
+        if cum >= confidence:
+            return k
+        k += 1
+    return n
