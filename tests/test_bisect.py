@@ -340,14 +340,14 @@ class Error(unittest.TestCase):
         self.assertAlmostEqual(bisect.error_bound(settings(), steps), 0.003)
         line = bisect.error_line(settings(), steps)
         self.assertIn("at most 0.003", line)
-        self.assertIn("not confirmed on second builds", line)
+        self.assertIn("not confirmed on further builds", line)
         # The confirmation is one decision more, and its assumption is
         # said.
         steps.append({"verdict": "confirmed"})
         self.assertAlmostEqual(bisect.error_bound(settings(), steps), 0.004)
         line = bisect.error_line(settings(), steps)
         self.assertIn("4 decisions", line)
-        self.assertIn("no effect of its own with its second build", line)
+        self.assertIn("no effect of its own with its other builds", line)
 
     def test_contradictions(self):
         steps = [{"commit": "a", "verdict": "good", "p_bad": "0.01",
@@ -423,57 +423,63 @@ class Answers(unittest.TestCase):
 
 
 class Confirmation(unittest.TestCase):
-    """The answer's lo and hi, two builds each, head to head."""
+    """The answer's lo and hi, three builds each, head to head."""
 
-    def decide(self, level, blocks, noise=0.02, seed=3):
+    @staticmethod
+    def levels(lo, hi):
+        """role -> level: lo's builds, then hi's."""
+        return dict(zip(bisect.LO_BUILDS + bisect.HI_BUILDS, lo + hi))
+
+    def decide(self, level, noise=0.02, seed=3):
         rng = random.Random(seed)
         st = settings()
         sim = Sim(st)
-        verdict = "more"
-        for done in range(1, blocks + 1):
+        for done in range(1, bisect.CONFIRM_BLOCKS + 1):
             sim.block(bisect.CONFIRM, lambda role, k: level[role] *
                       math.exp(rng.gauss(0, noise)))
             verdict, detail = bisect.decide_confirmation(
                 st, sim.figures(), SIGNAL, done)
             if verdict != "more":
                 return verdict, detail, done
-        return verdict, detail, blocks
+        self.fail("no verdict after the last block")
 
-    def test_a_change_on_both_builds_is_confirmed(self):
-        verdict, detail, done = self.decide(
-            {"lo": 1.0, "lo2": 1.0, "hi": 1.5, "hi2": 1.5}, 5)
+    def test_a_change_on_every_build_is_confirmed(self):
+        verdict, detail, done = self.decide(self.levels((1.0,) * 3,
+                                                        (1.5,) * 3))
         self.assertEqual(("confirmed", bisect.CONFIRM_FIRST_LOOK),
                          (verdict, done))
         self.assertAlmostEqual(1.5, detail["ratio"], delta=0.05)
-        self.assertEqual(36, detail["boots"])
+        self.assertEqual(24, detail["boots"])
+        self.assertEqual("hi3", bisect.ROLE[bisect.CONFIRM_BLOCK[-1]])
+        self.assertEqual(3, bisect.build_of("hi3"))
+        self.assertEqual(1, bisect.build_of("step"))
 
     def test_one_build_in_a_low_mode_is_not_a_change(self):
         # hi's first build boots high (its image, not its source): its
-        # second build boots like lo. Not confirmed.
-        verdict, _, done = self.decide(
-            {"lo": 1.0, "lo2": 1.0, "hi": 1.5, "hi2": 1.0}, 5)
+        # other builds boot like lo. Not confirmed.
+        verdict, _, done = self.decide(self.levels((1.0,) * 3,
+                                                   (1.5, 1.0, 1.0)))
         self.assertEqual(("unconfirmed", bisect.CONFIRM_BLOCKS),
                          (verdict, done))
 
     def test_builds_that_differ_as_much_as_the_commits(self):
-        # Every build of hi beyond every build of lo, but hi's two
-        # builds as far apart as the commits: the images' own effects.
+        # Every build of hi beyond every build of lo, but hi's builds
+        # apart by more than half the gap: the images' own effects.
         verdict, detail, _ = self.decide(
-            {"lo": 1.0, "lo2": 1.0, "hi": 1.3, "hi2": 1.6}, 5, noise=0.01)
+            self.levels((1.0,) * 3, (1.3, 1.45, 1.6)), noise=0.01)
         self.assertEqual("images", verdict)
         st = settings()
         line = bisect.unconfirmed_line(st, bisect.Answer(["5"], "4", "5"),
                                        verdict, detail,
                                        [str(i) for i in range(1, 8)])
-        self.assertRegex(line, r"^could not decide: two builds of one commit "
-                         r"differ by x1\.2[0-9]+, more than half as much as "
-                         r"5 differs from 4 \(x1\.[0-9]+\): .* one of the 7 "
-                         r"commits of 1\.\.7$")
+        self.assertRegex(line, r"^could not decide: the builds of 5 are at "
+                         r"least x1\.3[0-9]+ beyond those of 4, but builds "
+                         r"of one commit differ by up to x1\.2[0-9]+: .* "
+                         r"one of the 7 commits of 1\.\.7$")
 
-    def test_below_the_threshold_is_not_confirmed(self):
-        verdict, _, _ = self.decide(
-            {"lo": 1.0, "lo2": 1.0, "hi": 1.01, "hi2": 1.01}, 5,
-            noise=0.001)
+    def test_below_twice_the_threshold_is_not_confirmed(self):
+        verdict, _, _ = self.decide(self.levels((1.0,) * 3, (1.03,) * 3),
+                                    noise=0.001)
         self.assertEqual("images", verdict)
 
 

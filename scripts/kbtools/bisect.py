@@ -11,9 +11,9 @@ from the bisection's seed, so that a rerun boots in the same order):
 
   endpoints  GGGGBBBB        4 boots of good and bad
   a step     GGGGSSSSBBBB    4 boots of good, the step S and bad
-  confirm    LLLlllHHHhhh    3 boots of each of two builds of the
-                             answer's last good commit (L, l) and of
-                             its first bad one (H, h)
+  confirm    LLMMNNHHIIJJ    2 boots of each of three builds of the
+                             answer's last good commit (L, M, N) and
+                             of its first bad one (H, I, J)
 
 Within a block, under 'no difference' the boots of the two kernels
 compared are exchangeable, because their order was drawn at random
@@ -33,12 +33,12 @@ That sum assumes that a commit boots like good or like bad. A kernel
 image can differ in more than its source (a layout that sits in one
 mode or a few percent off on every boot), so the answer is confirmed
 before it is printed (decide_confirmation): its first bad commit and the
-good commit before it, each built twice, boot head to head in blocks;
-every build of the one must rank beyond every build of the other, and
-the two builds of one commit must differ less than the two commits do.
-Otherwise the answer is 'could not decide', with the figure. The bound
-then counts the confirmation as one decision more, and assumes only
-that an image effect is not shared by a commit's two builds.
+good commit before it, each built three times, boot head to head in
+blocks; the one must rank beyond the other, every build of it beyond
+every build of the other, by more than twice what the builds of one
+commit differ. Otherwise the answer is 'could not decide', with the
+figure. The bound then counts the confirmation as one decision more,
+and assumes that an image effect is not shared by a commit's builds.
 
 Under QEMU's instruction counter (mode 'icount') figures are counts of
 instructions: good is booted calibration.BOOTS times (GBGG: an A/A of
@@ -79,31 +79,39 @@ OPPOSITE = {"slower": "faster", "faster": "slower"}
 # The boots of a block; their order is drawn per block (block_order).
 ENDPOINT_BLOCK = "GGGGBBBB"
 STEP_BLOCK = "GGGGSSSSBBBB"
-CONFIRM_BLOCK = "LLLlllHHHhhh"
+CONFIRM_BLOCK = "LLMMNNHHIIJJ"
 ICOUNT_ENDPOINT_BLOCK = "GB" + "G" * (calibration.BOOTS - 1)
 ICOUNT_STEP_BLOCK = "S"
 ENDPOINT_BLOCKS = 3
 STEP_BLOCKS = 3
 # The confirmation looks after blocks CONFIRM_FIRST_LOOK..CONFIRM_BLOCKS:
-# with 3 boots a side a block, three blocks are the fewest whose most
-# extreme ranks (1/20 a block) reach alpha shared among those looks.
-CONFIRM_FIRST_LOOK = 3
-CONFIRM_BLOCKS = 5
+# with 6 boots a commit a block, two blocks are the fewest whose most
+# extreme ranks (1/924 a block) reach alpha shared among those looks.
+CONFIRM_FIRST_LOOK = 2
+CONFIRM_BLOCKS = 4
 CONFIRM = "confirm"
-# The commits must differ by this many times the most two builds of one
-# commit differ: image offsets alone line up four builds in the order of
-# a change now and then (with two builds a commit, 1 in 6), but rarely
-# with a gap twice their own spread (about 2% of the time).
+# The commits' builds must be apart by this many times the most the
+# builds of one commit differ: offsets of the images alone put three
+# builds of one commit above three of another 1 time in 20, with a gap
+# twice their own spread 1 in 1400 (normal offsets; with two builds a
+# commit 1 in 50, too often for the bound).
 CONFIRM_MARGIN = 2.0
+CONFIRM_BUILDS = 3
 DEFAULT_ALPHA = 0.001
 # A decided step whose opposite test came this close contradicts its
 # class: the answer is widened rather than trusted.
 NEAR = 0.05
 ROLE = {"G": "good", "B": "bad", "S": "step",
-        "L": "lo", "l": "lo2", "H": "hi", "h": "hi2"}
-# The confirmation's two builds of each of its commits.
-LO_BUILDS = ("lo", "lo2")
-HI_BUILDS = ("hi", "hi2")
+        "L": "lo", "M": "lo2", "N": "lo3", "H": "hi", "I": "hi2", "J": "hi3"}
+# The confirmation's builds of each of its commits.
+LO_BUILDS = ("lo", "lo2", "lo3")
+HI_BUILDS = ("hi", "hi2", "hi3")
+
+
+def build_of(role: str) -> int:
+    """Which build of its commit a role boots: 1 but for the
+    confirmation's further builds."""
+    return int(role[-1]) if role[-1].isdigit() else 1
 
 
 class BisectError(Exception):
@@ -322,7 +330,7 @@ def pattern(settings: Dict[str, Any], phase: str) -> str:
 # The order of a block before issue 42, fixed (balanced in time, yet
 # the same every block): kept for the replays of that rule.
 FIXED_ORDER = {ENDPOINT_BLOCK: "GBBGBGGB", STEP_BLOCK: "GSBBSGBSGGSB",
-               CONFIRM_BLOCK: "LHhlHlhLlhLH"}
+               CONFIRM_BLOCK: "LHMINJJNIMHL"}
 
 
 def randomized(settings: Dict[str, Any]) -> bool:
@@ -697,28 +705,29 @@ def _log_ratio(over: Sequence[float], under: Sequence[float]) -> float:
 
 def _confirm_row(settings: Dict[str, Any], fig: Figures,
                  key: Tuple[str, str]) -> Dict[str, Any]:
-    """The four head-to-head tests of one row (each build of hi beyond
-    each build of lo in the bisected direction, within blocks), the
-    smallest of their ratios in that direction, and the larger ratio
-    between the two builds of one commit."""
+    """One row's confirmation: the blocked p of hi's boots beyond lo's
+    (all builds), the gap between the builds of the two commits (the
+    smallest ratio of a hi build's median to a lo build's, in the
+    bisected direction, as a log) and the most the builds of one commit
+    differ (log)."""
     d = settings["direction"]
     blocks = fig.blocks(CONFIRM, key)
+    lo_all = [[v for r in LO_BUILDS for v in bl.get(r, [])]
+              for bl in blocks.values()]
+    hi_all = [[v for r in HI_BUILDS for v in bl.get(r, [])]
+              for bl in blocks.values()]
+    p = stats.blocked_p([_oriented(d, lo, hi)
+                         for lo, hi in zip(lo_all, hi_all)])
     every = {r: [v for bl in blocks.values() for v in bl.get(r, [])]
              for r in LO_BUILDS + HI_BUILDS}
     sign = 1 if d == "slower" else -1
-    ps, change = [], []
-    for lo in LO_BUILDS:
-        for hi in HI_BUILDS:
-            ps.append(stats.blocked_p([_oriented(d, bl.get(lo, []),
-                                                 bl.get(hi, []))
-                                       for bl in blocks.values()]))
-            change.append(sign * _log_ratio(every[hi], every[lo]))
-    builds = max(abs(_log_ratio(every[b], every[a]))
-                 for a, b in (LO_BUILDS, HI_BUILDS))
-    lo_all = every[LO_BUILDS[0]] + every[LO_BUILDS[1]]
-    hi_all = every[HI_BUILDS[0]] + every[HI_BUILDS[1]]
-    return {"p": max(ps), "change": min(change), "builds": builds,
-            "ratio": _ratio(hi_all, lo_all),
+    logs = {r: sign * math.log(stats.median(vs)) if vs and
+            min(vs) > 0 else 0.0 for r, vs in every.items()}
+    lo = [logs[r] for r in LO_BUILDS]
+    hi = [logs[r] for r in HI_BUILDS]
+    return {"p": p, "change": min(hi) - max(lo),
+            "builds": max(max(lo) - min(lo), max(hi) - min(hi)),
+            "ratio": _ratio(sum(hi_all, []), sum(lo_all, [])),
             "boots": sum(len(v) for v in every.values())}
 
 
@@ -726,28 +735,29 @@ def decide_confirmation(settings: Dict[str, Any], fig: Figures,
                         signal: List[Dict[str, Any]], done: int
                         ) -> Tuple[str, Dict[str, Any]]:
     """(verdict, detail) of the confirmation after `done` blocks:
-    'confirmed' when on every signal row each build of hi ranks beyond
-    each build of lo at confirm_alpha (an intersection-union test: its
-    level is that of one test), by more than --threshold, and the two
-    builds of one commit differ less than 1/CONFIRM_MARGIN of that;
-    'images' otherwise (the answer cannot be told from the images' own
-    effects); 'more' while
-    more blocks may tell; 'unconfirmed' after the last."""
+    'confirmed' when on every signal row hi's boots rank beyond lo's
+    within their blocks at confirm_alpha, and every build of hi beyond
+    every build of lo by more than CONFIRM_MARGIN times both --threshold
+    and the most the builds of one commit differ; 'images' when the
+    boots differ but the builds do not line up so (the answer cannot be
+    told from the images' own effects); 'more' while more blocks may
+    tell; 'unconfirmed' after the last."""
     if done < CONFIRM_FIRST_LOOK:
         return "more", {}
     level = confirm_alpha(settings)
     rows = [_confirm_row(settings, fig, (s["test"], s["row"]))
             for s in signal]
     detail = dict(rows[0]) if rows else {"boots": 0}
-    shown = [r for r in rows if r["p"] <= level]
-    if rows and len(shown) == len(rows):
-        worst = max(rows, key=lambda r: float(r["builds"] - r["change"]))
+    up = math.log(1 + settings["threshold"] / 100)
+    if rows and all(r["p"] <= level for r in rows):
+        worst = min(rows, key=lambda r: float(
+            r["change"] - CONFIRM_MARGIN * max(r["builds"], up)))
         detail.update(worst)
-        up = math.log(1 + settings["threshold"] / 100)
-        if all(CONFIRM_MARGIN * r["builds"] < r["change"] and
-               r["change"] > up for r in rows):
+        if all(r["change"] > CONFIRM_MARGIN * max(r["builds"], up)
+               for r in rows):
             return "confirmed", detail
-        return "images", detail
+        if done >= CONFIRM_BLOCKS:
+            return "images", detail
     if done < CONFIRM_BLOCKS:
         return "more", detail
     return "unconfirmed", detail
@@ -761,10 +771,11 @@ def confirmation_line(settings: Dict[str, Any], ans: Answer, verdict: str,
         else None
     what = {"confirmed": "confirmed", "images": "not confirmed",
             "unconfirmed": "not confirmed"}[verdict]
-    fig = (f"two builds of one commit x{builds:.3f} apart, the commits "
-           f"x{change:.3f}" if change is not None else "no figure")
-    return (f"{what} against {ans.lo[:12]}, two builds each: {fig}, "
-            f"p {fmt_p(detail.get('p'))}")
+    fig = (f"builds of one commit up to x{builds:.3f} apart, the "
+           f"commits' at least x{change:.3f}" if change is not None
+           else "no figure")
+    return (f"{what} against {ans.lo[:12]}, {CONFIRM_BUILDS} builds "
+            f"each: {fig}, p {fmt_p(detail.get('p'))}")
 
 
 def unconfirmed_line(settings: Dict[str, Any], ans: Answer, verdict: str,
@@ -772,16 +783,15 @@ def unconfirmed_line(settings: Dict[str, Any], ans: Answer, verdict: str,
     """The last line of an answer its confirmation did not bear out."""
     named = range_text(ans)
     if verdict == "images":
-        why = (f"two builds of one commit differ by "
-               f"x{math.exp(detail['builds']):.3f}, more than half as much "
-               f"as "
-               f"{named[:12]} differs from {ans.lo[:12]} "
-               f"(x{math.exp(detail['change']):.3f}): the images' own "
-               f"effects are as large as the change")
+        why = (f"the builds of {named[:12]} are at least "
+               f"x{math.exp(detail['change']):.3f} beyond those of "
+               f"{ans.lo[:12]}, but builds of one commit differ by up to "
+               f"x{math.exp(detail['builds']):.3f}: the images' own "
+               f"effects are not small beside the change")
     else:
-        why = (f"{named[:12]} was not shown beyond {ans.lo[:12]} on both "
-               f"builds of each (p {fmt_p(detail.get('p'))} after "
-               f"{detail.get('boots', 0)} boots)")
+        why = (f"{named[:12]} was not shown beyond {ans.lo[:12]} on "
+               f"{CONFIRM_BUILDS} builds of each (p {fmt_p(detail.get('p'))} "
+               f"after {detail.get('boots', 0)} boots)")
     return (f"could not decide: {why}; the first bad commit is one of the "
             f"{len(whole)} commits of {whole[0][:12]}..{whole[-1][:12]}")
 
@@ -822,11 +832,11 @@ def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
                     for s in steps)
     order = (f"in an order drawn from seed {settings['seed']}"
              if randomized(settings) else "in a fixed order")
-    assumes = ("assuming a commit's image shares no effect of its own "
-               "with its second build (the answer's two commits were "
-               "built twice and checked)" if confirmed else
+    assumes = (f"assuming a commit's image shares no effect of its own "
+               f"with its other builds (the answer's two commits were "
+               f"built {CONFIRM_BUILDS} times and checked)" if confirmed else
                "assuming every commit boots like good or like bad (not "
-               "confirmed on second builds)")
+               "confirmed on further builds)")
     return (f"error: this answer is wrong with probability at most "
             f"{bound:.2g} ({decisions(steps)} decisions at "
             f"{settings['alpha']:g} each: exact rank tests within blocks "

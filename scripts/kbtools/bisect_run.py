@@ -404,10 +404,9 @@ class Bisection:
     # -- boots
 
     def boot(self, commit: str, role: str, phase: str, block: int) -> bool:
-        """Boot COMMIT (tried twice; a confirmation's lo2 and hi2 its
-        second build); record it in the schedule."""
-        image = self.images[second(commit) if role in ("lo2", "hi2")
-                            else commit]
+        """Boot COMMIT (tried twice; the build of it the role names);
+        record it in the schedule."""
+        image = self.images[image_key(commit, kb.build_of(role))]
         k = self.runner.boot_once(commit, image, self.tests, self.env)
         if k is None:
             self.runner.say(f"boot of {commit[:12]} unusable "
@@ -427,10 +426,11 @@ class Bisection:
 
     def commit_of(self, role: str, step: str) -> str:
         ans = self.confirming
+        if role in kb.LO_BUILDS + kb.HI_BUILDS:
+            assert ans is not None
+            return ans.lo if role in kb.LO_BUILDS else ans.hi
         return str({"good": self.st["good"], "bad": self.st["bad"],
-                    "step": step, "lo": ans and ans.lo,
-                    "lo2": ans and ans.lo, "hi": ans and ans.hi,
-                    "hi2": ans and ans.hi}[role])
+                    "step": step}[role])
 
     def boot_block(self, phase: str, step: str = "") -> None:
         """Boot the rest of the phase's current block; an endpoint that
@@ -626,22 +626,24 @@ class Bisection:
         raise Done(kb.range_line(ans), EXIT_UNDECIDED)
 
     def confirm(self, ans: kb.Answer) -> Tuple[str, Dict[str, Any]]:
-        """Boot the answer's lo and hi, two builds each, head to head in
-        blocks until kb.decide_confirmation decides; its step line."""
+        """Boot the answer's lo and hi, kb.CONFIRM_BUILDS builds each,
+        head to head in blocks until kb.decide_confirmation decides; its
+        step line."""
         if any(s["verdict"] == "confirmed" for s in kb.read_steps(self.state)):
             return "confirmed", {}      # a resumed bisection, confirmed
         signal = results.read_json(os.path.join(self.state, kb.SIGNAL))
         self.confirming = ans
         for commit in (ans.lo, ans.hi):
-            for build in (1, 2):
+            for build in range(1, kb.CONFIRM_BUILDS + 1):
                 image = self.runner.build(self.st["tree"], commit, build)
                 if image is None:
                     raise Done(f"could not decide: build {build} of "
                                f"{commit[:12]}, which the answer is "
                                f"confirmed on, failed", EXIT_UNDECIDED)
-                self.images[commit if build == 1 else second(commit)] = image
+                self.images[image_key(commit, build)] = image
         self.runner.say(f"confirming {kb.range_text(ans)} against "
-                        f"{ans.lo[:12]}: two builds of each, head to head")
+                        f"{ans.lo[:12]}: {kb.CONFIRM_BUILDS} builds of each, "
+                        f"head to head")
         while True:
             boots = kb.read_boots(self.state)
             done = kb.blocks_done(self.st, boots, kb.CONFIRM)
@@ -682,9 +684,10 @@ class BootFailed(Exception):
     """A step's boot failed twice."""
 
 
-def second(commit: str) -> str:
-    """The key of a commit's second build among the images."""
-    return f"{commit}+2"
+def image_key(commit: str, build: int) -> str:
+    """The key of a build of a commit among the images (the commit's
+    hash for its first)."""
+    return commit if build == 1 else f"{commit}+{build}"
 
 
 def outcome(out: str) -> Optional[Tuple[str, List[str]]]:

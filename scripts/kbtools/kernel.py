@@ -420,7 +420,7 @@ class Commit:
         self.hash = rev
         self.frag_key = inputs_key(b.frags, "")
         b.frag_key = self.frag_key
-        # A second build of one commit (kbench bisect's confirmation):
+        # A further build of one commit (kbench bisect's confirmation):
         # another release string, so another image layout.
         self.suffix = "" if build == 1 else f"-{build}"
         self.out = os.path.join(b.cache, "commits",
@@ -637,7 +637,7 @@ class CommitBuild:
     rev: str
     jobs: int = 0              # make -j (0: the CPUs)
     dry_run: bool = False      # only look the image up
-    build: int = 1             # 2: a second image of the commit, its
+    build: int = 1             # 2, 3: a further image of the commit, its
                                # release string (and layout) another
 
 

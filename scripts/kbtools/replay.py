@@ -7,7 +7,7 @@ A replay bisects a line of commits 0 (good) .. n (bad) whose culprit is
 known (or that has none) with the decisions of kbtools.bisect, the very
 functions kbench bisect calls: its blocks and their drawn order
 (next_boot), decide_endpoints, decide_step, the reading of the steps
-(answer) and the confirmation on two builds of the answer's commits
+(answer) and the confirmation on three builds of the answer's commits
 (decide_confirmation), and its printed bound (error_bound). Only git is
 simulated: the next commit is the one git bisect would test.
 
@@ -22,8 +22,8 @@ twice within a block (a block is shorter than the series). The World
 then applies what the commit and its image do: the change from the
 culprit on, an image that sits in a low mode on every boot (or on half
 of them), an offset per build, a bump locked to the first boots of every
-block. A second build of a commit draws its image effect anew: that is
-the assumption the confirmation rests on.
+block. A further build of a commit draws its image effect anew: that
+is the assumption the confirmation rests on.
 
   replay(world, settings, rng)          the rule (settings: kbtools.bisect
                                         .make_settings; order 'fixed' and
@@ -109,7 +109,7 @@ class Model:
     by `low` (None: as far below as bad is above good, so that a bad
     image boots like good; x0.85 without a change), or exactly one image
     among the first builds of the commits that sits low (one_low: the
-    second builds, whose layout differs, do not), an offset per build
+    further builds, whose layout differs, do not), an offset per build
     (offset_sd, a log-normal sd), and a factor on the boots in some
     slots of every block (counted from 0; slot_bump: a transient, or a
     load, that comes back at the same place of each block)."""
@@ -206,10 +206,6 @@ def _parent(commit: str) -> str:
     return str(int(commit) - 1)
 
 
-# The second build of a commit boots in these roles.
-SECOND_BUILD = ("lo2", "hi2")
-
-
 class Replay:
     """One bisection on a world, by kbtools.bisect's decisions."""
 
@@ -224,9 +220,9 @@ class Replay:
         return kb.Figures(self.boots, self.figs)
 
     def commit_of(self, role: str, step: int) -> int:
-        if role in ("lo", "lo2", "hi", "hi2"):
+        if role in kb.LO_BUILDS + kb.HI_BUILDS:
             assert self.ans is not None
-            return int(self.ans.lo if role.startswith("lo") else self.ans.hi)
+            return int(self.ans.lo if role in kb.LO_BUILDS else self.ans.hi)
         return {"good": 0, "bad": self.world.n, "step": step}[role]
 
     def boot_block(self, phase: str, step: int = 0) -> None:
@@ -236,8 +232,8 @@ class Replay:
             i = self.commit_of(role, step)
             self.boots.append({"commit": str(i), "role": role,
                                "phase": phase, "block": block, "usable": 1})
-            build = 2 if role in SECOND_BUILD else 1
-            self.figs.append({KEY: [self.world.boot(i, build, slot)]})
+            self.figs.append({KEY: [self.world.boot(i, kb.build_of(role),
+                                                    slot)]})
             slot += 1
             if last:
                 return
