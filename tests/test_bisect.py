@@ -12,6 +12,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -741,6 +742,58 @@ class Runner(unittest.TestCase):
             self.assertEqual(3, f.exception.status)
             self.assertIn(str(e), str(f.exception))
             self.assertIn("vm_run.sh: checking", err.getvalue())
+
+    def test_the_confirmation_boots_three_builds_of_each(self):
+        lo, hi = "4" * 40, "5" * 40
+        st = settings()
+        with open(os.path.join(self.state, bisect.SIGNAL), "w") as f:
+            json.dump(SIGNAL, f)
+        built = []
+
+        def build(tree, commit, build=1):
+            built.append((commit[0], build))
+            return f"/img/{commit[0]}{build}"
+
+        def boot_once(commit, image, tests, env):
+            # The builds of hi boot at twice lo's figure, each image a
+            # little off.
+            value = (2.0 if commit == hi else 1.0) * (1 + 0.01 * int(
+                image[-1]))
+            try_dir = os.path.join(self.work, "try")
+            os.makedirs(os.path.join(try_dir, "json"))
+            doc = icount_doc(value)
+            doc["machine"] = {"arch": "x86_64", "guest": "tcg"}
+            with open(os.path.join(try_dir, "json", TEST + ".json"), "w",
+                      encoding="utf-8") as f:
+                json.dump(doc, f)
+            k = self.r.keep(commit, try_dir)
+            shutil.rmtree(try_dir)
+            return k
+        tree = mock.Mock()
+        tree.subject.return_value = "sys: the change"
+        b = bisect_run.Bisection(st, self.state, tree, self.r)
+        out = io.StringIO()
+        with mock.patch.object(self.r, "build", build), \
+                mock.patch.object(self.r, "boot_once", boot_once), \
+                contextlib.redirect_stderr(io.StringIO()), \
+                contextlib.redirect_stdout(out):
+            verdict, detail = b.confirm(bisect.Answer([hi], lo, hi))
+        self.assertEqual("confirmed", verdict)
+        self.assertEqual(sorted(built), [("4", 1), ("4", 2), ("4", 3),
+                                         ("5", 1), ("5", 2), ("5", 3)])
+        boots = bisect.read_boots(self.state)
+        self.assertEqual(24, len(boots))
+        self.assertEqual(set(bisect.LO_BUILDS + bisect.HI_BUILDS),
+                         {x["role"] for x in boots})
+        self.assertEqual({str(st["seed"])}, {x["seed"] for x in boots})
+        self.assertEqual({lo}, {x["commit"] for x in boots
+                                if x["role"] in bisect.LO_BUILDS})
+        self.assertIn("confirmed against 444444444444, 3 builds each",
+                      out.getvalue())
+        step = bisect.read_steps(self.state)[-1]
+        self.assertEqual(("confirmed", hi), (step["verdict"],
+                                            step["commit"]))
+        self.assertAlmostEqual(2.0, detail["ratio"], delta=0.05)
 
     def test_guest_env_runs_only_the_named_rows(self):
         tests, env = bisect_run.guest_env([f"{TEST}:getsid",

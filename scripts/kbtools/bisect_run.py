@@ -43,17 +43,21 @@ Each kernel is built from DIR with the test kernel's configuration
 hash) and booted under virtme-ng/QEMU (scripts/vm_run.sh; only the named
 tests and rows run). On a real clock a boot's figure drifts with the
 host's load and boots close in time are alike, so every comparison is
-made in blocks of boots of their own time: the endpoints in blocks of
-4 boots each (GBBGBGGB), at most 3 blocks, until bad is shown to differ
+made in blocks of boots of their own time, each block in an order drawn
+from the bisection's seed (printed; kept in the state): the endpoints in
+blocks of 4 boots each, at most 3 blocks, until bad is shown to differ
 from good in the bisected direction on a named row (an exact rank test
 within the blocks at --alpha, shared among the looks and rows) or
 'no culprit'; then each step in blocks of 4 boots of good, the step and
-bad (GSBBSGBSGGSB): bad when it ranks beyond good and not short of bad,
-good the other way round, 'between' or undecided after --max-repeat
-boots: 'git bisect skip'. The last lines say how likely the answer is
-to be wrong ('error: ...'; the sum of the decisions' alphas), and
-whether a decided step's evidence contradicts the answer (then the
-range is widened, never a name the evidence contradicts).
+bad: bad when it ranks beyond good and not short of bad, good the other
+way round, 'between' or undecided after --max-repeat boots: 'git bisect
+skip'. A decided step whose evidence contradicts it does not narrow the
+answer. The answer is then confirmed: its first bad commit and the good
+commit before it, built 3 times each, boot head to head in blocks;
+unless every build of the one is beyond every build of the other, by
+more than the builds of one commit differ, it is 'could not decide'.
+The last lines say how likely the answer is to be wrong ('error: ...';
+the sum of the decisions' alphas, and what that assumes).
 
 With --icount (QEMU's instruction counter, TCG): figures are exact guest
 instructions; one boot per kernel and per step (each running the

@@ -15,8 +15,12 @@ that matters.
   scale factor, the usual model for timings.
 - Benjamini-Hochberg adjusted p-values for the many rows tested at once.
 - Power of that design: how many repetitions let one changed row among
-  R reach q <= alpha at all (design_reps), and the smallest change a
-  row with a given spread is flagged for (detectable_shift).
+  R reach q <= alpha at all (design_reps), the smallest shift a U test
+  alone flags (detectable_shift), and the smallest change compare's
+  whole rule flags (rule_mde), at an upper confidence bound of the
+  spread (spread_upper).
+- Randomized blocks: a rank test within blocks of boots taken together
+  in a drawn order (blocked_p).
 """
 
 import functools
