@@ -399,7 +399,14 @@ Rule = Callable[[World], Dict[str, Any]]
 
 
 def new_rule(settings: Dict[str, Any]) -> Rule:
-    return lambda world: replay(world, settings)
+    """The rule of these settings; each bisection draws the seed of its
+    blocks' orders anew, as kbench bisect does (one seed for every
+    replay would hold one set of orders to every world: a load locked
+    to some slots would meet the same order each time)."""
+    def rule(world: World) -> Dict[str, Any]:
+        return replay(world, dict(settings,
+                                  seed=world.rng.randrange(1, 2 ** 32)))
+    return rule
 
 
 def pooled_rule() -> Rule:
