@@ -6,10 +6,12 @@ up, beside the error it prints.
 A replay bisects a line of commits 0 (good) .. n (bad) whose culprit is
 known (or that has none) with the decisions of kbtools.bisect, the very
 functions kbench bisect calls: its blocks and their drawn order
-(next_boot), decide_endpoints, decide_step, the reading of the steps
-(answer) and the confirmation on three builds of the answer's commits
-(decide_confirmation), and its printed bound (error_bound). Only git is
-simulated: the next commit is the one git bisect would test.
+(next_boot; each replayed bisection with a seed of its own, as each
+real one draws), decide_endpoints, decide_step, the reading of the
+steps (answer) and the confirmation on three builds of the answer's
+commits (decide_confirmation), and its printed bound (error_bound).
+Only git is simulated: the next commit is the one git bisect would
+test.
 
 A World says what a boot of a build of a commit reads. Its figures come
 from a Clock, a good kernel's boots in time order: a recorded series
