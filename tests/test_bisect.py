@@ -166,7 +166,7 @@ class Schedule(unittest.TestCase):
         # Good three times: its own calibration (an A/A of good).
         self.assertEqual("GBGG", bisect.pattern(st, "endpoints"))
         self.assertEqual("S", bisect.pattern(st, "x"))
-        self.assertEqual("GB", bisect.block_order(st, "endpoints", 2))
+        self.assertEqual("GBGG", bisect.block_order(st, "endpoints", 2))
 
 
 class Endpoints(unittest.TestCase):
