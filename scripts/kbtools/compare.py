@@ -77,9 +77,11 @@ MDE_POWER = 0.8
 # The mde is computed from this upper confidence bound of the row's
 # spread, not from the spread its few repetitions happened to show (an
 # underestimate states changes too small to be flagged that often):
-# simulated, a change of the stated size is then flagged 78-84% of the
-# time at n = 5, 7 and 10 on quiet and noisy rows (kbtools.power
-# .mde_check, bench/power.py --mde), where the point estimate gave 71-76%.
+# simulated, a change of the stated size is then flagged 78-82% of the
+# time at n = 5, 7 and 10 on quiet and noisy rows, alone and among 64
+# (kbtools.power.mde_check, bench/power.py --mde, 400 trials a cell),
+# where the point estimate gave 68-74% on noisy rows. 60% is the bound
+# that check found calibrated, not a convention.
 MDE_SPREAD_CONFIDENCE = 0.6
 # A row with a figure of 0 or below has no ratio or spread to judge by.
 NONPOSITIVE = "a figure of 0 or below"
