@@ -289,12 +289,23 @@ class Verdicts(Case):
         self.assertEqual(e[("cand", "check")].verdict, "skipped")
         self.assertEqual(e[("cand", "count")].verdict, "skipped")
 
-    def test_zero_base_is_skipped(self) -> None:
+    def test_a_zero_figure_is_no_verdict_with_its_reason(self) -> None:
+        # A figure of 0 (or below) has no ratio or log-spread: never
+        # 'same' without an mde, as one zero among 7 repetitions read.
         base = self.scaled("base", [("a", 0)])
         cand = self.scaled("cand", [("a", 1)])
         a = self.entries(base, cand)[("cand", "a")]
-        self.assertEqual(a.verdict, "skipped")
+        self.assertEqual(a.verdict, "no-verdict")
         self.assertIsNone(a.ratio)
+        self.assertIn("a figure of 0 or below", present(a.note))
+        reps = [[("a", v, "us", "ok")] for v in (1.0, 1.1, 0.9, 1.0, 1.05)]
+        base = self.write_run("b7", reps)
+        cand = self.write_run("c7", [[("a", v * 1.5, "us", "ok")]
+                                     for v in (1.0, 1.1, 0.0, 1.0, 1.05)])
+        a = self.entries(base, cand)[("c7", "a")]
+        self.assertEqual(a.verdict, "no-verdict")
+        self.assertIsNone(a.mde_pct)
+        self.assertIn("0 in the candidate", present(a.note))
 
     def test_unit_mismatch_is_an_error(self) -> None:
         base = self.write_run("base", [[("a", 1, "us", "ok")]])

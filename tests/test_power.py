@@ -73,5 +73,36 @@ class Power(unittest.TestCase):
         self.assertGreater(e.mde_pct, compare.DEFAULT_THRESHOLD_PCT)
 
 
+class Mde(unittest.TestCase):
+    """A change of the mde a row states is flagged as often as stated
+    (kbtools.power.mde_check: bench/power.py --mde prints the table)."""
+
+    def test_a_change_of_the_stated_size_is_flagged_as_stated(self) -> None:
+        for n, cv in ((5, 3.0), (7, 0.3), (10, 10.0)):
+            with self.subTest(n=n, cv=cv):
+                r = power.mde_check(4, n, cv, trials=300, seed=3)
+                assert r is not None
+                self.assertAlmostEqual(r["observed"], r["stated"],
+                                       delta=0.06)
+
+    def test_the_spread_as_shown_overstates_power(self) -> None:
+        # The mde before issue 42 (the repetitions' own spread): the
+        # check above fails on it.
+        r = power.mde_check(4, 7, 3.0, trials=300, seed=3,
+                            spread_confidence=0)
+        assert r is not None
+        self.assertLess(r["observed"], r["stated"] - 0.06)
+
+    def test_no_mde_where_the_design_cannot_flag(self) -> None:
+        self.assertIsNone(power.mde_check(64, 5, 3.0, trials=2))
+        self.assertIsNone(stats.rule_mde(5, 5, 0.03, 2.0, 0.05, 0.05,
+                                         rows=64))
+        # A quiet row: the threshold and the medians' noise, not the
+        # threshold alone.
+        quiet = stats.rule_mde(7, 7, 0.003, 2.0, 0.05, 0.05, rows=64)
+        assert quiet is not None
+        self.assertGreater(quiet, 2.05)
+
+
 if __name__ == "__main__":
     unittest.main()

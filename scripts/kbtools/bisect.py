@@ -6,15 +6,21 @@ like good or like bad, each with a stated error.
 On a real clock a boot's figure drifts with the host's load, and boots
 close in time are alike. So nothing is compared across the run: every
 comparison is between boots of its own time, in blocks, each block a
-balanced order of boots taken one after another:
+balanced set of boots taken one after another in a random order (drawn
+from the bisection's seed, so that a rerun boots in the same order):
 
-  endpoints  GBBGBGGB        4 boots of good and bad
-  a step     GSBBSGBSGGSB    4 boots of good, the step S and bad
+  endpoints  GGGGBBBB        4 boots of good and bad
+  a step     GGGGSSSSBBBB    4 boots of good, the step S and bad
+  confirm    LLMMNNHHIIJJ    2 boots of each of three builds of the
+                             answer's last good commit (L, M, N) and
+                             of its first bad one (H, I, J)
 
 Within a block, under 'no difference' the boots of the two kernels
-compared are exchangeable whatever the load was, so the rank sums of a
-side within its blocks have an exact distribution (kbtools.stats
-.blocked_p), with no assumption on the figures' shape or drift. A step
+compared are exchangeable, because their order was drawn at random
+(whatever the load did, and whatever the position in a block does), so
+the rank sums of a side within its blocks have an exact distribution
+(kbtools.stats.blocked_p, a randomization test), with no assumption on
+the figures' shape or drift. A step
 is bad when it ranks above good (slower) in its blocks at p <= alpha /
 STEP_BLOCKS and not below bad; good the other way round; both at once is
 'between': skipped. The looks after each block are paid for by dividing
@@ -22,6 +28,17 @@ alpha among them (Bonferroni), the endpoints' also among the rows
 followed. A wrong class then happens with probability at most alpha per
 step, and a whole bisection errs with at most the sum over its decisions
 (error_bound), said with the result.
+
+That sum assumes that a commit boots like good or like bad. A kernel
+image can differ in more than its source (a layout that sits in one
+mode or a few percent off on every boot), so the answer is confirmed
+before it is printed (decide_confirmation): its first bad commit and the
+good commit before it, each built three times, boot head to head in
+blocks; the one must rank beyond the other, every build of it beyond
+every build of the other, by more than twice what the builds of one
+commit differ. Otherwise the answer is 'could not decide', with the
+figure. The bound then counts the confirmation as one decision more,
+and assumes that an image effect is not shared by a commit's builds.
 
 Under QEMU's instruction counter (mode 'icount') figures are counts of
 instructions: good is booted calibration.BOOTS times (GBGG: an A/A of
@@ -33,14 +50,18 @@ The state directory holds:
   settings.json   the bisection's parameters (for --resume)
   bisect.log      the 'git bisect log', after every step
   boots/HASH/K/   the JSON results of the K-th usable boot of HASH
-  boots.tsv       every boot: its phase, block and role (BOOT_KEYS)
+  boots.tsv       every boot: its phase, block, role and the seed of
+                  the blocks' order (BOOT_KEYS)
   signal.json     the rows on which good and bad differ
   steps.tsv       one line per step (STEP_KEYS)
 """
 
 import json
+import math
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import calibration, compare, exact, ktap, results, stats
 
@@ -50,21 +71,47 @@ STEPS = "steps.tsv"
 BOOTS = "boots.tsv"
 STEP_KEYS = ("commit", "subject", "ratio", "ci_low", "ci_high", "verdict",
              "boots", "note", "p_bad", "p_good")
-BOOT_KEYS = ("commit", "role", "phase", "block", "usable", "time", "load")
+BOOT_KEYS = ("commit", "role", "phase", "block", "usable", "time", "load",
+             "seed")
 CLASSES = ("good", "bad", "skip")
 MODES = ("real", "icount")
 OPPOSITE = {"slower": "faster", "faster": "slower"}
-ENDPOINT_BLOCK = "GBBGBGGB"
-STEP_BLOCK = "GSBBSGBSGGSB"
+# The boots of a block; their order is drawn per block (block_order).
+ENDPOINT_BLOCK = "GGGGBBBB"
+STEP_BLOCK = "GGGGSSSSBBBB"
+CONFIRM_BLOCK = "LLMMNNHHIIJJ"
 ICOUNT_ENDPOINT_BLOCK = "GB" + "G" * (calibration.BOOTS - 1)
 ICOUNT_STEP_BLOCK = "S"
 ENDPOINT_BLOCKS = 3
 STEP_BLOCKS = 3
+# The confirmation looks after blocks CONFIRM_FIRST_LOOK..CONFIRM_BLOCKS:
+# with 6 boots a commit a block, two blocks are the fewest whose most
+# extreme ranks (1/924 a block) reach alpha shared among those looks.
+CONFIRM_FIRST_LOOK = 2
+CONFIRM_BLOCKS = 4
+CONFIRM = "confirm"
+# The commits' builds must be apart by this many times the most the
+# builds of one commit differ: offsets of the images alone put three
+# builds of one commit above three of another 1 time in 20, with a gap
+# twice their own spread 1 in 1400 (normal offsets; with two builds a
+# commit 1 in 50, too often for the bound).
+CONFIRM_MARGIN = 2.0
+CONFIRM_BUILDS = 3
 DEFAULT_ALPHA = 0.001
 # A decided step whose opposite test came this close contradicts its
 # class: the answer is widened rather than trusted.
 NEAR = 0.05
-ROLE = {"G": "good", "B": "bad", "S": "step"}
+ROLE = {"G": "good", "B": "bad", "S": "step",
+        "L": "lo", "M": "lo2", "N": "lo3", "H": "hi", "I": "hi2", "J": "hi3"}
+# The confirmation's builds of each of its commits.
+LO_BUILDS = ("lo", "lo2", "lo3")
+HI_BUILDS = ("hi", "hi2", "hi3")
+
+
+def build_of(role: str) -> int:
+    """Which build of its commit a role boots: 1 but for the
+    confirmation's further builds."""
+    return int(role[-1]) if role[-1].isdigit() else 1
 
 
 class BisectError(Exception):
@@ -84,8 +131,13 @@ def parse_target(text: str) -> Tuple[str, Optional[str]]:
 def make_settings(tree: str, good: str, bad: str, direction: str,
                   alpha: float, threshold: float, check: Optional[str],
                   targets: Sequence[str], mode: str = "real",
-                  step_blocks: int = STEP_BLOCKS) -> Dict[str, Any]:
-    """The settings of a new bisection, checked."""
+                  step_blocks: int = STEP_BLOCKS,
+                  seed: Optional[int] = None, order: str = "random",
+                  confirm: bool = True) -> Dict[str, Any]:
+    """The settings of a new bisection, checked: the seed of its blocks'
+    order drawn when not given. order 'fixed' (every block in its
+    pattern's order) and confirm False are the rule before issue 42,
+    kept for the replays that show what it got wrong."""
     if direction not in OPPOSITE:
         raise BisectError(f"direction '{direction}' is not slower or faster")
     if mode not in MODES:
@@ -98,10 +150,15 @@ def make_settings(tree: str, good: str, bad: str, direction: str,
         raise BisectError(f"threshold {threshold:g} is negative")
     if step_blocks < 1:
         raise BisectError("a step needs at least one block")
+    if order not in ("random", "fixed"):
+        raise BisectError(f"order '{order}' is not random or fixed")
+    if seed is None:
+        seed = random.SystemRandom().randrange(1, 2 ** 32)
     return {"tree": tree, "good": good, "bad": bad, "direction": direction,
             "alpha": alpha, "threshold": threshold, "check": check or None,
             "targets": list(targets), "mode": mode,
-            "step_blocks": step_blocks}
+            "step_blocks": step_blocks, "seed": seed, "order": order,
+            "confirm": confirm}
 
 
 def load_settings(state: str) -> Dict[str, Any]:
@@ -263,20 +320,61 @@ def pattern(settings: Dict[str, Any], phase: str) -> str:
     icount = settings.get("mode") == "icount"
     if phase == "endpoints":
         return ICOUNT_ENDPOINT_BLOCK if icount else ENDPOINT_BLOCK
+    if phase == CONFIRM:
+        return CONFIRM_BLOCK
     if settings.get("check"):
         return "S"
     return ICOUNT_STEP_BLOCK if icount else STEP_BLOCK
 
 
+# The order of a block before issue 42, fixed (balanced in time, yet
+# the same every block): kept for the replays of that rule.
+FIXED_ORDER = {ENDPOINT_BLOCK: "GBBGBGGB", STEP_BLOCK: "GSBBSGBSGGSB",
+               CONFIRM_BLOCK: "LHMINJJNIMHL"}
+
+
+def randomized(settings: Dict[str, Any]) -> bool:
+    """Whether a real-clock bisection draws its blocks' orders (a state
+    from before issue 42 has no seed and keeps its fixed orders)."""
+    return (settings.get("seed") is not None and
+            settings.get("order", "random") == "random")
+
+
+def block_order(settings: Dict[str, Any], phase: str, block: int) -> str:
+    """The order of the boots of one block: its pattern shuffled by a
+    generator seeded with the bisection's seed, the phase and the block,
+    so that a rerun (or --resume) boots in the same order. An exact or
+    functional bisection, one boot per kernel, keeps its pattern."""
+    pat = pattern(settings, phase)
+    if settings.get("mode") == "icount" or settings.get("check"):
+        return pat
+    if not randomized(settings):
+        return FIXED_ORDER.get(pat, pat)
+    letters = list(pat)
+    random.Random(f"{settings['seed']}/{phase}/{block}").shuffle(letters)
+    return "".join(letters)
+
+
+def order_note(settings: Dict[str, Any]) -> str:
+    """'; blocks in an order drawn from seed N' of a bisection that
+    draws them (printed at its start, so that a rerun can be compared)."""
+    if settings.get("mode") == "icount" or settings.get("check") or \
+            not randomized(settings):
+        return ""
+    return f"; blocks in an order drawn from seed {settings['seed']}"
+
+
 def next_boot(settings: Dict[str, Any], boots: List[Dict[str, Any]], phase: str
               ) -> Tuple[str, int, bool]:
     """(role, block, block_done) of the phase's next boot: its slot in
-    the block pattern, the block's number, and whether this boot ends a
+    the block's order, the block's number, and whether this boot ends a
     block (the time to look)."""
     taken = sum(1 for b in boots if b["phase"] == phase)
     pat = pattern(settings, phase)
     slot = taken % len(pat)
-    return ROLE[pat[slot]], taken // len(pat) + 1, slot == len(pat) - 1
+    block = taken // len(pat) + 1
+    return (ROLE[block_order(settings, phase, block)[slot]], block,
+            slot == len(pat) - 1)
 
 
 def blocks_done(settings: Dict[str, Any], boots: List[Dict[str, Any]], phase: str) -> int:
@@ -520,17 +618,202 @@ def decide_step(settings: Dict[str, Any], fig: Figures, signal: List[Dict[str, A
     return "skip", detail
 
 
+# ---- the answer and its confirmation ----------------------------------------
+
+@dataclass(frozen=True)
+class Answer:
+    """What the decided steps leave: the commits that may be the first
+    bad one (oldest first: one is a culprit, more a range), the good
+    commit before them (lo) and the bad one ending them (hi), and why it
+    is a range ('' when it is not)."""
+    commits: List[str]
+    lo: str
+    hi: str
+    why: str = ""
+
+    @property
+    def culprit(self) -> Optional[str]:
+        return self.commits[0] if len(self.commits) == 1 else None
+
+
+def answer(steps: List[Dict[str, Any]], good: str, bad: str,
+           between: Callable[[List[str], List[str]], List[str]],
+           parent: Callable[[str], str]) -> Answer:
+    """The one reading of a bisection's steps, for kbench bisect and its
+    replays alike: the commits reachable from every trusted bad commit
+    (bad and the steps classed bad) and from no trusted good one (good
+    and the steps classed good), where a decided step whose opposite test
+    came within NEAR is not trusted (contradictions). between(goods,
+    bads) lists those commits oldest first (git rev-list, or a line of
+    numbers); parent(c) is c's parent."""
+    distrust = {s["commit"] for s in contradictions(steps)}
+    trusted = [s for s in steps if s.get("note") != "endpoint" and
+               s["commit"] not in distrust]
+    goods = [good] + [s["commit"] for s in trusted if s["verdict"] == "good"]
+    bads = [bad] + [s["commit"] for s in trusted if s["verdict"] == "bad"]
+    commits = between(goods, bads) or [bad]
+    why = ""
+    if distrust:
+        why = ("the evidence contradicts itself at " +
+               ", ".join(contradiction(s) for s in steps
+                         if s["commit"] in distrust))
+    elif len(commits) > 1:
+        why = "skipped: not built, not booted or undecided"
+    return Answer(commits, parent(commits[0]), commits[-1], why)
+
+
+def contradiction(step: Dict[str, Any]) -> str:
+    """'HASH (good, yet bad p 0.01)' of a contradicted step."""
+    opposite = "p_bad" if step["verdict"] == "good" else "p_good"
+    return (f"{step['commit'][:12]} ({step['verdict']}, yet {opposite[2:]} "
+            f"p {fmt_p(float(step[opposite]))})")
+
+
+def range_text(ans: Answer) -> str:
+    return (ans.culprit[:12] if ans.culprit else
+            f"the range {ans.commits[0][:12]}..{ans.hi[:12]}")
+
+
+def range_line(ans: Answer) -> str:
+    """The last line of an answer that is a range."""
+    listed = " ".join(c[:12] for c in ans.commits)
+    if ans.why.startswith("skipped"):
+        return (f"could not decide: the first bad commit is one of {listed} "
+                f"({ans.why})")
+    return f"could not decide: {ans.why}: the first bad commit is one of " \
+        f"{listed}"
+
+
+def needs_confirmation(settings: Dict[str, Any], ans: Answer) -> bool:
+    """A real-clock answer narrower than the whole range is confirmed
+    before it is printed (the whole range is the endpoints' own
+    decision)."""
+    return bool(settings.get("confirm") and settings.get("mode") != "icount"
+                and not settings.get("check") and
+                (ans.lo, ans.hi) != (settings["good"], settings["bad"]))
+
+
+def confirm_alpha(settings: Dict[str, Any]) -> float:
+    """The level of one look of the confirmation."""
+    return float(settings["alpha"]) / (CONFIRM_BLOCKS - CONFIRM_FIRST_LOOK + 1)
+
+
+def _log_ratio(over: Sequence[float], under: Sequence[float]) -> float:
+    r = _ratio(over, under)
+    return math.log(r) if r is not None and r > 0 else 0.0
+
+
+def _confirm_row(settings: Dict[str, Any], fig: Figures,
+                 key: Tuple[str, str]) -> Dict[str, Any]:
+    """One row's confirmation: the blocked p of hi's boots beyond lo's
+    (all builds), the gap between the builds of the two commits (the
+    smallest ratio of a hi build's median to a lo build's, in the
+    bisected direction, as a log) and the most the builds of one commit
+    differ (log)."""
+    d = settings["direction"]
+    blocks = fig.blocks(CONFIRM, key)
+    lo_all = [[v for r in LO_BUILDS for v in bl.get(r, [])]
+              for bl in blocks.values()]
+    hi_all = [[v for r in HI_BUILDS for v in bl.get(r, [])]
+              for bl in blocks.values()]
+    p = stats.blocked_p([_oriented(d, lo, hi)
+                         for lo, hi in zip(lo_all, hi_all)])
+    every = {r: [v for bl in blocks.values() for v in bl.get(r, [])]
+             for r in LO_BUILDS + HI_BUILDS}
+    sign = 1 if d == "slower" else -1
+    logs = {r: sign * math.log(stats.median(vs)) if vs and
+            min(vs) > 0 else 0.0 for r, vs in every.items()}
+    lo = [logs[r] for r in LO_BUILDS]
+    hi = [logs[r] for r in HI_BUILDS]
+    return {"p": p, "change": min(hi) - max(lo),
+            "builds": max(max(lo) - min(lo), max(hi) - min(hi)),
+            "ratio": _ratio(sum(hi_all, []), sum(lo_all, [])),
+            "boots": sum(len(v) for v in every.values())}
+
+
+def decide_confirmation(settings: Dict[str, Any], fig: Figures,
+                        signal: List[Dict[str, Any]], done: int
+                        ) -> Tuple[str, Dict[str, Any]]:
+    """(verdict, detail) of the confirmation after `done` blocks:
+    'confirmed' when on every signal row hi's boots rank beyond lo's
+    within their blocks at confirm_alpha, and every build of hi beyond
+    every build of lo by more than CONFIRM_MARGIN times both --threshold
+    and the most the builds of one commit differ; 'images' when the
+    boots differ but the builds do not line up so (the answer cannot be
+    told from the images' own effects); 'more' while more blocks may
+    tell; 'unconfirmed' after the last."""
+    if done < CONFIRM_FIRST_LOOK:
+        return "more", {}
+    level = confirm_alpha(settings)
+    rows = [_confirm_row(settings, fig, (s["test"], s["row"]))
+            for s in signal]
+    detail = dict(rows[0]) if rows else {"boots": 0}
+    up = math.log(1 + settings["threshold"] / 100)
+    if rows and all(r["p"] <= level for r in rows):
+        worst = min(rows, key=lambda r: float(
+            r["change"] - CONFIRM_MARGIN * max(r["builds"], up)))
+        detail.update(worst)
+        if all(r["change"] > CONFIRM_MARGIN * max(r["builds"], up)
+               for r in rows):
+            return "confirmed", detail
+        if done >= CONFIRM_BLOCKS:
+            return "images", detail
+    if done < CONFIRM_BLOCKS:
+        return "more", detail
+    return "unconfirmed", detail
+
+
+def confirmation_line(settings: Dict[str, Any], ans: Answer, verdict: str,
+                      detail: Dict[str, Any]) -> str:
+    """The step line's note of a confirmation."""
+    builds = math.exp(detail.get("builds", 0.0))
+    change = math.exp(detail.get("change", 0.0)) if "change" in detail \
+        else None
+    what = {"confirmed": "confirmed", "images": "not confirmed",
+            "unconfirmed": "not confirmed"}[verdict]
+    fig = (f"builds of one commit up to x{builds:.3f} apart, the "
+           f"commits' at least x{change:.3f}" if change is not None
+           else "no figure")
+    return (f"{what} against {ans.lo[:12]}, {CONFIRM_BUILDS} builds "
+            f"each: {fig}, p {fmt_p(detail.get('p'))}")
+
+
+def unconfirmed_line(settings: Dict[str, Any], ans: Answer, verdict: str,
+                     detail: Dict[str, Any], whole: List[str]) -> str:
+    """The last line of an answer its confirmation did not bear out."""
+    named = range_text(ans)
+    if verdict == "images":
+        why = (f"the builds of {named[:12]} are at least "
+               f"x{math.exp(detail['change']):.3f} beyond those of "
+               f"{ans.lo[:12]}, but builds of one commit differ by up to "
+               f"x{math.exp(detail['builds']):.3f}: the images' own "
+               f"effects are not small beside the change")
+    else:
+        why = (f"{named[:12]} was not shown beyond {ans.lo[:12]} on "
+               f"{CONFIRM_BUILDS} builds of each (p {fmt_p(detail.get('p'))} "
+               f"after {detail.get('boots', 0)} boots)")
+    return (f"could not decide: {why}; the first bad commit is one of the "
+            f"{len(whole)} commits of {whole[0][:12]}..{whole[-1][:12]}")
+
+
 # ---- error, consistency and the step table -----------------------------------
+
+def decisions(steps: List[Dict[str, Any]]) -> int:
+    """The decisions an answer rests on: the endpoints', each decided
+    step's, and its confirmation's."""
+    return 1 + sum(1 for s in steps if s.get("note") != "endpoint" and
+                   s.get("verdict") in ("good", "bad", "confirmed",
+                                        "unconfirmed"))
+
 
 def error_bound(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> Optional[float]:
     """The probability that the answer is wrong, at most: the endpoints'
-    alpha plus each decided step's (the union bound). None in exact
-    mode, whose error is what A/A runs showed (error_line)."""
+    alpha plus each decided step's and the confirmation's (the union
+    bound). None in exact mode, whose error is what A/A runs showed
+    (error_line)."""
     if settings.get("mode") == "icount" or settings.get("check"):
         return None
-    decided = [s for s in steps if s.get("verdict") in ("good", "bad")
-               and s.get("note") != "endpoint"]
-    return float(settings["alpha"]) * (1 + len(decided))
+    return float(settings["alpha"]) * decisions(steps)
 
 
 def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
@@ -545,12 +828,19 @@ def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
                 f"{exact.aa_error()}; instructions do not show cache or "
                 f"TLB misses, contention, bandwidth, device latency or "
                 f"microcode costs")
-    decided = sum(1 for s in steps if s.get("verdict") in ("good", "bad")
-                  and s.get("note") != "endpoint")
+    confirmed = any(s.get("verdict") in ("confirmed", "unconfirmed")
+                    for s in steps)
+    order = (f"in an order drawn from seed {settings['seed']}"
+             if randomized(settings) else "in a fixed order")
+    assumes = (f"assuming a commit's image shares no effect of its own "
+               f"with its other builds (the answer's two commits were "
+               f"built {CONFIRM_BUILDS} times and checked)" if confirmed else
+               "assuming every commit boots like good or like bad (not "
+               "confirmed on further builds)")
     return (f"error: this answer is wrong with probability at most "
-            f"{bound:.2g} ({decided + 1} decisions at {settings['alpha']:g} "
-            f"each: exact rank tests within blocks of their own time, "
-            f"boots within a block exchangeable)")
+            f"{bound:.2g} ({decisions(steps)} decisions at "
+            f"{settings['alpha']:g} each: exact rank tests within blocks "
+            f"of their own time, {order}; {assumes})")
 
 
 def contradictions(steps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:

@@ -43,17 +43,21 @@ Each kernel is built from DIR with the test kernel's configuration
 hash) and booted under virtme-ng/QEMU (scripts/vm_run.sh; only the named
 tests and rows run). On a real clock a boot's figure drifts with the
 host's load and boots close in time are alike, so every comparison is
-made in blocks of boots of their own time: the endpoints in blocks of
-4 boots each (GBBGBGGB), at most 3 blocks, until bad is shown to differ
+made in blocks of boots of their own time, each block in an order drawn
+from the bisection's seed (printed; kept in the state): the endpoints in
+blocks of 4 boots each, at most 3 blocks, until bad is shown to differ
 from good in the bisected direction on a named row (an exact rank test
 within the blocks at --alpha, shared among the looks and rows) or
 'no culprit'; then each step in blocks of 4 boots of good, the step and
-bad (GSBBSGBSGGSB): bad when it ranks beyond good and not short of bad,
-good the other way round, 'between' or undecided after --max-repeat
-boots: 'git bisect skip'. The last lines say how likely the answer is
-to be wrong ('error: ...'; the sum of the decisions' alphas), and
-whether a decided step's evidence contradicts the answer (then the
-range is widened, never a name the evidence contradicts).
+bad: bad when it ranks beyond good and not short of bad, good the other
+way round, 'between' or undecided after --max-repeat boots: 'git bisect
+skip'. A decided step whose evidence contradicts it does not narrow the
+answer. The answer is then confirmed: its first bad commit and the good
+commit before it, built 3 times each, boot head to head in blocks;
+unless every build of the one is beyond every build of the other, by
+more than the builds of one commit differ, it is 'could not decide'.
+The last lines say how likely the answer is to be wrong ('error: ...';
+the sum of the decisions' alphas, and what that assumes).
 
 With --icount (QEMU's instruction counter, TCG): figures are exact guest
 instructions; one boot per kernel and per step (each running the
@@ -267,14 +271,16 @@ class Runner:
     def say(self, text: str) -> None:
         output.msg(self.prog, text)
 
-    def build(self, tree: str, commit: str) -> Optional[str]:
-        """The image of COMMIT (built or cached); None when it does not
-        build (its log in self.build_log). A tree it cannot build from
-        at all, or missing host tools: a failed setup (3)."""
+    def build(self, tree: str, commit: str, build: int = 1
+              ) -> Optional[str]:
+        """The image of COMMIT (built or cached; build 2: its second
+        image); None when it does not build (its log in self.build_log).
+        A tree it cannot build from at all, or missing host tools: a
+        failed setup (3)."""
         start = time.time()
         try:
             built = kernel.build_commit(kernel.CommitBuild(
-                tree, commit, self.jobs), self.prog)
+                tree, commit, self.jobs, build=build), self.prog)
         except kernel.BuildFailed as e:
             self.build_log = e.log
             self.say(f"{commit[:12]} does not build (log: {e.log})")
@@ -397,12 +403,14 @@ class Bisection:
         self.tests, self.env = guest_env(settings["targets"])
         self.images: Dict[str, str] = {}
         self.owns_bisect = False
+        self.confirming: Optional[kb.Answer] = None
 
     # -- boots
 
     def boot(self, commit: str, role: str, phase: str, block: int) -> bool:
-        """Boot COMMIT (tried twice); record it in the schedule."""
-        image = self.images[commit]
+        """Boot COMMIT (tried twice; the build of it the role names);
+        record it in the schedule."""
+        image = self.images[image_key(commit, kb.build_of(role))]
         k = self.runner.boot_once(commit, image, self.tests, self.env)
         if k is None:
             self.runner.say(f"boot of {commit[:12]} unusable "
@@ -412,7 +420,8 @@ class Bisection:
             "commit": commit, "role": role, "phase": phase, "block": block,
             "usable": k, "time": f"{time.time():.0f}",
             "load": read_lines("/proc/loadavg")[0].split()[0]
-            if os.path.exists("/proc/loadavg") else ""})
+            if os.path.exists("/proc/loadavg") else "",
+            "seed": self.st.get("seed")})
         if k is None:
             self.runner.say(f"boot of {commit[:12]} unusable again "
                             f"({self.runner.why})")
@@ -420,6 +429,10 @@ class Bisection:
         return True
 
     def commit_of(self, role: str, step: str) -> str:
+        ans = self.confirming
+        if role in kb.LO_BUILDS + kb.HI_BUILDS:
+            assert ans is not None
+            return ans.lo if role in kb.LO_BUILDS else ans.hi
         return str({"good": self.st["good"], "bad": self.st["bad"],
                     "step": step}[role])
 
@@ -600,30 +613,65 @@ class Bisection:
 
     def finish(self, out: str) -> None:
         steps = kb.read_steps(self.state)
+        ans = kb.answer(steps, self.st["good"], self.st["bad"], self.between,
+                        self.parent)
+        confirmation = None
+        if kb.needs_confirmation(self.st, ans):
+            confirmation = self.confirm(ans)
+            steps = kb.read_steps(self.state)
         print(kb.error_line(self.st, steps), flush=True)
-        kind, commits = outcome(out) or ("undecided", [])
-        bad_steps = kb.contradictions(steps)
-        if bad_steps:
-            where = ", ".join(contradiction(s) for s in bad_steps)
-            range_ = " ".join(c[:12] for c in self.widened(steps, bad_steps))
-            raise Done(f"could not decide: the evidence contradicts itself "
-                       f"at {where}: the first bad commit is one of "
-                       f"{range_}", EXIT_UNDECIDED)
-        if kind == "culprit":
-            raise Done(f"first bad commit: {commits[0]} "
-                       f"{self.tree.subject(commits[0])}", EXIT_CULPRIT)
-        raise Done(f"could not decide: the first bad commit is one of "
-                   f"{' '.join(c[:12] for c in commits)} (skipped: not "
-                   f"built, not booted or undecided)", EXIT_UNDECIDED)
+        if confirmation and confirmation[0] != "confirmed":
+            whole = self.between([self.st["good"]], [self.st["bad"]])
+            raise Done(kb.unconfirmed_line(self.st, ans, *confirmation,
+                                           whole), EXIT_UNDECIDED)
+        if ans.culprit:
+            raise Done(f"first bad commit: {ans.culprit} "
+                       f"{self.tree.subject(ans.culprit)}", EXIT_CULPRIT)
+        raise Done(kb.range_line(ans), EXIT_UNDECIDED)
 
-    def widened(self, steps: List[Dict[str, Any]], bad_steps: List[Dict[str, Any]]) -> List[str]:
-        """The commits between the decisions that still stand: reachable
-        from every trusted bad one, from no trusted good one."""
-        distrust = {s["commit"] for s in bad_steps}
-        goods = [s["commit"] for s in steps if s["verdict"] == "good" and
-                 s["commit"] not in distrust]
-        bads = [s["commit"] for s in steps if s["verdict"] == "bad" and
-                s["commit"] not in distrust]
+    def confirm(self, ans: kb.Answer) -> Tuple[str, Dict[str, Any]]:
+        """Boot the answer's lo and hi, kb.CONFIRM_BUILDS builds each,
+        head to head in blocks until kb.decide_confirmation decides; its
+        step line."""
+        if any(s["verdict"] == "confirmed" for s in kb.read_steps(self.state)):
+            return "confirmed", {}      # a resumed bisection, confirmed
+        signal = results.read_json(os.path.join(self.state, kb.SIGNAL))
+        self.confirming = ans
+        for commit in (ans.lo, ans.hi):
+            for build in range(1, kb.CONFIRM_BUILDS + 1):
+                image = self.runner.build(self.st["tree"], commit, build)
+                if image is None:
+                    raise Done(f"could not decide: build {build} of "
+                               f"{commit[:12]}, which the answer is "
+                               f"confirmed on, failed", EXIT_UNDECIDED)
+                self.images[image_key(commit, build)] = image
+        self.runner.say(f"confirming {kb.range_text(ans)} against "
+                        f"{ans.lo[:12]}: {kb.CONFIRM_BUILDS} builds of each, "
+                        f"head to head")
+        while True:
+            boots = kb.read_boots(self.state)
+            done = kb.blocks_done(self.st, boots, kb.CONFIRM)
+            verdict, detail = kb.decide_confirmation(
+                self.st, kb.Figures.of_state(self.state, boots), signal, done)
+            if verdict != "more":
+                break
+            try:
+                self.boot_block(kb.CONFIRM)
+            except BootFailed as e:
+                raise Done(f"could not decide: a boot of the confirmation "
+                           f"failed twice ({e})", EXIT_UNDECIDED) from e
+        if not any(s["verdict"] in ("confirmed", "unconfirmed")
+                   for s in kb.read_steps(self.state)):
+            self.record({"commit": ans.hi, "subject": self.tree.subject(
+                ans.hi), "verdict": "confirmed" if verdict == "confirmed"
+                else "unconfirmed", "boots": detail.get("boots"),
+                "ratio": detail.get("ratio"),
+                "note": kb.confirmation_line(self.st, ans, verdict, detail)})
+        return verdict, detail
+
+    def between(self, goods: List[str], bads: List[str]) -> List[str]:
+        """The commits reachable from every one of bads, from none of
+        goods, oldest first."""
         common: Optional[List[str]] = None
         for b in bads:
             listed = self.tree.git("rev-list", b, *[f"^{g}" for g in goods]
@@ -632,16 +680,18 @@ class Bisection:
                                                      if c in listed]
         return list(reversed(common or []))
 
+    def parent(self, commit: str) -> str:
+        return self.tree.git("rev-parse", f"{commit}^").strip()
+
 
 class BootFailed(Exception):
     """A step's boot failed twice."""
 
 
-def contradiction(step: Dict[str, Any]) -> str:
-    """'HASH (good, yet bad p 0.01)' of a contradicted step."""
-    opposite = "p_bad" if step["verdict"] == "good" else "p_good"
-    return (f"{step['commit'][:12]} ({step['verdict']}, yet {opposite[2:]} "
-            f"p {kb.fmt_p(float(step[opposite]))})")
+def image_key(commit: str, build: int) -> str:
+    """The key of a build of a commit among the images (the commit's
+    hash for its first)."""
+    return commit if build == 1 else f"{commit}+{build}"
 
 
 def outcome(out: str) -> Optional[Tuple[str, List[str]]]:
@@ -772,7 +822,8 @@ def bisect(args: argparse.Namespace, prog: str) -> Outcome:
         runner.say(f"bisecting {st['good'][:12]}..{st['bad'][:12]} of "
                    f"{st['tree']} on {' '.join(st['targets'])}"
                    f"{' (check ' + st['check'] + ')' if st['check'] else ''}"
-                   f"{' (icount)' if st.get('mode') == 'icount' else ''}; "
+                   f"{' (icount)' if st.get('mode') == 'icount' else ''}"
+                   f"{kb.order_note(st)}; "
                    f"state: {state}")
         b.build_endpoints()
         if not os.path.exists(os.path.join(state, kb.SIGNAL)):

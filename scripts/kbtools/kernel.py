@@ -414,14 +414,17 @@ class Builder:
 class Commit:
     """One commit of another kernel git tree (--tree DIR --commit REV)."""
 
-    def __init__(self, b: Builder, src: str, rev: str):
+    def __init__(self, b: Builder, src: str, rev: str, build: int = 1):
         self.b = b
         self.src = src
         self.hash = rev
         self.frag_key = inputs_key(b.frags, "")
         b.frag_key = self.frag_key
+        # A further build of one commit (kbench bisect's confirmation):
+        # another release string, so another image layout.
+        self.suffix = "" if build == 1 else f"-{build}"
         self.out = os.path.join(b.cache, "commits",
-                                f"{self.hash}-{self.frag_key}")
+                                f"{self.hash}-{self.frag_key}{self.suffix}")
         self.obj = os.path.join(b.cache, "obj",
                                 sha12((src + "\n").encode()))
         self.orig_head = ""
@@ -481,7 +484,8 @@ class Commit:
             # make in a process group of its own: an interruption stops
             # all of it before the tree is checked out again.
             if proc.run(["make", "-C", self.src, *o, f"-j{b.jobs}",
-                         "LOCALVERSION=-kbench-bisect", "bzImage"],
+                         f"LOCALVERSION=-kbench-bisect{self.suffix}",
+                         "bzImage"],
                         log=log) != 0:
                 sys.stderr.write(proc.tail(log, 30))
                 raise Failure(f"building {self.hash} failed (log: {log})")
@@ -633,6 +637,8 @@ class CommitBuild:
     rev: str
     jobs: int = 0              # make -j (0: the CPUs)
     dry_run: bool = False      # only look the image up
+    build: int = 1             # 2, 3: a further image of the commit, its
+                               # release string (and layout) another
 
 
 @dataclass(frozen=True)
@@ -661,7 +667,7 @@ def build_commit(req: CommitBuild, prog: str,
     host tools; BuildFailed when the commit does not build."""
     tree, commit = tree_commit(req.tree, req.rev)
     b = Builder(prog, cache=cache, jobs=req.jobs or default_jobs())
-    c = Commit(b, tree, commit)
+    c = Commit(b, tree, commit, req.build)
     c.check_clean()
     image = os.path.join(c.out, "bzImage")
     if not os.path.isfile(image) and not req.dry_run:

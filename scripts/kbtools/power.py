@@ -73,3 +73,40 @@ def rates(rows: int, reps: int, cv_pct: float, change_pct: float,
         false += any(v in ("slower", "faster") for v in verdicts[changed:])
     return {"found": found / (trials * changed) if changed else None,
             "false": false / trials}
+
+
+def mde_check(rows: int, reps: int, cv_pct: float, trials: int = 200,
+              seed: int = 1, threshold_pct: float = compare.DEFAULT_THRESHOLD_PCT,
+              alpha: float = 0.05, spread_confidence: Optional[float] = None
+              ) -> Optional[Dict[str, float]]:
+    """Whether a row's stated mde holds: in each trial an A/A comparison
+    states row 0's mde (compare_one, as compare.py does), then a fresh
+    comparison changes row 0 by exactly that much; 'observed' is the
+    fraction of trials that flag it slower, 'stated' the power compare
+    states (compare.MDE_POWER), 'mde' the median stated mde. None when
+    the design cannot flag the row (no mde stated). spread_confidence
+    replaces compare's (0: the spread the repetitions showed)."""
+    rng = random.Random(seed)
+    saved = compare.MDE_SPREAD_CONFIDENCE
+    if spread_confidence is not None:
+        compare.MDE_SPREAD_CONFIDENCE = spread_confidence
+    try:
+        hits, mdes = 0, []
+        for _ in range(trials):
+            base = _run("base", _side(rng, rows, reps, cv_pct, {}))
+            cand = _run("cand", _side(rng, rows, reps, cv_pct, {}))
+            mde = compare.compare_one(base, cand, threshold_pct, "median",
+                                      alpha)[0].mde_pct
+            if mde is None:
+                return None
+            mdes.append(mde)
+            factors = {0: 1 + mde / 100}
+            base = _run("base", _side(rng, rows, reps, cv_pct, {}))
+            cand = _run("cand", _side(rng, rows, reps, cv_pct, factors))
+            hits += compare.compare_one(base, cand, threshold_pct, "median",
+                                        alpha)[0].verdict == "slower"
+    finally:
+        compare.MDE_SPREAD_CONFIDENCE = saved
+    mdes.sort()
+    return {"observed": hits / trials, "stated": compare.MDE_POWER,
+            "mde": mdes[len(mdes) // 2]}

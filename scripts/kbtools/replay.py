@@ -1,76 +1,190 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Bisections replayed on recorded boots: how often a rule names the
-wrong commit, brackets a range without the culprit, or gives up.
+"""Bisections replayed on simulated and recorded boots: how often a rule
+names the wrong commit, brackets a range without the culprit, or gives
+up, beside the error it prints.
 
-A series is the figures of real boots of a good and a bad kernel taken
-in turn over time (bench/bisect_boots.py records one, with the host's
-load changing as it goes). A replay bisects a line of commits whose
-culprit is known: a commit before it boots like good, from it on like
-bad. Its boots take, in time order, the recorded boots of that kind
-around the same moment of the series, so that the drift of the load and
-the likeness of boots close in time are the recording's, and a random
-start and a small jitter make every replay another resample.
+A replay bisects a line of commits 0 (good) .. n (bad) whose culprit is
+known (or that has none) with the decisions of kbtools.bisect, the very
+functions kbench bisect calls: its blocks and their drawn order
+(next_boot; each replayed bisection with a seed of its own, as each
+real one draws), decide_endpoints, decide_step, the reading of the
+steps (answer) and the confirmation on three builds of the answer's
+commits (decide_confirmation), and its printed bound (error_bound).
+Only git is simulated: the next commit is the one git bisect would
+test.
 
-  replay(series, settings, commits, culprit, rng)  the new rule
-                                                   (kbtools.bisect)
-  replay_old(series, commits, culprit, rng)        the rule before it:
-      a U test at alpha 0.01 after every boot, a step's boots against
-      every endpoint boot of the run
+A World says what a boot of a build of a commit reads. Its figures come
+from a Clock, a good kernel's boots in time order: a recorded series
+(bench/bisect_boots.py record; a bad kernel's recorded boots scaled to
+good by the ratio of the medians) or a generated one (noise, load that
+steps, modes). Each simulated boot takes the clock's next figure, from a
+random start: contiguous runs of time, the drift and the likeness of
+boots close in time the recording's, and never the same recorded boot
+twice within a block (a block is shorter than the series). The World
+then applies what the commit and its image do: the change from the
+culprit on, an image that sits in a low mode on every boot (or on half
+of them), an offset per build, a bump locked to the first boots of every
+block. A further build of a commit draws its image effect anew: that
+is the assumption the confirmation rests on.
+
+  replay(world, settings, rng)          the rule (settings: kbtools.bisect
+                                        .make_settings; order 'fixed' and
+                                        confirm False are the rule before)
+  replay_pooled(world, rng)             the rule before blocks: a U test
+                                        at 0.01 after every boot, a step's
+                                        boots against every endpoint boot
 """
 
 import json
+import math
 import random
-from typing import Any, Dict, List, Optional, Set, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from kbtools import bisect as kb
-from kbtools import compare
+from kbtools import compare, stats
 
 KEY = ("syscall_overhead", "getsid")
-# A replay draws among this many recorded boots of the wanted kind
-# around its moment.
-JITTER = 3
+SIGNAL = [{"test": KEY[0], "row": KEY[1]}]
+OUTCOMES = ("right", "wrong-name", "wrong-range", "undecided", "none")
 
 
 def load_series(path: str) -> List[Dict[str, Any]]:
-    """The boots of a recorded series: kind ('good' or 'bad'), value."""
+    """The usable boots of a recorded series: kind ('good' or 'bad'),
+    value, in time order."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     boots = doc["boots"] if isinstance(doc, dict) else doc
     return [b for b in boots if b.get("value") is not None]
 
 
-class Source:
-    """Recorded boots handed out in time order: each simulated boot
-    moves the clock one recorded boot on and takes one of the JITTER
-    nearest boots of its kind from there (the series wraps around)."""
-
-    def __init__(self, series: List[Dict[str, Any]], rng: random.Random):
-        self.series = series
-        self.rng = rng
-        self.clock = rng.randrange(len(series))
-        self.by_kind = {k: [i for i, b in enumerate(series)
-                            if b["kind"] == k] for k in ("good", "bad")}
-
-    def boot(self, kind: str) -> float:
-        self.clock = (self.clock + 1) % len(self.series)
-        idx = self.by_kind[kind]
-        after = [i for i in idx if i >= self.clock] + \
-            [i + len(self.series) for i in idx if i < self.clock]
-        near = sorted(after)[:JITTER]
-        pick = self.rng.choice(near) % len(self.series)
-        return float(self.series[pick]["value"])
+def good_equivalent(series: List[Dict[str, Any]]) -> List[float]:
+    """A recorded series as one good kernel's figures in time order: a
+    bad boot scaled by the ratio of good's median to bad's."""
+    by = {k: [float(b["value"]) for b in series if b["kind"] == k]
+          for k in ("good", "bad")}
+    scale = (stats.median(by["good"]) / stats.median(by["bad"])
+             if by["good"] and by["bad"] else 1.0)
+    return [float(b["value"]) * (scale if b["kind"] == "bad" else 1.0)
+            for b in series]
 
 
-class Line:
-    """A line of commits 0 (good) .. n (bad), culprit c: commit i boots
-    like bad when i >= c."""
+class Clock:
+    """A good kernel's figures in time order, handed out one after
+    another from a random start (wrapping around)."""
 
-    def __init__(self, n: int, culprit: int):
-        self.n = n
-        self.culprit = culprit
+    def __init__(self, values: Sequence[float], rng: random.Random):
+        if len(values) < len(kb.STEP_BLOCK):
+            raise ValueError(f"a clock needs at least {len(kb.STEP_BLOCK)} "
+                             f"figures (a block), not {len(values)}")
+        self.values = list(values)
+        self.at = rng.randrange(len(self.values))
 
-    def kind(self, i: int) -> str:
-        return "bad" if i >= self.culprit else "good"
+    def next(self) -> float:
+        self.at = (self.at + 1) % len(self.values)
+        return self.values[self.at]
+
+
+def generated_clock(kind: str, length: int, noise: float,
+                    rng: random.Random) -> List[float]:
+    """A generated good kernel's figures: 'iid' log-normal noise, or
+    'load': the same under a load that steps every 10-40 boots between
+    x1, x1.3 and x1.8, with a second mode (x1.25) that boots fall into
+    and stay in for a while (a two-state Markov chain)."""
+    out, level, mode, left = [], 1.0, False, 0
+    for _ in range(length):
+        if kind == "load":
+            if left <= 0:
+                level, left = rng.choice((1.0, 1.3, 1.8)), rng.randint(10, 40)
+            left -= 1
+            if rng.random() < 0.1:
+                mode = not mode
+        out.append(level * (1.25 if mode else 1.0) *
+                   math.exp(rng.gauss(0, noise)))
+    return out
+
+
+@dataclass
+class Model:
+    """How kernels boot beyond the clock: the share of builds that sit
+    low on every boot (image_low) or on half of their boots (image_half),
+    by `low` (None: as far below as bad is above good, so that a bad
+    image boots like good; x0.85 without a change), or exactly one image
+    among the first builds of the commits that sits low (one_low: the
+    further builds, whose layout differs, do not), an offset per build
+    (offset_sd, a log-normal sd), and a factor on the boots in some
+    slots of every block (counted from 0; slot_bump: a transient, or a
+    load, that comes back at the same place of each block)."""
+    name: str
+    clock: str = "iid"           # iid, load, or a recorded series' name
+    noise: float = 0.05
+    image_low: float = 0.0
+    image_half: float = 0.0
+    one_low: bool = False
+    low: Optional[float] = None
+    offset_sd: float = 0.0
+    slot_bump: float = 1.0
+    slots: Tuple[int, ...] = (1, 2)
+
+
+@dataclass
+class World:
+    """Commits 0..n, the change (effect: +0.2 is 20% slower) from the
+    culprit on (None: no change), the model of their images and the
+    clock."""
+    n: int
+    culprit: Optional[int]
+    effect: float
+    model: Model
+    clock: Clock
+    rng: random.Random
+    images: Dict[Tuple[int, int], Tuple[float, float]] = field(
+        default_factory=dict)
+    low_commit: int = -1
+
+    def __post_init__(self) -> None:
+        if self.model.one_low:
+            self.low_commit = self.rng.randint(0, self.n)
+
+    def image(self, commit: int, build: int) -> Tuple[float, float]:
+        """(factor, share of its boots it applies to) of one build."""
+        if (commit, build) not in self.images:
+            m, r = self.model, self.rng
+            low = m.low if m.low is not None else (
+                1 / (1 + self.effect) if self.effect > 0 else 0.85)
+            factor, share = math.exp(r.gauss(0, m.offset_sd)) \
+                if m.offset_sd else 1.0, 1.0
+            draw = r.random()
+            if (commit, build) == (self.low_commit, 1) or \
+                    draw < m.image_low:
+                factor *= low
+            elif draw < m.image_low + m.image_half:
+                factor, share = factor * low, 0.5
+            self.images[(commit, build)] = (factor, share)
+        return self.images[(commit, build)]
+
+    def boot(self, commit: int, build: int, slot: int) -> float:
+        v = self.clock.next()
+        if self.culprit is not None and commit >= self.culprit:
+            v *= 1 + self.effect
+        factor, share = self.image(commit, build)
+        if share >= 1 or self.rng.random() < share:
+            v *= factor
+        if slot in self.model.slots:
+            v *= self.model.slot_bump
+        return v
+
+
+def make_world(model: Model, effect: float, n: int, rng: random.Random,
+               recorded: Optional[Dict[str, List[float]]] = None) -> World:
+    """A world of n commits: the culprit drawn among 1..n (none when the
+    effect is 0), its clock the model's."""
+    culprit = rng.randint(1, n) if effect else None
+    if recorded and model.clock in recorded:
+        values = recorded[model.clock]
+    else:
+        values = generated_clock(model.clock, 400, model.noise, rng)
+    return World(n, culprit, effect, model, Clock(values, rng), rng)
 
 
 def _git_next(lo: int, hi: int, skipped: Set[int]) -> Optional[int]:
@@ -83,51 +197,66 @@ def _git_next(lo: int, hi: int, skipped: Set[int]) -> Optional[int]:
     return min(cands, key=lambda i: (abs(i - mid), i))
 
 
-class NewRule:
-    """kbtools.bisect's decisions on simulated boots."""
+def _between(goods: List[str], bads: List[str]) -> List[str]:
+    """kbench bisect's git rev-list on a line of numbered commits."""
+    lo = max(int(g) for g in goods)
+    hi = min(int(b) for b in bads)
+    return [str(i) for i in range(lo + 1, hi + 1)]
 
-    def __init__(self, settings: Dict[str, Any], line: Line, source: Source):
+
+def _parent(commit: str) -> str:
+    return str(int(commit) - 1)
+
+
+class Replay:
+    """One bisection on a world, by kbtools.bisect's decisions."""
+
+    def __init__(self, settings: Dict[str, Any], world: World):
         self.st = settings
-        self.line = line
-        self.source = source
+        self.world = world
         self.boots: List[Dict[str, Any]] = []
         self.figs: List[Dict[Tuple[str, str], List[float]]] = []
+        self.ans: Optional[kb.Answer] = None
 
     def figures(self) -> kb.Figures:
         return kb.Figures(self.boots, self.figs)
 
-    def boot_block(self, phase: str, commit: int) -> None:
+    def commit_of(self, role: str, step: int) -> int:
+        if role in kb.LO_BUILDS + kb.HI_BUILDS:
+            assert self.ans is not None
+            return int(self.ans.lo if role in kb.LO_BUILDS else self.ans.hi)
+        return {"good": 0, "bad": self.world.n, "step": step}[role]
+
+    def boot_block(self, phase: str, step: int = 0) -> None:
+        slot = 0
         while True:
             role, block, last = kb.next_boot(self.st, self.boots, phase)
-            i = {"good": 0, "bad": self.line.n, "step": commit}[role]
+            i = self.commit_of(role, step)
             self.boots.append({"commit": str(i), "role": role,
                                "phase": phase, "block": block, "usable": 1})
-            self.figs.append({KEY: [self.source.boot(self.line.kind(i))]})
+            self.figs.append({KEY: [self.world.boot(i, kb.build_of(role),
+                                                    slot)]})
+            slot += 1
             if last:
                 return
 
-    def endpoints(self) -> Optional[List[Dict[str, Any]]]:
-        """The signal rows; [] when the endpoints stayed undecided, None
-        when they were not shown to differ."""
+    def endpoints(self) -> str:
+        """decide_endpoints' last verdict: differ, none or undecided."""
         while True:
             done = kb.blocks_done(self.st, self.boots, "endpoints")
             if done:
-                verdict, signal, _ = kb.decide_endpoints(
-                    self.st, self.figures(), done)
-                if verdict == "differ":
-                    return signal
-                if verdict == "none":
-                    return None
-                if verdict == "undecided":
-                    return []
-            self.boot_block("endpoints", 0)
+                verdict, _, _ = kb.decide_endpoints(self.st, self.figures(),
+                                                    done)
+                if verdict != "more":
+                    return verdict
+            self.boot_block("endpoints")
 
-    def step(self, commit: int, signal: List[Dict[str, Any]]) -> Dict[str, Any]:
+    def step(self, commit: int) -> Dict[str, Any]:
         phase = str(commit)
         while True:
             done = kb.blocks_done(self.st, self.boots, phase)
             if done:
-                c, detail = kb.decide_step(self.st, self.figures(), signal,
+                c, detail = kb.decide_step(self.st, self.figures(), SIGNAL,
                                            phase, done)
                 if c != "more":
                     return {"commit": phase, "verdict": c,
@@ -135,46 +264,37 @@ class NewRule:
                             "p_good": detail.get("p_good")}
             self.boot_block(phase, commit)
 
-
-def _answer(lo: int, hi: int, skipped: Set[int], steps: List[Dict[str, Any]]
-            ) -> Tuple[str, List[int]]:
-    """('culprit', [i]) or ('range', [...]) as bisect_run prints it,
-    widened where a decided step contradicts itself."""
-    bad_steps = kb.contradictions(steps)
-    if bad_steps:
-        distrust = {s["commit"] for s in bad_steps}
-        goods = [0] + [int(s["commit"]) for s in steps
-                       if s["verdict"] == "good" and s["commit"] not in
-                       distrust]
-        bads = [hi] + [int(s["commit"]) for s in steps
-                       if s["verdict"] == "bad" and s["commit"] not in
-                       distrust]
-        return "range", list(range(max(goods) + 1, min(bads) + 1))
-    left = [i for i in range(lo + 1, hi) if i in skipped]
-    if not left:
-        return "culprit", [hi]
-    return "range", left + [hi]
+    def confirm(self, ans: kb.Answer) -> str:
+        self.ans = ans
+        while True:
+            done = kb.blocks_done(self.st, self.boots, kb.CONFIRM)
+            verdict, _ = kb.decide_confirmation(self.st, self.figures(),
+                                                SIGNAL, done)
+            if verdict != "more":
+                return verdict
+            self.boot_block(kb.CONFIRM)
 
 
-def replay(series: List[Dict[str, Any]], settings: Dict[str, Any], n: int, culprit: int,
-           rng: random.Random) -> Dict[str, Any]:
-    """One bisection of commits 0..n under the new rule."""
-    line = Line(n, culprit)
-    sim = NewRule(settings, line, Source(series, rng))
-    signal = sim.endpoints()
-    if signal is None:
-        return {"answer": "none", "commits": [], "boots": len(sim.boots)}
-    if not signal:
-        # The endpoints undecided: the whole range is the answer.
-        return {"answer": "range", "commits": list(range(1, n + 1)),
-                "boots": len(sim.boots)}
-    lo, hi, steps = 0, n, []
+def replay(world: World, settings: Dict[str, Any]) -> Dict[str, Any]:
+    """One bisection of the world's commits: its answer ('culprit',
+    'range': one that narrows the commits, 'undecided': the whole range,
+    'none'), the commits it names, the boots and the bound it prints."""
+    n = world.n
+    sim = Replay(settings, world)
+    whole = list(range(1, n + 1))
+    verdict = sim.endpoints()
+    if verdict != "differ":
+        return {"answer": "none" if verdict == "none" else "undecided",
+                "commits": [] if verdict == "none" else whole,
+                "boots": len(sim.boots), "error": settings["alpha"]}
+    lo, hi = 0, n
+    steps: List[Dict[str, Any]] = []
     skipped: Set[int] = set()
     while True:
         i = _git_next(lo, hi, skipped)
         if i is None:
             break
-        s = sim.step(i, signal)
+        s = sim.step(i)
         steps.append(s)
         if s["verdict"] == "good":
             lo = i
@@ -182,26 +302,34 @@ def replay(series: List[Dict[str, Any]], settings: Dict[str, Any], n: int, culpr
             hi = i
         else:
             skipped.add(i)
-    answer, commits = _answer(lo, hi, skipped, steps)
-    return {"answer": answer, "commits": commits, "boots": len(sim.boots),
+    ans = kb.answer(steps, "0", str(n), _between, _parent)
+    commits = [int(c) for c in ans.commits]
+    kind = "culprit" if ans.culprit else "range"
+    if kb.needs_confirmation(settings, ans):
+        confirmed = sim.confirm(ans)
+        steps.append({"commit": ans.hi, "verdict": "confirmed"
+                      if confirmed == "confirmed" else "unconfirmed"})
+        if confirmed != "confirmed":
+            kind, commits = "undecided", whole
+    elif commits == whole and kind == "range":
+        kind = "undecided"
+    return {"answer": kind, "commits": commits, "boots": len(sim.boots),
             "error": kb.error_bound(settings, steps)}
 
 
-def replay_old(series: List[Dict[str, Any]], n: int, culprit: int,
-               rng: random.Random, alpha: float = 0.01,
-               threshold: float = 2.0, least: int = 5,
-               most: int = 8) -> Dict[str, Any]:
+def replay_pooled(world: World, alpha: float = 0.01, threshold: float = 2.0,
+                  least: int = 5, most: int = 8) -> Dict[str, Any]:
     """One bisection under the rule before blocks: a U test at alpha
-    after every boot, a step against every endpoint boot of the run."""
-    line = Line(n, culprit)
-    src = Source(series, rng)
+    after every boot, a step against every endpoint boot of the run. Its
+    bound is the one kbench bisect prints for as many decisions."""
+    n = world.n
     vals: Dict[int, List[float]] = {0: [], n: []}
     boots = 0
 
     def boot(i: int) -> None:
         nonlocal boots
         boots += 1
-        vals.setdefault(i, []).append(src.boot(line.kind(i)))
+        vals.setdefault(i, []).append(world.boot(i, 1, len(kb.STEP_BLOCK)))
 
     def verdict(a: int, b: int) -> str:
         return compare.row_verdict(vals[a], vals[b], threshold,
@@ -215,8 +343,9 @@ def replay_old(series: List[Dict[str, Any]], n: int, culprit: int,
             if verdict(0, n) == "slower":
                 break
             if len(vals[0]) >= most:
-                return {"answer": "none", "commits": [], "boots": boots}
-    lo, hi, turn = 0, n, 0
+                return {"answer": "none", "commits": [], "boots": boots,
+                        "error": kb.DEFAULT_ALPHA}
+    lo, hi, turn, decided = 0, n, 0, 1
     skipped: Set[int] = set()
     while True:
         nxt = _git_next(lo, hi, skipped)
@@ -238,44 +367,85 @@ def replay_old(series: List[Dict[str, Any]], n: int, culprit: int,
                 c = "good"
             elif k >= most:
                 c = "skip"
+        decided += c != "skip"
         if c == "good":
             lo = i
         elif c == "bad":
             hi = i
         else:
             skipped.add(i)
-    answer, commits = _answer(lo, hi, skipped, [])
-    return {"answer": answer, "commits": commits, "boots": boots}
+    commits = [i for i in range(lo + 1, hi) if i in skipped] + [hi]
+    return {"answer": "culprit" if len(commits) == 1 else "range",
+            "commits": commits, "boots": boots,
+            "error": kb.DEFAULT_ALPHA * decided}
 
 
-def judge(outcome: Dict[str, Any], culprit: int) -> str:
-    """right, wrong-name, wrong-range, undecided (a range holding the
-    culprit) or none (no culprit found)."""
-    if outcome["answer"] == "none":
+def judge(outcome: Dict[str, Any], culprit: Optional[int]) -> str:
+    """right, wrong-name, wrong-range, undecided or none. With a culprit:
+    right when named, undecided for a range holding it, none when no
+    change was found (a miss, not a wrong answer). Without one (no
+    change): none is right, a name or a narrowed range is wrong, the
+    whole range undecided."""
+    kind = outcome["answer"]
+    if culprit is None:
+        return {"none": "right", "culprit": "wrong-name",
+                "range": "wrong-range"}.get(kind, "undecided")
+    if kind == "none":
         return "none"
-    if outcome["answer"] == "culprit":
+    if kind == "culprit":
         return "right" if outcome["commits"] == [culprit] else "wrong-name"
     return "undecided" if culprit in outcome["commits"] else "wrong-range"
 
 
-def tally(series: List[Dict[str, Any]], settings: Optional[Dict[str, Any]], replays: int,
-          seed: int, n: int = 7) -> Dict[str, float]:
-    """Counts of judge()'s outcomes over `replays` bisections of n
-    commits with the culprit drawn at random, and the mean boots; the
-    new rule with settings, the old one with None."""
+Rule = Callable[[World], Dict[str, Any]]
+
+
+def new_rule(settings: Dict[str, Any]) -> Rule:
+    """The rule of these settings; each bisection draws the seed of its
+    blocks' orders anew, as kbench bisect does (one seed for every
+    replay would hold one set of orders to every world: a load locked
+    to some slots would meet the same order each time)."""
+    def rule(world: World) -> Dict[str, Any]:
+        return replay(world, dict(settings,
+                                  seed=world.rng.randrange(1, 2 ** 32)))
+    return rule
+
+
+def pooled_rule() -> Rule:
+    return lambda world: replay_pooled(world)
+
+
+def tally(rule: Rule, model: Model, effect: float, runs: int, seed: int,
+          n: int = 7, recorded: Optional[Dict[str, List[float]]] = None
+          ) -> Dict[str, float]:
+    """Counts of judge()'s outcomes over `runs` bisections of n commits
+    (the culprit drawn at random), the mean boots and the mean bound
+    printed."""
     rng = random.Random(seed)
-    counts: Dict[str, float] = {k: 0 for k in ("right", "wrong-name",
-                                                "wrong-range", "undecided",
-                                                "none")}
-    boots = 0
-    for _ in range(replays):
-        culprit = rng.randint(1, n)
-        out = (replay(series, settings, n, culprit, rng) if settings
-               else replay_old(series, n, culprit, rng))
-        counts[judge(out, culprit)] += 1
+    counts: Dict[str, float] = {k: 0 for k in OUTCOMES}
+    boots = bound = 0.0
+    for _ in range(runs):
+        world = make_world(model, effect, n, rng, recorded)
+        out = rule(world)
+        counts[judge(out, world.culprit)] += 1
         boots += out["boots"]
-    counts["boots"] = boots / replays
+        bound += out["error"] or 0.0
+    counts["boots"] = boots / runs
+    counts["bound"] = bound / runs
+    counts["runs"] = runs
     return counts
+
+
+def wrong(t: Dict[str, float]) -> float:
+    return t["wrong-name"] + t["wrong-range"]
+
+
+def within_bound(t: Dict[str, float], confidence: float = 0.99) -> bool:
+    """Whether a tally's wrong answers are no more than its mean printed
+    bound lets them be: at most the count that a binomial of that rate
+    exceeds with probability below 1 - confidence."""
+    return wrong(t) <= stats.binomial_quantile(int(t["runs"]), t["bound"],
+                                               confidence)
 
 
 def aa_false_rate(series: List[Dict[str, Any]], boots: int, trials: int,
@@ -287,7 +457,7 @@ def aa_false_rate(series: List[Dict[str, Any]], boots: int, trials: int,
     the drift the series recorded (a load that changes midway, ...)."""
     rng = random.Random(seed)
     runs = [b["value"] for b in series if b["kind"] == kind]
-    wrong = 0
+    wrong_verdicts = 0
     for _ in range(trials):
         start = rng.randrange(len(runs))
         sides: Tuple[List[float], List[float]] = ([], [])
@@ -296,6 +466,6 @@ def aa_false_rate(series: List[Dict[str, Any]], boots: int, trials: int,
             # ABBA: A B, B A, A B, ...
             sides[(k + k // 2) % 2].append(v)
         e = compare.row_verdict(sides[0], sides[1])
-        wrong += e.verdict in (compare.Verdict.SLOWER,
-                               compare.Verdict.FASTER)
-    return wrong / trials
+        wrong_verdicts += e.verdict in (compare.Verdict.SLOWER,
+                                        compare.Verdict.FASTER)
+    return wrong_verdicts / trials

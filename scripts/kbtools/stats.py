@@ -15,8 +15,12 @@ that matters.
   scale factor, the usual model for timings.
 - Benjamini-Hochberg adjusted p-values for the many rows tested at once.
 - Power of that design: how many repetitions let one changed row among
-  R reach q <= alpha at all (design_reps), and the smallest change a
-  row with a given spread is flagged for (detectable_shift).
+  R reach q <= alpha at all (design_reps), the smallest shift a U test
+  alone flags (detectable_shift), and the smallest change compare's
+  whole rule flags (rule_mde), at an upper confidence bound of the
+  spread (spread_upper).
+- Randomized blocks: a rank test within blocks of boots taken together
+  in a drawn order (blocked_p).
 """
 
 import functools
@@ -359,3 +363,120 @@ def binomial_upper(k: int, n: int, alpha: float = 0.05) -> float:
         else:
             hi = mid
     return hi
+
+
+def binomial_quantile(n: int, p: float, confidence: float) -> int:
+    """The smallest k with P(X <= k) >= confidence for X ~ Binomial(n,
+    p): how many of n events of probability p one may see at most,
+    short of a 1 - confidence surprise."""
+    k, cum = 0, 0.0
+    while k < n:
+        cum += math.comb(n, k) * p ** k * (1 - p) ** (n - k)
+        if cum >= confidence:
+            return k
+        k += 1
+    return n
+
+
+def chi2_quantile(p: float, df: int) -> float:
+    """The p-quantile of a chi-square with df degrees of freedom
+    (Wilson-Hilferty: within 1% for df >= 3 between 0.05 and 0.95)."""
+    z = _normal_quantile(p)
+    h = 2 / (9 * df)
+    return max(0.0, df * (1 - h + z * math.sqrt(h)) ** 3)
+
+
+def spread_upper(sd: float, df: int, confidence: float) -> float:
+    """An upper confidence bound of a normal spread estimated as sd with
+    df degrees of freedom: sd * sqrt(df / chi2(1 - confidence, df));
+    the estimate itself at confidence 0."""
+    if df < 1 or sd <= 0 or confidence <= 0:
+        return max(sd, 0.0)
+    return sd * math.sqrt(df / chi2_quantile(1 - confidence, df))
+
+
+@functools.lru_cache(maxsize=None)
+def _null_p_values(n1: int, n2: int) -> Tuple[Tuple[float, ...],
+                                             Tuple[int, ...]]:
+    """The two-sided p-values an exact U test of n1 against n2 values can
+    give under no change, and how many orderings give each."""
+    dist = u_distribution(n1, n2)
+    total = sum(dist)
+    centre = n1 * n2 / 2
+    ps: Dict[float, int] = {}
+    for u, count in enumerate(dist):
+        dev = abs(u - centre)
+        p = min(1.0, sum(c for v, c in enumerate(dist)
+                         if abs(v - centre) >= dev) / total)
+        ps[p] = ps.get(p, 0) + count
+    return tuple(ps), tuple(ps.values())
+
+
+def _bh_level(rng: random.Random, n1: int, n2: int, rows: int,
+              alpha: float) -> float:
+    """The level a changed row's p must reach to pass Benjamini-Hochberg
+    at alpha among rows - 1 unchanged rows, whose p-values are drawn from
+    the exact U test's null: the largest j * alpha / rows such that at
+    least j - 1 of theirs are at or below it."""
+    if rows <= 1:
+        return alpha
+    values, weights = _null_p_values(n1, n2)
+    nulls = sorted(rng.choices(values, weights, k=rows - 1))
+    level = alpha / rows
+    for j in range(2, rows + 1):
+        if nulls[j - 2] <= j * alpha / rows:
+            level = j * alpha / rows
+    return level
+
+
+@functools.lru_cache(maxsize=None)
+def _rule_draws(n1: int, n2: int, alpha: float, ci_alpha: float,
+                rows: int = 1, trials: int = 2000, seed: int = 2026
+                ) -> Optional[Tuple[Tuple[float, ...], Tuple[float, ...]]]:
+    """For simulated standard normal samples of n1 and n2 values: the
+    smallest shift (in standard deviations) that makes the candidate pass
+    both the U test (at the level Benjamini-Hochberg at alpha gives it
+    among rows - 1 unchanged rows) and the Hodges-Lehmann interval at
+    1 - ci_alpha (the larger of the two), and its median minus the
+    base's; None when the U test cannot reach alpha / rows."""
+    if u_critical(n1, n2, alpha / max(1, rows)) is None:
+        return None
+    c = hl_rank(n1, n2, ci_alpha)
+    if c == 0:
+        return None
+    rng = random.Random(seed)
+    tests, medians = [], []
+    for _ in range(trials):
+        base = [rng.gauss(0, 1) for _ in range(n1)]
+        cand = [rng.gauss(0, 1) for _ in range(n2)]
+        diffs = sorted(y - x for x in base for y in cand)
+        k = u_critical(n1, n2, _bh_level(rng, n1, n2, rows, alpha))
+        assert k is not None
+        # U: the candidate above in all but k pairs; the interval: its
+        # c-th smallest difference above 0.
+        tests.append(max(-diffs[k], -diffs[c - 1]))
+        medians.append(median(cand) - median(base))
+    return tuple(tests), tuple(medians)
+
+
+def rule_mde(n1: int, n2: int, sigma: float, threshold_pct: float,
+             alpha: float, ci_alpha: float, power: float = 0.8,
+             rows: int = 1) -> Optional[float]:
+    """The smallest change, in percent, that a rule flags with the given
+    power in one row among `rows` (the others unchanged): an exact U test
+    whose p passes Benjamini-Hochberg at alpha over the rows, a
+    Hodges-Lehmann interval at 1 - ci_alpha that excludes 1, and a ratio
+    of medians beyond threshold_pct, on log-normal values of log-spread
+    sigma. Simulated with a fixed seed: per draw the shift that passes
+    all three is known in closed form, so the answer is a quantile of
+    those shifts. None when the test cannot reach alpha / rows with
+    these sizes."""
+    draws = _rule_draws(n1, n2, alpha, ci_alpha, rows)
+    if draws is None:
+        return None
+    up = math.log(1 + threshold_pct / 100)
+    if sigma <= 0:
+        return threshold_pct
+    need = sorted(max(t, up / sigma - m) for t, m in zip(*draws))
+    q = need[min(len(need) - 1, math.ceil(power * len(need)) - 1)]
+    return (math.exp(max(0.0, q) * sigma) - 1) * 100
