@@ -26,7 +26,7 @@ from kbtools import cli, collection, packages, paths, proc
 from kbtools.output import msg
 from kbtools.check_guests import (ab_boot_retry, cross_arm64, cross_i386,
                                   i386_host_run, icount_aa, icount_ab,
-                                  icount_validate, testkernel_i386,
+                                  icount_validate, lava_lab, testkernel_i386,
                                   testkernel_patched, vm_arm64_6_12,
                                   vm_arm64_icount_aa, vm_debian_6_1,
                                   vm_repeat_layout)
@@ -903,6 +903,7 @@ STEPS: Tuple[Step, ...] = (
     Step("vm_debian_6_1", vm_debian_6_1, "vm"),
     Step("ab_boot_retry", ab_boot_retry, "vm"),
     Step("i386_host_run", i386_host_run, "vm"),
+    Step("lava_lab", lava_lab, "vm"),
     Step("vm_arm64_6_12", vm_arm64_6_12, "arm64"),
     Step("vm_arm64_icount_aa", vm_arm64_icount_aa, "arm64"),
     Step("vm_repeat_layout", vm_repeat_layout, "vm"),

@@ -4,12 +4,15 @@ the cross builds and the 32-bit programs here, the guests (x86_64 and
 arm64, each path twice), the A/B whose boots die early, and the test
 kernel's steps, exact mode's among them."""
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
-from typing import Dict, Sequence
+import tempfile
+import time
+from typing import Dict, Iterator, List, Optional, Sequence
 
 from kbtools import cli, paths, proc
 from kbtools.checking import (Check, Fail, Skip, cat, grep, place_in_tree,
@@ -239,6 +242,130 @@ def vm_arm64_6_12(c: Check) -> None:
     if not grep(os.path.join(json_dir, "syscall_overhead.json"),
                 r'"arch": "aarch64", "hostname": "[^"]*", "user_bits": 64'):
         raise Fail("no arm64 JSON copied back")
+
+
+# ---- a LAVA lab ---------------------------------------------------------------
+
+# What a local lab listens on (PostgreSQL, LAVA's server).
+LAB_PORTS = (5432, 8790)
+
+
+def port_in_use(port: int) -> bool:
+    rc, out = proc.output(["ss", "-ltnH", f"sport = :{port}"])
+    return rc == 0 and bool(out.strip())
+
+
+def lava_phase(c: Check, phase: str, secs: int, *args: str,
+               out: Optional[str] = None) -> None:
+    """scripts/lava_local.sh PHASE, stopped (SIGTERM: it cleans up, then
+    SIGKILL a minute later) past SECS; says its wall time, fails naming
+    the phase."""
+    start = time.monotonic()
+    rc = c.run(["timeout", "-k", "60", str(secs),
+                paths.script("scripts/lava_local.sh"), phase, *args],
+               out=out)
+    print(f"lava_local.sh {phase}: {int(time.monotonic() - start)} s")
+    if rc == 124:
+        raise Fail(f"lava_local.sh {phase} did not end within {secs} s")
+    if rc != 0:
+        raise Fail(f"lava_local.sh {phase} exited {rc}")
+
+
+def lava_left(lab: str) -> List[str]:
+    """What of the lab is still there (its directory, a mount below it,
+    a process whose root is in it); nothing when it is gone."""
+    left = [f"{lab} exists"] if os.path.exists(lab) else []
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        left += [f"mounted: {line.split()[4]}" for line in f
+                 if f" {lab}/" in line]
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            root = os.readlink(f"/proc/{pid}/root")
+        except OSError:
+            continue
+        if root.startswith(lab + "/"):
+            left.append(f"process /proc/{pid} runs in it")
+    return left
+
+
+def lava_lab(c: Check) -> None:
+    """A LAVA lab end to end, as docs/lava.md has a user try it: a lab
+    of its own (in /var/tmp) set up from nothing, started, one
+    syscall_overhead job on Debian's 6.1 kernel (the image vm_debian_6_1
+    fetched), its results read back through LAVA's REST API and checked
+    against the job's KTAP (at least 12 measurements, getpid among
+    them), stopped and destroyed: nothing left mounted, running or on
+    disk. Debian's packages stay in .cache/lava/debs for the next
+    run."""
+    c.need("debootstrap", "python3")
+    start = time.monotonic()
+    for port in LAB_PORTS:
+        if port_in_use(port):
+            raise Skip(f"port {port} is in use on this machine (a LAVA lab "
+                       "or a PostgreSQL of its own): the lab needs it")
+    # The guest gets the collection as built here (alone: build it).
+    log = c.path("lava-make.log")
+    if c.run(["make", "-s", "-C", c.top, "all"], out=log, both=True) != 0:
+        print(tail(log, 20))
+        raise Fail("the collection does not build")
+    # Not below the check's scratch directory: a lab that could not be
+    # unmounted must never meet its removal (its chroot's /dev is the
+    # host's).
+    lab = tempfile.mkdtemp(prefix="kbench-lava-check.", dir="/var/tmp")
+    out = c.path("lava-run.out")
+    with environ_set("KBENCH_LAVA_DIR", lab):
+        done = False
+        try:
+            lava_phase(c, "setup", 1800)
+            lava_phase(c, "start", 180)
+            lava_phase(c, "run", 1200, "-t", "syscall_overhead",
+                       "--timeout", "900", out=out)
+            cat(out)
+            with open(out, encoding="utf-8", errors="replace") as f:
+                lines = [ln.split() for ln in f]
+            if not any(len(w) == 3 and w[0] == "job" and w[2] == "Complete"
+                       for w in lines):
+                raise Fail("the job did not end Complete")
+            measured = [w for w in lines if len(w) >= 5
+                        and w[0] == "syscall_overhead"
+                        and re.fullmatch(r"[0-9.]+", w[3]) and w[4] == "us"]
+            if len(measured) < 12:
+                raise Fail(f"{len(measured)} measurements in us from LAVA's "
+                           "API, want 12 or more")
+            if not any(w[1] == "getpid" and w[2] == "pass"
+                       and float(w[3]) > 0 for w in measured):
+                raise Fail("no passed getpid measurement from LAVA's API")
+            lava_phase(c, "stop", 120)
+            lava_phase(c, "destroy", 300)
+            done = True
+        finally:
+            if not done:
+                c.run(["timeout", "600",
+                       paths.script("scripts/lava_local.sh"), "destroy"])
+                for line in lava_left(lab):
+                    print(f"left behind: {line}")
+    left = lava_left(lab)
+    if left:
+        raise Fail(f"destroy left: {'; '.join(left)}")
+    for port in LAB_PORTS:
+        if port_in_use(port):
+            raise Fail(f"port {port} still in use after destroy")
+    print(f"lava_lab: {len(measured)} measurements, the lab gone; "
+          f"{int(time.monotonic() - start)} s in all")
+
+
+@contextlib.contextmanager
+def environ_set(name: str, value: str) -> Iterator[None]:
+    """os.environ[name] = value inside the block (the children's)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 # ---- each guest path a second time ------------------------------------------
