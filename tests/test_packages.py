@@ -489,14 +489,18 @@ class Readme(unittest.TestCase):
 
 
 class NeedLines(unittest.TestCase):
-    """tests/run.sh's need COMMAND[:PACKAGE] names commands of the list."""
+    """The check steps' c.need("COMMAND[:PACKAGE]", ...) name commands of
+    the list (kbtools.check, check_guests)."""
 
     def test_every_need_resolves(self) -> None:
         plist = packages.load()
-        with open(os.path.join(TOP, "tests", "run.sh"), encoding="utf-8") as f:
-            text = f.read().replace("\\\n", " ")
-        words = [w for line in re.findall(r"^\s+need (.+)$", text, re.M)
-                 for w in line.split() if "$" not in w]
+        text = ""
+        for name in ("check.py", "check_guests.py"):
+            with open(os.path.join(TOP, "scripts", "kbtools", name),
+                      encoding="utf-8") as f:
+                text += f.read()
+        words = [w for args in re.findall(r"\bc\.need\(([^)]*)\)", text)
+                 for w in re.findall(r'"([^"]+)"', args) if "{" not in w]
         self.assertGreater(len(words), 20)
         for w in words:
             cmd, _, pkg = w.partition(":")
@@ -505,7 +509,9 @@ class NeedLines(unittest.TestCase):
                 self.assertIsNotNone(p, f"no package of packages.txt has {cmd}")
                 if pkg:
                     self.assertEqual(present(p).name, pkg)
-        for name in re.findall(r"note_missing ([a-z0-9.+-]+)", text):
+        noted = re.findall(r"note_missing\('([a-z0-9.+-]+)'\)", text)
+        self.assertGreater(len(noted), 2)
+        for name in noted:
             self.assertIsNotNone(plist.get(name), name)
 
 
