@@ -129,7 +129,10 @@ class Table(unittest.TestCase):
                       only: List[str]) -> int:
             seen.extend(s.name for s in steps)
             return 0
-        with mock.patch.object(check, "run_steps", run_steps):
+        # Under another python3 (a pyenv shim) main would start Debian's.
+        with mock.patch.object(check, "run_steps", run_steps), \
+                mock.patch.object(check.packages, "other_python",
+                                  return_value=False):
             self.assertEqual(0, check.main(list(argv), "t"))
         return seen
 

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -216,15 +217,46 @@ def unit_c(c: Check) -> None:
            "the unit tests' JSON document is wrong")
 
 
-def unit_python(c: Check) -> None:
+def unit_modules(c: Check) -> List[str]:
     """tests/test_*.py but the property modules (test_fuzz_*.py), which
     are python_properties' to run."""
-    c.need("python3")
-    mods = sorted(n[:-3] for n in os.listdir(os.path.join(c.top, "tests"))
+    return sorted(n[:-3] for n in os.listdir(os.path.join(c.top, "tests"))
                   if n.startswith("test_") and n.endswith(".py")
                   and not n.startswith("test_fuzz_"))
-    c.must(["python3", "-m", "unittest", "-v", *mods], "unittest failed",
-           cwd=os.path.join(c.top, "tests"))
+
+
+def unit_python(c: Check) -> None:
+    """The unit tests; a test skipped for want of a package that dpkg has
+    installed (another python3, a PATH without the tool) fails the step
+    (tests/needs.py): the install did not take."""
+    c.need("python3")
+    tests = os.path.join(c.top, "tests")
+    log = c.path("unit.log")
+    rc = c.run(["python3", "-m", "unittest", "-v", *unit_modules(c)],
+               cwd=tests, out=log, both=True)
+    cat(log)
+    if rc != 0:
+        raise Fail("unit tests failed")
+    c.must([os.path.join(tests, "needs.py"), log],
+           "unit tests skipped for want of what is installed")
+
+
+def unit_python_bare_path(c: Check) -> None:
+    """The unit tests once more, with a PATH that holds a bare Debian
+    root's commands alone (tests/bare_path.py: priority "required",
+    nothing of packages.txt) and the interpreter: a test that runs a tool
+    it does not say it needs (tests/needs.py) fails here, whatever this
+    machine has."""
+    c.need("python3")
+    tests, bare = os.path.join(c.top, "tests"), c.path("bare-path")
+    c.script([os.path.join(tests, "bare_path.py"),
+              shutil.which("python3") or "python3", bare],
+             "tests/bare_path.py failed")
+    c.must([os.path.join(bare, "python3"), "-m", "unittest",
+            *unit_modules(c)],
+           "a unit test fails without the tools of packages.txt (say what "
+           "it needs: tests/needs.py)",
+           cwd=tests, env=dict(os.environ, PATH=bare))
 
 
 def collection_as_root(c: Check) -> None:
@@ -573,29 +605,30 @@ def bisect_tool(c: Check) -> None:
 
 
 def fuzz_short(c: Check) -> None:
-    """The libFuzzer harnesses of fuzz/ (clang, ASan+UBSan), each for a
-    fixed number of inputs with a fixed seed from the committed seeds
-    alone (fuzz/run.sh -r): the same inputs on every run of make check
-    (make fuzz explores). A crash fails the step and leaves its
-    reproducer in fuzz/build/artifacts/ (fuzz/run.sh prints the
-    command). A clang without the libFuzzer runtime fails the step: it is
-    not a pass."""
+    """The libFuzzer harnesses of fuzz/, each in its two builds (clang,
+    ASan+UBSan and MSan), replay every committed seed once and nothing
+    else (fuzz/run.sh --replay): the same inputs on every machine,
+    whatever the compiler makes of the coverage; make fuzz explores. A
+    seed that fails fails the step, named with the command that
+    reproduces it. A clang without the libFuzzer or MSan runtime fails
+    the step: it is not a pass."""
     out = os.path.join(c.top, "fuzz", "build")
-    runs = os.environ.get("KBENCH_FUZZ_RUNS") or "30000"
     c.need("clang", "make")
     probe = c.path("probe.c")
     with open(probe, "w", encoding="utf-8") as f:
         f.write("int LLVMFuzzerTestOneInput(const char *d, long n) "
                 "{ return 0; }\n")
-    if c.run(["clang", "-fsanitize=fuzzer,address,undefined", "-o",
-              c.path("probe"), probe]) != 0:
-        raise Fail("clang cannot link libFuzzer (apt-get install "
-                   f"{c.note_missing('libclang-rt-14-dev')})")
+    for san in ("address,undefined", "memory"):
+        if c.run(["clang", f"-fsanitize=fuzzer,{san}", "-o",
+                  c.path("probe"), probe]) != 0:
+            raise Fail(f"clang cannot link libFuzzer with -fsanitize={san} "
+                       "(apt-get install "
+                       f"{c.note_missing('libclang-rt-14-dev')})")
     c.must(["make", "-s", "-C", os.path.join(c.top, "fuzz"), f"OUT={out}",
             "all"], "cannot build the fuzz harnesses")
-    c.must([os.path.join(c.top, "fuzz", "run.sh"), "-o", out, "-r", runs,
+    c.must([os.path.join(c.top, "fuzz", "run.sh"), "-o", out, "--replay",
             "options", "proc_stat", "cgroup", "netlink"],
-           "a fuzz harness found a crash (reproducer above)")
+           "a committed seed fails a harness (reproducer above)")
 
 
 def python_properties(c: Check) -> None:
@@ -880,6 +913,7 @@ STEPS: Tuple[Step, ...] = (
     Step("checkpatch", checkpatch),
     Step("unit_c", unit_c),
     Step("unit_python", unit_python),
+    Step("unit_python_bare_path", unit_python_bare_path),
     Step("collection_as_root", collection_as_root),
     Step("names_unchanged", names_unchanged),
     Step("bad_usage", bad_usage),
@@ -939,9 +973,23 @@ def main(argv: Sequence[str], prog: str = "kbench check") -> int:
     for want in a.only:
         if want not in names:
             ap.error(f"no step '{want}' (steps: {' '.join(names)})")
+    if packages.other_python(sys.executable) and packages.debian_python():
+        # The steps that run in this process (plots, reports, LAVA's
+        # YAML) want Debian's python3-* packages too.
+        msg(prog, f"running with Debian's {packages.DEBIAN_PYTHON}, not "
+            f"{sys.executable}")
+        sys.stdout.flush()
+        os.execve(packages.DEBIAN_PYTHON, [
+            packages.DEBIAN_PYTHON, os.path.join(paths.TOP, "kbench"),
+            "check", *argv], dict(os.environ, KBENCH_PROG=prog))
     work = tempfile.mkdtemp(prefix="kbench-check.",
                             dir=os.environ.get("TMPDIR") or "/tmp")
     os.chmod(work, 0o755)
+    # Every step's python3 is the one setup.sh installed packages for.
+    path = os.environ.get("PATH", "")
+    said = packages.debian_python_first(os.path.join(work, "python"))
+    if said:
+        msg(prog, said)
     try:
         with proc.stop_on_signals():
             return run_steps(Check(paths.TOP, work), steps, a.only)
@@ -949,4 +997,5 @@ def main(argv: Sequence[str], prog: str = "kbench check") -> int:
         msg(prog, "interrupted")
         return cli.EXIT_INTERRUPTED
     finally:
+        os.environ["PATH"] = path
         shutil.rmtree(work, ignore_errors=True)
