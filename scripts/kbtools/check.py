@@ -830,11 +830,7 @@ def in_tree(c: Check, version: str) -> None:
     out = c.path(f"intree-{version}.txt")
     rc = c.run(["make", "-C", sel, "TARGETS=kbench", "run_tests"], out=out,
                both=True)
-    cat(out)
-    if rc != 0:
-        raise Fail(f"in-tree run_tests exited {rc}")
-    if not c.every_program_ok(out):
-        raise Fail("in-tree run_tests did not run every program")
+    c.every_program_ran(rc, out, "in-tree run_tests")
     inst = c.path(f"install-{version}")
     c.must(["make", "-C", sel, "TARGETS=kbench", "install",
             f"INSTALL_PATH={inst}"],
@@ -851,11 +847,7 @@ def in_tree(c: Check, version: str) -> None:
         raise Fail("run_kselftest.sh -l does not list every program")
     rc = c.run([os.path.join(inst, "run_kselftest.sh")], out=out,
                both=True)
-    cat(out)
-    if rc != 0:
-        raise Fail(f"run_kselftest.sh exited {rc}")
-    if not c.every_program_ok(out):
-        raise Fail("run_kselftest.sh did not run every program")
+    c.every_program_ran(rc, out, "run_kselftest.sh")
 
 
 def in_tree_6_12(c: Check) -> None:
@@ -893,12 +885,7 @@ def llvm_gen_tar(c: Check) -> None:
         raise Fail("syscall_overhead was not built by clang")
     out = c.path("llvm-run.txt")
     rc = c.run(["./run_kselftest.sh"], cwd=unpacked, out=out, both=True)
-    cat(out)
-    if rc != 0:
-        raise Fail(f"the tarball's run_kselftest.sh exited {rc}")
-    if not c.every_program_ok(out):
-        raise Fail("the tarball's run_kselftest.sh did not run every "
-                   "program")
+    c.every_program_ran(rc, out, "the tarball's run_kselftest.sh")
 
 
 # ---- the table and its run --------------------------------------------------

@@ -228,6 +228,16 @@ class Check:
         if errors:
             raise Fail(what)
 
+    def every_program_ran(self, rc: int, out: str, what: str) -> None:
+        """A run of the collection (WHAT, its exit status RC, its output
+        in the file OUT, shown): Fail unless it exited 0 and every
+        program has its plain 'ok' there."""
+        cat(out)
+        if rc != 0:
+            raise Fail(f"{what} exited {rc}")
+        if not self.every_program_ok(out):
+            raise Fail(f"{what} did not run every program")
+
     def every_program_ok(self, path: str) -> bool:
         """Each program has a plain 'ok' (no SKIP, no directive) in
         path, as run_tests and run_kselftest.sh print it."""
