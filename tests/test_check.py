@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import check, checking  # noqa: E402
+from kbtools import check, checking, packages  # noqa: E402
 from support import quiet  # noqa: E402
 
 
@@ -131,7 +131,7 @@ class Table(unittest.TestCase):
             return 0
         # Under another python3 (a pyenv shim) main would start Debian's.
         with mock.patch.object(check, "run_steps", run_steps), \
-                mock.patch.object(check.packages, "other_python",
+                mock.patch.object(packages, "other_python",
                                   return_value=False):
             self.assertEqual(0, check.main(list(argv), "t"))
         return seen
