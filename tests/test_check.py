@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import check, checking, packages  # noqa: E402
+from kbtools import check, checking, cli, packages, proc  # noqa: E402
 from support import quiet  # noqa: E402
 
 
@@ -119,6 +119,14 @@ class Runner(unittest.TestCase):
             with self.assertRaisesRegex(checking.Fail, "packages.txt has "
                                         "shellcheck in shellcheck"):
                 c.need("shellcheck:other")
+
+
+    def test_an_interrupted_task_stops_the_run(self) -> None:
+        with tempfile.TemporaryDirectory() as work:
+            c = checking.Check(TOP, work)
+            self.assertEqual(3, c.task(lambda argv, prog: 3, [], "t"))
+            with self.assertRaises(proc.Interrupted):
+                c.task(lambda argv, prog: cli.EXIT_INTERRUPTED, [], "t")
 
 
 class Table(unittest.TestCase):

@@ -754,6 +754,23 @@ def report_in_browser(c: Check) -> None:
     print("\n".join(shown.failed))
     if shown.failed:
         raise Fail("the A/B report is not right in the browser")
+    # kbench series' page of a recorded run (tests/data/series/steps):
+    # the rows that moved, exact wording, no sideways scroll at 1,300 px.
+    from kbtools import series
+    state, series_html = os.path.join(d, "series"), os.path.join(
+        d, "series.html")
+    shutil.copytree(os.path.join(c.top, "tests", "data", "series", "steps"),
+                    state)
+    rc = c.task(series.main, ["--resume", "--state", state, "--report",
+                              series_html], "kbench series")
+    if rc != 0:
+        raise Fail(f"kbench series on a recorded run failed (exit {rc})")
+    shown = page(series_html, plots=0, fits=True, width=1300,
+                 texts=["instructions per operation", "msgsnd_rcv"],
+                 screenshot=os.path.join(shots, "series.png"))
+    print("\n".join(shown.failed))
+    if shown.failed:
+        raise Fail("the series page is not right in the browser")
     from kbtools import report
     try:
         report.write(bad, [os.path.join(run, "syscall_overhead.json"),

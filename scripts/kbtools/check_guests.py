@@ -510,9 +510,16 @@ def exact_rows(c: Check, d: str, want: Dict[str, str]) -> None:
     exact or near (or that class) with that verdict, every other row of
     an icount clock, no other row slower or faster, and every other exact
     row the same to the instruction."""
-    from kbtools import compare
-    cmp = compare.comparison(compare.Request(
-        [os.path.join(d, "base"), os.path.join(d, "candidate")], fmt="json"))
+    from kbtools import compare, results
+    # The base kernel's calibration the A/B took (its own boots, or the
+    # cache).
+    cal = os.path.join(d, "calibration.json")
+    try:
+        cmp = compare.comparison(compare.Request(
+            [os.path.join(d, "base"), os.path.join(d, "candidate")],
+            fmt="json", calibration=cal if os.path.isfile(cal) else None))
+    except results.ResultError as err:
+        raise Fail(f"compare.py: {err}") from err
     with open(d + ".json", "w", encoding="utf-8") as f:
         f.write(cmp.text)
     bad = False

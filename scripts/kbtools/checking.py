@@ -12,6 +12,7 @@ import dataclasses
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -126,9 +127,16 @@ class Check:
         process, as its script would end: a SystemExit's code
         included."""
         try:
-            return main(argv, prog)
+            rc = main(argv, prog)
         except SystemExit as e:
-            return e.code if isinstance(e.code, int) else 1
+            rc = e.code if isinstance(e.code, int) else 1
+        # A task stops on a signal itself (its own stop_on_signals) and
+        # says so: the run of the steps stops with it.
+        if rc == cli.EXIT_INTERRUPTED:
+            stop = proc.Interrupted(signal.SIGTERM)
+            stop.said = True
+            raise stop
+        return rc
 
     def must(self, cmd: Sequence[str], failure: str, **kw: object) -> None:
         """Run cmd; Fail(failure) unless it exits 0."""
