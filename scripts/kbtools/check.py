@@ -771,7 +771,34 @@ def report_in_browser(c: Check) -> None:
     print("\n".join(shown.failed))
     if shown.failed:
         raise Fail("the series page is not right in the browser")
+    # Its cells' A/B pages: ksys_msgsnd's two nops read slower (exact).
+    step_page = "series-ab/3-6aa810902329.html"
+    if not grep(series_html, re.escape(f'href="{step_page}"')):
+        raise Fail("the series page does not link its commits' A/B pages")
+    shown = page(os.path.join(d, step_page), plots=2, fits=True, width=1300,
+                 texts=["slower (exact)"],
+                 screenshot=os.path.join(shots, "series-ab.png"))
+    print("\n".join(shown.failed))
+    if shown.failed:
+        raise Fail("a series' A/B page is not right in the browser")
     from kbtools import report
+    # The one-instruction A/B of that run (its base against the getppid
+    # nop): the exact rule's words and plot, no sideways scroll.
+    boots = os.path.join(c.top, "tests", "data", "series", "steps", "boots")
+    exact_html = os.path.join(d, "exact-ab.html")
+    try:
+        report.write(exact_html, [
+            os.path.join(boots, "37f4b1112799ed725be5a06850037c76c8ee4901"),
+            os.path.join(boots, "1d1d872998e704078ac4525322edc6a1a21ee0c0")])
+    except (report.ReportError, cli.Failure) as e:
+        raise Fail(f"the exact A/B page failed: {e}") from e
+    shown = page(exact_html, plots=2, fits=True, width=1300,
+                 texts=["guest instructions per operation",
+                        "one boot per side"],
+                 screenshot=os.path.join(shots, "exact-ab.png"))
+    print("\n".join(shown.failed))
+    if shown.failed:
+        raise Fail("the exact A/B page is not right in the browser")
     try:
         report.write(bad, [os.path.join(run, "syscall_overhead.json"),
                            os.path.join(ab, "base", "pmqtest.json")])
