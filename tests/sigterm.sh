@@ -4,7 +4,8 @@
 # SIGTERM each program of the collection while it runs (as the runner's
 # timeout does), or with --run-all run_all.sh itself: no process may
 # survive, and no SysV IPC object, POSIX queue, cgroup or sysctl may
-# change. tests/run.sh runs it in a private IPC and mount namespace.
+# change. make check runs it in a private IPC and mount namespace
+# (kbench check: sigterm_leftovers, run_all_sigterm).
 #
 # Usage: tests/sigterm.sh [--run-all]
 # Exit status: 0 nothing left behind, 1 something was, 2 bad usage,
@@ -15,8 +16,22 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=tests/sigterm.sh
 # shellcheck source=../scripts/lib.bash
 . "$top/scripts/lib.bash"
-# shellcheck source=common.bash
-. "$top/tests/common.bash"
+
+# fail MESSAGE: end as failed (on stderr, so that it is seen from inside
+# a command substitution too).
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# The program list, DIR:PROGRAM per line; never empty.
+programs() {
+	local list
+	list=$("$top/run_all.sh" --no-build --list) ||
+		fail "run_all.sh --list failed"
+	[[ -n $list ]] || fail "run_all.sh --list printed no program"
+	echo "$list"
+}
 
 run_all=''
 case ${1:-} in

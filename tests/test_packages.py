@@ -37,6 +37,50 @@ package extra   lint        lint
 """
 
 
+class DebianPythonFirst(unittest.TestCase):
+    """make check's python3 is Debian's (scripts/lib.bash's
+    use_debian_python, kbench check's): a link to it first in PATH when
+    PATH's is another and dpkg has python3 installed; otherwise nothing
+    changes. A made-up Debian python3 and shim here."""
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        self.debian = os.path.join(tmp.name, "usr-bin", "python3")
+        shim = os.path.join(tmp.name, "shims", "python3")
+        for f in (self.debian, shim):
+            os.makedirs(os.path.dirname(f))
+            with open(f, "w") as out:
+                out.write("#!/bin/sh\n")
+            os.chmod(f, 0o755)
+        self.links = os.path.join(tmp.name, "links")
+
+    def first(self, path: str, have: Iterable[str] = ("python3",)
+              ) -> "tuple[str, str]":
+        with mock.patch.dict(os.environ, {"PATH": path}):
+            said = packages.debian_python_first(
+                self.links, Machine(have=have), self.debian)
+            return said, os.environ["PATH"]
+
+    def test_another_python3_in_path(self) -> None:
+        path = os.path.join(self.tmp, "shims")
+        said, now = self.first(path)
+        self.assertEqual(f"{self.links}:{path}", now)
+        self.assertEqual(os.path.realpath(self.debian), os.path.realpath(
+            os.path.join(self.links, "python3")))
+        self.assertIn("the tools run with Debian's", said)
+
+    def test_debian_python3_in_path(self) -> None:
+        path = os.path.dirname(self.debian)
+        self.assertEqual(("", path), self.first(path))
+
+    def test_python3_not_installed_by_dpkg(self) -> None:
+        path = os.path.join(self.tmp, "shims")
+        self.assertEqual(("", path), self.first(path, have=()))
+        self.assertFalse(os.path.exists(self.links))
+
+
 class Machine(packages.BareRoot):
     """A machine for the set-up: a bare root unless told otherwise; apt-get
     calls are recorded and may fail."""
@@ -489,14 +533,18 @@ class Readme(unittest.TestCase):
 
 
 class NeedLines(unittest.TestCase):
-    """tests/run.sh's need COMMAND[:PACKAGE] names commands of the list."""
+    """The check steps' c.need("COMMAND[:PACKAGE]", ...) name commands of
+    the list (kbtools.check, check_guests)."""
 
     def test_every_need_resolves(self) -> None:
         plist = packages.load()
-        with open(os.path.join(TOP, "tests", "run.sh"), encoding="utf-8") as f:
-            text = f.read().replace("\\\n", " ")
-        words = [w for line in re.findall(r"^\s+need (.+)$", text, re.M)
-                 for w in line.split() if "$" not in w]
+        text = ""
+        for name in ("check.py", "check_guests.py"):
+            with open(os.path.join(TOP, "scripts", "kbtools", name),
+                      encoding="utf-8") as f:
+                text += f.read()
+        words = [w for args in re.findall(r"\bc\.need\(([^)]*)\)", text)
+                 for w in re.findall(r'"([^"]+)"', args) if "{" not in w]
         self.assertGreater(len(words), 20)
         for w in words:
             cmd, _, pkg = w.partition(":")
@@ -505,7 +553,9 @@ class NeedLines(unittest.TestCase):
                 self.assertIsNotNone(p, f"no package of packages.txt has {cmd}")
                 if pkg:
                     self.assertEqual(present(p).name, pkg)
-        for name in re.findall(r"note_missing ([a-z0-9.+-]+)", text):
+        noted = re.findall(r"note_missing\('([a-z0-9.+-]+)'\)", text)
+        self.assertGreater(len(noted), 2)
+        for name in noted:
             self.assertIsNotNone(plist.get(name), name)
 
 

@@ -3,19 +3,17 @@
 clone's top), or `python3 -m kbtools TASK [ARG]...` with scripts/ on the
 module path.
 
-A task is either done here (a kbtools module's main) or handed over, with
-the same arguments, to the script that still does it: its options, output
-and exit status are that script's (`kbench TASK --help` shows them).
+Every task is a kbtools module's main(argv, prog), called here; the
+scripts named beside the tasks run the same mains under their own
+names (`kbench TASK --help` shows a task's options).
 """
 
 import importlib
 import os
-import runpy
 import sys
 import textwrap
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+from typing import Callable, Dict, List, NamedTuple, Optional
 
-from kbtools import paths
 from kbtools.output import one_line
 
 Main = Callable[[List[str], str], int]
@@ -23,9 +21,8 @@ Main = Callable[[List[str], str], int]
 
 class Task(NamedTuple):
     summary: str
-    # A script below the top to hand over to, or the main to call:
-    # "MODULE.FUNCTION" of kbtools, imported when the task runs.
-    script: str = ""
+    # The main to call: "MODULE.FUNCTION" of kbtools, imported when the
+    # task runs.
     main: str = ""
     # An older name of a job another task does: that task's words.
     alias_of: str = ""
@@ -65,8 +62,8 @@ TASKS: Dict[str, Task] = {
     "ci-vm": Task("boot Debian kernels other than the host's, check "
                   "everything that runs there (scripts/ci_vm.sh)",
                   main="ci_vm.main"),
-    "check": Task("the project's own tests (tests/run.sh, make check)",
-                  script="tests/run.sh"),
+    "check": Task("the project's own tests, a table of steps (make check, "
+                  "tests/run.sh)", main="check.main"),
 }
 
 GROUPS: Dict[str, Dict[str, Task]] = {
@@ -195,8 +192,7 @@ def help_text(prog: str) -> str:
     lines += ["",
               f"'{prog} TASK --help' tells a task's options. The script "
               "named beside a task",
-              "runs the same task under its own name (tests/run.sh: check "
-              "hands over to it).",
+              "runs the same task under its own name.",
               "",
               "Exit status: the task's (0 success; 1 a failure; 2 bad "
               "usage; 3 a missing",
@@ -219,34 +215,11 @@ def usage_error(prog: str, message: str) -> int:
     return 2
 
 
-def hand_over(script: str, argv: Sequence[str]) -> int:
-    """Run a script of the clone with these arguments: a Python one in
-    this process (its main as `python3 SCRIPT` runs it), any other in
-    place of this process."""
-    path = paths.script(script)
-    if script.endswith(".py"):
-        sys.argv = [path, *argv]
-        try:
-            runpy.run_path(path, run_name="__main__")
-        except SystemExit as e:
-            if e.code is None or isinstance(e.code, int):
-                return e.code or 0
-            print(e.code, file=sys.stderr)
-            return 1
-        return 0
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(path, [path, *argv])
-    return 127  # not reached
-
-
 def run_task(task: Task, argv: List[str], prog: str) -> int:
-    if task.main:
-        module, function = task.main.rsplit(".", 1)
-        main: Main = getattr(importlib.import_module(f"kbtools.{module}"),
-                             function)
-        return main(argv, prog)
-    return hand_over(task.script, argv)
+    module, function = task.main.rsplit(".", 1)
+    main: Main = getattr(importlib.import_module(f"kbtools.{module}"),
+                         function)
+    return main(argv, prog)
 
 
 def main(argv: Optional[List[str]] = None, prog: str = "kbench") -> int:

@@ -184,6 +184,47 @@ def module_missing(module: str, package: str, python: str = sys.executable,
             " Debian's packages)")
 
 
+def debian_python(system: "System | None" = None,
+                  debian: str = DEBIAN_PYTHON) -> bool:
+    """Debian's python3 is here and dpkg has it installed (Debian,
+    Ubuntu): the one the python3-* packages are for."""
+    return os.access(debian, os.X_OK) and \
+        (system or System()).dpkg_status(["python3"]).get("python3") == \
+        "installed"
+
+
+def other_python(python: str | None, debian: str = DEBIAN_PYTHON) -> bool:
+    """PYTHON (a path, or None for none) is not Debian's python3."""
+    return python is None or \
+        os.path.realpath(python) != os.path.realpath(debian)
+
+
+def debian_python_first(directory: str, system: "System | None" = None,
+                        debian: str = DEBIAN_PYTHON) -> str:
+    """As scripts/lib.bash's use_debian_python: when PATH's python3 is
+    not Debian's (a pyenv shim, a venv) and Debian's is installed, a link
+    to it goes into DIRECTORY, first in os.environ's PATH, so that every
+    python3 started from here sees Debian's packages. What to say about
+    it; '' when nothing changed."""
+    have = shutil.which("python3")
+    if not other_python(have, debian) or not debian_python(system, debian):
+        return ""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        link = os.path.join(directory, "python3")
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(debian, link)
+    except OSError:
+        return (f"python3 in PATH is {have or 'none'}, not Debian's {debian}"
+                f" (which has the python3-* packages), and {directory}"
+                f" cannot be written: the tools run with {have or 'none'}")
+    os.environ["PATH"] = directory + os.pathsep + os.environ.get("PATH", "")
+    return (f"python3 in PATH is {have or 'none'}; the tools run with"
+            f" Debian's {debian}, which has the python3-* packages (first in"
+            f" PATH through {directory})")
+
+
 # ---- the machine -----------------------------------------------------------
 
 class System:

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbench check's runner (kbtools.checking) and its table
+(kbtools.check): each step's result, time and log (its own output and
+its children's), a step that raises is a failure and the run goes on,
+the selections of --quick, --vm, --arm64 and STEP, and a missing tool
+named with its package."""
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from typing import Callable, Dict, List
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+
+from kbtools import check, checking, cli, packages, proc  # noqa: E402
+from support import quiet  # noqa: E402
+
+
+def passes(c: checking.Check) -> None:
+    print("said by the step")
+    subprocess.run(["sh", "-c", "echo said by a child; echo to stderr >&2"],
+                   check=True)
+
+
+def skips(c: checking.Check) -> None:
+    raise checking.Skip("missing frob (frobnicator)")
+
+
+def fails(c: checking.Check) -> None:
+    print("a line before")
+    print("FAIL: the thing")
+    raise checking.Fail("it failed")
+
+
+def raises(c: checking.Check) -> None:
+    raise SystemExit(2)
+
+
+def breaks(c: checking.Check) -> None:
+    table: Dict[str, int] = {}
+    print(table["no such key"])
+
+
+class Runner(unittest.TestCase):
+    def run_table(self, steps: List[checking.Step],
+                  only: List[str]) -> "tuple[int, str]":
+        with tempfile.TemporaryDirectory() as work:
+            c = checking.Check(TOP, work)
+            # The fd-level redirection of each step needs a real stdout.
+            with tempfile.TemporaryFile("w+") as out:
+                saved = os.dup(1)
+                try:
+                    os.dup2(out.fileno(), 1)
+                    with mock.patch.object(sys, "stdout",
+                                           io.TextIOWrapper(
+                                               os.fdopen(1, "wb",
+                                                         closefd=False),
+                                               write_through=True)):
+                        rc = checking.run_steps(c, steps, only)
+                        sys.stdout.flush()
+                finally:
+                    os.dup2(saved, 1)
+                    os.close(saved)
+                out.seek(0)
+                return rc, out.read()
+
+    def test_each_step_its_result_time_and_log(self) -> None:
+        steps = [checking.Step(n, f) for n, f in (
+            ("passes", passes), ("skips", skips), ("fails", fails),
+            ("raises", raises), ("breaks", breaks), ("unselected", passes))]
+        rc, out = self.run_table(steps, ["passes", "skips", "fails",
+                                         "raises", "breaks"])
+        self.assertEqual(1, rc)
+        lines = out.splitlines()
+        self.assertEqual(["TAP version 13", "1..6"], lines[:2])
+        for want in ("ok 1 passes", "ok 2 skips # SKIP missing frob "
+                     "(frobnicator)", "not ok 3 fails", "not ok 4 raises",
+                     "not ok 5 breaks", "ok 6 unselected # SKIP not selected",
+                     "# said by the step", "# said by a child",
+                     "# to stderr", "# failure: FAIL: the thing",
+                     "# failure: FAIL: it failed",
+                     "# failure: FAIL: raises raised SystemExit",
+                     "# failure: FAIL: breaks raised KeyError",
+                     "1 passed, 3 failed, 2 skipped"):
+            self.assertIn(want, lines)
+        for name in ("passes", "skips", "fails", "raises", "breaks"):
+            self.assertRegex(out, rf"(?m)^# {name}: [0-9]+\.[0-9] s$")
+        self.assertRegex(out, r"(?m)^# steps by time: ([a-z]+ [0-9]+ s, ){4}"
+                              r"[a-z]+ [0-9]+ s$")
+        # The traceback of a step's own bug is in its log.
+        self.assertIn("# KeyError: 'no such key'", lines)
+
+    def test_all_pass(self) -> None:
+        rc, out = self.run_table([checking.Step("passes", passes)], [])
+        self.assertEqual(0, rc)
+        self.assertTrue(out.endswith("1 passed, 0 failed, 0 skipped\n"))
+
+    def test_need_names_the_package(self) -> None:
+        with tempfile.TemporaryDirectory() as work:
+            c = checking.Check(TOP, work)
+            with mock.patch.object(shutil, "which",
+                                   return_value=None), \
+                    self.assertRaisesRegex(checking.Skip,
+                                           r"missing shellcheck "
+                                           r"\(shellcheck\)"):
+                c.need("shellcheck")
+            self.assertEqual(["shellcheck"], c.missing)
+            with self.assertRaisesRegex(checking.Fail, "no package of "
+                                        "packages.txt has no-such-tool"):
+                c.need("no-such-tool")
+            with self.assertRaisesRegex(checking.Fail, "packages.txt has "
+                                        "shellcheck in shellcheck"):
+                c.need("shellcheck:other")
+
+
+    def test_an_interrupted_task_stops_the_run(self) -> None:
+        with tempfile.TemporaryDirectory() as work:
+            c = checking.Check(TOP, work)
+            self.assertEqual(3, c.task(lambda argv, prog: 3, [], "t"))
+            with self.assertRaises(proc.Interrupted):
+                c.task(lambda argv, prog: cli.EXIT_INTERRUPTED, [], "t")
+
+
+class Table(unittest.TestCase):
+    def names(self, *argv: str) -> List[str]:
+        seen: List[str] = []
+
+        def run_steps(c: checking.Check, steps: List[checking.Step],
+                      only: List[str]) -> int:
+            seen.extend(s.name for s in steps)
+            return 0
+        # Under another python3 (a pyenv shim) main would start Debian's.
+        with mock.patch.object(check, "run_steps", run_steps), \
+                mock.patch.object(packages, "other_python",
+                                  return_value=False):
+            self.assertEqual(0, check.main(list(argv), "t"))
+        return seen
+
+    def test_the_selections(self) -> None:
+        every = [s.name for s in check.STEPS]
+        self.assertEqual(len(every), len(set(every)))
+        full = self.names()
+        quick = self.names("--quick")
+        self.assertEqual([s.name for s in check.STEPS if s.when == ""], quick)
+        self.assertEqual([s.name for s in check.STEPS
+                          if s.when in ("", "full")], full)
+        self.assertIn("in_tree_6_12", set(full) - set(quick))
+        vm = self.names("--vm")
+        arm64 = self.names("--arm64")
+        self.assertEqual(["vm_arm64_6_12", "vm_arm64_icount_aa"],
+                         [n for n in arm64 if n not in full])
+        self.assertTrue(set(arm64) < set(vm))
+        self.assertIn("icount_aa", self.names("--testkernel"))
+        # make check-all: every step.
+        self.assertEqual(every, self.names("--vm", "--testkernel"))
+
+    def test_bad_usage(self) -> None:
+        for argv, want in ((["no_such_step"], "no step 'no_such_step'"),
+                           (["--bogus"], "unknown argument '--bogus'"),
+                           (["--quick", "in_tree_6_12"],
+                            "no step 'in_tree_6_12'")):
+            rc, _, err = quiet(check.main, argv, "t")
+            self.assertEqual(2, rc, argv)
+            self.assertIn(want, err)
+
+    def test_every_step_is_documented(self) -> None:
+        with open(os.path.join(TOP, "docs", "project-tests.md"),
+                  encoding="utf-8") as f:
+            doc = f.read()
+        for s in check.STEPS:
+            self.assertRegex(doc, rf"`{re.escape(s.name)}`", s.name)
+
+    def test_each_step_a_function_of_its_check(self) -> None:
+        for s in check.STEPS:
+            f: Callable[[checking.Check], None] = s.run
+            self.assertEqual(s.name, f.__name__, s.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
