@@ -1323,6 +1323,11 @@ class Where(unittest.TestCase):
                 ab.parse(["-k", "debian-6.12", "--vs-kernel", "debian-6.12",
                           "--where", *argv], "t")
 
+    def test_one_guest_refuses_it_before_booting(self) -> None:
+        with self.assertRaisesRegex(cli.Error, "--where needs --vs-kernel"):
+            vm.parse(["--kernel", "debian-6.12", "--icount", "--where"],
+                     "t")
+
     def test_moved_rows(self) -> None:
         def entry(name: str, verdict: kbcompare.Verdict, cls: str,
                   test: str = "syscall_overhead") -> kbcompare.Entry:

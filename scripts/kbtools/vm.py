@@ -257,6 +257,11 @@ def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
                                                             o.needs))
         elif word == "--icount":
             values["icount"] = [word]
+        elif word == "--where":
+            # An A/B's (kbtools.ab): said before a boot, not by the
+            # guest's run_all.sh after it.
+            raise cli.Error("--where needs --vs-kernel: it profiles the "
+                            "rows an A/B of kernels moved")
         elif word in ("-h", "--help"):
             want_help = True
         elif opt in GUEST_VALUES:
