@@ -477,6 +477,28 @@ class WherePage(unittest.TestCase):
                                         "not a kbench where file"):
                 report.load_where([tmp])
 
+    def test_the_ab_calibration_is_taken(self) -> None:
+        """An A/B directory's calibration.json judges its rows, as the
+        A/B's own table did (a cached calibration: one base boot)."""
+        from kbtools import calibration, exact
+        with tempfile.TemporaryDirectory() as tmp:
+            for side, src in (("base", STEP_BASE), ("candidate", STEP_NOP)):
+                shutil.copytree(src, os.path.join(tmp, side))
+            base = report.load_runs([tmp])[0]
+            self.assertIsNone(report.load_calibration([tmp], base))
+            release = next(iter(base.tests.values())).header.kernel.release
+            path = os.path.join(tmp, "calibration.json")
+            known = {"syscall_overhead:getppid": exact.Known(
+                "exact", 0.0, 0.0, 329.0, 3)}
+            calibration.save(path, calibration.Calibration(known, 3,
+                                                           release or ""))
+            got = report.load_calibration([tmp], base)
+            self.assertEqual(known, got)
+            calibration.save(path, calibration.Calibration(known, 3, "0.1"))
+            with self.assertRaisesRegex(report.ReportError,
+                                        "its own kernel only"):
+                report.load_calibration([tmp], base)
+
     @NEED_MPL
     def test_page(self) -> None:
         runs = report.load_runs([STEP_BASE, STEP_NOP])

@@ -66,6 +66,24 @@ def load_runs(paths: Sequence[str]) -> List[Run]:
     return runs
 
 
+def load_calibration(paths: Sequence[str], base: Run
+                     ) -> Optional[Dict[str, exact.Known]]:
+    """The calibration an A/B directory's comparison took (its
+    calibration.json: the base kernel's, cached or from its own boots),
+    as compare.py --calibration reads it; None without one (the base's
+    own boots then). ReportError when it cannot be read or is another
+    kernel's."""
+    if len(paths) != 1 or not is_ab_dir(paths[0]):
+        return None
+    path = os.path.join(paths[0], "calibration.json")
+    if not os.path.isfile(path):
+        return None
+    try:
+        return kbcompare.base_calibration(path, base)
+    except results.ResultError as e:
+        raise ReportError(str(e)) from e
+
+
 def load_where(paths: Sequence[str]) -> List[Json]:
     """kbench where's differences kept beside an A/B directory's sides
     (where.json, kbench run --icount --where); ReportError when that
@@ -435,6 +453,7 @@ table.meta td:first-child { white-space: nowrap; overflow-wrap: normal; }
 .counts span { margin-right: 1.2em; }
 p.note { color: #555; font-size: 0.85em; }
 code { font-size: 0.9em; }
+table.where code { font-size: 1em; }
 details { font-size: 0.85em; color: #555; margin: 0.3em 0; }
 ul.note { margin: 0.2em 0; }
 """
@@ -904,7 +923,9 @@ def write(out: str, paths: Sequence[str],
     if not plots.available():
         raise cli.Failure(f"{plots.install_hint()} ({plots.MATPLOTLIB_ERROR})",
                           cli.EXIT_SKIP)
-    page = render(runs, threshold_pct, stat, title, moved=load_where(paths))
+    page = render(runs, threshold_pct, stat, title,
+                  cal=load_calibration(paths, runs[0]),
+                  moved=load_where(paths))
     with cli.writing(out):
         results.write_text(out, page)
 
