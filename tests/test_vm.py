@@ -1075,6 +1075,18 @@ class Images(unittest.TestCase):
             self.assertEqual(3, e.exception.status)
 
 
+def write_getppid(json_dir: str, boot: str, median: float) -> None:
+    """An exact boot's syscall_overhead.json: getppid alone."""
+    doc = {"schema": "kbench-results/1", "test": "syscall_overhead",
+           "boot_id": boot, "kernel": {"release": "6.12"},
+           "machine": {"arch": "x86_64", "clock_mode": "icount",
+                       "icount_shift": 0},
+           "rows": [{"name": "getppid", "status": "ok", "unit": "us",
+                     "median": median, "n": 9}]}
+    with open(os.path.join(json_dir, "syscall_overhead.json"), "w") as f:
+        json.dump(doc, f)
+
+
 class FakeGuest:
     """vm.Guest without a guest: each boot writes what `plan` says."""
 
@@ -1243,16 +1255,7 @@ class AB(unittest.TestCase):
 
         def figures(boot: str) -> Callable[[str], None]:
             def write(json_dir: str) -> None:
-                doc = {"schema": "kbench-results/1",
-                       "test": "syscall_overhead", "boot_id": boot,
-                       "kernel": {"release": "6.12"},
-                       "machine": {"arch": "x86_64", "clock_mode": "icount",
-                                   "icount_shift": 0},
-                       "rows": [{"name": "getppid", "status": "ok",
-                                 "unit": "us", "median": 0.329, "n": 9}]}
-                with open(os.path.join(json_dir, "syscall_overhead.json"),
-                          "w") as f:
-                    json.dump(doc, f)
+                write_getppid(json_dir, boot, 0.329)
             return write
 
         class Figures(FakeGuest):
@@ -1351,17 +1354,8 @@ class Where(unittest.TestCase):
             def boot(self, json_dir: str, console: str,
                      sink: Optional[guest.Sink]) -> int:
                 rc = super().boot(json_dir, console, sink)
-                median = cand_median if "candidate" in json_dir else 0.329
-                doc = {"schema": "kbench-results/1",
-                       "test": "syscall_overhead", "boot_id": json_dir,
-                       "kernel": {"release": "6.12"},
-                       "machine": {"arch": "x86_64", "clock_mode": "icount",
-                                   "icount_shift": 0},
-                       "rows": [{"name": "getppid", "status": "ok",
-                                 "unit": "us", "median": median, "n": 9}]}
-                with open(os.path.join(json_dir, "syscall_overhead.json"),
-                          "w") as f:
-                    json.dump(doc, f)
+                write_getppid(json_dir, json_dir, cand_median
+                              if "candidate" in json_dir else 0.329)
                 return rc
 
         diff = {"row": "syscall_overhead:getppid", "base": "a", "cand": "b",
