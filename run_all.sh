@@ -60,6 +60,9 @@ printing one KTAP stream on stdout.
       --icount        with --kernel: TCG under QEMU's instruction counter,
                       figures in guest instructions, exact whatever the
                       host does (docs/exact-runs.md)
+      --where         with --vs-kernel and --icount: the functions that
+                      moved each exact or near row of syscall_overhead
+                      that moved (kbench where; docs/where.md)
       --no-build      do not run make first (nor set up packages)
       --no-install    do not install the Debian packages the collection
                       lacks (packages.txt): print their install line, exit 4

@@ -184,10 +184,6 @@ class Table(unittest.TestCase):
             self.assertEqual(s.name, f.__name__, s.name)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class ExactRows(unittest.TestCase):
     """The exact verdicts of an A/A or A/B (check_guests.exact_rows): an
     exact row that moved without a verdict fails, or is only reported
@@ -218,3 +214,52 @@ class ExactRows(unittest.TestCase):
     def test_or_is_reported(self) -> None:
         self.assertIn("NOTE: exact row clone moved -247.75 insn (same)",
                       self.verdicts(False))
+
+
+class WhereStep(unittest.TestCase):
+    """icount_where: kbench where on the test kernel's one-nop commit
+    against its base (the builds and boots mocked), with --expect of
+    the function that holds the nop; a where that exits 1 fails it."""
+
+    def step(self, where_rc: int) -> List[str]:
+        from kbtools import bisect_demo, check_guests, kernel, where
+        argv: List[str] = []
+
+        def where_main(args: List[str], prog: str) -> int:
+            argv.extend(args)
+            return where_rc
+
+        def build(req: kernel.CommitBuild, prog: str) -> kernel.CommitImage:
+            return kernel.CommitImage(f"/img/{req.rev}", "", req.rev)
+        series = bisect_demo.Series("good", "nop", "nop")
+        with tempfile.TemporaryDirectory() as work, \
+                mock.patch.object(kernel, "test_kernels"), \
+                mock.patch.object(kernel, "test_kernel_tree",
+                                  return_value="/tree"), \
+                mock.patch.object(bisect_demo.Committer, "getppid_nop",
+                                  return_value=series), \
+                mock.patch.object(kernel, "build_commit", build), \
+                mock.patch.object(where, "main", where_main), \
+                mock.patch.object(checking.Check, "need"):
+            check_guests.icount_where(checking.Check(TOP, work))
+        return argv
+
+    def test_the_nop_is_expected_in_its_function(self) -> None:
+        argv = self.step(0)
+        self.assertEqual(["--kernel", "/img/good", "--vs-kernel", "/img/nop",
+                          "-t", "syscall_overhead:getppid", "--expect",
+                          "__do_sys_getppid:+1"], argv[:8])
+
+    def test_a_where_not_as_expected_fails(self) -> None:
+        with self.assertRaisesRegex(checking.Fail, "where exited 1"):
+            self.step(1)
+
+    def test_the_commit_is_the_series_one(self) -> None:
+        from kbtools import bisect_demo
+        self.assertIs(bisect_demo.GETPPID_NOP, bisect_demo.steps_edits()[0])
+        self.assertIs(bisect_demo.GETPPID_NOP,
+                      bisect_demo.steps20_edits()[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -363,6 +363,31 @@ class Cli(Case):
         self.assertEqual(rc, 1)
         self.assertIn("slow: t:a", err)
 
+    def test_where_below_the_table(self) -> None:
+        base, c1, _, _ = self.runs()
+        doc = {"row": "syscall_overhead:getppid", "base": "a", "cand": "b",
+               "check": "sum +1.000 = the row's delta +1.000 instructions "
+                        "per operation", "candidate": "slow",
+               "functions": [{"name": "__do_sys_getppid", "base": 2858.0,
+                              "cand": 2859.0, "delta": 1.0,
+                              "calls_base": 1.0, "calls_cand": 1.0}]}
+        path = self.path("where.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"rows": [doc]}, f)
+        rc, out, _ = self.run_cli("--where", path, base, c1)
+        self.assertEqual(0, rc)
+        tail = out[out.index("where the instructions went (1 moved row"):]
+        self.assertIn("\nslow:\nwhere: syscall_overhead:getppid", tail)
+        self.assertIn("  __do_sys_getppid     2858.000     2859.000     "
+                      "+1.000  1", tail)
+        rc, out, _ = self.run_cli("--where", path, "-f", "json", base, c1)
+        self.assertNotIn("where the instructions went", out)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("{}")
+        rc, _, err = self.run_cli("--where", path, base, c1)
+        self.assertEqual(2, rc)
+        self.assertIn("not a kbench where file", err)
+
     def test_text_is_aligned(self) -> None:
         base, c1, _, long = self.runs()
         rc, out, _ = self.run_cli(base, c1)

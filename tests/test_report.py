@@ -428,6 +428,87 @@ class ExactPage(unittest.TestCase):
         self.assertRegex(page, r"table\.meta td \{[^}]*white-space: normal")
 
 
+def where_doc(candidate: str = "") -> Json:
+    """kbench where's difference of the one-nop getppid kernel (as an
+    A/B's where.json keeps it)."""
+    d: Json = {"row": "syscall_overhead:getppid", "base": "a", "cand": "b",
+               "row_delta": 1.0, "sum": 1.0,
+               "check": "sum +1.000 = the row's delta +1.000 instructions "
+                        "per operation",
+               "functions": [{"name": "__do_sys_getppid", "base": 2858.0,
+                              "cand": 2859.0, "delta": 1.0,
+                              "calls_base": 1.0, "calls_cand": 1.0}],
+               "unchanged": ["__rcu_read_lock x2", "x64_sys_call"],
+               "atypical": {"base": {"getppid": 0.011}}}
+    if candidate:
+        d["candidate"] = candidate
+    return d
+
+
+class WherePage(unittest.TestCase):
+    """An A/B directory's where.json: a small table per moved row below
+    its program's."""
+
+    def test_a_table_per_moved_row(self) -> None:
+        html_ = report.where_html([where_doc("b")])
+        self.assertIn("<b>syscall_overhead:getppid</b> (b)", html_)
+        self.assertIn('<code>__do_sys_getppid</code></td><td>2858.000</td>'
+                      '<td>2859.000</td><td class="v-slower">+1.000</td>',
+                      html_)
+        self.assertIn("unchanged (+0.000): __rcu_read_lock x2, "
+                      "x64_sys_call", html_)
+        self.assertEqual("", report.where_html([]))
+
+    def test_read_beside_the_sides(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            for side in ("base", "candidate"):
+                shutil.copytree(STEP_BASE if side == "base" else STEP_NOP,
+                                os.path.join(tmp, side))
+            self.assertEqual([], report.load_where([tmp]))
+            path = os.path.join(tmp, "where.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"rows": [where_doc()]}, f)
+            self.assertEqual([where_doc()], report.load_where([tmp]))
+            self.assertEqual([], report.load_where([
+                os.path.join(tmp, "base"), os.path.join(tmp, "candidate")]))
+            with open(path, "w", encoding="utf-8") as f:
+                f.write('{"rows": [{}]}')
+            with self.assertRaisesRegex(report.ReportError,
+                                        "not a kbench where file"):
+                report.load_where([tmp])
+
+    def test_the_ab_calibration_is_taken(self) -> None:
+        """An A/B directory's calibration.json judges its rows, as the
+        A/B's own table did (a cached calibration: one base boot)."""
+        from kbtools import calibration, exact
+        with tempfile.TemporaryDirectory() as tmp:
+            for side, src in (("base", STEP_BASE), ("candidate", STEP_NOP)):
+                shutil.copytree(src, os.path.join(tmp, side))
+            base = report.load_runs([tmp])[0]
+            self.assertIsNone(report.load_calibration([tmp], base))
+            release = next(iter(base.tests.values())).header.kernel.release
+            path = os.path.join(tmp, "calibration.json")
+            known = {"syscall_overhead:getppid": exact.Known(
+                "exact", 0.0, 0.0, 329.0, 3)}
+            calibration.save(path, calibration.Calibration(known, 3,
+                                                           release or ""))
+            got = report.load_calibration([tmp], base)
+            self.assertEqual(known, got)
+            calibration.save(path, calibration.Calibration(known, 3, "0.1"))
+            with self.assertRaisesRegex(report.ReportError,
+                                        "its own kernel only"):
+                report.load_calibration([tmp], base)
+
+    @NEED_MPL
+    def test_page(self) -> None:
+        runs = report.load_runs([STEP_BASE, STEP_NOP])
+        page = report.render(runs, moved=[where_doc()])
+        section = page[page.index('<h2 id="syscall_overhead">'):]
+        self.assertIn("Where the instructions went", section)
+        self.assertNotIn("Where the instructions went",
+                         report.render(runs))
+
+
 class NoMatplotlib(unittest.TestCase):
     def test_message_says_how_to_install(self) -> None:
         env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "data",

@@ -31,7 +31,7 @@ from kbtools import ab, arch, calibration, ci_vm, cli, exact  # noqa: E402
 from kbtools import guest, images  # noqa: E402
 from kbtools import collection, debian, design, packages, paths  # noqa: E402
 from kbtools import policy, proc, results, vng  # noqa: E402
-from kbtools import run, vm  # noqa: E402
+from kbtools import run, vm, where  # noqa: E402
 from kbtools import compare as kbcompare  # noqa: E402
 from support import present, quiet  # noqa: E402
 import needs  # noqa: E402
@@ -1075,6 +1075,18 @@ class Images(unittest.TestCase):
             self.assertEqual(3, e.exception.status)
 
 
+def write_getppid(json_dir: str, boot: str, median: float) -> None:
+    """An exact boot's syscall_overhead.json: getppid alone."""
+    doc = {"schema": "kbench-results/1", "test": "syscall_overhead",
+           "boot_id": boot, "kernel": {"release": "6.12"},
+           "machine": {"arch": "x86_64", "clock_mode": "icount",
+                       "icount_shift": 0},
+           "rows": [{"name": "getppid", "status": "ok", "unit": "us",
+                     "median": median, "n": 9}]}
+    with open(os.path.join(json_dir, "syscall_overhead.json"), "w") as f:
+        json.dump(doc, f)
+
+
 class FakeGuest:
     """vm.Guest without a guest: each boot writes what `plan` says."""
 
@@ -1243,16 +1255,7 @@ class AB(unittest.TestCase):
 
         def figures(boot: str) -> Callable[[str], None]:
             def write(json_dir: str) -> None:
-                doc = {"schema": "kbench-results/1",
-                       "test": "syscall_overhead", "boot_id": boot,
-                       "kernel": {"release": "6.12"},
-                       "machine": {"arch": "x86_64", "clock_mode": "icount",
-                                   "icount_shift": 0},
-                       "rows": [{"name": "getppid", "status": "ok",
-                                 "unit": "us", "median": 0.329, "n": 9}]}
-                with open(os.path.join(json_dir, "syscall_overhead.json"),
-                          "w") as f:
-                    json.dump(doc, f)
+                write_getppid(json_dir, boot, 0.329)
             return write
 
         class Figures(FakeGuest):
@@ -1298,6 +1301,116 @@ class AB(unittest.TestCase):
                 self.assertEqual(3, taken.boots)
                 stored = calibration.cached(key)
                 self.assertIsNotNone(stored)
+
+
+class Where(unittest.TestCase):
+    """--where: in exact mode only, and after the comparison the rows
+    that moved (exact or near, a verdict) profiled by kbench where
+    (mocked here), their functions below the table and in where.json."""
+
+    def test_options(self) -> None:
+        o = ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                      "--icount", "--where", "-t", "syscall_overhead"], "t")
+        self.assertTrue(o.where)
+        self.assertNotIn("--where", o.vm_args)
+        self.assertFalse(ab.parse(["-k", "debian-6.1", "--vs-kernel",
+                                   "debian-6.12", "--icount"], "t").where)
+        for argv, want in ((["-t", "syscall_overhead"], "needs --icount"),
+                           (["--icount", "-t", "pmqtest"],
+                            "add -t syscall_overhead"),
+                           (["--icount", "--arch", "arm64"],
+                            "x86_64 kernels only")):
+            with self.subTest(argv=argv), \
+                    contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaisesRegex(cli.Error, want):
+                ab.parse(["-k", "debian-6.12", "--vs-kernel", "debian-6.12",
+                          "--where", *argv], "t")
+
+    def test_one_guest_refuses_it_before_booting(self) -> None:
+        with self.assertRaisesRegex(cli.Error, "--where needs --vs-kernel"):
+            vm.parse(["--kernel", "debian-6.12", "--icount", "--where"],
+                     "t")
+
+    def test_moved_rows(self) -> None:
+        def entry(name: str, verdict: kbcompare.Verdict, cls: str,
+                  test: str = "syscall_overhead") -> kbcompare.Entry:
+            return kbcompare.Entry(candidate="c", test=test, name=name,
+                                   verdict=verdict, row_class=cls,
+                                   clock=results.ClockMode.ICOUNT)
+        V = kbcompare.Verdict
+        entries = [entry("getppid", V.SLOWER, "exact"),
+                   entry("msgget_ctl", V.FASTER, "near"),
+                   entry("getsid", V.SAME, "exact"),
+                   entry("shmat_ctl", V.SLOWER, "noisy"),
+                   entry("fork", V.SLOWER, "near"),
+                   entry("getpid", V.SLOWER, "exact", "pmqtest")]
+        self.assertEqual({"c": ["getppid", "msgget_ctl"]},
+                         ab.moved_rows(entries))
+
+    def run_ab(self, cand_median: float) -> Tuple[int, str, Any, str]:
+        tap = b"TAP version 13\n1..1\nok 1 x\n"
+
+        class Figures(FakeGuest):
+            def boot(self, json_dir: str, console: str,
+                     sink: Optional[guest.Sink]) -> int:
+                rc = super().boot(json_dir, console, sink)
+                write_getppid(json_dir, json_dir, cand_median
+                              if "candidate" in json_dir else 0.329)
+                return rc
+
+        diff = {"row": "syscall_overhead:getppid", "base": "a", "cand": "b",
+                "row_delta": 1.0, "sum": 1.0, "check": "sum +1.000 = the "
+                "row's delta +1.000 instructions per operation",
+                "functions": [{"name": "__do_sys_getppid", "base": 2858.0,
+                               "cand": 2859.0, "delta": 1.0,
+                               "calls_base": 1.0, "calls_cand": 1.0}],
+                "unchanged": ["x64_sys_call"], "atypical": {},
+                "candidate": "b"}
+        key = calibration.Key("sha", "QEMU 7.2", "x86_64", 1, "shift=0", "")
+        with tempfile.TemporaryDirectory() as work, \
+                mock.patch.dict(os.environ, {"KBENCH_CACHE": work}):
+            calibration.store(key, calibration.Calibration(
+                {"syscall_overhead:getppid": exact.Known(
+                    "exact", 0.0, 0.0, 329.0, 3)}, 3, "6.12"))
+            results_dir = os.path.join(work, "results")
+            o = ab.Options("a", ["b"], 1, ["syscall_overhead"], results_dir,
+                           "", "", True, [], where=True)
+            run = ab.AB(o, "t", work)
+            run.guests = {n: cast(vm.Guest, Figures([(0, tap)], []))
+                          for n in ("base", "candidate")}
+            with mock.patch.object(ab, "calibration_key", return_value=key), \
+                    mock.patch.object(where, "against_base",
+                                      return_value=[diff]) as profiled:
+                rc, out, err = quiet(run.run)
+            path = os.path.join(results_dir, "where.json")
+            kept = ""
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    kept = f.read()
+        return rc, out + err, profiled, kept
+
+    def test_a_moved_row_is_profiled_and_shown(self) -> None:
+        rc, out, profiled, kept = self.run_ab(0.330)
+        self.assertEqual(0, rc, out)
+        self.assertEqual("a", profiled.call_args[0][1])
+        self.assertEqual([("b", "b", ["getppid"])],
+                         profiled.call_args[0][2])
+        assert_in_order(self, out, "# where: profiling 1 moved row of "
+                        "syscall_overhead (b: getppid)",
+                        "# where the instructions went (1 moved row",
+                        "# b:", "#   __do_sys_getppid     2858.000     "
+                        "2859.000     +1.000  1",
+                        "# Totals: pass:2")
+        self.assertEqual("b", json.loads(kept)["rows"][0]["candidate"])
+
+    def test_nothing_moved_boots_nothing_more(self) -> None:
+        rc, out, profiled, kept = self.run_ab(0.329)
+        self.assertEqual(0, rc, out)
+        profiled.assert_not_called()
+        self.assertIn("# where: no exact or near row of syscall_overhead "
+                      "moved", out)
+        self.assertNotIn("where the instructions went", out)
+        self.assertEqual("", kept)
 
 
 class FrontDoor(unittest.TestCase):

@@ -18,7 +18,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
-from kbtools import cli, policy, proc, vng, where  # noqa: E402
+from kbtools import cli, collection, policy, proc, vng, where  # noqa: E402
 
 
 def leaf(depth: int, name: str, ns: int) -> str:
@@ -243,6 +243,73 @@ class Profiles(unittest.TestCase):
         self.assertEqual(side.functions, back.functions)
         self.assertEqual(side.atypical, back.atypical)
         self.assertEqual(301.0, back.row_insn)
+
+
+    def test_the_zeros_are_said(self) -> None:
+        base = {"f": where.Func(10.0, 1.0), "g": where.Func(5.0, 2.0),
+                "h": where.Func(7.0, 1.0)}
+        cand = dict(base, f=where.Func(11.0, 1.0))
+        prof = [where.RowProfile("r", k, v, p)
+                for k, v, p in (("a", 300.0, base), ("b", 301.0, cand))]
+        self.assertEqual(["g x2", "h"], where.unchanged(base, cand))
+        self.assertIn("unchanged (+0.000): g x2, h\n",
+                      where.format_table(*prof))
+        self.assertEqual(["g x2", "h"], where.diff_json(*prof)["unchanged"])
+
+
+class Files(unittest.TestCase):
+    """A where file (where --json's, an A/B's where.json) read again."""
+
+    def test_read_again_as_it_was_written(self) -> None:
+        base = {"f": where.Func(10.0, 1.0), "g": where.Func(5.0, 1.0)}
+        cand = dict(base, f=where.Func(11.0, 1.0))
+        doc = where.diff_json(where.RowProfile("r", "a", 300.0, base),
+                              where.RowProfile("r", "b", 301.0, cand))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "where.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"rows": [doc]}, f)
+            back = where.load_diffs(path)
+            self.assertEqual(where.format_diff(doc),
+                             where.format_diff(back[0]))
+            for bad in ("{}", '{"rows": [{"row": "r"}]}',
+                        '{"rows": [{"row": "r", "base": "a", "cand": "b", '
+                        '"check": "", "functions": [{"name": "f"}]}]}', "x"):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(bad)
+                with self.subTest(bad=bad), \
+                        self.assertRaisesRegex(cli.Error,
+                                               "not a kbench where file"):
+                    where.load_diffs(path)
+
+    def test_against_base_boots_each_kernel_once(self) -> None:
+        """The base once for every candidate's rows, each candidate
+        with rows once, none without; each difference its label."""
+        def profile(prog: str, image: str, rows: Sequence[str], out: str,
+                    icount: policy.Icount) -> List[where.RowProfile]:
+            booted.append((image, list(rows)))
+            extra = 1.0 if image == "c1" else 0.0
+            return [where.RowProfile(f"{where.PROGRAM}:{r}", image,
+                                     300.0 + extra,
+                                     {"f": where.Func(10.0 + extra, 1.0)})
+                    for r in rows]
+        booted: List[Tuple[str, List[str]]] = []
+        with mock.patch.object(where, "profile", profile), \
+                mock.patch.object(where, "bootable", lambda k, p: k), \
+                mock.patch.object(collection, "build") as build:
+            docs = where.against_base(
+                "t", "b", [("one", "c1", ["getppid", "getsid"]),
+                           ("two", "c2", []), ("three", "c3", ["getsid"])],
+                "/nonexistent", policy.icount())
+        build.assert_called_once()
+        self.assertEqual([("b", ["getppid", "getsid"]), ("c1", ["getppid",
+                          "getsid"]), ("c3", ["getsid"])], booted)
+        self.assertEqual(["one", "one", "three"],
+                         [d["candidate"] for d in docs])
+        self.assertEqual([1.0, 1.0, 0.0], [d["row_delta"] for d in docs])
+        self.assertEqual([], where.against_base("t", "b", [("x", "c", [])],
+                                                "/nonexistent",
+                                                policy.icount()))
 
 
 class Expect(unittest.TestCase):

@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kbtools import (calibration, cli, design, images, options, policy, proc,
-                     results, vm)
+from kbtools import (calibration, cli, compare, design, images, options,
+                     policy, proc, results, vm, where)
 from kbtools.output import msg
 
 USAGE = """\
@@ -45,6 +45,13 @@ table shows every candidate against BASE.
                           boots {boots} times (an A/A of it) unless one of its
                           image is cached (DIR/calibration.json: the one
                           taken)
+      --where             with --icount: for each exact or near row of
+                          syscall_overhead that moved (a verdict), the
+                          functions whose own instructions per operation
+                          changed (kbench where: each kernel with such a
+                          row boots once more, with ftrace's function_graph
+                          tracer), below the table, in DIR/where.json and
+                          in the report; x86_64 only
       --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
                           JSON with one repetition per boot; further
                           candidates in DIR/candidate2/, ...)
@@ -78,6 +85,8 @@ class Options:
     vm_args: List[str] = field(default_factory=list)  # for every boot
     # KSELFTEST_<PROG>_ARGS of every guest, over this process's own.
     program_args: Dict[str, str] = field(default_factory=dict)
+    # --where: kbench where on each exact or near row that moved.
+    where: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,8 @@ def parse(argv: Sequence[str], prog: str) -> Options:
         elif word == "--icount":
             got["icount"] = [word]
             rest.append(word)
+        elif word == "--where":
+            got["where"] = [word]
         elif opt == "--vs-prefix":
             raise cli.Error("--vs-prefix and --vs-kernel do not combine")
         elif word in ("-h", "--help"):
@@ -153,10 +164,28 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     report = (got.get("report") or [""])[-1]
     if report:
         vm.check_report(report, json_dir)
+    if "where" in got:
+        check_where(icount, tests, [base, *cands], rest, prog)
     n = (given or 1) if icount else design_boots(tests, given, prog)
     opts = Options(base, cands, n, tests, json_dir, fail_above, report,
-                   icount, rest)
+                   icount, rest, where="where" in got)
     return opts
+
+
+def check_where(icount: bool, tests: Sequence[str], kernels: Sequence[str],
+                vm_args: Sequence[str], prog: str) -> None:
+    """--where: exact mode, x86_64 guests, a run of the program where
+    profiles; cli.Error otherwise."""
+    if not icount:
+        raise cli.Error("--where needs --icount: it attributes a row's "
+                        "change in instructions")
+    machine = vm.parse(["--kernel", kernels[0], *vm_args], prog).machine
+    if machine.arch.name != "x86_64":
+        raise cli.Error(f"--where profiles x86_64 kernels only (ftrace's "
+                        f"graph of {where.ROOT}), not {machine.arch.name}")
+    if tests and where.PROGRAM not in tests:
+        raise cli.Error(f"--where profiles rows of {where.PROGRAM}: add "
+                        f"-t {where.PROGRAM}")
 
 
 def design_boots(tests: List[str], given: Optional[int], prog: str) -> int:
@@ -371,11 +400,49 @@ class AB:
 
     def compare(self) -> int:
         """compare.py's table as '# ' lines (in exact mode against the
-        base's calibration); its exit status."""
+        base's calibration; with --where, each moved row's functions
+        below it); its exit status (1 when the where pass failed)."""
         cal = self.calibrate(self.boot_dirs(self.sides[0]))
-        return vm.compare([os.path.join(self.results, s.name)
-                           for s in self.sides], labels(self.sides),
-                          self.opts.fail_above, self.prog, calibration=cal)
+        dirs = [os.path.join(self.results, s.name) for s in self.sides]
+        where_file, failed = None, False
+        if self.opts.where:
+            try:
+                where_file = self.where_pass(dirs, cal)
+            except (cli.Failure, results.ResultError) as e:
+                msg(self.prog, f"--where: {e}")
+                failed = True
+        rc = vm.compare(dirs, labels(self.sides), self.opts.fail_above,
+                        self.prog, calibration=cal, where=where_file)
+        return rc or int(failed)
+
+    def where_pass(self, dirs: Sequence[str], cal: Optional[str]
+                   ) -> Optional[str]:
+        """kbench where on each row that moved (moved_rows), the base
+        and each candidate with one booted once more; the differences
+        in RESULTS/where.json, its path (None when no row moved)."""
+        entries = compare.comparison(compare.Request(
+            dirs, labels(self.sides).split(","), fmt="json",
+            calibration=cal)).entries
+        moved = moved_rows(entries)
+        names = labels(self.sides).split(",")
+        cands = [(label, side.image, moved.get(label, []))
+                 for label, side in zip(names[1:], self.sides[1:])]
+        n = sum(len(c[2]) for c in cands)
+        if not n:
+            say(f"# where: no exact or near row of {where.PROGRAM} moved: "
+                "nothing to profile")
+            return None
+        say(f"# where: profiling {n} moved row{'s' if n > 1 else ''} of "
+            f"{where.PROGRAM} ("
+            + "; ".join(f"{c[0]}: {', '.join(c[2])}" for c in cands if c[2])
+            + "), each kernel with one booted once more")
+        docs = where.against_base(self.prog, self.sides[0].image, cands,
+                                  os.path.join(self.work, "where"),
+                                  policy.icount())
+        path = os.path.join(self.results, where.AB_FILE)
+        with cli.writing(path):
+            results.write_json(path, {"rows": docs})
+        return path
 
     def report(self) -> bool:
         return vm.report(self.opts.report, self.results, self.work)
@@ -408,6 +475,21 @@ class AB:
         say(f"# Totals: pass:{len(order) - fail} fail:{fail} xfail:0 "
             "xpass:0 skip:0 error:0")
         return status
+
+
+def moved_rows(entries: Sequence[compare.Entry]) -> Dict[str, List[str]]:
+    """Each candidate's rows that where can profile and that moved: an
+    exact or near row of an icount clock with a verdict (slower,
+    faster)."""
+    out: Dict[str, List[str]] = {}
+    for e in entries:
+        if e.test == where.PROGRAM and e.name in where.ROW_SYSCALLS and \
+                e.clock == results.ClockMode.ICOUNT and \
+                e.row_class in ("exact", "near") and \
+                e.verdict in (compare.Verdict.SLOWER,
+                              compare.Verdict.FASTER):
+            out.setdefault(e.candidate or "", []).append(e.name)
+    return out
 
 
 def calibration_key(g: vm.Guest) -> calibration.Key:

@@ -154,13 +154,18 @@ ONE_NOP = '\tasm volatile("nop");'
 TWO_NOPS = '\tasm volatile("nop\\n\\tnop");'
 
 
+# One instruction more on getppid's path: the first step of the steps
+# series, and kbench check's where case (in __do_sys_getppid).
+GETPPID_NOP = Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
+                                          within=GETPPID),),
+                   "sys: getppid: one nop first")
+
+
 def steps_edits() -> List[Edit]:
     """A series whose every step is known in instructions (kbench
     series): getppid +1, no code, ksys_msgsnd +2, ksys_msgsnd -1."""
     return [
-        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
-                                     within=GETPPID),),
-             "sys: getppid: one nop first"),
+        GETPPID_NOP,
         doc_line("The kbench series demo changes no code here.",
                  "Documentation: a file of the kbench series demo"),
         Edit("ipc/msg.c", (Insert((TWO_NOPS,), "\tlong mtype;",
@@ -178,9 +183,7 @@ def steps20_edits() -> List[Edit]:
     getppid -1, ksys_msgsnd +1, each followed by three commits that
     change no code (a line of a documentation file each)."""
     code = [
-        Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
-                                     within=GETPPID),),
-             "sys: getppid: one nop first"),
+        GETPPID_NOP,
         Edit("kernel/sys.c", (Insert((ONE_NOP,), "\tint pid;",
                                      within=GETPPID),),
              "sys: getppid: a second nop"),
@@ -341,6 +344,12 @@ class Committer:
             if n == 3 and kind in ("regression", "small"):
                 culprit = c
         return Series(good, c, culprit)
+
+    def getppid_nop(self) -> Series:
+        """The base and one commit on it: one nop in getppid()."""
+        good = self.word("rev-parse", BASE)
+        nop = self.commit(good, GETPPID_NOP)
+        return Series(good, nop, nop)
 
 
 # ---- options ----------------------------------------------------------------

@@ -27,10 +27,10 @@ from kbtools import cli, collection, packages, paths, proc
 from kbtools.output import msg
 from kbtools.check_guests import (ab_boot_retry, cross_arm64, cross_i386,
                                   i386_host_run, icount_aa, icount_ab,
-                                  icount_validate, lava_lab, testkernel_i386,
-                                  testkernel_patched, vm_arm64_6_12,
-                                  vm_arm64_icount_aa, vm_debian_6_1,
-                                  vm_repeat_layout)
+                                  icount_validate, icount_where, lava_lab,
+                                  testkernel_i386, testkernel_patched,
+                                  vm_arm64_6_12, vm_arm64_icount_aa,
+                                  vm_debian_6_1, vm_repeat_layout)
 from kbtools.checking import (Check, Fail, Skip, Step, cat, grep,
                               place_in_tree, run_steps, tail)
 
@@ -975,6 +975,7 @@ STEPS: Tuple[Step, ...] = (
     Step("icount_aa", icount_aa, "testkernel"),
     Step("icount_ab", icount_ab, "testkernel"),
     Step("icount_validate", icount_validate, "testkernel"),
+    Step("icount_where", icount_where, "testkernel"),
     Step("testkernel_patched", testkernel_patched, "testkernel"),
     Step("testkernel_i386", testkernel_i386, "testkernel"),
 )

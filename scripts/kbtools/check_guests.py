@@ -622,3 +622,39 @@ def icount_validate(c: Check) -> None:
         raise Fail(f"validate.py exited {rc}")
     exact_rows(c, out, {"getsid": "slower"})
 
+
+
+# The function that holds the one-nop commit's nop (SYSCALL_DEFINE0's
+# body: x64_sys_call calls it, __x64_sys_getppid is inlined there), and
+# what where must find in it.
+GETPPID_NOP_EXPECT = "__do_sys_getppid:+1"
+
+
+def icount_where(c: Check) -> None:
+    """Issue 44's one-nop case: kbench where on the test kernel's tree,
+    its unpatched commit against the one that puts one nop first in
+    getppid() (images built once, cached by hash), one exact boot each
+    with ftrace's function_graph tracer: +1 instruction in the function
+    that holds the nop, +0 in every other function on getppid's path,
+    and the sum equal to the row's delta (where --expect)."""
+    from kbtools import bisect_demo, kernel, where
+    c.need("git", "file", "python3")
+    try:
+        # The tree's unpatched build, on which the commit builds
+        # incrementally.
+        kernel.test_kernels(kernel.TestKernelBuild(patched=False), "check")
+        tree = kernel.test_kernel_tree("check")
+        s = bisect_demo.Committer(tree, c.path()).getppid_nop()
+        base, cand = (kernel.build_commit(kernel.CommitBuild(tree, rev),
+                                          "check").image
+                      for rev in (s.good, s.culprit))
+    except cli.Failure as e:
+        raise Fail(f"the test kernel's commits: {e}") from e
+    out = c.path("icount-where")
+    rc = c.task(where.main, ["--kernel", base, "--vs-kernel", cand, "-t",
+                             "syscall_overhead:getppid", "--expect",
+                             GETPPID_NOP_EXPECT, "--keep", out, "--json",
+                             out + ".json"], "where")
+    if rc != 0:
+        raise Fail(f"where exited {rc}: not {GETPPID_NOP_EXPECT} alone "
+                   "(above)")

@@ -43,7 +43,7 @@ from enum import StrEnum
 from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
-from kbtools import calibration, cli, exact, results, stats
+from kbtools import calibration, cli, exact, results, stats, where
 from kbtools.output import write_stdout
 from kbtools.results import (INSN, ClockMode, Json, ResultError, Row, Run,
                              Status, Test, members)
@@ -924,6 +924,7 @@ class Request:
     family: str = "run"
     fail_above_pct: Optional[float] = None
     calibration: Optional[str] = None   # FILE; none: the base's own boots
+    where: Optional[str] = None         # FILE: kbench where's differences
 
 
 @dataclass
@@ -985,9 +986,29 @@ def comparison(req: Request) -> Comparison:
                       req.family, cal)
     text = FORMATS[req.fmt](base, cands, entries, req.stat,
                             req.threshold_pct, req.alpha, req.family)
+    if req.where and req.fmt != "json":
+        text += where_text(req.where)
     over = fail_rows(entries, req.fail_above_pct) \
         if req.fail_above_pct is not None else []
     return Comparison(text, entries, over)
+
+
+def where_text(path: str) -> str:
+    """The where section below the table: the functions of each row
+    that kbench where profiled (an A/B's where.json, where --json's);
+    ResultError when the file cannot be read."""
+    try:
+        docs = where.load_diffs(path)
+    except cli.Error as e:
+        raise ResultError(str(e)) from e
+    out = ["", f"where the instructions went ({len(docs)} moved row"
+           f"{'' if len(docs) == 1 else 's'}, kbench where: ftrace's "
+           "function_graph under -icount, one more boot a kernel):"]
+    for doc in docs:
+        who = doc.get("candidate")
+        out += [""] + ([f"{who}:"] if who else []) + \
+            where.format_diff(doc).rstrip("\n").splitlines()
+    return "\n".join(out) + "\n"
 
 
 def parse_args(argv: Sequence[str], prog: str) -> Request:
@@ -1029,6 +1050,11 @@ def parse_args(argv: Sequence[str], prog: str) -> Request:
                     help="the calibration of the base's kernel under "
                          "--icount (kbtools.calibration; default: the "
                          "base's own boots, when it has two or more)")
+    ap.add_argument("--where", metavar="FILE",
+                    help="show below the table the functions of each "
+                         "moved row that kbench where profiled (an A/B's "
+                         "where.json, or where --json's file; text and "
+                         "email formats)")
     args = ap.parse_args(list(argv))
     if not 0 < args.alpha < 1:
         ap.error(f"--alpha {args.alpha:g} is not between 0 and 1")
@@ -1046,7 +1072,7 @@ def parse_args(argv: Sequence[str], prog: str) -> Request:
         ap.error("test names must not be empty")
     return Request(paths, labels, tests, args.format, args.stat,
                    args.threshold, args.alpha, args.family, args.fail_above,
-                   args.calibration)
+                   args.calibration, args.where)
 
 
 @cli.task(errors=(ResultError,))

@@ -93,6 +93,8 @@ GUEST: Tuple[Option, ...] = (
 AB: Tuple[Option, ...] = (
     Option(("--vs-kernel",), "an image", "IMG",
            "a candidate kernel (repeatable)"),
+    Option(("--where",), help="with --icount: which functions moved each "
+           "exact or near row of syscall_overhead that moved (kbench where)"),
 )
 
 # run_all.sh's options that the host of a guest run handles itself (it

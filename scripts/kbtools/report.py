@@ -21,7 +21,7 @@ from typing import (Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple)
 
 from kbtools import compare as kbcompare
-from kbtools import cli, exact, plots, results, stats
+from kbtools import cli, exact, plots, results, stats, where
 from kbtools.plots import Point
 from kbtools.results import ClockMode, Json, Row, Run, Status, Summary, Test
 
@@ -64,6 +64,39 @@ def load_runs(paths: Sequence[str]) -> List[Run]:
                 f"{', '.join(sorted(b.tests))}; {paths[1]} has "
                 f"{', '.join(sorted(c.tests))}")
     return runs
+
+
+def load_calibration(paths: Sequence[str], base: Run
+                     ) -> Optional[Dict[str, exact.Known]]:
+    """The calibration an A/B directory's comparison took (its
+    calibration.json: the base kernel's, cached or from its own boots),
+    as compare.py --calibration reads it; None without one (the base's
+    own boots then). ReportError when it cannot be read or is another
+    kernel's."""
+    if len(paths) != 1 or not is_ab_dir(paths[0]):
+        return None
+    path = os.path.join(paths[0], "calibration.json")
+    if not os.path.isfile(path):
+        return None
+    try:
+        return kbcompare.base_calibration(path, base)
+    except results.ResultError as e:
+        raise ReportError(str(e)) from e
+
+
+def load_where(paths: Sequence[str]) -> List[Json]:
+    """kbench where's differences kept beside an A/B directory's sides
+    (where.json, kbench run --icount --where); ReportError when that
+    file cannot be read."""
+    if len(paths) != 1:
+        return []
+    path = os.path.join(paths[0], where.AB_FILE)
+    if not (is_ab_dir(paths[0]) and os.path.isfile(path)):
+        return []
+    try:
+        return where.load_diffs(path)
+    except cli.Error as e:
+        raise ReportError(str(e)) from e
 
 
 # ---- figures out of the results ------------------------------------------
@@ -420,6 +453,7 @@ table.meta td:first-child { white-space: nowrap; overflow-wrap: normal; }
 .counts span { margin-right: 1.2em; }
 p.note { color: #555; font-size: 0.85em; }
 code { font-size: 0.9em; }
+table.where code { font-size: 1em; }
 details { font-size: 0.85em; color: #555; margin: 0.3em 0; }
 ul.note { margin: 0.2em 0; }
 """
@@ -693,10 +727,13 @@ def insn_rows(entries: Sequence[kbcompare.Entry]) -> List[plots.InsnRow]:
 def render(runs: Sequence[Run],
            threshold_pct: float = kbcompare.DEFAULT_THRESHOLD_PCT,
            stat: str = "median", title: Optional[str] = None,
-           cal: Optional[Mapping[str, exact.Known]] = None) -> str:
+           cal: Optional[Mapping[str, exact.Known]] = None,
+           moved: Sequence[Json] = ()) -> str:
     """The whole page as a string; cal: the calibration the exact rule
-    judges by (default: the base's own boots). Raises ReportError when
-    runs cannot be compared, RuntimeError when matplotlib is missing."""
+    judges by (default: the base's own boots); moved: kbench where's
+    differences of the rows that moved (an A/B's where.json), a table
+    each below its program's. Raises ReportError when runs cannot be
+    compared, RuntimeError when matplotlib is missing."""
     if not plots.available():
         raise RuntimeError(plots.install_hint())
     entries = None
@@ -716,6 +753,8 @@ def render(runs: Sequence[Run],
         body.append(comparison_summary(entries, threshold_pct, stat))
     for tname in names:
         body.append(program_section(runs, tname, entries))
+        body.append(where_html([d for d in moved if str(
+            d.get("row", "")).partition(":")[0] == tname]))
     body.append('<p class="note">Made by kbench scripts/report.py; '
                 'figures drawn with matplotlib.</p>')
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset="
@@ -786,6 +825,46 @@ def program_section(runs: Sequence[Run], tname: str,
     return "\n".join(out)
 
 
+def where_html(docs: Sequence[Json]) -> str:
+    """A small table per moved row that kbench where profiled: the
+    functions whose self instructions per operation changed, largest
+    first, the check of their sum, the functions that did not change."""
+    if not docs:
+        return ""
+    out = ["<h3>Where the instructions went</h3>",
+           '<p class="note">kbench where: each kernel booted once more '
+           "under -icount with ftrace's function_graph tracer; self "
+           "instructions per operation of the functions on the row's "
+           "typical path (the tracer's per-call cost included, which "
+           "cancels between a kernel and a patch of it).</p>"]
+    for doc in docs:
+        who = f" ({doc['candidate']})" if doc.get("candidate") else ""
+        out += [f'<p><b>{esc(doc["row"])}</b>{esc(who)}</p>',
+                '<table class="where"><tr><th class="l">function</th>'
+                "<th>base</th><th>candidate</th><th>change</th>"
+                "<th>calls</th></tr>"]
+        for ch in doc["functions"]:
+            calls = f"{ch['calls_base']:g}" \
+                if ch["calls_base"] == ch["calls_cand"] \
+                else f"{ch['calls_base']:g} &rarr; {ch['calls_cand']:g}"
+            cls = "v-slower" if ch["delta"] > 0 else "v-faster"
+            out.append(f'<tr><td class="l"><code>{esc(ch["name"])}</code>'
+                       f'</td><td>{ch["base"]:.3f}</td>'
+                       f'<td>{ch["cand"]:.3f}</td>'
+                       f'<td class="{cls}">{ch["delta"]:+.3f}</td>'
+                       f"<td>{calls}</td></tr>")
+        if not doc["functions"]:
+            out.append('<tr><td class="l" colspan="5">no function on the '
+                       "row's path changed</td></tr>")
+        out.append("</table>")
+        out.append(f'<p class="note">{esc(doc["check"])}')
+        if doc.get("unchanged"):
+            out.append(f"<br>unchanged (+0.000): "
+                       f"{esc(', '.join(doc['unchanged']))}")
+        out.append("</p>")
+    return "\n".join(out)
+
+
 # ---- the command (kbench report, scripts/report.py) -------------------------
 
 def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -844,7 +923,9 @@ def write(out: str, paths: Sequence[str],
     if not plots.available():
         raise cli.Failure(f"{plots.install_hint()} ({plots.MATPLOTLIB_ERROR})",
                           cli.EXIT_SKIP)
-    page = render(runs, threshold_pct, stat, title)
+    page = render(runs, threshold_pct, stat, title,
+                  cal=load_calibration(paths, runs[0]),
+                  moved=load_where(paths))
     with cli.writing(out):
         results.write_text(out, page)
 

@@ -257,6 +257,11 @@ def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
                                                             o.needs))
         elif word == "--icount":
             values["icount"] = [word]
+        elif word == "--where":
+            # An A/B's (kbtools.ab): said before a boot, not by the
+            # guest's run_all.sh after it.
+            raise cli.Error("--where needs --vs-kernel: it profiles the "
+                            "rows an A/B of kernels moved")
         elif word in ("-h", "--help"):
             want_help = True
         elif opt in GUEST_VALUES:
@@ -1048,16 +1053,17 @@ def say_lines(text: str, ktap: str = "") -> None:
 
 
 def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
-            ktap: str = "", calibration: Optional[str] = None) -> int:
+            ktap: str = "", calibration: Optional[str] = None,
+            where: Optional[str] = None) -> int:
     """The sides' results compared (kbtools.compare, as compare.py
-    compares them; calibration: its --calibration FILE), its table as
-    '# ' lines: 0; 1 a row beyond fail_above (said on stderr); 2 when
-    they cannot be compared."""
+    compares them; calibration, where: its --calibration FILE, --where
+    FILE), its table as '# ' lines: 0; 1 a row beyond fail_above (said
+    on stderr); 2 when they cannot be compared."""
     limit = float(fail_above) if fail_above else None
     try:
         c = kbcompare.comparison(kbcompare.Request(
             dirs, labels.split(","), fail_above_pct=limit,
-            calibration=calibration))
+            calibration=calibration, where=where))
     except results.ResultError as e:
         msg(prog, f"could not compare the results: {e}")
         return 2

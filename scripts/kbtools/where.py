@@ -335,6 +335,16 @@ def changes(base: Profile, cand: Profile) -> List[Change]:
     return sorted(out, key=lambda ch: (-abs(ch.delta), ch.name))
 
 
+def unchanged(base: Profile, cand: Profile) -> List[str]:
+    """The functions on both paths that did not change ("NAME" or "NAME
+    xCALLS" for those called more than once per operation): the zeros
+    that make a change's attribution believable."""
+    moved = {ch.name for ch in changes(base, cand)}
+    return [name if cand[name].calls == 1 else
+            f"{name} x{cand[name].calls:g}"
+            for name in sorted(set(base) & set(cand) - moved)]
+
+
 def row_delta(base: RowProfile, cand: RowProfile) -> Optional[float]:
     if base.row_insn is None or cand.row_insn is None:
         return None
@@ -386,33 +396,45 @@ def check_sum(chs: Sequence[Change], delta: Optional[float],
             f"{delta:+.3f}: {gap:+.3f} unattributed ({why})")
 
 
-def _atypical(side: RowProfile) -> str:
-    return ", ".join(f"{k} {v:.1%}"
-                     for k, v in side.atypical.items()) or "-"
+def _atypical(shares: Dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.1%}" for k, v in shares.items()) or "-"
 
 
 def format_table(base: RowProfile, cand: RowProfile) -> str:
     """The functions on the row's typical path whose self instructions
     changed, largest first, their sum and its check."""
-    chs = changes(base.functions, cand.functions)
-    lines = [f"where: {base.row}, self instructions per operation "
+    return format_diff(diff_json(base, cand))
+
+
+def format_diff(doc: results.Json) -> str:
+    """A difference (diff_json's, or one of a where file's) as text:
+    the changed functions, largest first, the check of their sum, the
+    functions that did not change, the share off the typical path."""
+    chs = doc["functions"]
+    lines = [f"where: {doc['row']}, self instructions per operation "
              "(the tracer's per-call cost included)",
-             f"  base {base.kernel}", f"  cand {cand.kernel}"]
+             f"  base {doc['base']}", f"  cand {doc['cand']}"]
     if not chs:
         lines.append("  no function on the row's path changed")
     else:
-        width = max(len(ch.name) for ch in chs)
+        width = max(len(ch["name"]) for ch in chs)
         lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
                      f"{'delta':>10}  calls")
         for ch in chs:
-            calls = (f"{ch.calls_base:g} -> {ch.calls_cand:g}"
-                     if ch.calls_changed else f"{ch.calls_cand:g}")
-            lines.append(f"  {ch.name:<{width}} {ch.base:12.3f} "
-                         f"{ch.cand:12.3f} {ch.delta:+10.3f}  {calls}")
-    lines.append("  " + check_sum(chs, row_delta(base, cand), tracer_differs(
-        base.functions, cand.functions)))
+            calls = (f"{ch['calls_base']:g} -> {ch['calls_cand']:g}"
+                     if abs(ch["calls_cand"] - ch["calls_base"]) > EPSILON
+                     else f"{ch['calls_cand']:g}")
+            lines.append(f"  {ch['name']:<{width}} {ch['base']:12.3f} "
+                         f"{ch['cand']:12.3f} {ch['delta']:+10.3f}  {calls}")
+    lines.append("  " + doc["check"])
+    if doc.get("unchanged"):
+        lines.append(textwrap.fill(
+            "unchanged (+0.000): " + ", ".join(doc["unchanged"]), 78,
+            initial_indent="  ", subsequent_indent="    "))
+    shares = doc.get("atypical", {})
     lines.append(f"  off the typical path (interrupted, preempted; left "
-                 f"out): base {_atypical(base)}; cand {_atypical(cand)}")
+                 f"out): base {_atypical(shares.get('base', {}))}; cand "
+                 f"{_atypical(shares.get('cand', {}))}")
     return "\n".join(lines) + "\n"
 
 
@@ -431,7 +453,28 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
             "check": check_sum(chs, row_delta(base, cand), tracer_differs(
                 base.functions, cand.functions)),
             "functions": [_change_json(ch) for ch in chs],
+            "unchanged": unchanged(base.functions, cand.functions),
             "atypical": {"base": base.atypical, "cand": cand.atypical}}
+
+
+# The where file of an A/B directory (kbench run --vs-kernel --icount
+# --where): {"rows": [diff_json + "candidate": its label]}.
+AB_FILE = "where.json"
+
+
+def load_diffs(path: str) -> List[results.Json]:
+    """The differences of a where file (where --json's, an A/B's
+    where.json); cli.Error when it is none."""
+    with cli.reading(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    try:
+        rows = list(json.loads(text)["rows"])
+        for doc in rows:
+            format_diff(doc)    # what a reader takes is there
+        return rows
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise cli.Error(f"{path}: not a kbench where file ({e})") from e
 
 
 def parse_expect(text: str) -> Tuple[str, float]:
@@ -616,18 +659,49 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     return a
 
 
+def bootable(kernel: str, prog: str) -> str:
+    """The image vng boots of a kernel as kbench vm takes it (a
+    bzImage, a tree, debian-6.1, ...)."""
+    return images.resolve(arch.X86_64, kernel, prog).boot
+
+
 def boot_both(prog: str, a: argparse.Namespace, work: str
               ) -> List[Tuple[RowProfile, RowProfile]]:
     icount = policy.icount()
-    found = [images.resolve(arch.X86_64, k, prog)
-             for k in (a.kernel, a.vs_kernel)]
+    found = [bootable(k, prog) for k in (a.kernel, a.vs_kernel)]
     # The guest sees the tree read-only: the program is built here.
     collection.build([PROGRAM], prog)
     sides = []
     for name, image in zip(("base", "cand"), found):
-        sides.append(profile(prog, image.boot, a.rows,
-                             os.path.join(work, name), icount))
+        sides.append(profile(prog, image, a.rows, os.path.join(work, name),
+                             icount))
     return list(zip(sides[0], sides[1]))
+
+
+def against_base(prog: str, base: str,
+                 cands: Sequence[Tuple[str, str, Sequence[str]]], work: str,
+                 icount: policy.Icount) -> List[results.Json]:
+    """The differences of each candidate (label, image, its rows) from
+    the base image, each kernel booted once (the base for every row a
+    candidate asks for), the files in work/base, work/cand1, ...; each
+    difference diff_json's with its candidate's label. cli.Failure as
+    profile()."""
+    rows = list(dict.fromkeys(r for _, _, rs in cands for r in rs))
+    if not rows:
+        return []
+    collection.build([PROGRAM], prog)
+    base_of = {side.row: side for side in profile(
+        prog, bootable(base, prog), rows, os.path.join(work, "base"),
+        icount)}
+    docs = []
+    for n, (label, image, crows) in enumerate(cands, 1):
+        if not crows:
+            continue
+        for side in profile(prog, bootable(image, prog), crows,
+                            os.path.join(work, f"cand{n}"), icount):
+            docs.append(dict(diff_json(base_of[side.row], side),
+                             candidate=label))
+    return docs
 
 
 @cli.task(errors=(results.ResultError,))
