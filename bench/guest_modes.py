@@ -57,6 +57,7 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -69,11 +70,11 @@ MODES = ("icount", "tcg", "tcg-loaded")
 BOOTS_PER_SIDE = (1, 3, 5)
 
 
-def mode_args(mode):
+def mode_args(mode: str) -> List[str]:
     return ["--icount"] if mode == "icount" else ["--accel", "tcg"]
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     for mode in args.modes:
         with proc.CpuLoad() as load:
             load.set(args.load if mode == "tcg-loaded" else 0)
@@ -95,10 +96,13 @@ def run(args):
     return 0
 
 
-def boots_of(directory, mode):
+def boots_of(directory: str, mode: str
+             ) -> Tuple[Dict[Tuple[str, str], List[float]],
+                        Dict[Tuple[str, str], List[List[float]]]]:
     """(test, row) -> [the row's median of each boot] and the unit, in
     instructions for icount; plus each boot's repetitions (icount)."""
-    medians, reps = {}, {}
+    medians: Dict[Tuple[str, str], List[float]] = {}
+    reps: Dict[Tuple[str, str], List[List[float]]] = {}
     root = os.path.join(directory, mode)
     if not os.path.isdir(root):
         return medians, reps
@@ -122,13 +126,13 @@ def boots_of(directory, mode):
     return medians, reps
 
 
-def spread_pct(values):
+def spread_pct(values: Sequence[float]) -> Optional[float]:
     if len(values) < 2 or min(values) <= 0:
         return None
     return (max(values) / min(values) - 1) * 100
 
 
-def stat_detectable(values, n):
+def stat_detectable(values: Sequence[float], n: int) -> Optional[float]:
     """The change (percent) an exact U test over n boots per side flags
     80% of the time at 0.05 for a row with these boots' spread; None
     when no change can be flagged (or no spread was measured)."""
@@ -139,7 +143,8 @@ def stat_detectable(values, n):
     return (math.exp(shift * sd) - 1) * 100
 
 
-def icount_detectable(reps):
+def icount_detectable(reps: Sequence[Sequence[float]]
+                      ) -> Tuple[Optional[str], Optional[str]]:
     """What an icount boot per side detects in a row, against a
     calibration of its boots: its class and margin ('1 insn' when one
     added instruction is flagged), or None without two boots."""
@@ -151,7 +156,7 @@ def icount_detectable(reps):
         f"{margin / known.median * 100:.2g}%"
 
 
-def boot_dirs(path):
+def boot_dirs(path: str) -> List[str]:
     """The boots of one icount run that left results: its numbered
     subdirectories, or the base/ and candidate/ of an A/A (each holding
     one or more boots)."""
@@ -164,7 +169,7 @@ def boot_dirs(path):
             any(f.endswith(".json") for f in os.listdir(d))]
 
 
-def run_classes(path):
+def run_classes(path: str) -> Tuple[str, Dict[str, exact.Known]]:
     """(the run's setup, 'TEST:ROW' -> Known) over every boot of one
     icount run of one kernel."""
     dirs = boot_dirs(path)
@@ -173,14 +178,15 @@ def run_classes(path):
     if len(setups) != 1 or None in setups:
         raise cli.Error(f"{path}: not the boots of one setup (machine.arch: "
                         f"{', '.join(sorted(str(s) for s in setups))})")
-    return setups.pop(), calibration.of_dirs(dirs).rows
+    # the check above leaves one setup, and not None
+    return cast(str, setups.pop()), calibration.of_dirs(dirs).rows
 
 
-def earlier_classes(path):
+def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
     """SETUP -> its rows and runs, of an earlier classes file (--merge),
     so that new A/A runs add to its evidence and never erase it."""
     try:
-        setups = {}
+        setups: Dict[str, Dict[str, Any]] = {}
         for name, setup in exact.load_classes(path)["setups"].items():
             setups[name] = {"rows": dict(setup["rows"]),
                             "runs": list(setup["runs"]),
@@ -192,7 +198,8 @@ def earlier_classes(path):
     return setups
 
 
-def known_rows(path, name, rows):
+def known_rows(path: str, name: str, rows: Dict[str, Any]
+               ) -> Dict[str, exact.Known]:
     """A setup's rows of the classes file at path as Known (cli.Error
     when they are not, or are of the layout before calibrations: class,
     spread and boots alone, which new boots cannot be added to)."""
@@ -203,7 +210,8 @@ def known_rows(path, name, rows):
                         f"boots can be added to ({e}): class {name} anew")
 
 
-def merged_known(was, new):
+def merged_known(was: Optional[exact.Known], new: exact.Known
+                 ) -> exact.Known:
     """Two calibrations of one row: the wider ranges, the boots of both,
     the worse class."""
     if was is None:
@@ -216,13 +224,13 @@ def merged_known(was, new):
                        was.boots + new.boots)
 
 
-def classes(args):
+def classes(args: argparse.Namespace) -> int:
     """The worst class and ranges of every row over the runs (each an A/A
     of one kernel) and those of an earlier file (--merge), and the boots
     they were seen in, and the A/A false verdicts of the exact rule over
     their boots, per setup."""
     setups = earlier_classes(args.merge) if args.merge else {}
-    touched = set()
+    touched: Set[str] = set()
     for path in args.runs:
         name, found = run_classes(path)
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None})
@@ -256,12 +264,13 @@ def classes(args):
     return 0
 
 
-def setup_json(name, setup, touched):
+def setup_json(name: str, setup: Dict[str, Any], touched: bool
+               ) -> Dict[str, Any]:
     """One setup of the classes file: its runs, its A/A record (when
     one was measured) and its rows, as read when no run added to it."""
     rows = {k: v.to_json() for k, v in setup["rows"].items()} \
         if touched else setup["rows"]
-    out = {"runs": setup["runs"]}
+    out: Dict[str, Any] = {"runs": setup["runs"]}
     if setup["aa"]:
         out["aa"] = setup["aa"]
     out["rows"] = dict(sorted(rows.items()))
@@ -270,10 +279,10 @@ def setup_json(name, setup, touched):
 
 # ---- exact: classes, A/A false verdicts and margins of icount boots ---------
 
-def icount_boots(directory):
+def icount_boots(directory: str) -> Dict[str, List[List[float]]]:
     """'TEST:ROW' -> [each boot's repetitions, in instructions], over the
     numbered subdirectories of directory that hold results."""
-    out = {}
+    out: Dict[str, List[List[float]]] = {}
     for d in boot_dirs(directory):
         for test in results.load(d).tests.values():
             for row in test.rows.values():
@@ -286,14 +295,15 @@ def icount_boots(directory):
     return out
 
 
-def aa_trials(boots, cal_boots=calibration.BOOTS):
+def aa_trials(boots: Sequence[Sequence[float]],
+              cal_boots: int = calibration.BOOTS) -> List[exact.Decision]:
     """The A/A runs of a row's boots: each boot in turn the candidate,
     the cal_boots after it (in a ring) the base's calibration; the
     decision of each, none with fewer boots than one more than that."""
     n = len(boots)
     if n <= cal_boots:
         return []
-    out = []
+    out: List[exact.Decision] = []
     for i in range(n):
         cal = [boots[(i + k) % n] for k in range(1, cal_boots + 1)]
         known = exact.known_of(cal)
@@ -301,7 +311,8 @@ def aa_trials(boots, cal_boots=calibration.BOOTS):
     return out
 
 
-def worst_margin(boots, cal_boots=calibration.BOOTS):
+def worst_margin(boots: Sequence[Sequence[float]],
+                 cal_boots: int = calibration.BOOTS) -> Optional[float]:
     """The largest margin a calibration of cal_boots of these boots
     takes (the smallest change one boot per side then flags, at most)."""
     sets = [exact.known_of(list(c))
@@ -309,14 +320,14 @@ def worst_margin(boots, cal_boots=calibration.BOOTS):
     return max((k.margin() for k in sets if k), default=None)
 
 
-def fmt_ppm(insn, median):
+def fmt_ppm(insn: Optional[float], median: float) -> str:
     if insn is None or not median:
         return "-"
     return f"{insn / abs(median) * 1e6:.3g}"
 
 
-def exact_table(args):
-    labels = []
+def exact_table(args: argparse.Namespace) -> int:
+    labels: List[Tuple[str, Dict[str, List[List[float]]]]] = []
     for item in args.runs:
         label, sep, path = item.partition("=")
         if not sep or not label or not os.path.isdir(path):
@@ -361,11 +372,11 @@ def exact_table(args):
     return 0
 
 
-def fmt(v):
+def fmt(v: Optional[float]) -> str:
     return "-" if v is None else f"{v:.2f}%"
 
 
-def table(args):
+def table(args: argparse.Namespace) -> int:
     data = {m: boots_of(args.directory, m) for m in MODES}
     keys = list(data["icount"][0]) + [k for m in MODES[1:]
                                       for k in data[m][0]
@@ -376,7 +387,7 @@ def table(args):
          for n in BOOTS_PER_SIDE]
     lines = ["| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
-    seen = set()
+    seen: Set[Tuple[str, str]] = set()
     for key in keys:
         if key in seen:
             continue
@@ -397,7 +408,7 @@ def table(args):
 
 
 @cli.command("guest_modes.py", errors=(results.ResultError,))
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="guest_modes.py", description=(
         "Spread across boots and detectable change under icount, plain "
         "TCG and loaded TCG."))

@@ -284,6 +284,9 @@ class Verdicts(Case):
         e = self.entries(base, cand)
         self.assertEqual(e[("cand", "only_b")].verdict, "missing")
         self.assertEqual(e[("cand", "only_c")].verdict, "missing")
+        self.assertEqual(("only in the baseline", "only in the candidate"),
+                         (e[("cand", "only_b")].note,
+                          e[("cand", "only_c")].note))
         self.assertEqual(e[("cand", "skip")].verdict, "skipped")
         self.assertIn("no such interface", present(e[("cand", "skip")].note))
         self.assertEqual(e[("cand", "check")].verdict, "skipped")

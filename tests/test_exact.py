@@ -13,6 +13,7 @@ import tempfile
 import unittest
 import unittest.mock
 from contextlib import redirect_stderr, redirect_stdout
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
@@ -20,15 +21,16 @@ sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 from kbtools import calibration, compare, exact, results  # noqa: E402
 
 
-def compare_main(argv):
+def compare_main(argv: List[str]) -> int:
     """scripts/compare.py's main."""
     return compare.main(argv, "compare.py")
 
 
-def doc(rows, mode="icount", boot="b1", test="syscall_overhead",
-        arch="x86_64"):
+def doc(rows: Sequence[Tuple[str, float]], mode: str = "icount",
+        boot: str = "b1", test: str = "syscall_overhead",
+        arch: str = "x86_64") -> Dict[str, Any]:
     """One repetition; rows: (name, median in us)."""
-    machine = {"arch": arch, "guest": "tcg", "clock_mode": mode}
+    machine: Dict[str, Any] = {"arch": arch, "guest": "tcg", "clock_mode": mode}
     if mode == "icount":
         machine["icount_shift"] = 0
     return {"schema": "kbench-results/1", "test": test,
@@ -39,7 +41,8 @@ def doc(rows, mode="icount", boot="b1", test="syscall_overhead",
                       "median": v, "mean": v} for n, v in rows]}
 
 
-def known(boot_range, median=329.0965, boots=2, range_=None):
+def known(boot_range: float, median: float = 329.0965, boots: int = 2,
+          range_: Optional[float] = None) -> exact.Known:
     """What boots of the base's kernel showed of a row."""
     rng = boot_range if range_ is None else range_
     return exact.Known(exact.class_of(boot_range, median, rng), boot_range,
@@ -51,7 +54,7 @@ EXACT = known(0.001)
 
 
 class Rule(unittest.TestCase):
-    def test_one_instruction_reads_slower_on_an_exact_row(self):
+    def test_one_instruction_reads_slower_on_an_exact_row(self) -> None:
         base = [329.0965, 329.0965]
         cand = [330.0960, 330.0965]
         self.assertEqual(exact.decide(base, cand, EXACT)[:2],
@@ -60,22 +63,22 @@ class Rule(unittest.TestCase):
                          ("exact", "faster"))
         self.assertEqual(exact.decide(base, cand, EXACT).margin, 0.5)
 
-    def test_identical_repetitions_read_same(self):
+    def test_identical_repetitions_read_same(self) -> None:
         self.assertEqual(exact.decide([329.0965] * 2, [329.0965] * 2, EXACT),
                          ("exact", "same", None, 0.5))
 
-    def test_a_fraction_of_an_instruction_is_within_the_floor(self):
+    def test_a_fraction_of_an_instruction_is_within_the_floor(self) -> None:
         d = exact.decide([100.0, 100.0], [100.3, 100.3], known(0.0, 100.0))
         self.assertEqual((d.cls, d.verdict), ("exact", "same"))
-        self.assertIn("margin of 0.500", d.note)
+        self.assertIn("margin of 0.500", d.note or "")
 
-    def test_a_row_no_calibration_has_seen_is_left_to_the_boot_rule(self):
+    def test_a_row_no_calibration_has_seen_is_left_to_the_boot_rule(self) -> None:
         # Each side repeats itself to the instruction, but nothing shows
         # that the row repeats across boots of this kernel.
         self.assertEqual(exact.decide([3163.1] * 2, [3167.0] * 2, None)[:2],
                          ("exact", "pending"))
 
-    def test_the_margin_is_twice_the_boots_range(self):
+    def test_the_margin_is_twice_the_boots_range(self) -> None:
         # 3 instructions apart over the base's boots at the same place in
         # the run: 6 is not a change, 7 is.
         row = known(3.0, 1000.0)
@@ -85,7 +88,7 @@ class Rule(unittest.TestCase):
         self.assertEqual(exact.decide([1e3, 1e3 + 2], [1e3 + 7.1, 1e3 + 9],
                                       row)[:2], ("near", "slower"))
 
-    def test_a_row_that_is_not_exact_takes_a_share_of_itself(self):
+    def test_a_row_that_is_not_exact_takes_a_share_of_itself(self) -> None:
         # fork, 30 instructions apart in two boots: two boots agree by
         # chance; 0.5% of 400,000 is its margin.
         fork = known(30.0, 400000.0)
@@ -95,7 +98,7 @@ class Rule(unittest.TestCase):
         self.assertEqual(exact.decide([4e5] * 2, [4e5 + 2001] * 2,
                                       fork)[1], "slower")
 
-    def test_repetitions_are_paired_by_their_place_in_the_run(self):
+    def test_repetitions_are_paired_by_their_place_in_the_run(self) -> None:
         # getpgid of the caller's pid: the second run of the program has
         # a pid one IDR level up (17 instructions more), in every boot.
         idr = known(0.0, 398.1, range_=17.0)
@@ -106,7 +109,7 @@ class Rule(unittest.TestCase):
         self.assertEqual(exact.decide(base, cand + [416.1], idr)[:2],
                          ("exact", "same"))
 
-    def test_a_wide_calibrated_row_is_flagged_beyond_its_margin(self):
+    def test_a_wide_calibrated_row_is_flagged_beyond_its_margin(self) -> None:
         # Debian 6.12's clone: x0.626 against a base whose boots spread
         # 3.2% (2100 of 66700 instructions): 4200 is the margin.
         clone = known(2100.0, 66700.0)
@@ -116,7 +119,7 @@ class Rule(unittest.TestCase):
         self.assertEqual(exact.decide([66684.0] * 2, [63000.0] * 2,
                                       clone)[:2], ("noisy", "same"))
 
-    def test_classes_from_boots(self):
+    def test_classes_from_boots(self) -> None:
         self.assertEqual(exact.class_of(0.001, 329.0), "exact")
         # 0.2 instructions of 329: 600 ppm, not exact.
         self.assertEqual(exact.class_of(0.2, 329.0), "near")
@@ -126,8 +129,9 @@ class Rule(unittest.TestCase):
         self.assertEqual(exact.class_of(4.1, 400000.0), "near")
         self.assertEqual(exact.class_of(2100.0, 66700.0), "noisy")
 
-    def test_known_of_boots(self):
+    def test_known_of_boots(self) -> None:
         k = exact.known_of([[398.1, 415.1], [398.1, 415.1], [398.1, 415.2]])
+        assert k is not None
         self.assertEqual((k.boots, round(k.boot_range, 3), round(k.range, 3)),
                          (3, 0.1, 17.1))
         self.assertIsNone(exact.known_of([[398.1, 415.1]]))
@@ -136,7 +140,7 @@ class Rule(unittest.TestCase):
         with self.assertRaises(ValueError):
             exact.Known.from_json(dict(k.to_json(), **{"class": "exactish"}))
 
-    def test_the_same_boots_class_the_row_from_its_repetitions(self):
+    def test_the_same_boots_class_the_row_from_its_repetitions(self) -> None:
         self.assertEqual(exact.within_boot([329.0965] * 2,
                                            [330.0965] * 2)[:2],
                          ("exact", "slower"))
@@ -148,7 +152,7 @@ class Rule(unittest.TestCase):
         self.assertEqual(exact.within_boot([1e5, 1.2e5], [1e5, 1.1e5])[:2],
                          ("noisy", "pending"))
 
-    def test_prior_file(self):
+    def test_prior_file(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         path = os.path.join(tmp.name, "c.json")
@@ -173,11 +177,11 @@ class Rule(unittest.TestCase):
                           exact.load_classes()["setups"][setup]["rows"])
         self.assertIn("A/A runs on x86_64: ", exact.aa_error())
 
-    def test_one_lookup_of_the_base_kernels_calibration(self):
+    def test_one_lookup_of_the_base_kernels_calibration(self) -> None:
         """exact.known: the row of the calibration of the base's kernel;
         none without one, and none for runs counted in two setups (their
         architectures), whatever the calibration holds."""
-        def header(arch):
+        def header(arch: str) -> results.Header:
             return results.parse_doc("d", doc([], arch=arch)).header
         x86, arm = header("x86_64"), header("aarch64")
         cal = {"t:r": EXACT}
@@ -187,8 +191,8 @@ class Rule(unittest.TestCase):
         self.assertIsNone(exact.known([x86, x86], "t", "r", None))
         self.assertIsNone(exact.known([x86, arm], "t", "r", cal))
 
-    def test_one_repetition_shows_no_spread(self):
-        self.assertIn("2 per side", exact.too_few([1.0], [1.0, 1.0]))
+    def test_one_repetition_shows_no_spread(self) -> None:
+        self.assertIn("2 per side", exact.too_few([1.0], [1.0, 1.0]) or "")
         self.assertIsNone(exact.too_few([1.0, 1.0], [1.0, 1.0]))
 
 
@@ -196,14 +200,15 @@ class Calibration(unittest.TestCase):
     """bench/guest_modes.py classes --merge: new A/A runs add to the
     evidence of the classes file, never erase it."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def path(self, *names):
+    def path(self, *names: str) -> str:
         return os.path.join(self.tmp.name, *names)
 
-    def a_a(self, name, base_us, cand_us, arch="x86_64", cand_arch=None):
+    def a_a(self, name: str, base_us: float, cand_us: float,
+            arch: str = "x86_64", cand_arch: Optional[str] = None) -> str:
         """An A/A of one boot a side: getppid at these medians."""
         for side, us, boot, a in (("base", base_us, "b1", arch),
                                   ("candidate", cand_us, "b2",
@@ -213,14 +218,14 @@ class Calibration(unittest.TestCase):
                                doc([("getppid", us)], boot=boot, arch=a))
         return self.path(name)
 
-    def classes(self, *args):
+    def classes(self, *args: str) -> "subprocess.CompletedProcess[str]":
         return subprocess.run(
             [sys.executable, os.path.join(HERE, "..", "bench",
                                           "guest_modes.py"), "classes",
              *args], capture_output=True, text=True)
 
-    def test_a_row_that_moves_in_a_new_run_is_no_longer_exact(self):
-        earlier = {"about": "-", "runs": ["aa4"],
+    def test_a_row_that_moves_in_a_new_run_is_no_longer_exact(self) -> None:
+        earlier: Dict[str, Any] = {"about": "-", "runs": ["aa4"],
                    "aa": {"false": 1, "trials": 40, "boots": 4}, "rows": {
             "syscall_overhead:getppid": known(0.001).to_json(),
             "pmqtest:latency_pair0": known(0.0, 5903.5, 4).to_json()}}
@@ -243,7 +248,7 @@ class Calibration(unittest.TestCase):
         self.assertEqual(new["rows"]["pmqtest:latency_pair0"],
                          earlier["rows"]["pmqtest:latency_pair0"])
 
-    def test_runs_of_another_architecture_are_a_setup_of_their_own(self):
+    def test_runs_of_another_architecture_are_a_setup_of_their_own(self) -> None:
         x86 = self.a_a("aa-x86", 0.329097, 0.329097)
         out = self.classes("-o", self.path("c.json"), x86)
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -264,7 +269,7 @@ class Calibration(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("not the boots of one setup", out.stderr)
 
-    def test_the_exact_table(self):
+    def test_the_exact_table(self) -> None:
         # Five boots: getppid to the instruction in each, fork 2
         # instructions apart in one of them.
         for k in range(1, 6):
@@ -289,7 +294,7 @@ class Calibration(unittest.TestCase):
         self.assertIn("after: 2 exact, 0 near, 0 noisy; A/A false verdicts "
                       "1 of 10 row comparisons (1 rows)", out.stdout)
 
-    def test_a_file_that_is_not_a_classes_file_is_refused(self):
+    def test_a_file_that_is_not_a_classes_file_is_refused(self) -> None:
         run = self.a_a("aa", 1.0, 1.0)
         bad_row = {"runs": [], "rows": {"t:r": {"class": "exactish",
                                                  "spread_pct": 0, "boots": 2}}}
@@ -307,7 +312,7 @@ class Cache(unittest.TestCase):
     """A calibration is kept per key (the image, QEMU, the guest's
     setup) and found again only under the same key."""
 
-    def test_kept_and_found_by_key(self):
+    def test_kept_and_found_by_key(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         image = os.path.join(tmp.name, "bzImage")
@@ -324,6 +329,7 @@ class Cache(unittest.TestCase):
         path = calibration.store(key, cal)
         self.assertTrue(path.startswith(tmp.name))
         got = calibration.cached(key)
+        assert got is not None
         self.assertEqual((got.boots, got.release, got.rows["t:r"].cls),
                          (2, "6.12", "exact"))
         other = calibration.Key(key.image_sha256, key.qemu, key.arch, 2,
@@ -334,11 +340,11 @@ class Cache(unittest.TestCase):
 
 
 class Wiring(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
 
-    def run_dir(self, label, reps):
+    def run_dir(self, label: str, reps: List[Dict[str, Any]]) -> str:
         """DIR/syscall_overhead.json from docs, merged as the A/B does."""
         d = os.path.join(self.tmp.name, label)
         os.makedirs(d)
@@ -348,11 +354,11 @@ class Wiring(unittest.TestCase):
         results.write_json(os.path.join(d, "syscall_overhead.json"), merged)
         return d
 
-    def entries(self, base, cand):
-        return {e.name: e for e in compare.compare(
+    def entries(self, base: str, cand: str) -> Dict[str, compare.Entry]:
+        return {str(e.name): e for e in compare.compare(
             results.load(base), [results.load(cand)])}
 
-    def test_the_base_s_own_boots_calibrate_it(self):
+    def test_the_base_s_own_boots_calibrate_it(self) -> None:
         rows = [("getppid", 0.3290965), ("getpid", 0.3070965),
                 ("fork", 376.0)]
         # The base booted twice (an A/A of its kernel), two runs a boot;
@@ -368,26 +374,28 @@ class Wiring(unittest.TestCase):
         e = self.entries(b, c)
         self.assertEqual((e["getppid"].verdict, e["getppid"].row_class),
                          ("slower", "exact"))
-        self.assertAlmostEqual(e["getppid"].delta, 0.9995, places=3)
+        self.assertAlmostEqual(e["getppid"].delta or 0.0, 0.9995, places=3)
         self.assertEqual(e["getppid"].unit, "insn")
         self.assertEqual(e["getppid"].margin, 0.5)
         self.assertEqual(e["getpid"].verdict, "same")
         # fork: +3.5 instructions against a margin of twice the 2 its
         # boots were apart (5 ppm: exact, but not to one instruction).
         self.assertEqual((e["fork"].row_class, e["fork"].verdict,
-                          round(e["fork"].margin)), ("exact", "same", 4))
-        self.assertIn("2x the range of 2 boots of the base", e["fork"].note)
+                          round(e["fork"].margin or 0.0)),
+                         ("exact", "same", 4))
+        self.assertIn("2x the range of 2 boots of the base",
+                      e["fork"].note or "")
 
-    def test_one_boot_of_an_uncalibrated_kernel_is_never_exact(self):
+    def test_one_boot_of_an_uncalibrated_kernel_is_never_exact(self) -> None:
         rows = [("getppid", 0.3290965)]
         b = self.run_dir("base", [doc(rows), doc(rows)])
         c = self.run_dir("cand", [doc([("getppid", 0.330096)], boot="b2")] * 2)
         e = self.entries(b, c)["getppid"]
         self.assertEqual((e.verdict, e.margin, e.row_class),
                          ("no-verdict", None, None))
-        self.assertIn("no calibration of this kernel", e.note)
+        self.assertIn("no calibration of this kernel", e.note or "")
 
-    def test_a_calibration_file_of_the_base_s_kernel(self):
+    def test_a_calibration_file_of_the_base_s_kernel(self) -> None:
         rows = [("getppid", 0.3290965)]
         b = self.run_dir("base", [doc(rows), doc(rows)])
         c = self.run_dir("cand", [doc([("getppid", 0.330096)], boot="b2")] * 2)
@@ -415,7 +423,7 @@ class Wiring(unittest.TestCase):
                              2)
         self.assertIn("not a calibration", err.getvalue())
 
-    def test_sides_in_the_same_boot_class_rows_by_their_repetitions(self):
+    def test_sides_in_the_same_boot_class_rows_by_their_repetitions(self) -> None:
         # --vs-prefix: both sides in one boot, no calibration needed.
         b = self.run_dir("base", [doc([("getppid", 0.3290965),
                                        ("fork", 376.0)])] * 2)
@@ -429,9 +437,9 @@ class Wiring(unittest.TestCase):
         # fork spreads 3.9% on one side: noisy, and one boot is no sample.
         self.assertEqual((e["fork"].row_class, e["fork"].verdict),
                          ("noisy", "no-verdict"))
-        self.assertIn("boots per side", e["fork"].note)
+        self.assertIn("boots per side", e["fork"].note or "")
 
-    def test_the_footnote_of_a_noisy_row_speaks_of_boots(self):
+    def test_the_footnote_of_a_noisy_row_speaks_of_boots(self) -> None:
         # One boot per side is one sample of a noisy row: the footnote
         # says so, not "samples within one run" (a real clock's words).
         b = self.run_dir("base", [doc([("fork", 376.0)])] * 2)
@@ -444,7 +452,7 @@ class Wiring(unittest.TestCase):
                       out.getvalue())
         self.assertNotIn("Samples within one run", out.getvalue())
 
-    def test_text_and_json_say_exact(self):
+    def test_text_and_json_say_exact(self) -> None:
         rows = [("getppid", 0.3290965)]
         b = self.run_dir("base", [doc(rows), doc(rows)])
         c = self.run_dir("cand", [doc([("getppid", 0.330096)]),
@@ -465,7 +473,7 @@ class Wiring(unittest.TestCase):
         self.assertIn("Instructions do not show", json.loads(
             out.getvalue())["method"])
 
-    def test_a_skipped_row_of_an_icount_run_says_icount(self):
+    def test_a_skipped_row_of_an_icount_run_says_icount(self) -> None:
         rep = doc([("getppid", 0.3290965)])
         rep["rows"].append({"name": "getsid", "status": "skip",
                             "reason": "not here"})
@@ -475,7 +483,7 @@ class Wiring(unittest.TestCase):
         self.assertEqual((e.verdict.value, e.clock.value),
                          ("skipped", "icount"))
 
-    def test_icount_is_never_compared_with_a_real_clock(self):
+    def test_icount_is_never_compared_with_a_real_clock(self) -> None:
         rows = [("getppid", 0.33)]
         b = self.run_dir("base", [doc(rows), doc(rows)])
         c = self.run_dir("cand", [doc(rows, "real"), doc(rows, "real")])
@@ -486,7 +494,7 @@ class Wiring(unittest.TestCase):
                       err.getvalue())
         self.assertEqual(len(err.getvalue().splitlines()), 1)
 
-    def test_exact_guests_set_up_differently_are_not_compared(self):
+    def test_exact_guests_set_up_differently_are_not_compared(self) -> None:
         rows = [("getppid", 0.33)]
         b = self.run_dir("base", [doc(rows), doc(rows)])
         other = doc(rows)
@@ -498,7 +506,7 @@ class Wiring(unittest.TestCase):
         self.assertIn("with 'None', the candidate's with 'root=initramfs'",
                       err.getvalue())
 
-    def test_repetitions_are_grouped_by_boot(self):
+    def test_repetitions_are_grouped_by_boot(self) -> None:
         d = self.run_dir("r", [doc([("fork", 1.0)], boot="x"),
                                doc([("fork", 3.0)], boot="x"),
                                doc([("fork", 10.0)], boot="y")])
@@ -507,7 +515,7 @@ class Wiring(unittest.TestCase):
         self.assertEqual(row.boot_reps(), [[1.0, 3.0], [10.0]])
         self.assertEqual(row.values(), [1.0, 3.0, 10.0])
 
-    def test_a_bad_clock_mode_is_an_error_naming_the_file(self):
+    def test_a_bad_clock_mode_is_an_error_naming_the_file(self) -> None:
         bad = doc([("getppid", 0.33)])
         bad["machine"]["clock_mode"] = "sundial"
         d = self.run_dir("bad", [bad])
@@ -523,7 +531,7 @@ if __name__ == "__main__":
 class Labels(unittest.TestCase):
     """KCIDB and LAVA carry icount figures as instructions."""
 
-    def test_kcidb_and_lava_say_insn(self):
+    def test_kcidb_and_lava_say_insn(self) -> None:
         from kbtools import kcidb, lava
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
@@ -540,21 +548,21 @@ class Labels(unittest.TestCase):
         row = test.rows["getppid"]
         got = lava._measured(row, 0.3291, test)
         self.assertEqual(("insn", 329.1), (got.units,
-                                           round(got.measurement, 1)))
+                                           round(got.measurement or 0.0, 1)))
         self.assertEqual("us", lava._measured(row, 0.3291).units)
         ex = kcidb.Exporter()
         ex.add_run(run)
         tests = {t["path"]: t for t in ex.document()["tests"]}
-        got = tests["kbench.syscall_overhead.getppid"]
-        self.assertEqual("insn", got["number"]["unit"])
-        self.assertAlmostEqual(329.1, got["number"]["value"])
+        case = tests["kbench.syscall_overhead.getppid"]
+        self.assertEqual("insn", case["number"]["unit"])
+        self.assertAlmostEqual(329.1, case["number"]["value"])
         self.assertEqual({"value": 0.3291, "unit": "us"},
-                         got["misc"]["virtual_time"])
-        self.assertEqual("icount", got["environment"]["misc"]["clock_mode"])
+                         case["misc"]["virtual_time"])
+        self.assertEqual("icount", case["environment"]["misc"]["clock_mode"])
 
 
 class Validate(unittest.TestCase):
-    def test_the_command_it_runs(self):
+    def test_the_command_it_runs(self) -> None:
         from kbtools import validate
         args = validate.parse_args(["--tree", "/t", "--base", "a",
                                     "--candidate", "b", "-t",

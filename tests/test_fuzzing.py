@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import Any, Callable, Dict, List, Tuple, Union
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -18,7 +19,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import fuzz, proc  # noqa: E402
-from test_host_tools import quiet  # noqa: E402
+from support import quiet  # noqa: E402
 
 CLEAN_LOG = """\
 INFO: Seed: 1
@@ -35,7 +36,7 @@ Executed a-seed in 0 ms
 """
 
 
-def crash_log():
+def crash_log() -> str:
     return "\n".join(
         ["INFO: Seed: 1", "==1==ERROR: AddressSanitizer: overflow"]
         + [f"frame {i}" for i in range(25)] + ["runtime error: x"]
@@ -45,7 +46,7 @@ def crash_log():
 
 
 class Lines(unittest.TestCase):
-    def test_context_as_grep_prints_it(self):
+    def test_context_as_grep_prints_it(self) -> None:
         log = crash_log().splitlines()
         grep = subprocess.run(
             ["grep", "-E", "-A", "20", fuzz.FINDING.pattern],
@@ -54,7 +55,7 @@ class Lines(unittest.TestCase):
                          fuzz.with_context(log, fuzz.FINDING, 20))
         self.assertEqual([], fuzz.with_context(["a"], fuzz.FINDING, 20))
 
-    def test_figures_of_the_last_status_line(self):
+    def test_figures_of_the_last_status_line(self) -> None:
         self.assertEqual("3000 runs, cov: 71 ft: 102 corp: 39/256b lim: 21 "
                          "exec/s: 0 rss: 33Mb",
                          fuzz.figures(CLEAN_LOG.splitlines()))
@@ -65,7 +66,7 @@ class Harnesses(unittest.TestCase):
     """Each harness in both builds, its seeds in a corpus of the test's
     own (fuzz.FUZZ moved there)."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.out = os.path.join(tmp.name, "build")
@@ -84,16 +85,17 @@ class Harnesses(unittest.TestCase):
         patch = mock.patch.object(fuzz, "FUZZ", self.fuzz)
         patch.start()
         self.addCleanup(patch.stop)
-        self.cmds = []
+        self.cmds: List[List[str]] = []
 
-    def seed(self, h, name):
+    def seed(self, h: str, name: str) -> str:
         return os.path.join(self.fuzz, "corpus", h, name)
 
-    def harness(self, logs):
+    def harness(self, logs: Dict[str, Union[str, Callable[[List[str]], str]]]
+                ) -> Any:
         """proc.run as the harnesses: each writes its log (logs[BUILD/NAME]
         or logs[NAME], a function of the command for a replay), exit 0
         when it is clean."""
-        def run(cmd, log, append=False):
+        def run(cmd: List[str], log: str, append: bool = False) -> int:
             self.cmds.append(cmd)
             name = os.path.basename(log)[:-len(".log")]
             build = os.path.basename(os.path.dirname(log))
@@ -105,10 +107,10 @@ class Harnesses(unittest.TestCase):
             return 0 if text in (CLEAN_LOG, REPLAYED) else 1
         return mock.patch.object(proc, "run", side_effect=run)
 
-    def main(self, *argv):
+    def main(self, *argv: str) -> Tuple[Any, str, str]:
         return quiet(fuzz.run_main, list(argv), "fuzz/run.sh")
 
-    def test_a_replay_runs_each_seed_once_in_both_builds(self):
+    def test_a_replay_runs_each_seed_once_in_both_builds(self) -> None:
         with self.harness({"options": REPLAYED, "cgroup": REPLAYED}):
             rc, out, err = self.main("-o", self.out, "--replay", "options",
                                      "cgroup")
@@ -135,11 +137,11 @@ class Harnesses(unittest.TestCase):
         self.assertEqual(4, len(self.cmds))
         self.assertFalse(os.path.exists(os.path.join(self.out, "corpus")))
 
-    def test_a_replay_names_every_failing_seed(self):
+    def test_a_replay_names_every_failing_seed(self) -> None:
         a, b, c = (self.seed("options", s) for s in ("a-seed", "b-seed",
                                                      "c-seed"))
 
-        def msan(cmd):
+        def msan(cmd: List[str]) -> str:
             """a and c read what was never written."""
             ran = [f for f in cmd if f.startswith(self.fuzz)]
             log = f"Running: {ran[0]}\n"
@@ -170,7 +172,7 @@ class Harnesses(unittest.TestCase):
         with open(log) as f:
             self.assertEqual(2, f.read().count("MemorySanitizer"))
 
-    def test_a_replay_that_fails_before_a_seed(self):
+    def test_a_replay_that_fails_before_a_seed(self) -> None:
         with self.harness({"options": REPLAYED,
                            "msan/options": "==1==ERROR: no shadow\n"}):
             rc, out, _ = self.main("-o", self.out, "--replay", "options")
@@ -179,7 +181,7 @@ class Harnesses(unittest.TestCase):
                       "seed ran", out)
         self.assertEqual(2, len(self.cmds))
 
-    def test_a_timed_run_keeps_its_inputs(self):
+    def test_a_timed_run_keeps_its_inputs(self) -> None:
         with self.harness({"options": CLEAN_LOG}):
             rc, out, _ = self.main("-o", self.out, "options")
         self.assertEqual(0, rc)
@@ -200,7 +202,7 @@ class Harnesses(unittest.TestCase):
                 "-max_len=256", "-print_final_stats=1", *corpora], cmd)
         self.assertTrue(os.path.isdir(corpora[0]))
 
-    def test_a_finding(self):
+    def test_a_finding(self) -> None:
         with self.harness({"options": crash_log(), "cgroup": CLEAN_LOG}):
             rc, out, _ = self.main("-o", self.out, "-t", "5", "options",
                                    "cgroup")
@@ -215,8 +217,8 @@ class Harnesses(unittest.TestCase):
         self.assertIn("-max_len=16384", self.cmds[2])
         self.assertTrue(lines[-1].endswith(": no crash"), lines)
 
-    def test_bad_usage(self):
-        for argv, said in (
+    def test_bad_usage(self) -> None:
+        cases: Tuple[Tuple[List[str], str], ...] = (
                 ([], "no harness given"),
                 (["-t", "0", "options"], "-t wants whole seconds, not '0'"),
                 (["-t", "5", "--replay", "options"],
@@ -227,7 +229,8 @@ class Harnesses(unittest.TestCase):
                 (["-o", self.out, "netlink"], "no harness "
                  + os.path.join(self.out, "fuzz_netlink")
                  + " (make -C fuzz first)"),
-                (["-o", self.out, "options", "cgroup2"], "no harness ")):
+                (["-o", self.out, "options", "cgroup2"], "no harness "))
+        for argv, said in cases:
             with self.subTest(argv=argv), self.harness({}):
                 rc, out, err = self.main(*argv)
                 self.assertEqual((2, [], ""), (rc, self.cmds, out))
@@ -239,7 +242,7 @@ class Harnesses(unittest.TestCase):
         self.assertIn("no harness " + os.path.join(self.out, "msan",
                                                    "fuzz_cgroup"), err)
 
-    def test_help(self):
+    def test_help(self) -> None:
         rc, out, _ = self.main("--help")
         self.assertEqual(0, rc)
         self.assertIn("Usage: fuzz/run.sh [-o OUT] [-t SECONDS | --replay] "
@@ -247,18 +250,18 @@ class Harnesses(unittest.TestCase):
 
 
 class Properties(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.log = os.path.join(tmp.name, "properties.log")
-        self.calls = []
+        self.calls: List[Tuple[List[str], str, str, str, bool]] = []
 
-    def verdict(self, log):
+    def verdict(self, log: str) -> Tuple[Any, str, str]:
         with open(self.log, "w") as f:
             f.write(log)
         return quiet(fuzz.properties_verdict, self.log)
 
-    def test_verdicts_from_the_log(self):
+    def test_verdicts_from_the_log(self) -> None:
         rc, out, _ = self.verdict("test_a ... ok\n\nRan 1 test\n\nOK\n")
         self.assertEqual((0, ""), (rc, out))
         rc, out, _ = self.verdict("@example(b'x')\nFAILED (failures=1)\n")
@@ -272,8 +275,10 @@ class Properties(unittest.TestCase):
         self.assertEqual((1, "FAIL: a property was skipped, so it explored "
                           f"nothing (log: {self.log})\n"), (rc, out))
 
-    def run_properties(self, *argv, hypothesis=True):
-        def tee(cmd, log, env, cwd, merge):
+    def run_properties(self, *argv: str, hypothesis: bool = True
+                       ) -> Tuple[Any, str, str]:
+        def tee(cmd: List[str], log: str, env: Dict[str, str], cwd: str,
+                merge: bool) -> int:
             self.calls.append((cmd, env["KBENCH_FUZZ_MODE"],
                                env["KBENCH_FUZZ_EXAMPLES"], cwd, merge))
             with open(log, "w") as f:
@@ -285,7 +290,7 @@ class Properties(unittest.TestCase):
             return quiet(fuzz.properties_main, list(argv),
                          "fuzz/properties.sh")
 
-    def test_the_run(self):
+    def test_the_run(self) -> None:
         rc, _, err = self.run_properties()
         self.assertEqual(0, rc, err)
         self.assertEqual(
@@ -297,7 +302,7 @@ class Properties(unittest.TestCase):
                            "test_fuzz_ktap"], "5"),
                          (self.calls[1][0], self.calls[1][2]))
 
-    def test_bad_usage_and_no_hypothesis(self):
+    def test_bad_usage_and_no_hypothesis(self) -> None:
         for argv, said in ((["-n", "0"], "-n wants a count of examples"),
                            (["test_kcidb"], "no property module "
                             "'test_kcidb' (tests/test_fuzz_*.py)"),

@@ -8,6 +8,7 @@ the front door (./kbench)."""
 import contextlib
 import io
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,19 +24,22 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import __main__ as front  # noqa: E402
-from kbtools import cli, corpus, debian, kernel, ksrc, proc  # noqa: E402
+from kbtools import arch, cli, corpus, debian, kernel, ksrc, proc, vng  # noqa: E402,E501
 from support import quiet  # noqa: E402
 import needs  # noqa: E402
 
+# A mocked make: make(cmd, log) -> its exit status.
+Make = Callable[[List[str], str], int]
 
-def sh(cmd, data=None):
+
+def sh(cmd: str, data: Optional[bytes] = None) -> str:
     """A shell pipeline's output (the reference the keys must match)."""
     return subprocess.run(["bash", "-c", cmd], input=data, check=True,
                           capture_output=True).stdout.decode().strip()
 
 
 class Proc(unittest.TestCase):
-    def test_timeout_stops_the_whole_group(self):
+    def test_timeout_stops_the_whole_group(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             pidfile = os.path.join(d, "pid")
             start = time.monotonic()
@@ -51,7 +56,7 @@ class Proc(unittest.TestCase):
             except FileNotFoundError:
                 pass
 
-    def test_log_status_and_a_command_that_cannot_start(self):
+    def test_log_status_and_a_command_that_cannot_start(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             log = os.path.join(d, "log")
             self.assertEqual(3, proc.run(["sh", "-c", "echo out; echo err "
@@ -67,10 +72,10 @@ class Proc(unittest.TestCase):
         self.assertEqual((5, "first"), (e.exception.status,
                                         e.exception.detail))
 
-    def test_a_signal_stops_the_child_and_runs_finally(self):
-        cleaned = []
+    def test_a_signal_stops_the_child_and_runs_finally(self) -> None:
+        cleaned: List[bool] = []
 
-        def body():
+        def body() -> int:
             try:
                 signal.setitimer(signal.ITIMER_REAL, 0.3)
                 return proc.run(["sleep", "30"])
@@ -89,7 +94,7 @@ class Proc(unittest.TestCase):
         self.assertIn("t: interrupted", err)
 
     @needs.commands("flock")
-    def test_lock_is_flock_as_bash_takes_it(self):
+    def test_lock_is_flock_as_bash_takes_it(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             lock = os.path.join(d, ".lock-build")
             with proc.locked(lock):
@@ -98,7 +103,7 @@ class Proc(unittest.TestCase):
             self.assertEqual(0, subprocess.run(["flock", "-n", lock,
                                                 "true"]).returncode)
 
-    def test_tee_keeps_and_shows(self):
+    def test_tee_keeps_and_shows(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             out, err = os.path.join(d, "out"), os.path.join(d, "err")
             rc = subprocess.run(
@@ -112,10 +117,11 @@ class Proc(unittest.TestCase):
             with open(out) as f, open(err) as g:
                 self.assertEqual(("o\n", "e\n"), (f.read(), g.read()))
 
-    def test_tee_merged_keeps_and_shows_both_in_one(self):
+    def test_tee_merged_keeps_and_shows_both_in_one(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             log = os.path.join(d, "log")
-            shown = io.TextIOWrapper(io.BytesIO())
+            raw = io.BytesIO()
+            shown = io.TextIOWrapper(raw)
             with mock.patch.object(sys, "stdout", shown):
                 rc = proc.tee(["sh", "-c", "pwd; echo e >&2; exit 3"], log,
                               cwd=d, merge=True)
@@ -123,9 +129,9 @@ class Proc(unittest.TestCase):
             with open(log) as f:
                 self.assertEqual((3, f"{d}\ne\n", f"{d}\ne\n"),
                                  (rc, f.read(),
-                                  shown.buffer.getvalue().decode()))
+                                  raw.getvalue().decode()))
 
-    def test_run_keeps_stderr_apart_on_request(self):
+    def test_run_keeps_stderr_apart_on_request(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             out, err = os.path.join(d, "out"), os.path.join(d, "err")
             rc = proc.run(["sh", "-c", "echo o; echo e >&2; exit 3"],
@@ -133,20 +139,20 @@ class Proc(unittest.TestCase):
             with open(out) as f, open(err) as g:
                 self.assertEqual((3, "o\n", "e\n"), (rc, f.read(), g.read()))
 
-    def test_capture_bytes_as_they_are(self):
+    def test_capture_bytes_as_they_are(self) -> None:
         data = b"a\r\n\xff\x00"
         self.assertEqual(data, proc.capture_bytes(["cat"], stdin=data))
         with self.assertRaisesRegex(proc.Failed, "exited 5: first"):
             proc.capture_bytes(["sh", "-c", "echo first >&2; exit 5"])
 
 
-    def test_cpu_load_changes_on_demand_and_stops_at_the_end(self):
+    def test_cpu_load_changes_on_demand_and_stops_at_the_end(self) -> None:
         popen, started = mock.MagicMock(), []
 
-        def start(cmd, **kw):
+        def start(cmd: List[str], **kw: Any) -> mock.MagicMock:
             started.append((cmd, kw["start_new_session"]))
             return popen
-        with mock.patch.object(proc.subprocess, "Popen", side_effect=start), \
+        with mock.patch.object(subprocess, "Popen", side_effect=start), \
                 mock.patch.object(proc, "stop_group") as stop:
             with proc.CpuLoad() as load:
                 load.set(0)
@@ -163,7 +169,7 @@ class Keys(unittest.TestCase):
     """The cache keys, byte for byte as testkernel/build.sh's sha256sum
     pipelines made them: images built before must still be found."""
 
-    def test_keys_match_the_shell_pipelines(self):
+    def test_keys_match_the_shell_pipelines(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             frags = []
             for i, text in enumerate(("CONFIG_A=y\n", "# x\nCONFIG_B=m\n")):
@@ -185,7 +191,7 @@ class Keys(unittest.TestCase):
             self.assertEqual(sh(f"echo '{d}' | sha256sum | cut -c1-12"),
                              kernel.sha12((d + "\n").encode()))
 
-    def test_fragments_in_the_glob_order_then_ours(self):
+    def test_fragments_in_the_glob_order_then_ours(self) -> None:
         frags = kernel.config_fragments(TOP, btf=True)
         self.assertEqual(os.path.join(TOP, "config"), frags[0])
         self.assertEqual(["kernel.config", "btf.config"],
@@ -194,7 +200,7 @@ class Keys(unittest.TestCase):
                             ).splitlines(),
                          [os.path.relpath(f, TOP) for f in frags[1:-2]])
 
-    def test_lost_options(self):
+    def test_lost_options(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             frag, config = os.path.join(d, "frag"), os.path.join(d, ".config")
             with open(frag, "w") as f:
@@ -209,20 +215,20 @@ class Keys(unittest.TestCase):
 class FakeCache:
     """A test-kernel cache laid out as build.sh leaves it."""
 
-    def __init__(self, d):
+    def __init__(self, d: str) -> None:
         self.d = d
         self.tarball = os.path.join(d, "linux-source-6.12.tar.xz")
         with open(self.tarball, "wb") as f:
             f.write(b"x" * 100)
 
-    def builder(self, **kw):
+    def builder(self, **kw: Any) -> kernel.Builder:
         b = kernel.Builder("build.sh", cache=self.d, **kw)
         b.tarball = self.tarball
         return b
 
 
 class Build(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.cache = tmp.name
@@ -232,17 +238,17 @@ class Build(unittest.TestCase):
         self.addCleanup(env.stop)
         # An installed tarball would win over the cache's: hide it.
         real = os.path.isfile
-        p = mock.patch.object(kernel.ksrc, "installed_tarball",
+        p = mock.patch.object(ksrc, "installed_tarball",
                               return_value="/nonexistent.tar.xz")
         p.start()
         self.addCleanup(p.stop)
         self.fake = FakeCache(self.cache)
         self.isfile = real
 
-    def call(self, *argv):
+    def call(self, *argv: str) -> Tuple[Any, str, str]:
         return quiet(kernel.build_main, list(argv), "build.sh")
 
-    def test_dry_run_of_an_unconfigured_cache(self):
+    def test_dry_run_of_an_unconfigured_cache(self) -> None:
         rc, out, err = self.call("-n")
         self.assertEqual(1, rc)
         self.assertRegex(out, r"^patched=.*/patched-unconfigured-[0-9a-f]{12}"
@@ -250,7 +256,7 @@ class Build(unittest.TestCase):
                          r"bzImage\n$")
         self.assertIn("build.sh: patched: not built", err)
 
-    def test_dry_run_finds_the_images_the_memo_names(self):
+    def test_dry_run_finds_the_images_the_memo_names(self) -> None:
         b = self.fake.builder()
         b.compute_keys(True)
         os.makedirs(os.path.join(self.cache, "keys"))
@@ -269,7 +275,7 @@ class Build(unittest.TestCase):
         self.assertEqual((0, f"unpatched={b.out_unpatched}/bzImage\n"),
                          (rc, out))
 
-    def test_bad_options_are_2(self):
+    def test_bad_options_are_2(self) -> None:
         for argv in (("--bogus",), ("-j", "0"), ("--patched", "--unpatched"),
                      ("--commit", "HEAD"), ("--tree", "/nonexistent",
                                             "--commit", "x"), ("-j",)):
@@ -278,26 +284,26 @@ class Build(unittest.TestCase):
             self.assertEqual("", out)
             self.assertIn("Try 'build.sh --help'", err)
 
-    def test_missing_package_is_3(self):
+    def test_missing_package_is_3(self) -> None:
         # Only what the test takes away is missing, whatever the host has
         # installed (headers, python3-venv).
-        with mock.patch.object(kernel.shutil, "which",
+        with mock.patch.object(shutil, "which",
                                side_effect=lambda t: None if t in (
                                    "bison", "xz") else "/usr/bin/" + t), \
                 mock.patch.object(kernel, "HOST_FILES", ()), \
-                mock.patch.object(kernel.proc, "succeeds",
+                mock.patch.object(proc, "succeeds",
                                   return_value=True):
             rc, _, err = self.call("--patched")
         self.assertEqual(3, rc)
         self.assertIn("missing host tools: bison xz (apt-get install bison "
                       "xz-utils)", err)
 
-    def test_a_build_that_fails_is_1_with_its_log(self):
+    def test_a_build_that_fails_is_1_with_its_log(self) -> None:
         """The tree extracted and configured (mocked), make fails: exit
         1, the log's tail and its path on stderr, nothing kept."""
-        calls = []
+        calls: List[List[str]] = []
 
-        def run(cmd, log=None, **kw):
+        def run(cmd: List[str], log: Optional[str] = None, **kw: Any) -> int:
             calls.append(list(cmd))
             if log:
                 with open(log, "a") as f:
@@ -308,14 +314,14 @@ class Build(unittest.TestCase):
                 return 2
             return 0
 
-        def configure(b, src, obj, log):
+        def configure(b: kernel.Builder, src: str, obj: str, log: str) -> None:
             with open(os.path.join(obj, ".config"), "w") as f:
                 f.write("CONFIG_X=y\n")
             with open(os.path.join(obj, ".kbench-config"), "w") as f:
                 f.write(b.frag_key + "\n")
         with mock.patch.object(kernel.Builder, "check_host"), \
-                mock.patch.object(kernel.proc, "run", side_effect=run), \
-                mock.patch.object(kernel.proc, "succeeds",
+                mock.patch.object(proc, "run", side_effect=run), \
+                mock.patch.object(proc, "succeeds",
                                   return_value=False), \
                 mock.patch.object(kernel.Builder, "configure", configure):
             rc, out, err = self.call("--unpatched", "-j3")
@@ -331,12 +337,15 @@ class Build(unittest.TestCase):
         self.assertEqual([], [n for n in os.listdir(self.cache)
                               if n.startswith("unpatched-")])
 
-    def test_configure_command_lines(self):
+    def test_configure_command_lines(self) -> None:
         b = self.fake.builder()
         b.frag_key = "k" * 12
-        calls = []
+        calls: List[Tuple[List[str], Optional[str], Optional[str]]] = []
 
-        def run(cmd, log=None, cwd=None, env=None, append=False, **kw):
+        def run(cmd: List[str], log: Optional[str] = None,
+                cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+                append: bool = False, **kw: Any) -> int:
+            assert env is not None
             calls.append((list(cmd), cwd, env.get("KBUILD_OUTPUT")))
             if cmd[0] == "make":
                 with open(os.path.join(self.cache, "obj", ".config"),
@@ -346,8 +355,8 @@ class Build(unittest.TestCase):
                                     if line != "n"))
             return 0
         os.makedirs(os.path.join(self.cache, "obj"))
-        with mock.patch.object(kernel.vng, "ensure", return_value="/v/bin"), \
-                mock.patch.object(kernel.proc, "run", side_effect=run), \
+        with mock.patch.object(vng, "ensure", return_value="/v/bin"), \
+                mock.patch.object(proc, "run", side_effect=run), \
                 contextlib.redirect_stderr(io.StringIO()):
             b.configure("/src", os.path.join(self.cache, "obj"), "/dev/null")
         obj = os.path.join(self.cache, "obj")
@@ -367,7 +376,7 @@ class TreeCommit(unittest.TestCase):
     kernel's: make mocked; the tree is left on its branch, also when the
     build fails or is interrupted."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.cache = os.path.join(tmp.name, "cache")
@@ -389,40 +398,41 @@ class TreeCommit(unittest.TestCase):
         env.start()
         self.addCleanup(env.stop)
 
-    def branch(self):
+    def branch(self) -> str:
         return sh(f"git -C {self.tree} symbolic-ref --short HEAD")
 
     @contextlib.contextmanager
-    def mocked(self, make):
+    def mocked(self, make: Make) -> Iterator[None]:
         """The host checked and the tree configured (mocked), make is
         make(cmd, log)."""
         real_run = proc.run
 
-        def run(cmd, log=None, **kw):
+        def run(cmd: List[str], log: Optional[str] = None, **kw: Any) -> int:
             if cmd[0] == "make":
                 self.cmd = list(cmd)
                 self.head = sh(f"git -C {self.tree} rev-parse HEAD")
+                assert log is not None
                 return make(cmd, log)
             return real_run(cmd, log=log, **kw)
 
-        def configure(b, src, obj, log):
+        def configure(b: kernel.Builder, src: str, obj: str, log: str) -> None:
             with open(os.path.join(obj, ".kbench-config"), "w") as f:
                 f.write(b.frag_key + "\n")
         with mock.patch.object(kernel.Builder, "check_host"), \
                 mock.patch.object(kernel.Builder, "configure", configure), \
-                mock.patch.object(kernel.proc, "run", side_effect=run):
+                mock.patch.object(proc, "run", side_effect=run):
             yield
 
-    def build(self, make):
+    def build(self, make: Make) -> Tuple[Any, str, str]:
         with self.mocked(make):
             return quiet(kernel.build_main, ["--tree", self.tree,
                                              "--commit", "HEAD~1", "-j2"],
                          "build.sh")
 
-    def test_a_caller_gets_the_image_or_the_failure_with_its_log(self):
+    def test_a_caller_gets_the_image_or_the_failure_with_its_log(self) -> None:
         """kernel.build_commit, as kbtools.bisect_run calls it: no
         process, a typed request and answer."""
-        def fails(cmd, log):
+        def fails(cmd: List[str], log: str) -> int:
             with open(log, "a") as f:
                 f.write("kernel/fork.c:1: error: nope\n")
             return 2
@@ -437,8 +447,8 @@ class TreeCommit(unittest.TestCase):
             kernel.build_commit(kernel.CommitBuild(self.tree, "nonesuch"),
                                 "bisect.sh")
 
-    def test_built_out_of_tree_and_cached_by_commit(self):
-        def make(cmd, log):
+    def test_built_out_of_tree_and_cached_by_commit(self) -> None:
+        def make(cmd: List[str], log: str) -> int:
             open(log, "w").close()
             obj = cmd[3][2:]
             os.makedirs(os.path.join(obj, "arch", "x86", "boot"))
@@ -465,8 +475,8 @@ class TreeCommit(unittest.TestCase):
                            "build.sh")
         self.assertEqual((0, f"image={image}\n"), (rc, out))
 
-    def test_a_commit_that_does_not_build(self):
-        def make(cmd, log):
+    def test_a_commit_that_does_not_build(self) -> None:
+        def make(cmd: List[str], log: str) -> int:
             with open(log, "a") as f:
                 f.write("kernel/fork.c:1: error: nope\n")
             return 2
@@ -477,15 +487,15 @@ class TreeCommit(unittest.TestCase):
         self.assertEqual("", out)  # no image= line: bisect.sh reads none
         self.assertEqual("work", self.branch())
 
-    def test_interrupted_build_puts_the_tree_back(self):
-        def make(cmd, log):
+    def test_interrupted_build_puts_the_tree_back(self) -> None:
+        def make(cmd: List[str], log: str) -> int:
             raise proc.Interrupted(signal.SIGINT)
         rc, _, err = self.build(make)
         self.assertEqual(130, rc)
         self.assertIn("build.sh: interrupted", err)
         self.assertEqual("work", self.branch())
 
-    def test_a_tree_with_a_build_of_its_own_is_refused(self):
+    def test_a_tree_with_a_build_of_its_own_is_refused(self) -> None:
         open(os.path.join(self.tree, ".config"), "w").close()
         rc, _, err = self.build(lambda cmd, log: 0)
         self.assertEqual(2, rc)
@@ -493,11 +503,11 @@ class TreeCommit(unittest.TestCase):
 
 
 class Ksrc(unittest.TestCase):
-    def test_no_package_is_1_and_nothing_left(self):
+    def test_no_package_is_1_and_nothing_left(self) -> None:
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.dict(os.environ, {"KBENCH_CACHE": d,
                                              "KSRC_VERSION": "0.0"}), \
-                mock.patch.object(ksrc.proc, "run", return_value=100) as run:
+                mock.patch.object(proc, "run", return_value=100) as run:
             rc, out, err = quiet(ksrc.main, [], "provision_ksrc")
             self.assertEqual(["apt-get", "download", "linux-source-0.0"],
                              run.call_args_list[0].args[0])
@@ -506,12 +516,12 @@ class Ksrc(unittest.TestCase):
         self.assertIn("cannot download linux-source-0.0 (run 'apt-get "
                       "update'", err)
 
-    def test_arguments_are_2(self):
+    def test_arguments_are_2(self) -> None:
         self.assertEqual(2, quiet(ksrc.main, ["x"], "provision_ksrc")[0])
 
 
 class Corpus(unittest.TestCase):
-    def test_filing_by_harness(self):
+    def test_filing_by_harness(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             raw, out = os.path.join(d, "raw"), os.path.join(d, "corpus")
             os.makedirs(raw)
@@ -526,7 +536,7 @@ class Corpus(unittest.TestCase):
             quiet(r.file_raw, raw)
             r.option_seeds()
 
-            def read(*p):
+            def read(*p: str) -> bytes:
                 with open(os.path.join(out, *p), "rb") as f:
                     return f.read()
             self.assertEqual(b"\x03C", read("cgroup", "6.12-cgroup-self"))
@@ -540,7 +550,7 @@ class Corpus(unittest.TestCase):
             self.assertEqual(len(corpus.OPTION_SEEDS),
                              len(os.listdir(os.path.join(out, "options"))))
 
-    def test_usage(self):
+    def test_usage(self) -> None:
         for argv in (("-x",), ("extra",), ("-k",)):
             self.assertEqual(2, quiet(corpus.main, list(argv), "r")[0])
         with tempfile.TemporaryDirectory() as d:
@@ -563,19 +573,19 @@ class Debian(unittest.TestCase):
     """kbench debian apt and cross-libs, the rootfs's fetch: apt
     mocked."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.cache = tmp.name
         env = mock.patch.dict(os.environ, {"KBENCH_CACHE": self.cache})
         env.start()
         self.addCleanup(env.stop)
-        sleep = mock.patch.object(debian.time, "sleep")
+        sleep = mock.patch.object(time, "sleep")
         self.sleep = sleep.start()
         self.addCleanup(sleep.stop)
 
-    def test_update_tries_three_times_then_3_without_indices(self):
-        with mock.patch.object(debian.proc, "run", return_value=100) as run:
+    def test_update_tries_three_times_then_3_without_indices(self) -> None:
+        with mock.patch.object(proc, "run", return_value=100) as run:
             rc, _, err = quiet(debian.apt_main, ["arm64", "update"], "f")
         self.assertEqual(3, rc)
         self.assertEqual(3, run.call_count)
@@ -590,25 +600,25 @@ class Debian(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(
             self.cache, "apt", "arm64", "incomplete")))
 
-    def test_an_architecture_the_sources_lack_is_said(self):
+    def test_an_architecture_the_sources_lack_is_said(self) -> None:
         """apt-get update succeeds and fetches nothing for riscv64 on
         bookworm: a failure quoting the suites' Architectures lines."""
         lists = os.path.join(self.cache, "apt", "riscv64", "state", "lists")
 
-        def update(cmd, **kw):
+        def update(cmd: List[str], **kw: Any) -> int:
             os.makedirs(lists, exist_ok=True)
             with open(os.path.join(lists, "m_debian_dists_bookworm_"
                                    "InRelease"), "w") as f:
                 f.write("Suite: stable\nArchitectures: all amd64 arm64\n")
             return 0
-        with mock.patch.object(debian.proc, "run", side_effect=update):
+        with mock.patch.object(proc, "run", side_effect=update):
             rc, _, err = quiet(debian.apt_main, ["riscv64", "update"], "f")
         self.assertEqual(3, rc)
         self.assertIn("f: the host's Debian sources have no riscv64 "
                       "packages (bookworm: Architectures: all amd64 arm64)",
                       err)
 
-    def test_old_indices_are_used_with_a_warning(self):
+    def test_old_indices_are_used_with_a_warning(self) -> None:
         lists = os.path.join(self.cache, "apt", "arm64", "state", "lists")
         os.makedirs(lists)
         index = os.path.join(lists, "m_dists_x_main_binary-arm64_Packages")
@@ -617,16 +627,16 @@ class Debian(unittest.TestCase):
         os.utime(index, (day_ago, day_ago))
         # (apt would hold ARCH's lock until it ends: not here, where the
         # exec is mocked and this process goes on.)
-        with mock.patch.object(debian.proc, "run", return_value=100), \
+        with mock.patch.object(proc, "run", return_value=100), \
                 mock.patch.object(debian.ForeignApt, "lock"), \
-                mock.patch.object(debian.os, "execvp") as execvp:
+                mock.patch.object(os, "execvp") as execvp:
             rc, _, err = quiet(debian.apt_main, ["arm64", "apt-cache",
                                                  "policy", "x"], "f")
             # Fresh and complete: no update, straight to apt.
             os.unlink(os.path.join(self.cache, "apt", "arm64",
                                    "incomplete"))
             os.utime(index)
-            with mock.patch.object(debian.proc, "run") as run:
+            with mock.patch.object(proc, "run") as run:
                 quiet(debian.apt_main, ["arm64", "apt-get", "download",
                                         "p"], "f")
             run.assert_not_called()
@@ -638,20 +648,20 @@ class Debian(unittest.TestCase):
         self.assertEqual(("apt-get", ["download", "p"]),
                          (second[0], second[1][-2:]))
 
-    def fresh_indices(self, arch="arm64"):
+    def fresh_indices(self, arch: str = "arm64") -> None:
         lists = os.path.join(self.cache, "apt", arch, "state", "lists")
         os.makedirs(lists, exist_ok=True)
         open(os.path.join(lists, f"m_dists_x_main_binary-{arch}_Packages"),
              "w").close()
 
-    def test_cross_libs_failures(self):
+    def test_cross_libs_failures(self) -> None:
         # No index of arm64 at all: 3; apt-get download failing: 1.
-        with mock.patch.object(debian.proc, "run", return_value=100):
+        with mock.patch.object(proc, "run", return_value=100):
             rc, out, err = quiet(debian.cross_libs_main, ["arm64"], "x")
         self.assertEqual((3, ""), (rc, out))
         self.assertIn("cannot fetch Debian's arm64 package indices", err)
         self.fresh_indices()
-        with mock.patch.object(debian.proc, "run", return_value=100) as run:
+        with mock.patch.object(proc, "run", return_value=100) as run:
             rc, out, err = quiet(debian.cross_libs_main, ["arm64"], "x")
         self.assertEqual((1, ""), (rc, out))
         self.assertIn("cannot download the arm64 packages", err)
@@ -663,21 +673,21 @@ class Debian(unittest.TestCase):
         self.assertEqual([".lock-arm64"],
                          os.listdir(os.path.join(self.cache, "cross")))
 
-    def test_rootfs_name_and_failures(self):
-        fs = debian.rootfs_of(debian.arches.ARM64)
+    def test_rootfs_name_and_failures(self) -> None:
+        fs = debian.rootfs_of(arch.ARM64)
         self.assertEqual(sh("printf '%s\\n' " + " ".join(
             [str(fs.layout), *fs.packages]) + " | sha256sum | cut -c1-12"),
             fs.key())
-        with mock.patch.object(debian.shutil, "which", return_value=None):
+        with mock.patch.object(shutil, "which", return_value=None):
             rc, _, err = quiet(debian.arm64_rootfs_main, [], "r")
         self.assertEqual(3, rc)
         self.assertIn("apt-get install apt dpkg cpio", err)
         self.fresh_indices()
         # Whatever the host has installed: the tools are there, the
         # download fails.
-        with mock.patch.object(debian.shutil, "which",
+        with mock.patch.object(shutil, "which",
                                return_value="/usr/bin/x"), \
-                mock.patch.object(debian.proc, "run", return_value=100) as run:
+                mock.patch.object(proc, "run", return_value=100) as run:
             rc, out, err = quiet(debian.arm64_rootfs_main, [], "r")
         self.assertEqual((3, ""), (rc, out))
         self.assertIn("cannot fetch the arm64 packages", err)
@@ -690,7 +700,7 @@ class Debian(unittest.TestCase):
                          os.listdir(os.path.join(self.cache, "vm")))
         self.assertEqual(2, quiet(debian.arm64_rootfs_main, ["x"], "r")[0])
 
-    def test_unpack_aims_absolute_links_into_the_tree(self):
+    def test_unpack_aims_absolute_links_into_the_tree(self) -> None:
         root = os.path.join(self.cache, "root")
         os.makedirs(os.path.join(root, "usr", "lib"))
         os.symlink("/lib/x/libcap.so.2", os.path.join(root, "usr", "lib",
@@ -705,7 +715,7 @@ class Debian(unittest.TestCase):
 
 
 class FrontDoor(unittest.TestCase):
-    def test_help_lists_every_task(self):
+    def test_help_lists_every_task(self) -> None:
         rc, out, _ = quiet(front.main, ["--help"])
         self.assertEqual(0, rc)
         for name in list(front.TASKS) + list(front.GROUPS):
@@ -723,7 +733,7 @@ class FrontDoor(unittest.TestCase):
                       "CAND", aliases)
         self.assertIn("  vm             kbench run --kernel IMAGE", aliases)
 
-    def test_every_task_is_a_main(self):
+    def test_every_task_is_a_main(self) -> None:
         """Every task a function of kbtools, none a script handed over."""
         import importlib
         for tasks in [front.TASKS] + list(front.GROUPS.values()):
@@ -732,14 +742,14 @@ class FrontDoor(unittest.TestCase):
                 self.assertTrue(callable(getattr(importlib.import_module(
                     f"kbtools.{module}"), function)), name)
 
-    def test_bad_usage_is_2(self):
+    def test_bad_usage_is_2(self) -> None:
         for argv in ([], ["bogus"], ["kernel"], ["kernel", "bogus"],
                      ["lava", "local", "bogus"]):
             rc, out, err = quiet(front.main, argv)
             self.assertEqual(2, rc, argv)
             self.assertIn("--help' for more information", err)
 
-    def test_a_task_keeps_arguments_and_status(self):
+    def test_a_task_keeps_arguments_and_status(self) -> None:
         from kbtools import check
         with mock.patch.object(check, "main", return_value=7) as main:
             self.assertEqual(7, quiet(front.main, ["check", "--quick"])[0])
@@ -749,7 +759,7 @@ class FrontDoor(unittest.TestCase):
         self.assertEqual(2, rc)
         self.assertIn("kbench compare: ", err)
 
-    def test_the_script_and_the_wrappers(self):
+    def test_the_script_and_the_wrappers(self) -> None:
         for argv, want in (([os.path.join(TOP, "kbench"), "kernel", "build",
                              "--help"], "Usage: kbench kernel build "),
                            ([os.path.join(TOP, "testkernel", "build.sh"),

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
@@ -393,17 +393,25 @@ def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, str]]:
 
 # ---- the bisection ---------------------------------------------------------
 
+@dataclass
 class Bisection:
-    def __init__(self, settings: Dict[str, Any], state: str, tree: Tree,
-                 runner: Runner):
-        self.st = settings
-        self.state = state
-        self.tree = tree
-        self.runner = runner
-        self.tests, self.env = guest_env(settings["targets"])
-        self.images: Dict[str, str] = {}
-        self.owns_bisect = False
-        self.confirming: Optional[kb.Answer] = None
+    """One bisection: its settings (st), its state directory, the tree it
+    checks commits out in and the runner that builds and boots them; the
+    tests and the environment every boot runs them with, the image of
+    each commit built, whether it started git bisect, the answer it is
+    confirming."""
+    st: Dict[str, Any]
+    state: str
+    tree: Tree
+    runner: Runner
+    tests: str = field(init=False)
+    env: Dict[str, str] = field(init=False)
+    images: Dict[str, str] = field(default_factory=dict)
+    owns_bisect: bool = False
+    confirming: Optional[kb.Answer] = None
+
+    def __post_init__(self) -> None:
+        self.tests, self.env = guest_env(self.st["targets"])
 
     # -- boots
 

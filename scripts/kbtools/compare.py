@@ -41,7 +41,7 @@ import textwrap
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import (Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+                    TypeVar, Union)
 
 from kbtools import calibration, cli, exact, results, stats, where
 from kbtools.output import write_stdout
@@ -393,6 +393,19 @@ def design_note(entries: Sequence[Entry], alpha: float = 0.05) -> List[str]:
     return out
 
 
+Side = TypeVar("Side")
+
+
+def _one_side(base: Optional[Side], cand: Optional[Side]
+              ) -> Tuple[str, Side]:
+    """Which side alone has a test or a row ("baseline" or "candidate"),
+    and what it has there."""
+    if base is not None:
+        return "baseline", base
+    assert cand is not None, "on neither side"
+    return "candidate", cand
+
+
 def _missing(cand: Run, tname: str, rows: Dict[str, Row], where: str
              ) -> List[Entry]:
     """The entries of rows on one side only."""
@@ -422,19 +435,15 @@ def compare_one(base: Run, cand: Run,
     for tname in _names(base.tests, cand.tests):
         bt, ct = base.tests.get(tname), cand.tests.get(tname)
         if bt is None or ct is None:
-            where = "baseline" if ct is None else "candidate"
-            only = bt or ct
-            assert only is not None
-            out += _missing(cand, tname, only.rows,
+            where, test = _one_side(bt, ct)
+            out += _missing(cand, tname, test.rows,
                             f"test only in the {where}")
             continue
         _check_clocks(cand, tname, bt, ct)
         for rname in _names(bt.rows, ct.rows):
             brow, crow = bt.rows.get(rname), ct.rows.get(rname)
             if brow is None or crow is None:
-                where = "baseline" if crow is None else "candidate"
-                row = brow or crow
-                assert row is not None
+                where, row = _one_side(brow, crow)
                 out += _missing(cand, tname, {rname: row},
                                 f"only in the {where}")
                 continue
