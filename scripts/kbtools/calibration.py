@@ -5,8 +5,11 @@ instruction counter (kbtools.exact.Known), taken from an A/A of that
 kernel and cached per image, so that a bisection or a series pays for
 it once.
 
-A calibration holds for the kernel image it was taken on and nothing
-else: its key is everything that can change a row's instructions (the
+A row's class is what the calibration's boots showed, bounded by the
+prior of the architecture (kbtools.exact.with_prior: a row that the
+prior's boots saw move is at best near, however alike three boots read
+it). A calibration holds for the kernel image it was taken on and
+nothing else: its key is everything that can change a row's instructions (the
 image's contents, and so its release and configuration; QEMU's
 version; the architecture; the vCPUs; the -icount options; the kernel
 command line the guest booted with; the guest's settings). A row that
@@ -78,7 +81,11 @@ class Calibration:
                 raise ValueError(f"not a calibration (layout "
                                  f"{doc.get('layout')!r}, not {LAYOUT})")
             key = Key(**doc["key"]) if doc.get("key") else None
-            rows = {str(k): exact.Known.from_json(v)
+            # One kept before the prior bounded the classes gets its
+            # bound here (the key names the architecture).
+            rows = {str(k): exact.with_prior(exact.Known.from_json(v),
+                                             key.arch if key else None,
+                                             str(k))
                     for k, v in doc["rows"].items()}
             return Calibration(rows, int(doc["boots"]),
                                str(doc.get("release") or ""), key,
@@ -114,8 +121,10 @@ def of_boots(tests: Mapping[str, results.Test],
                 continue
             known = exact.known_of([[v * scale for v in boot]
                                     for boot in row.boot_reps(stat)])
+            key = f"{test.name}:{row.name}"
             if known:
-                rows[f"{test.name}:{row.name}"] = known
+                rows[key] = exact.with_prior(
+                    known, exact.setup_of(test.header), key)
     return rows
 
 

@@ -28,7 +28,19 @@ rule (the statistical one, over boots: 'pending' here), never as
 exact. known() is the one lookup (compare and bisect call it with the
 runs' headers and the base kernel's calibration): sides counted in two
 setups (setup_of: the guest's architecture, another instruction set)
-have no calibration in common. When both sides ran in the same boots (two setups of one
+have no calibration in common.
+
+A calibration's few boots can agree by chance on a row that moves now
+and then (on arm64, clone read identically by three boots moved by 248
+instructions in a fourth). What makes such a row move is its nature,
+not the kernel's release (clone moves because kernel threads run
+inside its timed loop), so the prior (icount_classes.json: many boots
+of one kernel in the exact guest of each architecture) bounds the
+class: a row that any boot of the prior of its own architecture, or of
+the calibration, saw move beyond the exact tolerance is at best near
+(with_prior). The prior lends a class, never a margin: the margin is
+the calibration's (for a near row at least CALIBRATED_FLOOR_PCT % of
+it), and a prior of one architecture says nothing of another's rows. When both sides ran in the same boots (two setups of one
 kernel, --vs-prefix) boots cannot differ between the sides, and the
 repetitions alone class the row (within_boot).
 
@@ -38,12 +50,14 @@ than instructions (VERW buffer clearing, IBPB). A change of those alone
 reads 'same' here.
 """
 
+import dataclasses
+import functools
 import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
-from kbtools import results, stats
+from kbtools import arch, results, stats
 
 # Repetitions of a batched null system call differ by one instruction
 # per batch (0.001 per call with 1000 calls); a quarter instruction per
@@ -74,6 +88,9 @@ CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # A classes file written before setups were told apart holds the A/A
 # runs of x86_64 guests alone.
 FIRST_SETUP = "x86_64"
+# What the prior's file says of a row it saw move beyond the exact
+# tolerance (its class) and the class it leaves such a row at best.
+PRIOR_BOUND = "near"
 
 
 class Decision(NamedTuple):
@@ -96,6 +113,10 @@ class Known:
     range: float
     median: float
     boots: int
+    # Not exact because of the prior (with_prior): which setup's and how
+    # many boots it saw the row in ('' when the calibration's own
+    # boots gave the class). Not in the JSON: the class is.
+    bounded_by: str = dataclasses.field(default="", compare=False)
 
     @property
     def spread_pct(self) -> float:
@@ -155,16 +176,75 @@ def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
 
 
 def known(headers: Sequence[results.Header], test: str, row: str,
-          cal: Optional[Mapping[str, Known]]) -> Optional[Known]:
+          cal: Optional[Mapping[str, Known]],
+          prior: Optional[str] = None) -> Optional[Known]:
     """The one lookup of a row's class: what the calibration of the
     base's kernel (cal: kbtools.calibration, 'TEST:ROW' -> Known) showed
-    of TEST:ROW, for the runs compared (each side's header); None when
-    there is no calibration, it lacks the row, or the runs were counted
-    in two setups (setup_of), which no calibration spans. A row without
-    one goes to the boot rule, never exact."""
-    if cal is None or len({setup_of(h) for h in headers}) > 1:
+    of TEST:ROW, for the runs compared (each side's header), bounded by
+    the prior of their architecture (with_prior; prior: the classes
+    file, CLASSES_FILE by default); None when there is no calibration, it lacks the row, or the
+    runs were counted in two setups (setup_of), which no calibration
+    spans. A row without one goes to the boot rule, never exact."""
+    setups = {setup_of(h) for h in headers}
+    if cal is None or len(setups) > 1:
         return None
-    return cal.get(f"{test}:{row}")
+    key = f"{test}:{row}"
+    found = cal.get(key)
+    if found is None:
+        return None
+    return with_prior(found, setups.pop() if setups else None, key, prior)
+
+
+def prior_setup(setup: Optional[str]) -> Optional[str]:
+    """The architecture a setup's prior is kept under (kbtools.arch's
+    name: 'aarch64' and 'arm64' are one), or None for none known."""
+    found = arch.lookup(setup) if setup else None
+    return found.name if found else None
+
+
+def prior_moved(path: Optional[str] = None) -> Dict[str, Dict[str, int]]:
+    """Architecture (prior_setup) -> 'TEST:ROW' -> the boots of the prior
+    in which the row was seen, for every row its prior saw move beyond
+    the exact tolerance (class near or noisy); {} when the file cannot
+    be read (no prior: the calibration alone classes the rows). Either
+    layout of a row counts: class and boots are in both."""
+    return _prior_moved(path or CLASSES_FILE)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_moved(path: str) -> Dict[str, Dict[str, int]]:
+    try:
+        setups = load_classes(path)["setups"]
+    except (OSError, ValueError):
+        return {}
+    out: Dict[str, Dict[str, int]] = {}
+    for name, setup in setups.items():
+        arch_name = prior_setup(name)
+        if arch_name is None:
+            continue
+        moved = out.setdefault(arch_name, {})
+        for key, row in setup["rows"].items():
+            if isinstance(row, dict) and row.get("class") in (
+                    "near", "noisy"):
+                moved[key] = int(row.get("boots") or 0)
+    return out
+
+
+def with_prior(found: Known, setup: Optional[str], key: str,
+               prior: Optional[str] = None) -> Known:
+    """found (a calibration's row 'TEST:ROW' in setup), at best
+    PRIOR_BOUND when the prior of setup's own architecture saw the row
+    move: three boots can agree by chance where twenty did not. The
+    margin stays the calibration's (Known.margin: a near row's floor)."""
+    arch_name = prior_setup(setup)
+    if found.cls != "exact" or arch_name is None:
+        return found
+    boots = prior_moved(prior).get(arch_name, {}).get(key)
+    if boots is None:
+        return found
+    over = f" over {boots} boots" if boots else ""
+    return dataclasses.replace(found, cls=PRIOR_BOUND, bounded_by=(
+        f"the {arch_name} prior saw it move{over}"))
 
 
 def aa_error(setup: str = FIRST_SETUP, path: str = CLASSES_FILE) -> str:
@@ -286,9 +366,11 @@ def decide(vb: Sequence[float], vc: Sequence[float],
     verdict = _verdict(low, high, margin)
     note = None
     if verdict == "same":
+        bound = f"; not exact: {known.bounded_by}" if known.bounded_by \
+            else ""
         note = _same_note(vb, vc, known.cls, margin,
                           f"{BOOT_SPREAD_FACTOR:g}x the range of "
-                          f"{known.boots} boots of the base")
+                          f"{known.boots} boots of the base{bound}")
     return Decision(known.cls, verdict, note, margin)
 
 
