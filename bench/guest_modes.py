@@ -32,8 +32,8 @@ repetition's figure across the boots (instructions and parts per
 million: kbtools.exact.known_of), then the counts of each class, the
 false verdicts of the exact rule in A/A runs made of those boots (each
 boot in turn the candidate, the calibration.BOOTS after it in a ring
-the base's calibration, with their median the base;
-kbtools.exact.decide), and the smallest change one boot per side flags
+the base's calibration, with their median the base, and every boot but
+the candidate the prior: kbtools.exact.bounded, decide), and the smallest change one boot per side flags
 in each row (the margin of such a calibration, at most: the worst set
 of boots).
 
@@ -44,9 +44,10 @@ subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 kernel in an A/A): the class of a row over every repetition of every
 boot, and its spread, kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON). compare's exact rule
-reads them (scripts/kbtools/icount_classes.json, kbtools.exact.known)
-so that a row that repeats within a boot but moves between boots is
-never called exact.
+reads them as the prior of each architecture
+(scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
+a row that any of their boots saw move is never called exact, however
+alike a calibration's three boots read it.
 """
 
 import argparse
@@ -240,7 +241,8 @@ def classes(args):
             aa["trials"] += len(trials)
         aa["boots"] += len(boot_dirs(path))
         aa["what"] = f"{aa['boots']} boots of one kernel, each the " \
-            f"candidate against a calibration of {calibration.BOOTS} others"
+            f"candidate against a calibration of {calibration.BOOTS} " \
+            f"others and a prior of all the others"
         setup["runs"].append(os.path.basename(os.path.normpath(path)))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
@@ -288,8 +290,10 @@ def icount_boots(directory):
 
 def aa_trials(boots, cal_boots=calibration.BOOTS):
     """The A/A runs of a row's boots: each boot in turn the candidate,
-    the cal_boots after it (in a ring) the base's calibration; the
-    decision of each, none with fewer boots than one more than that."""
+    the cal_boots after it (in a ring) the base's calibration, every
+    boot but the candidate the prior (kbtools.exact.bounded: a row they
+    saw move is at best near); the decision of each, none with fewer
+    boots than one more than that."""
     n = len(boots)
     if n <= cal_boots:
         return []
@@ -297,6 +301,9 @@ def aa_trials(boots, cal_boots=calibration.BOOTS):
     for i in range(n):
         cal = [boots[(i + k) % n] for k in range(1, cal_boots + 1)]
         known = exact.known_of(cal)
+        prior = exact.known_of(boots[:i] + boots[i + 1:])
+        if known and prior and prior.cls != "exact":
+            known = exact.bounded(known, "the other boots saw it move")
         out.append(exact.decide(by_position(cal), boots[i], known))
     return out
 

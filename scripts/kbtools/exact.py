@@ -237,14 +237,21 @@ def with_prior(found: Known, setup: Optional[str], key: str,
     move: three boots can agree by chance where twenty did not. The
     margin stays the calibration's (Known.margin: a near row's floor)."""
     arch_name = prior_setup(setup)
-    if found.cls != "exact" or arch_name is None:
+    if arch_name is None:
         return found
     boots = prior_moved(prior).get(arch_name, {}).get(key)
     if boots is None:
         return found
     over = f" over {boots} boots" if boots else ""
-    return dataclasses.replace(found, cls=PRIOR_BOUND, bounded_by=(
-        f"the {arch_name} prior saw it move{over}"))
+    return bounded(found, f"the {arch_name} prior saw it move{over}")
+
+
+def bounded(found: Known, why: str) -> Known:
+    """found, at best PRIOR_BOUND: other boots (why says which) saw the
+    row move beyond the exact tolerance."""
+    if found.cls != "exact":
+        return found
+    return dataclasses.replace(found, cls=PRIOR_BOUND, bounded_by=why)
 
 
 def aa_error(setup: str = FIRST_SETUP, path: str = CLASSES_FILE) -> str:
