@@ -614,6 +614,26 @@ class Prior(unittest.TestCase):
                                    "syscall_overhead:clone")
         self.assertEqual((bounded.cls, bounded.margin()), ("near", 200.0))
 
+    def test_the_error_stated_is_the_architecture_s_own(self):
+        with open(self.prior) as f:
+            classes = json.load(f)
+        classes["setups"]["x86_64"]["aa"] = {
+            "false": 2, "trials": 1880, "boots": 20, "what": "x86"}
+        with open(self.prior, "w") as f:
+            json.dump(classes, f)
+        self.assertIn("A/A runs on x86_64: 2 false verdicts in 1880",
+                      exact.aa_error("x86_64"))
+        for arch_name in ("aarch64", "arm64", None):
+            self.assertIn("no A/A record of this rule's error on",
+                          exact.aa_error(arch_name))
+        self.a_b("aarch64", "arm")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare_main([os.path.join(self.tmp.name, "arm-base"),
+                          os.path.join(self.tmp.name, "arm-cand")])
+        self.assertIn("no A/A record of this rule's error on aarch64",
+                      " ".join(out.getvalue().split()))
+
     def test_calibrations_taken_or_kept_carry_the_bound(self):
         base = os.path.join(self.tmp.name, "arm-base")
         self.a_b("aarch64", "arm")
