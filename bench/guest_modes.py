@@ -33,9 +33,9 @@ million: kbtools.exact.known_of), then the counts of each class, the
 false verdicts of the exact rule in A/A runs made of those boots (each
 boot in turn the candidate, the calibration.BOOTS after it in a ring
 the base's calibration, with their median the base, and every boot but
-the candidate the prior: kbtools.exact.bounded, decide), and the smallest change one boot per side flags
-in each row (the margin of such a calibration, at most: the worst set
-of boots).
+the candidate the prior: kbtools.exact.bounded, decide), and the
+smallest change one boot per side flags in each row (the margin of such
+a calibration, at most: the worst set of boots).
 
 classes writes the exact classes of the rows from icount runs of one
 kernel over several boots (each ICOUNT_RUN: a directory whose
@@ -292,7 +292,8 @@ def aa_trials(boots, cal_boots=calibration.BOOTS):
     """The A/A runs of a row's boots: each boot in turn the candidate,
     the cal_boots after it (in a ring) the base's calibration, every
     boot but the candidate the prior (kbtools.exact.bounded: a row they
-    saw move is at best near); the decision of each, none with fewer
+    saw move is at best near, its margin at least twice their range);
+    the decision of each, none with fewer
     boots than one more than that."""
     n = len(boots)
     if n <= cal_boots:
@@ -302,8 +303,9 @@ def aa_trials(boots, cal_boots=calibration.BOOTS):
         cal = [boots[(i + k) % n] for k in range(1, cal_boots + 1)]
         known = exact.known_of(cal)
         prior = exact.known_of(boots[:i] + boots[i + 1:])
-        if known and prior and prior.cls != "exact":
-            known = exact.bounded(known, "the other boots saw it move")
+        if known and prior and prior.cls != "exact" and prior.median:
+            known = exact.bounded(known, "the other boots saw it move",
+                                  prior.boot_range / abs(prior.median))
         out.append(exact.decide(by_position(cal), boots[i], known))
     return out
 

@@ -571,9 +571,10 @@ class Prior(unittest.TestCase):
         base = boots_dir(self.tmp.name, f"{label}-base",
                          [[rep(f"b{k}", 40.0, 0.4575)] * 2
                           for k in (1, 2, 3)])
+        first, second = getattr(self, "cand_clone", (39.5045, 40.0))
         cand = boots_dir(self.tmp.name, f"{label}-cand",
-                         [[rep("c1", 39.5045, 0.4585),
-                           rep("c1", 40.0, 0.4585)]])
+                         [[rep("c1", first, 0.4585),
+                           rep("c1", second, 0.4585)]])
         return {e.name: e for e in compare.compare(
             results.load(base), [results.load(cand)])}
 
@@ -582,9 +583,19 @@ class Prior(unittest.TestCase):
         e = self.a_b("aarch64", "arm")["clone"]
         self.assertEqual((e.row_class, e.verdict), ("near", "same"))
         self.assertAlmostEqual(e.delta, -247.75)
-        self.assertEqual(e.margin, 200.0)       # 0.5% of a near row
-        self.assertIn("not exact: the arm64 prior saw it move over 8 "
-                      "boots", e.note)
+        # Twice the 1% of the row the prior's boots spread over.
+        self.assertEqual(e.margin, 800.0)
+        self.assertIn("the arm64 prior saw it move over 8 boots, by "
+                      "1.00% of the row", e.note)
+
+    def test_a_boot_that_moves_both_runs_is_no_verdict_either(self):
+        # Both runs of the candidate 525 instructions off three alike
+        # boots (arm64 clone, 2026-11-27): beyond a near row's 0.5%, not
+        # beyond twice what the prior's boots spread over.
+        self.cand_clone = (39.475, 39.475)
+        e = self.a_b("aarch64", "arm")["clone"]
+        self.assertEqual((e.row_class, e.verdict), ("near", "same"))
+        self.assertAlmostEqual(e.delta, -525.0)
 
     def test_one_nop_on_an_exact_row_still_reads_slower(self):
         for arch in ("aarch64", "x86_64"):
@@ -606,13 +617,18 @@ class Prior(unittest.TestCase):
         self.assertEqual(exact.with_prior(EXACT, "arm64",
                                           "syscall_overhead:clone").cls,
                          "near")
-        # The bound never lifts a class, and never touches the margin.
+        # The bound never lifts a class nor narrows a margin; the
+        # legacy layout's spread stands for the prior's range.
         noisy = known(5000.0, 40000.0)
-        self.assertIs(exact.with_prior(noisy, "aarch64",
-                                       "syscall_overhead:clone"), noisy)
+        self.assertEqual(exact.with_prior(noisy, "aarch64",
+                                          "syscall_overhead:clone"), noisy)
+        self.assertEqual(exact.with_prior(
+            noisy, "aarch64", "syscall_overhead:clone").margin(), 10000.0)
         bounded = exact.with_prior(known(0.0, 40000.0), "aarch64",
                                    "syscall_overhead:clone")
-        self.assertEqual((bounded.cls, bounded.margin()), ("near", 200.0))
+        self.assertEqual((bounded.cls, bounded.margin()), ("near", 800.0))
+        self.assertAlmostEqual(exact.with_prior(
+            known(0.0, 1000.0), "x86_64", row).margin(), 106.0)
 
     def test_the_error_stated_is_the_architecture_s_own(self):
         with open(self.prior) as f:

@@ -38,9 +38,12 @@ inside its timed loop), so the prior (icount_classes.json: many boots
 of one kernel in the exact guest of each architecture) bounds the
 class: a row that any boot of the prior of its own architecture, or of
 the calibration, saw move beyond the exact tolerance is at best near
-(with_prior). The prior lends a class, never a margin: the margin is
-the calibration's (for a near row at least CALIBRATED_FLOOR_PCT % of
-it), and a prior of one architecture says nothing of another's rows. When both sides ran in the same boots (two setups of one
+(with_prior), and its margin is at least BOOT_SPREAD_FACTOR times the
+share of the row the prior's boots spread over (on arm64, clone read
+37,798 instructions in three boots of five and 37,273 in a fourth: a
+margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
+%, lets such a boot through as a verdict). A prior of one architecture
+says nothing of another's rows. When both sides ran in the same boots (two setups of one
 kernel, --vs-prefix) boots cannot differ between the sides, and the
 repetitions alone class the row (within_boot).
 
@@ -113,21 +116,26 @@ class Known:
     range: float
     median: float
     boots: int
-    # Not exact because of the prior (with_prior): which setup's and how
-    # many boots it saw the row in ('' when the calibration's own
-    # boots gave the class). Not in the JSON: the class is.
+    # What the prior (with_prior) saw of a row it saw move: which
+    # setup's and how many boots ('' when it did not), and the largest
+    # range across its boots of one repetition's figure as a share of
+    # the row. Not in the JSON: the class and the margin are.
     bounded_by: str = dataclasses.field(default="", compare=False)
+    prior_share: float = dataclasses.field(default=0.0, compare=False)
 
     @property
     def spread_pct(self) -> float:
         return self.range / abs(self.median) * 100 if self.median else 0.0
 
     def margin(self, paired: bool = True) -> float:
-        """How far apart (instructions) the sides must be."""
+        """How far apart (instructions) the sides must be: no closer
+        than the boots of the calibration, nor, relative to the row,
+        than those of the prior that saw it move."""
         seen = self.boot_range if paired else self.range
         share = 0.0 if self.cls == "exact" else \
             abs(self.median) * CALIBRATED_FLOOR_PCT / 100
-        return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share)
+        return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share,
+                   BOOT_SPREAD_FACTOR * self.prior_share * abs(self.median))
 
     def to_json(self) -> Dict[str, Any]:
         return {"class": self.cls, "boot_range_insn": round(self.boot_range, 4),
@@ -202,22 +210,41 @@ def prior_setup(setup: Optional[str]) -> Optional[str]:
     return found.name if found else None
 
 
-def prior_moved(path: Optional[str] = None) -> Dict[str, Dict[str, int]]:
-    """Architecture (prior_setup) -> 'TEST:ROW' -> the boots of the prior
-    in which the row was seen, for every row its prior saw move beyond
-    the exact tolerance (class near or noisy); {} when the file cannot
-    be read (no prior: the calibration alone classes the rows). Either
-    layout of a row counts: class and boots are in both."""
+class Moved(NamedTuple):
+    """What a prior saw of a row that moved: the boots it was seen in,
+    and the largest range across them of one repetition's figure as a
+    share of the row (0.0 when the prior's layout does not say)."""
+    boots: int
+    share: float
+
+
+def prior_moved(path: Optional[str] = None) -> Dict[str, Dict[str, Moved]]:
+    """Architecture (prior_setup) -> 'TEST:ROW' -> Moved, for every row
+    its prior saw move beyond the exact tolerance (class near or noisy);
+    {} when the file cannot be read (no prior: the calibration alone
+    classes the rows)."""
     return _prior_moved(path or CLASSES_FILE)
 
 
+def _moved(row: Mapping[str, Any]) -> Moved:
+    """A row of either layout: with its ranges (boot_range_insn over
+    median_insn), or as written before calibrations (class, spread_pct
+    over every figure, boots)."""
+    boots = int(row.get("boots") or 0)
+    try:
+        return Moved(boots, abs(float(row["boot_range_insn"]) /
+                                float(row["median_insn"])))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return Moved(boots, float(row.get("spread_pct") or 0.0) / 100)
+
+
 @functools.lru_cache(maxsize=8)
-def _prior_moved(path: str) -> Dict[str, Dict[str, int]]:
+def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
     try:
         setups = load_classes(path)["setups"]
     except (OSError, ValueError):
         return {}
-    out: Dict[str, Dict[str, int]] = {}
+    out: Dict[str, Dict[str, Moved]] = {}
     for name, setup in setups.items():
         arch_name = prior_setup(name)
         if arch_name is None:
@@ -226,32 +253,35 @@ def _prior_moved(path: str) -> Dict[str, Dict[str, int]]:
         for key, row in setup["rows"].items():
             if isinstance(row, dict) and row.get("class") in (
                     "near", "noisy"):
-                moved[key] = int(row.get("boots") or 0)
+                moved[key] = _moved(row)
     return out
 
 
 def with_prior(found: Known, setup: Optional[str], key: str,
                prior: Optional[str] = None) -> Known:
-    """found (a calibration's row 'TEST:ROW' in setup), at best
-    PRIOR_BOUND when the prior of setup's own architecture saw the row
-    move: three boots can agree by chance where twenty did not. The
-    margin stays the calibration's (Known.margin: a near row's floor)."""
+    """found (a calibration's row 'TEST:ROW' in setup), bounded by the
+    prior of setup's own architecture when it saw the row move (three
+    boots can agree by chance where twenty did not): at best
+    PRIOR_BOUND, and a margin of at least twice the share of the row its
+    boots spread over (bounded)."""
     arch_name = prior_setup(setup)
     if arch_name is None:
         return found
-    boots = prior_moved(prior).get(arch_name, {}).get(key)
-    if boots is None:
+    moved = prior_moved(prior).get(arch_name, {}).get(key)
+    if moved is None:
         return found
-    over = f" over {boots} boots" if boots else ""
-    return bounded(found, f"the {arch_name} prior saw it move{over}")
+    over = f" over {moved.boots} boots" if moved.boots else ""
+    return bounded(found, f"the {arch_name} prior saw it move{over}",
+                   moved.share)
 
 
-def bounded(found: Known, why: str) -> Known:
-    """found, at best PRIOR_BOUND: other boots (why says which) saw the
-    row move beyond the exact tolerance."""
-    if found.cls != "exact":
-        return found
-    return dataclasses.replace(found, cls=PRIOR_BOUND, bounded_by=why)
+def bounded(found: Known, why: str, share: float = 0.0) -> Known:
+    """found, as other boots that saw the row move beyond the exact
+    tolerance (why says which) leave it: at best PRIOR_BOUND, its margin
+    at least twice share (their range, a share of the row) of it."""
+    return dataclasses.replace(
+        found, cls=worse(found.cls, PRIOR_BOUND), bounded_by=why,
+        prior_share=max(found.prior_share, share))
 
 
 def aa_error(setup: Optional[str] = FIRST_SETUP,
@@ -379,8 +409,8 @@ def decide(vb: Sequence[float], vc: Sequence[float],
     verdict = _verdict(low, high, margin)
     note = None
     if verdict == "same":
-        bound = f"; not exact: {known.bounded_by}" if known.bounded_by \
-            else ""
+        bound = (f"; {known.bounded_by}, by {known.prior_share:.2%} of "
+                 f"the row") if known.bounded_by else ""
         note = _same_note(vb, vc, known.cls, margin,
                           f"{BOOT_SPREAD_FACTOR:g}x the range of "
                           f"{known.boots} boots of the base{bound}")
