@@ -174,7 +174,9 @@ def run_classes(path):
     if len(setups) != 1 or None in setups:
         raise cli.Error(f"{path}: not the boots of one setup (machine.arch: "
                         f"{', '.join(sorted(str(s) for s in setups))})")
-    return setups.pop(), calibration.of_dirs(dirs).rows
+    # The boots alone: the prior is made of them, never bounded by an
+    # earlier one.
+    return setups.pop(), calibration.of_dirs(dirs, prior=False).rows
 
 
 def earlier_classes(path):

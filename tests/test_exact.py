@@ -650,6 +650,21 @@ class Prior(unittest.TestCase):
         self.assertIn("no A/A record of this rule's error on aarch64",
                       " ".join(out.getvalue().split()))
 
+    def test_a_prior_is_made_of_its_boots_alone(self):
+        # Boots that read clone alike class it exact for a new prior,
+        # whatever the prior in place says (bench/guest_modes.py).
+        sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+        self.addCleanup(sys.path.remove, sys.path[0])
+        import guest_modes
+        self.a_b("aarch64", "arm")
+        os.makedirs(os.path.join(self.tmp.name, "prior"))
+        os.symlink(os.path.join(self.tmp.name, "arm-base"),
+                   os.path.join(self.tmp.name, "prior", "1"))
+        setup, rows = guest_modes.run_classes(
+            os.path.join(self.tmp.name, "prior"))
+        self.assertEqual(setup, "aarch64")
+        self.assertEqual(rows["syscall_overhead:clone"].cls, "exact")
+
     def test_calibrations_taken_or_kept_carry_the_bound(self):
         base = os.path.join(self.tmp.name, "arm-base")
         self.a_b("aarch64", "arm")

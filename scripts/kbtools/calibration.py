@@ -106,11 +106,13 @@ def save(path: str, cal: Calibration) -> None:
     os.replace(tmp, path)
 
 
-def of_boots(tests: Mapping[str, results.Test],
-             stat: str = "median") -> Dict[str, exact.Known]:
+def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
+             prior: bool = True) -> Dict[str, exact.Known]:
     """The rows of icount runs whose repetitions came from two or more
     boots of one kernel (a run_all.sh --vs-kernel side, or boots merged
-    with results.merge_dirs), each boot's repetitions in run order."""
+    with results.merge_dirs), each boot's repetitions in run order,
+    bounded by the prior of their architecture (not when prior is
+    False: what the boots alone showed, as the prior itself is made)."""
     rows: Dict[str, exact.Known] = {}
     for test in tests.values():
         if test.clock_mode() != results.ClockMode.ICOUNT:
@@ -124,13 +126,16 @@ def of_boots(tests: Mapping[str, results.Test],
             key = f"{test.name}:{row.name}"
             if known:
                 rows[key] = exact.with_prior(
-                    known, exact.setup_of(test.header), key)
+                    known, exact.setup_of(test.header), key) \
+                    if prior else known
     return rows
 
 
-def of_dirs(dirs: Sequence[str], stat: str = "median") -> Calibration:
+def of_dirs(dirs: Sequence[str], stat: str = "median",
+            prior: bool = True) -> Calibration:
     """The calibration from result directories of one kernel (each a
-    boot, or boots already merged); results.ResultError or OSError."""
+    boot, or boots already merged), bounded by the prior unless prior
+    is False (of_boots); results.ResultError or OSError."""
     runs = [results.load(d) for d in dirs]
     merged: Dict[str, results.Test] = {}
     release = ""
@@ -145,7 +150,7 @@ def of_dirs(dirs: Sequence[str], stat: str = "median") -> Calibration:
                     rname, results.Row(rname, row.unit))
                 for rep, boot in zip(row.reps, row.boots):
                     into.add_rep(rep, boot)
-    rows = of_boots(merged, stat)
+    rows = of_boots(merged, stat, prior)
     boots = max((k.boots for k in rows.values()), default=0)
     return Calibration(rows, boots, release,
                        sources=[os.path.abspath(d) for d in dirs])
