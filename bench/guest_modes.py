@@ -12,7 +12,10 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
     bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
-  icount      run_all.sh --kernel IMAGE --icount (each program twice)
+  icount      run_all.sh --kernel IMAGE --icount (each program once:
+              add --repeat 2 to run it twice, as an A/B's boots do and
+              as the priors of icount_classes.json were made, but for
+              arm64's first 5 boots)
   tcg         run_all.sh --kernel IMAGE --accel tcg
   tcg-loaded  the same beside stress-ng --cpu WORKERS (default 2)
 keeping DIR/MODE/K/ (every program's JSON) and the wall time of each
