@@ -12,7 +12,10 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
     bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
-  icount      run_all.sh --kernel IMAGE --icount (each program twice)
+  icount      run_all.sh --kernel IMAGE --icount (each program once:
+              add --repeat 2 to run it twice, as an A/B's boots do and
+              as the priors of icount_classes.json were made, but for
+              arm64's first 5 boots)
   tcg         run_all.sh --kernel IMAGE --accel tcg
   tcg-loaded  the same beside stress-ng --cpu WORKERS (default 2)
 keeping DIR/MODE/K/ (every program's JSON) and the wall time of each
@@ -32,10 +35,10 @@ repetition's figure across the boots (instructions and parts per
 million: kbtools.exact.known_of), then the counts of each class, the
 false verdicts of the exact rule in A/A runs made of those boots (each
 boot in turn the candidate, the calibration.BOOTS after it in a ring
-the base's calibration, with their median the base;
-kbtools.exact.decide), and the smallest change one boot per side flags
-in each row (the margin of such a calibration, at most: the worst set
-of boots).
+the base's calibration, with their median the base, and every boot but
+the candidate the prior: kbtools.exact.bounded, decide), and the
+smallest change one boot per side flags in each row (the margin of such
+a calibration, at most: the worst set of boots).
 
 classes writes the exact classes of the rows from icount runs of one
 kernel over several boots (each ICOUNT_RUN: a directory whose
@@ -44,9 +47,10 @@ subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 kernel in an A/A): the class of a row over every repetition of every
 boot, and its spread, kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON). compare's exact rule
-reads them (scripts/kbtools/icount_classes.json, kbtools.exact.known)
-so that a row that repeats within a boot but moves between boots is
-never called exact.
+reads them as the prior of each architecture
+(scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
+a row that any of their boots saw move is never called exact, however
+alike a calibration's three boots read it.
 """
 
 import argparse
@@ -178,8 +182,9 @@ def run_classes(path: str) -> Tuple[str, Dict[str, exact.Known]]:
     if len(setups) != 1 or None in setups:
         raise cli.Error(f"{path}: not the boots of one setup (machine.arch: "
                         f"{', '.join(sorted(str(s) for s in setups))})")
-    # the check above leaves one setup, and not None
-    return cast(str, setups.pop()), calibration.of_dirs(dirs).rows
+    # The boots alone: the prior is made of them, never bounded by an
+    # earlier one (the check above leaves one setup, and not None).
+    return cast(str, setups.pop()), calibration.of_dirs(dirs, prior=False).rows
 
 
 def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
@@ -248,7 +253,8 @@ def classes(args: argparse.Namespace) -> int:
             aa["trials"] += len(trials)
         aa["boots"] += len(boot_dirs(path))
         aa["what"] = f"{aa['boots']} boots of one kernel, each the " \
-            f"candidate against a calibration of {calibration.BOOTS} others"
+            f"candidate against a calibration of {calibration.BOOTS} " \
+            f"others and a prior of all the others"
         setup["runs"].append(os.path.basename(os.path.normpath(path)))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
@@ -298,8 +304,11 @@ def icount_boots(directory: str) -> Dict[str, List[List[float]]]:
 def aa_trials(boots: Sequence[Sequence[float]],
               cal_boots: int = calibration.BOOTS) -> List[exact.Decision]:
     """The A/A runs of a row's boots: each boot in turn the candidate,
-    the cal_boots after it (in a ring) the base's calibration; the
-    decision of each, none with fewer boots than one more than that."""
+    the cal_boots after it (in a ring) the base's calibration, every
+    boot but the candidate the prior (kbtools.exact.bounded: a row they
+    saw move is at best near, its margin at least twice their range);
+    the decision of each, none with fewer
+    boots than one more than that."""
     n = len(boots)
     if n <= cal_boots:
         return []
@@ -307,6 +316,10 @@ def aa_trials(boots: Sequence[Sequence[float]],
     for i in range(n):
         cal = [boots[(i + k) % n] for k in range(1, cal_boots + 1)]
         known = exact.known_of(cal)
+        prior = exact.known_of([*boots[:i], *boots[i + 1:]])
+        if known and prior and prior.cls != "exact" and prior.median:
+            known = exact.bounded(known, "the other boots saw it move",
+                                  prior.boot_range / abs(prior.median))
         out.append(exact.decide(by_position(cal), boots[i], known))
     return out
 

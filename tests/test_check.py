@@ -186,16 +186,17 @@ class Table(unittest.TestCase):
 
 class ExactRows(unittest.TestCase):
     """The exact verdicts of an A/A or A/B (check_guests.exact_rows): an
-    exact row that moved without a verdict fails, or is only reported
-    where the step says so (the arm64 A/A)."""
+    exact row that moved without a verdict fails; a near one (arm64's
+    clone, bounded by its prior) within its margin does not."""
 
-    def verdicts(self, moved_exact_fails: bool) -> str:
+    def verdicts(self, clone_class: str) -> str:
         from kbtools import check_guests, compare, results
         rows = [compare.Entry(test="syscall_overhead", name=name,
                               verdict=compare.Verdict.SAME,
                               clock=results.ClockMode.ICOUNT,
-                              row_class="exact", delta=delta)
-                for name, delta in (("getpid", 0.0), ("clone", -247.75))]
+                              row_class=cls, delta=delta)
+                for name, cls, delta in (("getpid", "exact", 0.0),
+                                         ("clone", clone_class, -247.75))]
         got = compare.Comparison(text="{}", entries=rows, over=[])
         with tempfile.TemporaryDirectory() as work, \
                 mock.patch.object(compare, "comparison", return_value=got):
@@ -203,17 +204,15 @@ class ExactRows(unittest.TestCase):
             out = io.StringIO()
             with mock.patch("sys.stdout", out):
                 check_guests.exact_rows(c, os.path.join(work, "aa"),
-                                        {"getpid": "same:exact"},
-                                        moved_exact_fails)
+                                        {"getpid": "same:exact"})
             return out.getvalue()
 
     def test_a_moved_exact_row_fails(self) -> None:
         with self.assertRaises(checking.Fail):
-            self.verdicts(True)
+            self.verdicts("exact")
 
-    def test_or_is_reported(self) -> None:
-        self.assertIn("NOTE: exact row clone moved -247.75 insn (same)",
-                      self.verdicts(False))
+    def test_a_near_row_within_its_margin_does_not(self) -> None:
+        self.assertIn("getpid: same (exact)", self.verdicts("near"))
 
 
 class WhereStep(unittest.TestCase):

@@ -5,8 +5,11 @@ instruction counter (kbtools.exact.Known), taken from an A/A of that
 kernel and cached per image, so that a bisection or a series pays for
 it once.
 
-A calibration holds for the kernel image it was taken on and nothing
-else: its key is everything that can change a row's instructions (the
+A row's class is what the calibration's boots showed, bounded by the
+prior of the architecture (kbtools.exact.with_prior: a row that the
+prior's boots saw move is at best near, however alike three boots read
+it). A calibration holds for the kernel image it was taken on and
+nothing else: its key is everything that can change a row's instructions (the
 image's contents, and so its release and configuration; QEMU's
 version; the architecture; the vCPUs; the -icount options; the kernel
 command line the guest booted with; the guest's settings). A row that
@@ -78,7 +81,11 @@ class Calibration:
                 raise ValueError(f"not a calibration (layout "
                                  f"{doc.get('layout')!r}, not {LAYOUT})")
             key = Key(**doc["key"]) if doc.get("key") else None
-            rows = {str(k): exact.Known.from_json(v)
+            # One kept before the prior bounded the classes gets its
+            # bound here (the key names the architecture).
+            rows = {str(k): exact.with_prior(exact.Known.from_json(v),
+                                             key.arch if key else None,
+                                             str(k))
                     for k, v in doc["rows"].items()}
             return Calibration(rows, int(doc["boots"]),
                                str(doc.get("release") or ""), key,
@@ -99,11 +106,13 @@ def save(path: str, cal: Calibration) -> None:
     os.replace(tmp, path)
 
 
-def of_boots(tests: Mapping[str, results.Test],
-             stat: str = "median") -> Dict[str, exact.Known]:
+def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
+             prior: bool = True) -> Dict[str, exact.Known]:
     """The rows of icount runs whose repetitions came from two or more
     boots of one kernel (a run_all.sh --vs-kernel side, or boots merged
-    with results.merge_dirs), each boot's repetitions in run order."""
+    with results.merge_dirs), each boot's repetitions in run order,
+    bounded by the prior of their architecture (not when prior is
+    False: what the boots alone showed, as the prior itself is made)."""
     rows: Dict[str, exact.Known] = {}
     for test in tests.values():
         if test.clock_mode() != results.ClockMode.ICOUNT:
@@ -114,14 +123,19 @@ def of_boots(tests: Mapping[str, results.Test],
                 continue
             known = exact.known_of([[v * scale for v in boot]
                                     for boot in row.boot_reps(stat)])
+            key = f"{test.name}:{row.name}"
             if known:
-                rows[f"{test.name}:{row.name}"] = known
+                rows[key] = exact.with_prior(
+                    known, exact.setup_of(test.header), key) \
+                    if prior else known
     return rows
 
 
-def of_dirs(dirs: Sequence[str], stat: str = "median") -> Calibration:
+def of_dirs(dirs: Sequence[str], stat: str = "median",
+            prior: bool = True) -> Calibration:
     """The calibration from result directories of one kernel (each a
-    boot, or boots already merged); results.ResultError or OSError."""
+    boot, or boots already merged), bounded by the prior unless prior
+    is False (of_boots); results.ResultError or OSError."""
     runs = [results.load(d) for d in dirs]
     merged: Dict[str, results.Test] = {}
     release = ""
@@ -136,7 +150,7 @@ def of_dirs(dirs: Sequence[str], stat: str = "median") -> Calibration:
                     rname, results.Row(rname, row.unit))
                 for rep, boot in zip(row.reps, row.boots):
                     into.add_rep(rep, boot)
-    rows = of_boots(merged, stat)
+    rows = of_boots(merged, stat, prior)
     boots = max((k.boots for k in rows.values()), default=0)
     return Calibration(rows, boots, release,
                        sources=[os.path.abspath(d) for d in dirs])

@@ -788,7 +788,8 @@ FAMILY_TEXT = {"run": "each candidate's rows", "program": "each program's "
 
 
 def _method(stat: str, threshold_pct: float, alpha: float,
-            entries: Sequence[Entry] = (), family: str = "run") -> str:
+            entries: Sequence[Entry] = (), family: str = "run",
+            setup: Optional[str] = exact.FIRST_SETUP) -> str:
     text = (f"Per row: ratio of the {stat}s over repetitions, 95% "
             f"Hodges-Lehmann interval, Mann-Whitney U p, q = "
             f"Benjamini-Hochberg over {FAMILY_TEXT[family]}; slower/faster "
@@ -798,13 +799,20 @@ def _method(stat: str, threshold_pct: float, alpha: float,
             f"family, at this row's repetitions and a "
             f"{MDE_SPREAD_CONFIDENCE:.0%} upper bound of its spread.")
     if any(e.clock == ClockMode.ICOUNT for e in entries):
-        text += " " + exact_method()
+        text += " " + exact_method(setup)
     return text
 
 
-def exact_method() -> str:
-    """What an icount comparison's verdicts mean, and their error, in one
-    paragraph."""
+def run_setup(run: Run) -> Optional[str]:
+    """The setup a run's figures were counted in (kbtools.exact.setup_of
+    of its first test that says)."""
+    return next((exact.setup_of(t.header) for t in run.tests.values()
+                 if exact.setup_of(t.header)), None)
+
+
+def exact_method(setup: Optional[str] = exact.FIRST_SETUP) -> str:
+    """What an icount comparison's verdicts mean, and their error (A/A
+    runs of the setup's architecture), in one paragraph."""
     return (f"Exact (icount) rows count guest instructions per operation, "
             f"judged against the calibration of the base's kernel (its "
             f"own boots, an A/A): slower/faster when every candidate "
@@ -815,9 +823,12 @@ def exact_method() -> str:
             f"boots showed, and {exact.CALIBRATED_FLOOR_PCT:g}% of a row "
             f"that is not exact (exact: within {exact.EXACT_PPM:g} ppm "
             f"across boots; near: within {exact.NEAR_SPREAD_PCT:g}%; noisy: "
-            f"wider); a row the "
+            f"wider); a row that the prior of the architecture "
+            f"(icount_classes.json) saw move is at best {exact.PRIOR_BOUND} "
+            f"and takes at least {exact.BOOT_SPREAD_FACTOR:g}x the share of "
+            f"itself that the prior's boots spread over; a row the "
             f"calibration lacks takes the rule above over boots. Error: "
-            f"{exact.aa_error()}. Instructions do not show cache or TLB "
+            f"{exact.aa_error(setup)}. Instructions do not show cache or TLB "
             f"misses, contention, memory bandwidth, device latency or "
             f"microcode costs.")
 
@@ -834,7 +845,8 @@ def format_text(base: Run, candidates: Sequence[Run],
     out += _render(header, lines, aligns)
     out.append("")
     out += _summary(entries, candidates)
-    out += _wrap(_method(stat, threshold_pct, alpha, entries, family), 78)
+    out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
+                         run_setup(base)), 78)
     out += honesty(entries, alpha)
     return "\n".join(out) + "\n"
 
@@ -889,7 +901,8 @@ def format_email(base: Run, candidates: Sequence[Run],
     out.append("")
     for ln in _summary(entries, candidates):
         out += _wrap(ln)
-    out += _wrap(_method(stat, threshold_pct, alpha, entries, family))
+    out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
+                         run_setup(base)))
     for ln in honesty(entries, alpha):
         out += _wrap(ln)
     return "\n".join(out) + "\n"
@@ -902,7 +915,8 @@ def format_json(base: Run, candidates: Sequence[Run],
     doc = {"base": base.label, "candidates": [c.label for c in candidates],
            "stat": stat, "threshold_pct": threshold_pct, "alpha": alpha,
            "family": family, "design": design_note(entries, alpha),
-           "method": _method(stat, threshold_pct, alpha, entries, family),
+           "method": _method(stat, threshold_pct, alpha, entries, family,
+                             run_setup(base)),
            "warnings": warnings(base, candidates),
            "rows": [e.to_json() for e in entries]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"

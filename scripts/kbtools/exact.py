@@ -28,7 +28,22 @@ rule (the statistical one, over boots: 'pending' here), never as
 exact. known() is the one lookup (compare and bisect call it with the
 runs' headers and the base kernel's calibration): sides counted in two
 setups (setup_of: the guest's architecture, another instruction set)
-have no calibration in common. When both sides ran in the same boots (two setups of one
+have no calibration in common.
+
+A calibration's few boots can agree by chance on a row that moves now
+and then (on arm64, clone read identically by three boots moved by 248
+instructions in a fourth). What makes such a row move is its nature,
+not the kernel's release (clone moves because kernel threads run
+inside its timed loop), so the prior (icount_classes.json: many boots
+of one kernel in the exact guest of each architecture) bounds the
+class: a row that any boot of the prior of its own architecture, or of
+the calibration, saw move beyond the exact tolerance is at best near
+(with_prior), and its margin is at least BOOT_SPREAD_FACTOR times the
+share of the row the prior's boots spread over (on arm64, clone read
+37,798 instructions in three boots of five and 37,273 in a fourth: a
+margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
+%, lets such a boot through as a verdict). A prior of one architecture
+says nothing of another's rows. When both sides ran in the same boots (two setups of one
 kernel, --vs-prefix) boots cannot differ between the sides, and the
 repetitions alone class the row (within_boot).
 
@@ -38,12 +53,14 @@ than instructions (VERW buffer clearing, IBPB). A change of those alone
 reads 'same' here.
 """
 
+import dataclasses
+import functools
 import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
-from kbtools import results, stats
+from kbtools import arch, results, stats
 
 # Repetitions of a batched null system call differ by one instruction
 # per batch (0.001 per call with 1000 calls); a quarter instruction per
@@ -74,6 +91,9 @@ CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # A classes file written before setups were told apart holds the A/A
 # runs of x86_64 guests alone.
 FIRST_SETUP = "x86_64"
+# What the prior's file says of a row it saw move beyond the exact
+# tolerance (its class) and the class it leaves such a row at best.
+PRIOR_BOUND = "near"
 
 
 class Decision(NamedTuple):
@@ -96,17 +116,26 @@ class Known:
     range: float
     median: float
     boots: int
+    # What the prior (with_prior) saw of a row it saw move: which
+    # setup's and how many boots ('' when it did not), and the largest
+    # range across its boots of one repetition's figure as a share of
+    # the row. Not in the JSON: the class and the margin are.
+    bounded_by: str = dataclasses.field(default="", compare=False)
+    prior_share: float = dataclasses.field(default=0.0, compare=False)
 
     @property
     def spread_pct(self) -> float:
         return self.range / abs(self.median) * 100 if self.median else 0.0
 
     def margin(self, paired: bool = True) -> float:
-        """How far apart (instructions) the sides must be."""
+        """How far apart (instructions) the sides must be: no closer
+        than the boots of the calibration, nor, relative to the row,
+        than those of the prior that saw it move."""
         seen = self.boot_range if paired else self.range
         share = 0.0 if self.cls == "exact" else \
             abs(self.median) * CALIBRATED_FLOOR_PCT / 100
-        return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share)
+        return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share,
+                   BOOT_SPREAD_FACTOR * self.prior_share * abs(self.median))
 
     def to_json(self) -> Dict[str, Any]:
         return {"class": self.cls, "boot_range_insn": round(self.boot_range, 4),
@@ -155,27 +184,121 @@ def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
 
 
 def known(headers: Sequence[results.Header], test: str, row: str,
-          cal: Optional[Mapping[str, Known]]) -> Optional[Known]:
+          cal: Optional[Mapping[str, Known]],
+          prior: Optional[str] = None) -> Optional[Known]:
     """The one lookup of a row's class: what the calibration of the
     base's kernel (cal: kbtools.calibration, 'TEST:ROW' -> Known) showed
-    of TEST:ROW, for the runs compared (each side's header); None when
-    there is no calibration, it lacks the row, or the runs were counted
-    in two setups (setup_of), which no calibration spans. A row without
-    one goes to the boot rule, never exact."""
-    if cal is None or len({setup_of(h) for h in headers}) > 1:
+    of TEST:ROW, for the runs compared (each side's header), bounded by
+    the prior of their architecture (with_prior; prior: the classes
+    file, CLASSES_FILE by default); None when there is no calibration, it lacks the row, or the
+    runs were counted in two setups (setup_of), which no calibration
+    spans. A row without one goes to the boot rule, never exact."""
+    setups = {setup_of(h) for h in headers}
+    if cal is None or len(setups) > 1:
         return None
-    return cal.get(f"{test}:{row}")
+    key = f"{test}:{row}"
+    found = cal.get(key)
+    if found is None:
+        return None
+    return with_prior(found, setups.pop() if setups else None, key, prior)
 
 
-def aa_error(setup: str = FIRST_SETUP, path: str = CLASSES_FILE) -> str:
-    """What A/A runs showed of the rule's error in a setup, from the
-    prior's 'aa' record (bench/guest_modes.py exact): one clause."""
+def prior_setup(setup: Optional[str]) -> Optional[str]:
+    """The architecture a setup's prior is kept under (kbtools.arch's
+    name: 'aarch64' and 'arm64' are one), or None for none known."""
+    found = arch.lookup(setup) if setup else None
+    return found.name if found else None
+
+
+class Moved(NamedTuple):
+    """What a prior saw of a row that moved: the boots it was seen in,
+    and the largest range across them of one repetition's figure as a
+    share of the row (0.0 when the prior's layout does not say)."""
+    boots: int
+    share: float
+
+
+def prior_moved(path: Optional[str] = None) -> Dict[str, Dict[str, Moved]]:
+    """Architecture (prior_setup) -> 'TEST:ROW' -> Moved, for every row
+    its prior saw move beyond the exact tolerance (class near or noisy);
+    {} when the file cannot be read (no prior: the calibration alone
+    classes the rows)."""
+    return _prior_moved(path or CLASSES_FILE)
+
+
+def _moved(row: Mapping[str, Any]) -> Moved:
+    """A row of either layout: with its ranges (boot_range_insn over
+    median_insn), or as written before calibrations (class, spread_pct
+    over every figure, boots)."""
+    boots = int(row.get("boots") or 0)
     try:
-        aa = load_classes(path)["setups"][setup]["aa"]
+        return Moved(boots, abs(float(row["boot_range_insn"]) /
+                                float(row["median_insn"])))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return Moved(boots, float(row.get("spread_pct") or 0.0) / 100)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
+    try:
+        setups = load_classes(path)["setups"]
+    except (OSError, ValueError):
+        return {}
+    out: Dict[str, Dict[str, Moved]] = {}
+    for name, setup in setups.items():
+        arch_name = prior_setup(name)
+        if arch_name is None:
+            continue
+        moved = out.setdefault(arch_name, {})
+        for key, row in setup["rows"].items():
+            if isinstance(row, dict) and row.get("class") in (
+                    "near", "noisy"):
+                moved[key] = _moved(row)
+    return out
+
+
+def with_prior(found: Known, setup: Optional[str], key: str,
+               prior: Optional[str] = None) -> Known:
+    """found (a calibration's row 'TEST:ROW' in setup), bounded by the
+    prior of setup's own architecture when it saw the row move (three
+    boots can agree by chance where twenty did not): at best
+    PRIOR_BOUND, and a margin of at least twice the share of the row its
+    boots spread over (bounded)."""
+    arch_name = prior_setup(setup)
+    if arch_name is None:
+        return found
+    moved = prior_moved(prior).get(arch_name, {}).get(key)
+    if moved is None:
+        return found
+    over = f" over {moved.boots} boots" if moved.boots else ""
+    return bounded(found, f"the {arch_name} prior saw it move{over}",
+                   moved.share)
+
+
+def bounded(found: Known, why: str, share: float = 0.0) -> Known:
+    """found, as other boots that saw the row move beyond the exact
+    tolerance (why says which) leave it: at best PRIOR_BOUND, its margin
+    at least twice share (their range, a share of the row) of it."""
+    return dataclasses.replace(
+        found, cls=worse(found.cls, PRIOR_BOUND), bounded_by=why,
+        prior_share=max(found.prior_share, share))
+
+
+def aa_error(setup: Optional[str] = FIRST_SETUP,
+             path: Optional[str] = None) -> str:
+    """What A/A runs showed of the rule's error in a setup (the runs'
+    architecture: 'aarch64' and 'arm64' are one), from the 'aa' record
+    of that architecture's prior (bench/guest_modes.py exact), never
+    another's: one clause."""
+    name = setup or "an architecture the runs do not name"
+    try:
+        setups = load_classes(path or CLASSES_FILE)["setups"]
+        aa = next(v["aa"] for k, v in setups.items()
+                  if setup and prior_setup(k) == prior_setup(setup))
         false, trials = int(aa["false"]), int(aa["trials"])
         what = str(aa["what"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return (f"no A/A record of this rule's error on {setup} "
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return (f"no A/A record of this rule's error on {name} "
                 f"(icount_classes.json)")
     bound = stats.binomial_upper(false, trials)
     return (f"A/A runs on {setup}: {false} false verdicts in {trials} row "
@@ -286,9 +409,11 @@ def decide(vb: Sequence[float], vc: Sequence[float],
     verdict = _verdict(low, high, margin)
     note = None
     if verdict == "same":
+        bound = (f"; {known.bounded_by}, by {known.prior_share:.2%} of "
+                 f"the row") if known.bounded_by else ""
         note = _same_note(vb, vc, known.cls, margin,
                           f"{BOOT_SPREAD_FACTOR:g}x the range of "
-                          f"{known.boots} boots of the base")
+                          f"{known.boots} boots of the base{bound}")
     return Decision(known.cls, verdict, note, margin)
 
 
