@@ -249,7 +249,7 @@ class Recorded(unittest.TestCase):
             state = os.path.join(tmp, "steps")
             shutil.copytree(os.path.join(HERE, "data", "series", "steps"),
                             state)
-            with mock.patch.object(kernel, "build_commit",
+            with mock.patch.object(kernel.SeriesBuild, "build",
                                    side_effect=AssertionError("built")), \
                     mock.patch.object(series.Booter, "boot_once",
                                       side_effect=AssertionError("booted")):
@@ -358,7 +358,7 @@ def git(tree: str, *args: str) -> str:
 @needs.commands("git")
 class Task(unittest.TestCase):
     """kbench series on a small git tree, its builds and boots mocked
-    (kbtools.kernel.build_commit, Booter.boot_once and key_of)."""
+    (kbtools.kernel.SeriesBuild.build, Booter.boot_once and key_of)."""
 
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
@@ -390,11 +390,10 @@ class Task(unittest.TestCase):
             return BASE_BOOTS[k % 3]
         return STEPS[self.hashes.index(commit) - 1]
 
-    def build(self, req: kernel.CommitBuild, prog: str
-              ) -> kernel.CommitImage:
-        if req.rev == self.fail_build:
+    def build(self, rev: str) -> kernel.CommitImage:
+        if rev == self.fail_build:
             raise kernel.BuildFailed("failed", os.devnull)
-        return kernel.CommitImage(f"/images/{req.rev}", "/log", req.rev)
+        return kernel.CommitImage(f"/images/{rev}", "/log", rev)
 
     def boot_once(self, booter: series.Booter, commit: str,
                   image: str) -> Optional[str]:
@@ -413,11 +412,15 @@ class Task(unittest.TestCase):
         def boot_once(booter: series.Booter, commit: str,
                       image: str) -> Optional[str]:
             return test.boot_once(booter, commit, image)
+
+        def build(builds: kernel.SeriesBuild, rev: str
+                  ) -> kernel.CommitImage:
+            return test.build(rev)
         key = calibration.Key("sha", "qemu", "x86_64", 1, "shift=0", "")
         argv = (["--resume", "--state", self.state] if resume else
                 ["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[4]}",
                  "-t", TEST, "--state", self.state])
-        with mock.patch.object(kernel, "build_commit", self.build), \
+        with mock.patch.object(kernel.SeriesBuild, "build", build), \
                 mock.patch.object(series.Booter, "boot_once", boot_once), \
                 mock.patch.object(series.Booter, "key_of",
                                   lambda self, image: key), \
