@@ -6,6 +6,7 @@ kbtools.kernel (testkernel/build.sh), kbtools.ksrc, kbtools.corpus and
 the front door (./kbench)."""
 
 import contextlib
+import fcntl
 import io
 import os
 import shutil
@@ -16,7 +17,8 @@ import sys
 import tempfile
 import time
 import unittest
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence,
+                    Tuple)
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -494,6 +496,95 @@ class TreeCommit(unittest.TestCase):
         self.assertEqual(130, rc)
         self.assertIn("build.sh: interrupted", err)
         self.assertEqual("work", self.branch())
+
+    def series_of(self, n: int) -> List[str]:
+        """n more commits on the tree's branch, each changing one file;
+        their hashes, oldest first."""
+        g = ["git", "-C", self.tree, "-c", "user.name=t",
+             "-c", "user.email=t@t"]
+        hashes: List[str] = []
+        for k in range(n):
+            with open(os.path.join(self.tree, "f"), "w") as f:
+                f.write(f"{k}\n")
+            subprocess.run(g + ["add", "f"], check=True)
+            subprocess.run(g + ["commit", "-q", "-m", f"c{k}"], check=True)
+            hashes.append(sh(f"git -C {self.tree} rev-parse HEAD"))
+        return hashes
+
+    def make_image(self, cmd: Sequence[str], log: str) -> int:
+        """make, mocked: an image in the object directory; the build
+        lock is held meanwhile (another taker would wait)."""
+        with open(os.path.join(self.cache, ".lock-build"), "w") as f:
+            with self.assertRaises(BlockingIOError):
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        open(log, "w").close()
+        obj = cmd[3][2:]
+        os.makedirs(os.path.join(obj, "arch", "x86", "boot"), exist_ok=True)
+        for name in ("arch/x86/boot/bzImage", ".config"):
+            with open(os.path.join(obj, name), "w") as f:
+                f.write(self.head)
+        self.heads.append(self.head)
+        return 0
+
+    def checkouts(self) -> Tuple[List[str], Any]:
+        """proc.run watched: the revisions the tree was checked out on,
+        in order."""
+        real_run = proc.run
+        revs: List[str] = []
+
+        def run(cmd: Sequence[str], log: Optional[str] = None,
+                **kw: Any) -> int:
+            if "checkout" in cmd:
+                revs.append(cmd[-1])
+            return real_run(cmd, log=log, **kw)
+        return revs, mock.patch.object(proc, "run", side_effect=run)
+
+    def test_a_series_goes_from_commit_to_commit(self) -> None:
+        """kernel.SeriesBuild: each commit checked out from the one built
+        before it, the tree put back on its branch once, at the end;
+        a cached image is neither checked out nor built."""
+        hashes = self.series_of(3)
+        self.heads: List[str] = []
+        with self.mocked(self.make_image), \
+                contextlib.redirect_stderr(io.StringIO()):
+            with kernel.SeriesBuild(self.tree, "series", 2) as builds:
+                cached = builds.build(hashes[0])
+            revs, watch = self.checkouts()
+            with watch, kernel.SeriesBuild(self.tree, "series", 2) as builds:
+                images = [builds.build(h).image for h in hashes]
+                self.assertEqual(hashes[2], sh(
+                    f"git -C {self.tree} rev-parse HEAD"))
+        self.assertEqual(cached.image, images[0])
+        self.assertEqual(hashes[1:], self.heads[1:])
+        self.assertEqual([hashes[1], hashes[2], "work"], revs)
+        self.assertEqual("work", self.branch())
+        for h, image in zip(hashes, images):
+            self.assertIn(h, image)
+            with open(image) as f:
+                self.assertEqual(h, f.read())
+
+    def test_an_interrupted_series_puts_the_tree_back(self) -> None:
+        hashes = self.series_of(3)
+        self.heads = []
+
+        def make(cmd: Sequence[str], log: str) -> int:
+            if self.head == hashes[1]:
+                raise proc.Interrupted(signal.SIGTERM)
+            return self.make_image(cmd, log)
+        with self.mocked(make), contextlib.redirect_stderr(io.StringIO()), \
+                self.assertRaises(proc.Interrupted):
+            with kernel.SeriesBuild(self.tree, "series", 2) as builds:
+                for h in hashes:
+                    builds.build(h)
+        self.assertEqual([hashes[0]], self.heads)
+        self.assertEqual("work", self.branch())
+        # The lock given back, the cut build's image not kept.
+        with proc.locked(os.path.join(self.cache, ".lock-build"),
+                         wait=False):
+            pass
+        self.assertEqual(
+            [], [d for d in os.listdir(os.path.join(self.cache, "commits"))
+                 if d.startswith(hashes[1])])
 
     def test_a_tree_with_a_build_of_its_own_is_refused(self) -> None:
         open(os.path.join(self.tree, ".config"), "w").close()

@@ -417,6 +417,39 @@ class ExactPage(unittest.TestCase):
         self.assertEqual(nop.margin, 0.5)
         self.assertLess(abs(rows["getpid"].delta), rows["getpid"].margin)
 
+    def test_exact_rows_have_exact_columns(self) -> None:
+        """An exact row's change and margin in instructions, no interval
+        or p value of a clock; a clock's rows keep theirs."""
+        def columns(table: str) -> List[str]:
+            return re.findall(r"<th[^>]*>([^<]*)</th>", table)
+
+        def cells(table: str, name: str) -> List[str]:
+            tr = re.search(rf'<tr><td class="l">{name}</td>(.*?)</tr>',
+                           table)
+            assert tr is not None, name
+            return re.findall(r"<td[^>]*>([^<]*)</td>", tr.group(1))
+        html = report.compare_table(self.entries)
+        cols = columns(html)
+        self.assertEqual(cols[:8], ["row", "unit", "base", "candidate",
+                                    "change", "margin", "ratio", "verdict"])
+        self.assertNotIn("p", cols)
+        self.assertNotIn("95% CI / change", cols)
+        got = dict(zip(cols[1:], cells(html, "getppid")))
+        # To the thousandth: the unit the exact rule counts in.
+        self.assertEqual(got["base"], "329.097")
+        self.assertEqual(got["change"], "+0.999 insn")
+        self.assertEqual(got["margin"], "\u00b10.500 insn")
+        self.assertEqual(got["verdict"], "slower (exact)")
+        V = compare.Verdict
+        clock = compare.Entry(test="t", name="fork", unit="us", base=10.0,
+                              value=11.0, ratio=1.1, ci_low=1.05,
+                              ci_high=1.15, p_value=0.001, n_base=8,
+                              n_candidate=8, verdict=V.SLOWER)
+        html = report.compare_table([clock])
+        self.assertIn("95% CI / change", columns(html))
+        self.assertIn("p", columns(html))
+        self.assertIn("1.050 .. 1.150", cells(html, "fork"))
+
     @NEED_MPL
     def test_page(self) -> None:
         page = report.render(self.runs)

@@ -249,7 +249,7 @@ class Recorded(unittest.TestCase):
             state = os.path.join(tmp, "steps")
             shutil.copytree(os.path.join(HERE, "data", "series", "steps"),
                             state)
-            with mock.patch.object(kernel, "build_commit",
+            with mock.patch.object(kernel.SeriesBuild, "build",
                                    side_effect=AssertionError("built")), \
                     mock.patch.object(series.Booter, "boot_once",
                                       side_effect=AssertionError("booted")):
@@ -348,6 +348,60 @@ class Boots(unittest.TestCase):
         self.assertEqual(series.usable_boots(self.tmp.name, self.commit), [])
 
 
+class Builds(unittest.TestCase):
+    """The builder's commits go through one kernel.SeriesBuild, in order:
+    the tree from commit to commit, put back once (also when a signal
+    cuts a build short); a commit built before is not built again."""
+
+    def run_builds(self, stop_at: Optional[str] = None) -> List[Any]:
+        calls: List[Any] = []
+
+        class Builds:
+            def __init__(self, tree: str, prog: str, jobs: int):
+                calls.append(("from", tree))
+
+            def __enter__(self) -> "Builds":
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                calls.append(("back",))
+
+            def build(self, rev: str) -> kernel.CommitImage:
+                if rev == stop_at:
+                    raise proc.Interrupted(15)
+                calls.append(("build", rev))
+                return kernel.CommitImage(f"/images/{rev}", "/log", rev)
+        with mock.patch.object(kernel, "SeriesBuild", Builds):
+            try:
+                series.build_all("/tree", ["a", "b", "c"], self.state, 2,
+                                 "kbench series")
+            except proc.Interrupted:
+                calls.append(("interrupted",))
+        return calls
+
+    def setUp(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.state = tmp.name
+        os.makedirs(os.path.join(self.state, "builds"))
+        with open(series.build_record(self.state, "b"), "w") as f:
+            json.dump({"status": "built", "image": "/images/b"}, f)
+
+    def test_in_order_from_one_to_the_next(self) -> None:
+        self.assertEqual([("from", "/tree"), ("build", "a"), ("build", "c"),
+                          ("back",)], self.run_builds())
+        self.assertEqual({"status": "built", "image": "/images/c",
+                          "commit": "c"},
+                         {k: v for k, v in (series.read_build(
+                             self.state, "c") or {}).items()
+                          if k != "seconds"})
+
+    def test_a_signal_puts_the_tree_back(self) -> None:
+        self.assertEqual([("from", "/tree"), ("build", "a"), ("back",),
+                          ("interrupted",)], self.run_builds(stop_at="c"))
+        self.assertIsNone(series.read_build(self.state, "c"))
+
+
 def git(tree: str, *args: str) -> str:
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
@@ -358,7 +412,7 @@ def git(tree: str, *args: str) -> str:
 @needs.commands("git")
 class Task(unittest.TestCase):
     """kbench series on a small git tree, its builds and boots mocked
-    (kbtools.kernel.build_commit, Booter.boot_once and key_of)."""
+    (kbtools.kernel.SeriesBuild.build, Booter.boot_once and key_of)."""
 
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
@@ -390,11 +444,10 @@ class Task(unittest.TestCase):
             return BASE_BOOTS[k % 3]
         return STEPS[self.hashes.index(commit) - 1]
 
-    def build(self, req: kernel.CommitBuild, prog: str
-              ) -> kernel.CommitImage:
-        if req.rev == self.fail_build:
+    def build(self, rev: str) -> kernel.CommitImage:
+        if rev == self.fail_build:
             raise kernel.BuildFailed("failed", os.devnull)
-        return kernel.CommitImage(f"/images/{req.rev}", "/log", req.rev)
+        return kernel.CommitImage(f"/images/{rev}", "/log", rev)
 
     def boot_once(self, booter: series.Booter, commit: str,
                   image: str) -> Optional[str]:
@@ -413,11 +466,15 @@ class Task(unittest.TestCase):
         def boot_once(booter: series.Booter, commit: str,
                       image: str) -> Optional[str]:
             return test.boot_once(booter, commit, image)
+
+        def build(builds: kernel.SeriesBuild, rev: str
+                  ) -> kernel.CommitImage:
+            return test.build(rev)
         key = calibration.Key("sha", "qemu", "x86_64", 1, "shift=0", "")
         argv = (["--resume", "--state", self.state] if resume else
                 ["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[4]}",
                  "-t", TEST, "--state", self.state])
-        with mock.patch.object(kernel, "build_commit", self.build), \
+        with mock.patch.object(kernel.SeriesBuild, "build", build), \
                 mock.patch.object(series.Booter, "boot_once", boot_once), \
                 mock.patch.object(series.Booter, "key_of",
                                   lambda self, image: key), \

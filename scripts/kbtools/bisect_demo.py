@@ -400,15 +400,6 @@ def build_lock(tree: str) -> str:
                         ".lock-build")
 
 
-def branch_of(tree: str) -> str:
-    """The tree's branch, or its commit when detached."""
-    try:
-        return proc.capture(["git", "-C", tree, "symbolic-ref", "-q",
-                             "--short", "HEAD"]).strip()
-    except proc.Failed:
-        return proc.capture(["git", "-C", tree, "rev-parse", "HEAD"]).strip()
-
-
 def check_out(tree: str, rev: str, *force: str) -> bool:
     with proc.locked(build_lock(tree)):
         return proc.run(["git", "-C", tree, "checkout", "-q", *force,
@@ -471,7 +462,7 @@ class Demo:
         """Every series on the unpatched branch, the tree put back on its
         own afterwards (a signal included)."""
         os.makedirs(self.states, exist_ok=True)
-        orig = branch_of(self.tree)
+        orig = kernel.tree_head(self.tree)
         orig = "" if orig == BASE else orig
         try:
             if orig and not check_out(self.tree, BASE, "-f"):

@@ -23,6 +23,7 @@ became a wrapper of this module:
 """
 
 import argparse
+import contextlib
 import hashlib
 import os
 import re
@@ -427,7 +428,6 @@ class Commit:
                                 f"{self.hash}-{self.frag_key}{self.suffix}")
         self.obj = os.path.join(b.cache, "obj",
                                 sha12((src + "\n").encode()))
-        self.orig_head = ""
         self.log = os.path.join(b.cache, "commits", f"build-{rev}.log")
 
     def check_clean(self) -> None:
@@ -447,28 +447,22 @@ class Commit:
         return ["git", "-C", self.src, "-c", "advice.detachedHead=false",
                 *args]
 
-    def restore(self) -> None:
-        """Put the tree back on its branch (or commit)."""
-        if self.orig_head:
-            if proc.run(self.git("checkout", "-q", self.orig_head)) != 0:
-                self.b.say(f"could not put {self.src} back on "
-                           f"{self.orig_head}")
-            self.orig_head = ""
-
     def build(self) -> None:
+        """This commit built, the tree put back on its branch after."""
+        check_unchanged(self.src)
+        head = tree_head(self.src)
+        try:
+            self.build_here()
+        finally:
+            put_back(self.b, self.src, head)
+
+    def build_here(self) -> None:
+        """Check this commit out (from whichever commit the tree is on:
+        make rebuilds what differs between the two) and build its image
+        into self.out; the tree stays on it."""
         b = self.b
         log = self.log
         start = b.clock.seconds()
-        if not proc.succeeds(["git", "-C", self.src, "diff", "--quiet",
-                              "HEAD", "--"]):
-            raise cli.Error(f"--tree '{self.src}' has uncommitted changes: "
-                            "commit or stash them")
-        try:
-            self.orig_head = proc.capture(self.git(
-                "symbolic-ref", "-q", "--short", "HEAD")).strip()
-        except proc.Failed:
-            self.orig_head = proc.capture(self.git("rev-parse",
-                                                   "HEAD")).strip()
         try:
             b.must(self.git("checkout", "-q", "--detach", self.hash),
                    f"cannot check out {self.hash}")
@@ -498,10 +492,36 @@ class Commit:
             if e.status != EXIT_FAILED or isinstance(e, BuildFailed):
                 raise
             raise BuildFailed(str(e), log) from e
-        finally:
-            self.restore()
         b.say(f"built {self.hash} in {b.clock.seconds() - start} s: "
               f"{self.out}/bzImage")
+
+
+def check_unchanged(tree: str) -> None:
+    """cli.Error when the tree's tracked files differ from its HEAD:
+    checking another commit out would take the changes along."""
+    if not proc.succeeds(["git", "-C", tree, "diff", "--quiet", "HEAD",
+                          "--"]):
+        raise cli.Error(f"--tree '{tree}' has uncommitted changes: "
+                        "commit or stash them")
+
+
+def tree_head(tree: str) -> str:
+    """The tree's branch, or its commit when it is on none."""
+    try:
+        return proc.capture(["git", "-C", tree, "symbolic-ref", "-q",
+                             "--short", "HEAD"]).strip()
+    except proc.Failed:
+        return proc.capture(["git", "-C", tree, "rev-parse", "HEAD"]).strip()
+
+
+def put_back(b: Builder, tree: str, head: str) -> None:
+    """The tree checked out on HEAD again (its branch), a signal held
+    until that is done: a checkout cut short would leave it between
+    two commits."""
+    with proc.deferred_signals():
+        if proc.run(["git", "-C", tree, "-c", "advice.detachedHead=false",
+                     "checkout", "-q", head]) != 0:
+            b.say(f"could not put {tree} back on {head}")
 
 
 USAGE = """\
@@ -677,6 +697,77 @@ def build_commit(req: CommitBuild, prog: str,
             if not os.path.isfile(image):
                 c.build()
     return CommitImage(image, c.log, commit)
+
+
+class SeriesBuild:
+    """The commits of a series of one kernel git tree, built one after
+    the other as build_commit builds one (the same configuration, release
+    string and image cache), but each checked out from the commit built
+    before it: make rebuilds what the commit changed, not everything
+    that differs from the tree's branch. The tree is the series' from
+    the first build that is not cached to the end of the block: the
+    cache's build lock held all that time, the tree put back on its
+    branch once, at the end, also on an error or a signal (under
+    proc.stop_on_signals).
+
+        with kernel.SeriesBuild(tree, prog, jobs) as builds:
+            image = builds.build(commit).image
+    """
+
+    def __init__(self, tree: str, prog: str, jobs: int = 0,
+                 cache: Optional[str] = None):
+        self.tree = tree
+        self.b = Builder(prog, cache=cache, jobs=jobs or default_jobs())
+        self.held: Optional[contextlib.ExitStack] = None
+        self.head = ""
+
+    def __enter__(self) -> "SeriesBuild":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def build(self, rev: str, build: int = 1) -> CommitImage:
+        """REV's image, cached or built (from the commit the tree is on).
+        cli.Error for a rev that is no commit or an unclean tree; Failure
+        (3) for missing host tools; BuildFailed when it does not build."""
+        tree, commit = tree_commit(self.tree, rev)
+        c = Commit(self.b, tree, commit, build)
+        c.check_clean()
+        image = os.path.join(c.out, "bzImage")
+        if not os.path.isfile(image):
+            self.hold(tree)
+            if not os.path.isfile(image):
+                c.build_here()
+        return CommitImage(image, c.log, commit)
+
+    def hold(self, tree: str) -> None:
+        """The build lock taken and the tree's branch noted, once."""
+        if self.held is not None:
+            return
+        self.b.check_host()
+        os.makedirs(self.b.cache, exist_ok=True)
+        held = contextlib.ExitStack()
+        held.enter_context(proc.locked(os.path.join(self.b.cache,
+                                                    ".lock-build")))
+        try:
+            check_unchanged(tree)
+            self.head = tree_head(tree)
+        except BaseException:
+            held.close()
+            raise
+        self.held = held
+        self.tree = tree
+
+    def close(self) -> None:
+        """The tree back on its branch, the lock given back."""
+        if self.held is None:
+            return
+        try:
+            put_back(self.b, self.tree, self.head)
+        finally:
+            self.held.close()
+            self.held = None
 
 
 def build_commit_main(b: Builder, a: argparse.Namespace) -> int:

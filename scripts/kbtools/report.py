@@ -648,46 +648,81 @@ HIDDEN = (kbcompare.Verdict.SKIPPED, kbcompare.Verdict.MISSING)
 
 
 def compare_table(entries: Sequence[kbcompare.Entry]) -> str:
-    """The table of one program's rows in a comparison."""
-    cols = ["row", "unit", "base", "candidate", "ratio", "95% CI / change",
-            "p", "verdict", "smallest change flagged", "cv % base",
-            "cv % cand", "n", "note"]
+    """The tables of one program's rows in a comparison: the rows the
+    exact rule decided, in instructions with their margins, then the
+    others with their interval and p value (a clock's, or an icount
+    row's judged over boots)."""
+    shown = [e for e in entries if e.verdict not in HIDDEN]
+    exact_rows = [e for e in shown if kbcompare.is_exact(e)]
+    out = [exact_table(exact_rows)] if exact_rows else []
+    others = [e for e in shown if not kbcompare.is_exact(e)]
+    if others:
+        out.append(clock_table(others))
+    out.append(skipped_html([(e.name, f"{e.verdict}: {e.note}")
+                             for e in entries if e.verdict in HIDDEN]))
+    return "\n".join(out)
+
+
+def table_html(cols: Sequence[str], rows: Sequence[Tuple[
+        kbcompare.Entry, Sequence[str]]]) -> str:
+    """A comparison's table: each entry's name, unit, cells, verdict (at
+    column 'verdict') and note; a note every row shares is said once,
+    below."""
+    at = list(cols).index("verdict") - 2
     out = ["<table>", "<tr>" + "".join(
         f'<th class="{"l" if c in ("row", "note", "verdict") else ""}">'
         f'{esc(c)}</th>' for c in cols) + "</tr>"]
-    skipped: List[Tuple[Optional[str], Optional[str]]] = []
-    shown = [e for e in entries if e.verdict not in HIDDEN]
-    notes = {e.note for e in shown}
-    # A note every row shares (too few repetitions) is said once, below.
-    common = notes.pop() if len(shown) > 1 and len(notes) == 1 else None
-    for e in entries:
-        if e.verdict in HIDDEN:
-            skipped.append((e.name, f"{e.verdict}: {e.note}"))
-            continue
-        ci = (f"{e.ci_low:.3f} .. {e.ci_high:.3f}"
-              if e.ci_low is not None and e.ci_high is not None else "")
-        if kbcompare.is_exact(e):
-            ci = kbcompare.fmt_delta(e)
-        n = f"{e.n_base} / {e.n_candidate}" if e.n_base else ""
-        cells = [fmt(e.base), fmt(e.value),
-                 "" if e.ratio is None else f"{e.ratio:.3f}", ci,
-                 fmt(e.p_value, 2)]
+    notes = {e.note for e, _ in rows}
+    common = notes.pop() if len(rows) > 1 and len(notes) == 1 else None
+    for e, cells in rows:
         out.append(
             f'<tr><td class="l">{esc(e.name)}</td>'
             f'<td class="l">{esc(e.unit)}</td>' +
-            "".join(f"<td>{esc(c)}</td>" for c in cells) +
+            "".join(f"<td>{esc(c)}</td>" for c in cells[:at]) +
             f'<td class="l v-{esc(e.verdict)}">'
-            f'{esc(kbcompare.verdict_label(e))}</td>'
-            f'<td>{esc(kbcompare.fmt_mde(e))}</td>'
-            f'<td>{esc(fmt_pct(e.cv_base))}</td>'
-            f'<td>{esc(fmt_pct(e.cv_candidate))}</td>'
-            f'<td>{esc(n)}</td><td class="note">'
-            f'{esc(e.note if not common else "")}</td></tr>')
+            f'{esc(kbcompare.verdict_label(e))}</td>' +
+            "".join(f"<td>{esc(c)}</td>" for c in cells[at:]) +
+            f'<td class="note">{esc(e.note if not common else "")}</td>'
+            f'</tr>')
     out.append("</table>")
     if common:
         out.append(f'<p class="note">Every row: {esc(common)}</p>')
-    out.append(skipped_html(skipped))
     return "\n".join(out)
+
+
+def n_cell(e: kbcompare.Entry) -> str:
+    return f"{e.n_base} / {e.n_candidate}" if e.n_base else ""
+
+
+def exact_table(entries: Sequence[kbcompare.Entry]) -> str:
+    """Rows the exact rule decided: base and candidate in instructions
+    per operation, the change and the row's margin (a change beyond it
+    is the verdict); no interval or p value, which a clock's samples
+    need and an exact count does not."""
+    cols = ["row", "unit", "base", "candidate", "change", "margin",
+            "ratio", "verdict", "n", "note"]
+    def insn(v: Optional[float]) -> str:
+        return "" if v is None else exact.fmt_insn(v)
+    return table_html(cols, [(e, [
+        insn(e.base), insn(e.value), kbcompare.fmt_delta(e),
+        f"\u00b1{exact.fmt_insn(e.margin or 0.0)} {results.INSN}",
+        "" if e.ratio is None else f"{e.ratio:.3f}", n_cell(e)])
+        for e in entries])
+
+
+def clock_table(entries: Sequence[kbcompare.Entry]) -> str:
+    """Rows judged over samples: a clock's, or an icount row's over its
+    boots."""
+    cols = ["row", "unit", "base", "candidate", "ratio", "95% CI / change",
+            "p", "verdict", "smallest change flagged", "cv % base",
+            "cv % cand", "n", "note"]
+    return table_html(cols, [(e, [
+        fmt(e.base), fmt(e.value),
+        "" if e.ratio is None else f"{e.ratio:.3f}",
+        (f"{e.ci_low:.3f} .. {e.ci_high:.3f}"
+         if e.ci_low is not None and e.ci_high is not None else ""),
+        fmt(e.p_value, 2), kbcompare.fmt_mde(e), fmt_pct(e.cv_base),
+        fmt_pct(e.cv_candidate), n_cell(e)]) for e in entries])
 
 
 FOREST_VERDICTS = (kbcompare.Verdict.SLOWER, kbcompare.Verdict.FASTER,

@@ -226,12 +226,11 @@ def prepare(args: argparse.Namespace) -> Tuple[Dict[str, Any], str]:
 
 # ---- the builds, run ahead ---------------------------------------------------
 
-def build_one(tree: str, commit: str, jobs: int, prog: str) -> Dict[str, Any]:
+def build_one(builds: kernel.SeriesBuild, commit: str) -> Dict[str, Any]:
     """A build's record: the image, or why there is none."""
     start = time.monotonic()
     try:
-        built = kernel.build_commit(kernel.CommitBuild(tree, commit, jobs),
-                                    prog)
+        built = builds.build(commit)
     except kernel.BuildFailed as e:
         return {"status": "failed", "log": e.log,
                 "error": bisect_run.build_error(e.log),
@@ -246,26 +245,29 @@ def build_one(tree: str, commit: str, jobs: int, prog: str) -> Dict[str, Any]:
 def build_all(tree: str, commits: Sequence[str], state: str, jobs: int,
               prog: str) -> None:
     """The builder's work: each commit in order, its record written when
-    it is done (a record already there: built before). Stops at a
-    failed setup (not the commit's fault)."""
+    it is done (a record already there: built before). The tree goes
+    from one commit to the next (kernel.SeriesBuild) and back on its
+    branch at the end. Stops at a failed setup (not the commit's
+    fault)."""
     os.makedirs(os.path.join(state, "builds"), exist_ok=True)
-    for commit in commits:
-        if read_build(state, commit) is not None:
-            continue
-        rec = build_one(tree, commit, jobs, prog)
-        rec["commit"] = commit
-        path = build_record(state, commit)
-        results.write_json(f"{path}.tmp", rec)
-        os.replace(f"{path}.tmp", path)
-        if rec["status"] == "setup":
-            return
+    with kernel.SeriesBuild(tree, prog, jobs) as builds:
+        for commit in commits:
+            if read_build(state, commit) is not None:
+                continue
+            rec = build_one(builds, commit)
+            rec["commit"] = commit
+            path = build_record(state, commit)
+            results.write_json(f"{path}.tmp", rec)
+            os.replace(f"{path}.tmp", path)
+            if rec["status"] == "setup":
+                return
 
 
 def _builder_main(tree: str, commits: Sequence[str], state: str, jobs: int,
                   prog: str) -> None:
     """The child's body: a signal (the parent's stop, or ^C) stops make's
-    process group and puts the tree back (kbtools.kernel) before it
-    ends."""
+    process group and puts the tree back on its branch (kbtools.kernel)
+    before it ends."""
     try:
         with proc.stop_on_signals():
             build_all(tree, commits, state, jobs, prog)
