@@ -555,10 +555,29 @@ class Plugin(unittest.TestCase):
         self.assertIn("window less row: base +0.800; cand +0.800", text)
         self.assertIn("unchanged (+0.000): [user], x64_sys_call", text)
 
-    def test_a_window_gap_that_moved_says_why(self) -> None:
+    def test_why_a_sum_is_not_the_delta(self) -> None:
+        def side(window: float) -> where.RowProfile:
+            return where.RowProfile("r", "k", 300.0, {}, {}, 0,
+                                    where.PLUGIN, window)
+        self.assertIn("+0.020 more beyond the row in cand: the rest of the "
+                      "two clock reads differs", where.plugin_why(
+                          side(300.78), side(300.8)))
+        self.assertIn("the row's batches differ", where.plugin_why(
+            side(300.8), side(300.8)))
+        noisy = side(300.78)
+        noisy.atypical = {"batches": 1.0}
+        self.assertIn("the row's batches differ", where.plugin_why(
+            noisy, side(300.8)))
         chs = [where.Change("f", 1.0, 2.0, 0.0, 0.0)]
-        self.assertIn("their vDSO",
-                      where.check_sum(chs, 3.0, method=where.PLUGIN))
+        self.assertIn("(because)", where.check_sum(chs, 3.0, why="because"))
+
+    def test_plugin_with_kept_profiles_is_a_usage_error(self) -> None:
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as e:
+            where.parse(["--plugin", "--profile", "a", "--vs-profile", "b"],
+                        "kbench where")
+        self.assertEqual(2, e.exception.code)
+        self.assertIn("not with --profile", err.getvalue())
 
     def test_the_plugin_rows(self) -> None:
         self.assertEqual(["fork"],

@@ -124,8 +124,9 @@ notrace, user space) is in the row's delta but not in the sum.
 
 Exit status: 0 the tables are printed (and --expect is met); 1 a boot or
 the guest's run failed, the tracer lost events, or --expect is not met;
-2 bad usage; 3 a missing host package; 4 the kernel has no function_graph
-tracer.
+2 bad usage; 3 a missing host package (with --plugin: also Debian's qemu
+source package out of the host's apt sources' reach); 4 the kernel has no
+function_graph tracer.
 """
 
 
@@ -405,19 +406,18 @@ def sums_up(chs: Sequence[Change], delta: Optional[float]) -> bool:
 
 
 def check_sum(chs: Sequence[Change], delta: Optional[float],
-              tracer: bool = False, method: str = FTRACE) -> str:
+              tracer: bool = False, why: Optional[str] = None) -> str:
     """One line: does the sum account for the row's delta, or how far
-    apart they are and why (tracer: tracer_differs())."""
+    apart they are and why (tracer: tracer_differs(); why: the plugin's
+    reason, plugin_why())."""
     if delta is None:
         return "the row's own delta is unknown (a profile without row_insn)"
     gap = delta - total(chs)
     if sums_up(chs, delta):
         return (f"sum {total(chs):+.3f} = the row's delta {delta:+.3f} "
                 "instructions per operation")
-    if method == PLUGIN:
-        why = ("the window holds the rest of the batch's two clock "
-               "reads, and their instructions differ between these "
-               "kernels (their vDSO)")
+    if why is not None:
+        pass
     elif tracer:
         why = ("every function on the path moved: the tracer's own "
                "per-call cost differs between these kernels, and the "
@@ -500,6 +500,23 @@ def _change_json(ch: Change) -> results.Json:
             "calls_cand": round(ch.calls_cand, 6)}
 
 
+def plugin_why(base: RowProfile, cand: RowProfile) -> str:
+    """Why a plugin profile's sum is not the row's delta: the window's
+    constant moved (another vDSO), or the batches differ."""
+    gb, gc = _window_gap(base), _window_gap(cand)
+    # Where most batches differ, their medians do not pair up either.
+    steady = all(side.atypical.get("batches", 0.0) <= 0.5
+                 for side in (base, cand))
+    if steady and gb is not None and gc is not None and \
+            abs(gc - gb) > EPSILON:
+        return (f"the window holds {gc - gb:+.3f} more beyond the row in "
+                "cand: the rest of the two clock reads differs between "
+                "these kernels (their vDSO)")
+    return ("the row's batches differ from one another (off the median "
+            "window, below): medians per function do not add up to the "
+            "median batch, and the row is not exact")
+
+
 def _window_gap(side: RowProfile) -> Optional[float]:
     if side.window_insn is None or side.row_insn is None:
         return None
@@ -516,7 +533,7 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
            "check": check_sum(chs, row_delta(base, cand), not plugin and
                               tracer_differs(base.functions,
                                              cand.functions),
-                              base.method),
+                              plugin_why(base, cand) if plugin else None),
            "functions": [_change_json(ch) for ch in chs],
            "unchanged": unchanged(base.functions, cand.functions),
            "atypical": {"base": base.atypical, "cand": cand.atypical}}
@@ -756,6 +773,9 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     if boots == files:
         ap.error("give --kernel and --vs-kernel, or --profile and "
                  "--vs-profile")
+    if files and a.plugin:
+        ap.error("--plugin is how the boots count: not with --profile "
+                 "(a kept profile says how it was counted)")
     if files and (a.profile is None or a.vs_profile is None):
         ap.error("--profile needs --vs-profile, and the other way round")
     if boots:
