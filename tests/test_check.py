@@ -260,6 +260,12 @@ class WhereStep(unittest.TestCase):
                                     "where --plugin exited 1"):
             self.step(0, 1)
 
+    def test_no_plugin_header_skips_after_the_ftrace_half(self) -> None:
+        with self.assertRaisesRegex(checking.Skip, "no plugin header"):
+            self.step(0, 3)
+        with self.assertRaisesRegex(checking.Fail, "where exited 3"):
+            self.step(3, 0)
+
     def test_the_commit_is_the_series_one(self) -> None:
         from kbtools import bisect_demo
         self.assertIs(bisect_demo.GETPPID_NOP, bisect_demo.steps_edits()[0])

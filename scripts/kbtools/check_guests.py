@@ -660,6 +660,11 @@ def icount_where(c: Check) -> None:
                                  "--expect", GETPPID_NOP_EXPECT, *how,
                                  "--keep", out, "--json", out + ".json"],
                     "where")
+        if rc == cli.EXIT_SETUP and how:
+            # The ftrace half passed; the plugin's header is out of reach.
+            raise Skip("where --plugin: no plugin header (Debian's qemu "
+                       "source package through the host's apt sources; "
+                       "above)")
         if rc != 0:
             raise Fail(f"{' '.join(['where', *how])} exited {rc}: not "
                        f"{GETPPID_NOP_EXPECT} alone (above)")
