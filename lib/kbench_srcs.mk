@@ -6,4 +6,4 @@ KBENCH_CORE := kbench cleanup cli clock env errno_rule file json knob proc \
 	results settle stats
 KBENCH_CORE_SRCS := $(KBENCH_CORE:%=$(KBENCH_LIB)/%.c)
 KBENCH_CORE_HDRS := $(KBENCH_CORE:%=$(KBENCH_LIB)/%.h) \
-	$(addprefix $(KBENCH_LIB)/,compat.h ktap.h test.h)
+	$(addprefix $(KBENCH_LIB)/,compat.h ktap.h mark.h test.h)

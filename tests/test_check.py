@@ -220,13 +220,13 @@ class WhereStep(unittest.TestCase):
     against its base (the builds and boots mocked), with --expect of
     the function that holds the nop; a where that exits 1 fails it."""
 
-    def step(self, where_rc: int) -> List[str]:
+    def step(self, where_rc: int, plugin_rc: int = 0) -> List[List[str]]:
         from kbtools import bisect_demo, check_guests, kernel, where
-        argv: List[str] = []
+        argv: List[List[str]] = []
 
         def where_main(args: List[str], prog: str) -> int:
-            argv.extend(args)
-            return where_rc
+            argv.append(args)
+            return plugin_rc if "--plugin" in args else where_rc
 
         def build(req: kernel.CommitBuild, prog: str) -> kernel.CommitImage:
             return kernel.CommitImage(f"/img/{req.rev}", "", req.rev)
@@ -244,14 +244,26 @@ class WhereStep(unittest.TestCase):
         return argv
 
     def test_the_nop_is_expected_in_its_function(self) -> None:
-        argv = self.step(0)
-        self.assertEqual(["--kernel", "/img/good", "--vs-kernel", "/img/nop",
-                          "-t", "syscall_overhead:getppid", "--expect",
-                          "__do_sys_getppid:+1"], argv[:8])
+        ftrace, plugin = self.step(0)
+        for argv in (ftrace, plugin):
+            self.assertEqual(["--kernel", "/img/good", "--vs-kernel",
+                              "/img/nop", "-t", "syscall_overhead:getppid",
+                              "--expect", "__do_sys_getppid:+1"], argv[:8])
+        self.assertNotIn("--plugin", ftrace)
+        self.assertIn("--plugin", plugin)
 
     def test_a_where_not_as_expected_fails(self) -> None:
         with self.assertRaisesRegex(checking.Fail, "where exited 1"):
             self.step(1)
+        with self.assertRaisesRegex(checking.Fail,
+                                    "where --plugin exited 1"):
+            self.step(0, 1)
+
+    def test_no_plugin_header_skips_after_the_ftrace_half(self) -> None:
+        with self.assertRaisesRegex(checking.Skip, "no plugin header"):
+            self.step(0, 3)
+        with self.assertRaisesRegex(checking.Fail, "where exited 3"):
+            self.step(3, 0)
 
     def test_the_commit_is_the_series_one(self) -> None:
         from kbtools import bisect_demo

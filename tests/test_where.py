@@ -497,5 +497,93 @@ class Usage(unittest.TestCase):
         self.assertIn("cannot read /nonexistent/a", err)
 
 
+class Plugin(unittest.TestCase):
+    """where --plugin: the boot's command (the plugin in QEMU's options,
+    the plugin's guest script), its files read into profiles (vng
+    mocked), the table of two of them."""
+    KALLSYMS = ("ffffffff81001000 T x64_sys_call\n"
+                "ffffffff81002000 t __do_sys_getppid\n")
+
+    def boot(self, d: str, nop: int) -> where.RowProfile:
+        def run(cmd: Sequence[str], **kw: object) -> int:
+            cmds.append(list(cmd))
+            with open(os.path.join(d, "kallsyms"), "w") as f:
+                f.write(self.KALLSYMS)
+            with open(os.path.join(d, "windows.txt"), "w") as f:
+                for n in range(where.PLUGIN_SAMPLES):
+                    f.write(f"window {n}\n401000 2280\n"
+                            f"ffffffff81001004 2300\n"
+                            f"ffffffff81002004 {1400 + nop}\n"
+                            f"end {n} {5980 + nop}\n")
+            return 0
+        cmds: List[List[str]] = []
+        with mock.patch.object(vng, "ensure", return_value="/bin"), \
+                mock.patch.object(proc, "run", run), \
+                mock.patch.object(where, "row_figure",
+                                  return_value=59.0 + nop / 100), \
+                contextlib.redirect_stderr(io.StringIO()):
+            [side] = where.profile("kbench where", "/k", ["getppid"], d,
+                                   policy.icount(), "/c/where_count.so")
+        opts = cmds[0][cmds[0].index("--qemu-opts") + 1]
+        self.assertIn(f"-plugin /c/where_count.so,out={d}/windows.txt",
+                      opts)
+        self.assertIn("-icount", opts)
+        self.assertIn("where_plugin_guest.sh", cmds[0][-1])
+        return side
+
+    def test_a_boot_read_into_a_profile(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            side = self.boot(d, 0)
+            kept = where.load_profile(os.path.join(d, "getppid"))
+        self.assertEqual(where.PLUGIN, side.method)
+        self.assertEqual({"[user]": 22.8, "x64_sys_call": 23.0,
+                          "__do_sys_getppid": 14.0},
+                         {k: f.self_insn for k, f in side.functions.items()})
+        self.assertAlmostEqual(59.8, side.window_insn or 0.0)
+        self.assertEqual(side.to_json(), kept.to_json())
+
+    def test_one_nop_is_one_function_and_the_sum(self) -> None:
+        with tempfile.TemporaryDirectory() as a, \
+                tempfile.TemporaryDirectory() as b:
+            doc = where.diff_json(self.boot(a, 0), self.boot(b, 100))
+        self.assertEqual(["__do_sys_getppid"],
+                         [f["name"] for f in doc["functions"]])
+        self.assertEqual(1.0, doc["sum"])
+        text = where.format_diff(doc)
+        self.assertIn("counted by QEMU's plugin", text)
+        self.assertIn("sum +1.000 = the row's delta +1.000", text)
+        self.assertIn("window less row: base +0.800; cand +0.800", text)
+        self.assertIn("unchanged (+0.000): [user], x64_sys_call", text)
+
+    def test_why_a_sum_is_not_the_delta(self) -> None:
+        def side(window: float) -> where.RowProfile:
+            return where.RowProfile("r", "k", 300.0, {}, {}, 0,
+                                    where.PLUGIN, window)
+        self.assertIn("+0.020 more beyond the row in cand: the rest of the "
+                      "two clock reads differs", where.plugin_why(
+                          side(300.78), side(300.8)))
+        self.assertIn("the row's batches differ", where.plugin_why(
+            side(300.8), side(300.8)))
+        noisy = side(300.78)
+        noisy.atypical = {"batches": 1.0}
+        self.assertIn("the row's batches differ", where.plugin_why(
+            noisy, side(300.8)))
+        chs = [where.Change("f", 1.0, 2.0, 0.0, 0.0)]
+        self.assertIn("(because)", where.check_sum(chs, 3.0, why="because"))
+
+    def test_plugin_with_kept_profiles_is_a_usage_error(self) -> None:
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as e:
+            where.parse(["--plugin", "--profile", "a", "--vs-profile", "b"],
+                        "kbench where")
+        self.assertEqual(2, e.exception.code)
+        self.assertIn("not with --profile", err.getvalue())
+
+    def test_the_plugin_rows(self) -> None:
+        self.assertEqual(["fork"],
+                         where.rows_of("syscall_overhead:fork", True))
+        self.assertIn("clone", where.rows_of("syscall_overhead", True))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -48,7 +48,8 @@ TASKS: Dict[str, Task] = {
                         "(scripts/bisect_demo.sh)", main="bisect_demo.main"),
     "where": Task("which functions a row's instructions went to, one "
                   "kernel against another, in exact mode (ftrace "
-                  "function_graph under icount)", main="where.main"),
+                  "function_graph under icount, or kbench's QEMU plugin "
+                  "with --plugin)", main="where.main"),
     "compare": Task("verdicts per row of candidate runs against a base "
                     "(scripts/compare.py)", main="compare.main"),
     "report": Task("an HTML report of runs, with plots "

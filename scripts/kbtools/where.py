@@ -25,6 +25,11 @@ table: the entry code (noinstr), functions marked notrace, user space,
 the paths off the typical one; inlined functions count as their
 caller's. docs/where.md has the measurements.
 
+With --plugin, kbench's QEMU TCG plugin counts instead, outside the
+guest (kbtools.where_plugin): every instruction of the row's batches,
+no tracer in the guest, so the table is exact between any two kernels
+and the process-creation rows have one too.
+
     kbench where --kernel BASE --vs-kernel CAND [-t syscall_overhead:ROW]
     kbench where --profile DIR/base/ROW --vs-profile DIR/cand/ROW
 """
@@ -41,7 +46,8 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from kbtools import (arch, cli, collection, images, paths, policy, proc,
-                     results, stats, vng)
+                     qemu_plugin, results, stats, vng)
+from kbtools import where_plugin
 from kbtools.output import msg
 
 PROGRAM = "syscall_overhead"
@@ -60,6 +66,13 @@ ROW_SYSCALLS: Dict[str, Tuple[str, ...]] = {
 # wrapper of a system call with arguments, the body of one without
 # (6.1's getpid).
 ROOT = "x64_sys_call"
+# The rows the plugin profiles, and the operations in each of its
+# batches (fork and clone time one operation a sample): their children
+# run inside the window too.
+PLUGIN_ROWS: Dict[str, int] = dict({r: 100 for r in ROW_SYSCALLS},
+                                   fork=1, clone=1)
+PLUGIN_SAMPLES = 12
+FTRACE, PLUGIN = "ftrace", "plugin"
 SYSCALL_PREFIXES = ("__x64_sys_", "__do_sys_")
 BATCH = 100
 SHORT, LONG = 2, 12
@@ -68,8 +81,8 @@ EPSILON = 0.0005
 BOOT_TIMEOUT_S = 900
 
 HELP = """\
-Usage: {prog} --kernel BASE --vs-kernel CAND [-t TEST] [--keep DIR]
-           [--json FILE]
+Usage: {prog} --kernel BASE --vs-kernel CAND [-t TEST] [--plugin]
+           [--keep DIR] [--json FILE]
        {prog} --profile BASE --vs-profile CAND [--json FILE]
 Where did a row's instructions go: for each row, the functions whose
 self instructions per operation changed from BASE to CAND, largest
@@ -90,6 +103,13 @@ notrace, user space) is in the row's delta but not in the sum.
   -t, --test TEST         {program} (every row below, the default) or
                           {program}:ROW[,ROW]...; rows:
                           {rows}
+      --plugin            count with kbench's QEMU TCG plugin instead of
+                          ftrace: every instruction of {samples} marked
+                          batches, outside the guest, no tracer cost
+                          (exact between any two kernels); also rows
+                          fork, clone. The plugin header comes from
+                          Debian's qemu source package (the host's apt
+                          sources as deb-src), once
       --profile PATH      a base profile kept by --keep: DIR/base/ROW
                           (the traces read again) or its profile.json
       --vs-profile PATH   the candidate's (DIR/cand/ROW)
@@ -104,8 +124,9 @@ notrace, user space) is in the row's delta but not in the sum.
 
 Exit status: 0 the tables are printed (and --expect is met); 1 a boot or
 the guest's run failed, the tracer lost events, or --expect is not met;
-2 bad usage; 3 a missing host package; 4 the kernel has no function_graph
-tracer.
+2 bad usage; 3 a missing host package (with --plugin: also Debian's qemu
+source package out of the host's apt sources' reach); 4 the kernel has no
+function_graph tracer.
 """
 
 
@@ -265,15 +286,22 @@ class RowProfile:
     functions: Profile = field(default_factory=dict)
     atypical: Dict[str, float] = field(default_factory=dict)
     shift: int = 0
+    # How it was counted (FTRACE or PLUGIN); the plugin's median window
+    # per operation (the row and the rest of its clock reads).
+    method: str = FTRACE
+    window_insn: Optional[float] = None
 
     def to_json(self) -> results.Json:
-        return {"row": self.row, "kernel": self.kernel,
-                "icount_shift": self.shift, "row_insn": self.row_insn,
-                "functions": {k: {"self_insn": round(f.self_insn, 6),
-                                  "calls": round(f.calls, 6)}
-                              for k, f in sorted(self.functions.items())},
-                "atypical": {k: round(v, 6)
-                             for k, v in sorted(self.atypical.items())}}
+        doc = {"row": self.row, "kernel": self.kernel,
+               "icount_shift": self.shift, "row_insn": self.row_insn,
+               "functions": {k: {"self_insn": round(f.self_insn, 6),
+                                 "calls": round(f.calls, 6)}
+                             for k, f in sorted(self.functions.items())},
+               "atypical": {k: round(v, 6)
+                            for k, v in sorted(self.atypical.items())}}
+        if self.method == PLUGIN:
+            doc.update(method=PLUGIN, window_insn=self.window_insn)
+        return doc
 
 
 def load_profile(path: str) -> RowProfile:
@@ -282,6 +310,8 @@ def load_profile(path: str) -> RowProfile:
     is none."""
     if os.path.isdir(path):
         kept = load_profile(os.path.join(path, "profile.json"))
+        if kept.method == PLUGIN:
+            return kept
         test, _, row = kept.row.partition(":")
         if test != PROGRAM or row not in ROW_SYSCALLS:
             raise cli.Error(f"{path}: a profile of {kept.row}, which where "
@@ -297,9 +327,12 @@ def load_profile(path: str) -> RowProfile:
         row_insn = doc.get("row_insn")
         atypical = {str(k): float(v)
                     for k, v in doc.get("atypical", {}).items()}
+        window = doc.get("window_insn")
         return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
                           None if row_insn is None else float(row_insn),
-                          funcs, atypical, int(doc.get("icount_shift", 0)))
+                          funcs, atypical, int(doc.get("icount_shift", 0)),
+                          str(doc.get("method", FTRACE)),
+                          None if window is None else float(window))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
 
@@ -340,7 +373,8 @@ def unchanged(base: Profile, cand: Profile) -> List[str]:
     xCALLS" for those called more than once per operation): the zeros
     that make a change's attribution believable."""
     moved = {ch.name for ch in changes(base, cand)}
-    return [name if cand[name].calls == 1 else
+    # The plugin counts no calls (0): a name alone.
+    return [name if cand[name].calls in (0, 1) else
             f"{name} x{cand[name].calls:g}"
             for name in sorted(set(base) & set(cand) - moved)]
 
@@ -372,16 +406,19 @@ def sums_up(chs: Sequence[Change], delta: Optional[float]) -> bool:
 
 
 def check_sum(chs: Sequence[Change], delta: Optional[float],
-              tracer: bool = False) -> str:
+              tracer: bool = False, why: Optional[str] = None) -> str:
     """One line: does the sum account for the row's delta, or how far
-    apart they are and why (tracer: tracer_differs())."""
+    apart they are and why (tracer: tracer_differs(); why: the plugin's
+    reason, plugin_why())."""
     if delta is None:
         return "the row's own delta is unknown (a profile without row_insn)"
     gap = delta - total(chs)
     if sums_up(chs, delta):
         return (f"sum {total(chs):+.3f} = the row's delta {delta:+.3f} "
                 "instructions per operation")
-    if tracer:
+    if why is not None:
+        pass
+    elif tracer:
         why = ("every function on the path moved: the tracer's own "
                "per-call cost differs between these kernels, and the "
                "table is not exact; it is between a kernel and a patch "
@@ -400,6 +437,10 @@ def _atypical(shares: Dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.1%}" for k, v in shares.items()) or "-"
 
 
+def _gap(value: Optional[float]) -> str:
+    return "?" if value is None else f"{value:+.3f}"
+
+
 def format_table(base: RowProfile, cand: RowProfile) -> str:
     """The functions on the row's typical path whose self instructions
     changed, largest first, their sum and its check."""
@@ -411,8 +452,11 @@ def format_diff(doc: results.Json) -> str:
     the changed functions, largest first, the check of their sum, the
     functions that did not change, the share off the typical path."""
     chs = doc["functions"]
+    plugin = doc.get("method") == PLUGIN
+    how = ("counted by QEMU's plugin: every instruction, no tracer"
+           if plugin else "the tracer's per-call cost included")
     lines = [f"where: {doc['row']}, self instructions per operation "
-             "(the tracer's per-call cost included)",
+             f"({how})",
              f"  base {doc['base']}", f"  cand {doc['cand']}"]
     if not chs:
         lines.append("  no function on the row's path changed")
@@ -421,7 +465,8 @@ def format_diff(doc: results.Json) -> str:
         lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
                      f"{'delta':>10}  calls")
         for ch in chs:
-            calls = (f"{ch['calls_base']:g} -> {ch['calls_cand']:g}"
+            calls = ("-" if plugin else
+                     f"{ch['calls_base']:g} -> {ch['calls_cand']:g}"
                      if abs(ch["calls_cand"] - ch["calls_base"]) > EPSILON
                      else f"{ch['calls_cand']:g}")
             lines.append(f"  {ch['name']:<{width}} {ch['base']:12.3f} "
@@ -432,6 +477,16 @@ def format_diff(doc: results.Json) -> str:
             "unchanged (+0.000): " + ", ".join(doc["unchanged"]), 78,
             initial_indent="  ", subsequent_indent="    "))
     shares = doc.get("atypical", {})
+    if plugin:
+        gaps = doc.get("window_gap", {})
+        lines.append(f"  window less row: base {_gap(gaps.get('base'))}; "
+                     f"cand {_gap(gaps.get('cand'))} (the rest of the "
+                     "clock reads and the marks, per operation)")
+        lines.append(f"  batches off the median window (a tick, a "
+                     f"refill; left out): base "
+                     f"{_atypical(shares.get('base', {}))}; cand "
+                     f"{_atypical(shares.get('cand', {}))}")
+        return "\n".join(lines) + "\n"
     lines.append(f"  off the typical path (interrupted, preempted; left "
                  f"out): base {_atypical(shares.get('base', {}))}; cand "
                  f"{_atypical(shares.get('cand', {}))}")
@@ -445,16 +500,47 @@ def _change_json(ch: Change) -> results.Json:
             "calls_cand": round(ch.calls_cand, 6)}
 
 
+def plugin_why(base: RowProfile, cand: RowProfile) -> str:
+    """Why a plugin profile's sum is not the row's delta: the window's
+    constant moved (another vDSO), or the batches differ."""
+    gb, gc = _window_gap(base), _window_gap(cand)
+    # Where most batches differ, their medians do not pair up either.
+    steady = all(side.atypical.get("batches", 0.0) <= 0.5
+                 for side in (base, cand))
+    if steady and gb is not None and gc is not None and \
+            abs(gc - gb) > EPSILON:
+        return (f"the window holds {gc - gb:+.3f} more beyond the row in "
+                "cand: the rest of the two clock reads differs between "
+                "these kernels (their vDSO)")
+    return ("the row's batches differ from one another (off the median "
+            "window, below): medians per function do not add up to the "
+            "median batch, and the row is not exact")
+
+
+def _window_gap(side: RowProfile) -> Optional[float]:
+    if side.window_insn is None or side.row_insn is None:
+        return None
+    return round(side.window_insn - side.row_insn, 6)
+
+
 def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
     chs = changes(base.functions, cand.functions)
-    return {"row": base.row, "base": base.kernel, "cand": cand.kernel,
-            "row_delta": row_delta(base, cand),
-            "sum": round(total(chs), 6),
-            "check": check_sum(chs, row_delta(base, cand), tracer_differs(
-                base.functions, cand.functions)),
-            "functions": [_change_json(ch) for ch in chs],
-            "unchanged": unchanged(base.functions, cand.functions),
-            "atypical": {"base": base.atypical, "cand": cand.atypical}}
+    plugin = base.method == PLUGIN
+    doc: results.Json = {
+           "row": base.row, "base": base.kernel, "cand": cand.kernel,
+           "row_delta": row_delta(base, cand),
+           "sum": round(total(chs), 6),
+           "check": check_sum(chs, row_delta(base, cand), not plugin and
+                              tracer_differs(base.functions,
+                                             cand.functions),
+                              plugin_why(base, cand) if plugin else None),
+           "functions": [_change_json(ch) for ch in chs],
+           "unchanged": unchanged(base.functions, cand.functions),
+           "atypical": {"base": base.atypical, "cand": cand.atypical}}
+    if plugin:
+        doc.update(method=PLUGIN, window_gap={"base": _window_gap(base),
+                                              "cand": _window_gap(cand)})
+    return doc
 
 
 # The where file of an A/B directory (kbench run --vs-kernel --icount
@@ -524,15 +610,24 @@ def guest_command(rows: Sequence[str], out: str) -> str:
 
 
 def vng_command(image: str, rows: Sequence[str], out: str,
-                icount: policy.Icount) -> List[str]:
+                icount: policy.Icount, plugin: Optional[str] = None
+                ) -> List[str]:
+    """The boot of one side: ftrace's guest, or with plugin (the
+    plugin's shared object) the plugin's."""
+    if plugin is None:
+        opts = " ".join(["-icount", icount.qemu_opts, *icount.qemu_args])
+        guest = guest_command(rows, out)
+    else:
+        opts = where_plugin.qemu_opts(icount, plugin, out)
+        guest = where_plugin.guest_command(
+            os.path.join(paths.TOP, PROGRAM, PROGRAM), rows, out,
+            PLUGIN_SAMPLES, BATCH)
     cmd = ["vng", "--run", image, "--user", "root", "--cwd", paths.TOP,
            "--memory", "2G", "--force-9p", "--disable-kvm",
-           "--qemu-opts", " ".join(["-icount", icount.qemu_opts,
-                                    *icount.qemu_args]),
-           "--cpus", "1", f"--rwdir={out}"]
+           "--qemu-opts", opts, "--cpus", "1", f"--rwdir={out}"]
     for a in icount.appends:
         cmd += ["--append", a]
-    return cmd + ["--exec", guest_command(rows, out)]
+    return cmd + ["--exec", guest]
 
 
 def row_figure(path: str, row: str, shift: int) -> float:
@@ -581,24 +676,52 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
                       side.functions, side.atypical, shift)
 
 
+def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
+                 ) -> List[RowProfile]:
+    """The rows of a plugin boot, from its files in out."""
+    got = where_plugin.read_boot(out, rows, PLUGIN_SAMPLES,
+                                 {r: PLUGIN_ROWS[r] for r in rows})
+    sides = []
+    for row in rows:
+        p = got[row]
+        sides.append(RowProfile(
+            f"{PROGRAM}:{row}", image,
+            row_figure(os.path.join(out, row, "row.json"), row, shift),
+            {k: Func(v / (1 << shift), 0.0) for k, v in p.functions.items()},
+            {"batches": p.atypical}, shift, PLUGIN,
+            p.window_insn / (1 << shift)))
+    return sides
+
+
 def profile(prog: str, image: str, rows: Sequence[str], out: str,
-            icount: policy.Icount) -> List[RowProfile]:
-    """Boot image once and profile the rows; out keeps the files
+            icount: policy.Icount, plugin: Optional[str] = None
+            ) -> List[RowProfile]:
+    """Boot image once and profile the rows, with ftrace or (plugin: its
+    shared object) the QEMU plugin; out keeps the files
     (out/ROW/profile.json, out/vng.log)."""
     for row in rows:
-        for name in ("short", "long"):
+        for name in (("",) if plugin else ("short", "long")):
             os.makedirs(os.path.join(out, row, name), exist_ok=True)
     env = vng.path_env(vng.ensure(prog))
     log = os.path.join(out, "vng.log")
-    msg(prog, f"booting {image} (exact mode, function_graph)")
-    status = proc.run(vng_command(image, rows, out, icount), log=log,
-                      env=env, timeout=BOOT_TIMEOUT_S)
+    msg(prog, f"booting {image} (exact mode, "
+        f"{'the QEMU plugin' if plugin else 'function_graph'})")
+    status = proc.run(vng_command(image, rows, out, icount, plugin),
+                      log=log, env=env, timeout=BOOT_TIMEOUT_S)
     if status == cli.EXIT_SKIP:
         raise cli.Failure(f"{image}: no function_graph tracer",
                           cli.EXIT_SKIP)
     if status != 0:
         raise cli.Failure(f"{image}: the guest's run failed (status "
                           f"{status}; log: {log})")
+    if plugin is not None:
+        sides = plugin_sides(out, image, rows, icount.shift)
+        for side in sides:
+            path = os.path.join(out, side.row.partition(":")[2],
+                                "profile.json")
+            with cli.writing(path):
+                results.write_json(path, side.to_json())
+        return sides
     sides = []
     for row in rows:
         side = read_side(os.path.join(out, row), image, row, icount.shift)
@@ -611,14 +734,15 @@ def profile(prog: str, image: str, rows: Sequence[str], out: str,
 
 # ---- command line -----------------------------------------------------------
 
-def rows_of(test: str) -> List[str]:
+def rows_of(test: str, plugin: bool = False) -> List[str]:
     """-t's rows: syscall_overhead[:ROW[,ROW]...]; cli.Error otherwise."""
+    known: List[str] = list(PLUGIN_ROWS) if plugin else list(ROW_SYSCALLS)
     prog, colon, rows = test.partition(":")
-    names = rows.split(",") if colon else list(ROW_SYSCALLS)
-    bad = [r for r in names if r not in ROW_SYSCALLS]
+    names = rows.split(",") if colon else known
+    bad = [r for r in names if r not in known]
     if prog != PROGRAM or bad:
         raise cli.Error(f"-t takes {PROGRAM}, or {PROGRAM}:ROW[,ROW]... "
-                        f"of the rows where knows ({', '.join(ROW_SYSCALLS)})"
+                        f"of the rows where knows ({', '.join(known)})"
                         f": '{test}'")
     return list(dict.fromkeys(names))
 
@@ -626,6 +750,7 @@ def rows_of(test: str) -> List[str]:
 def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap = cli.UsageParser(prog=prog, help_text=HELP.format(
         prog=prog, short=SHORT, long=LONG, batch=BATCH, program=PROGRAM,
+        samples=PLUGIN_SAMPLES,
         rows=textwrap.fill(", ".join(ROW_SYSCALLS), 78,
                            initial_indent=" " * 26,
                            subsequent_indent=" " * 26).lstrip()))
@@ -634,6 +759,7 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("-t", "--test")
     ap.add_argument("--profile")
     ap.add_argument("--vs-profile")
+    ap.add_argument("--plugin", action="store_true")
     ap.add_argument("--keep")
     ap.add_argument("--json")
     ap.add_argument("--expect", action="append", default=[])
@@ -647,13 +773,16 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     if boots == files:
         ap.error("give --kernel and --vs-kernel, or --profile and "
                  "--vs-profile")
+    if files and a.plugin:
+        ap.error("--plugin is how the boots count: not with --profile "
+                 "(a kept profile says how it was counted)")
     if files and (a.profile is None or a.vs_profile is None):
         ap.error("--profile needs --vs-profile, and the other way round")
     if boots:
         if a.kernel is None or a.vs_kernel is None:
             ap.error("--kernel needs --vs-kernel, and the other way round")
         try:
-            a.rows = rows_of(a.test or PROGRAM)
+            a.rows = rows_of(a.test or PROGRAM, a.plugin)
         except cli.Error as e:
             ap.error(str(e))
     return a
@@ -671,10 +800,11 @@ def boot_both(prog: str, a: argparse.Namespace, work: str
     found = [bootable(k, prog) for k in (a.kernel, a.vs_kernel)]
     # The guest sees the tree read-only: the program is built here.
     collection.build([PROGRAM], prog)
+    plugin = qemu_plugin.build(prog) if a.plugin else None
     sides = []
     for name, image in zip(("base", "cand"), found):
         sides.append(profile(prog, image, a.rows, os.path.join(work, name),
-                             icount))
+                             icount, plugin))
     return list(zip(sides[0], sides[1]))
 
 

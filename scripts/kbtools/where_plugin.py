@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: GPL-2.0
+"""kbench where's plugin backend (where --plugin): the instructions of a
+row counted outside the guest, by kbench's QEMU TCG plugin
+(scripts/plugin/where_count.c, built by kbtools.qemu_plugin).
+
+The kernel boots once in exact mode with the plugin loaded; inside,
+scripts/guest/where_plugin_guest.sh copies /proc/kallsyms out and runs
+each row SAMPLES batches of BATCH operations. syscall_overhead marks each
+batch (lib/mark.h), and the plugin writes the instructions executed at
+each address between a batch's two marks: every task's (the children of
+fork and clone too), the interrupts' and the entry code's, with no tracer
+in the guest. Here each address is mapped to its function (kallsyms; user
+space is one bucket) and each function's count per operation is its
+median over the batches: a tick or a refill falls in some batches, not in
+the median. A function's figure is the instructions it ran itself.
+
+The check: a window opens before the batch's first clock read and closes
+after its last, so the window holds the row's instructions plus the rest
+of the two clock reads and the marks: a constant, the same in every
+batch, which the output gives (window less row).
+"""
+
+import bisect
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+from kbtools import cli, paths, policy, stats
+
+USER = "[user]"
+UNKNOWN = "[kernel, no symbol]"
+# Where x86_64's kernel half starts: lower addresses are user space.
+KERNEL_START = 0xffff800000000000
+# The plugin's blocks: "window N", "ADDRESS COUNT", "end N TOTAL".
+WINDOW = re.compile(r"^window (\d+)$")
+END = re.compile(r"^end (\d+) (\d+)$")
+COUNT = re.compile(r"^([0-9a-f]+) (\d+)$")
+# kallsyms' code symbols (text, weak, and module text).
+TEXT_TYPES = frozenset("tTwW")
+
+Window = Dict[int, int]
+
+
+def parse_windows(lines: Iterable[str]) -> List[Window]:
+    """The plugin's windows, in order; cli.Failure when a block is cut
+    short or its total is not the sum of its lines (a plugin that died
+    mid-write)."""
+    out: List[Window] = []
+    cur: Dict[int, int] = {}
+    open_n = -1
+    for n, line in enumerate(lines, 1):
+        line = line.strip()
+        m = WINDOW.match(line)
+        if m:
+            cur, open_n = {}, int(m.group(1))
+            continue
+        m = END.match(line)
+        if m:
+            if int(m.group(1)) != open_n or \
+                    sum(cur.values()) != int(m.group(2)):
+                raise cli.Failure(f"the plugin's window {m.group(1)} "
+                                  f"(line {n}) does not add up")
+            out.append(cur)
+            open_n = -1
+            continue
+        m = COUNT.match(line)
+        if not m or open_n < 0:
+            raise cli.Failure(f"the plugin's output, line {n}: {line!r}")
+        cur[int(m.group(1), 16)] = int(m.group(2))
+    if open_n >= 0:
+        raise cli.Failure(f"the plugin's window {open_n} has no end")
+    return out
+
+
+@dataclass
+class Symbols:
+    """The kernel's code symbols, by address."""
+    starts: List[int]
+    names: List[str]
+
+    def name_of(self, addr: int) -> str:
+        if addr < KERNEL_START:
+            return USER
+        i = bisect.bisect_right(self.starts, addr) - 1
+        return self.names[i] if i >= 0 else UNKNOWN
+
+
+def parse_kallsyms(lines: Iterable[str]) -> Symbols:
+    """/proc/kallsyms' code symbols; cli.Failure when every address is 0
+    (read without the right to see them)."""
+    syms: Dict[int, str] = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 3 or parts[1] not in TEXT_TYPES:
+            continue
+        addr = int(parts[0], 16)
+        # Of two names at one address, the first (kallsyms' order) wins.
+        syms.setdefault(addr, parts[2])
+    if not syms or set(syms) == {0}:
+        raise cli.Failure("kallsyms has no addresses (kptr_restrict?)")
+    starts = sorted(syms)
+    return Symbols(starts, [syms[a] for a in starts])
+
+
+def by_function(window: Window, syms: Symbols) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for addr, count in window.items():
+        name = syms.name_of(addr)
+        out[name] = out.get(name, 0) + count
+    return out
+
+
+@dataclass
+class PluginSide:
+    """One row on one kernel: per function, the median instructions per
+    operation over the batches; the median window; the share of the
+    batches whose window differs from the median one."""
+    functions: Dict[str, float]
+    window_insn: float
+    atypical: float
+
+
+def side(windows: Sequence[Window], syms: Symbols, batch: int
+         ) -> PluginSide:
+    """The row's functions per operation from its windows (at least
+    one)."""
+    if not windows:
+        raise cli.Failure("the plugin saw no window of the row")
+    per = [by_function(w, syms) for w in windows]
+    names = sorted(set().union(*per))
+    funcs = {n: stats.median(p.get(n, 0) for p in per) / batch
+             for n in names}
+    totals = [sum(w.values()) for w in windows]
+    mid = stats.median(totals)
+    off = sum(1 for t in totals if t != mid) / len(totals)
+    return PluginSide({n: v for n, v in funcs.items() if v},
+                      mid / batch, off)
+
+
+def split_rows(windows: Sequence[Window], rows: Sequence[str],
+               samples: int) -> Dict[str, List[Window]]:
+    """The windows of each row: SAMPLES each, in the rows' order;
+    cli.Failure when there are not that many."""
+    if len(windows) != samples * len(rows):
+        raise cli.Failure(f"the plugin saw {len(windows)} windows, not "
+                          f"{samples} for each of {len(rows)} rows")
+    return {r: list(windows[i * samples:(i + 1) * samples])
+            for i, r in enumerate(rows)}
+
+
+def guest_command(prog_path: str, rows: Sequence[str], out: str,
+                  samples: int, batch: int) -> str:
+    return " ".join(shlex.quote(w) for w in [
+        paths.script("scripts/guest/where_plugin_guest.sh"), out,
+        prog_path, str(samples), str(batch), *rows])
+
+
+def qemu_opts(icount: policy.Icount, plugin: str, out: str) -> str:
+    """QEMU's options of a plugin boot: exact mode, and the plugin
+    writing its windows to out/windows.txt."""
+    return " ".join(["-icount", icount.qemu_opts, *icount.qemu_args,
+                     "-plugin", f"{plugin},out={windows_path(out)}"])
+
+
+def windows_path(out: str) -> str:
+    return os.path.join(out, "windows.txt")
+
+
+def read_boot(out: str, rows: Sequence[str], samples: int,
+              batches: Dict[str, int]) -> Dict[str, PluginSide]:
+    """Each row's side from a plugin boot's files in out (batches: the
+    operations in each of a row's windows)."""
+    for name in ("kallsyms", "windows.txt"):
+        if not os.path.exists(os.path.join(out, name)):
+            raise cli.Failure(f"{out}: no {name} (the guest's run or the "
+                              "plugin failed)")
+    with open(os.path.join(out, "kallsyms"), encoding="utf-8") as f:
+        syms = parse_kallsyms(f)
+    with open(windows_path(out), encoding="utf-8") as f:
+        per_row = split_rows(parse_windows(f), rows, samples)
+    return {r: side(w, syms, batches[r]) for r, w in per_row.items()}
+
+
+def window_gap(window_insn: float, row_insn: float) -> Tuple[float, str]:
+    """What the window holds beyond the row, per operation, as text."""
+    gap = window_insn - row_insn
+    return gap, (f"window {window_insn:.3f} = row {row_insn:.3f} "
+                 f"{gap:+.3f} (the clock reads' rest and the marks)")
