@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import (cli, guest, kernel, options, output, policy, proc,
-                     results, stats, vm)
+from kbtools import (cli, guest, kernel, options, output, paths, policy,
+                     proc, results, stats, vm)
 
 EXIT_CULPRIT, EXIT_NO_CULPRIT = 0, 1
 EXIT_UNDECIDED = 125
@@ -721,9 +721,7 @@ def default_state(tree: str, good: str, bad: str, direction: str,
     import hashlib
     key = hashlib.sha256("\n".join([tree, good, bad, direction, check or ""]
                                    + list(targets)).encode()).hexdigest()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "kbench", "bisect", key[:12])
+    return paths.user_cache("bisect", key[:12])
 
 
 def new_settings(args: argparse.Namespace, tree: Tree) -> Dict[str, Any]:

@@ -52,10 +52,8 @@ Failure = cli.Failure
 
 
 def cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache")
     return (os.environ.get("KBENCH_TESTKERNEL_CACHE")
-            or os.path.join(base, "kbench", "testkernel"))
+            or paths.user_cache("testkernel"))
 
 
 def sha12(data: bytes) -> str:

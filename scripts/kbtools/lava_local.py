@@ -61,8 +61,6 @@ GUEST_PACKAGES = ("python3,bash,make,gcc,libc6-dev,libcap-dev,libcap2,"
 GUEST_KERNEL = "debian-6.1"
 DEBIAN_SUITE = re.compile(r"^(buster|bullseye|bookworm|trixie|forky|sid|"
                           r"oldstable|stable|testing|unstable)(-updates)?$")
-APT_SOURCES = ("/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list",
-               "/etc/apt/sources.list.d/*.sources")
 EXIT_FAILED, EXIT_USAGE, EXIT_MISSING = 1, 2, 3
 # LAVA's server runs as this user (Debian's lava-server-gunicorn.service,
 # and lava-scheduler drops to it): what the server reads must be theirs
@@ -145,7 +143,8 @@ def sources_entries(text: str, deb822: bool) -> List[Tuple[str, List[str],
     return out
 
 
-def host_mirror(patterns: Sequence[str] = APT_SOURCES) -> Optional[str]:
+def host_mirror(patterns: Sequence[str] = paths.APT_SOURCES
+                ) -> Optional[str]:
     """The first Debian archive among the host's apt sources: a "deb"
     source of a Debian suite (not -security) with component main."""
     for pattern in patterns:

@@ -17,6 +17,21 @@ def cache_dir() -> str:
     return os.environ.get("KBENCH_CACHE") or os.path.join(TOP, ".cache")
 
 
+def user_cache(*parts: str) -> str:
+    """~/.cache/kbench/PARTS (XDG_CACHE_HOME honoured): what every clone
+    of this user shares (test kernels, bisection and series state, the
+    QEMU plugin)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kbench", *parts)
+
+
+# The host's apt sources, both formats: where kbench takes its Debian
+# mirrors from (never a host name of its own).
+APT_SOURCES = ("/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list",
+               "/etc/apt/sources.list.d/*.sources")
+
+
 def script(name: str) -> str:
     """A script of the clone by its path below the top (scripts/vm_run.sh)."""
     return os.path.join(TOP, name)

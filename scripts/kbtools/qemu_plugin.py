@@ -28,8 +28,6 @@ SOURCE_PACKAGE = "qemu"
 HEADER = "qemu-plugin.h"
 HEADER_IN_TARBALL = "*/include/qemu/" + HEADER
 PLUGIN_SOURCE = "scripts/plugin/where_count.c"
-APT_SOURCES = ("/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list",
-               "/etc/apt/sources.list.d/*.sources")
 CFLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared",
           "-fPIC")
 
@@ -37,10 +35,8 @@ CFLAGS = ("-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-shared",
 def cache_dir() -> str:
     """~/.cache/kbench/qemu-plugin (XDG_CACHE_HOME honoured), or
     KBENCH_QEMU_PLUGIN_CACHE."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache")
     return (os.environ.get("KBENCH_QEMU_PLUGIN_CACHE")
-            or os.path.join(base, "kbench", "qemu-plugin"))
+            or paths.user_cache("qemu-plugin"))
 
 
 def source_version() -> str:
@@ -97,8 +93,8 @@ def src_sources(files: Sequence[str]) -> List[Tuple[str, str]]:
 
 
 def host_source_files() -> List[str]:
-    return sorted(p for pattern in APT_SOURCES for p in glob.glob(pattern)
-                  if os.path.isfile(p))
+    return sorted(p for pattern in paths.APT_SOURCES
+                  for p in glob.glob(pattern) if os.path.isfile(p))
 
 
 def apt_options(apt_dir: str) -> List[str]:
@@ -120,7 +116,8 @@ def write_sources(apt_dir: str, files: Sequence[str]) -> None:
     pairs = src_sources(files)
     if not pairs:
         raise cli.Failure("no deb entry in the host's apt sources ("
-                          + ", ".join(APT_SOURCES) + ") to fetch Debian's "
+                          + ", ".join(paths.APT_SOURCES)
+                          + ") to fetch Debian's "
                           f"{SOURCE_PACKAGE} source package from",
                           cli.EXIT_SETUP)
     parts = os.path.join(apt_dir, "sources.list.d")

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, guest,
-                     kcidb, kernel, options, output, plots, policy, proc,
-                     report, results, vm)
+                     kcidb, kernel, options, output, paths, plots, policy,
+                     proc, report, results, vm)
 from kbtools import series_table
 from kbtools.series_table import Point, Table
 
@@ -129,9 +129,7 @@ def default_state(tree: str, base: str, tip: str,
                   targets: Sequence[str]) -> str:
     key = hashlib.sha256("\n".join([tree, base, tip, *targets])
                          .encode()).hexdigest()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "kbench", "series", key[:12])
+    return paths.user_cache("series", key[:12])
 
 
 def build_record(state: str, commit: str) -> str:
