@@ -630,6 +630,25 @@ class ResultsThroughLog(unittest.TestCase):
         self.assertEqual({n: r.boot_reps() for n, r in back.rows.items()},
                          reps)
 
+    def test_a_boot_kept_as_the_series_reads_it(self) -> None:
+        from kbtools import series
+        log = self.log(self.emitted())
+        got, ktap_path = os.path.join(self.dir, "1"), \
+            os.path.join(self.dir, "1.ktap")
+        lava.keep_boot(log, got, ktap_path)
+        self.assertIn("syscall_overhead:getppid",
+                      series.insn_boots([SERIES_BOOT]))
+        self.assertEqual(series.insn_boots([got]),
+                         series.insn_boots([SERIES_BOOT]))
+        with open(ktap_path, encoding="utf-8") as f:
+            self.assertEqual(f.read(),
+                             stream(prog("syscall_overhead", SYSCALL)))
+        with self.assertRaisesRegex(ValueError, "no results files"):
+            lava.keep_boot(self.log(""), got, ktap_path)
+        with self.assertRaisesRegex(ValueError, "no KTAP stream"):
+            lava.keep_boot([e for e in log if "TAP version" not in
+                            e["msg"]], got, ktap_path)
+
     def test_a_log_without_blocks(self) -> None:
         self.assertEqual(lava.results_of_log(self.log("")), {})
         with self.assertRaises(ValueError):

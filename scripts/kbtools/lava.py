@@ -572,6 +572,24 @@ def write_results(files: Dict[str, bytes], json_dir: str) -> None:
             f.write(data)
 
 
+def keep_boot(entries: object, json_dir: str, ktap_path: str) -> None:
+    """A boot's results from its LAVA job's log, laid out as a local
+    boot leaves them (kbtools.series' boot directories): the results
+    files in JSON_DIR, the run_all.sh stream at KTAP_PATH. ValueError
+    when the log holds no stream or no results file, or one did not
+    come whole."""
+    files = results_of_log(entries)
+    stream = stream_of_log(entries)
+    if not stream:
+        raise ValueError("no KTAP stream in the job's log")
+    if not files:
+        raise ValueError("no results files in the job's log (a guest "
+                         "older than --emit-results, or run_all.sh wrote "
+                         "none)")
+    write_results(files, json_dir)
+    results.write_text(ktap_path, stream)
+
+
 class ApiCase(NamedTuple):
     """A case as LAVA's API holds it."""
     result: str
