@@ -698,6 +698,49 @@ class ResultsThroughLog(unittest.TestCase):
         self.assertIn("cannot read", err.getvalue())
 
 
+class Api(unittest.TestCase):
+    """The REST calls of a series through LAVA, urllib mocked."""
+
+    def replies(self, *bodies: bytes) -> Any:
+        from unittest import mock
+        answers = [io.BytesIO(b) for b in bodies]
+        calls: List[Any] = []
+
+        def urlopen(req: Any, timeout: float) -> Any:
+            calls.append(req)
+            return answers.pop(0)
+        self.calls = calls
+        return mock.patch("urllib.request.urlopen", urlopen)
+
+    def test_submit_poll_log(self) -> None:
+        api = lava.Api("http://lab:8790/", "s3cret")
+        with self.replies(b'{"job_ids": [42]}',
+                          b'{"id": 42, "state": "Finished"}', b"- {}\n"):
+            self.assertEqual(api.submit("job: x"), "42")
+            self.assertEqual(api.job("42")["state"], "Finished")
+            self.assertEqual(api.log("42"), "- {}\n")
+        first = self.calls[0]
+        self.assertEqual(first.full_url, "http://lab:8790/api/v0.2/jobs/")
+        self.assertEqual(first.get_header("Authorization"), "Token s3cret")
+        self.assertEqual(json.loads(first.data), {"definition": "job: x"})
+        self.assertEqual(self.calls[2].full_url,
+                         "http://lab:8790/api/v0.2/jobs/42/logs/")
+
+    def test_refused_job_or_lab(self) -> None:
+        api = lava.Api("http://lab", "t")
+        with self.replies(b'{"message": "invalid definition"}'), \
+                self.assertRaisesRegex(ValueError, "did not take the job"):
+            api.submit("x")
+        with self.replies(b"[1]"), self.assertRaisesRegex(ValueError,
+                                                          "not a job"):
+            api.job("1")
+        from unittest import mock
+        with mock.patch("urllib.request.urlopen",
+                        side_effect=OSError("refused")), \
+                self.assertRaisesRegex(ValueError, "LAVA API jobs/1/: "):
+            api.job("1")
+
+
 class JobGenerator(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz-6.1",
             "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]

@@ -51,7 +51,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
+                    Tuple)
 
 from kbtools import cli, ktap, output, packages, policy, results, stats
 
@@ -588,6 +589,58 @@ def keep_boot(entries: object, json_dir: str, ktap_path: str) -> None:
                          "none)")
     write_results(files, json_dir)
     results.write_text(ktap_path, stream)
+
+
+class Api:
+    """A LAVA server's REST API (v0.2), called with an API token (never
+    a password). Its errors are ValueError, naming the call."""
+
+    def __init__(self, url: str, token: str,
+                 opener: Optional[Any] = None) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        # A urllib opener (a local lab's: no proxy); else urlopen's.
+        self.opener = opener
+
+    def call(self, path: str, data: Optional[bytes] = None) -> bytes:
+        import urllib.error
+        import urllib.request
+        req = urllib.request.Request(
+            f"{self.url}/api/v0.2/{path}", data=data, headers={
+                "Authorization": f"Token {self.token}",
+                "Content-Type": "application/json"})
+        open_url = self.opener.open if self.opener is not None else \
+            urllib.request.urlopen
+        try:
+            with open_url(req, timeout=60) as r:
+                return bytes(r.read())
+        except (OSError, urllib.error.URLError) as e:
+            raise ValueError(f"LAVA API {path}: {e}") from e
+
+    def submit(self, definition: str) -> str:
+        """The id of the job DEFINITION (YAML) made."""
+        import json
+        reply = json.loads(self.call("jobs/", json.dumps(
+            {"definition": definition}).encode()))
+        ids = reply.get("job_ids") if isinstance(reply, dict) else None
+        if not ids or not str(ids[0]).isdigit():
+            raise ValueError(f"LAVA did not take the job: {reply!r}")
+        return str(ids[0])
+
+    def job(self, jid: str) -> Dict[str, object]:
+        """The job's record (state, health, ...)."""
+        import json
+        info = json.loads(self.call(f"jobs/{jid}/"))
+        if not isinstance(info, dict):
+            raise ValueError(f"LAVA API jobs/{jid}/: not a job: {info!r}")
+        return info
+
+    def log(self, jid: str) -> str:
+        """The job's log as LAVA gives it (YAML, a list of entries)."""
+        return self.call(f"jobs/{jid}/logs/").decode("utf-8", "replace")
+
+    def cancel(self, jid: str) -> None:
+        self.call(f"jobs/{jid}/cancel/")
 
 
 class ApiCase(NamedTuple):
