@@ -27,11 +27,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, guest,
-                     kcidb, kernel, options, output, plots, policy, proc,
-                     report, results, vm)
+                     kcidb, kernel, lava, lava_job, options, output, plots,
+                     policy, proc, report, results, vm)
 from kbtools import series_table
 from kbtools.series_table import Point, Table
 
@@ -415,6 +415,74 @@ class Booter:
         elif not self.why:
             self.why = f"exit {rc}"
         return None
+
+
+@dataclass
+class LavaBooter(Booter):
+    """One boot of a commit as a LAVA job (--lava URL): the image served
+    to the lab at kernel_url(image), the job made by kbtools.lava_job
+    (--icount, the programs), its id kept beside the boot
+    (STATE/boots/HASH/K.lava.json) so that --resume polls the job
+    instead of submitting it again; the results and KTAP taken from the
+    job's log (kbtools.lava.keep_boot), its log kept as the console."""
+    api: Optional[lava.Api] = None
+    kernel_url: Optional[Callable[[str], str]] = None
+    rootfs_url: str = ""
+    job_options: Sequence[str] = ()
+    poll_s: float = 10.0
+
+    def definition(self, image: str) -> str:
+        assert self.kernel_url is not None
+        argv = ["--kernel", self.kernel_url(image), "--rootfs",
+                self.rootfs_url, "--icount", "--job-name",
+                f"kbench series {os.path.basename(image)}",
+                *self.job_options]
+        for t in self.targets:
+            argv += ["-t", bisect.parse_target(t)[0]]
+        import yaml  # the LAVA side only (Debian: python3-yaml)
+        return str(yaml.safe_dump(
+            lava_job.job(lava_job.parse_args(argv)), sort_keys=False,
+            width=1000))
+
+    def key_of(self, image: str) -> calibration.Key:
+        raise cli.Failure("a series through LAVA has no calibration key "
+                          "of this host's guest", cli.EXIT_SETUP)
+
+    def guest_run(self, image: str, json_dir: str, console: str,
+                  ktap: str) -> int:
+        assert self.api is not None
+        self.why = ""
+        record = console[:-len(".console.log")] + ".lava.json"
+        jid = str(results.read_json(record)["job"]) \
+            if os.path.isfile(record) else ""
+        try:
+            if not jid:
+                jid = self.api.submit(self.definition(image))
+                results.write_json(record, {"job": jid,
+                                            "url": self.api.url})
+            info = self.wait(jid)
+            text = self.api.log(jid)
+            results.write_text(console, text)
+            if info.get("health") != "Complete":
+                self.why = f"job {jid} ended {info.get('health')}"
+            else:
+                import yaml
+                lava.keep_boot(yaml.safe_load(text) or [], json_dir, ktap)
+        except (ValueError, OSError) as e:
+            self.why = f"job {jid or '(not submitted)'}: {e}"
+        if self.why and os.path.isfile(record):
+            # Tried again: a new job.
+            os.unlink(record)
+        # Neither 0 nor 1 (a run's own statuses): nothing to read.
+        return 2 if self.why else 0
+
+    def wait(self, jid: str) -> Dict[str, object]:
+        assert self.api is not None
+        while True:
+            info = self.api.job(jid)
+            if info.get("state") == "Finished":
+                return info
+            time.sleep(self.poll_s)
 
 
 def mark_unbooted(state: str, commit: str, why: str) -> None:
