@@ -599,6 +599,65 @@ class Task(unittest.TestCase):
         self.assertEqual(self.boots, self.hashes[:1] + self.hashes[1:])
         self.assertIn("cached", err)
 
+    def lava_args(self) -> List[str]:
+        return ["--lava", "http://lab:8790", "--lava-images",
+                os.path.join(self.tmp.name, "srv"), "--lava-images-url",
+                "file:///srv/kbench/series", "--lava-rootfs",
+                "file:///srv/kbench/rootfs.cpio"]
+
+    def test_a_series_through_lava(self) -> None:
+        kinds: List[str] = []
+        local = self.boot_once
+
+        def boot_once(booter: series.Booter, commit: str,
+                      image: str) -> Optional[str]:
+            kinds.append(type(booter).__name__)
+            return local(booter, commit, image)
+        setattr(self, "boot_once", boot_once)
+        with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}):
+            rc, out, err = self.run_series(*self.lava_args())
+            self.assertEqual(rc, 0, err)
+            # The base's calibration from the lab's own boots, every one
+            # a job: no key of this host's guest asked for.
+            self.assertEqual(self.boots,
+                             [self.hashes[0]] * 3 + self.hashes[1:])
+            self.assertEqual(set(kinds), {"LavaBooter"})
+            self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv", out)
+            with open(os.path.join(self.state, "settings.json")) as f:
+                kept = f.read()
+            self.assertIn("http://lab:8790", kept)
+            self.assertNotIn("s3cret", kept)
+            rc, out, err = self.run_series(resume=True)
+            self.assertEqual(rc, 0, err)
+        rc, out, err = self.run_series(resume=True)
+        self.assertEqual(rc, 2)
+        self.assertIn(f"no API token in {series.LAVA_TOKEN}", err)
+
+    def test_lava_usage(self) -> None:
+        rc, _, err = self.run_series(*self.lava_args()[:2])
+        self.assertEqual(rc, 2)
+        self.assertIn("--lava needs --lava-images", err)
+        rc, _, err = self.run_series(*self.lava_args())
+        self.assertEqual(rc, 2)
+        self.assertIn("no API token", err)
+
+    def test_images_served_by_their_contents(self) -> None:
+        srv = os.path.join(self.tmp.name, "srv")
+        paths = []
+        for name, body in (("a", b"one"), ("b", b"one"), ("c", b"two")):
+            path = os.path.join(self.tmp.name, name)
+            with open(path, "wb") as f:
+                f.write(body)
+            paths.append(series.served(path, srv, "file:///srv/x/"))
+        self.assertEqual(paths[0], paths[1])
+        self.assertNotEqual(paths[0], paths[2])
+        self.assertTrue(paths[0].startswith("file:///srv/x/"))
+        got = os.path.join(srv, os.path.basename(paths[2]))
+        with open(got, "rb") as f:
+            self.assertEqual(f.read(), b"two")
+        self.assertEqual(os.stat(got).st_mode & 0o777, 0o644)
+        self.assertEqual(len(os.listdir(srv)), 2)
+
     def test_a_commit_that_does_not_build_or_boot(self) -> None:
         self.fail_build, self.fail_boot = self.hashes[2], self.hashes[3]
         rc, out, err = self.run_series()

@@ -69,6 +69,14 @@ the line under the table says how many boots a verdict on it needs.
                       each cell linked to its commit's A/B page (FILE-ab/)
       --kcidb FILE    every boot's results as KCIDB I/O, each commit its
                       own checkout (git_commit_hash)
+      --lava URL      boot every commit as a job of the LAVA server at URL
+                      (qemu device type; its API token in
+                      KBENCH_LAVA_TOKEN): each image is copied into
+                      --lava-images DIR, which the lab reads at
+                      --lava-images-url URL; the guest's rootfs (the
+                      built collection, as 'kbench lava local run' packs
+                      it) at --lava-rootfs URL. The base's calibration
+                      comes from the lab's own boots
       --state DIR     the series' builds and boots (default: under
                       ~/.cache/kbench/series/, one per tree, range and rows)
       --resume        go on with the series kept in the state directory
@@ -83,6 +91,9 @@ Exit status: 0 every commit measured; 1 a commit did not build or boot;
 """
 
 VM_OPTIONS = ("--boot-timeout", "--vm-timeout")
+LAVA_OPTIONS = ("lava", "lava-images", "lava-images-url", "lava-rootfs")
+# The lab's API token: from the environment, never kept in the state.
+LAVA_TOKEN = "KBENCH_LAVA_TOKEN"
 SETTINGS = "settings.json"
 CALIBRATION = "calibration.json"
 # How often the boots look for the next build's record (s).
@@ -101,6 +112,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--summary")
     ap.add_argument("--kcidb")
     ap.add_argument("--state")
+    for name in LAVA_OPTIONS:
+        ap.add_argument(f"--{name}")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
     options.add_arguments(ap, VM_OPTIONS)
@@ -115,6 +128,13 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
             "..." in args.range or not all(args.range.split("..")):
         raise cli.Error(f"give the series as BASE..TIP, not "
                         f"'{args.range or ''}'")
+    lava_given = [n for n in LAVA_OPTIONS if getattr(args, n.replace("-",
+                                                                      "_"))]
+    if lava_given and len(lava_given) != len(LAVA_OPTIONS):
+        raise cli.Error("--lava needs --lava-images, --lava-images-url and "
+                        "--lava-rootfs")
+    if lava_given and not os.environ.get(LAVA_TOKEN):
+        raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
     try:
         for t in args.test:
             bisect.parse_target(t)
@@ -193,6 +213,8 @@ def new_settings(args: argparse.Namespace) -> Dict[str, Any]:
     return {"tree": tree.path, "range": args.range, "base": base,
             "tip": tip, "commits": commits, "subjects": subjects,
             "targets": list(args.test),
+            "lava": {n: getattr(args, n.replace("-", "_"))
+                     for n in LAVA_OPTIONS} if args.lava else None,
             "vm_args": options.passed_on(args, VM_OPTIONS)}
 
 
@@ -485,6 +507,38 @@ class LavaBooter(Booter):
             time.sleep(self.poll_s)
 
 
+def served(image: str, where: str, url: str) -> str:
+    """The image put where the lab reads it (named by its contents, so
+    that a commit that changes no code serves the same file), and its
+    URL there."""
+    with open(image, "rb") as f:
+        name = hashlib.file_digest(f, "sha256").hexdigest()[:20]
+    dest = os.path.join(where, f"{name}.img")
+    if not os.path.isfile(dest):
+        os.makedirs(where, exist_ok=True)
+        shutil.copyfile(image, dest + ".tmp")
+        os.chmod(dest + ".tmp", 0o644)
+        os.replace(dest + ".tmp", dest)
+    return f"{url.rstrip('/')}/{name}.img"
+
+
+def booter_of(st: Dict[str, Any], state: str, prog: str) -> Booter:
+    """The series' booter: this host's guest, or the LAVA lab's."""
+    lab = st.get("lava")
+    if not lab:
+        return Booter(prog, state, st["targets"], st["vm_args"])
+    token = os.environ.get(LAVA_TOKEN)
+    if not token:
+        raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
+    conf: Dict[str, str] = dict(lab)
+    return LavaBooter(prog, state, st["targets"], st["vm_args"],
+                      api=lava.Api(conf["lava"], token),
+                      kernel_url=lambda image: served(
+                          image, conf["lava-images"],
+                          conf["lava-images-url"]),
+                      rootfs_url=conf["lava-rootfs"])
+
+
 def mark_unbooted(state: str, commit: str, why: str) -> None:
     os.makedirs(boots_dir(state, commit), exist_ok=True)
     results.write_json(os.path.join(boots_dir(state, commit), "failed.json"),
@@ -501,7 +555,7 @@ class Series:
         self.state = state
         self.prog = prog
         self.builder = Builder(st, state, jobs, prog)
-        self.booter = Booter(prog, state, st["targets"], st["vm_args"])
+        self.booter = booter_of(st, state, prog)
         self.times: Dict[str, float] = {"build": 0.0, "boot": 0.0,
                                         "wait": 0.0}
 
@@ -545,9 +599,10 @@ class Series:
             raise cli.Failure(f"the base {self.title(commit)} does not "
                               f"build: nothing to measure against",
                               cli.EXIT_SETUP)
-        key = self.booter.key_of(image)
-        cal = calibration.cached(key)
-        if cal is not None:
+        # A lab's boots: its QEMU and device, not this host's guest.
+        key = None if self.st.get("lava") else self.booter.key_of(image)
+        cal = calibration.cached(key) if key is not None else None
+        if cal is not None and key is not None:
             self.say(f"base: {calibration.describe(cal)}, cached "
                      f"({calibration.cache_path(key)}): it boots once")
             if not self.boot_until(commit, image, 1):
@@ -563,7 +618,7 @@ class Series:
                                   f" times ({self.booter.why})",
                                   cli.EXIT_SETUP)
             cal = calibration.of_dirs(usable_boots(self.state, commit))
-            if cal.boots >= calibration.BOOTS:
+            if key is not None and cal.boots >= calibration.BOOTS:
                 calibration.store(key, cal)
             self.say(f"base: {calibration.describe(cal)}, from its own boots")
         calibration.save(path, cal)
