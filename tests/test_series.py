@@ -640,6 +640,9 @@ class Task(unittest.TestCase):
         rc, _, err = self.run_series(*self.lava_args())
         self.assertEqual(rc, 2)
         self.assertIn("no API token", err)
+        rc, _, err = self.run_series(*self.lava_args()[:-1], "/srv/r.cpio")
+        self.assertEqual(rc, 2)
+        self.assertIn("--lava-rootfs: '/srv/r.cpio' is not a URL", err)
 
     def test_images_served_by_their_contents(self) -> None:
         srv = os.path.join(self.tmp.name, "srv")

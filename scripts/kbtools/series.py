@@ -133,6 +133,13 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     if lava_given and len(lava_given) != len(LAVA_OPTIONS):
         raise cli.Error("--lava needs --lava-images, --lava-images-url and "
                         "--lava-rootfs")
+    for name in ("lava", "lava-images-url", "lava-rootfs"):
+        value = getattr(args, name.replace("-", "_"))
+        try:
+            if value is not None:
+                lava_job.url(value)
+        except argparse.ArgumentTypeError as e:
+            raise cli.Error(f"--{name}: {e}") from None
     if lava_given and not os.environ.get(LAVA_TOKEN):
         raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
     try:
