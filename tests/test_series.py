@@ -418,6 +418,7 @@ class LavaBoots(unittest.TestCase):
         self.assertEqual(len(lab.submitted), 1)
         self.assertIn("-icount", lab.submitted[0])
         self.assertIn("file:///srv/kbench/c.bzImage", lab.submitted[0])
+        self.assertIn("rdinit=/sbin/init", lab.submitted[0])
         with open(os.path.join(self.d, "1.lava.json")) as f:
             self.assertEqual(json.load(f)["job"], "101")
 
@@ -632,6 +633,22 @@ class Task(unittest.TestCase):
         rc, out, err = self.run_series(resume=True)
         self.assertEqual(rc, 2)
         self.assertIn(f"no API token in {series.LAVA_TOKEN}", err)
+
+    def test_the_lab_s_booter(self) -> None:
+        with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}):
+            args = series.parse_args(
+                ["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[1]}",
+                 *self.lava_args(), "--lava-init", "/sbin/kbench-init"],
+                "kbench series")
+            st = series.new_settings(args)
+            b = series.booter_of(st, self.state, "kbench series")
+        assert isinstance(b, series.LavaBooter) and b.api is not None
+        self.assertEqual((b.api.url, b.api.token, b.rootfs_url),
+                         ("http://lab:8790", "s3cret",
+                          "file:///srv/kbench/rootfs.cpio"))
+        self.assertEqual(list(b.job_options), ["--init", "/sbin/kbench-init"])
+        self.assertEqual(st["lava"]["lava-images-url"],
+                         "file:///srv/kbench/series")
 
     def test_lava_usage(self) -> None:
         rc, _, err = self.run_series(*self.lava_args()[:2])

@@ -75,8 +75,10 @@ the line under the table says how many boots a verdict on it needs.
                       --lava-images DIR, which the lab reads at
                       --lava-images-url URL; the guest's rootfs (the
                       built collection, as 'kbench lava local run' packs
-                      it) at --lava-rootfs URL. The base's calibration
-                      comes from the lab's own boots
+                      it) at --lava-rootfs URL, its init --lava-init
+                      PATH (default /sbin/init; the local lab's rootfs:
+                      /sbin/kbench-init). The base's calibration comes
+                      from the lab's own boots
       --state DIR     the series' builds and boots (default: under
                       ~/.cache/kbench/series/, one per tree, range and rows)
       --resume        go on with the series kept in the state directory
@@ -114,6 +116,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--state")
     for name in LAVA_OPTIONS:
         ap.add_argument(f"--{name}")
+    ap.add_argument("--lava-init", type=lava_job.kernel_word)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
     options.add_arguments(ap, VM_OPTIONS)
@@ -220,8 +223,10 @@ def new_settings(args: argparse.Namespace) -> Dict[str, Any]:
     return {"tree": tree.path, "range": args.range, "base": base,
             "tip": tip, "commits": commits, "subjects": subjects,
             "targets": list(args.test),
-            "lava": {n: getattr(args, n.replace("-", "_"))
-                     for n in LAVA_OPTIONS} if args.lava else None,
+            "lava": {**{n: getattr(args, n.replace("-", "_"))
+                        for n in LAVA_OPTIONS},
+                     "lava-init": args.lava_init or "/sbin/init"}
+            if args.lava else None,
             "vm_args": options.passed_on(args, VM_OPTIONS)}
 
 
@@ -543,7 +548,8 @@ def booter_of(st: Dict[str, Any], state: str, prog: str) -> Booter:
                       kernel_url=lambda image: served(
                           image, conf["lava-images"],
                           conf["lava-images-url"]),
-                      rootfs_url=conf["lava-rootfs"])
+                      rootfs_url=conf["lava-rootfs"],
+                      job_options=["--init", conf["lava-init"]])
 
 
 def mark_unbooted(state: str, commit: str, why: str) -> None:
