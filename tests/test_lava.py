@@ -550,6 +550,197 @@ class IcountJobCheck(JobCheck):
                           err.getvalue())
 
 
+# A boot of the series fixture (kbench series --tree ... under --icount):
+# syscall_overhead's results with every repetition of its one boot.
+SERIES_BOOT = os.path.join(HERE, "data", "series", "steps", "boots",
+                           "1d1d872998e704078ac4525322edc6a1a21ee0c0", "1")
+
+
+class ResultsThroughLog(unittest.TestCase):
+    """The guest's results files through a job's log (--emit-results,
+    results_of_log): every repetition back, byte for byte."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.sent = os.path.join(self.dir, "sent")
+        os.makedirs(self.sent)
+        for name in os.listdir(SERIES_BOOT):
+            with open(os.path.join(SERIES_BOOT, name), "rb") as src, \
+                    open(os.path.join(self.sent, name), "wb") as dst:
+                dst.write(src.read())
+        # A second file, not ASCII and without a final newline.
+        with open(os.path.join(self.sent, "pmqtest.json"), "wb") as f:
+            f.write(json.dumps(json_doc("pmqtest", [("rtt µs", 1.5)]),
+                               ensure_ascii=False).encode())
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def sent_files(self) -> Dict[str, bytes]:
+        out = {}
+        for name in sorted(os.listdir(self.sent)):
+            with open(os.path.join(self.sent, name), "rb") as f:
+                out[name] = f.read()
+        return out
+
+    def emitted(self) -> str:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(lava.main(["--emit-results", self.sent],
+                                       "kbtools.lava"), 0)
+        return out.getvalue()
+
+    def log(self, blocks: str) -> List[Dict[str, str]]:
+        """A job log as LAVA keeps it: its own entries, the shell's, the
+        KTAP and the blocks as the console gave them (CR LF), kernel
+        messages among them, the cases after."""
+        text = stream(prog("syscall_overhead", SYSCALL))
+        lines = text.splitlines() + blocks.splitlines() + [
+            "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=getpid RESULT=pass>"]
+        entries = [{"dt": "t", "lvl": "info", "msg": "start: 3 test"},
+                   {"dt": "t", "lvl": "target", "msg": "root@kbench:~# run"}]
+        for k, line in enumerate(lines):
+            entries.append({"dt": "t", "lvl": "target", "msg": line + "\r"})
+            if k % 97 == 5:
+                entries.append({"dt": "t", "lvl": "target", "msg":
+                                "[  812.004213] random: crng reseeded"})
+                entries.append({"dt": "t", "lvl": "debug", "msg":
+                                "Received signal: <TESTCASE> x"})
+        return entries
+
+    def test_every_file_back_byte_for_byte(self) -> None:
+        blocks = self.emitted()
+        self.assertTrue(all(len(line) <= 120
+                            for line in blocks.splitlines()))
+        log = self.log(blocks)
+        self.assertEqual(lava.results_of_log(log), self.sent_files())
+        # The KTAP stream is read as before.
+        self.assertEqual(lava.stream_of_log(log),
+                         stream(prog("syscall_overhead", SYSCALL)))
+
+    def test_repetitions_come_back(self) -> None:
+        got = os.path.join(self.dir, "got")
+        lava.write_results(lava.results_of_log(self.log(self.emitted())),
+                           got)
+        want = results.load(SERIES_BOOT).tests["syscall_overhead"]
+        back = results.load(got).tests["syscall_overhead"]
+        reps = {n: r.boot_reps() for n, r in want.rows.items()}
+        self.assertTrue(any(len(b) > 1 for v in reps.values() for b in v))
+        self.assertEqual({n: r.boot_reps() for n, r in back.rows.items()},
+                         reps)
+
+    def test_a_boot_kept_as_the_series_reads_it(self) -> None:
+        from kbtools import series
+        log = self.log(self.emitted())
+        got, ktap_path = os.path.join(self.dir, "1"), \
+            os.path.join(self.dir, "1.ktap")
+        lava.keep_boot(log, got, ktap_path)
+        self.assertIn("syscall_overhead:getppid",
+                      series.insn_boots([SERIES_BOOT]))
+        self.assertEqual(series.insn_boots([got]),
+                         series.insn_boots([SERIES_BOOT]))
+        with open(ktap_path, encoding="utf-8") as f:
+            self.assertEqual(f.read(),
+                             stream(prog("syscall_overhead", SYSCALL)))
+        with self.assertRaisesRegex(ValueError, "no results files"):
+            lava.keep_boot(self.log(""), got, ktap_path)
+        with self.assertRaisesRegex(ValueError, "no KTAP stream"):
+            lava.keep_boot([e for e in log if "TAP version" not in
+                            e["msg"]], got, ktap_path)
+
+    def test_a_log_without_blocks(self) -> None:
+        self.assertEqual(lava.results_of_log(self.log("")), {})
+        with self.assertRaises(ValueError):
+            lava.results_of_log({"not": "a log"})
+
+    def broken(self, change: Any) -> str:
+        """results_of_log's error on the log CHANGE(lines) makes."""
+        lines = self.emitted().splitlines()
+        with self.assertRaises(ValueError) as cm:
+            lava.results_of_log(self.log("\n".join(change(lines))))
+        return str(cm.exception)
+
+    def test_a_lost_line_is_said(self) -> None:
+        self.assertIn("pmqtest.json: ",
+                      self.broken(lambda ls: ls[:2] + ls[3:]))
+
+    def test_a_changed_character_is_said(self) -> None:
+        def change(ls: List[str]) -> List[str]:
+            k = len(ls) - 3
+            c = "A" if ls[k][0] != "A" else "B"
+            return ls[:k] + [c + ls[k][1:]] + ls[k + 1:]
+        self.assertIn("syscall_overhead.json: ", self.broken(change))
+
+    def test_a_cut_log_is_said(self) -> None:
+        self.assertIn("the log ends inside its block",
+                      self.broken(lambda ls: ls[:-4]))
+
+    def test_a_block_not_closed(self) -> None:
+        def drop_end(ls: List[str]) -> List[str]:
+            return [x for x in ls
+                    if not x.startswith("kbench-results-end pmqtest")]
+        self.assertIn("not closed", self.broken(drop_end))
+
+    def test_no_file_outside_the_directory(self) -> None:
+        for name in ("../x.json", "/etc/x.json", "x.txt", ".x.json"):
+            block = lava.results_block(name, b"{}")
+            with self.assertRaises(ValueError):
+                lava.results_of_log(self.log("\n".join(block)))
+            with self.assertRaises(ValueError):
+                lava.write_results({name: b"{}"}, self.dir)
+
+    def test_an_unreadable_directory(self) -> None:
+        with redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(lava.main(["--emit-results",
+                                        os.path.join(self.dir, "none")],
+                                       "kbtools.lava"), 2)
+        self.assertIn("cannot read", err.getvalue())
+
+
+class Api(unittest.TestCase):
+    """The REST calls of a series through LAVA, urllib mocked."""
+
+    def replies(self, *bodies: bytes) -> Any:
+        from unittest import mock
+        answers = [io.BytesIO(b) for b in bodies]
+        calls: List[Any] = []
+
+        def urlopen(req: Any, timeout: float) -> Any:
+            calls.append(req)
+            return answers.pop(0)
+        self.calls = calls
+        return mock.patch("urllib.request.urlopen", urlopen)
+
+    def test_submit_poll_log(self) -> None:
+        api = lava.Api("http://lab:8790/", "s3cret")
+        with self.replies(b'{"job_ids": [42]}',
+                          b'{"id": 42, "state": "Finished"}', b"- {}\n"):
+            self.assertEqual(api.submit("job: x"), "42")
+            self.assertEqual(api.job("42")["state"], "Finished")
+            self.assertEqual(api.log("42"), "- {}\n")
+        first = self.calls[0]
+        self.assertEqual(first.full_url, "http://lab:8790/api/v0.2/jobs/")
+        self.assertEqual(first.get_header("Authorization"), "Token s3cret")
+        self.assertEqual(json.loads(first.data), {"definition": "job: x"})
+        self.assertEqual(self.calls[2].full_url,
+                         "http://lab:8790/api/v0.2/jobs/42/logs/")
+
+    def test_refused_job_or_lab(self) -> None:
+        api = lava.Api("http://lab", "t")
+        with self.replies(b'{"message": "invalid definition"}'), \
+                self.assertRaisesRegex(ValueError, "did not take the job"):
+            api.submit("x")
+        with self.replies(b"[1]"), self.assertRaisesRegex(ValueError,
+                                                          "not a job"):
+            api.job("1")
+        from unittest import mock
+        with mock.patch("urllib.request.urlopen",
+                        side_effect=OSError("refused")), \
+                self.assertRaisesRegex(ValueError, "LAVA API jobs/1/: "):
+            api.job("1")
+
+
 class JobGenerator(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz-6.1",
             "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]

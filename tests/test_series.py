@@ -348,6 +348,104 @@ class Boots(unittest.TestCase):
         self.assertEqual(series.usable_boots(self.tmp.name, self.commit), [])
 
 
+class FakeLab:
+    """A LAVA server's API as LavaBooter calls it: jobs that end with
+    HEALTH, each a log made of the lines LOG_LINES gives."""
+
+    url = "http://lab.example"
+
+    def __init__(self, log_lines: List[str], health: str = "Complete"):
+        self.log_lines = log_lines
+        self.health = health
+        self.submitted: List[str] = []
+        self.polled: List[str] = []
+
+    def submit(self, definition: str) -> str:
+        self.submitted.append(definition)
+        return str(100 + len(self.submitted))
+
+    def job(self, jid: str) -> Dict[str, object]:
+        self.polled.append(jid)
+        return {"id": jid, "state": "Finished", "health": self.health}
+
+    def log(self, jid: str) -> str:
+        import yaml
+        return str(yaml.safe_dump(
+            [{"dt": "t", "lvl": "info", "msg": f"job {jid}"}] +
+            [{"dt": "t", "lvl": "target", "msg": line + "\r"}
+             for line in self.log_lines]))
+
+
+class LavaBoots(unittest.TestCase):
+    """A boot as a LAVA job: its results and KTAP out of the job's log,
+    the job's id kept for --resume."""
+
+    def setUp(self) -> None:
+        import importlib.util
+        if importlib.util.find_spec("yaml") is None:
+            self.skipTest("needs PyYAML (python3-yaml)")
+        from kbtools import lava
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.sent = json.dumps(doc(figures(), "b"), indent=1).encode()
+        self.stream = ("TAP version 13\n1..1\n# selftests: kbench/"
+                       f"{TEST}: {TEST}\nok 1 selftests: kbench/{TEST}: "
+                       f"{TEST}\n# Totals: pass:1 fail:0 xfail:0 xpass:0 "
+                       "skip:0 error:0\n")
+        self.lines = self.stream.splitlines() + lava.results_block(
+            f"{TEST}.json", self.sent)
+        self.commit = "c" * 40
+        self.d = series.boots_dir(self.tmp.name, self.commit)
+
+    def booter(self, lab: FakeLab) -> series.LavaBooter:
+        return series.LavaBooter(
+            "kbench series", self.tmp.name, [TEST], [], api=lab,  # type: ignore[arg-type]
+            kernel_url=lambda image: "file:///srv/kbench/" +
+            os.path.basename(image), rootfs_url="file:///srv/r.cpio",
+            poll_s=0)
+
+    def test_a_job_kept_as_a_boot(self) -> None:
+        lab = FakeLab(self.lines)
+        got = self.booter(lab).boot(self.commit, "/x/c.bzImage")
+        assert got is not None
+        self.assertEqual(got, os.path.join(self.d, "1"))
+        with open(os.path.join(got, f"{TEST}.json"), "rb") as f:
+            self.assertEqual(f.read(), self.sent)
+        with open(os.path.join(self.d, "1.ktap")) as f:
+            self.assertEqual(f.read(), self.stream)
+        self.assertEqual(series.insn_boots([got])[f"{TEST}:getppid"],
+                         [figures()["getppid"]])
+        self.assertEqual(len(lab.submitted), 1)
+        self.assertIn("-icount", lab.submitted[0])
+        self.assertIn("file:///srv/kbench/c.bzImage", lab.submitted[0])
+        self.assertIn("rdinit=/sbin/init", lab.submitted[0])
+        with open(os.path.join(self.d, "1.lava.json")) as f:
+            self.assertEqual(json.load(f)["job"], "101")
+
+    def test_resumed_it_polls_the_job_it_submitted(self) -> None:
+        os.makedirs(self.d)
+        with open(os.path.join(self.d, "1.lava.json"), "w") as f:
+            json.dump({"job": "7", "url": FakeLab.url}, f)
+        lab = FakeLab(self.lines)
+        self.assertIsNotNone(self.booter(lab).boot(self.commit, "/x/c"))
+        self.assertEqual((lab.submitted, lab.polled), ([], ["7"]))
+
+    def test_a_job_that_fails_or_loses_its_results(self) -> None:
+        for lab, why in ((FakeLab(self.lines, "Incomplete"),
+                          "job 102 ended Incomplete"),
+                         (FakeLab(self.lines[:-3]),
+                          "job 102: " + f"{TEST}.json: the log ends")):
+            b = self.booter(lab)
+            self.assertIsNone(quiet(b.boot, self.commit, "/x/c")[0])
+            self.assertTrue(b.why.startswith(why), b.why)
+            # Tried twice, each a job of its own; no results kept.
+            self.assertEqual(len(lab.submitted), 2)
+            self.assertEqual(series.usable_boots(self.tmp.name,
+                                                 self.commit), [])
+            self.assertFalse(os.path.exists(
+                os.path.join(self.d, "1.lava.json")))
+
+
 class Builds(unittest.TestCase):
     """The builder's commits go through one kernel.SeriesBuild, in order:
     the tree from commit to commit, put back once (also when a signal
@@ -501,6 +599,84 @@ class Task(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(self.boots, self.hashes[:1] + self.hashes[1:])
         self.assertIn("cached", err)
+
+    def lava_args(self) -> List[str]:
+        return ["--lava", "http://lab:8790", "--lava-images",
+                os.path.join(self.tmp.name, "srv"), "--lava-images-url",
+                "file:///srv/kbench/series", "--lava-rootfs",
+                "file:///srv/kbench/rootfs.cpio"]
+
+    def test_a_series_through_lava(self) -> None:
+        kinds: List[str] = []
+        local = self.boot_once
+
+        def boot_once(booter: series.Booter, commit: str,
+                      image: str) -> Optional[str]:
+            kinds.append(type(booter).__name__)
+            return local(booter, commit, image)
+        setattr(self, "boot_once", boot_once)
+        with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}):
+            rc, out, err = self.run_series(*self.lava_args())
+            self.assertEqual(rc, 0, err)
+            # The base's calibration from the lab's own boots, every one
+            # a job: no key of this host's guest asked for.
+            self.assertEqual(self.boots,
+                             [self.hashes[0]] * 3 + self.hashes[1:])
+            self.assertEqual(set(kinds), {"LavaBooter"})
+            self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv", out)
+            with open(os.path.join(self.state, "settings.json")) as f:
+                kept = f.read()
+            self.assertIn("http://lab:8790", kept)
+            self.assertNotIn("s3cret", kept)
+            rc, out, err = self.run_series(resume=True)
+            self.assertEqual(rc, 0, err)
+        rc, out, err = self.run_series(resume=True)
+        self.assertEqual(rc, 2)
+        self.assertIn(f"no API token in {series.LAVA_TOKEN}", err)
+
+    def test_the_lab_s_booter(self) -> None:
+        with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}):
+            args = series.parse_args(
+                ["--tree", self.tree, f"{self.hashes[0]}..{self.hashes[1]}",
+                 *self.lava_args(), "--lava-init", "/sbin/kbench-init"],
+                "kbench series")
+            st = series.new_settings(args)
+            b = series.booter_of(st, self.state, "kbench series")
+        assert isinstance(b, series.LavaBooter) and b.api is not None
+        self.assertEqual((b.api.url, b.api.token, b.rootfs_url),
+                         ("http://lab:8790", "s3cret",
+                          "file:///srv/kbench/rootfs.cpio"))
+        self.assertEqual(list(b.job_options), ["--init", "/sbin/kbench-init"])
+        self.assertEqual(st["lava"]["lava-images-url"],
+                         "file:///srv/kbench/series")
+
+    def test_lava_usage(self) -> None:
+        rc, _, err = self.run_series(*self.lava_args()[:2])
+        self.assertEqual(rc, 2)
+        self.assertIn("--lava needs --lava-images", err)
+        rc, _, err = self.run_series(*self.lava_args())
+        self.assertEqual(rc, 2)
+        self.assertIn("no API token", err)
+        rc, _, err = self.run_series(*self.lava_args()[:-1], "/srv/r.cpio")
+        self.assertEqual(rc, 2)
+        self.assertIn("--lava-rootfs: '/srv/r.cpio' is not a URL", err)
+
+    def test_images_served_by_their_contents(self) -> None:
+        srv = os.path.join(self.tmp.name, "srv")
+        paths = []
+        for name, body in (("a", b"one"), ("b", b"one"), ("c", b"two")):
+            path = os.path.join(self.tmp.name, name)
+            with open(path, "wb") as f:
+                f.write(body)
+            paths.append(series.served(path, srv, "file:///srv/x/"))
+        self.assertEqual(paths[0], paths[1])
+        self.assertNotEqual(paths[0], paths[2])
+        self.assertTrue(paths[0].startswith("file:///srv/x/"))
+        got = os.path.join(srv, os.path.basename(paths[2]))
+        with open(got, "rb") as f:
+            self.assertEqual(f.read(), b"two")
+        self.assertEqual(os.stat(got).st_mode & 0o777, 0o644)
+        self.assertEqual(len(os.listdir(srv)), 2)
 
     def test_a_commit_that_does_not_build_or_boot(self) -> None:
         self.fail_build, self.fail_boot = self.hashes[2], self.hashes[3]

@@ -31,9 +31,18 @@ table and checks them, case by case, measurements and units included,
 against the cases of the KTAP in the job's log (/api/v0.2/jobs/ID/logs/);
 exit 1 on any difference. With the job's definition, a job run under
 QEMU's -icount (lava_job.py --icount) is checked in instructions (insn).
+
+  python3 -m kbtools.lava --emit-results DIR
+
+prints each results file of a run's --json DIR into the job's log
+between marker lines (lava_run.sh does, before the cases): LAVA's cases
+carry one median per row, and the exact rule needs every repetition.
+results_of_log() takes them back out of a job's log, byte for byte.
 """
 
 import argparse
+import base64
+import hashlib
 import os
 import re
 import shlex
@@ -42,7 +51,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
+                    Tuple)
 
 from kbtools import cli, ktap, output, packages, policy, results, stats
 
@@ -433,14 +443,12 @@ def any_failed(sets: Sequence[TestSet]) -> bool:
     return any(c.result == LavaResult.FAIL for s in sets for c in s.cases)
 
 
-def stream_of_log(entries: object) -> str:
-    """The run_all.sh stream in a LAVA job log (its 'target' lines, less
-    the kernel's console messages), from its first top-level version line
-    to its top-level totals line."""
+def target_lines(entries: object) -> List[str]:
+    """The guest's lines of a LAVA job log (its 'target' entries), less
+    their line ends and the kernel's console messages."""
     if not isinstance(entries, list):
         raise ValueError("not a LAVA job log (a list of entries)")
-    out: List[str] = []
-    inside = False
+    out = []
     for e in entries:
         if not isinstance(e, dict) or e.get("lvl") != "target":
             continue
@@ -448,8 +456,18 @@ def stream_of_log(entries: object) -> str:
         if not isinstance(msg, str):
             continue
         line = msg.rstrip("\r\n")
-        if KERNEL_LINE.match(line):
-            continue
+        if not KERNEL_LINE.match(line):
+            out.append(line)
+    return out
+
+
+def stream_of_log(entries: object) -> str:
+    """The run_all.sh stream in a LAVA job log (its 'target' lines, less
+    the kernel's console messages), from its first top-level version line
+    to its top-level totals line."""
+    out: List[str] = []
+    inside = False
+    for line in target_lines(entries):
         if not inside and ktap.VERSION.match(line):
             inside = True
         if inside:
@@ -457,6 +475,172 @@ def stream_of_log(entries: object) -> str:
             if line.startswith("# Totals:"):
                 break
     return "\n".join(out) + "\n" if out else ""
+
+
+# ---- a run's results files through the job's log ------------------------------
+#
+# The console carries lines of text, and the kernel's messages may come
+# between any two of them: each file goes as base64 lines (no '[', so
+# never taken for a kernel message, nor one for them) between a line
+# with its name, size and SHA-256 and a line that closes it, so that the
+# host gets it back byte for byte or says which file did not come whole.
+RESULTS_BEGIN = "kbench-results-begin"
+RESULTS_END = "kbench-results-end"
+B64_WIDTH = 76
+B64_LINE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+RESULTS_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.json$")
+
+
+def results_block(name: str, data: bytes) -> List[str]:
+    """The lines that carry the file NAME holding DATA."""
+    text = base64.b64encode(data).decode("ascii")
+    return [f"{RESULTS_BEGIN} {name} {len(data)} "
+            f"sha256={hashlib.sha256(data).hexdigest()}",
+            *[text[i:i + B64_WIDTH] for i in range(0, len(text), B64_WIDTH)],
+            f"{RESULTS_END} {name}"]
+
+
+def results_text(json_dir: str) -> str:
+    """The blocks of every results file (*.json) of a run's --json DIR,
+    by name."""
+    lines = []
+    for name in sorted(os.listdir(json_dir)):
+        path = os.path.join(json_dir, name)
+        if RESULTS_NAME.match(name) and os.path.isfile(path):
+            with open(path, "rb") as f:
+                lines += results_block(name, f.read())
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _block_file(begin: str, body: Sequence[str]) -> Tuple[str, bytes]:
+    """(name, bytes) of one block, checked against its begin line."""
+    words = begin.split()
+    if len(words) != 4 or not RESULTS_NAME.match(words[1]) or \
+            not words[2].isdigit() or not words[3].startswith("sha256="):
+        raise ValueError(f"not a results block's first line: {begin!r}")
+    name, size, digest = words[1], int(words[2]), words[3][7:]
+    try:
+        data = base64.b64decode("".join(body), validate=True)
+    except ValueError:
+        raise ValueError(f"{name}: its base64 lines do not decode") from None
+    if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError(f"{name}: {len(data)} bytes came through the log, "
+                         f"not the {size} the guest sent (or other bytes)")
+    return name, data
+
+
+def results_of_log(entries: object) -> Dict[str, bytes]:
+    """{file name: its bytes} of the results blocks in a LAVA job log;
+    ValueError for a block that did not come whole (cut short, a line
+    lost or changed), or a file sent twice. Lines that are not base64
+    inside a block (LAVA's own) are passed over: the size and SHA-256
+    tell whether anything of the file was lost."""
+    out: Dict[str, bytes] = {}
+    begin: Optional[str] = None
+    body: List[str] = []
+    for line in target_lines(entries):
+        line = line.strip()
+        if line.startswith(RESULTS_BEGIN + " "):
+            if begin is not None:
+                raise ValueError(f"{begin.split()[1]}: its block is not "
+                                 f"closed before the next one")
+            begin, body = line, []
+        elif begin is not None and line.startswith(RESULTS_END):
+            name, data = _block_file(begin, body)
+            if line.split()[1:] != [name]:
+                raise ValueError(f"{name}: its block is closed as "
+                                 f"{line!r}")
+            if name in out:
+                raise ValueError(f"{name}: sent twice")
+            out[name] = data
+            begin = None
+        elif begin is not None and B64_LINE.match(line):
+            body.append(line)
+    if begin is not None:
+        raise ValueError(f"{begin.split()[1]}: the log ends inside its "
+                         f"block")
+    return out
+
+
+def write_results(files: Dict[str, bytes], json_dir: str) -> None:
+    """The files of results_of_log() written into JSON_DIR, as the run's
+    --json DIR held them."""
+    os.makedirs(json_dir, exist_ok=True)
+    for name, data in files.items():
+        if not RESULTS_NAME.match(name):
+            raise ValueError(f"not a results file name: {name!r}")
+        with open(os.path.join(json_dir, name), "wb") as f:
+            f.write(data)
+
+
+def keep_boot(entries: object, json_dir: str, ktap_path: str) -> None:
+    """A boot's results from its LAVA job's log, laid out as a local
+    boot leaves them (kbtools.series' boot directories): the results
+    files in JSON_DIR, the run_all.sh stream at KTAP_PATH. ValueError
+    when the log holds no stream or no results file, or one did not
+    come whole."""
+    files = results_of_log(entries)
+    stream = stream_of_log(entries)
+    if not stream:
+        raise ValueError("no KTAP stream in the job's log")
+    if not files:
+        raise ValueError("no results files in the job's log (a guest "
+                         "older than --emit-results, or run_all.sh wrote "
+                         "none)")
+    write_results(files, json_dir)
+    results.write_text(ktap_path, stream)
+
+
+class Api:
+    """A LAVA server's REST API (v0.2), called with an API token (never
+    a password). Its errors are ValueError, naming the call."""
+
+    def __init__(self, url: str, token: str,
+                 opener: Optional[Any] = None) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        # A urllib opener (a local lab's: no proxy); else urlopen's.
+        self.opener = opener
+
+    def call(self, path: str, data: Optional[bytes] = None) -> bytes:
+        import urllib.error
+        import urllib.request
+        req = urllib.request.Request(
+            f"{self.url}/api/v0.2/{path}", data=data, headers={
+                "Authorization": f"Token {self.token}",
+                "Content-Type": "application/json"})
+        open_url = self.opener.open if self.opener is not None else \
+            urllib.request.urlopen
+        try:
+            with open_url(req, timeout=60) as r:
+                return bytes(r.read())
+        except (OSError, urllib.error.URLError) as e:
+            raise ValueError(f"LAVA API {path}: {e}") from e
+
+    def submit(self, definition: str) -> str:
+        """The id of the job DEFINITION (YAML) made."""
+        import json
+        reply = json.loads(self.call("jobs/", json.dumps(
+            {"definition": definition}).encode()))
+        ids = reply.get("job_ids") if isinstance(reply, dict) else None
+        if not ids or not str(ids[0]).isdigit():
+            raise ValueError(f"LAVA did not take the job: {reply!r}")
+        return str(ids[0])
+
+    def job(self, jid: str) -> Dict[str, object]:
+        """The job's record (state, health, ...)."""
+        import json
+        info = json.loads(self.call(f"jobs/{jid}/"))
+        if not isinstance(info, dict):
+            raise ValueError(f"LAVA API jobs/{jid}/: not a job: {info!r}")
+        return info
+
+    def log(self, jid: str) -> str:
+        """The job's log as LAVA gives it (YAML, a list of entries)."""
+        return self.call(f"jobs/{jid}/logs/").decode("utf-8", "replace")
+
+    def cancel(self, jid: str) -> None:
+        self.call(f"jobs/{jid}/cancel/")
 
 
 class ApiCase(NamedTuple):
@@ -673,10 +857,17 @@ def main(argv: Sequence[str], prog: str) -> int:
     p.add_argument("--check-job", nargs=2, metavar=("TESTS.json", "LOG.yaml"),
                    help="compare a job's results (LAVA's /api/v0.2/jobs/ID/"
                         "tests/) with the KTAP in its log (.../logs/)")
+    p.add_argument("--emit-results", metavar="DIR",
+                   help="print each results file of a run's --json DIR "
+                        "between marker lines (into the job's log)")
     p.add_argument("--job", metavar="JOB.yaml",
                    help="with --check-job: the job's definition (under "
                         "QEMU's -icount the figures are instructions)")
     args = p.parse_args(list(argv))
+    if args.emit_results is not None:
+        with cli.reading(args.emit_results):
+            output.write_stdout(results_text(args.emit_results))
+        return 0
     if args.check_job:
         try:
             tests, log = args.check_job

@@ -562,15 +562,11 @@ class Lab:
 
     def api(self, path: str, data: Optional[bytes] = None) -> bytes:
         """A REST call with the admin's API token (never the password)."""
-        req = urllib.request.Request(
-            f"{self.url}/api/v0.2/{path}", data=data, headers={
-                "Authorization": f"Token {self.read_secret(TOKEN_FILE)}",
-                "Content-Type": "application/json"})
         try:
-            with local_opener().open(req, timeout=60) as r:
-                return bytes(r.read())
-        except (OSError, urllib.error.URLError) as e:
-            raise Failure(f"LAVA API {path}: {e}") from e
+            return lava.Api(self.url, self.read_secret(TOKEN_FILE),
+                            local_opener()).call(path, data)
+        except ValueError as e:
+            raise Failure(str(e)) from e
 
     def start(self) -> None:
         self.check_host()

@@ -27,11 +27,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, guest,
-                     kcidb, kernel, options, output, paths, plots, policy,
-                     proc, report, results, vm)
+                     kcidb, kernel, lava, lava_job, options, output, paths,
+                     plots, policy, proc, report, results, vm)
 from kbtools import series_table
 from kbtools.series_table import Point, Table
 
@@ -69,6 +69,16 @@ the line under the table says how many boots a verdict on it needs.
                       each cell linked to its commit's A/B page (FILE-ab/)
       --kcidb FILE    every boot's results as KCIDB I/O, each commit its
                       own checkout (git_commit_hash)
+      --lava URL      boot every commit as a job of the LAVA server at URL
+                      (qemu device type; its API token in
+                      KBENCH_LAVA_TOKEN): each image is copied into
+                      --lava-images DIR, which the lab reads at
+                      --lava-images-url URL; the guest's rootfs (the
+                      built collection, as 'kbench lava local run' packs
+                      it) at --lava-rootfs URL, its init --lava-init
+                      PATH (default /sbin/init; the local lab's rootfs:
+                      /sbin/kbench-init). The base's calibration comes
+                      from the lab's own boots
       --state DIR     the series' builds and boots (default: under
                       ~/.cache/kbench/series/, one per tree, range and rows)
       --resume        go on with the series kept in the state directory
@@ -83,6 +93,9 @@ Exit status: 0 every commit measured; 1 a commit did not build or boot;
 """
 
 VM_OPTIONS = ("--boot-timeout", "--vm-timeout")
+LAVA_OPTIONS = ("lava", "lava-images", "lava-images-url", "lava-rootfs")
+# The lab's API token: from the environment, never kept in the state.
+LAVA_TOKEN = "KBENCH_LAVA_TOKEN"
 SETTINGS = "settings.json"
 CALIBRATION = "calibration.json"
 # How often the boots look for the next build's record (s).
@@ -101,6 +114,9 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap.add_argument("--summary")
     ap.add_argument("--kcidb")
     ap.add_argument("--state")
+    for name in LAVA_OPTIONS:
+        ap.add_argument(f"--{name}")
+    ap.add_argument("--lava-init", type=lava_job.kernel_word)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
     options.add_arguments(ap, VM_OPTIONS)
@@ -115,6 +131,20 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
             "..." in args.range or not all(args.range.split("..")):
         raise cli.Error(f"give the series as BASE..TIP, not "
                         f"'{args.range or ''}'")
+    lava_given = [n for n in LAVA_OPTIONS if getattr(args, n.replace("-",
+                                                                      "_"))]
+    if lava_given and len(lava_given) != len(LAVA_OPTIONS):
+        raise cli.Error("--lava needs --lava-images, --lava-images-url and "
+                        "--lava-rootfs")
+    for name in ("lava", "lava-images-url", "lava-rootfs"):
+        value = getattr(args, name.replace("-", "_"))
+        try:
+            if value is not None:
+                lava_job.url(value)
+        except argparse.ArgumentTypeError as e:
+            raise cli.Error(f"--{name}: {e}") from None
+    if lava_given and not os.environ.get(LAVA_TOKEN):
+        raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
     try:
         for t in args.test:
             bisect.parse_target(t)
@@ -191,6 +221,10 @@ def new_settings(args: argparse.Namespace) -> Dict[str, Any]:
     return {"tree": tree.path, "range": args.range, "base": base,
             "tip": tip, "commits": commits, "subjects": subjects,
             "targets": list(args.test),
+            "lava": {**{n: getattr(args, n.replace("-", "_"))
+                        for n in LAVA_OPTIONS},
+                     "lava-init": args.lava_init or "/sbin/init"}
+            if args.lava else None,
             "vm_args": options.passed_on(args, VM_OPTIONS)}
 
 
@@ -415,6 +449,107 @@ class Booter:
         return None
 
 
+@dataclass
+class LavaBooter(Booter):
+    """One boot of a commit as a LAVA job (--lava URL): the image served
+    to the lab at kernel_url(image), the job made by kbtools.lava_job
+    (--icount, the programs), its id kept beside the boot
+    (STATE/boots/HASH/K.lava.json) so that --resume polls the job
+    instead of submitting it again; the results and KTAP taken from the
+    job's log (kbtools.lava.keep_boot), its log kept as the console."""
+    api: Optional[lava.Api] = None
+    kernel_url: Optional[Callable[[str], str]] = None
+    rootfs_url: str = ""
+    job_options: Sequence[str] = ()
+    poll_s: float = 10.0
+
+    def definition(self, image: str) -> str:
+        assert self.kernel_url is not None
+        argv = ["--kernel", self.kernel_url(image), "--rootfs",
+                self.rootfs_url, "--icount", "--job-name",
+                f"kbench series {os.path.basename(image)}",
+                *self.job_options]
+        for t in self.targets:
+            argv += ["-t", bisect.parse_target(t)[0]]
+        import yaml  # the LAVA side only (Debian: python3-yaml)
+        return str(yaml.safe_dump(
+            lava_job.job(lava_job.parse_args(argv)), sort_keys=False,
+            width=1000))
+
+    def key_of(self, image: str) -> calibration.Key:
+        raise cli.Failure("a series through LAVA has no calibration key "
+                          "of this host's guest", cli.EXIT_SETUP)
+
+    def guest_run(self, image: str, json_dir: str, console: str,
+                  ktap: str) -> int:
+        assert self.api is not None
+        self.why = ""
+        record = console[:-len(".console.log")] + ".lava.json"
+        jid = str(results.read_json(record)["job"]) \
+            if os.path.isfile(record) else ""
+        try:
+            if not jid:
+                jid = self.api.submit(self.definition(image))
+                results.write_json(record, {"job": jid,
+                                            "url": self.api.url})
+            info = self.wait(jid)
+            text = self.api.log(jid)
+            results.write_text(console, text)
+            if info.get("health") != "Complete":
+                self.why = f"job {jid} ended {info.get('health')}"
+            else:
+                import yaml
+                lava.keep_boot(yaml.safe_load(text) or [], json_dir, ktap)
+        except (ValueError, OSError) as e:
+            self.why = f"job {jid or '(not submitted)'}: {e}"
+        if self.why and os.path.isfile(record):
+            # Tried again: a new job.
+            os.unlink(record)
+        # Neither 0 nor 1 (a run's own statuses): nothing to read.
+        return 2 if self.why else 0
+
+    def wait(self, jid: str) -> Dict[str, object]:
+        assert self.api is not None
+        while True:
+            info = self.api.job(jid)
+            if info.get("state") == "Finished":
+                return info
+            time.sleep(self.poll_s)
+
+
+def served(image: str, where: str, url: str) -> str:
+    """The image put where the lab reads it (named by its contents, so
+    that a commit that changes no code serves the same file), and its
+    URL there."""
+    with open(image, "rb") as f:
+        name = hashlib.file_digest(f, "sha256").hexdigest()[:20]
+    dest = os.path.join(where, f"{name}.img")
+    if not os.path.isfile(dest):
+        os.makedirs(where, exist_ok=True)
+        shutil.copyfile(image, dest + ".tmp")
+        os.chmod(dest + ".tmp", 0o644)
+        os.replace(dest + ".tmp", dest)
+    return f"{url.rstrip('/')}/{name}.img"
+
+
+def booter_of(st: Dict[str, Any], state: str, prog: str) -> Booter:
+    """The series' booter: this host's guest, or the LAVA lab's."""
+    lab = st.get("lava")
+    if not lab:
+        return Booter(prog, state, st["targets"], st["vm_args"])
+    token = os.environ.get(LAVA_TOKEN)
+    if not token:
+        raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
+    conf: Dict[str, str] = dict(lab)
+    return LavaBooter(prog, state, st["targets"], st["vm_args"],
+                      api=lava.Api(conf["lava"], token),
+                      kernel_url=lambda image: served(
+                          image, conf["lava-images"],
+                          conf["lava-images-url"]),
+                      rootfs_url=conf["lava-rootfs"],
+                      job_options=["--init", conf["lava-init"]])
+
+
 def mark_unbooted(state: str, commit: str, why: str) -> None:
     os.makedirs(boots_dir(state, commit), exist_ok=True)
     results.write_json(os.path.join(boots_dir(state, commit), "failed.json"),
@@ -431,7 +566,7 @@ class Series:
         self.state = state
         self.prog = prog
         self.builder = Builder(st, state, jobs, prog)
-        self.booter = Booter(prog, state, st["targets"], st["vm_args"])
+        self.booter = booter_of(st, state, prog)
         self.times: Dict[str, float] = {"build": 0.0, "boot": 0.0,
                                         "wait": 0.0}
 
@@ -475,9 +610,10 @@ class Series:
             raise cli.Failure(f"the base {self.title(commit)} does not "
                               f"build: nothing to measure against",
                               cli.EXIT_SETUP)
-        key = self.booter.key_of(image)
-        cal = calibration.cached(key)
-        if cal is not None:
+        # A lab's boots: its QEMU and device, not this host's guest.
+        key = None if self.st.get("lava") else self.booter.key_of(image)
+        cal = calibration.cached(key) if key is not None else None
+        if cal is not None and key is not None:
             self.say(f"base: {calibration.describe(cal)}, cached "
                      f"({calibration.cache_path(key)}): it boots once")
             if not self.boot_until(commit, image, 1):
@@ -493,7 +629,7 @@ class Series:
                                   f" times ({self.booter.why})",
                                   cli.EXIT_SETUP)
             cal = calibration.of_dirs(usable_boots(self.state, commit))
-            if cal.boots >= calibration.BOOTS:
+            if key is not None and cal.boots >= calibration.BOOTS:
                 calibration.store(key, cal)
             self.say(f"base: {calibration.describe(cal)}, from its own boots")
         calibration.save(path, cal)
