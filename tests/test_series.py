@@ -655,6 +655,7 @@ class Task(unittest.TestCase):
                           (h[4], ["msgsnd_rcv"])], self.profiled)
         self.assertIn("where: 3 moved rows of syscall_overhead (1: getppid; "
                       "3: msgsnd_rcv; 4: msgsnd_rcv), 5 commits", err)
+        self.assertRegex(err, r"the boots waited \d+ s, where \d+ s\)")
         assert_order(self, out, "checked: on all 3 exact rows",
                      "where the instructions went (3 moved rows",
                      f"commit 1 {h[1][:12]} (commit 1) against 0 "

@@ -792,15 +792,18 @@ def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
     moved: List[results.Json] = []
     profiled = True
     if args.where:
+        start = time.monotonic()
         moved, profiled = where_pass(t, state, prog)
+        s.times["where"] = time.monotonic() - start
     if moved:
         sys.stdout.write(compare.where_section(moved))
     sys.stdout.write("\n" + series_table.summary(t, st, moved=moved))
     sys.stdout.flush()
     write_outputs(args, t, st, state, moved)
+    where_s = f", where {s.times['where']:.0f} s" if args.where else ""
     s.say(f"{len(st['commits'])} commits in {clock.seconds()} s (boots "
           f"{s.times['boot']:.0f} s, builds {s.times['build']:.0f} s, of "
-          f"which the boots waited {s.times['wait']:.0f} s)")
+          f"which the boots waited {s.times['wait']:.0f} s{where_s})")
     bad = [p for p in t.points if p.status != "measured"]
     return 1 if bad or not profiled else 0
 
