@@ -456,6 +456,10 @@ th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
 td:nth-child(2) {{ text-align: left; white-space: nowrap; }}
 pre {{ white-space: pre-wrap; }}
 td a {{ color: inherit; }}
+table.where td {{ text-align: right; }}
+table.where td.l, table.where th.l {{ text-align: left; }}
+p.note {{ color: #555; font-size: 0.85em; }}
+.v-slower {{ background: #f5b7b1; }} .v-faster {{ background: #aed6f1; }}
 </style></head><body>
 <h1>Series {e(st['range'])}</h1>
 <p>Exact mode (QEMU's instruction counter): each figure is guest
