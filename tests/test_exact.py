@@ -744,6 +744,26 @@ class Validate(unittest.TestCase):
         args.real = True
         self.assertNotIn("--icount", validate.command(args, "a", "b"))
 
+    def test_where(self) -> None:
+        """--where goes to the A/B; refused before any build where the
+        A/B would refuse it after two."""
+        from kbtools import cli, validate
+        argv = ["--tree", "/t", "--base", "a", "--candidate", "b"]
+        args = validate.parse_args([*argv, "--where"], "validate.py")
+        self.assertEqual(["--kernel", "/img/a", "--vs-kernel", "/img/b",
+                          "--icount", "--where"],
+                         validate.command(args, "/img/a", "/img/b"))
+        for extra, want in ((["--real"], "not with --real"),
+                            (["-t", "pmqtest"], "add -t syscall_overhead"),
+                            (["-t", "a:b:c"], "-t: 'a:b:c' is not"),
+                            (["--accel", "kvm"], None)):
+            with self.subTest(extra=extra):
+                if want is None:
+                    validate.parse_args([*argv, "--where", *extra], "v")
+                    continue
+                with self.assertRaisesRegex(cli.Error, want):
+                    validate.parse_args([*argv, "--where", *extra], "v")
+
 
 if __name__ == "__main__":
     unittest.main()

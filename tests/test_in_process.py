@@ -191,6 +191,20 @@ class Tree:
 
 class Validate(unittest.TestCase):
     def test_the_ab_it_runs(self) -> None:
+        o = self.ab_of()
+        self.assertEqual(("/img/a", ["/img/b"], True, ["syscall_overhead"]),
+                         (o.base, o.candidates, o.icount, o.tests))
+        self.assertEqual({"KSELFTEST_SYSCALL_OVERHEAD_ARGS": "-t getppid"},
+                         o.program_args)
+        self.assertFalse(o.where)
+
+    def test_where_goes_to_the_ab(self) -> None:
+        """--where is the A/B's (kbtools.ab's where pass, as
+        test_vm.Where shows it)."""
+        self.assertTrue(self.ab_of("--where").where)
+
+    def ab_of(self, *extra: str) -> ab.Options:
+        """The A/B validate runs, the builds and the A/B mocked."""
         seen: List[ab.Options] = []
 
         def build(req: kernel.CommitBuild, prog: str) -> kernel.CommitImage:
@@ -201,7 +215,7 @@ class Validate(unittest.TestCase):
             return 1
         args = validate.parse_args(["--tree", "/tree", "--base", "a",
                                     "--candidate", "b", "-t",
-                                    "syscall_overhead:getppid"], "v")
+                                    "syscall_overhead:getppid", *extra], "v")
         with mock.patch.object(bisect_run, "checked_tree",
                                return_value=Tree()), \
                 mock.patch.object(kernel, "build_commit", build), \
@@ -211,10 +225,7 @@ class Validate(unittest.TestCase):
             self.assertEqual(1, validate.validate(args, "v"))
         o: Optional[ab.Options] = seen[0] if seen else None
         assert o is not None
-        self.assertEqual(("/img/a", ["/img/b"], True, ["syscall_overhead"]),
-                         (o.base, o.candidates, o.icount, o.tests))
-        self.assertEqual({"KSELFTEST_SYSCALL_OVERHEAD_ARGS": "-t getppid"},
-                         o.program_args)
+        return o
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
-from kbtools import (calibration, kernel, plots, proc,  # noqa: E402
-                     series, series_table)
+from kbtools import (calibration, cli, collection, kernel,  # noqa: E402
+                     plots, policy, proc, series, series_table, where)
 from support import quiet  # noqa: E402
 import needs  # noqa: E402
 
@@ -88,6 +88,18 @@ STEPS = [figures(getppid=1), figures(getppid=1),
          figures(getppid=1, msgsnd_rcv=2), figures(getppid=1, msgsnd_rcv=1)]
 
 
+def where_doc(n: int, row: str, deltas: Mapping[str, float]
+              ) -> Dict[str, Any]:
+    """A difference of kbench where's (diff_json's) of step n."""
+    return {"row": f"{TEST}:{row}", "base": "a", "cand": "b", "n": n,
+            "row_delta": sum(deltas.values()), "sum": sum(deltas.values()),
+            "check": "sum = the row's delta", "unchanged": [],
+            "atypical": {}, "candidate": f"commit {n}",
+            "functions": [{"name": k, "base": 1000.0, "cand": 1000.0 + v,
+                           "delta": v, "calls_base": 1.0, "calls_cand": 1.0}
+                          for k, v in deltas.items()]}
+
+
 class Analysis(unittest.TestCase):
     """The table of a series from its boots' results."""
 
@@ -99,11 +111,14 @@ class Analysis(unittest.TestCase):
         self.st = settings(self.commits)
 
     def table(self, boots: Sequence[Mapping[str, Sequence[float]]] = STEPS,
-              base: Sequence[Mapping[str, Sequence[float]]] = tuple(BASE_BOOTS)
-              ) -> series_table.Table:
+              base: Sequence[Mapping[str, Sequence[float]]] = tuple(BASE_BOOTS),
+              unbooted: str = "") -> series_table.Table:
         dirs = [write_boot(self.state, self.st["base"], b) for b in base]
         for c, b in zip(self.commits, boots):
-            write_boot(self.state, c, b)
+            if c == unbooted:
+                series.mark_unbooted(self.state, c, "exit 125")
+            else:
+                write_boot(self.state, c, b)
         cal = calibration.of_dirs(dirs)
         return series_table.table(series.points(self.st, self.state), cal)
 
@@ -219,6 +234,45 @@ class Analysis(unittest.TestCase):
                          (2.0, 2.0, "slower", "exact"))
         self.assertTrue(all(c["adds_up"] for c in doc_["checks"]))
         json.dumps(doc_)
+
+    def test_where_profiles_the_exact_or_near_steps_that_moved(self) -> None:
+        """--where: each step that moved a row kbench where knows
+        (getppid at 1, msgsnd_rcv at 3 and 4; not getpid, which no step
+        moved, nor clone, which where cannot profile), each commit
+        booted once for its own step's rows and the next one's."""
+        t = self.table(boots=[figures(getppid=1), figures(getppid=1),
+                              figures(getppid=1, msgsnd_rcv=2, clone=900),
+                              figures(getppid=1, msgsnd_rcv=1)])
+        self.assertIn(f"{TEST}:clone", t.moved())
+        steps = series.where_steps(t)
+        self.assertEqual([(1, 0, "getppid"), (3, 2, "msgsnd_rcv"),
+                          (4, 3, "msgsnd_rcv")],
+                         [(s.n, s.prev, s.row) for s in steps])
+        self.assertEqual({0: ["getppid"], 1: ["getppid"], 2: ["msgsnd_rcv"],
+                          3: ["msgsnd_rcv"], 4: ["msgsnd_rcv"]},
+                         series.where_boots(steps))
+
+    def test_where_profiles_a_step_against_the_last_commit_booted(
+            self) -> None:
+        t = self.table(boots=[figures(getppid=1), figures(getppid=1),
+                              figures(getppid=1), figures(getppid=2)],
+                       unbooted=self.commits[2])
+        self.assertEqual([(1, 0, "getppid"), (4, 2, "getppid")],
+                         [(s.n, s.prev, s.row)
+                          for s in series.where_steps(t)])
+
+    def test_the_summary_names_a_steps_functions(self) -> None:
+        t = self.table()
+        moved = [where_doc(1, "getppid", {"__do_sys_getppid": 1.0}),
+                 where_doc(3, "msgsnd_rcv", {f"f{k}": 1.0 - k
+                                             for k in range(5)})]
+        got = series_table.summary(t, self.st, moved=moved)
+        self.assertIn("1/4 subject of 1111: +1.00 insn on getppid (+0.30%)\n"
+                      "    in __do_sys_getppid +1.000\n", got)
+        self.assertIn("msgsnd_rcv (+0.10%)\n    in f0 +1.000, f1 +0.000, "
+                      "f2 -1.000, 2 more\n", got)
+        self.assertTrue(all(len(line) <= 72 for line in got.splitlines()))
+        self.assertNotIn("    in ", series_table.summary(t, self.st))
 
     def test_page_escapes_and_colours(self) -> None:
         self.st["subjects"][self.commits[0]] = "sys: <getppid> & one nop"
@@ -500,6 +554,15 @@ class Builds(unittest.TestCase):
         self.assertIsNone(series.read_build(self.state, "c"))
 
 
+def assert_order(test: unittest.TestCase, text: str, *parts: str) -> None:
+    """Each part is in text, after the one before."""
+    at = 0
+    for part in parts:
+        found = text.find(part, at)
+        test.assertGreaterEqual(found, 0, f"{part!r} after {at} in:\n{text}")
+        at = found + len(part)
+
+
 def git(tree: str, *args: str) -> str:
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
@@ -534,7 +597,9 @@ class Task(unittest.TestCase):
         self.fail_build: Optional[str] = None
         self.fail_boot: Optional[str] = None
         self.stop_at: Optional[str] = None
+        self.fail_where: Optional[str] = None
         self.boots: List[str] = []
+        self.profiled: List[Any] = []
 
     def figures_of(self, commit: str) -> Dict[str, List[float]]:
         if commit == self.hashes[0]:
@@ -718,6 +783,119 @@ class Task(unittest.TestCase):
             rc, _, err = self.run_series(resume=True)
         self.assertEqual(rc, 2)
         self.assertIn(f"a series is running in {self.state} already", err)
+
+    def profile(self, prog: str, image: str, rows: Sequence[str], out: str,
+                icount: policy.Icount) -> List[where.RowProfile]:
+        """kbench where's boot of one commit (where.profile), mocked: its
+        figures' change on the row's own function, its files in out."""
+        commit = image.rsplit("/", 1)[1]
+        if commit == self.fail_where:
+            raise cli.Failure(f"{image}: the guest's run failed")
+        self.profiled.append((commit, list(rows)))
+        sides = []
+        for row in rows:
+            moved = self.figures_of(commit)[row][0] - BASE[row]
+            side = where.RowProfile(
+                f"{TEST}:{row}", image, BASE[row] + moved,
+                {"x64_sys_call": where.Func(1500.0, 1),
+                 f"__do_sys_{row}": where.Func(2858.0 + moved, 1)})
+            os.makedirs(os.path.join(out, row))
+            with open(os.path.join(out, row, "profile.json"), "w") as f:
+                json.dump(side.to_json(), f)
+            sides.append(side)
+        return sides
+
+    def run_where(self, *extra: str, resume: bool = False) -> Any:
+        self.profiled = []
+        with mock.patch.object(where, "profile", self.profile), \
+                mock.patch.object(where, "bootable",
+                                  lambda image, prog: image), \
+                mock.patch.object(collection, "build") as build:
+            got = self.run_series("--where", *extra, resume=resume)
+        self.assertEqual(bool(self.profiled), build.called)
+        return got
+
+    def test_where(self) -> None:
+        """--where: each commit whose step moved an exact or near row of
+        syscall_overhead gets that step's functions below the table, in
+        the summary, the JSON and the page; each commit on either side
+        of such a step boots once more, once, and a resumed series finds
+        its profiles kept."""
+        out_dir = os.path.join(self.tmp.name, "out")
+        page = os.path.join(out_dir, "series.html")
+        rc, out, err = self.run_where("--json", out_dir, "--report", page)
+        self.assertEqual(rc, 0, err)
+        h = self.hashes
+        self.assertEqual([(h[0], ["getppid"]), (h[1], ["getppid"]),
+                          (h[2], ["msgsnd_rcv"]), (h[3], ["msgsnd_rcv"]),
+                          (h[4], ["msgsnd_rcv"])], self.profiled)
+        self.assertIn("where: 3 moved rows of syscall_overhead (1: getppid; "
+                      "3: msgsnd_rcv; 4: msgsnd_rcv), 5 commits", err)
+        self.assertRegex(err, r"the boots waited \d+ s, where \d+ s\)")
+        assert_order(self, out, "checked: on all 3 exact rows",
+                     "where the instructions went (3 moved rows",
+                     f"commit 1 {h[1][:12]} (commit 1) against 0 "
+                     f"{h[0][:12]}:",
+                     "  __do_sys_getppid     2858.000     2859.000     "
+                     "+1.000  1",
+                     f"commit 4 {h[4][:12]} (commit 4) against 3",
+                     "  __do_sys_msgsnd_rcv     2860.000     2859.000     "
+                     "-1.000  1",
+                     "1/4 commit 1: +1.00 insn on getppid",
+                     "    in __do_sys_getppid +1.000")
+        with open(os.path.join(out_dir, "series.json")) as f:
+            kept = json.load(f)
+        self.assertEqual([(1, h[1], h[0], f"{TEST}:getppid", 1.0),
+                          (3, h[3], h[2], f"{TEST}:msgsnd_rcv", 2.0),
+                          (4, h[4], h[3], f"{TEST}:msgsnd_rcv", -1.0)],
+                         [(d["n"], d["commit"], d["against"], d["row"],
+                           d["sum"]) for d in kept["where"]])
+        with open(page) as f:
+            html = f.read()
+        self.assertIn("Where the instructions went", html)
+        self.assertIn("<code>__do_sys_msgsnd_rcv</code>", html)
+        if plots.available():
+            with open(os.path.join(out_dir, "series-ab",
+                                   f"3-{h[3][:12]}.html")) as f:
+                ab_page = f.read()
+            self.assertIn("<code>__do_sys_msgsnd_rcv</code>", ab_page)
+            self.assertNotIn("getppid</code>", ab_page)
+        # Resumed: the profiles are kept, nothing boots.
+        self.boots.clear()
+        rc, out2, err = self.run_where(resume=True)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([], self.profiled + self.boots)
+        self.assertIn("__do_sys_getppid     2858.000     2859.000", out2)
+
+    def test_where_when_a_commit_cannot_be_profiled(self) -> None:
+        """A commit whose where boot fails: said, its steps left out,
+        the others shown, exit status 1."""
+        self.fail_where = self.hashes[3]
+        rc, out, err = self.run_where()
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"where: commit 3: /images/{self.hashes[3]}: the "
+                      "guest's run failed", err)
+        self.assertIn("where the instructions went (1 moved row", out)
+        self.assertIn("__do_sys_getppid", out)
+        self.assertNotIn("__do_sys_msgsnd_rcv", out)
+
+    def test_where_without_rows_it_profiles(self) -> None:
+        """Nothing moved that where profiles: no boot; a series without
+        syscall_overhead: bad usage, before anything is built."""
+        self.figures_of = lambda commit: figures()  # type: ignore
+        rc, out, err = self.run_where()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([], self.profiled)
+        self.assertIn("where: no step moved an exact or near row of "
+                      "syscall_overhead: nothing to profile", err)
+        self.assertNotIn("where the instructions went", out)
+        rc, _, err = quiet(series.main, [
+            "--tree", self.tree, f"{self.hashes[0]}..{self.hashes[4]}",
+            "-t", "pmqtest", "--where", "--state", self.state + "2"])
+        self.assertEqual(rc, 2)
+        self.assertIn("--where profiles rows of syscall_overhead: add -t "
+                      "syscall_overhead", err)
+        self.assertFalse(os.path.exists(self.state + "2"))
 
     def test_bad_usage(self) -> None:
         for argv, want in (

@@ -483,13 +483,20 @@ def moved_rows(entries: Sequence[compare.Entry]) -> Dict[str, List[str]]:
     faster)."""
     out: Dict[str, List[str]] = {}
     for e in entries:
-        if e.test == where.PROGRAM and e.name in where.ROW_SYSCALLS and \
-                e.clock == results.ClockMode.ICOUNT and \
-                e.row_class in ("exact", "near") and \
-                e.verdict in (compare.Verdict.SLOWER,
-                              compare.Verdict.FASTER):
+        if e.name is not None and e.clock == results.ClockMode.ICOUNT and \
+                where_profiles(e.test, e.name, e.row_class, e.verdict):
             out.setdefault(e.candidate or "", []).append(e.name)
     return out
+
+
+def where_profiles(test: Optional[str], row: str, row_class: Optional[str],
+                   verdict: str) -> bool:
+    """Does --where profile this row of an exact comparison (the A/B's,
+    a series' step): a row of kbench where's, exact or near, with a
+    verdict (slower, faster)?"""
+    return test == where.PROGRAM and row in where.ROW_SYSCALLS and \
+        row_class in ("exact", "near") and \
+        verdict in (compare.Verdict.SLOWER, compare.Verdict.FASTER)
 
 
 def calibration_key(g: vm.Guest) -> calibration.Key:

@@ -1024,6 +1024,12 @@ def where_text(path: str) -> str:
         docs = where.load_diffs(path)
     except cli.Error as e:
         raise ResultError(str(e)) from e
+    return where_section(docs)
+
+
+def where_section(docs: Sequence[Json]) -> str:
+    """The where section of these differences (a where file's), each
+    under its candidate's label: the A/B's and a series' text."""
     out = ["", f"where the instructions went ({len(docs)} moved row"
            f"{'' if len(docs) == 1 else 's'}, kbench where: ftrace's "
            "function_graph under -icount, one more boot a kernel):"]

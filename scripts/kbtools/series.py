@@ -29,9 +29,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import (ab, bisect, bisect_run, calibration, cli, compare, guest,
-                     kcidb, kernel, lava, lava_job, options, output, paths,
-                     plots, policy, proc, report, results, vm)
+from kbtools import (ab, bisect, bisect_run, calibration, cli, collection,
+                     compare, guest, kcidb, kernel, lava, lava_job, options,
+                     output, paths, plots, policy, proc, report, results, vm,
+                     where)
 from kbtools import series_table
 from kbtools.series_table import Point, Table
 
@@ -69,6 +70,12 @@ the line under the table says how many boots a verdict on it needs.
                       each cell linked to its commit's A/B page (FILE-ab/)
       --kcidb FILE    every boot's results as KCIDB I/O, each commit its
                       own checkout (git_commit_hash)
+      --where         for each commit whose step moved an exact or near
+                      row of syscall_overhead, the functions whose own
+                      instructions per operation changed (kbench where,
+                      ftrace's function_graph tracer: each commit on
+                      either side of such a step boots once more), below
+                      the table, in the JSON, summary and pages; x86_64
       --lava URL      boot every commit as a job of the LAVA server at URL
                       (qemu device type; its API token in
                       KBENCH_LAVA_TOKEN): each image is copied into
@@ -87,8 +94,8 @@ the line under the table says how many boots a verdict on it needs.
                       passed to every boot (kbtools.vm)
   -h, --help          this help
 
-Exit status: 0 every commit measured; 1 a commit did not build or boot;
-2 bad usage; 3 the base does not build or boot, or a failed setup;
+Exit status: 0 every commit measured; 1 a commit did not build or boot,
+or --where could not profile a step; 2 bad usage; 3 the base does not build or boot, or a failed setup;
 130 interrupted (--resume goes on).
 """
 
@@ -98,6 +105,9 @@ LAVA_OPTIONS = ("lava", "lava-images", "lava-images-url", "lava-rootfs")
 LAVA_TOKEN = "KBENCH_LAVA_TOKEN"
 SETTINGS = "settings.json"
 CALIBRATION = "calibration.json"
+# --where's profiles, STATE/where/HASH/ROW/profile.json (kbench where's
+# files of a boot), and the differences of the steps (STATE/where.json).
+WHERE = "where"
 # How often the boots look for the next build's record (s).
 POLL_S = 1.0
 # ---- options ---------------------------------------------------------------
@@ -113,6 +123,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     options.add_arguments(ap, ("--json", "--report"))
     ap.add_argument("--summary")
     ap.add_argument("--kcidb")
+    options.add_arguments(ap, ("--where",))
     ap.add_argument("--state")
     for name in LAVA_OPTIONS:
         ap.add_argument(f"--{name}")
@@ -150,6 +161,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
             bisect.parse_target(t)
     except bisect.BisectError as e:
         raise cli.Error(f"-t: {e}") from None
+    if args.where:
+        check_where(args.test)
     return args
 
 
@@ -698,6 +711,118 @@ def points(st: Dict[str, Any], state: str) -> List[Point]:
     return out
 
 
+# ---- where the instructions went (--where) -------------------------------------
+
+def check_where(targets: Sequence[str]) -> None:
+    """--where profiles rows of syscall_overhead: cli.Error when the
+    series measures none of them."""
+    try:
+        tests = {bisect.parse_target(t)[0] for t in targets}
+    except bisect.BisectError as e:
+        raise cli.Error(f"-t: {e}") from None
+    if tests and where.PROGRAM not in tests:
+        raise cli.Error(f"--where profiles rows of {where.PROGRAM}: add "
+                        f"-t {where.PROGRAM}")
+
+
+@dataclass(frozen=True)
+class Step:
+    """A row that a commit's step moved and --where profiles: commit n
+    against the commit measured before it (prev)."""
+    n: int
+    prev: int
+    row: str
+
+
+def where_steps(t: Table) -> List[Step]:
+    """The steps --where profiles, in the series' order: each exact or
+    near row of kbench where's that a step moved (the A/B's rule,
+    ab.where_profiles)."""
+    out = []
+    for (n, row), c in sorted(t.cells.items()):
+        test, _, name = row.partition(":")
+        if n and ab.where_profiles(test, name, t.cls(row), c.step_verdict):
+            out.append(Step(n, c.prev, name))
+    return out
+
+
+def where_boots(steps: Sequence[Step]) -> Dict[int, List[str]]:
+    """Commit n -> the rows its profile needs: its own step's and the
+    next step's (one boot a commit, not two a step)."""
+    need: Dict[int, List[str]] = {}
+    for s in steps:
+        for n in (s.prev, s.n):
+            rows = need.setdefault(n, [])
+            if s.row not in rows:
+                rows.append(s.row)
+    return dict(sorted(need.items()))
+
+
+def profile_commit(commit: str, rows: Sequence[str], state: str,
+                   prog: str) -> Dict[str, where.RowProfile]:
+    """The commit's profiles of these rows, kept in STATE/where/HASH/
+    (kbench where's files): booted for the rows it has none of yet.
+    cli.Failure as where.profile."""
+    d = os.path.join(state, WHERE, commit)
+    kept = {r: os.path.join(d, r, "profile.json") for r in rows}
+    missing = [r for r, path in kept.items() if not os.path.isfile(path)]
+    if missing:
+        rec = read_build(state, commit) or {}
+        # The guest sees the tree read-only: the program is built here.
+        collection.build([where.PROGRAM], prog)
+        where.profile(prog, where.bootable(str(rec.get("image")), prog),
+                      missing, d, policy.icount())
+    return {r: where.load_profile(path) for r, path in kept.items()}
+
+
+def step_label(t: Table, s: Step) -> str:
+    p, q = t.points[s.n], t.points[s.prev]
+    return (f"commit {p.n} {p.commit[:12]} "
+            f"({series_table.short(p.subject, 40)}) against {q.n} "
+            f"{q.commit[:12]}")
+
+
+def where_pass(t: Table, state: str, prog: str
+               ) -> Tuple[List[results.Json], bool]:
+    """kbench where on each step that moved a row it profiles: the
+    differences (where.diff_json's, each with its commit: n, commit,
+    against, and a label as the A/B's candidate), also in
+    STATE/where.json; False when a commit could not be profiled (said;
+    its steps left out)."""
+    steps = where_steps(t)
+    if not steps:
+        output.msg(prog, f"where: no step moved an exact or near row of "
+                   f"{where.PROGRAM}: nothing to profile")
+        return [], True
+    need = where_boots(steps)
+    output.msg(prog, f"where: {len(steps)} moved row"
+               f"{'s' if len(steps) > 1 else ''} of {where.PROGRAM} ("
+               + "; ".join(f"{s.n}: {s.row}" for s in steps) + f"), "
+               f"{len(need)} commits with a profile each")
+    profs: Dict[Tuple[int, str], where.RowProfile] = {}
+    ok = True
+    for n, rows in need.items():
+        try:
+            got = profile_commit(t.points[n].commit, rows, state, prog)
+        except cli.Failure as e:
+            output.msg(prog, f"where: commit {n}: {e}")
+            ok = False
+            continue
+        profs.update(((n, r), side) for r, side in got.items())
+    docs = []
+    for s in steps:
+        if (s.prev, s.row) in profs and (s.n, s.row) in profs:
+            docs.append(dict(
+                where.diff_json(profs[(s.prev, s.row)], profs[(s.n, s.row)]),
+                candidate=step_label(t, s), n=s.n,
+                commit=t.points[s.n].commit,
+                against=t.points[s.prev].commit))
+    path = os.path.join(state, where.AB_FILE)
+    with cli.writing(path):
+        results.write_json(path, {"rows": docs})
+    return docs, ok
+
+
 def to_kcidb(st: Dict[str, Any], state: str) -> results.Json:
     """Every boot of the series as KCIDB I/O (kbtools.kcidb): each
     commit its own checkout, named by its hash, its boots' tests under
@@ -711,12 +836,13 @@ def to_kcidb(st: Dict[str, Any], state: str) -> results.Json:
     return ex.document()
 
 
-def ab_pages(page: str, t: Table, st: Dict[str, Any], state: str
-             ) -> Dict[int, str]:
+def ab_pages(page: str, t: Table, st: Dict[str, Any], state: str,
+             moved: Sequence[results.Json] = ()) -> Dict[int, str]:
     """Each measured commit's full A/B page (kbtools.report) against the
     commit measured before it, judged by the base's calibration as its
-    step is, in PAGE-ab/ beside the series' page; {n: its address from
-    that page}; none without matplotlib (said so) or on stdout."""
+    step is, with its step's functions (moved: --where's differences),
+    in PAGE-ab/ beside the series' page; {n: its address from that
+    page}; none without matplotlib (said so) or on stdout."""
     if page == "-":
         return {}
     if not plots.available():
@@ -736,27 +862,34 @@ def ab_pages(page: str, t: Table, st: Dict[str, Any], state: str
         path = os.path.join(where, name)
         with cli.writing(path):
             os.makedirs(where, exist_ok=True)
-            results.write_text(path, report.render(runs, title=title,
-                                                   cal=t.cal.rows))
+            results.write_text(path, report.render(
+                runs, title=title, cal=t.cal.rows,
+                moved=[d for d in moved if d.get("n") == p.n]))
         links[p.n] = f"{sub}/{name}"
     return links
 
 
 def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
-                  state: str) -> None:
+                  state: str, moved: Sequence[results.Json] = ()) -> None:
+    """The files asked for; moved: --where's differences (in the JSON
+    as "where", in the summary and the pages)."""
     if args.json:
         path = os.path.join(args.json, "series.json")
+        doc = series_table.to_json(t, st)
+        if args.where:
+            doc["where"] = list(moved)
         with cli.writing(path):
             os.makedirs(args.json, exist_ok=True)
-            results.write_json(path, series_table.to_json(t, st))
+            results.write_json(path, doc)
     if args.summary:
         with cli.writing(args.summary):
-            results.write_text(args.summary, series_table.summary(t, st))
+            results.write_text(args.summary,
+                               series_table.summary(t, st, moved=moved))
     if args.report:
-        links = ab_pages(args.report, t, st, state)
+        links = ab_pages(args.report, t, st, state, moved)
         with cli.writing(args.report):
-            results.write_text(args.report,
-                               series_table.page(t, st, links))
+            results.write_text(args.report, series_table.page(
+                t, st, links, report.where_html(moved)))
     if args.kcidb:
         try:
             doc = to_kcidb(st, state)
@@ -770,6 +903,8 @@ def write_outputs(args: argparse.Namespace, t: Table, st: Dict[str, Any],
 
 def series(args: argparse.Namespace, prog: str) -> int:
     st, state = prepare(args)
+    if args.where:
+        check_where(st["targets"])
     try:
         with proc.locked(os.path.join(state, ".lock"), wait=False):
             return measure(args, st, state, prog)
@@ -788,19 +923,29 @@ def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
     cal = calibration.load(os.path.join(state, CALIBRATION))
     t = series_table.table(points(st, state), cal)
     sys.stdout.write(series_table.text(t, st))
-    sys.stdout.write("\n" + series_table.summary(t, st))
     sys.stdout.flush()
-    write_outputs(args, t, st, state)
+    moved: List[results.Json] = []
+    profiled = True
+    if args.where:
+        start = time.monotonic()
+        moved, profiled = where_pass(t, state, prog)
+        s.times["where"] = time.monotonic() - start
+    if moved:
+        sys.stdout.write(compare.where_section(moved))
+    sys.stdout.write("\n" + series_table.summary(t, st, moved=moved))
+    sys.stdout.flush()
+    write_outputs(args, t, st, state, moved)
+    where_s = f", where {s.times['where']:.0f} s" if args.where else ""
     s.say(f"{len(st['commits'])} commits in {clock.seconds()} s (boots "
           f"{s.times['boot']:.0f} s, builds {s.times['build']:.0f} s, of "
-          f"which the boots waited {s.times['wait']:.0f} s)")
+          f"which the boots waited {s.times['wait']:.0f} s{where_s})")
     bad = [p for p in t.points if p.status != "measured"]
-    return 1 if bad else 0
+    return 1 if bad or not profiled else 0
 
 
 def main(argv: Sequence[str], prog: str = "kbench series") -> int:
     """kbench series: 0 every commit measured, 1 a commit did not build
-    or boot, 2 bad usage, 3 a failed setup (the base included), 130
+    or boot (or --where could not profile one), 2 bad usage, 3 a failed setup (the base included), 130
     interrupted."""
     def body() -> int:
         args = parse_args(argv, prog)

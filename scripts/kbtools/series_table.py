@@ -292,10 +292,13 @@ def noisy_lines(t: Table) -> List[str]:
     return lines
 
 
-def summary(t: Table, st: Dict[str, Any], width: int = 72) -> str:
+def summary(t: Table, st: Dict[str, Any], width: int = 72,
+            moved: Sequence[Mapping[str, Any]] = ()) -> str:
     """The email-ready summary: one line per commit that moved a row (at
-    most width columns), then the series' total per row."""
-    moved = t.moved()
+    most width columns), under it the functions of that step when
+    kbench series --where profiled it (moved: its differences), then the
+    series' total per row."""
+    rows = t.moved()
     n_commits = len(st["commits"])
     lines = [short(f"Instructions per operation under QEMU icount, against "
                    f"{st['base'][:12]}:", width)]
@@ -304,7 +307,7 @@ def summary(t: Table, st: Dict[str, Any], width: int = 72) -> str:
             lines.append(short(f"{p.n}/{n_commits} {p.subject}: "
                                f"{p.status}", width))
             continue
-        for row in moved:
+        for row in rows:
             c = t.cells.get((p.n, row))
             if c is None or c.step_verdict not in ("slower", "faster"):
                 continue
@@ -314,8 +317,10 @@ def summary(t: Table, st: Dict[str, Any], width: int = 72) -> str:
             head = f"{p.n}/{n_commits} "
             room = width - len(head) - len(what)
             lines.append(head + short(p.subject, max(room, 8)) + what)
+            lines += [where_line(d, width) for d in moved
+                      if d.get("n") == p.n and d.get("row") == row]
     totals = []
-    for row in moved:
+    for row in rows:
         tip = t.tip(row)
         if tip is not None and tip.total is not None:
             totals.append(f"{row_name(row, t)} {signed(tip.total)} insn "
@@ -328,6 +333,18 @@ def summary(t: Table, st: Dict[str, Any], width: int = 72) -> str:
     if all(ch.adds_up for ch in checks(t)) and checks(t):
         lines.append("On every exact row the steps add up to the total.")
     return "\n".join(lines) + "\n"
+
+
+def where_line(doc: Mapping[str, Any], width: int) -> str:
+    """A step's functions in the summary (kbench where's difference):
+    '    in __do_sys_getppid +1.000', the largest first."""
+    chs = doc["functions"]
+    if not chs:
+        return short("    in no function on the row's path (kbench where)",
+                     width)
+    text = ", ".join(f"{ch['name']} {ch['delta']:+.3f}" for ch in chs[:3])
+    more = f", {len(chs) - 3} more" if len(chs) > 3 else ""
+    return short(f"    in {text}{more}", width)
 
 
 def signed_pct(delta: Optional[float], base: float) -> str:
@@ -384,11 +401,14 @@ A_B_TEXT = ("A cell links to its commit's full A/B page: the commit "
 
 
 def page(t: Table, st: Dict[str, Any],
-         links: Optional[Mapping[int, str]] = None) -> str:
+         links: Optional[Mapping[int, str]] = None,
+         where_html: str = "") -> str:
     """The HTML page: a commit-by-row map of the steps of the rows that
     moved (instructions per operation, exact's verdicts), the series'
     total under it, the checks and the rows that did not move. links:
-    commit n -> the address of its A/B page, that its cells link to."""
+    commit n -> the address of its A/B page, that its cells link to;
+    where_html: the functions of the steps that moved (kbtools.report's
+    where_html of kbench series --where's differences), at the end."""
     links = links or {}
     e = html.escape
     rows = t.moved()
@@ -436,6 +456,10 @@ th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
 td:nth-child(2) {{ text-align: left; white-space: nowrap; }}
 pre {{ white-space: pre-wrap; }}
 td a {{ color: inherit; }}
+table.where td {{ text-align: right; }}
+table.where td.l, table.where th.l {{ text-align: left; }}
+p.note {{ color: #555; font-size: 0.85em; }}
+.v-slower {{ background: #f5b7b1; }} .v-faster {{ background: #aed6f1; }}
 </style></head><body>
 <h1>Series {e(st['range'])}</h1>
 <p>Exact mode (QEMU's instruction counter): each figure is guest
@@ -451,5 +475,6 @@ line the series' total. The base's {e(calibration.describe(t.cal))}.
 <tr><th></th><th>tip - base</th>{totals}</tr>
 </table>
 <pre>{e(chr(10).join(notes))}</pre>
+{where_html}
 </body></html>
 """

@@ -7,11 +7,14 @@ instruction counter (kbtools.ab, as run_all.sh --kernel BASE
 program run twice in it.
 
     kbench validate --tree DIR --base REV --candidate REV
-                    [-t TEST[:ROW]]... [--real] [--json DIR] [-j N]
-                                                    (scripts/validate.py)
+                    [-t TEST[:ROW]]... [--real] [--where] [--json DIR]
+                    [-j N]                          (scripts/validate.py)
 
 --real boots on a real clock instead (TCG or KVM), with the design's
-boots per kernel and the statistical verdicts. Exit status: the A/B's
+boots per kernel and the statistical verdicts. --where (exact mode
+only) names the functions each exact or near row of syscall_overhead
+that moved went through, as the A/B's --where does (kbench where: each
+kernel with such a row boots once more). Exit status: the A/B's
 (0 compared, 1 a boot failed or --fail-above), 2 bad usage, 3 a revision
 that does not build or a failed setup.
 """
@@ -19,13 +22,17 @@ that does not build or a failed setup.
 import argparse
 from typing import List, Sequence
 
-from kbtools import ab, bisect_run, cli, kernel, options, output
+from kbtools import ab, bisect, bisect_run, cli, kernel, options, output
 
 # The A/B's options (kbtools.options) handed on as they came.
-PASSED_ON = ("--json", "--fail-above", "--accel")
+PASSED_ON = ("--json", "--fail-above", "--accel", "--where")
 HELP = {"--json": {"help": "keep DIR/base and DIR/candidate"},
         "--fail-above": {"help": "exit 1 when a row is slower by more "
-                                 "than PCT %%"}}
+                                 "than PCT %%"},
+        "--where": {"help": "the functions whose own instructions per "
+                            "operation changed, for each exact or near row "
+                            "of syscall_overhead that moved (kbench where; "
+                            "not with --real)"}}
 
 
 def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -48,7 +55,24 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     args = ap.parse_args(list(argv))
     if args.jobs is not None and not args.jobs.isdigit():
         ap.error(f"invalid --jobs '{args.jobs}'")
+    if args.where:
+        check_where(args, prog)
     return args
+
+
+def check_where(args: argparse.Namespace, prog: str) -> None:
+    """--where as the A/B checks it (kbtools.ab), before anything is
+    built: exact mode, an x86_64 guest, syscall_overhead among the
+    tests."""
+    if args.real:
+        raise cli.Error("--where attributes an exact change in "
+                        "instructions: not with --real")
+    try:
+        tests, _ = bisect_run.guest_env(args.test)
+    except bisect.BisectError as e:
+        raise cli.Error(f"-t: {e}") from None
+    ab.check_where(True, tests.split(",") if tests else [], [args.tree],
+                   options.passed_on(args, ("--accel",)), prog)
 
 
 def command(args: argparse.Namespace, base: str, cand: str) -> List[str]:
