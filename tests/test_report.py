@@ -417,6 +417,17 @@ class ExactPage(unittest.TestCase):
         self.assertEqual(nop.margin, 0.5)
         self.assertLess(abs(rows["getpid"].delta), rows["getpid"].margin)
 
+    def test_every_row_is_plotted_in_instructions(self) -> None:
+        """The every-row plot of an icount run: instructions, as its
+        table, not the guest's virtual microseconds."""
+        svg = "".join(report.plot_rows(self.runs, "syscall_overhead"))
+        self.assertIn("guest instructions per operation", svg)
+        self.assertNotIn("us per operation", svg)
+        figs = report._row_figures(self.runs[0].tests["syscall_overhead"])
+        unit, (median, _, _) = figs["getppid"]
+        self.assertEqual(unit, "insn")
+        self.assertAlmostEqual(median or 0.0, 329.097, places=2)
+
     def test_exact_rows_have_exact_columns(self) -> None:
         """An exact row's change and margin in instructions, no interval
         or p value of a clock; a clock's rows keep theirs."""

@@ -298,7 +298,8 @@ def row_dots(rows: Sequence[Tuple[str, Sequence[Optional[Dots]]]],
     ax.set_ylim(-0.7, len(rows) - 0.3)
     if spans_decades(values):
         _log(ax, "x")
-    ax.set_xlabel(f"{unit} per operation (dot: median, bar: min to p99)")
+    what = "guest instructions" if unit == "insn" else unit
+    ax.set_xlabel(f"{what} per operation (dot: median, bar: min to p99)")
     ax.set_title(title, loc="left", fontsize=10)
     ax.grid(axis="y", visible=False)
     if sides:

@@ -365,14 +365,27 @@ def plot_pmq(runs: Sequence[Run]) -> List[str]:
     return out
 
 
+def _row_figures(test: Test) -> Dict[str, Tuple[Optional[str],
+                                                 plots.Dots]]:
+    """Row -> (unit, (median, min, p99 or max)) of a program's timed
+    rows; an icount run's in guest instructions, as its table has them,
+    not in the guest's virtual time."""
+    out: Dict[str, Tuple[Optional[str], plots.Dots]] = {}
+    for t in timed_rows(test):
+        k = test.insn_per_unit(t.row.unit)
+        hi = t.fig.p99 if t.fig.p99 is not None else t.fig.max
+        dots = (t.median, t.fig.min, hi) if k is None else \
+            (t.median * k, None if t.fig.min is None else t.fig.min * k,
+             None if hi is None else hi * k)
+        out[t.row.name] = (results.INSN if k else t.row.unit, dots)
+    return out
+
+
 def plot_rows(runs: Sequence[Run], tname: str) -> List[str]:
     """Every timed row of a program (both sides of a comparison in one
     plot), for programs without a special plot; one plot per unit."""
     sides = _sides(runs, tname)
-    figs = [{t.row.name: (t.row.unit, (t.median, t.fig.min,
-                                       t.fig.p99 if t.fig.p99 is not None
-                                       else t.fig.max))
-             for t in timed_rows(test)} for _, test, _ in sides]
+    figs = [_row_figures(test) for _, test, _ in sides]
     names: List[str] = []
     units: List[Optional[str]] = []
     for f in figs:
