@@ -423,6 +423,9 @@ class ExactPage(unittest.TestCase):
         svg = "".join(report.plot_rows(self.runs, "syscall_overhead"))
         self.assertIn("guest instructions per operation", svg)
         self.assertNotIn("us per operation", svg)
+        table = report.run_table(self.runs[0].tests["syscall_overhead"])
+        self.assertIn('<td class="l">getppid</td><td class="l">insn</td>'
+                      '<td>329.1</td>', table)
         figs = report._row_figures(self.runs[0].tests["syscall_overhead"])
         unit, (median, _, _) = figs["getppid"]
         self.assertEqual(unit, "insn")

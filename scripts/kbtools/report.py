@@ -617,14 +617,17 @@ def run_table(test: Test) -> str:
                 f'{esc(row.reason)}</td></tr>')
             continue
         fig = row_figures(row)
-        cells = [fmt(v) for v in (fig.median, fig.mean, fig.min, fig.p99,
-                                  fig.max)]
+        # An icount run's figures in guest instructions, as compared.
+        k = test.insn_per_unit(row.unit)
+        cells = [fmt(v if v is None or k is None else v * k)
+                 for v in (fig.median, fig.mean, fig.min, fig.p99, fig.max)]
         cells += [fmt_pct(fig.rsd_pct), fmt(fig.n)]
         if repeated:
             cells += [fmt(fig.medians), fmt_pct(fig.cv_pct)]
         note = row.note or _extra_text(row)
+        unit = results.INSN if k else row.unit
         out.append(f'<tr><td class="l">{esc(row.name)}</td>'
-                   f'<td class="l">{esc(row.unit)}</td>' +
+                   f'<td class="l">{esc(unit)}</td>' +
                    "".join(f"<td>{esc(c)}</td>" for c in cells) +
                    f'<td class="note">{esc(note)}</td></tr>')
     out.append("</table>")
