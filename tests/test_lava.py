@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import stat
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -19,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from kbtools import ktap, lava, lava_job, packages, results  # noqa: E402
+from kbtools import ktap, lava, lava_job, packages, policy, results  # noqa: E402
 from support import present  # noqa: E402
 
 # A program of a stream: (name, nested KTAP, result comment, repetition,
@@ -800,6 +801,28 @@ class JobGenerator(unittest.TestCase):
                                "/opt/kbench/scripts/guest/lava_run.sh --timeout 600")
         self.assertGreater(job["timeouts"]["job"]["minutes"],
                            test["timeout"]["minutes"])
+
+    def test_icount_step_in_a_shell(self) -> None:
+        """The step as LAVA's test shell runs it: the exact mode's
+        variables set (icount's settings hold ';' and a blank), the
+        script started with its options."""
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "scripts", "guest", "lava_run.sh")
+            os.makedirs(os.path.dirname(script))
+            with open(script, "w", encoding="utf-8") as f:
+                f.write('#!/bin/sh\nprintf "%s|%s|%s\\n" "$KBENCH_ICOUNT" '
+                        '"$KBENCH_ICOUNT_SETTINGS" "$*"\n')
+            os.chmod(script, 0o755)
+            step = self.generate("--icount", "-t", "syscall_overhead",
+                                 "--kbench-dir", d)["actions"][2]["test"][
+                "definitions"][0]["repository"]["run"]["steps"][0]
+            out = subprocess.run(["sh", "-c", step], capture_output=True,
+                                 text=True, check=True).stdout
+        env = policy.icount_env(policy.icount(steady=False))
+        self.assertIn(";", env["KBENCH_ICOUNT_SETTINGS"])
+        self.assertEqual(out, f"{env['KBENCH_ICOUNT']}|"
+                              f"{env['KBENCH_ICOUNT_SETTINGS']}|"
+                              "-t syscall_overhead --repeat 2\n")
 
     def test_board(self) -> None:
         job = self.generate("--device-type", "bcm2711-rpi-4-b",

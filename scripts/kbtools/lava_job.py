@@ -74,7 +74,16 @@ def run_command(args: argparse.Namespace) -> str:
     if args.timeout is not None:
         cmd += ["--timeout", str(args.timeout)]
     # A shell runs the step: --kbench-dir may hold blanks or quotes.
-    return " ".join(shlex.quote(w) for w in cmd)
+    return " ".join(shell_word(w) for w in cmd)
+
+
+def shell_word(word: str) -> str:
+    """WORD quoted for the step's shell; NAME=VALUE stays an assignment
+    (its value quoted: icount's settings hold ';' and blanks)."""
+    name, eq, value = word.partition("=")
+    if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return f"{name}={shlex.quote(value)}"
+    return shlex.quote(word)
 
 
 def exact_mode(args: argparse.Namespace) -> Optional[policy.Icount]:
