@@ -192,7 +192,7 @@ def job(args: argparse.Namespace) -> Job:
         icount = exact_mode(args)
         if icount:
             doc["context"]["extra_options"] = [
-                " ".join(["-icount", icount.qemu_opts, *icount.qemu_args]),
+                " ".join(icount.qemu_words()),
                 f"-smp {icount.cpus}"]
     else:
         # A board's template takes the command line from the context.

@@ -13,7 +13,7 @@ imports nothing of kbtools.
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 # QEMU's instruction counter (--icount): one virtual ns per guest
 # instruction (shift=0), virtual time that does not follow the host's
@@ -72,6 +72,11 @@ class Icount:
     settle: bool = False
     # Each boot's empty loops before the run: random below this (0: none).
     dither: int = 0
+
+    def qemu_words(self) -> List[str]:
+        """QEMU's words of exact mode: -icount and its options, then the
+        deterministic guest's arguments (every backend, in this order)."""
+        return ["-icount", self.qemu_opts, *self.qemu_args]
 
     def settings(self) -> Dict[str, str]:
         """What a run records about how its guest ran: the -icount

@@ -646,8 +646,7 @@ class Vng(Backend):
         if m.accel == "tcg":
             cmd.append("--disable-kvm")
         if m.icount:
-            cmd += ["--qemu-opts", " ".join(["-icount", m.icount.qemu_opts,
-                                             *m.icount.qemu_args])]
+            cmd += ["--qemu-opts", " ".join(m.icount.qemu_words())]
         if m.cpus:
             cmd += ["--cpus", str(m.cpus)]
         cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc], json_dir)
@@ -809,7 +808,7 @@ class Qemu(Backend):
                            "panic=-1", "quiet", *kernel_appends(m)])
         cmd = [m.arch.qemu, *m.arch.machine]
         if m.icount:
-            cmd += ["-icount", m.icount.qemu_opts, *m.icount.qemu_args]
+            cmd += m.icount.qemu_words()
         cmd += ["-smp", str(m.cpus or 1), "-m", m.memory, "-nodefaults",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-kernel", self.image.boot, "-initrd",

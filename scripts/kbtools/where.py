@@ -615,7 +615,7 @@ def vng_command(image: str, rows: Sequence[str], out: str,
     """The boot of one side: ftrace's guest, or with plugin (the
     plugin's shared object) the plugin's."""
     if plugin is None:
-        opts = " ".join(["-icount", icount.qemu_opts, *icount.qemu_args])
+        opts = " ".join(icount.qemu_words())
         guest = guest_command(rows, out)
     else:
         opts = where_plugin.qemu_opts(icount, plugin, out)

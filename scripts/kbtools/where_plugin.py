@@ -160,7 +160,7 @@ def guest_command(prog_path: str, rows: Sequence[str], out: str,
 def qemu_opts(icount: policy.Icount, plugin: str, out: str) -> str:
     """QEMU's options of a plugin boot: exact mode, and the plugin
     writing its windows to out/windows.txt."""
-    return " ".join(["-icount", icount.qemu_opts, *icount.qemu_args,
+    return " ".join([*icount.qemu_words(),
                      "-plugin", f"{plugin},out={windows_path(out)}"])
 
 
