@@ -445,15 +445,6 @@ class Commit:
         return ["git", "-C", self.src, "-c", "advice.detachedHead=false",
                 *args]
 
-    def build(self) -> None:
-        """This commit built, the tree put back on its branch after."""
-        check_unchanged(self.src)
-        head = tree_head(self.src)
-        try:
-            self.build_here()
-        finally:
-            put_back(self.b, self.src, head)
-
     def build_here(self) -> None:
         """Check this commit out (from whichever commit the tree is on:
         make rebuilds what differs between the two) and build its image
@@ -683,25 +674,16 @@ def build_commit(req: CommitBuild, prog: str,
     lock, the tree put back on its branch. cli.Error for a tree or rev
     that is no kernel commit, or an unclean tree; Failure (3) for missing
     host tools; BuildFailed when the commit does not build."""
-    tree, commit = tree_commit(req.tree, req.rev)
-    b = Builder(prog, cache=cache, jobs=req.jobs or default_jobs())
-    c = Commit(b, tree, commit, req.build)
-    c.check_clean()
-    image = os.path.join(c.out, "bzImage")
-    if not os.path.isfile(image) and not req.dry_run:
-        b.check_host()
-        os.makedirs(b.cache, exist_ok=True)
-        with proc.locked(os.path.join(b.cache, ".lock-build")):
-            if not os.path.isfile(image):
-                c.build()
-    return CommitImage(image, c.log, commit)
+    # A series of one commit: the same lock, checkout and put-back.
+    with SeriesBuild(req.tree, prog, req.jobs, cache) as builds:
+        return builds.build(req.rev, req.build, req.dry_run)
 
 
 class SeriesBuild:
-    """The commits of a series of one kernel git tree, built one after
-    the other as build_commit builds one (the same configuration, release
-    string and image cache), but each checked out from the commit built
-    before it: make rebuilds what the commit changed, not everything
+    """The commits of a series of one kernel git tree (build_commit's
+    one commit too), built one after the other with the test kernel's
+    configuration, release string and image cache, each checked out from
+    the commit built before it: make rebuilds what the commit changed, not everything
     that differs from the tree's branch. The tree is the series' from
     the first build that is not cached to the end of the block: the
     cache's build lock held all that time, the tree put back on its
@@ -725,15 +707,17 @@ class SeriesBuild:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def build(self, rev: str, build: int = 1) -> CommitImage:
-        """REV's image, cached or built (from the commit the tree is on).
-        cli.Error for a rev that is no commit or an unclean tree; Failure
-        (3) for missing host tools; BuildFailed when it does not build."""
+    def build(self, rev: str, build: int = 1,
+              dry_run: bool = False) -> CommitImage:
+        """REV's image, cached or built (from the commit the tree is on;
+        with dry_run, where it would be). cli.Error for a rev that is no
+        commit or an unclean tree; Failure (3) for missing host tools;
+        BuildFailed when it does not build."""
         tree, commit = tree_commit(self.tree, rev)
         c = Commit(self.b, tree, commit, build)
         c.check_clean()
         image = os.path.join(c.out, "bzImage")
-        if not os.path.isfile(image):
+        if not os.path.isfile(image) and not dry_run:
             self.hold(tree)
             if not os.path.isfile(image):
                 c.build_here()
