@@ -464,6 +464,21 @@ class ExactPage(unittest.TestCase):
         self.assertIn("p", columns(html))
         self.assertIn("1.050 .. 1.150", cells(html, "fork"))
 
+    def test_command_without_the_runners_output_path(self) -> None:
+        # Each kernel of an A/B runs as its guest's "base": its --json path
+        # would name the candidate's command .../repetitions/base/1/...
+        got = report.measuring_command(
+            "./syscall_overhead --json /tmp/json/repetitions/base/1/s.json")
+        self.assertEqual(got, "./syscall_overhead")
+        self.assertEqual(report.measuring_command(
+            "./proc_create -s 1M --json=/tmp/p.json --nest hash"),
+            "./proc_create -s 1M --nest hash")
+        self.assertEqual(report.measuring_command(None), "")
+        section = report.program_section(self.runs, "syscall_overhead",
+                                         self.entries)
+        self.assertNotIn("repetitions/", section)
+        self.assertIn("<code>./syscall_overhead</code>", section)
+
     @NEED_MPL
     def test_page(self) -> None:
         page = report.render(self.runs)

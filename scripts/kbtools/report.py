@@ -858,11 +858,28 @@ EXACT_RULE = (
     f"or microcode costs.</p>")
 
 
+def measuring_command(cmdline: Optional[str]) -> str:
+    """The program's command without the path the runner gave --json: a
+    file of the runner's (in a kernel A/B each kernel's guest writes under
+    its own "base" directory), not a choice of the measurement."""
+    words = (cmdline or "").split()
+    kept: List[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w == "--json":
+            skip = True
+        elif not w.startswith("--json="):
+            kept.append(w)
+    return " ".join(kept)
+
+
 def program_section(runs: Sequence[Run], tname: str,
                     entries: Optional[Sequence[kbcompare.Entry]]) -> str:
     out = [f'<h2 id="{esc(tname)}">{esc(tname)}</h2>']
     for side, test, _ in _sides(runs, tname):
-        cmd = test.header.cmdline
+        cmd = measuring_command(test.header.cmdline)
         if cmd:
             who = f"{side}: " if side else ""
             out.append(f"<p>{esc(who)}<code>{esc(cmd)}</code></p>")
