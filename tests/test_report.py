@@ -146,6 +146,40 @@ class Figures(unittest.TestCase):
         self.assertIsNotNone(fig.cv_pct)
         self.assertIn("cv_pct", fig.to_json())
 
+    def test_special_plots_of_an_icount_run_in_instructions(self) -> None:
+        """Under QEMU's -icount a virtual us is 1,000 instructions (shift
+        0), and the per-program plots say so, as the tables do."""
+        icount = {"arch": "x86_64", "hostname": "guest", "cpus": 1,
+                  "guest": "qemu", "machine_slow": False,
+                  "clock_mode": "icount", "icount_shift": 0}
+        docs = [proc_create_doc(), memcg_doc(), taskstats_doc(2)]
+        for d in docs:
+            d["machine"] = icount
+        run = load_docs(self.tmp, "r", docs)
+        fork = report.fork_series(run.tests["proc_create"])["fork"][0]
+        self.assertAlmostEqual(fork.y, 100_000)
+        ks = report.ks_series(run.tests["memcg_ks"])["stat"]
+        self.assertAlmostEqual(present(ks.level), 8_000)
+        self.assertAlmostEqual(ks.ks[0].y, 1000 * report.ks_series(
+            load_docs(self.tmp, "real", [memcg_doc()]).tests["memcg_ks"]
+        )["stat"].ks[0].y)
+        self.assertAlmostEqual(report.taskstats_groups(
+            run.tests["taskstats"])[2]["procfs"], 30_000)
+        svg = "".join(report.plot_fork([run]) + report.plot_ks([run]) +
+                      report.plot_taskstats([run]))
+        self.assertIn("instructions per creation", svg)
+        self.assertIn("instructions per read", svg)
+        self.assertIn("instructions per process", svg)
+        self.assertNotIn("us per", svg)
+        pmq = pmq_doc()
+        pmq["machine"] = icount
+        run = load_docs(self.tmp, "pmq", [pmq])
+        p50 = dict(report.pmq_percentiles(run.tests["pmqtest"])[0].points)
+        self.assertAlmostEqual(p50["p50"], 5_000)
+        svg = "".join(report.plot_pmq([run]))
+        self.assertIn("wake-up latency (guest instructions)", svg)
+        self.assertIn("virtual us of 1,000 guest instructions", svg)
+
     def test_ks_series_against_the_legacy_file(self) -> None:
         run = load_docs(self.tmp, "r", [memcg_doc()])
         s = report.ks_series(run.tests["memcg_ks"])

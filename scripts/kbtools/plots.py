@@ -307,11 +307,13 @@ def row_dots(rows: Sequence[Tuple[str, Sequence[Optional[Dots]]]],
     return _svg(fig)
 
 
-def latency_histogram(pairs: Sequence[Histogram], title: str) -> str:
+def latency_histogram(pairs: Sequence[Histogram], title: str,
+                      insn_per_us: Optional[float] = None) -> str:
     """One line per pair: counts on a log axis (the tail is what matters)
     against a linear latency axis that ends where the histogram ends, as
     rt-tests users plot it; the percentiles as dashed lines in the pair's
-    colour, their values in the legend."""
+    colour, their values in the legend. insn_per_us: the run counted
+    instructions (QEMU -icount), and its microseconds are virtual."""
     fig, ax = _new(6.8, 3.2)
     top = 0.0
     for i, p in enumerate(pairs):
@@ -333,8 +335,10 @@ def latency_histogram(pairs: Sequence[Histogram], title: str) -> str:
     ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain_number))
     if top:
         ax.set_xlim(0, top)
-    ax.set_xlabel("wake-up latency (us, 1 us buckets; dashed: p50, p99, "
-                  "p99.9, max)")
+    us = "us" if insn_per_us is None else \
+        f"virtual us of {insn_per_us:,.0f} guest instructions"
+    ax.set_xlabel(f"wake-up latency ({us}, 1 us buckets; dashed: p50, "
+                  f"p99, p99.9, max)")
     ax.set_ylabel("samples")
     ax.set_title(title, loc="left", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2))
@@ -345,10 +349,11 @@ PERCENTILE_AXIS = (("min", 0.0), ("p50", 50.0), ("p90", 90.0),
                    ("p99", 99.0), ("p99.9", 99.9), ("max", None))
 
 
-def latency_percentiles(pairs: Sequence[Percentiles], title: str) -> str:
+def latency_percentiles(pairs: Sequence[Percentiles], title: str,
+                        unit: str = "us") -> str:
     """The latency profile when no histogram was recorded: latency against
     percentile on a 'nines' axis (50, 90, 99, 99.9, max), one line per pair
-    (rt-tests users read the tail this way)."""
+    (rt-tests users read the tail this way); unit, the points'."""
     fig, ax = _new(6.4, 3.2)
     names = [n for n, _ in PERCENTILE_AXIS]
     values: List[Optional[float]] = []
@@ -364,7 +369,8 @@ def latency_percentiles(pairs: Sequence[Percentiles], title: str) -> str:
     if spans_decades(values, 1.0):
         _log(ax, "y")
     ax.set_xlabel("percentile of the samples")
-    ax.set_ylabel("wake-up latency (us)")
+    what = "guest instructions" if unit == "insn" else unit
+    ax.set_ylabel(f"wake-up latency ({what})")
     ax.set_title(title, loc="left", fontsize=10)
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
     return _svg(fig)

@@ -135,8 +135,26 @@ def timed_rows(test: Test) -> List[Timed]:
     return out
 
 
-def _point(x: float, t: Timed) -> Point:
-    return Point(x, t.median, t.fig.rep_low, t.fig.rep_high)
+def _point(x: float, test: Test, t: Timed) -> Point:
+    """(x, median, repetitions' low, high): in guest instructions for an
+    icount run, as its tables have them, not in its virtual time."""
+    k = test.insn_per_unit(t.row.unit) or 1.0
+    lo, hi = t.fig.rep_low, t.fig.rep_high
+    return Point(x, t.median * k, None if lo is None else lo * k,
+                 None if hi is None else hi * k)
+
+
+def _counts_insn(runs: Sequence[Run], tname: str) -> bool:
+    """Whether the runs of a program counted instructions (QEMU's
+    -icount): its plots are then in instructions, as its tables are."""
+    return any(test.insn_per_unit("us") for _, test, _ in
+               _sides(runs, tname))
+
+
+def _per(runs: Sequence[Run], tname: str, what: str) -> str:
+    """A special plot's y label."""
+    unit = "instructions" if _counts_insn(runs, tname) else "us"
+    return f"{unit} per {what}"
 
 
 def _number(v: object) -> Optional[float]:
@@ -156,7 +174,7 @@ def fork_series(test: Test) -> Dict[str, List[Point]]:
         kib = _number(row_extra(t.row).get("vmsize_kib"))
         if kib is None or kib <= 0:
             continue
-        out.setdefault(method, []).append(_point(kib / 1024.0, t))
+        out.setdefault(method, []).append(_point(kib / 1024.0, test, t))
     return {m: sorted(p) for m, p in out.items() if len(p) >= 2}
 
 
@@ -168,9 +186,11 @@ KS_FILES = {"stat": "memory.stat", "numa_stat": "memory.numa_stat"}
 @dataclass
 class KsSeries:
     """One memcg file's .ks rows by number of fields, and its legacy
-    (all fields) row's figures."""
+    (all fields) row's figures; level, the legacy row's median in the
+    points' unit."""
     ks: List[Point] = field(default_factory=list)
     legacy: Optional[Summary] = None
+    level: Optional[float] = None
 
 
 def ks_series(test: Test, mode: str = "per_read") -> Dict[str, KsSeries]:
@@ -184,20 +204,23 @@ def ks_series(test: Test, mode: str = "per_read") -> Dict[str, KsSeries]:
         entry = out.setdefault(m.group(1), KsSeries())
         if m.group(2) == "legacy":
             entry.legacy = t.fig
+            entry.level = t.median * (test.insn_per_unit(t.row.unit) or 1.0)
         else:
-            entry.ks.append(_point(int(m.group(3)), t))
-    return {f: KsSeries(sorted(e.ks), e.legacy)
+            entry.ks.append(_point(int(m.group(3)), test, t))
+    return {f: KsSeries(sorted(e.ks), e.legacy, e.level)
             for f, e in out.items() if e.ks}
 
 
 def taskstats_groups(test: Test) -> Dict[int, Dict[str, float]]:
-    """taskstats: {nr_process: {method: median us per process}}."""
+    """taskstats: {nr_process: {method: median per process}}, in
+    instructions for an icount run."""
     out: Dict[int, Dict[str, float]] = {}
     for t in timed_rows(test):
         n = _number(row_extra(t.row).get("nr_process"))
         if n is None:
             continue
-        out.setdefault(int(n), {})[t.row.name] = t.median
+        k = test.insn_per_unit(t.row.unit) or 1.0
+        out.setdefault(int(n), {})[t.row.name] = t.median * k
     return out
 
 
@@ -243,15 +266,16 @@ def pmq_histograms(test: Test) -> List[plots.Histogram]:
 
 
 def pmq_percentiles(test: Test) -> List[plots.Percentiles]:
-    """pmqtest rows latency_pairN: their latency by percentile."""
+    """pmqtest rows latency_pairN: their latency by percentile, in
+    instructions for an icount run."""
     out = []
     for t in timed_rows(test):
         if not t.row.name.startswith("latency_pair"):
             continue
-        f = t.fig
+        f, k = t.fig, test.insn_per_unit(t.row.unit) or 1.0
         pts = [("min", f.min), ("p50", f.median), ("p90", f.p90),
                ("p99", f.p99), ("p99.9", f.p999), ("max", f.max)]
-        out.append(plots.Percentiles(t.row.name, [(n, v) for n, v in pts
+        out.append(plots.Percentiles(t.row.name, [(n, v * k) for n, v in pts
                                                   if v is not None]))
     return out
 
@@ -298,7 +322,7 @@ def plot_fork(runs: Sequence[Run]) -> List[str]:
         if series:
             out.append(plots.series_plot(
                 series, "parent size (MiB, VmSize)",
-                "us per creation (median)", title))
+                _per(runs, "proc_create", "creation (median)"), title))
     return out
 
 
@@ -311,14 +335,15 @@ def plot_ks(runs: Sequence[Run]) -> List[str]:
             for i, (f, e) in enumerate(sorted(ks_series(test, mode).items())):
                 series.append(plots.Series(_label(f"{KS_FILES[f]}.ks", side),
                                            e.ks, i, dashed))
-                if e.legacy and e.legacy.median is not None:
-                    level = e.legacy.median
+                level = e.level
+                if level is not None:
                     series.append(plots.Series(
                         _label(f"{KS_FILES[f]} (all fields)", side),
                         [Point(p.x, level) for p in e.ks], i, True, ""))
         if series:
             out.append(plots.series_plot(
-                series, "fields in the .ks filter", f"us per read ({what})",
+                series, "fields in the .ks filter",
+                _per(runs, "memcg_ks", f"read ({what})"),
                 f"memory.stat read cost against the number of .ks fields "
                 f"({mode.replace('_', ' ')})", xlog=True,
                 xticks_at_data=True))
@@ -338,7 +363,7 @@ def plot_taskstats(runs: Sequence[Run]) -> List[str]:
         return []
     bars = [(g, [by.get(m) for m in methods]) for g, by in groups]
     return [plots.grouped_bars(
-        bars, methods, "us per process (median)",
+        bars, methods, _per(runs, "taskstats", "process (median)"),
         "taskstats: cost of one process's statistics, by method and "
         "process count")]
 
@@ -353,7 +378,8 @@ def plot_pmq(runs: Sequence[Run]) -> List[str]:
                      if len(test.headers) > 1 else "")
             out.append(plots.latency_histogram(
                 hists, _label("pmqtest wake-up latency histogram with "
-                              "percentiles" + first, side)))
+                              "percentiles" + first, side),
+                test.insn_per_unit("us")))
     series = []
     for side, test, dashed in _sides(runs, "pmqtest"):
         for i, p in enumerate(pmq_percentiles(test)):
@@ -361,7 +387,8 @@ def plot_pmq(runs: Sequence[Run]) -> List[str]:
                                             i, dashed))
     if series:
         out.append(plots.latency_percentiles(
-            series, "pmqtest wake-up latency by percentile"))
+            series, "pmqtest wake-up latency by percentile",
+            results.INSN if _counts_insn(runs, "pmqtest") else "us"))
     return out
 
 
