@@ -504,7 +504,14 @@ class WherePage(unittest.TestCase):
                       html_)
         self.assertIn("unchanged (+0.000): __rcu_read_lock x2, "
                       "x64_sys_call", html_)
+        self.assertIn("counted by ftrace&#x27;s function_graph", html_)
         self.assertEqual("", report.where_html([]))
+
+    def test_it_says_who_counted(self) -> None:
+        html_ = report.where_html([dict(where_doc("b"), method="plugin")])
+        self.assertIn("counted by kbench&#x27;s QEMU plugin under -icount",
+                      html_)
+        self.assertNotIn("ftrace", html_)
 
     def test_read_beside_the_sides(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:

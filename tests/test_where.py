@@ -12,13 +12,14 @@ import os
 import sys
 import tempfile
 import unittest
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
-from kbtools import cli, collection, policy, proc, vng, where  # noqa: E402
+from kbtools import (cli, collection, policy, proc, qemu_plugin,  # noqa: E402
+                     vng, where)
 
 
 def leaf(depth: int, name: str, ns: int) -> str:
@@ -286,21 +287,25 @@ class Files(unittest.TestCase):
         """The base once for every candidate's rows, each candidate
         with rows once, none without; each difference its label."""
         def profile(prog: str, image: str, rows: Sequence[str], out: str,
-                    icount: policy.Icount) -> List[where.RowProfile]:
+                    icount: policy.Icount, plugin: Optional[str] = None
+                    ) -> List[where.RowProfile]:
             booted.append((image, list(rows)))
+            plugins.add(plugin)
             extra = 1.0 if image == "c1" else 0.0
             return [where.RowProfile(f"{where.PROGRAM}:{r}", image,
                                      300.0 + extra,
                                      {"f": where.Func(10.0 + extra, 1.0)})
                     for r in rows]
         booted: List[Tuple[str, List[str]]] = []
+        plugins: Set[Optional[str]] = set()
         with mock.patch.object(where, "profile", profile), \
                 mock.patch.object(where, "bootable", lambda k, p: k), \
                 mock.patch.object(collection, "build") as build:
             docs = where.against_base(
                 "t", "b", [("one", "c1", ["getppid", "getsid"]),
                            ("two", "c2", []), ("three", "c3", ["getsid"])],
-                "/nonexistent", policy.icount())
+                "/nonexistent", policy.icount(), "/p.so")
+        self.assertEqual({"/p.so"}, plugins)
         build.assert_called_once()
         self.assertEqual([("b", ["getppid", "getsid"]), ("c1", ["getppid",
                           "getsid"]), ("c3", ["getsid"])], booted)
@@ -310,6 +315,48 @@ class Files(unittest.TestCase):
         self.assertEqual([], where.against_base("t", "b", [("x", "c", [])],
                                                 "/nonexistent",
                                                 policy.icount()))
+
+
+class Mechanism(unittest.TestCase):
+    """--where-with: the plugin by default when it can be built (its
+    build mocked), else ftrace with the reason; either when asked."""
+
+    def test_the_plugin_when_it_builds(self) -> None:
+        with mock.patch.object(qemu_plugin, "build",
+                               return_value="/p.so") as build:
+            how = where.mechanism("t", None)
+            self.assertEqual(where.Mechanism(where.PLUGIN, "/p.so",
+                                             "the default: it is exact"), how)
+            self.assertEqual("counted by kbench's QEMU plugin (the default: "
+                             "it is exact)", how.said())
+            self.assertEqual("/p.so", where.mechanism("t", "plugin").plugin)
+            self.assertEqual(2, build.call_count)
+            how = where.mechanism("t", "ftrace")
+        self.assertEqual(2, build.call_count)
+        self.assertEqual((where.FTRACE, None), (how.method, how.plugin))
+
+    def test_ftrace_when_it_cannot(self) -> None:
+        no = cli.Failure("cannot fetch Debian's qemu source package",
+                         cli.EXIT_SETUP)
+        with mock.patch.object(qemu_plugin, "build", side_effect=no):
+            how = where.mechanism("t", None)
+            self.assertEqual((where.FTRACE, None), (how.method, how.plugin))
+            self.assertEqual("counted by ftrace's function_graph tracer (the "
+                             "QEMU plugin cannot be provisioned: cannot fetch "
+                             "Debian's qemu source package)", how.said())
+            with self.assertRaises(cli.Failure) as e:
+                where.mechanism("t", "plugin")
+            self.assertEqual(cli.EXIT_SETUP, e.exception.status)
+
+    def test_the_words_say_who_counted(self) -> None:
+        ftrace, plugin = {"row": "r"}, {"row": "r", "method": "plugin"}
+        self.assertEqual("kbench's QEMU plugin",
+                         where.method_names([plugin, plugin]))
+        self.assertEqual("ftrace's function_graph tracer and kbench's QEMU "
+                         "plugin", where.method_names([ftrace, plugin]))
+        self.assertIn("every guest instruction", where.method_text([plugin]))
+        self.assertNotIn("ftrace", where.method_text([plugin]))
+        self.assertIn("function_graph", where.method_text([ftrace]))
 
 
 class Expect(unittest.TestCase):

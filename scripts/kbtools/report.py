@@ -883,11 +883,12 @@ def where_html(docs: Sequence[Json]) -> str:
     if not docs:
         return ""
     out = ["<h3>Where the instructions went</h3>",
-           '<p class="note">kbench where: each kernel booted once more '
-           "under -icount with ftrace's function_graph tracer; self "
-           "instructions per operation of the functions on the row's "
-           "typical path (the tracer's per-call cost included, which "
-           "cancels between a kernel and a patch of it).</p>"]
+           '<p class="note">kbench where: each kernel booted once more, '
+           f"counted by {esc(where.method_text(docs))}; instructions per "
+           "operation of each function itself"
+           + ("" if where.methods_of(docs) == [where.PLUGIN] else
+              " (ftrace's per-call cost cancels between a kernel and a "
+              "patch of it)") + ".</p>"]
     for doc in docs:
         who = f" ({doc['candidate']})" if doc.get("candidate") else ""
         out += [f'<p><b>{esc(doc["row"])}</b>{esc(who)}</p>',

@@ -43,7 +43,8 @@ import tempfile
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Set, Tuple)
 
 from kbtools import (arch, cli, collection, images, paths, policy, proc,
                      qemu_plugin, results, stats, vng)
@@ -808,13 +809,75 @@ def boot_both(prog: str, a: argparse.Namespace, work: str
     return list(zip(sides[0], sides[1]))
 
 
+@dataclass(frozen=True)
+class Mechanism:
+    """How a --where pass counts: METHOD (PLUGIN or FTRACE), the
+    plugin's shared object when it is the plugin, and why this one (a
+    line for the output)."""
+    method: str
+    plugin: Optional[str]
+    why: str
+
+    def said(self) -> str:
+        """'counted by NAME (why)', a line of the pass's output."""
+        return f"counted by {METHOD_NAME[self.method]} ({self.why})"
+
+
+def mechanism(prog: str, asked: Optional[str]) -> Mechanism:
+    """The mechanism of a --where pass (--where-with): the plugin when
+    asked, or by default when it can be provisioned (its header fetched,
+    built), else ftrace with the reason; ftrace when asked. cli.Failure
+    (3) when the plugin was asked for and cannot be had."""
+    if asked == FTRACE:
+        return Mechanism(FTRACE, None, "asked for (--where-with ftrace)")
+    try:
+        so = qemu_plugin.build(prog)
+    except cli.Failure as e:
+        if asked == PLUGIN:
+            raise
+        return Mechanism(FTRACE, None, f"the QEMU plugin cannot be "
+                         f"provisioned: {e}")
+    return Mechanism(PLUGIN, so, "asked for (--where-with plugin)"
+                     if asked == PLUGIN else "the default: it is exact")
+
+
+# Each mechanism's name, and what it is, said with its figures
+# (compare's where section, the report's tables, a series' summary).
+METHOD_NAME = {PLUGIN: "kbench's QEMU plugin",
+               FTRACE: "ftrace's function_graph tracer"}
+METHOD_TEXT = {
+    PLUGIN: "kbench's QEMU plugin under -icount: every guest instruction "
+            "of the row's marked batches, counted outside the guest",
+    FTRACE: "ftrace's function_graph under -icount: self instructions on "
+            "the row's typical path, the tracer's per-call cost included",
+}
+
+
+def methods_of(docs: Sequence[Mapping[str, Any]]) -> List[str]:
+    """How these differences were counted (PLUGIN, FTRACE: both when a
+    resumed series holds both), in the order first met."""
+    return list(dict.fromkeys(str(d.get("method", FTRACE)) for d in docs))
+
+
+def method_text(docs: Sequence[Mapping[str, Any]]) -> str:
+    """How these differences were counted, as METHOD_TEXT says it."""
+    return "; ".join(METHOD_TEXT.get(m, m) for m in methods_of(docs))
+
+
+def method_names(docs: Sequence[Mapping[str, Any]]) -> str:
+    """Who counted these differences, as METHOD_NAME says it."""
+    return " and ".join(METHOD_NAME.get(m, m) for m in methods_of(docs))
+
+
 def against_base(prog: str, base: str,
                  cands: Sequence[Tuple[str, str, Sequence[str]]], work: str,
-                 icount: policy.Icount) -> List[results.Json]:
+                 icount: policy.Icount, plugin: Optional[str] = None
+                 ) -> List[results.Json]:
     """The differences of each candidate (label, image, its rows) from
     the base image, each kernel booted once (the base for every row a
     candidate asks for), the files in work/base, work/cand1, ...; each
-    difference diff_json's with its candidate's label. cli.Failure as
+    difference diff_json's with its candidate's label; counted by
+    ftrace, or by the QEMU plugin (its shared object). cli.Failure as
     profile()."""
     rows = list(dict.fromkeys(r for _, _, rs in cands for r in rs))
     if not rows:
@@ -822,13 +885,13 @@ def against_base(prog: str, base: str,
     collection.build([PROGRAM], prog)
     base_of = {side.row: side for side in profile(
         prog, bootable(base, prog), rows, os.path.join(work, "base"),
-        icount)}
+        icount, plugin)}
     docs = []
     for n, (label, image, crows) in enumerate(cands, 1):
         if not crows:
             continue
         for side in profile(prog, bootable(image, prog), crows,
-                            os.path.join(work, f"cand{n}"), icount):
+                            os.path.join(work, f"cand{n}"), icount, plugin):
             docs.append(dict(diff_json(base_of[side.row], side),
                              candidate=label))
     return docs
