@@ -603,20 +603,64 @@ class Plugin(unittest.TestCase):
         self.assertIn("unchanged (+0.000): [user], x64_sys_call", text)
 
     def test_why_a_sum_is_not_the_delta(self) -> None:
-        def side(window: float) -> where.RowProfile:
-            return where.RowProfile("r", "k", 300.0, {}, {}, 0,
-                                    where.PLUGIN, window)
+        def side(window: float) -> where.Figures:
+            return where.Figures({}, 300.0, window)
         self.assertIn("+0.020 more beyond the row in cand: the rest of the "
-                      "two clock reads differs", where.plugin_why(
-                          side(300.78), side(300.8)))
+                      "two clock reads differs between these kernels (their "
+                      "vDSO)\n", where.plugin_why(
+                          side(300.78), side(300.8), where.MEDIAN, True)
+                      + "\n")
+        self.assertIn("(their vDSO), and on average what ran between a "
+                      "clock read and a mark", where.plugin_why(
+                          side(300.78), side(300.8), where.MEAN, True))
         self.assertIn("the row's batches differ", where.plugin_why(
-            side(300.8), side(300.8)))
-        noisy = side(300.78)
-        noisy.atypical = {"batches": 1.0}
+            side(300.8), side(300.8), where.MEDIAN, True))
         self.assertIn("the row's batches differ", where.plugin_why(
-            noisy, side(300.8)))
+            side(300.78), side(300.8), where.MEDIAN, False))
         chs = [where.Change("f", 1.0, 2.0, 0.0, 0.0)]
         self.assertIn("(because)", where.check_sum(chs, 3.0, why="because"))
+
+    def test_batches_that_differ_are_compared_by_their_means(self) -> None:
+        """A row whose batches differ (fork): the medians per function do
+        not add up, the means do, to the mean window; the sum checked
+        against the row's mean delta in the same boots, the window's
+        constant the rest; the median delta said beside it."""
+        def side(k: str, a: float, b: float, extra: float
+                 ) -> where.RowProfile:
+            means = {"copy_process": a, "kmem_cache_free": b}
+            window = sum(means.values())
+            return where.RowProfile(
+                "syscall_overhead:fork", k, 1000.0 + extra,
+                {"copy_process": where.Func(a - 1, 0.0),
+                 "kmem_cache_free": where.Func(b - 30, 0.0)},
+                {"batches": 1.0}, 0, where.PLUGIN, 999.0, means, window,
+                window - 80.0 - extra)
+        base, cand = side("a", 1042.0, 500.0, 0.0), side("b", 1043.0, 450.0,
+                                                         2.0)
+        self.assertEqual(where.MEAN, where.statistic(base, cand))
+        doc = where.diff_json(base, cand)
+        self.assertEqual((-49.0, -51.0, 2.0),
+                         (doc["sum"], doc["row_delta"],
+                          doc["row_median_delta"]))
+        self.assertEqual({"base": 80.0, "cand": 82.0}, doc["window_gap"])
+        text = where.format_diff(doc)
+        self.assertIn("means over the batches)", text)
+        self.assertIn("sum -49.000 against the row's delta -51.000: -2.000 "
+                      "unattributed (the window holds +2.000 more", text)
+        self.assertIn("its median's (compare's) +2.000", text)
+        self.assertIn("(a tick, a refill; in the means)", text)
+        # Sides mostly one window: the medians, as before.
+        for s in (base, cand):
+            s.atypical = {"batches": 1 / 12}
+        self.assertEqual(where.MEDIAN, where.statistic(base, cand))
+        self.assertNotIn("stat", where.diff_json(base, cand))
+        # Kept and read again.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(cand.to_json(), f)
+            self.assertEqual(cand.to_json(),
+                             where.load_profile(path).to_json())
 
     def test_plugin_with_kept_profiles_is_a_usage_error(self) -> None:
         with contextlib.redirect_stderr(io.StringIO()) as err, \

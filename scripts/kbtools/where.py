@@ -291,6 +291,11 @@ class RowProfile:
     # per operation (the row and the rest of its clock reads).
     method: str = FTRACE
     window_insn: Optional[float] = None
+    # The plugin's means over the batches: each function's, the
+    # window's (their sum), the row's in the same run.
+    means: Optional[Dict[str, float]] = None
+    window_mean: Optional[float] = None
+    row_mean: Optional[float] = None
 
     def to_json(self) -> results.Json:
         doc = {"row": self.row, "kernel": self.kernel,
@@ -302,7 +307,15 @@ class RowProfile:
                             for k, v in sorted(self.atypical.items())}}
         if self.method == PLUGIN:
             doc.update(method=PLUGIN, window_insn=self.window_insn)
+        if self.means is not None:
+            doc.update(means={k: round(v, 6)
+                              for k, v in sorted(self.means.items())},
+                       window_mean=self.window_mean, row_mean=self.row_mean)
         return doc
+
+
+def _float(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
 
 
 def load_profile(path: str) -> RowProfile:
@@ -329,11 +342,16 @@ def load_profile(path: str) -> RowProfile:
         atypical = {str(k): float(v)
                     for k, v in doc.get("atypical", {}).items()}
         window = doc.get("window_insn")
+        means = doc.get("means")
         return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
                           None if row_insn is None else float(row_insn),
                           funcs, atypical, int(doc.get("icount_shift", 0)),
                           str(doc.get("method", FTRACE)),
-                          None if window is None else float(window))
+                          _float(window),
+                          None if means is None else
+                          {str(k): float(v) for k, v in means.items()},
+                          _float(doc.get("window_mean")),
+                          _float(doc.get("row_mean")))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
 
@@ -400,10 +418,15 @@ def tracer_differs(base: Profile, cand: Profile) -> bool:
 
 
 def sums_up(chs: Sequence[Change], delta: Optional[float]) -> bool:
-    """The sum of the changes is the row's delta (to 0.01 instruction:
-    the programs print the row's median to 0.01 ns)."""
+    """The sum of the changes is the row's delta (adds_up)."""
+    return adds_up(total(chs), delta)
+
+
+def adds_up(sum_: float, delta: Optional[float]) -> bool:
+    """A sum is the row's delta (to 0.01 instruction: the programs print
+    the row's median to 0.01 ns)."""
     return delta is not None and \
-        abs(delta - total(chs)) <= 0.01 + 1e-6 * abs(delta)
+        abs(delta - sum_) <= 0.01 + 1e-6 * abs(delta)
 
 
 def check_sum(chs: Sequence[Change], delta: Optional[float],
@@ -454,8 +477,10 @@ def format_diff(doc: results.Json) -> str:
     functions that did not change, the share off the typical path."""
     chs = doc["functions"]
     plugin = doc.get("method") == PLUGIN
+    mean = doc.get("stat") == MEAN
     how = ("counted by QEMU's plugin: every instruction, no tracer"
-           if plugin else "the tracer's per-call cost included")
+           if plugin else "the tracer's per-call cost included") + \
+        ("; means over the batches" if mean else "")
     lines = [f"where: {doc['row']}, self instructions per operation "
              f"({how})",
              f"  base {doc['base']}", f"  cand {doc['cand']}"]
@@ -473,6 +498,14 @@ def format_diff(doc: results.Json) -> str:
             lines.append(f"  {ch['name']:<{width}} {ch['base']:12.3f} "
                          f"{ch['cand']:12.3f} {ch['delta']:+10.3f}  {calls}")
     lines.append("  " + doc["check"])
+    if mean:
+        lines.append(textwrap.fill(
+            "the batches differ (each one's allocator, page and scheduler "
+            "state): each figure is a mean over them, and the means add "
+            "up to the mean window where the medians do not; the row's "
+            "delta above is its mean's in the same boots, its median's "
+            f"(compare's) {_gap(doc.get('row_median_delta'))}", 78,
+            initial_indent="  ", subsequent_indent="    "))
     if doc.get("unchanged"):
         lines.append(textwrap.fill(
             "unchanged (+0.000): " + ", ".join(doc["unchanged"]), 78,
@@ -484,7 +517,8 @@ def format_diff(doc: results.Json) -> str:
                      f"cand {_gap(gaps.get('cand'))} (the rest of the "
                      "clock reads and the marks, per operation)")
         lines.append(f"  batches off the median window (a tick, a "
-                     f"refill; left out): base "
+                     f"refill; {'in the means' if mean else 'left out'}): "
+                     f"base "
                      f"{_atypical(shares.get('base', {}))}; cand "
                      f"{_atypical(shares.get('cand', {}))}")
         return "\n".join(lines) + "\n"
@@ -501,46 +535,95 @@ def _change_json(ch: Change) -> results.Json:
             "calls_cand": round(ch.calls_cand, 6)}
 
 
-def plugin_why(base: RowProfile, cand: RowProfile) -> str:
-    """Why a plugin profile's sum is not the row's delta: the window's
-    constant moved (another vDSO), or the batches differ."""
-    gb, gc = _window_gap(base), _window_gap(cand)
-    # Where most batches differ, their medians do not pair up either.
-    steady = all(side.atypical.get("batches", 0.0) <= 0.5
-                 for side in (base, cand))
-    if steady and gb is not None and gc is not None and \
-            abs(gc - gb) > EPSILON:
-        return (f"the window holds {gc - gb:+.3f} more beyond the row in "
-                "cand: the rest of the two clock reads differs between "
-                "these kernels (their vDSO)")
-    return ("the row's batches differ from one another (off the median "
-            "window, below): medians per function do not add up to the "
-            "median batch, and the row is not exact")
+MEDIAN, MEAN = "median", "mean"
 
 
-def _window_gap(side: RowProfile) -> Optional[float]:
+def steady(side: RowProfile) -> bool:
+    """Most of a plugin side's batches are its median window: the
+    medians per function add up to it."""
+    return side.atypical.get("batches", 0.0) < 0.5
+
+
+def statistic(base: RowProfile, cand: RowProfile) -> str:
+    """What a pair is compared by: the medians (ftrace's; the plugin's
+    when each side's batches are mostly one window: a tick or a cold
+    batch left out), else the plugin's means over the batches, which
+    add up to the mean window whatever the batches do (fork, clone)."""
+    if base.method == PLUGIN and not (steady(base) and steady(cand)) and \
+            base.means is not None and cand.means is not None:
+        return MEAN
+    return MEDIAN
+
+
+@dataclass
+class Figures:
+    """A side's figures by one statistic: per function, the row's, the
+    window's."""
+    functions: Profile
+    row_insn: Optional[float]
+    window_insn: Optional[float]
+
+
+def figures(side: RowProfile, stat: str) -> Figures:
+    if stat == MEAN and side.means is not None:
+        return Figures({k: Func(v, 0.0) for k, v in side.means.items()},
+                       side.row_mean, side.window_mean)
+    return Figures(side.functions, side.row_insn, side.window_insn)
+
+
+def _delta(b: Optional[float], c: Optional[float]) -> Optional[float]:
+    return None if b is None or c is None else c - b
+
+
+def _window_gap(side: Figures) -> Optional[float]:
+    """What the window holds beyond the row, per operation."""
     if side.window_insn is None or side.row_insn is None:
         return None
     return round(side.window_insn - side.row_insn, 6)
 
 
+def plugin_why(base: Figures, cand: Figures, stat: str, paired: bool
+               ) -> str:
+    """Why a plugin profile's sum is not the row's delta: the window's
+    constant moved (another vDSO), or the batches differ (paired: the
+    figures add up to the window, the means or the medians of steady
+    sides)."""
+    gb, gc = _window_gap(base), _window_gap(cand)
+    if paired and gb is not None and gc is not None and \
+            abs(gc - gb) > EPSILON:
+        return (f"the window holds {gc - gb:+.3f} more beyond the row in "
+                "cand: the rest of the two clock reads differs between "
+                "these kernels (their vDSO)" + (
+                    ", and on average what ran between a clock read and "
+                    "a mark" if stat == MEAN else ""))
+    return ("the row's batches differ from one another (off the median "
+            "window, below): medians per function do not add up to the "
+            "median batch, and the row is not exact")
+
+
 def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
-    chs = changes(base.functions, cand.functions)
+    stat = statistic(base, cand)
+    fb, fc = figures(base, stat), figures(cand, stat)
+    chs = changes(fb.functions, fc.functions)
     plugin = base.method == PLUGIN
+    delta = _delta(fb.row_insn, fc.row_insn)
     doc: results.Json = {
            "row": base.row, "base": base.kernel, "cand": cand.kernel,
-           "row_delta": row_delta(base, cand),
+           "row_delta": delta,
            "sum": round(total(chs), 6),
-           "check": check_sum(chs, row_delta(base, cand), not plugin and
-                              tracer_differs(base.functions,
-                                             cand.functions),
-                              plugin_why(base, cand) if plugin else None),
+           "check": check_sum(chs, delta, not plugin and
+                              tracer_differs(fb.functions, fc.functions),
+                              plugin_why(fb, fc, stat, stat == MEAN or (
+                                  steady(base) and steady(cand)))
+                              if plugin else None),
            "functions": [_change_json(ch) for ch in chs],
-           "unchanged": unchanged(base.functions, cand.functions),
+           "unchanged": unchanged(fb.functions, fc.functions),
            "atypical": {"base": base.atypical, "cand": cand.atypical}}
     if plugin:
-        doc.update(method=PLUGIN, window_gap={"base": _window_gap(base),
-                                              "cand": _window_gap(cand)})
+        doc.update(method=PLUGIN, window_gap={"base": _window_gap(fb),
+                                              "cand": _window_gap(fc)})
+    if stat == MEAN:
+        doc.update(stat=MEAN, row_median_delta=row_delta(base, cand))
     return doc
 
 
@@ -582,18 +665,17 @@ def unmet(pairs: Sequence[Tuple[RowProfile, RowProfile]],
     than expected (or not at all), a row whose sum is not its delta."""
     problems, seen = [], set()
     for base, cand in pairs:
-        chs = changes(base.functions, cand.functions)
-        for ch in chs:
-            want = expected.get(ch.name)
-            if want is None or abs(ch.delta - want) > EPSILON:
-                problems.append(f"{base.row}: {ch.name} {ch.delta:+.3f}, "
-                                "expected " + ("no change" if want is None
-                                               else f"{want:+.3f}"))
-            seen.add(ch.name)
-        if not sums_up(chs, row_delta(base, cand)):
-            problems.append(f"{base.row}: " + check_sum(
-                chs, row_delta(base, cand),
-                tracer_differs(base.functions, cand.functions)))
+        doc = diff_json(base, cand)
+        for ch in doc["functions"]:
+            want = expected.get(ch["name"])
+            if want is None or abs(ch["delta"] - want) > EPSILON:
+                problems.append(f"{base.row}: {ch['name']} "
+                                f"{ch['delta']:+.3f}, expected "
+                                + ("no change" if want is None
+                                   else f"{want:+.3f}"))
+            seen.add(ch["name"])
+        if not adds_up(doc["sum"], doc["row_delta"]):
+            problems.append(f"{base.row}: {doc['check']}")
     problems += [f"{name}: no change, expected {want:+.3f}"
                  for name, want in expected.items() if name not in seen]
     return problems
@@ -631,14 +713,16 @@ def vng_command(image: str, rows: Sequence[str], out: str,
     return cmd + ["--exec", guest]
 
 
-def row_figure(path: str, row: str, shift: int) -> float:
-    """The untraced row's median, in instructions per operation."""
+def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN
+               ) -> float:
+    """The untraced row's median (or mean), in instructions per
+    operation."""
     doc = results.load_doc(path)
     for r in doc.rows:
-        if r.name == row and r.reps and "median" in r.reps[0].figures:
+        if r.name == row and r.reps and stat in r.reps[0].figures:
             # The programs print microseconds: 1000 virtual ns each.
-            return r.reps[0].figures["median"] * 1000.0 / (1 << shift)
-    raise cli.Failure(f"{path}: no median of row {row}")
+            return r.reps[0].figures[stat] * 1000.0 / (1 << shift)
+    raise cli.Failure(f"{path}: no {stat} of row {row}")
 
 
 # The lines of a buffer's stats that count lost events.
@@ -683,14 +767,16 @@ def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
     got = where_plugin.read_boot(out, rows, PLUGIN_SAMPLES,
                                  {r: PLUGIN_ROWS[r] for r in rows})
     sides = []
+    scale = 1.0 / (1 << shift)
     for row in rows:
         p = got[row]
+        path = os.path.join(out, row, "row.json")
         sides.append(RowProfile(
-            f"{PROGRAM}:{row}", image,
-            row_figure(os.path.join(out, row, "row.json"), row, shift),
-            {k: Func(v / (1 << shift), 0.0) for k, v in p.functions.items()},
-            {"batches": p.atypical}, shift, PLUGIN,
-            p.window_insn / (1 << shift)))
+            f"{PROGRAM}:{row}", image, row_figure(path, row, shift),
+            {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
+            {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
+            {k: v * scale for k, v in p.means.items()},
+            p.window_mean * scale, row_figure(path, row, shift, "mean")))
     return sides
 
 
