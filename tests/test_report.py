@@ -511,6 +511,11 @@ class WherePage(unittest.TestCase):
         html_ = report.where_html([dict(where_doc("b"), method="plugin")])
         self.assertIn("counted by kbench&#x27;s QEMU plugin under -icount",
                       html_)
+        self.assertIn('<td class="v-slower">+1.000</td><td>-</td>', html_)
+        html_ = report.where_html([dict(where_doc("b"), method="plugin",
+                                        stat="mean", row_median_delta=2.5)])
+        self.assertIn("each figure a mean over the batches", html_)
+        self.assertIn("the row&#x27;s median delta +2.500", html_)
         self.assertNotIn("ftrace", html_)
 
     def test_read_beside_the_sides(self) -> None:

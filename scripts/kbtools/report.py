@@ -896,7 +896,9 @@ def where_html(docs: Sequence[Json]) -> str:
                 "<th>base</th><th>candidate</th><th>change</th>"
                 "<th>calls</th></tr>"]
         for ch in doc["functions"]:
-            calls = f"{ch['calls_base']:g}" \
+            # The plugin counts no calls.
+            calls = "-" if doc.get("method") == where.PLUGIN else \
+                f"{ch['calls_base']:g}" \
                 if ch["calls_base"] == ch["calls_cand"] \
                 else f"{ch['calls_base']:g} &rarr; {ch['calls_cand']:g}"
             cls = "v-slower" if ch["delta"] > 0 else "v-faster"
@@ -910,6 +912,12 @@ def where_html(docs: Sequence[Json]) -> str:
                        "row's path changed</td></tr>")
         out.append("</table>")
         out.append(f'<p class="note">{esc(doc["check"])}')
+        if doc.get("stat") == where.MEAN:
+            median = doc.get("row_median_delta")
+            out.append("<br>" + esc(
+                "each figure a mean over the batches, which differ (the "
+                "means add up to the mean window); the row's median delta "
+                + ("?" if median is None else f"{median:+.3f}")))
         if doc.get("unchanged"):
             out.append(f"<br>unchanged (+0.000): "
                        f"{esc(', '.join(doc['unchanged']))}")

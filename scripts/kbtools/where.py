@@ -933,7 +933,7 @@ METHOD_NAME = {PLUGIN: "kbench's QEMU plugin",
                FTRACE: "ftrace's function_graph tracer"}
 METHOD_TEXT = {
     PLUGIN: "kbench's QEMU plugin under -icount: every guest instruction "
-            "of the row's marked batches, counted outside the guest",
+            "of the row's marked batches, from outside the guest",
     FTRACE: "ftrace's function_graph under -icount: self instructions on "
             "the row's typical path, the tracer's per-call cost included",
 }
