@@ -515,6 +515,7 @@ class WherePage(unittest.TestCase):
         html_ = report.where_html([dict(where_doc("b"), method="plugin",
                                         stat="mean", row_median_delta=2.5)])
         self.assertIn("each figure a mean over the batches", html_)
+        self.assertIn("<th>median change</th>", html_)
         self.assertIn("the row&#x27;s median delta +2.500", html_)
         self.assertNotIn("ftrace", html_)
 

@@ -643,8 +643,14 @@ class Plugin(unittest.TestCase):
                          (doc["sum"], doc["row_delta"],
                           doc["row_median_delta"]))
         self.assertEqual({"base": 80.0, "cand": 82.0}, doc["window_gap"])
+        self.assertEqual([("kmem_cache_free", -50.0, -50.0),
+                          ("copy_process", 1.0, 1.0)],
+                         [(ch["name"], ch["delta"], ch["median_delta"])
+                          for ch in doc["functions"]])
         text = where.format_diff(doc)
         self.assertIn("means over the batches)", text)
+        self.assertRegex(text, r"delta  median\n  kmem_cache_free .* -50.000 "
+                         r" -50.000\n")
         self.assertIn("sum -49.000 against the row's delta -51.000: -2.000 "
                       "unattributed (the window holds +2.000 more", text)
         self.assertIn("its median's (compare's) +2.000", text)

@@ -891,13 +891,16 @@ def where_html(docs: Sequence[Json]) -> str:
               "patch of it)") + ".</p>"]
     for doc in docs:
         who = f" ({doc['candidate']})" if doc.get("candidate") else ""
+        last = "median change" if doc.get("stat") == where.MEAN else "calls"
         out += [f'<p><b>{esc(doc["row"])}</b>{esc(who)}</p>',
                 '<table class="where"><tr><th class="l">function</th>'
                 "<th>base</th><th>candidate</th><th>change</th>"
-                "<th>calls</th></tr>"]
+                f"<th>{last}</th></tr>"]
         for ch in doc["functions"]:
-            # The plugin counts no calls.
-            calls = "-" if doc.get("method") == where.PLUGIN else \
+            # The plugin counts no calls; with means, the median's change.
+            calls = f"{ch.get('median_delta', 0.0):+.3f}" \
+                if doc.get("stat") == where.MEAN else \
+                "-" if doc.get("method") == where.PLUGIN else \
                 f"{ch['calls_base']:g}" \
                 if ch["calls_base"] == ch["calls_cand"] \
                 else f"{ch['calls_base']:g} &rarr; {ch['calls_cand']:g}"

@@ -489,9 +489,10 @@ def format_diff(doc: results.Json) -> str:
     else:
         width = max(len(ch["name"]) for ch in chs)
         lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
-                     f"{'delta':>10}  calls")
+                     f"{'delta':>10}  " + ("median" if mean else "calls"))
         for ch in chs:
-            calls = ("-" if plugin else
+            calls = (f"{ch.get('median_delta', 0.0):+.3f}" if mean else
+                     "-" if plugin else
                      f"{ch['calls_base']:g} -> {ch['calls_cand']:g}"
                      if abs(ch["calls_cand"] - ch["calls_base"]) > EPSILON
                      else f"{ch['calls_cand']:g}")
@@ -624,6 +625,13 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
                                               "cand": _window_gap(fc)})
     if stat == MEAN:
         doc.update(stat=MEAN, row_median_delta=row_delta(base, cand))
+        # Beside each mean, the change of the function's median: a
+        # function that ran alike in most batches shows its own change
+        # there, the mean carrying its share of the odd ones.
+        for ch in doc["functions"]:
+            ch["median_delta"] = round(
+                cand.functions.get(ch["name"], Func()).self_insn -
+                base.functions.get(ch["name"], Func()).self_insn, 6)
     return doc
 
 
