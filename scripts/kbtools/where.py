@@ -923,7 +923,7 @@ def mechanism(prog: str, asked: Optional[str]) -> Mechanism:
     built), else ftrace with the reason; ftrace when asked. cli.Failure
     (3) when the plugin was asked for and cannot be had."""
     if asked == FTRACE:
-        return Mechanism(FTRACE, None, "asked for (--where-with ftrace)")
+        return Mechanism(FTRACE, None, "--where-with ftrace")
     try:
         so = qemu_plugin.build(prog)
     except cli.Failure as e:
@@ -931,7 +931,7 @@ def mechanism(prog: str, asked: Optional[str]) -> Mechanism:
             raise
         return Mechanism(FTRACE, None, f"the QEMU plugin cannot be "
                          f"provisioned: {e}")
-    return Mechanism(PLUGIN, so, "asked for (--where-with plugin)"
+    return Mechanism(PLUGIN, so, "--where-with plugin"
                      if asked == PLUGIN else "the default: it is exact")
 
 
