@@ -861,6 +861,8 @@ class Task(unittest.TestCase):
                           (4, h[4], h[3], f"{TEST}:msgsnd_rcv", -1.0)],
                          [(d["n"], d["commit"], d["against"], d["row"],
                            d["sum"]) for d in kept["where"]])
+        self.assertEqual([1.0, 2.0, -1.0], [round(d["compared_delta"], 3)
+                                             for d in kept["where"]])
         with open(page) as f:
             html = f.read()
         self.assertIn("Where the instructions went", html)

@@ -273,6 +273,12 @@ class Files(unittest.TestCase):
             back = where.load_diffs(path)
             self.assertEqual(where.format_diff(doc),
                              where.format_diff(back[0]))
+        self.assertNotIn("the comparison's own delta", where.format_diff(doc))
+        self.assertIn("  the comparison's own delta: +42.020 (its runs of "
+                      "the whole program;",
+                      where.format_diff(dict(doc, compared_delta=42.02)))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "where.json")
             for bad in ("{}", '{"rows": [{"row": "r"}]}',
                         '{"rows": [{"row": "r", "base": "a", "cand": "b", '
                         '"check": "", "functions": [{"name": "f"}]}]}', "x"):

@@ -464,6 +464,11 @@ class AB:
         docs = where.against_base(self.prog, self.sides[0].image, cands,
                                   os.path.join(self.work, "where"),
                                   policy.icount(), how.plugin)
+        deltas = {(e.candidate, f"{e.test}:{e.name}"): e.delta
+                  for e in entries}
+        for doc in docs:
+            doc[where.COMPARED] = deltas.get((doc.get("candidate"),
+                                              doc["row"]))
         path = os.path.join(self.results, where.AB_FILE)
         with cli.writing(path):
             results.write_json(path, {"rows": docs})

@@ -837,7 +837,8 @@ def where_pass(t: Table, state: str, prog: str,
                 where.diff_json(profs[(s.prev, s.row)], profs[(s.n, s.row)]),
                 candidate=step_label(t, s), n=s.n,
                 commit=t.points[s.n].commit,
-                against=t.points[s.prev].commit))
+                against=t.points[s.prev].commit, **{where.COMPARED: t.cells[
+                    (s.n, f"{where.PROGRAM}:{s.row}")].step}))
     path = os.path.join(state, where.AB_FILE)
     with cli.writing(path):
         results.write_json(path, {"rows": docs})

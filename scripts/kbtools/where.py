@@ -507,6 +507,14 @@ def format_diff(doc: results.Json) -> str:
             "delta above is its mean's in the same boots, its median's "
             f"(compare's) {_gap(doc.get('row_median_delta'))}", 78,
             initial_indent="  ", subsequent_indent="    "))
+    compared = doc.get(COMPARED)
+    if compared is not None:
+        lines.append(textwrap.fill(
+            f"the comparison's own delta: {compared:+.3f} (its runs of the "
+            "whole program; the table's is the where boot's, the row run "
+            "alone in batches of 100, and the two differ where the row's "
+            "cost depends on what ran before it)", 78,
+            initial_indent="  ", subsequent_indent="    "))
     if doc.get("unchanged"):
         lines.append(textwrap.fill(
             "unchanged (+0.000): " + ", ".join(doc["unchanged"]), 78,
@@ -636,8 +644,10 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
 
 
 # The where file of an A/B directory (kbench run --vs-kernel --icount
-# --where): {"rows": [diff_json + "candidate": its label]}.
+# --where): {"rows": [diff_json + "candidate": its label, and COMPARED:
+# the row's delta in the comparison that moved it]}.
 AB_FILE = "where.json"
+COMPARED = "compared_delta"
 
 
 def load_diffs(path: str) -> List[results.Json]:
