@@ -28,7 +28,10 @@ caller's. docs/where.md has the measurements.
 With --plugin, kbench's QEMU TCG plugin counts instead, outside the
 guest (kbtools.where_plugin): every instruction of the row's batches,
 no tracer in the guest, so the table is exact between any two kernels
-and the process-creation rows have one too.
+and the process-creation rows have one too (by each function's mean
+over the batches, which differ there: the means add up to the mean
+window). The A/B's, validate's and a series' --where count with the
+plugin when it can be provisioned (mechanism(), --where-with).
 
     kbench where --kernel BASE --vs-kernel CAND [-t syscall_overhead:ROW]
     kbench where --profile DIR/base/ROW --vs-profile DIR/cand/ROW
