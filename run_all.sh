@@ -63,6 +63,10 @@ printing one KTAP stream on stdout.
       --where         with --vs-kernel and --icount: the functions that
                       moved each exact or near row of syscall_overhead
                       that moved (kbench where; docs/where.md)
+      --where-with HOW
+                      how --where counts: plugin (kbench's QEMU plugin,
+                      exact; the default, ftrace when it cannot be
+                      provisioned) or ftrace (function_graph)
       --no-build      do not run make first (nor set up packages)
       --no-install    do not install the Debian packages the collection
                       lacks (packages.txt): print their install line, exit 4

@@ -5,6 +5,7 @@ its children's), a step that raises is a failure and the run goes on,
 the selections of --quick, --vm, --arm64 and STEP, and a missing tool
 named with its package."""
 
+import contextlib
 import io
 import os
 import re
@@ -220,31 +221,46 @@ class WhereStep(unittest.TestCase):
     against its base (the builds and boots mocked), with --expect of
     the function that holds the nop; a where that exits 1 fails it."""
 
-    def step(self, where_rc: int, plugin_rc: int = 0) -> List[List[str]]:
-        from kbtools import bisect_demo, check_guests, kernel, where
+    def step(self, where_rc: int, plugin_rc: int = 0, series_rc: int = 0,
+             summary: str = "1/1 sys: +1.00 insn on getppid (+0.30%)\n"
+             "    in __do_sys_getppid +1.000\nFunctions ('in') counted by "
+             "kbench's QEMU plugin.\n") -> List[List[str]]:
+        from kbtools import (bisect_demo, check_guests, kernel, series,
+                             where)
         argv: List[List[str]] = []
 
         def where_main(args: List[str], prog: str) -> int:
             argv.append(args)
             return plugin_rc if "--plugin" in args else where_rc
 
+        def series_main(args: List[str], prog: str) -> int:
+            argv.append(args)
+            with open(args[args.index("--summary") + 1], "w") as f:
+                f.write(summary)
+            return series_rc
+
         def build(req: kernel.CommitBuild, prog: str) -> kernel.CommitImage:
             return kernel.CommitImage(f"/img/{req.rev}", "", req.rev)
-        series = bisect_demo.Series("good", "nop", "nop")
+        one_nop = bisect_demo.Series("good", "nop", "nop")
         with tempfile.TemporaryDirectory() as work, \
                 mock.patch.object(kernel, "test_kernels"), \
                 mock.patch.object(kernel, "test_kernel_tree",
                                   return_value="/tree"), \
                 mock.patch.object(bisect_demo.Committer, "getppid_nop",
-                                  return_value=series), \
+                                  return_value=one_nop), \
                 mock.patch.object(kernel, "build_commit", build), \
                 mock.patch.object(where, "main", where_main), \
-                mock.patch.object(checking.Check, "need"):
+                mock.patch.object(series, "main", series_main), \
+                mock.patch.object(checking.Check, "need"), \
+                contextlib.redirect_stdout(io.StringIO()):
             check_guests.icount_where(checking.Check(TOP, work))
         return argv
 
     def test_the_nop_is_expected_in_its_function(self) -> None:
-        ftrace, plugin = self.step(0)
+        ftrace, plugin, in_series = self.step(0)
+        self.assertEqual(["--tree", "/tree", "good..nop", "-t",
+                          "syscall_overhead:getppid", "--where",
+                          "--where-with", "plugin"], in_series[:8])
         for argv in (ftrace, plugin):
             self.assertEqual(["--kernel", "/img/good", "--vs-kernel",
                               "/img/nop", "-t", "syscall_overhead:getppid",
@@ -258,6 +274,21 @@ class WhereStep(unittest.TestCase):
         with self.assertRaisesRegex(checking.Fail,
                                     "where --plugin exited 1"):
             self.step(0, 1)
+
+    def test_a_series_without_the_function_fails(self) -> None:
+        with self.assertRaisesRegex(checking.Fail,
+                                    "series --where exited 1"):
+            self.step(0, 0, 1)
+        for summary in ("1/1 sys: +1.00 insn on getppid\n    in "
+                        "__do_sys_getppid +1.000, x64_sys_call +0.500\n"
+                        "Functions ('in') counted by kbench's QEMU plugin.\n",
+                        "    in __do_sys_getppid +1.000\nFunctions ('in') "
+                        "counted by ftrace's function_graph tracer.\n"):
+            with self.subTest(summary=summary), \
+                    self.assertRaisesRegex(checking.Fail,
+                                           "does not read 'in "
+                                           "__do_sys_getppid \\+1.000'"):
+                self.step(0, summary=summary)
 
     def test_no_plugin_header_skips_after_the_ftrace_half(self) -> None:
         with self.assertRaisesRegex(checking.Skip, "no plugin header"):

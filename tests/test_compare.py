@@ -381,8 +381,16 @@ class Cli(Case):
         self.assertEqual(0, rc)
         tail = out[out.index("where the instructions went (1 moved row"):]
         self.assertIn("\nslow:\nwhere: syscall_overhead:getppid", tail)
+        self.assertIn("one more boot a kernel: ftrace's function_graph "
+                      "under -icount", tail)
         self.assertIn("  __do_sys_getppid     2858.000     2859.000     "
                       "+1.000  1", tail)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"rows": [dict(doc, method="plugin")]}, f)
+        rc, out, _ = self.run_cli("--where", path, base, c1)
+        self.assertIn("one more boot a kernel: kbench's QEMU plugin under "
+                      "-icount: every guest instruction", out)
+        self.assertNotIn("ftrace", out)
         rc, out, _ = self.run_cli("--where", path, "-f", "json", base, c1)
         self.assertNotIn("where the instructions went", out)
         with open(path, "w", encoding="utf-8") as f:

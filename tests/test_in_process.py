@@ -202,6 +202,23 @@ class Validate(unittest.TestCase):
         """--where is the A/B's (kbtools.ab's where pass, as
         test_vm.Where shows it)."""
         self.assertTrue(self.ab_of("--where").where)
+        self.assertIsNone(self.ab_of("--where").where_with)
+        for how in ("plugin", "ftrace"):
+            o = self.ab_of("--where", "--where-with", how)
+            self.assertEqual((True, how), (o.where, o.where_with))
+
+    def test_where_with_is_checked_before_a_build(self) -> None:
+        for argv, want in ((["--where-with", "ftrace"],
+                            "--where-with needs --where"),
+                           (["--where", "--where-with", "perf"],
+                            "invalid choice: 'perf'")):
+            err = io.StringIO()
+            with self.subTest(argv=argv), contextlib.redirect_stderr(err), \
+                    self.assertRaises(SystemExit) as e:
+                validate.parse_args(["--tree", "/tree", "--base", "a",
+                                     "--candidate", "b", *argv], "v")
+            self.assertEqual(2, e.exception.code)
+            self.assertIn(want, err.getvalue())
 
     def ab_of(self, *extra: str) -> ab.Options:
         """The A/B validate runs, the builds and the A/B mocked."""

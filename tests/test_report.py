@@ -553,7 +553,22 @@ class WherePage(unittest.TestCase):
                       html_)
         self.assertIn("unchanged (+0.000): __rcu_read_lock x2, "
                       "x64_sys_call", html_)
+        self.assertIn("counted by ftrace&#x27;s function_graph", html_)
         self.assertEqual("", report.where_html([]))
+
+    def test_it_says_who_counted(self) -> None:
+        html_ = report.where_html([dict(where_doc("b"), method="plugin")])
+        self.assertIn("counted by kbench&#x27;s QEMU plugin under -icount",
+                      html_)
+        self.assertIn('<td class="v-slower">+1.000</td><td>-</td>', html_)
+        self.assertNotIn("ftrace", html_)
+        html_ = report.where_html([dict(where_doc("b"), method="plugin",
+                                        stat="mean", row_median_delta=2.5)])
+        self.assertIn("each figure a mean over the batches", html_)
+        self.assertIn("<th>median change</th>", html_)
+        self.assertIn("the row&#x27;s median delta +2.500", html_)
+        html_ = report.where_html([dict(where_doc("b"), compared_delta=1.0)])
+        self.assertIn("the comparison&#x27;s own delta: +1.000", html_)
 
     def test_read_beside_the_sides(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -598,6 +598,11 @@ class Task(unittest.TestCase):
         self.fail_boot: Optional[str] = None
         self.stop_at: Optional[str] = None
         self.fail_where: Optional[str] = None
+        # How --where counts (where.mechanism, mocked): ftrace, as when
+        # the plugin cannot be had.
+        self.how = where.Mechanism(where.FTRACE, None, "mocked")
+        self.plugins: List[Optional[str]] = []
+        self.asked: Optional[str] = None
         self.boots: List[str] = []
         self.profiled: List[Any] = []
 
@@ -785,20 +790,23 @@ class Task(unittest.TestCase):
         self.assertIn(f"a series is running in {self.state} already", err)
 
     def profile(self, prog: str, image: str, rows: Sequence[str], out: str,
-                icount: policy.Icount) -> List[where.RowProfile]:
+                icount: policy.Icount, plugin: Optional[str] = None
+                ) -> List[where.RowProfile]:
         """kbench where's boot of one commit (where.profile), mocked: its
         figures' change on the row's own function, its files in out."""
         commit = image.rsplit("/", 1)[1]
         if commit == self.fail_where:
             raise cli.Failure(f"{image}: the guest's run failed")
         self.profiled.append((commit, list(rows)))
+        self.plugins.append(plugin)
         sides = []
         for row in rows:
             moved = self.figures_of(commit)[row][0] - BASE[row]
             side = where.RowProfile(
                 f"{TEST}:{row}", image, BASE[row] + moved,
                 {"x64_sys_call": where.Func(1500.0, 1),
-                 f"__do_sys_{row}": where.Func(2858.0 + moved, 1)})
+                 f"__do_sys_{row}": where.Func(2858.0 + moved, 1)},
+                method=self.how.method)
             os.makedirs(os.path.join(out, row))
             with open(os.path.join(out, row, "profile.json"), "w") as f:
                 json.dump(side.to_json(), f)
@@ -810,9 +818,12 @@ class Task(unittest.TestCase):
         with mock.patch.object(where, "profile", self.profile), \
                 mock.patch.object(where, "bootable",
                                   lambda image, prog: image), \
+                mock.patch.object(where, "mechanism",
+                                  return_value=self.how) as how, \
                 mock.patch.object(collection, "build") as build:
             got = self.run_series("--where", *extra, resume=resume)
         self.assertEqual(bool(self.profiled), build.called)
+        self.asked = how.call_args[0][1] if how.called else None
         return got
 
     def test_where(self) -> None:
@@ -850,6 +861,8 @@ class Task(unittest.TestCase):
                           (4, h[4], h[3], f"{TEST}:msgsnd_rcv", -1.0)],
                          [(d["n"], d["commit"], d["against"], d["row"],
                            d["sum"]) for d in kept["where"]])
+        self.assertEqual([1.0, 2.0, -1.0], [round(d["compared_delta"], 3)
+                                             for d in kept["where"]])
         with open(page) as f:
             html = f.read()
         self.assertIn("Where the instructions went", html)
@@ -866,6 +879,37 @@ class Task(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual([], self.profiled + self.boots)
         self.assertIn("__do_sys_getppid     2858.000     2859.000", out2)
+
+    def test_where_with_the_plugin(self) -> None:
+        """--where-with plugin (or the default when the plugin can be
+        had): where.mechanism asked, the plugin's object handed to each
+        boot, its profiles kept apart from ftrace's, the summary and the
+        where section say who counted."""
+        self.how = where.Mechanism(where.PLUGIN, "/p.so", "mocked")
+        rc, out, err = self.run_where("--where-with", "plugin")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(where.PLUGIN, self.asked)
+        self.assertEqual(["/p.so"] * 5, self.plugins)
+        self.assertIn("where: counted by kbench's QEMU plugin (mocked)", err)
+        self.assertTrue(os.path.isdir(os.path.join(self.state,
+                                                   "where-plugin")))
+        self.assertFalse(os.path.exists(os.path.join(self.state, "where")))
+        self.assertIn("kbench where, one more boot a kernel: kbench's QEMU "
+                      "plugin under -icount", out)
+        self.assertIn("Functions ('in') counted by kbench's QEMU plugin.",
+                      out)
+        # Resumed with ftrace: its own profiles, booted again.
+        self.how = where.Mechanism(where.FTRACE, None, "mocked")
+        self.plugins.clear()
+        rc, out, err = self.run_where("--where-with", "ftrace", resume=True)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([None] * 5, self.plugins)
+        self.assertIn("Functions ('in') counted by ftrace's function_graph "
+                      "tracer.", out)
+        rc, _, err = quiet(series.main, [
+            "--tree", self.tree, f"{self.hashes[0]}..{self.hashes[4]}",
+            "--where-with", "plugin", "--state", self.state + "2"])
+        self.assertEqual((2, True), (rc, "--where-with needs --where" in err))
 
     def test_where_when_a_commit_cannot_be_profiled(self) -> None:
         """A commit whose where boot fails: said, its steps left out,

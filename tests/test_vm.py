@@ -1315,7 +1315,18 @@ class Where(unittest.TestCase):
         self.assertNotIn("--where", o.vm_args)
         self.assertFalse(ab.parse(["-k", "debian-6.1", "--vs-kernel",
                                    "debian-6.12", "--icount"], "t").where)
+        self.assertIsNone(o.where_with)
+        for how in ("plugin", "ftrace"):
+            o = ab.parse(["-k", "debian-6.1", "--vs-kernel", "debian-6.12",
+                          "--icount", "--where", f"--where-with={how}"], "t")
+            self.assertEqual(how, o.where_with)
+            self.assertNotIn(f"--where-with={how}", o.vm_args)
         for argv, want in ((["-t", "syscall_overhead"], "needs --icount"),
+                           (["--icount", "--where-with", "perf"],
+                            "--where-with takes plugin or ftrace, not "
+                            "'perf'"),
+                           (["--icount", "--where-with"],
+                            "needs plugin or ftrace"),
                            (["--icount", "-t", "pmqtest"],
                             "add -t syscall_overhead"),
                            (["--icount", "--arch", "arm64"],
@@ -1327,9 +1338,20 @@ class Where(unittest.TestCase):
                           "--where", *argv], "t")
 
     def test_one_guest_refuses_it_before_booting(self) -> None:
-        with self.assertRaisesRegex(cli.Error, "--where needs --vs-kernel"):
-            vm.parse(["--kernel", "debian-6.12", "--icount", "--where"],
-                     "t")
+        for argv in (["--where"], ["--where-with", "ftrace"],
+                     ["--where-with=plugin"]):
+            with self.subTest(argv=argv), \
+                    self.assertRaisesRegex(cli.Error,
+                                           "--where needs --vs-kernel"):
+                vm.parse(["--kernel", "debian-6.12", "--icount", *argv],
+                         "t")
+
+    def test_without_where(self) -> None:
+        with contextlib.redirect_stderr(io.StringIO()), \
+                self.assertRaisesRegex(cli.Error,
+                                       "--where-with needs --where"):
+            ab.parse(["-k", "debian-6.12", "--vs-kernel", "debian-6.12",
+                      "--icount", "--where-with", "ftrace"], "t")
 
     def test_moved_rows(self) -> None:
         def entry(name: str, verdict: kbcompare.Verdict, cls: str,
@@ -1347,7 +1369,9 @@ class Where(unittest.TestCase):
         self.assertEqual({"c": ["getppid", "msgget_ctl"]},
                          ab.moved_rows(entries))
 
-    def run_ab(self, cand_median: float) -> Tuple[int, str, Any, str]:
+    def run_ab(self, cand_median: float,
+               how: Optional[where.Mechanism] = None
+               ) -> Tuple[int, str, Any, str]:
         tap = b"TAP version 13\n1..1\nok 1 x\n"
 
         class Figures(FakeGuest):
@@ -1374,14 +1398,22 @@ class Where(unittest.TestCase):
                     "exact", 0.0, 0.0, 329.0, 3)}, 3, "6.12"))
             results_dir = os.path.join(work, "results")
             o = ab.Options("a", ["b"], 1, ["syscall_overhead"], results_dir,
-                           "", "", True, [], where=True)
+                           "", "", True, [], where=True,
+                           where_with=how.method if how else None)
             run = ab.AB(o, "t", work)
             run.guests = {n: cast(vm.Guest, Figures([(0, tap)], []))
                           for n in ("base", "candidate")}
+            if how is not None and how.method == where.PLUGIN:
+                diff = dict(diff, method=where.PLUGIN)
             with mock.patch.object(ab, "calibration_key", return_value=key), \
+                    mock.patch.object(where, "mechanism", return_value=how or
+                                      where.Mechanism(where.FTRACE, None,
+                                                      "no plugin")) as asked, \
                     mock.patch.object(where, "against_base",
                                       return_value=[diff]) as profiled:
                 rc, out, err = quiet(run.run)
+            if profiled.called:
+                asked.assert_called_once_with("t", o.where_with)
             path = os.path.join(results_dir, "where.json")
             kept = ""
             if os.path.exists(path):
@@ -1402,6 +1434,26 @@ class Where(unittest.TestCase):
                         "2859.000     +1.000  1",
                         "# Totals: pass:2")
         self.assertEqual("b", json.loads(kept)["rows"][0]["candidate"])
+        self.assertAlmostEqual(1.0, json.loads(kept)["rows"][0][
+            "compared_delta"])
+        self.assertIn("#   the comparison's own delta: +1.000 (its runs", out)
+        self.assertIsNone(profiled.call_args[0][5])
+        assert_in_order(self, out, "# where: counted by ftrace's "
+                        "function_graph tracer (no plugin)",
+                        "kbench where, one more boot a kernel: ftrace's "
+                        "function_graph under -icount")
+
+    def test_the_plugin_counts_when_it_can(self) -> None:
+        """--where-with plugin, or the default when the plugin can be
+        built: its object handed to where, the section says so."""
+        how = where.Mechanism(where.PLUGIN, "/p.so", "asked for")
+        rc, out, profiled, kept = self.run_ab(0.330, how)
+        self.assertEqual(0, rc, out)
+        self.assertEqual("/p.so", profiled.call_args[0][5])
+        assert_in_order(self, out, "# where: counted by kbench's QEMU "
+                        "plugin (asked for)", "kbench where, one more boot "
+                        "a kernel: kbench's QEMU plugin under -icount")
+        self.assertNotIn("ftrace", out[out.index("# where: counted"):])
 
     def test_nothing_moved_boots_nothing_more(self) -> None:
         rc, out, profiled, kept = self.run_ab(0.329)

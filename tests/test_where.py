@@ -12,13 +12,14 @@ import os
 import sys
 import tempfile
 import unittest
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
-from kbtools import cli, collection, policy, proc, vng, where  # noqa: E402
+from kbtools import (cli, collection, policy, proc, qemu_plugin,  # noqa: E402
+                     vng, where)
 
 
 def leaf(depth: int, name: str, ns: int) -> str:
@@ -272,6 +273,12 @@ class Files(unittest.TestCase):
             back = where.load_diffs(path)
             self.assertEqual(where.format_diff(doc),
                              where.format_diff(back[0]))
+        self.assertNotIn("the comparison's own delta", where.format_diff(doc))
+        self.assertIn("  the comparison's own delta: +42.020 (its runs of "
+                      "the whole program;",
+                      where.format_diff(dict(doc, compared_delta=42.02)))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "where.json")
             for bad in ("{}", '{"rows": [{"row": "r"}]}',
                         '{"rows": [{"row": "r", "base": "a", "cand": "b", '
                         '"check": "", "functions": [{"name": "f"}]}]}', "x"):
@@ -286,21 +293,25 @@ class Files(unittest.TestCase):
         """The base once for every candidate's rows, each candidate
         with rows once, none without; each difference its label."""
         def profile(prog: str, image: str, rows: Sequence[str], out: str,
-                    icount: policy.Icount) -> List[where.RowProfile]:
+                    icount: policy.Icount, plugin: Optional[str] = None
+                    ) -> List[where.RowProfile]:
             booted.append((image, list(rows)))
+            plugins.add(plugin)
             extra = 1.0 if image == "c1" else 0.0
             return [where.RowProfile(f"{where.PROGRAM}:{r}", image,
                                      300.0 + extra,
                                      {"f": where.Func(10.0 + extra, 1.0)})
                     for r in rows]
         booted: List[Tuple[str, List[str]]] = []
+        plugins: Set[Optional[str]] = set()
         with mock.patch.object(where, "profile", profile), \
                 mock.patch.object(where, "bootable", lambda k, p: k), \
                 mock.patch.object(collection, "build") as build:
             docs = where.against_base(
                 "t", "b", [("one", "c1", ["getppid", "getsid"]),
                            ("two", "c2", []), ("three", "c3", ["getsid"])],
-                "/nonexistent", policy.icount())
+                "/nonexistent", policy.icount(), "/p.so")
+        self.assertEqual({"/p.so"}, plugins)
         build.assert_called_once()
         self.assertEqual([("b", ["getppid", "getsid"]), ("c1", ["getppid",
                           "getsid"]), ("c3", ["getsid"])], booted)
@@ -310,6 +321,48 @@ class Files(unittest.TestCase):
         self.assertEqual([], where.against_base("t", "b", [("x", "c", [])],
                                                 "/nonexistent",
                                                 policy.icount()))
+
+
+class Mechanism(unittest.TestCase):
+    """--where-with: the plugin by default when it can be built (its
+    build mocked), else ftrace with the reason; either when asked."""
+
+    def test_the_plugin_when_it_builds(self) -> None:
+        with mock.patch.object(qemu_plugin, "build",
+                               return_value="/p.so") as build:
+            how = where.mechanism("t", None)
+            self.assertEqual(where.Mechanism(where.PLUGIN, "/p.so",
+                                             "the default: it is exact"), how)
+            self.assertEqual("counted by kbench's QEMU plugin (the default: "
+                             "it is exact)", how.said())
+            self.assertEqual("/p.so", where.mechanism("t", "plugin").plugin)
+            self.assertEqual(2, build.call_count)
+            how = where.mechanism("t", "ftrace")
+        self.assertEqual(2, build.call_count)
+        self.assertEqual((where.FTRACE, None), (how.method, how.plugin))
+
+    def test_ftrace_when_it_cannot(self) -> None:
+        no = cli.Failure("cannot fetch Debian's qemu source package",
+                         cli.EXIT_SETUP)
+        with mock.patch.object(qemu_plugin, "build", side_effect=no):
+            how = where.mechanism("t", None)
+            self.assertEqual((where.FTRACE, None), (how.method, how.plugin))
+            self.assertEqual("counted by ftrace's function_graph tracer (the "
+                             "QEMU plugin cannot be provisioned: cannot fetch "
+                             "Debian's qemu source package)", how.said())
+            with self.assertRaises(cli.Failure) as e:
+                where.mechanism("t", "plugin")
+            self.assertEqual(cli.EXIT_SETUP, e.exception.status)
+
+    def test_the_words_say_who_counted(self) -> None:
+        ftrace, plugin = {"row": "r"}, {"row": "r", "method": "plugin"}
+        self.assertEqual("kbench's QEMU plugin",
+                         where.method_names([plugin, plugin]))
+        self.assertEqual("ftrace's function_graph tracer and kbench's QEMU "
+                         "plugin", where.method_names([ftrace, plugin]))
+        self.assertIn("every guest instruction", where.method_text([plugin]))
+        self.assertNotIn("ftrace", where.method_text([plugin]))
+        self.assertIn("function_graph", where.method_text([ftrace]))
 
 
 class Expect(unittest.TestCase):
@@ -556,20 +609,70 @@ class Plugin(unittest.TestCase):
         self.assertIn("unchanged (+0.000): [user], x64_sys_call", text)
 
     def test_why_a_sum_is_not_the_delta(self) -> None:
-        def side(window: float) -> where.RowProfile:
-            return where.RowProfile("r", "k", 300.0, {}, {}, 0,
-                                    where.PLUGIN, window)
+        def side(window: float) -> where.Figures:
+            return where.Figures({}, 300.0, window)
         self.assertIn("+0.020 more beyond the row in cand: the rest of the "
-                      "two clock reads differs", where.plugin_why(
-                          side(300.78), side(300.8)))
+                      "two clock reads differs between these kernels (their "
+                      "vDSO)\n", where.plugin_why(
+                          side(300.78), side(300.8), where.MEDIAN, True)
+                      + "\n")
+        self.assertIn("(their vDSO), and on average what ran between a "
+                      "clock read and a mark", where.plugin_why(
+                          side(300.78), side(300.8), where.MEAN, True))
         self.assertIn("the row's batches differ", where.plugin_why(
-            side(300.8), side(300.8)))
-        noisy = side(300.78)
-        noisy.atypical = {"batches": 1.0}
+            side(300.8), side(300.8), where.MEDIAN, True))
         self.assertIn("the row's batches differ", where.plugin_why(
-            noisy, side(300.8)))
+            side(300.78), side(300.8), where.MEDIAN, False))
         chs = [where.Change("f", 1.0, 2.0, 0.0, 0.0)]
         self.assertIn("(because)", where.check_sum(chs, 3.0, why="because"))
+
+    def test_batches_that_differ_are_compared_by_their_means(self) -> None:
+        """A row whose batches differ (fork): the medians per function do
+        not add up, the means do, to the mean window; the sum checked
+        against the row's mean delta in the same boots, the window's
+        constant the rest; the median delta said beside it."""
+        def side(k: str, a: float, b: float, extra: float
+                 ) -> where.RowProfile:
+            means = {"copy_process": a, "kmem_cache_free": b}
+            window = sum(means.values())
+            return where.RowProfile(
+                "syscall_overhead:fork", k, 1000.0 + extra,
+                {"copy_process": where.Func(a - 1, 0.0),
+                 "kmem_cache_free": where.Func(b - 30, 0.0)},
+                {"batches": 1.0}, 0, where.PLUGIN, 999.0, means, window,
+                window - 80.0 - extra)
+        base, cand = side("a", 1042.0, 500.0, 0.0), side("b", 1043.0, 450.0,
+                                                         2.0)
+        self.assertEqual(where.MEAN, where.statistic(base, cand))
+        doc = where.diff_json(base, cand)
+        self.assertEqual((-49.0, -51.0, 2.0),
+                         (doc["sum"], doc["row_delta"],
+                          doc["row_median_delta"]))
+        self.assertEqual({"base": 80.0, "cand": 82.0}, doc["window_gap"])
+        self.assertEqual([("kmem_cache_free", -50.0, -50.0),
+                          ("copy_process", 1.0, 1.0)],
+                         [(ch["name"], ch["delta"], ch["median_delta"])
+                          for ch in doc["functions"]])
+        text = where.format_diff(doc)
+        self.assertIn("means over the batches)", text)
+        self.assertRegex(text, r"delta  median\n  kmem_cache_free .* -50.000 "
+                         r" -50.000\n")
+        self.assertIn("sum -49.000 against the row's delta -51.000: -2.000 "
+                      "unattributed (the window holds +2.000 more", text)
+        self.assertIn("its median's (compare's) +2.000", text)
+        self.assertIn("(a tick, a refill; in the means)", text)
+        # Sides mostly one window: the medians, as before.
+        for s in (base, cand):
+            s.atypical = {"batches": 1 / 12}
+        self.assertEqual(where.MEDIAN, where.statistic(base, cand))
+        self.assertNotIn("stat", where.diff_json(base, cand))
+        # Kept and read again.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "profile.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(cand.to_json(), f)
+            self.assertEqual(cand.to_json(),
+                             where.load_profile(path).to_json())
 
     def test_plugin_with_kept_profiles_is_a_usage_error(self) -> None:
         with contextlib.redirect_stderr(io.StringIO()) as err, \

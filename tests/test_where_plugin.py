@@ -84,6 +84,11 @@ class Side(unittest.TestCase):
                                        "__do_sys_getppid": 15.0})
         self.assertAlmostEqual(s.window_insn, 35.0)
         self.assertAlmostEqual(s.atypical, 1 / 3)
+        # The means hold the tick: they add up to the mean window.
+        self.assertEqual(s.means, {wp.USER: 20.0, "__do_sys_getppid": 15.0,
+                                   "x64_sys_call": 3.0})
+        self.assertAlmostEqual(s.window_mean, 38.0)
+        self.assertAlmostEqual(sum(s.means.values()), s.window_mean)
 
     def test_rows_split_in_order(self) -> None:
         ws = [{1: i} for i in range(4)]

@@ -49,9 +49,12 @@ table shows every candidate against BASE.
                           syscall_overhead that moved (a verdict), the
                           functions whose own instructions per operation
                           changed (kbench where: each kernel with such a
-                          row boots once more, with ftrace's function_graph
-                          tracer), below the table, in DIR/where.json and
-                          in the report; x86_64 only
+                          row boots once more), below the table, in
+                          DIR/where.json and in the report; x86_64 only
+      --where-with HOW    how --where counts: plugin (kbench's QEMU
+                          plugin: exact; the default, and when its header
+                          cannot be fetched ftrace, said so) or ftrace
+                          (ftrace's function_graph tracer in the guest)
       --json DIR          keep DIR/base/ and DIR/candidate/ (each program's
                           JSON with one repetition per boot; further
                           candidates in DIR/candidate2/, ...)
@@ -85,8 +88,10 @@ class Options:
     vm_args: List[str] = field(default_factory=list)  # for every boot
     # KSELFTEST_<PROG>_ARGS of every guest, over this process's own.
     program_args: Dict[str, str] = field(default_factory=dict)
-    # --where: kbench where on each exact or near row that moved.
+    # --where: kbench where on each exact or near row that moved;
+    # --where-with: how it counts (None: the plugin when it can).
     where: bool = False
+    where_with: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ class Side:
 # are every boot's (kbtools.vm).
 VALUES = options.valued([options.find(n) for n in (
     "--kernel", "--vs-kernel", "--test", "--json", "--fail-above",
-    "--report")])
+    "--report", "--where-with")])
 
 
 def parse(argv: Sequence[str], prog: str) -> Options:
@@ -164,12 +169,29 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     report = (got.get("report") or [""])[-1]
     if report:
         vm.check_report(report, json_dir)
+    where_with = check_where_with(got["where_with"][-1]
+                                  if "where_with" in got else None,
+                                  "where" in got)
     if "where" in got:
         check_where(icount, tests, [base, *cands], rest, prog)
     n = (given or 1) if icount else design_boots(tests, given, prog)
     opts = Options(base, cands, n, tests, json_dir, fail_above, report,
-                   icount, rest, where="where" in got)
+                   icount, rest, where="where" in got, where_with=where_with)
     return opts
+
+
+def check_where_with(value: Optional[str], where_asked: bool
+                     ) -> Optional[str]:
+    """--where-with's value (None when not given); cli.Error when it is
+    neither mechanism or comes without --where."""
+    if value is None:
+        return None
+    if value not in (where.PLUGIN, where.FTRACE):
+        raise cli.Error(f"--where-with takes {where.PLUGIN} or "
+                        f"{where.FTRACE}, not '{value}'")
+    if not where_asked:
+        raise cli.Error("--where-with needs --where")
+    return value
 
 
 def check_where(icount: bool, tests: Sequence[str], kernels: Sequence[str],
@@ -182,7 +204,8 @@ def check_where(icount: bool, tests: Sequence[str], kernels: Sequence[str],
     machine = vm.parse(["--kernel", kernels[0], *vm_args], prog).machine
     if machine.arch.name != "x86_64":
         raise cli.Error(f"--where profiles x86_64 kernels only (ftrace's "
-                        f"graph of {where.ROOT}), not {machine.arch.name}")
+                        f"graph of {where.ROOT}, the program's marks), not "
+                        f"{machine.arch.name}")
     if tests and where.PROGRAM not in tests:
         raise cli.Error(f"--where profiles rows of {where.PROGRAM}: add "
                         f"-t {where.PROGRAM}")
@@ -436,9 +459,16 @@ class AB:
             f"{where.PROGRAM} ("
             + "; ".join(f"{c[0]}: {', '.join(c[2])}" for c in cands if c[2])
             + "), each kernel with one booted once more")
+        how = where.mechanism(self.prog, self.opts.where_with)
+        say(f"# where: {how.said()}")
         docs = where.against_base(self.prog, self.sides[0].image, cands,
                                   os.path.join(self.work, "where"),
-                                  policy.icount())
+                                  policy.icount(), how.plugin)
+        deltas = {(e.candidate, f"{e.test}:{e.name}"): e.delta
+                  for e in entries}
+        for doc in docs:
+            doc[where.COMPARED] = deltas.get((doc.get("candidate"),
+                                              doc["row"]))
         path = os.path.join(self.results, where.AB_FILE)
         with cli.writing(path):
             results.write_json(path, {"rows": docs})

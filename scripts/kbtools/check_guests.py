@@ -633,7 +633,10 @@ def icount_where(c: Check) -> None:
     with ftrace's function_graph tracer, then one each with kbench's
     QEMU plugin (where --plugin): +1 instruction in the function that
     holds the nop, +0 in every other function on getppid's path, and
-    the sum equal to the row's delta (where --expect), both ways."""
+    the sum equal to the row's delta (where --expect), both ways. Then
+    the same commit as a series of one (kbench series --where, the
+    images and the base's calibration cached: the two A/B boots and
+    the two plugin boots): its summary names the function."""
     from kbtools import bisect_demo, kernel, where
     c.need("git", "file", "python3")
     try:
@@ -664,3 +667,27 @@ def icount_where(c: Check) -> None:
         if rc != 0:
             raise Fail(f"{' '.join(['where', *how])} exited {rc}: not "
                        f"{GETPPID_NOP_EXPECT} alone (above)")
+    series_where(c, tree, s.good, s.culprit)
+
+
+def series_where(c: Check, tree: str, good: str, nop: str) -> None:
+    """kbench series --where on GOOD..NOP, its state in the step's
+    directory: the step's line in the summary, and under it the
+    function that holds the nop and nothing else."""
+    from kbtools import series
+    summary = c.path("icount-where-series.txt")
+    rc = c.task(series.main, ["--tree", tree, f"{good}..{nop}", "-t",
+                              "syscall_overhead:getppid", "--where",
+                              "--where-with", "plugin", "--state",
+                              c.path("icount-where-series"), "--summary",
+                              summary], "kbench series")
+    if rc != 0:
+        raise Fail(f"kbench series --where exited {rc} (above)")
+    cat(summary)
+    func, _, delta = GETPPID_NOP_EXPECT.partition(":")
+    want = f"    in {func} {float(delta):+.3f}\n"
+    with open(summary, encoding="utf-8") as f:
+        text = f.read()
+    if want not in text or "counted by kbench's QEMU plugin" not in text:
+        raise Fail(f"the series' summary does not read '{want.strip()}' "
+                   "alone, counted by the plugin")

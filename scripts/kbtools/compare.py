@@ -1031,8 +1031,8 @@ def where_section(docs: Sequence[Json]) -> str:
     """The where section of these differences (a where file's), each
     under its candidate's label: the A/B's and a series' text."""
     out = ["", f"where the instructions went ({len(docs)} moved row"
-           f"{'' if len(docs) == 1 else 's'}, kbench where: ftrace's "
-           "function_graph under -icount, one more boot a kernel):"]
+           f"{'' if len(docs) == 1 else 's'}, kbench where, one more boot "
+           f"a kernel: {where.method_text(docs)}):"]
     for doc in docs:
         who = doc.get("candidate")
         out += [""] + ([f"{who}:"] if who else []) + \

@@ -95,6 +95,10 @@ AB: Tuple[Option, ...] = (
            "a candidate kernel (repeatable)"),
     Option(("--where",), help="with --icount: which functions moved each "
            "exact or near row of syscall_overhead that moved (kbench where)"),
+    Option(("--where-with",), "plugin or ftrace", "HOW",
+           "with --where: count with kbench's QEMU plugin (exact; the "
+           "default, ftrace when it cannot be provisioned) or ftrace's "
+           "function_graph tracer"),
 )
 
 # run_all.sh's options that the host of a guest run handles itself (it

@@ -927,19 +927,25 @@ def where_html(docs: Sequence[Json]) -> str:
     if not docs:
         return ""
     out = ["<h3>Where the instructions went</h3>",
-           '<p class="note">kbench where: each kernel booted once more '
-           "under -icount with ftrace's function_graph tracer; self "
-           "instructions per operation of the functions on the row's "
-           "typical path (the tracer's per-call cost included, which "
-           "cancels between a kernel and a patch of it).</p>"]
+           '<p class="note">kbench where: each kernel booted once more, '
+           f"counted by {esc(where.method_text(docs))}; instructions per "
+           "operation of each function itself"
+           + ("" if where.methods_of(docs) == [where.PLUGIN] else
+              " (ftrace's per-call cost cancels between a kernel and a "
+              "patch of it)") + ".</p>"]
     for doc in docs:
         who = f" ({doc['candidate']})" if doc.get("candidate") else ""
+        last = "median change" if doc.get("stat") == where.MEAN else "calls"
         out += [f'<p><b>{esc(doc["row"])}</b>{esc(who)}</p>',
                 '<table class="where"><tr><th class="l">function</th>'
                 "<th>base</th><th>candidate</th><th>change</th>"
-                "<th>calls</th></tr>"]
+                f"<th>{last}</th></tr>"]
         for ch in doc["functions"]:
-            calls = f"{ch['calls_base']:g}" \
+            # The plugin counts no calls; with means, the median's change.
+            calls = f"{ch.get('median_delta', 0.0):+.3f}" \
+                if doc.get("stat") == where.MEAN else \
+                "-" if doc.get("method") == where.PLUGIN else \
+                f"{ch['calls_base']:g}" \
                 if ch["calls_base"] == ch["calls_cand"] \
                 else f"{ch['calls_base']:g} &rarr; {ch['calls_cand']:g}"
             cls = "v-slower" if ch["delta"] > 0 else "v-faster"
@@ -953,6 +959,16 @@ def where_html(docs: Sequence[Json]) -> str:
                        "row's path changed</td></tr>")
         out.append("</table>")
         out.append(f'<p class="note">{esc(doc["check"])}')
+        if doc.get(where.COMPARED) is not None:
+            out.append("<br>" + esc(
+                f"the comparison's own delta: {doc[where.COMPARED]:+.3f} "
+                "(the table's is the where boot's, the row run alone)"))
+        if doc.get("stat") == where.MEAN:
+            median = doc.get("row_median_delta")
+            out.append("<br>" + esc(
+                "each figure a mean over the batches, which differ (the "
+                "means add up to the mean window); the row's median delta "
+                + ("?" if median is None else f"{median:+.3f}")))
         if doc.get("unchanged"):
             out.append(f"<br>unchanged (+0.000): "
                        f"{esc(', '.join(doc['unchanged']))}")

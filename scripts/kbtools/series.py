@@ -72,10 +72,14 @@ the line under the table says how many boots a verdict on it needs.
                       own checkout (git_commit_hash)
       --where         for each commit whose step moved an exact or near
                       row of syscall_overhead, the functions whose own
-                      instructions per operation changed (kbench where,
-                      ftrace's function_graph tracer: each commit on
-                      either side of such a step boots once more), below
-                      the table, in the JSON, summary and pages; x86_64
+                      instructions per operation changed (kbench where:
+                      each commit on either side of such a step boots
+                      once more), below the table, in the JSON, summary
+                      and pages; x86_64
+      --where-with HOW
+                      how --where counts: plugin (kbench's QEMU plugin,
+                      exact; the default, ftrace when it cannot be
+                      provisioned, said so) or ftrace (function_graph)
       --lava URL      boot every commit as a job of the LAVA server at URL
                       (qemu device type; its API token in
                       KBENCH_LAVA_TOKEN): each image is copied into
@@ -106,7 +110,8 @@ LAVA_TOKEN = "KBENCH_LAVA_TOKEN"
 SETTINGS = "settings.json"
 CALIBRATION = "calibration.json"
 # --where's profiles, STATE/where/HASH/ROW/profile.json (kbench where's
-# files of a boot), and the differences of the steps (STATE/where.json).
+# files of a boot; the plugin's in STATE/where-plugin/), and the
+# differences of the steps (STATE/where.json).
 WHERE = "where"
 # How often the boots look for the next build's record (s).
 POLL_S = 1.0
@@ -123,7 +128,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     options.add_arguments(ap, ("--json", "--report"))
     ap.add_argument("--summary")
     ap.add_argument("--kcidb")
-    options.add_arguments(ap, ("--where",))
+    options.add_arguments(ap, ("--where", "--where-with"), {
+        "--where-with": {"choices": (where.PLUGIN, where.FTRACE)}})
     ap.add_argument("--state")
     for name in LAVA_OPTIONS:
         ap.add_argument(f"--{name}")
@@ -134,6 +140,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     args = ap.parse_args(list(argv))
     if args.jobs is not None and not args.jobs.isdigit():
         raise cli.Error(f"invalid --jobs '{args.jobs}'")
+    if args.where_with and not args.where:
+        raise cli.Error("--where-with needs --where")
     if args.resume and args.state and not args.tree and not args.range:
         return args
     if not args.tree:
@@ -758,12 +766,21 @@ def where_boots(steps: Sequence[Step]) -> Dict[int, List[str]]:
     return dict(sorted(need.items()))
 
 
+def where_dir(state: str, method: str) -> str:
+    """Where a mechanism's profiles are kept (ftrace's where they were
+    before the plugin came)."""
+    return os.path.join(state, WHERE if method == where.FTRACE
+                        else f"{WHERE}-{method}")
+
+
 def profile_commit(commit: str, rows: Sequence[str], state: str,
-                   prog: str) -> Dict[str, where.RowProfile]:
+                   prog: str, how: where.Mechanism
+                   ) -> Dict[str, where.RowProfile]:
     """The commit's profiles of these rows, kept in STATE/where/HASH/
-    (kbench where's files): booted for the rows it has none of yet.
-    cli.Failure as where.profile."""
-    d = os.path.join(state, WHERE, commit)
+    (kbench where's files; where_dir's for the plugin): booted, as how
+    counts, for the rows it has none of yet. cli.Failure as
+    where.profile."""
+    d = os.path.join(where_dir(state, how.method), commit)
     kept = {r: os.path.join(d, r, "profile.json") for r in rows}
     missing = [r for r, path in kept.items() if not os.path.isfile(path)]
     if missing:
@@ -771,7 +788,7 @@ def profile_commit(commit: str, rows: Sequence[str], state: str,
         # The guest sees the tree read-only: the program is built here.
         collection.build([where.PROGRAM], prog)
         where.profile(prog, where.bootable(str(rec.get("image")), prog),
-                      missing, d, policy.icount())
+                      missing, d, policy.icount(), how.plugin)
     return {r: where.load_profile(path) for r, path in kept.items()}
 
 
@@ -782,7 +799,8 @@ def step_label(t: Table, s: Step) -> str:
             f"{q.commit[:12]}")
 
 
-def where_pass(t: Table, state: str, prog: str
+def where_pass(t: Table, state: str, prog: str,
+               asked: Optional[str] = None
                ) -> Tuple[List[results.Json], bool]:
     """kbench where on each step that moved a row it profiles: the
     differences (where.diff_json's, each with its commit: n, commit,
@@ -799,11 +817,14 @@ def where_pass(t: Table, state: str, prog: str
                f"{'s' if len(steps) > 1 else ''} of {where.PROGRAM} ("
                + "; ".join(f"{s.n}: {s.row}" for s in steps) + f"), "
                f"{len(need)} commits with a profile each")
+    how = where.mechanism(prog, asked)
+    output.msg(prog, f"where: {how.said()}")
     profs: Dict[Tuple[int, str], where.RowProfile] = {}
     ok = True
     for n, rows in need.items():
         try:
-            got = profile_commit(t.points[n].commit, rows, state, prog)
+            got = profile_commit(t.points[n].commit, rows, state, prog,
+                                 how)
         except cli.Failure as e:
             output.msg(prog, f"where: commit {n}: {e}")
             ok = False
@@ -816,7 +837,8 @@ def where_pass(t: Table, state: str, prog: str
                 where.diff_json(profs[(s.prev, s.row)], profs[(s.n, s.row)]),
                 candidate=step_label(t, s), n=s.n,
                 commit=t.points[s.n].commit,
-                against=t.points[s.prev].commit))
+                against=t.points[s.prev].commit, **{where.COMPARED: t.cells[
+                    (s.n, f"{where.PROGRAM}:{s.row}")].step}))
     path = os.path.join(state, where.AB_FILE)
     with cli.writing(path):
         results.write_json(path, {"rows": docs})
@@ -928,7 +950,7 @@ def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
     profiled = True
     if args.where:
         start = time.monotonic()
-        moved, profiled = where_pass(t, state, prog)
+        moved, profiled = where_pass(t, state, prog, args.where_with)
         s.times["where"] = time.monotonic() - start
     if moved:
         sys.stdout.write(compare.where_section(moved))

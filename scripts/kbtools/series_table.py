@@ -16,7 +16,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from kbtools import calibration, exact, stats
+from kbtools import calibration, exact, stats, where
 
 # The check's tolerance: the figures are shown to a thousandth of an
 # instruction (one instruction in a batch of 1000 calls).
@@ -332,6 +332,9 @@ def summary(t: Table, st: Dict[str, Any], width: int = 72,
         lines.append("Series: no row moved beyond its margin.")
     if all(ch.adds_up for ch in checks(t)) and checks(t):
         lines.append("On every exact row the steps add up to the total.")
+    if moved:
+        lines += textwrap.wrap(f"Functions ('in') counted by "
+                               f"{where.method_names(moved)}.", width)
     return "\n".join(lines) + "\n"
 
 

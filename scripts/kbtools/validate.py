@@ -14,25 +14,30 @@ program run twice in it.
 boots per kernel and the statistical verdicts. --where (exact mode
 only) names the functions each exact or near row of syscall_overhead
 that moved went through, as the A/B's --where does (kbench where: each
-kernel with such a row boots once more). Exit status: the A/B's
+kernel with such a row boots once more; --where-with plugin or ftrace,
+the A/B's default). Exit status: the A/B's
 (0 compared, 1 a boot failed or --fail-above), 2 bad usage, 3 a revision
 that does not build or a failed setup.
 """
 
 import argparse
-from typing import List, Sequence
+from typing import Any, Dict, List, Sequence
 
-from kbtools import ab, bisect, bisect_run, cli, kernel, options, output
+from kbtools import (ab, bisect, bisect_run, cli, kernel, options, output,
+                     where)
 
 # The A/B's options (kbtools.options) handed on as they came.
-PASSED_ON = ("--json", "--fail-above", "--accel", "--where")
-HELP = {"--json": {"help": "keep DIR/base and DIR/candidate"},
-        "--fail-above": {"help": "exit 1 when a row is slower by more "
-                                 "than PCT %%"},
-        "--where": {"help": "the functions whose own instructions per "
-                            "operation changed, for each exact or near row "
-                            "of syscall_overhead that moved (kbench where; "
-                            "not with --real)"}}
+PASSED_ON = ("--json", "--fail-above", "--accel", "--where",
+             "--where-with")
+HELP: Dict[str, Dict[str, Any]] = {
+    "--json": {"help": "keep DIR/base and DIR/candidate"},
+    "--fail-above": {"help": "exit 1 when a row is slower by more than "
+                             "PCT %%"},
+    "--where": {"help": "the functions whose own instructions per "
+                        "operation changed, for each exact or near row of "
+                        "syscall_overhead that moved (kbench where; not "
+                        "with --real)"},
+    "--where-with": {"choices": (where.PLUGIN, where.FTRACE)}}
 
 
 def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -55,6 +60,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     args = ap.parse_args(list(argv))
     if args.jobs is not None and not args.jobs.isdigit():
         ap.error(f"invalid --jobs '{args.jobs}'")
+    if args.where_with and not args.where:
+        ap.error("--where-with needs --where")
     if args.where:
         check_where(args, prog)
     return args

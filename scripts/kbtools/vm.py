@@ -257,7 +257,7 @@ def walk(argv: Sequence[str]) -> Tuple[Dict[str, List[str]], RunArgs, bool]:
                                                             o.needs))
         elif word == "--icount":
             values["icount"] = [word]
-        elif word == "--where":
+        elif opt in ("--where", "--where-with"):
             # An A/B's (kbtools.ab): said before a boot, not by the
             # guest's run_all.sh after it.
             raise cli.Error("--where needs --vs-kernel: it profiles the "

@@ -28,7 +28,10 @@ caller's. docs/where.md has the measurements.
 With --plugin, kbench's QEMU TCG plugin counts instead, outside the
 guest (kbtools.where_plugin): every instruction of the row's batches,
 no tracer in the guest, so the table is exact between any two kernels
-and the process-creation rows have one too.
+and the process-creation rows have one too (by each function's mean
+over the batches, which differ there: the means add up to the mean
+window). The A/B's, validate's and a series' --where count with the
+plugin when it can be provisioned (mechanism(), --where-with).
 
     kbench where --kernel BASE --vs-kernel CAND [-t syscall_overhead:ROW]
     kbench where --profile DIR/base/ROW --vs-profile DIR/cand/ROW
@@ -43,7 +46,8 @@ import tempfile
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence,
+                    Set, Tuple)
 
 from kbtools import (arch, cli, collection, images, paths, policy, proc,
                      qemu_plugin, results, stats, vng)
@@ -290,6 +294,11 @@ class RowProfile:
     # per operation (the row and the rest of its clock reads).
     method: str = FTRACE
     window_insn: Optional[float] = None
+    # The plugin's means over the batches: each function's, the
+    # window's (their sum), the row's in the same run.
+    means: Optional[Dict[str, float]] = None
+    window_mean: Optional[float] = None
+    row_mean: Optional[float] = None
 
     def to_json(self) -> results.Json:
         doc = {"row": self.row, "kernel": self.kernel,
@@ -301,7 +310,15 @@ class RowProfile:
                             for k, v in sorted(self.atypical.items())}}
         if self.method == PLUGIN:
             doc.update(method=PLUGIN, window_insn=self.window_insn)
+        if self.means is not None:
+            doc.update(means={k: round(v, 6)
+                              for k, v in sorted(self.means.items())},
+                       window_mean=self.window_mean, row_mean=self.row_mean)
         return doc
+
+
+def _float(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
 
 
 def load_profile(path: str) -> RowProfile:
@@ -328,11 +345,16 @@ def load_profile(path: str) -> RowProfile:
         atypical = {str(k): float(v)
                     for k, v in doc.get("atypical", {}).items()}
         window = doc.get("window_insn")
+        means = doc.get("means")
         return RowProfile(str(doc["row"]), str(doc.get("kernel", "")),
                           None if row_insn is None else float(row_insn),
                           funcs, atypical, int(doc.get("icount_shift", 0)),
                           str(doc.get("method", FTRACE)),
-                          None if window is None else float(window))
+                          _float(window),
+                          None if means is None else
+                          {str(k): float(v) for k, v in means.items()},
+                          _float(doc.get("window_mean")),
+                          _float(doc.get("row_mean")))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a kbench where profile ({e})") from e
 
@@ -399,10 +421,15 @@ def tracer_differs(base: Profile, cand: Profile) -> bool:
 
 
 def sums_up(chs: Sequence[Change], delta: Optional[float]) -> bool:
-    """The sum of the changes is the row's delta (to 0.01 instruction:
-    the programs print the row's median to 0.01 ns)."""
+    """The sum of the changes is the row's delta (adds_up)."""
+    return adds_up(total(chs), delta)
+
+
+def adds_up(sum_: float, delta: Optional[float]) -> bool:
+    """A sum is the row's delta (to 0.01 instruction: the programs print
+    the row's median to 0.01 ns)."""
     return delta is not None and \
-        abs(delta - total(chs)) <= 0.01 + 1e-6 * abs(delta)
+        abs(delta - sum_) <= 0.01 + 1e-6 * abs(delta)
 
 
 def check_sum(chs: Sequence[Change], delta: Optional[float],
@@ -453,8 +480,10 @@ def format_diff(doc: results.Json) -> str:
     functions that did not change, the share off the typical path."""
     chs = doc["functions"]
     plugin = doc.get("method") == PLUGIN
+    mean = doc.get("stat") == MEAN
     how = ("counted by QEMU's plugin: every instruction, no tracer"
-           if plugin else "the tracer's per-call cost included")
+           if plugin else "the tracer's per-call cost included") + \
+        ("; means over the batches" if mean else "")
     lines = [f"where: {doc['row']}, self instructions per operation "
              f"({how})",
              f"  base {doc['base']}", f"  cand {doc['cand']}"]
@@ -463,15 +492,32 @@ def format_diff(doc: results.Json) -> str:
     else:
         width = max(len(ch["name"]) for ch in chs)
         lines.append(f"  {'function':<{width}} {'base':>12} {'cand':>12} "
-                     f"{'delta':>10}  calls")
+                     f"{'delta':>10}  " + ("median" if mean else "calls"))
         for ch in chs:
-            calls = ("-" if plugin else
+            calls = (f"{ch.get('median_delta', 0.0):+.3f}" if mean else
+                     "-" if plugin else
                      f"{ch['calls_base']:g} -> {ch['calls_cand']:g}"
                      if abs(ch["calls_cand"] - ch["calls_base"]) > EPSILON
                      else f"{ch['calls_cand']:g}")
             lines.append(f"  {ch['name']:<{width}} {ch['base']:12.3f} "
                          f"{ch['cand']:12.3f} {ch['delta']:+10.3f}  {calls}")
     lines.append("  " + doc["check"])
+    if mean:
+        lines.append(textwrap.fill(
+            "the batches differ (each one's allocator, page and scheduler "
+            "state): each figure is a mean over them, and the means add "
+            "up to the mean window where the medians do not; the row's "
+            "delta above is its mean's in the same boots, its median's "
+            f"(compare's) {_gap(doc.get('row_median_delta'))}", 78,
+            initial_indent="  ", subsequent_indent="    "))
+    compared = doc.get(COMPARED)
+    if compared is not None:
+        lines.append(textwrap.fill(
+            f"the comparison's own delta: {compared:+.3f} (its runs of the "
+            "whole program; the table's is the where boot's, the row run "
+            "alone in batches of 100, and the two differ where the row's "
+            "cost depends on what ran before it)", 78,
+            initial_indent="  ", subsequent_indent="    "))
     if doc.get("unchanged"):
         lines.append(textwrap.fill(
             "unchanged (+0.000): " + ", ".join(doc["unchanged"]), 78,
@@ -483,7 +529,8 @@ def format_diff(doc: results.Json) -> str:
                      f"cand {_gap(gaps.get('cand'))} (the rest of the "
                      "clock reads and the marks, per operation)")
         lines.append(f"  batches off the median window (a tick, a "
-                     f"refill; left out): base "
+                     f"refill; {'in the means' if mean else 'left out'}): "
+                     f"base "
                      f"{_atypical(shares.get('base', {}))}; cand "
                      f"{_atypical(shares.get('cand', {}))}")
         return "\n".join(lines) + "\n"
@@ -500,52 +547,110 @@ def _change_json(ch: Change) -> results.Json:
             "calls_cand": round(ch.calls_cand, 6)}
 
 
-def plugin_why(base: RowProfile, cand: RowProfile) -> str:
-    """Why a plugin profile's sum is not the row's delta: the window's
-    constant moved (another vDSO), or the batches differ."""
-    gb, gc = _window_gap(base), _window_gap(cand)
-    # Where most batches differ, their medians do not pair up either.
-    steady = all(side.atypical.get("batches", 0.0) <= 0.5
-                 for side in (base, cand))
-    if steady and gb is not None and gc is not None and \
-            abs(gc - gb) > EPSILON:
-        return (f"the window holds {gc - gb:+.3f} more beyond the row in "
-                "cand: the rest of the two clock reads differs between "
-                "these kernels (their vDSO)")
-    return ("the row's batches differ from one another (off the median "
-            "window, below): medians per function do not add up to the "
-            "median batch, and the row is not exact")
+MEDIAN, MEAN = "median", "mean"
 
 
-def _window_gap(side: RowProfile) -> Optional[float]:
+def steady(side: RowProfile) -> bool:
+    """Most of a plugin side's batches are its median window: the
+    medians per function add up to it."""
+    return side.atypical.get("batches", 0.0) < 0.5
+
+
+def statistic(base: RowProfile, cand: RowProfile) -> str:
+    """What a pair is compared by: the medians (ftrace's; the plugin's
+    when each side's batches are mostly one window: a tick or a cold
+    batch left out), else the plugin's means over the batches, which
+    add up to the mean window whatever the batches do (fork, clone)."""
+    if base.method == PLUGIN and not (steady(base) and steady(cand)) and \
+            base.means is not None and cand.means is not None:
+        return MEAN
+    return MEDIAN
+
+
+@dataclass
+class Figures:
+    """A side's figures by one statistic: per function, the row's, the
+    window's."""
+    functions: Profile
+    row_insn: Optional[float]
+    window_insn: Optional[float]
+
+
+def figures(side: RowProfile, stat: str) -> Figures:
+    if stat == MEAN and side.means is not None:
+        return Figures({k: Func(v, 0.0) for k, v in side.means.items()},
+                       side.row_mean, side.window_mean)
+    return Figures(side.functions, side.row_insn, side.window_insn)
+
+
+def _delta(b: Optional[float], c: Optional[float]) -> Optional[float]:
+    return None if b is None or c is None else c - b
+
+
+def _window_gap(side: Figures) -> Optional[float]:
+    """What the window holds beyond the row, per operation."""
     if side.window_insn is None or side.row_insn is None:
         return None
     return round(side.window_insn - side.row_insn, 6)
 
 
+def plugin_why(base: Figures, cand: Figures, stat: str, paired: bool
+               ) -> str:
+    """Why a plugin profile's sum is not the row's delta: the window's
+    constant moved (another vDSO), or the batches differ (paired: the
+    figures add up to the window, the means or the medians of steady
+    sides)."""
+    gb, gc = _window_gap(base), _window_gap(cand)
+    if paired and gb is not None and gc is not None and \
+            abs(gc - gb) > EPSILON:
+        return (f"the window holds {gc - gb:+.3f} more beyond the row in "
+                "cand: the rest of the two clock reads differs between "
+                "these kernels (their vDSO)" + (
+                    ", and on average what ran between a clock read and "
+                    "a mark" if stat == MEAN else ""))
+    return ("the row's batches differ from one another (off the median "
+            "window, below): medians per function do not add up to the "
+            "median batch, and the row is not exact")
+
+
 def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
-    chs = changes(base.functions, cand.functions)
+    stat = statistic(base, cand)
+    fb, fc = figures(base, stat), figures(cand, stat)
+    chs = changes(fb.functions, fc.functions)
     plugin = base.method == PLUGIN
+    delta = _delta(fb.row_insn, fc.row_insn)
     doc: results.Json = {
            "row": base.row, "base": base.kernel, "cand": cand.kernel,
-           "row_delta": row_delta(base, cand),
+           "row_delta": delta,
            "sum": round(total(chs), 6),
-           "check": check_sum(chs, row_delta(base, cand), not plugin and
-                              tracer_differs(base.functions,
-                                             cand.functions),
-                              plugin_why(base, cand) if plugin else None),
+           "check": check_sum(chs, delta, not plugin and
+                              tracer_differs(fb.functions, fc.functions),
+                              plugin_why(fb, fc, stat, stat == MEAN or (
+                                  steady(base) and steady(cand)))
+                              if plugin else None),
            "functions": [_change_json(ch) for ch in chs],
-           "unchanged": unchanged(base.functions, cand.functions),
+           "unchanged": unchanged(fb.functions, fc.functions),
            "atypical": {"base": base.atypical, "cand": cand.atypical}}
     if plugin:
-        doc.update(method=PLUGIN, window_gap={"base": _window_gap(base),
-                                              "cand": _window_gap(cand)})
+        doc.update(method=PLUGIN, window_gap={"base": _window_gap(fb),
+                                              "cand": _window_gap(fc)})
+    if stat == MEAN:
+        doc.update(stat=MEAN, row_median_delta=row_delta(base, cand))
+        # Beside each mean, the change of the function's median: a
+        # function that ran alike in most batches shows its own change
+        # there, the mean carrying its share of the odd ones.
+        for ch in doc["functions"]:
+            ch["median_delta"] = round(
+                cand.functions.get(ch["name"], Func()).self_insn -
+                base.functions.get(ch["name"], Func()).self_insn, 6)
     return doc
 
 
 # The where file of an A/B directory (kbench run --vs-kernel --icount
-# --where): {"rows": [diff_json + "candidate": its label]}.
+# --where): {"rows": [diff_json + "candidate": its label, and COMPARED:
+# the row's delta in the comparison that moved it]}.
 AB_FILE = "where.json"
+COMPARED = "compared_delta"
 
 
 def load_diffs(path: str) -> List[results.Json]:
@@ -581,18 +686,17 @@ def unmet(pairs: Sequence[Tuple[RowProfile, RowProfile]],
     than expected (or not at all), a row whose sum is not its delta."""
     problems, seen = [], set()
     for base, cand in pairs:
-        chs = changes(base.functions, cand.functions)
-        for ch in chs:
-            want = expected.get(ch.name)
-            if want is None or abs(ch.delta - want) > EPSILON:
-                problems.append(f"{base.row}: {ch.name} {ch.delta:+.3f}, "
-                                "expected " + ("no change" if want is None
-                                               else f"{want:+.3f}"))
-            seen.add(ch.name)
-        if not sums_up(chs, row_delta(base, cand)):
-            problems.append(f"{base.row}: " + check_sum(
-                chs, row_delta(base, cand),
-                tracer_differs(base.functions, cand.functions)))
+        doc = diff_json(base, cand)
+        for ch in doc["functions"]:
+            want = expected.get(ch["name"])
+            if want is None or abs(ch["delta"] - want) > EPSILON:
+                problems.append(f"{base.row}: {ch['name']} "
+                                f"{ch['delta']:+.3f}, expected "
+                                + ("no change" if want is None
+                                   else f"{want:+.3f}"))
+            seen.add(ch["name"])
+        if not adds_up(doc["sum"], doc["row_delta"]):
+            problems.append(f"{base.row}: {doc['check']}")
     problems += [f"{name}: no change, expected {want:+.3f}"
                  for name, want in expected.items() if name not in seen]
     return problems
@@ -630,14 +734,16 @@ def vng_command(image: str, rows: Sequence[str], out: str,
     return cmd + ["--exec", guest]
 
 
-def row_figure(path: str, row: str, shift: int) -> float:
-    """The untraced row's median, in instructions per operation."""
+def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN
+               ) -> float:
+    """The untraced row's median (or mean), in instructions per
+    operation."""
     doc = results.load_doc(path)
     for r in doc.rows:
-        if r.name == row and r.reps and "median" in r.reps[0].figures:
+        if r.name == row and r.reps and stat in r.reps[0].figures:
             # The programs print microseconds: 1000 virtual ns each.
-            return r.reps[0].figures["median"] * 1000.0 / (1 << shift)
-    raise cli.Failure(f"{path}: no median of row {row}")
+            return r.reps[0].figures[stat] * 1000.0 / (1 << shift)
+    raise cli.Failure(f"{path}: no {stat} of row {row}")
 
 
 # The lines of a buffer's stats that count lost events.
@@ -682,14 +788,16 @@ def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
     got = where_plugin.read_boot(out, rows, PLUGIN_SAMPLES,
                                  {r: PLUGIN_ROWS[r] for r in rows})
     sides = []
+    scale = 1.0 / (1 << shift)
     for row in rows:
         p = got[row]
+        path = os.path.join(out, row, "row.json")
         sides.append(RowProfile(
-            f"{PROGRAM}:{row}", image,
-            row_figure(os.path.join(out, row, "row.json"), row, shift),
-            {k: Func(v / (1 << shift), 0.0) for k, v in p.functions.items()},
-            {"batches": p.atypical}, shift, PLUGIN,
-            p.window_insn / (1 << shift)))
+            f"{PROGRAM}:{row}", image, row_figure(path, row, shift),
+            {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
+            {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
+            {k: v * scale for k, v in p.means.items()},
+            p.window_mean * scale, row_figure(path, row, shift, "mean")))
     return sides
 
 
@@ -808,13 +916,75 @@ def boot_both(prog: str, a: argparse.Namespace, work: str
     return list(zip(sides[0], sides[1]))
 
 
+@dataclass(frozen=True)
+class Mechanism:
+    """How a --where pass counts: METHOD (PLUGIN or FTRACE), the
+    plugin's shared object when it is the plugin, and why this one (a
+    line for the output)."""
+    method: str
+    plugin: Optional[str]
+    why: str
+
+    def said(self) -> str:
+        """'counted by NAME (why)', a line of the pass's output."""
+        return f"counted by {METHOD_NAME[self.method]} ({self.why})"
+
+
+def mechanism(prog: str, asked: Optional[str]) -> Mechanism:
+    """The mechanism of a --where pass (--where-with): the plugin when
+    asked, or by default when it can be provisioned (its header fetched,
+    built), else ftrace with the reason; ftrace when asked. cli.Failure
+    (3) when the plugin was asked for and cannot be had."""
+    if asked == FTRACE:
+        return Mechanism(FTRACE, None, "--where-with ftrace")
+    try:
+        so = qemu_plugin.build(prog)
+    except cli.Failure as e:
+        if asked == PLUGIN:
+            raise
+        return Mechanism(FTRACE, None, f"the QEMU plugin cannot be "
+                         f"provisioned: {e}")
+    return Mechanism(PLUGIN, so, "--where-with plugin"
+                     if asked == PLUGIN else "the default: it is exact")
+
+
+# Each mechanism's name, and what it is, said with its figures
+# (compare's where section, the report's tables, a series' summary).
+METHOD_NAME = {PLUGIN: "kbench's QEMU plugin",
+               FTRACE: "ftrace's function_graph tracer"}
+METHOD_TEXT = {
+    PLUGIN: "kbench's QEMU plugin under -icount: every guest instruction "
+            "of the row's marked batches, from outside the guest",
+    FTRACE: "ftrace's function_graph under -icount: self instructions on "
+            "the row's typical path, the tracer's per-call cost included",
+}
+
+
+def methods_of(docs: Sequence[Mapping[str, Any]]) -> List[str]:
+    """How these differences were counted (PLUGIN, FTRACE: both when a
+    resumed series holds both), in the order first met."""
+    return list(dict.fromkeys(str(d.get("method", FTRACE)) for d in docs))
+
+
+def method_text(docs: Sequence[Mapping[str, Any]]) -> str:
+    """How these differences were counted, as METHOD_TEXT says it."""
+    return "; ".join(METHOD_TEXT.get(m, m) for m in methods_of(docs))
+
+
+def method_names(docs: Sequence[Mapping[str, Any]]) -> str:
+    """Who counted these differences, as METHOD_NAME says it."""
+    return " and ".join(METHOD_NAME.get(m, m) for m in methods_of(docs))
+
+
 def against_base(prog: str, base: str,
                  cands: Sequence[Tuple[str, str, Sequence[str]]], work: str,
-                 icount: policy.Icount) -> List[results.Json]:
+                 icount: policy.Icount, plugin: Optional[str] = None
+                 ) -> List[results.Json]:
     """The differences of each candidate (label, image, its rows) from
     the base image, each kernel booted once (the base for every row a
     candidate asks for), the files in work/base, work/cand1, ...; each
-    difference diff_json's with its candidate's label. cli.Failure as
+    difference diff_json's with its candidate's label; counted by
+    ftrace, or by the QEMU plugin (its shared object). cli.Failure as
     profile()."""
     rows = list(dict.fromkeys(r for _, _, rs in cands for r in rs))
     if not rows:
@@ -822,13 +992,13 @@ def against_base(prog: str, base: str,
     collection.build([PROGRAM], prog)
     base_of = {side.row: side for side in profile(
         prog, bootable(base, prog), rows, os.path.join(work, "base"),
-        icount)}
+        icount, plugin)}
     docs = []
     for n, (label, image, crows) in enumerate(cands, 1):
         if not crows:
             continue
         for side in profile(prog, bootable(image, prog), crows,
-                            os.path.join(work, f"cand{n}"), icount):
+                            os.path.join(work, f"cand{n}"), icount, plugin):
             docs.append(dict(diff_json(base_of[side.row], side),
                              candidate=label))
     return docs

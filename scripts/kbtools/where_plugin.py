@@ -12,7 +12,11 @@ fork and clone too), the interrupts' and the entry code's, with no tracer
 in the guest. Here each address is mapped to its function (kallsyms; user
 space is one bucket) and each function's count per operation is its
 median over the batches: a tick or a refill falls in some batches, not in
-the median. A function's figure is the instructions it ran itself.
+the median. Where the batches differ from one another (fork, clone: each
+one's allocator and scheduler state), the medians do not add up to any
+batch; each function's mean over the batches does, to the mean window,
+and kbtools.where compares those there. A function's figure is the
+instructions it ran itself.
 
 The check: a window opens before the batch's first clock read and closes
 after its last, so the window holds the row's instructions plus the rest
@@ -116,10 +120,13 @@ def by_function(window: Window, syms: Symbols) -> Dict[str, int]:
 class PluginSide:
     """One row on one kernel: per function, the median instructions per
     operation over the batches; the median window; the share of the
-    batches whose window differs from the median one."""
+    batches whose window differs from the median one; and per function
+    the mean over the batches, with the mean window (their sum)."""
     functions: Dict[str, float]
     window_insn: float
     atypical: float
+    means: Dict[str, float]
+    window_mean: float
 
 
 def side(windows: Sequence[Window], syms: Symbols, batch: int
@@ -132,11 +139,17 @@ def side(windows: Sequence[Window], syms: Symbols, batch: int
     names = sorted(set().union(*per))
     funcs = {n: stats.median(p.get(n, 0) for p in per) / batch
              for n in names}
+    # A mean over the batches: the means add up to the mean window
+    # whether or not the batches differ (medians do only when most
+    # batches are the same window).
+    means = {n: stats.mean(p.get(n, 0) for p in per) / batch
+             for n in names}
     totals = [sum(w.values()) for w in windows]
     mid = stats.median(totals)
     off = sum(1 for t in totals if t != mid) / len(totals)
     return PluginSide({n: v for n, v in funcs.items() if v},
-                      mid / batch, off)
+                      mid / batch, off, {n: v for n, v in means.items() if v},
+                      stats.mean(totals) / batch)
 
 
 def split_rows(windows: Sequence[Window], rows: Sequence[str],
