@@ -12,6 +12,8 @@ times out and stops a child.
   (capture_bytes: the same as bytes, a file's content from git).
 - tee(cmd, out, err): stdout and stderr each kept in a file and shown
   (or, merged, in one).
+- each_line(cmd, on_line): a child's joined output a line at a time, as
+  it comes (the collection's programs: kbtools.runner).
 - locked(path): flock(2) on a lock file, the same lock as flock(1) takes
   on it, so that bash and Python users of a cache exclude each other.
 - CpuLoad(): stress-ng --cpu N in the background, for measurements
@@ -170,6 +172,32 @@ def run(cmd: Sequence[str], *, log: Optional[str] = None,
             stop_group(child)
             raise
     return status
+
+
+def each_line(cmd: Sequence[str], on_line: Callable[[bytes], None], *,
+              cwd: Optional[str] = None) -> int:
+    """Run cmd in a process group of its own, its stdout and stderr
+    joined and handed to on_line a line at a time as they come (bytes,
+    the newline kept; the last line may lack it); its exit status. An
+    Interrupted stops the whole group."""
+    try:
+        child = subprocess.Popen(list(cmd), cwd=cwd,
+                                 stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+    except OSError as e:
+        raise Failed(cmd, 127, e.strerror or str(e)) from e
+    assert child.stdout is not None
+    try:
+        for line in child.stdout:
+            on_line(line)
+        return child.wait()
+    except BaseException:
+        stop_group(child)
+        raise
+    finally:
+        child.stdout.close()
 
 
 def spawn(cmd: Sequence[str], env: Mapping[str, str]
