@@ -13,13 +13,15 @@ Also the host's side of what a run ends with, shared with a guest's
 and --report, the comparison and the report as '# ' lines.
 """
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import BinaryIO, Dict, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtools import (cli, collection, design, options, packages, paths,
                      plan, policy, proc, results)
@@ -72,6 +74,8 @@ class Args:
     no_install: bool = False
     # KBENCH_MERGE=host: the host of a guest merges, compares, reports.
     host_merges: bool = False
+    # Where KSELFTEST_<PROG>_ARGS come from.
+    environ: Dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
 def parser(prog: str) -> cli.UsageParser:
@@ -278,7 +282,7 @@ def design_lines(a: Args, tests: Sequence[str], prog: str) -> List[str]:
 def request(a: Args, programs: Sequence[str], scratch: str) -> plan.Request:
     """The plan's request: the options, the tests' settings timeouts
     and this process's environment."""
-    factor = os.environ.get("KBENCH_TIMEOUT_FACTOR", "1")
+    factor = a.environ.get("KBENCH_TIMEOUT_FACTOR", "1")
     if not re.fullmatch(r"[1-9][0-9]{0,3}", factor):
         raise cli.Error("KBENCH_TIMEOUT_FACTOR must be a whole number from "
                         f"1, not '{factor}'")
@@ -288,7 +292,7 @@ def request(a: Args, programs: Sequence[str], scratch: str) -> plan.Request:
         tuple(a.vs_prefix or ()), tuple(a.base_prefix), a.full, a.timeout,
         int(factor), {t: policy.settings_timeout(os.path.join(paths.TOP, t))
                       for t in tests},
-        a.json_dir, scratch, a.host_merges, dict(os.environ))
+        a.json_dir, scratch, a.host_merges, a.environ)
 
 
 def say_lines(text: str, ktap: str = "") -> None:
@@ -432,8 +436,33 @@ def run(a: Args, prog: str) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def main(argv: Sequence[str], prog: str = "kbench run") -> int:
-    """kbench run on this host (run_all.sh hands over to it)."""
+def main(argv: Sequence[str], prog: str = "kbench run",
+         environ: Optional[Mapping[str, str]] = None) -> int:
+    """kbench run on this host (run_all.sh hands over to it); the
+    programs' KSELFTEST_<PROG>_ARGS from environ (this process's by
+    default)."""
     def body() -> int:
-        return run(parse(argv, prog), prog)
+        a = parse(argv, prog)
+        if environ is not None:
+            a.environ = dict(environ)
+        return run(a, prog)
     return cli.orchestrate(prog, body)
+
+
+def run_logged(argv: Sequence[str], prog: str, log: str,
+               err_log: str = "",
+               environ: Optional[Mapping[str, str]] = None) -> int:
+    """kbench run ARGV in this process for another task (a benchmark, a
+    screenshot), its KTAP into log, its messages into err_log (else
+    stderr); its exit status. A signal stops the task too
+    (proc.Interrupted)."""
+    with open(log, "w", encoding="utf-8") as out, \
+            open(err_log or os.devnull, "w", encoding="utf-8") as err, \
+            contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err if err_log else sys.stderr):
+        rc = main(argv, prog, environ)
+    if rc == cli.EXIT_INTERRUPTED:
+        stop = proc.Interrupted(signal.SIGTERM)
+        stop.said = True
+        raise stop
+    return rc
