@@ -6,6 +6,7 @@ as run_all.sh prints them, bad usage, a signal. subprocess.Popen is mocked
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,19 @@ class Loop(unittest.TestCase):
                 self.assertIn("Try 'run_all.sh --help'", err)
                 self.assertEqual(self.cmds, [])
 
+    def test_timeout_factor_from_the_environment(self) -> None:
+        with unittest.mock.patch.dict(os.environ,
+                                      {"KBENCH_TIMEOUT_FACTOR": "3"}):
+            rc, out, _ = self.run_all(["-t", "pmqtest"])
+        secs = policy.settings_timeout(os.path.join(TOP, "pmqtest"))
+        self.assertEqual(self.cmds[1][2], str(3 * secs))
+        for bad in ("0", "x", "1.5"):
+            with unittest.mock.patch.dict(os.environ,
+                                          {"KBENCH_TIMEOUT_FACTOR": bad}):
+                rc, _, err = self.run_all([])
+            self.assertEqual(rc, 2)
+            self.assertIn("KBENCH_TIMEOUT_FACTOR must be", err)
+
     def test_interrupted_stops_and_says_bail_out(self) -> None:
         def interrupt(cmd: List[str], **kw: Any) -> FakeChild:
             raise proc.Interrupted(2)
@@ -140,6 +154,39 @@ class Loop(unittest.TestCase):
         self.assertTrue(text.startswith("Usage: kbench run [OPTION]...\n"))
         self.assertTrue(text.endswith("saying which; scripts/setup.sh).\n"))
         self.assertNotIn("$prog", text)
+
+
+class HandOver(unittest.TestCase):
+    """run_all.sh on a host checks its options, then hands the command
+    line over to kbench run as it came."""
+
+    def run_all(self, *args: str) -> Any:
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("run_all.sh", "scripts/lib.bash"):
+                os.makedirs(os.path.dirname(os.path.join(d, name)),
+                            exist_ok=True)
+                shutil.copy(os.path.join(TOP, name), os.path.join(d, name))
+            os.makedirs(os.path.join(d, "t1"))
+            for name in ("t1/Makefile", "t1/config"):
+                open(os.path.join(d, name), "w").close()
+            with open(os.path.join(d, "kbench"), "w") as f:
+                f.write('#!/bin/sh\necho "$KBENCH_PROG $*"\n')
+            os.chmod(os.path.join(d, "kbench"), 0o755)
+            env = {k: v for k, v in os.environ.items()
+                   if k != "KBENCH_MERGE"}
+            return subprocess.run([os.path.join(d, "run_all.sh"), *args],
+                                  env=env, capture_output=True, text=True,
+                                  check=False)
+
+    def test_a_host_s_run_is_kbench_run_s(self) -> None:
+        p = self.run_all("--no-build", "-t", "t1", "-r", "--nest=hash")
+        self.assertEqual((0, "run_all.sh run --no-build -t t1 -r "
+                          "--nest=hash\n"), (p.returncode, p.stdout))
+
+    def test_bad_usage_stays_run_all_s(self) -> None:
+        p = self.run_all("--no-build", "--repeat", "0")
+        self.assertEqual((2, ""), (p.returncode, p.stdout))
+        self.assertIn("run_all.sh: invalid --repeat '0'", p.stderr)
 
 
 class Errors(unittest.TestCase):
