@@ -180,14 +180,7 @@ def each_line(cmd: Sequence[str], on_line: Callable[[bytes], None], *,
     joined and handed to on_line a line at a time as they come (bytes,
     the newline kept; the last line may lack it); its exit status. An
     Interrupted stops the whole group."""
-    try:
-        child = subprocess.Popen(list(cmd), cwd=cwd,
-                                 stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-    except OSError as e:
-        raise Failed(cmd, 127, e.strerror or str(e)) from e
+    child = spawn(cmd, cwd=cwd, joined=True)
     assert child.stdout is not None
     try:
         for line in child.stdout:
@@ -200,16 +193,18 @@ def each_line(cmd: Sequence[str], on_line: Callable[[bytes], None], *,
         child.stdout.close()
 
 
-def spawn(cmd: Sequence[str], env: Mapping[str, str]
-          ) -> "subprocess.Popen[bytes]":
+def spawn(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None, *,
+          cwd: Optional[str] = None,
+          joined: bool = False) -> "subprocess.Popen[bytes]":
     """A child in a process group of its own, its stdout and stderr
-    through pipes for the caller to read (a guest: kbtools.guest)."""
+    through pipes for the caller to read (a guest: kbtools.guest), or
+    joined in one (each_line)."""
     try:
-        return subprocess.Popen(list(cmd), env=dict(env),
-                                stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE,
-                                start_new_session=True)
+        return subprocess.Popen(
+            list(cmd), env=None if env is None else dict(env), cwd=cwd,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if joined else subprocess.PIPE,
+            start_new_session=True)
     except OSError as e:
         raise Failed(cmd, 127, e.strerror or str(e)) from e
 
