@@ -18,7 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import cli, collection, packages, policy, proc  # noqa: E402
+from kbtools import cli, collection, design, packages, policy  # noqa: E402
+from kbtools import proc  # noqa: E402
 from kbtools import results, runner  # noqa: E402
 from support import quiet  # noqa: E402
 
@@ -104,6 +105,14 @@ class Loop(unittest.TestCase):
                 self.assertEqual(rc, 2)
                 self.assertIn("Try 'run_all.sh --help'", err)
                 self.assertEqual(self.cmds, [])
+
+    def test_repeat_without_n_is_the_design_s(self) -> None:
+        n, _ = design.plan(["pmqtest"], None)
+        rc, out, err = self.run_all(["-r", "--nest", "hash"])
+        self.assertEqual(rc, 0)
+        self.assertIn(f"\n1..{2 * n}\n# design: {n} repetitions", out)
+        self.assertIn(f"(repetition {n} of {n})", out)
+        self.assertIn("run_all.sh: design: ", err)
 
     def test_timeout_factor_from_the_environment(self) -> None:
         with unittest.mock.patch.dict(os.environ,

@@ -31,6 +31,8 @@ from kbtools.output import msg
 # run_all.sh's usage text is the one copy: its here-document.
 USAGE_START, USAGE_END = "usage() {\n\tcat <<EOF\n", "\nEOF\n}"
 NESTS = ("indent", "hash")
+# --repeat without N: as many as the design needs.
+DESIGN = "design"
 # The result of a program's exit status (timeout(1)'s 124, 137 after
 # its SIGKILL).
 EXIT_PASS, EXIT_SKIP = 0, 4
@@ -81,7 +83,8 @@ class Args:
 def parser(prog: str) -> cli.UsageParser:
     p = cli.UsageParser(prog=prog, help_text=usage(prog))
     options.add_arguments(p, [o.long for o in options.RUNNER],
-                          {"--test": {"action": "append", "default": []}})
+                          {"--test": {"action": "append", "default": []},
+                           "--repeat": {"const": DESIGN}})
     return p
 
 
@@ -163,13 +166,10 @@ def parse(argv: Sequence[str], prog: str) -> Args:
             raise cli.Error(f"invalid timeout '{ns.timeout}': not a number "
                             "of seconds")
         a.timeout = int(ns.timeout)
-    # --repeat without N leaves None, as no --repeat does: tell apart.
-    given_repeat = any(w in ("-r", "--repeat") or w.startswith("--repeat=")
-                       for w in argv)
-    if ns.repeat is not None:
-        a.repeat = check_repeat(ns.repeat)
-    elif given_repeat:
+    if ns.repeat == DESIGN:
         a.design = True
+    elif ns.repeat is not None:
+        a.repeat = check_repeat(ns.repeat)
     if ns.vs_prefix is not None:
         a.vs_text = ns.vs_prefix
         a.vs_prefix = command_words("--vs-prefix", ns.vs_prefix)
