@@ -198,7 +198,7 @@ def spawn(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None, *,
           joined: bool = False) -> "subprocess.Popen[bytes]":
     """A child in a process group of its own, its stdout and stderr
     through pipes for the caller to read (a guest: kbtools.guest), or
-    joined in one (each_line)."""
+    joined in one (each_line, tee's merge)."""
     try:
         return subprocess.Popen(
             list(cmd), env=None if env is None else dict(env), cwd=cwd,
@@ -295,14 +295,7 @@ def tee(cmd: Sequence[str], out_path: str, err_path: Optional[str] = None,
     `2>&1 | tee OUT`); its exit status. Interrupted stops it."""
     with open(out_path, "wb") as out, \
             open(err_path or os.devnull, "wb") as err:
-        try:
-            child = subprocess.Popen(
-                list(cmd), env=None if env is None else dict(env), cwd=cwd,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT if merge else subprocess.PIPE,
-                start_new_session=True)
-        except OSError as e:
-            raise Failed(cmd, 127, e.strerror or str(e)) from e
+        child = spawn(cmd, env, cwd=cwd, joined=merge)
         assert child.stdout is not None
         copies = [(child.stdout, [out, sys.stdout.buffer])]
         if child.stderr is not None:
