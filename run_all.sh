@@ -94,6 +94,11 @@ exact guests) multiplies every program's timeout unless --timeout;
 KBENCH_ICOUNT_DETERMINISTIC=0 boots --icount's plain guest instead of
 the deterministic one (docs/exact-runs.md).
 
+On a host the run is kbench run's (scripts/kbtools/runner.py), once
+scripts/setup.sh has installed python3 on a bare root; without python3
+and with --no-build, one pass (--repeat, --vs-prefix and --report need
+python3).
+
 Output: for each program "# selftests: kbench/DIR: PROG", the program's own
 KTAP nested (figures on "# NAME: key=value ..." lines before each result),
 then "ok N selftests: kbench/DIR: PROG" (or "# SKIP", or
@@ -150,6 +155,8 @@ for arg in "$@"; do
 		;;
 	esac
 done
+# The command line as given, for kbench run on a host (below).
+argv=("$@")
 
 while (($#)); do
 	case $1 in
@@ -270,48 +277,37 @@ if [[ -n $json_dir ]]; then
 	check_json_dir "$json_dir"
 	json_dir=$(cd "$json_dir" && pwd)
 fi
-# What the build and the run need, installed or asked for (exit 4).
-if [[ -n $build ]]; then
-	"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
-	# setup.sh may just have installed Debian's python3.
-	use_debian_python "$pydir"
-fi
-[[ -z $report ]] || check_report "$report" "$json_dir"
-((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
-
-# design_repeat: the repetitions the design needs for these tests
-# (kbtools.design): sets repeat when none was given, and says why (or
-# warns when --repeat N is below it) in design_lines, before the run.
-design_lines=()
-design_repeat() {
-	local out given=()
-
-	[[ $repeat != design ]] && given=(--given "$repeat")
-	out=$(PYTHONPATH="$top/scripts" python3 -m kbtools.design "${given[@]}" "${tests[@]}") ||
-		die 1 "cannot work out the repetitions (python3 -m kbtools.design)"
-	mapfile -t design_lines <<<"$out"
-	[[ $repeat == design ]] && repeat=${design_lines[0]}
-	design_lines=("${design_lines[@]:1}")
-	printf '%s\n' "${design_lines[@]/#/$prog: }" >&2
-}
 # In a guest that kbench booted (KBENCH_MERGE=host, set by
 # scripts/kbtools/vm.py), the host works out the design, merges the
 # repetitions, compares and reports: the guest needs no python3 (the
 # arm64 root filesystem has none). Each repetition's JSON is left in
-# DIR/repetitions/SIDE/K/ for it.
+# DIR/repetitions/SIDE/K/ for it. Anywhere else the run is kbench run's
+# (scripts/kbtools/runner.py: the same stream, from one plan), once
+# setup.sh has installed python3 on a bare root; without python3 and
+# --no-build, the kselftest runner's single pass.
+if [[ ${KBENCH_MERGE:-} != host ]]; then
+	if [[ -n $build ]] && ! command -v python3 >/dev/null; then
+		"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
+		use_debian_python "$pydir"
+	fi
+	if command -v python3 >/dev/null; then
+		KBENCH_PROG=$prog exec "$top/kbench" run "${argv[@]}"
+	fi
+	[[ $repeat == 1 && -z $vs_prefix_set && -z $report ]] ||
+		die 4 "--repeat, --vs-prefix and --report need python3 (scripts/setup.sh run_all.sh installs it)"
+fi
+# What the build needs, installed or asked for (exit 4).
+if [[ -n $build ]]; then
+	"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
+fi
+((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
 # Every program's timeout times KBENCH_TIMEOUT_FACTOR (set by kbench in an
 # exact guest: policy.py's run_factor), unless --timeout or --full.
 timeout_factor=${KBENCH_TIMEOUT_FACTOR:-1}
 [[ $timeout_factor =~ ^[1-9][0-9]{0,3}$ ]] ||
 	die_usage "KBENCH_TIMEOUT_FACTOR must be a whole number from 1, not '$timeout_factor'"
-host_merges=
-if [[ ${KBENCH_MERGE:-} == host ]]; then
-	host_merges=1
-	[[ $repeat != design ]] ||
-		die_usage "KBENCH_MERGE=host needs --repeat N (the host works out the design)"
-elif [[ $repeat == design || ( -n $vs_prefix_set && -z $list ) ]]; then
-	design_repeat
-fi
+[[ $repeat != design ]] ||
+	die_usage "KBENCH_MERGE=host needs --repeat N (the host works out the design)"
 
 if [[ -n $build ]]; then
 	make -s --no-print-directory -C "$top" TESTS="${tests[*]}" all >&2 ||
@@ -360,8 +356,8 @@ nest_output() {
 }
 
 # Where one run of a program writes its JSON: DIR/PROG.json for a plain
-# run, else a file per side and repetition, merged at the end (by the
-# host in a guest: in DIR/repetitions/).
+# run, else a file per side and repetition, merged by the host in
+# DIR/repetitions/ (thrown away without --json).
 json_file() {
 	local name=$1 side=$2 k=$3 dir=$rundir/json
 
@@ -369,7 +365,7 @@ json_file() {
 		[[ -n $json_dir ]] && echo "$json_dir/$name.json"
 		return 0
 	fi
-	[[ -n $host_merges && -n $json_dir ]] && dir=$json_dir/repetitions
+	[[ -n $json_dir ]] && dir=$json_dir/repetitions
 	mkdir -p "$dir/$side/$k"
 	echo "$dir/$side/$k/$name.json"
 }
@@ -437,23 +433,6 @@ sides_of() {
 	fi
 }
 
-# Merge the repetitions of each side into DIR/PROG.json (or DIR/SIDE/).
-merge_json() {
-	local side out dirs k
-
-	for side in "${sides[@]}"; do
-		out=${json_dir:-$rundir/merged}
-		[[ -n $vs_prefix_set ]] && out+=/$side
-		dirs=()
-		for ((k = 1; k <= repeat; k++)); do
-			dirs+=("$rundir/json/$side/$k")
-		done
-		PYTHONPATH="$top/scripts" python3 -m kbtools.results merge-dirs \
-			"$out" "${dirs[@]}" ||
-			die 1 "could not merge the repetitions' results into $out"
-	done
-}
-
 # With --json, the KTAP stream is kept beside the results as well
 # (DIR/run_all.ktap): the checks that are not JSON rows, and a program
 # that crashed, reach scripts/kcidb.py from there.
@@ -465,7 +444,6 @@ fi
 
 echo "TAP version 13"
 echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
-((${#design_lines[@]} == 0)) || printf '# %s\n' "${design_lines[@]}"
 n=0 pass=0 fail=0 skip=0
 for ((k = 1; k <= repeat; k++)); do
 	for p in "${programs[@]}"; do
@@ -499,32 +477,6 @@ for ((k = 1; k <= repeat; k++)); do
 done
 status=0
 ((fail == 0)) || status=1
-if [[ -z $host_merges ]] && { ((repeat > 1)) || [[ -n $vs_prefix_set ]]; }; then
-	merge_json
-fi
-if [[ -n $vs_prefix_set && -z $host_merges ]]; then
-	out=${json_dir:-$rundir/merged}
-	# compare.py splits labels at commas; the command names the candidate.
-	label=${vs_prefix//,/;}
-	[[ $label == base ]] && label=candidate
-	cmp_args=(--label "base,$label")
-	[[ -n $fail_above ]] && cmp_args+=(--fail-above "$fail_above")
-	crc=0
-	"$top/scripts/compare.py" "${cmp_args[@]}" "$out/base" "$out/candidate" \
-		>"$rundir/compare.txt" || crc=$?
-	sed 's/^/# /' "$rundir/compare.txt"
-	((crc == 0)) || status=1
-	((crc == 2)) && msg "compare.py could not compare the results"
-fi
-if [[ -n $report ]]; then
-	if "$top/scripts/report.py" -o "$report" "$json_dir" 2>"$rundir/report.err"; then
-		echo "# report: $report"
-	else
-		sed 's/^/# /' "$rundir/report.err"
-		msg "could not write the report $report"
-		status=1
-	fi
-fi
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 if [[ -n $ktap_copy ]]; then
 	# Let tee write the last lines before anyone reads the copy.

@@ -108,16 +108,3 @@ check_json_dir() {
 	[[ $1 != -* ]] || die_usage "invalid --json directory '$1'"
 	mkdir -p "$1" || die_usage "cannot create directory '$1'"
 }
-
-# check_report FILE JSON_DIR: --report FILE needs --json DIR and plots;
-# checked before the run, not after it. Without matplotlib report.py
-# says how to install it: exit 4, as report.py does.
-check_report() {
-	local rc=0
-
-	[[ -n $2 ]] || die_usage "--report needs --json DIR"
-	[[ $1 != -* ]] || die_usage "invalid --report file '$1'"
-	"$(dirname "${BASH_SOURCE[0]}")/report.py" --check || rc=$?
-	((rc != 4)) || exit 4
-	((rc == 0)) || die_usage "--report: cannot draw plots"
-}

@@ -18,7 +18,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
 from kbtools import bench, bench_tables, compare, proc  # noqa: E402
-from kbtools import verdict_ab  # noqa: E402
+from kbtools import runner, verdict_ab  # noqa: E402
 from support import quiet  # noqa: E402
 
 
@@ -328,6 +328,10 @@ class VerdictAb(unittest.TestCase):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.out = tmp.name
+        # The runs themselves (kbtools.runner, tested on its own).
+        runs = mock.patch.object(runner, "run_logged", return_value=0)
+        self.runs = runs.start()
+        self.addCleanup(runs.stop)
 
     def programs(self, verdicts: Dict[str, Tuple[str, ...]]) -> Programs:
         """kbtools.compare answers verdicts[label] for each run."""
@@ -360,11 +364,12 @@ class VerdictAb(unittest.TestCase):
             "    -  slower",
             "va.sh: all expectations met"], out.splitlines())
         wrap = os.path.join(self.out, "seccomp_wrap")
-        run_all = p.named("run_all.sh")
+        d = os.path.join(self.out, "seccomp50")
         self.assertEqual(
-            ["--no-build", "-t", "syscall_overhead", "-t", "proc_create",
-             "--vs-prefix", f"{wrap} -n 50", "--repeat", "2", "--json",
-             os.path.join(self.out, "seccomp50")], run_all[1][1:])
+            (["--no-build", "-t", "syscall_overhead", "-t", "proc_create",
+              "--vs-prefix", f"{wrap} -n 50", "--repeat", "2", "--json", d],
+             "kbench run", f"{d}.ktap", f"{d}.err"),
+            self.runs.call_args_list[1][0])
         self.assertEqual(["TESTS=syscall_overhead proc_create", "all"],
                          p.named("make")[0][-2:])
         with open(os.path.join(self.out, "aa1.txt")) as f:

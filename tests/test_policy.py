@@ -80,10 +80,12 @@ class Timeouts(unittest.TestCase):
 
     def run_all(self, env: Dict[str, str], *args: str) -> List[str]:
         """run_all.sh's "# TIMEOUT" lines and timeout(1)'s first
-        arguments, under env."""
+        arguments, under env, in a guest that kbench booted (where
+        run_all.sh runs the programs itself: on a host it hands over to
+        kbench run, whose plan reads the factor as test_plan shows)."""
         with tempfile.TemporaryDirectory() as d:
             top = self.fake_collection(d)
-            full = dict(os.environ, **env,
+            full = dict(os.environ, **env, KBENCH_MERGE="host",
                         PATH=f"{d}/bin:{os.environ['PATH']}")
             p = subprocess.run([os.path.join(top, "run_all.sh"),
                                 "--no-build", *args], env=full,
@@ -115,7 +117,8 @@ class Timeouts(unittest.TestCase):
                 top = self.fake_collection(d)
                 p = subprocess.run(
                     [os.path.join(top, "run_all.sh"), "--no-build"],
-                    env=dict(os.environ, KBENCH_TIMEOUT_FACTOR=bad),
+                    env=dict(os.environ, KBENCH_TIMEOUT_FACTOR=bad,
+                             KBENCH_MERGE="host"),
                     capture_output=True, text=True, check=False)
             self.assertEqual(2, p.returncode, bad)
             self.assertIn("KBENCH_TIMEOUT_FACTOR must be", p.stderr)

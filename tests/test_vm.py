@@ -31,7 +31,7 @@ from kbtools import ab, arch, calibration, ci_vm, cli, exact  # noqa: E402
 from kbtools import guest, images  # noqa: E402
 from kbtools import collection, debian, design, packages, paths  # noqa: E402
 from kbtools import policy, proc, results, vng  # noqa: E402
-from kbtools import run, vm, where  # noqa: E402
+from kbtools import run, runner, vm, where  # noqa: E402
 from kbtools import compare as kbcompare  # noqa: E402
 from support import present, quiet  # noqa: E402
 import needs  # noqa: E402
@@ -454,9 +454,9 @@ class CommandLines(unittest.TestCase):
             self.assertEqual([], vm.prefix_files(parse("-k", "k").run))
 
     def test_the_runner_keeps_vm_run_sh_name_under_wrappers(self) -> None:
-        self.assertEqual("vm_run.sh", vm.runner("run_all.sh"))
-        self.assertEqual("vm_run.sh", vm.runner("vm_arm64.sh"))
-        self.assertEqual("kbench vm", vm.runner("kbench vm"))
+        self.assertEqual("vm_run.sh", vm.runner_prog("run_all.sh"))
+        self.assertEqual("vm_run.sh", vm.runner_prog("vm_arm64.sh"))
+        self.assertEqual("kbench vm", vm.runner_prog("kbench vm"))
 
 
 def fake_guest(script: str) -> List[str]:
@@ -934,7 +934,7 @@ class HostMerge(unittest.TestCase):
         host: '# ' lines on stdout and in DIR/run_all.ktap; compare's
         exit 1 (--fail-above) the run's status."""
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(vm, "check_report"):
+                mock.patch.object(runner, "check_report"):
             with open(os.path.join(d, "run_all.ktap"), "w") as f:
                 f.write("# Totals: pass:2\n")
             run = parse("-k", "k", "--vs-prefix", "env", "--fail-above", "5",
@@ -998,23 +998,23 @@ class HostMerge(unittest.TestCase):
             ktap = os.path.join(d, "run_all.ktap")
             with open(ktap, "w") as f:
                 f.write("TAP version 13\n")
-            rc, out, err = quiet(vm.compare, dirs, "base,env", "", "t", ktap)
+            rc, out, err = quiet(runner.compare, dirs, "base,env", "", "t", ktap)
             self.assertEqual((0, ""), (rc, err))
             self.assertRegex(out, r"(?m)^# .*getpid")
             self.assertIn("env", out)
             with open(ktap) as f:
                 self.assertEqual("TAP version 13\n" + out, f.read())
-            rc, _, err = quiet(vm.compare, dirs, "base,env", "10", "t")
+            rc, _, err = quiet(runner.compare, dirs, "base,env", "10", "t")
             self.assertEqual(1, rc)
             self.assertIn("t: env: syscall_overhead:getpid is slower by "
                           "more than 10%", err)
-            rc, out, err = quiet(vm.compare, [d, d + "/none"], "a,b", "",
-                                 "t")
+            rc, out, err = quiet(runner.compare, [d, d + "/none"], "a,b",
+                                 "", "t")
             self.assertEqual((2, ""), (rc, out))
             self.assertIn("t: could not compare the results: ", err)
-            with mock.patch.object(vm, "say_lines") as said:
-                self.assertFalse(vm.report(os.path.join(d, "r.html"),
-                                           os.path.join(d, "none"), d))
+            with mock.patch.object(runner, "say_lines") as said:
+                self.assertFalse(runner.report(os.path.join(d, "r.html"),
+                                               os.path.join(d, "none")))
             self.assertTrue(said.call_args[0][0].startswith("report: "))
 
 
@@ -1469,19 +1469,17 @@ class FrontDoor(unittest.TestCase):
     def test_run_hands_over_by_option(self) -> None:
         with mock.patch.object(ab, "main", return_value=7) as a, \
                 mock.patch.object(vm, "main", return_value=8) as v, \
-                mock.patch.object(os, "execv") as execv:
+                mock.patch.object(runner, "main", return_value=9) as here:
             self.assertEqual(7, run.main(["--kernel=a", "--vs-kernel", "b"]))
             self.assertEqual(8, run.main(["-t", "x", "--kernel", "k",
                                           "--icount"], "run_all.sh"))
-            run.main(["-t", "x", "--icount"])
+            self.assertEqual(9, run.main(["-t", "x", "--icount"]))
         a.assert_called_once_with(["--kernel=a", "--vs-kernel", "b"],
                                   "kbench run")
         v.assert_called_once_with(["-t", "x", "--kernel", "k", "--icount"],
                                   "vm_run.sh")
-        # --icount without --kernel: run_all.sh's usage error.
-        script = os.path.join(TOP, "run_all.sh")
-        execv.assert_called_once_with(script, [script, "-t", "x",
-                                               "--icount"])
+        # --icount without --kernel: the host's runner's usage error.
+        here.assert_called_once_with(["-t", "x", "--icount"], "kbench run")
 
     def test_run_all_hands_over_on_the_same_options(self) -> None:
         with open(os.path.join(TOP, "run_all.sh")) as f:

@@ -29,9 +29,10 @@ class Task(NamedTuple):
 
 
 TASKS: Dict[str, Task] = {
-    "run": Task("run the collection here (run_all.sh), in a guest with "
-                "--kernel (kbtools.vm), or A/B of kernels with --vs-kernel, "
-                "boots interleaved, with verdicts (kbtools.ab)",
+    "run": Task("run the collection here (kbtools.runner; run_all.sh "
+                "hands over to it), in a guest with --kernel "
+                "(kbtools.vm), or A/B of kernels with --vs-kernel, boots "
+                "interleaved, with verdicts (kbtools.ab)",
                 main="run.main"),
     "ab": Task("scripts/vm_ab.sh", main="ab.main",
                alias_of="run --kernel BASE --vs-kernel CAND"),

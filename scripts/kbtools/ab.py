@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (calibration, cli, compare, design, images, options,
-                     policy, proc, results, vm, where)
+                     policy, proc, results, runner, vm, where)
 from kbtools.output import msg
 
 USAGE = """\
@@ -158,17 +158,17 @@ def parse(argv: Sequence[str], prog: str) -> Options:
         except ValueError as e:
             raise cli.Error(str(e)) from e
     given = None if repeat is None or repeat == "design" else \
-        vm.check_repeat(repeat)
-    fail_above = vm.check_fail_above(got["fail_above"][-1]) \
+        runner.check_repeat(repeat)
+    fail_above = runner.check_fail_above(got["fail_above"][-1]) \
         if "fail_above" in got else ""
     # Every boot's VM options and each kernel, checked before any boot.
     for image in [base, *cands]:
         images.check(vm.parse(["--kernel", image, *rest], prog).machine.arch,
                      image)
-    json_dir = vm.json_dir_of(got["json"][-1]) if "json" in got else ""
+    json_dir = runner.json_dir_of(got["json"][-1]) if "json" in got else ""
     report = (got.get("report") or [""])[-1]
     if report:
-        vm.check_report(report, json_dir)
+        runner.check_report(report, json_dir)
     where_with = check_where_with(got["where_with"][-1]
                                   if "where_with" in got else None,
                                   "where" in got)
@@ -259,7 +259,7 @@ class AB:
                                                  images_)]
         self.results = opts.json_dir or os.path.join(work, "results")
         # The boots' own messages are the VM runner's (vm_run.sh: ...).
-        self.vm_prog = vm.runner(prog)
+        self.vm_prog = vm.runner_prog(prog)
         self.guests: Dict[str, vm.Guest] = {}
         self.broken: Dict[str, int] = {}
         # Exact mode: the base kernel's calibration, cached (then the
@@ -434,8 +434,8 @@ class AB:
             except (cli.Failure, results.ResultError) as e:
                 msg(self.prog, f"--where: {e}")
                 failed = True
-        rc = vm.compare(dirs, labels(self.sides), self.opts.fail_above,
-                        self.prog, calibration=cal, where=where_file)
+        rc = runner.compare(dirs, labels(self.sides), self.opts.fail_above,
+                            self.prog, calibration=cal, where=where_file)
         return rc or int(failed)
 
     def where_pass(self, dirs: Sequence[str], cal: Optional[str]
@@ -475,7 +475,7 @@ class AB:
         return path
 
     def report(self) -> bool:
-        return vm.report(self.opts.report, self.results, self.work)
+        return runner.report(self.opts.report, self.results)
 
     def run(self) -> int:
         o = self.opts

@@ -331,7 +331,7 @@ class Runner:
         TRY/json/. The guest's exit status; vm.run_guest's
         exceptions."""
         json_dir = os.path.join(try_dir, "json")
-        prog = vm.runner(self.prog)
+        prog = vm.runner_prog(self.prog)
         opts = vm.parse(["--kernel", image, *self.vm_args, "--console",
                          os.path.join(try_dir, "console.log"), "-t", tests,
                          "--json", json_dir], prog)

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """The collection on this host: its test directories and programs as the
 kselftest layout lists them (make list, make emit_tests), its build and
-packages, and its own runner, run_all.sh (the top-level runner the
-kselftest layout asks for): kbench run hands a run here over to it, the
-one place kbtools starts it. Guests start it themselves (kbtools.vm).
+packages. kbench run runs it here (kbtools.runner); run() starts its
+top-level runner, run_all.sh, for the checks of that script as users
+call it. Guests start run_all.sh themselves (kbtools.vm).
 """
 
 import os
 import sys
-from typing import List, Mapping, NoReturn, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
 from kbtools import cli, packages, paths, proc
 
@@ -21,11 +21,6 @@ def run(argv: Sequence[str], *, log: Optional[str] = None,
     """run_all.sh ARGV here (its KTAP into log, its messages into
     err_log when given); its exit status."""
     return proc.run([RUNNER, *argv], log=log, err_log=err_log, env=env)
-
-
-def run_in_place(argv: Sequence[str]) -> NoReturn:
-    """run_all.sh ARGV in place of this process (kbench run)."""
-    os.execv(RUNNER, [RUNNER, *argv])
 
 
 def make(*args: str, top: str = "") -> List[str]:
@@ -79,7 +74,13 @@ def build(names: Sequence[str], prog: str, no_install: bool = False) -> None:
     if packages.set_up("run_all.sh", no_install) != 0:
         raise cli.Failure("the collection's packages are missing (see "
                           "above)", cli.EXIT_SETUP)
+    make_all(names, "the collection's build failed (see above)")
+
+
+def make_all(names: Sequence[str], failure: str = "build failed") -> None:
+    """What is missing of these tests built (make's output on stderr);
+    cli.Failure(failure) when the build fails."""
     if proc.run(["make", "-s", "--no-print-directory", "-C", paths.TOP,
                  f"TESTS={' '.join(names)}", "all"],
                 stdout=sys.stderr) != 0:
-        raise cli.Failure("the collection's build failed (see above)")
+        raise cli.Failure(failure)

@@ -12,6 +12,8 @@ times out and stops a child.
   (capture_bytes: the same as bytes, a file's content from git).
 - tee(cmd, out, err): stdout and stderr each kept in a file and shown
   (or, merged, in one).
+- each_line(cmd, on_line): a child's joined output a line at a time, as
+  it comes (the collection's programs: kbtools.runner).
 - locked(path): flock(2) on a lock file, the same lock as flock(1) takes
   on it, so that bash and Python users of a cache exclude each other.
 - CpuLoad(): stress-ng --cpu N in the background, for measurements
@@ -172,16 +174,37 @@ def run(cmd: Sequence[str], *, log: Optional[str] = None,
     return status
 
 
-def spawn(cmd: Sequence[str], env: Mapping[str, str]
-          ) -> "subprocess.Popen[bytes]":
-    """A child in a process group of its own, its stdout and stderr
-    through pipes for the caller to read (a guest: kbtools.guest)."""
+def each_line(cmd: Sequence[str], on_line: Callable[[bytes], None], *,
+              cwd: Optional[str] = None) -> int:
+    """Run cmd in a process group of its own, its stdout and stderr
+    joined and handed to on_line a line at a time as they come (bytes,
+    the newline kept; the last line may lack it); its exit status. An
+    Interrupted stops the whole group."""
+    child = spawn(cmd, cwd=cwd, joined=True)
+    assert child.stdout is not None
     try:
-        return subprocess.Popen(list(cmd), env=dict(env),
-                                stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE,
-                                start_new_session=True)
+        for line in child.stdout:
+            on_line(line)
+        return child.wait()
+    except BaseException:
+        stop_group(child)
+        raise
+    finally:
+        child.stdout.close()
+
+
+def spawn(cmd: Sequence[str], env: Optional[Mapping[str, str]] = None, *,
+          cwd: Optional[str] = None,
+          joined: bool = False) -> "subprocess.Popen[bytes]":
+    """A child in a process group of its own, its stdout and stderr
+    through pipes for the caller to read (a guest: kbtools.guest), or
+    joined in one (each_line, tee's merge)."""
+    try:
+        return subprocess.Popen(
+            list(cmd), env=None if env is None else dict(env), cwd=cwd,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if joined else subprocess.PIPE,
+            start_new_session=True)
     except OSError as e:
         raise Failed(cmd, 127, e.strerror or str(e)) from e
 
@@ -272,14 +295,7 @@ def tee(cmd: Sequence[str], out_path: str, err_path: Optional[str] = None,
     `2>&1 | tee OUT`); its exit status. Interrupted stops it."""
     with open(out_path, "wb") as out, \
             open(err_path or os.devnull, "wb") as err:
-        try:
-            child = subprocess.Popen(
-                list(cmd), env=None if env is None else dict(env), cwd=cwd,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT if merge else subprocess.PIPE,
-                start_new_session=True)
-        except OSError as e:
-            raise Failed(cmd, 127, e.strerror or str(e)) from e
+        child = spawn(cmd, env, cwd=cwd, joined=merge)
         assert child.stdout is not None
         copies = [(child.stdout, [out, sys.stdout.buffer])]
         if child.stderr is not None:

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""kbench run: the collection here, with run_all.sh (the kselftest-style
-runner, on a host or in a guest), or in guests: --kernel boots one
-kernel (kbtools.vm), --vs-kernel compares kernels boot by boot
-(kbtools.ab). run_all.sh hands a command line with these options over to
+"""kbench run: the collection here (kbtools.runner; run_all.sh, the
+kselftest-style runner, hands a host's run over to it), or in guests:
+--kernel boots one kernel (kbtools.vm), --vs-kernel compares kernels
+boot by boot (kbtools.ab). run_all.sh hands a command line with these options over to
 this task, so that it never starts guests itself.
 """
 
 from typing import Sequence
 
-from kbtools import ab, collection, options, vm
+from kbtools import ab, options, runner, vm
 
 # Options that take the run into guests (kbtools.options.HANDED_OVER):
 # run_all.sh hands over on the same list (its own scan of its
@@ -27,5 +27,5 @@ def main(argv: Sequence[str], prog: str = "kbench run") -> int:
     if given & set(AB_OPTIONS):
         return ab.main(argv, prog)
     if given & set(GUEST_OPTIONS):
-        return vm.main(argv, vm.runner(prog))
-    collection.run_in_place(argv)
+        return vm.main(argv, vm.runner_prog(prog))
+    return runner.main(argv, prog)

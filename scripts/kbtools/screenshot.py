@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from typing import Sequence
 
-from kbtools import browser, cli, collection, paths, plots, proc, report
+from kbtools import browser, cli, paths, plots, proc, report, runner
 from kbtools.output import msg
 
 ROWS = "fork,getpid,getppid,getpgid_self,getsid,msgsnd_rcv,shmat_ctl"
@@ -37,9 +37,10 @@ def run_ab(prog: str, work: str) -> str:
         raise cli.Failure("cannot build seccomp_wrap")
     ab = os.path.join(work, "ab")
     env = dict(os.environ, KSELFTEST_SYSCALL_OVERHEAD_ARGS=f"-t {ROWS}")
-    if collection.run(["-t", "syscall_overhead", "--repeat", "5",
-                       "--vs-prefix", f"{wrap} -n 200", "--json", ab],
-                      log=os.path.join(work, "ab.ktap"), env=env) != 0:
+    if runner.run_logged(["-t", "syscall_overhead", "--repeat", "5",
+                          "--vs-prefix", f"{wrap} -n 200", "--json", ab],
+                         prog, os.path.join(work, "ab.ktap"),
+                         environ=env) != 0:
         msg(prog, "the A/B run reported failures (see the report)")
     return ab
 

@@ -399,7 +399,7 @@ class Booter:
                 *self.vm_args]
         if tests:
             argv += ["-t", tests]
-        opts = vm.parse(argv, vm.runner(self.prog))
+        opts = vm.parse(argv, vm.runner_prog(self.prog))
         opts.run.program_args = env
         return opts
 
@@ -407,7 +407,7 @@ class Booter:
         """What a calibration of the image holds for (kbtools.ab's key:
         the guest these boots make)."""
         with vm.Guest(self.vm_options(image, os.devnull),
-                      vm.runner(self.prog)) as g:
+                      vm.runner_prog(self.prog)) as g:
             g.prepare()
             return ab.calibration_key(g)
 
@@ -445,7 +445,7 @@ class Booter:
         finish included: why in self.why)."""
         self.why = ""
         with vm.Guest(self.vm_options(image, console),
-                      vm.runner(self.prog)) as g, open(ktap, "wb") as sink:
+                      vm.runner_prog(self.prog)) as g, open(ktap, "wb") as sink:
             g.prepare()
             try:
                 return g.boot(json_dir, console, sink)

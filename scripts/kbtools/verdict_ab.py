@@ -18,7 +18,7 @@ import re
 import sys
 from typing import List, Sequence
 
-from kbtools import bench, cli, collection, compare, paths, proc, results
+from kbtools import bench, cli, compare, paths, proc, results, runner
 
 HELP = """\
 Usage: {prog} [-t TEST]... [-r N] [--trials K] [--compares LIST] [--out DIR]
@@ -54,9 +54,9 @@ class Runs:
         so in its comparison."""
         d = os.path.join(self.out, name)
         tests = [w for t in self.tests for w in ("-t", t)]
-        collection.run(["--no-build", *tests, "--vs-prefix", prefix,
-                        "--repeat", str(self.repeat), "--json", d],
-                       log=f"{d}.ktap", err_log=f"{d}.err")
+        runner.run_logged(["--no-build", *tests, "--vs-prefix", prefix,
+                           "--repeat", str(self.repeat), "--json", d],
+                          "kbench run", f"{d}.ktap", f"{d}.err")
         try:
             text = compare.comparison(compare.Request(
                 [os.path.join(d, "base"), os.path.join(d, "candidate")],

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
-from kbtools import compare as kbcompare
 from kbtools import (cli, collection, debian, design, guest, images, ksrc,
-                     options, paths, policy, proc, results, vng)
+                     options, paths, policy, proc, results, runner, vng)
 from kbtools.arch import Arch
 from kbtools.policy import Icount
 from kbtools.output import msg
@@ -133,7 +132,7 @@ interrupted (the guest stopped).
 """
 
 
-def runner(prog: str) -> str:
+def runner_prog(prog: str) -> str:
     """The VM runner's name in its messages: vm_run.sh's under a wrapper
     script (run_all.sh --kernel, vm_ab.sh's boots, vm_arm64.sh), as when
     those started scripts/vm_run.sh; the front door's own otherwise."""
@@ -344,55 +343,19 @@ def parse(argv: Sequence[str], prog: str) -> Options:
     vm_timeout = seconds("--vm-timeout", vm_text) if vm_text is not None \
         else guest_arch.vm_timeout
     if run.repeat not in (None, "design"):
-        run.runs = check_repeat(run.repeat or "")
+        run.runs = runner.check_repeat(run.repeat or "")
     if run.fail_above:
-        check_fail_above(run.fail_above)
+        runner.check_fail_above(run.fail_above)
     json_dir = last(values, "json")
     if json_dir is not None:
-        run.json_dir = json_dir_of(json_dir)
+        run.json_dir = runner.json_dir_of(json_dir)
     run.report = last(values, "report") or ""
     if run.report:
-        check_report(run.report, run.json_dir)
+        runner.check_report(run.report, run.json_dir)
     machine = Machine(guest_arch, accel, memory, cpus, icount,
                       values.get("append", []))
     return Options(kernel, machine, boot_timeout, vm_timeout,
                    last(values, "console") or "", run)
-
-
-def check_repeat(text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
-        raise cli.Error(f"invalid --repeat '{text}': not a number above 0")
-    return int(text)
-
-
-def check_fail_above(text: str) -> str:
-    if not re.fullmatch(r"[0-9]+([.][0-9]+)?", text):
-        raise cli.Error(f"invalid --fail-above '{text}': not a percentage")
-    return text
-
-
-def check_report(report: str, json_dir: str) -> None:
-    """--report FILE needs --json DIR and plots; checked before the run,
-    not after it (no matplotlib: exit 4, as report.py)."""
-    if not json_dir:
-        raise cli.Error("--report needs --json DIR")
-    if report.startswith("-"):
-        raise cli.Error(f"invalid --report file '{report}'")
-    from kbtools import plots  # matplotlib: only when a report is asked
-    if not plots.available():
-        raise cli.Failure(f"--report: {plots.install_hint()} "
-                          f"({plots.MATPLOTLIB_ERROR})", 4)
-
-
-def json_dir_of(text: str) -> str:
-    """--json's directory, created, absolute; cli.Error when it cannot."""
-    if not text or text.startswith("-"):
-        raise cli.Error(f"invalid --json directory '{text}'")
-    try:
-        os.makedirs(text, exist_ok=True)
-    except OSError as e:
-        raise cli.Error(f"cannot create directory '{text}'") from e
-    return os.path.abspath(text)
 
 
 # ---- what the guest runs ----------------------------------------------------
@@ -420,7 +383,7 @@ def guest_runs(run: RunArgs, icount: Optional[Icount], prog: str) -> int:
     --vs-prefix without --repeat, or 2 per side in exact mode, where
     the exact rows need no design (each side shows its spread)."""
     given = None if run.repeat in (None, "design") else \
-        check_repeat(run.repeat or "")
+        runner.check_repeat(run.repeat or "")
     if not run.vs_prefix:
         if run.repeat != "design":
             return given or 1
@@ -1040,76 +1003,20 @@ def merge_repetitions(json_dir: str, sides: bool, prog: str,
     return status
 
 
-def say_lines(text: str, ktap: str = "") -> None:
-    """Lines after the guest's stream as KTAP comments ('# '), on stdout
-    and at the end of the run's KTAP copy when there is one."""
-    lines = "".join(f"# {ln}\n" for ln in text.splitlines())
-    sys.stdout.write(lines)
-    sys.stdout.flush()
-    if ktap and os.path.isfile(ktap):
-        with open(ktap, "a", encoding="utf-8") as f:
-            f.write(lines)
-
-
-def compare(dirs: Sequence[str], labels: str, fail_above: str, prog: str,
-            ktap: str = "", calibration: Optional[str] = None,
-            where: Optional[str] = None) -> int:
-    """The sides' results compared (kbtools.compare, as compare.py
-    compares them; calibration, where: its --calibration FILE, --where
-    FILE), its table as '# ' lines: 0; 1 a row beyond fail_above (said
-    on stderr); 2 when they cannot be compared."""
-    limit = float(fail_above) if fail_above else None
-    try:
-        c = kbcompare.comparison(kbcompare.Request(
-            dirs, labels.split(","), fail_above_pct=limit,
-            calibration=calibration, where=where))
-    except results.ResultError as e:
-        msg(prog, f"could not compare the results: {e}")
-        return 2
-    say_lines(c.text, ktap)
-    for line in c.over_lines(limit) if limit is not None else ():
-        msg(prog, line)
-    return 1 if c.over else 0
-
-
-def report(out: str, results_dir: str, work: str, ktap: str = "") -> bool:
-    """The HTML report of results_dir into out (kbtools.report, as
-    report.py writes it); said as a '# ' line (why not, when it
-    cannot be written)."""
-    from kbtools import report as kbreport  # matplotlib: only when asked
-    try:
-        kbreport.write(out, [results_dir])
-    except (kbreport.ReportError, cli.Error, cli.Failure) as e:
-        say_lines(f"report: {e}", ktap)
-        return False
-    say_lines(f"report: {out}", ktap)
-    return True
-
-
 def after_run(run: RunArgs, json_dir: str, work: str, prog: str,
               status: int) -> int:
     """What run_all.sh does after its runs on a host, done here for the
     guest: --vs-prefix's comparison, --report; the run's status."""
     ktap = os.path.join(json_dir, "run_all.ktap") if run.json_dir else ""
-    if run.vs_prefix:
-        # compare.py splits labels at commas; the command names the
-        # candidate.
-        label = run.vs_prefix.replace(",", ";")
-        label = "candidate" if label == "base" else label
-        rc = compare([os.path.join(json_dir, s) for s in ("base",
-                                                          "candidate")],
-                     f"base,{label}", run.fail_above, prog, ktap)
-        status = status or (1 if rc else 0)
-    if run.report and not report(run.report, json_dir, work, ktap):
-        msg(prog, f"could not write the report {run.report}")
-        status = status or 1
-    return status
+    rc = runner.conclude(json_dir if run.vs_prefix else "", run.vs_prefix,
+                         run.fail_above, run.report, json_dir, prog, ktap)
+    return status or rc
 
 
 def main(argv: Sequence[str], prog: str = "kbench vm") -> int:
     """scripts/vm_run.sh, run_all.sh --kernel: the guest's exit status;
     2 bad usage; 3 setup; 124 timeout; 125 the guest died; 130."""
-    prog = runner(prog)
+    prog = runner_prog(prog)
 
     def body() -> int:
         opts = parse(argv, prog)
