@@ -610,6 +610,40 @@ class Prior(unittest.TestCase):
                              ("exact", "slower", 0.5), arch)
             self.assertAlmostEqual(e.delta or 0.0, 1.0)
 
+    def test_the_same_boot_is_bounded_by_the_prior_too(self) -> None:
+        # A seccomp A/B in one boot changed getppid alone, and fork's
+        # two repetitions a side read 1,500 instructions apart, beyond
+        # their own 0.23% (make check-all, icount_ab): the prior saw
+        # fork move, so its margin is twice the prior's 5.3% of it.
+        def rep(fork: float, getppid: float) -> Dict[str, Any]:
+            return doc([("getppid", getppid), ("fork", fork)], boot="s1")
+        base = boots_dir(self.tmp.name, "same-base",
+                         [[rep(309.0, 0.3290965), rep(309.4, 0.3290965)]])
+        cand = boots_dir(self.tmp.name, "same-cand",
+                         [[rep(310.9, 0.3300965), rep(311.0, 0.3300965)]])
+        e = {str(x.name): x for x in compare.compare(
+            results.load(base), [results.load(cand)])}
+        self.assertEqual((e["getppid"].verdict, e["getppid"].row_class,
+                          e["getppid"].margin), ("slower", "exact", 0.5))
+        self.assertEqual((e["fork"].verdict, e["fork"].row_class),
+                         ("same", "near"))
+        self.assertAlmostEqual(e["fork"].margin or 0.0,
+                               2 * 0.053 * 309200.0)
+        self.assertIn("the x86_64 prior saw it move over 6 boots",
+                      e["fork"].note or "")
+        # Another architecture's prior, or none named: the repetitions
+        # alone.
+        vb, vc = [309000.0, 309400.0], [310900.0, 311000.0]
+        for setup in ("aarch64", None):
+            self.assertEqual(exact.within_boot(
+                vb, vc, setup, "syscall_overhead:fork")[:2],
+                ("near", "slower"), setup)
+        # A row the prior saw move is near at best, even when its
+        # repetitions agree.
+        self.assertEqual(exact.within_boot(
+            [40000.0] * 2, [40000.0] * 2, "arm64",
+            "syscall_overhead:clone")[:2], ("near", "same"))
+
     def test_a_prior_speaks_for_its_own_architecture_alone(self) -> None:
         # x86_64's prior never saw clone: its own calibration's class
         # stands (three boots alike: exact), whatever arm64's says.

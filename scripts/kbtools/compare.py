@@ -250,7 +250,8 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
         if why:
             e.verdict, e.note = Verdict.NO_VERDICT, why
             return e
-        d = exact.within_boot(vb, vc)
+        d = exact.within_boot(vb, vc, exact.setup_of(sides[0].header),
+                              f"{sides[0].name}:{brow.name}")
     else:
         d = exact.decide(by_position(bb), by_position(cb), known)
     # Uncalibrated, a row has no class: its repetitions alone cannot

@@ -43,9 +43,11 @@ share of the row the prior's boots spread over (on arm64, clone read
 37,798 instructions in three boots of five and 37,273 in a fourth: a
 margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
 %, lets such a boot through as a verdict). A prior of one architecture
-says nothing of another's rows. When both sides ran in the same boots (two setups of one
-kernel, --vs-prefix) boots cannot differ between the sides, and the
-repetitions alone class the row (within_boot).
+says nothing of another's rows. When both sides ran in the same boots
+(two setups of one kernel, --vs-prefix) boots cannot differ between the
+sides, and their repetitions class the row (within_boot), bounded by
+the prior in the same way: a few repetitions agree by chance as a few
+boots do.
 
 What instructions do not show: cache and TLB misses, lock contention,
 memory bandwidth, device latency, and work that costs cycles rather
@@ -264,15 +266,33 @@ def with_prior(found: Known, setup: Optional[str], key: str,
     boots can agree by chance where twenty did not): at best
     PRIOR_BOUND, and a margin of at least twice the share of the row its
     boots spread over (bounded)."""
+    seen = prior_saw_move(setup, key, prior)
+    if seen is None:
+        return found
+    return bounded(found, seen.why, seen.share)
+
+
+class Seen(NamedTuple):
+    """A prior that saw a row move: what the note says of it (why) and
+    the largest range across its boots of one repetition's figure as a
+    share of the row."""
+    why: str
+    share: float
+
+
+def prior_saw_move(setup: Optional[str], key: str,
+                   prior: Optional[str] = None) -> Optional[Seen]:
+    """What the prior of setup's own architecture saw of 'TEST:ROW' when
+    it saw the row move beyond the exact tolerance; None when it did not
+    or there is no prior of that architecture."""
     arch_name = prior_setup(setup)
     if arch_name is None:
-        return found
+        return None
     moved = prior_moved(prior).get(arch_name, {}).get(key)
     if moved is None:
-        return found
+        return None
     over = f" over {moved.boots} boots" if moved.boots else ""
-    return bounded(found, f"the {arch_name} prior saw it move{over}",
-                   moved.share)
+    return Seen(f"the {arch_name} prior saw it move{over}", moved.share)
 
 
 def bounded(found: Known, why: str, share: float = 0.0) -> Known:
@@ -358,20 +378,35 @@ def row_class(vb: Sequence[float], vc: Sequence[float]) -> str:
     return "noisy"
 
 
-def within_boot(vb: Sequence[float], vc: Sequence[float]) -> Decision:
-    """Both sides in the same boots: the class from their repetitions;
-    slower (faster) when the candidate's range is above (below) the
-    base's by more than the floor (exact) or the larger spread plus
-    NEAR_FLOOR_PCT % (near); a noisy row 'pending'."""
+def within_boot(vb: Sequence[float], vc: Sequence[float],
+                setup: Optional[str] = None, key: str = "",
+                prior: Optional[str] = None) -> Decision:
+    """Both sides in the same boots (of setup, the runs' architecture):
+    the class from their repetitions, bounded by the prior of setup's
+    architecture when it saw TEST:ROW (key) move, as known() bounds a
+    calibration's (a few repetitions agree by chance as a few boots do:
+    fork read slower (near) in a seccomp A/B that changed getppid
+    alone); slower (faster) when the candidate's range is above (below)
+    the base's by more than the floor (exact) or the larger spread plus
+    NEAR_FLOOR_PCT % (near), and no closer than twice the share of the
+    row the prior's boots spread over; a noisy row 'pending'."""
+    seen = prior_saw_move(setup, key, prior)
     cls = row_class(vb, vc)
+    if seen is not None:
+        cls = worse(cls, PRIOR_BOUND)
     if cls == "noisy":
         return Decision(cls, "pending")
     margin = FLOOR_INSN if cls == "exact" else max(vb) * (
         max(rel_spread_pct(vb) or 0.0, rel_spread_pct(vc) or 0.0)
         + NEAR_FLOOR_PCT) / 100
+    source = "the repetitions in these boots"
+    if seen is not None:
+        margin = max(margin, BOOT_SPREAD_FACTOR * seen.share *
+                     abs(stats.median(vb)))
+        source += f"; {seen.why}, by {seen.share:.2%} of the row"
     verdict = _verdict(min(vc) - max(vb), max(vc) - min(vb), margin)
-    note = _same_note(vb, vc, cls, margin, "the repetitions in these "
-                      "boots") if verdict == "same" else None
+    note = _same_note(vb, vc, cls, margin, source) \
+        if verdict == "same" else None
     return Decision(cls, verdict, note, margin)
 
 
