@@ -550,9 +550,11 @@ def compared_text(doc: Mapping[str, Any]) -> Optional[str]:
     if abs(apart) <= EPSILON:
         return head + ", the where boot's too"
     why = ("the where boot runs the whole program as the comparison "
-           "does, but it is a boot of its own (no dither, its own root), "
-           "and a row whose cost depends on the boot's state reads "
-           "otherwise there" if doc.get("method") == PLUGIN else
+           "does, but in a guest of its own (vng over the host's root, "
+           "where the comparison's exact guest boots its initramfs, with "
+           "a dither), and a row whose cost depends on the guest's state "
+           "(its cgroups, its memory, what else runs) reads otherwise "
+           "there" if doc.get("method") == PLUGIN else
            "the where boot runs the row alone, in batches of "
            f"{BATCH}, after no other row, where the comparison runs the "
            "whole program, and the row's cost depends on what ran "
