@@ -51,6 +51,26 @@ def breaks(c: checking.Check) -> None:
     print(table["no such key"])
 
 
+def shared_user(name: str, users: Tuple[str, ...], events: List[str],
+                left: str = "") -> checking.Step:
+    """Step NAME, one of USERS of a shared "lab" that says in events when
+    it goes up and down (and fails, saying LEFT, when it goes down with
+    one)."""
+    @contextlib.contextmanager
+    def lab() -> Iterator[str]:
+        events.append("up")
+        yield "lab"
+        events.append("down")
+        if left:
+            print("destroying")
+            raise checking.Fail(left)
+
+    def step(c: checking.Check) -> None:
+        with c.shared("the lab", users, lab) as got:
+            events.append(f"{name} in {got}")
+    step.__name__ = name
+    return checking.Step(name, step)
+
 class Runner(unittest.TestCase):
     def run_table(self, steps: List[checking.Step],
                   only: List[str]) -> "tuple[int, str]":
@@ -103,22 +123,11 @@ class Runner(unittest.TestCase):
     def test_a_shared_context_from_its_first_user_to_its_last(self) -> None:
         events: List[str] = []
 
-        @contextlib.contextmanager
-        def lab() -> Iterator[str]:
-            events.append("up")
-            yield "lab"
-            events.append("down")
-
-        def user(name: str) -> Callable[[checking.Check], None]:
-            def step(c: checking.Check) -> None:
-                with c.shared("the lab", ("a", "c"), lab) as got:
-                    events.append(f"{name} in {got}")
-            return step
-
         def between(c: checking.Check) -> None:
             events.append("b")
-        steps = [checking.Step("a", user("a")), checking.Step("b", between),
-                 checking.Step("c", user("c"))]
+        steps = [shared_user("a", ("a", "c"), events),
+                 checking.Step("b", between),
+                 shared_user("c", ("a", "c"), events)]
         runs: List[Tuple[List[str], List[str]]] = [
             ([], ["up", "a in lab", "b", "c in lab", "down"]),
             (["a", "b"], ["up", "a in lab", "down", "b"]),
@@ -131,22 +140,13 @@ class Runner(unittest.TestCase):
     def test_a_shared_context_no_step_left_goes_at_the_end(self) -> None:
         events: List[str] = []
 
-        @contextlib.contextmanager
-        def lab() -> Iterator[str]:
-            events.append("up")
-            yield "lab"
-            print("destroying")
-            raise checking.Fail("destroy left: /var/tmp/lab")
-
-        def user(c: checking.Check) -> None:
-            with c.shared("the lab", ("a", "b"), lab):
-                events.append("a")
-
         def skips_first(c: checking.Check) -> None:
             raise checking.Skip("missing git (git)")
-        rc, out = self.run_table([checking.Step("a", user),
-                                  checking.Step("b", skips_first)], [])
-        self.assertEqual(["up", "a"], events)
+        rc, out = self.run_table([
+            shared_user("a", ("a", "b"), events,
+                        left="destroy left: /var/tmp/lab"),
+            checking.Step("b", skips_first)], [])
+        self.assertEqual(["up", "a in lab", "down"], events)
         self.assertEqual(1, rc)
         lines = out.splitlines()
         self.assertIn("ok 2 b # SKIP missing git (git)", lines)
@@ -159,23 +159,14 @@ class Runner(unittest.TestCase):
     def test_an_interrupted_run_leaves_the_shared_context(self) -> None:
         events: List[str] = []
 
-        @contextlib.contextmanager
-        def lab() -> Iterator[str]:
-            events.append("up")
-            yield "lab"
-            events.append("down")
-
-        def user(c: checking.Check) -> None:
-            with c.shared("the lab", ("a", "c"), lab):
-                events.append("a")
-
         def interrupted(c: checking.Check) -> None:
             raise proc.Interrupted(2)
-        steps = [checking.Step("a", user), checking.Step("b", interrupted),
-                 checking.Step("c", user)]
+        steps = [shared_user("a", ("a", "c"), events),
+                 checking.Step("b", interrupted),
+                 shared_user("c", ("a", "c"), events)]
         with self.assertRaises(proc.Interrupted):
             self.run_table(steps, [])
-        self.assertEqual(["up", "a", "down"], events)
+        self.assertEqual(["up", "a in lab", "down"], events)
 
     def test_all_pass(self) -> None:
         rc, out = self.run_table([checking.Step("passes", passes)], [])
