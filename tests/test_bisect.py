@@ -338,6 +338,20 @@ class Exact(unittest.TestCase):
                                "row comparisons")
         self.assertNotIn("no statistical error", line)
 
+    def test_exact_error_is_the_boots_own_guest_s(self) -> None:
+        # The A/A record quoted is that of the architecture and settle the
+        # boots' headers name, not x86_64's whatever ran.
+        def header(arch: str, guest: str) -> results.Header:
+            return results.Header(machine=results.Machine(
+                arch=arch, icount_settings=guest))
+        arm = bisect.error_line(settings("icount"), [],
+                                [header("aarch64", "settle=1")])
+        self.assertIn("A/A runs on aarch64: ", arm)
+        other = bisect.error_line(settings("icount"), [],
+                                  [header("x86_64", "settle=0")])
+        self.assertIn("no A/A record of this rule's error on x86_64", other)
+        self.assertIn("settled otherwise", other)
+
     def test_a_row_good_s_boots_disagree_on_is_not_followed(self) -> None:
         # getsid 5 instructions apart between good's two boots: the
         # margin is 10, bad's +5 is no signal.

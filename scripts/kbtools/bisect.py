@@ -816,16 +816,31 @@ def error_bound(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> Option
     return float(settings["alpha"]) * decisions(steps)
 
 
-def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> str:
+def exact_guest(headers: Sequence[results.Header]) -> Tuple[Optional[str], Optional[str]]:
+    """(setup, guest settings) of the boots' exact guest, as their results
+    headers say them (exact.aa_error's arguments); x86_64, unsaid, when
+    no boot said."""
+    for h in headers:
+        if exact.setup_of(h):
+            return exact.setup_of(h), h.machine.icount_settings
+    return exact.FIRST_SETUP, None
+
+
+def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]],
+               headers: Sequence[results.Header] = ()) -> str:
+    """The answer's error, as its rule bounds it (real clock) or as A/A
+    runs of the boots' own exact guest showed it (icount: headers)."""
     bound = error_bound(settings, steps)
     if settings.get("check"):
         return ("error: a functional check, one boot per step: as right "
                 "as the check is")
     if bound is None:
+        setup, guest = exact_guest(headers)
         return (f"error: exact (QEMU's instruction counter): each decision "
                 f"takes a margin of twice the range of good's "
                 f"{calibration.BOOTS} boots; "
-                f"{exact.aa_error()}; instructions do not show cache or "
+                f"{exact.aa_error(setup, None, guest)}; instructions do "
+                f"not show cache or "
                 f"TLB misses, contention, bandwidth, device latency or "
                 f"microcode costs")
     confirmed = any(s.get("verdict") in ("confirmed", "unconfirmed")

@@ -627,7 +627,9 @@ class Bisection:
         if kb.needs_confirmation(self.st, ans):
             confirmation = self.confirm(ans)
             steps = kb.read_steps(self.state)
-        print(kb.error_line(self.st, steps), flush=True)
+        headers = kb.Figures.of_state(self.state,
+                                      kb.read_boots(self.state)).headers
+        print(kb.error_line(self.st, steps, headers), flush=True)
         if confirmation and confirmation[0] != "confirmed":
             whole = self.between([self.st["good"]], [self.st["bad"]])
             raise Done(kb.unconfirmed_line(self.st, ans, *confirmation,
