@@ -743,18 +743,19 @@ class Api(unittest.TestCase):
 
     def test_how_many_devices_take_jobs(self) -> None:
         api = lava.Api("http://lab", "t")
-        page = {"count": 5, "next": None, "results": [
+        devices = [
             {"hostname": "a", "health": "Good", "state": "Running"},
             {"hostname": "b", "health": "Unknown", "state": "Idle"},
             {"hostname": "c", "health": "Bad", "state": "Idle"},
             {"hostname": "d", "health": "Maintenance", "state": "Idle"},
-            {"hostname": "e", "health": "Retired", "state": "Idle"}]}
+            {"hostname": "e", "health": "Retired", "state": "Idle"}]
+        page = {"count": 5, "next": None, "results": devices}
         with self.replies(json.dumps(page).encode()):
             self.assertEqual(api.capacity("qemu"), 2)
         self.assertEqual(self.calls[0].full_url, "http://lab/api/v0.2/"
                          "devices/?device_type=qemu&limit=500")
         # A lab that answers with a plain list is read as well.
-        with self.replies(json.dumps(page["results"][:1]).encode()):
+        with self.replies(json.dumps(devices[:1]).encode()):
             self.assertEqual(api.capacity("qemu"), 1)
         with self.replies(b'{"detail": "not allowed"}'), \
                 self.assertRaisesRegex(ValueError, "not a list of devices"):

@@ -132,7 +132,7 @@ def table() -> Tuple[Option, ...]:
 
 # Where a usage text starts an option's help, and how wide it goes.
 HELP_COLUMN = 22
-USAGE_WIDTH = 76
+USAGE_WIDTH = 72
 
 
 def usage(names: Sequence[str], **values: Any) -> str:
