@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -658,9 +659,14 @@ class Lab(FakeLab):
         self.ends: Dict[str, List[str]] = {}
         # Raised by the n-th poll (a signal while the series waits).
         self.stop_at_poll: Optional[int] = None
+        # A SIGINT to this process as the n-th job is submitted.
+        self.signal_at_submit: Optional[int] = None
 
     def submit(self, definition: str) -> str:
         jid = super().submit(definition)
+        if len(self.submitted) == self.signal_at_submit:
+            # ^C while the lab takes the job.
+            os.kill(os.getpid(), signal.SIGINT)
         m = re.search(r"file:///srv/([0-9a-f]{40})", definition)
         assert m, definition
         commit = m.group(1)
@@ -954,6 +960,16 @@ class Task(unittest.TestCase):
         self.assertIn("they add up", out)
         # Each boot that had not ended goes in again, once.
         self.assertEqual(len(lab.submitted), 4 + 7 - len(done))
+
+    def test_a_signal_as_a_job_goes_in(self) -> None:
+        """The job the lab took as ^C came is kept track of, and so
+        cancelled with the others: none left behind unrecorded."""
+        lab = Lab(self, 4, turns=lambda n: 3)
+        lab.signal_at_submit = 2
+        rc, _, err = self.run_lab(lab)
+        self.assertEqual(rc, 130, err)
+        self.assertEqual(lab.cancelled, ["101", "102"])
+        self.assertEqual(self.records(), [])
 
     def test_resumed_it_polls_the_jobs_left_in_the_lab(self) -> None:
         lab = Lab(self, 4, turns=lambda n: 3)
