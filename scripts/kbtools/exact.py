@@ -140,7 +140,7 @@ class Known:
         share = 0.0 if self.cls == "exact" else \
             abs(self.median) * CALIBRATED_FLOOR_PCT / 100
         return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share,
-                   BOOT_SPREAD_FACTOR * self.prior_share * abs(self.median))
+                   prior_floor(self.prior_share, self.median))
 
     def to_json(self) -> Dict[str, Any]:
         return {"class": self.cls, "boot_range_insn": round(self.boot_range, 4),
@@ -328,6 +328,17 @@ def with_prior(found: Known, setup: Optional[str], key: str,
     return bounded(found, seen.why, seen.share)
 
 
+def prior_floor(share: float, median: float) -> float:
+    """The least margin a prior that saw a row move by share of it
+    allows: BOOT_SPREAD_FACTOR times that share of the row."""
+    return BOOT_SPREAD_FACTOR * share * abs(median)
+
+
+def prior_clause(why: str, share: float) -> str:
+    """What a margin's note says of the prior that widened it."""
+    return f"{why}, by {share:.2%} of the row"
+
+
 class Seen(NamedTuple):
     """A prior that saw a row move: what the note says of it (why) and
     the largest range across its boots of one repetition's figure as a
@@ -465,9 +476,8 @@ def within_boot(vb: Sequence[float], vc: Sequence[float],
         + NEAR_FLOOR_PCT) / 100
     source = "the repetitions in these boots"
     if seen is not None:
-        margin = max(margin, BOOT_SPREAD_FACTOR * seen.share *
-                     abs(stats.median(vb)))
-        source += f"; {seen.why}, by {seen.share:.2%} of the row"
+        margin = max(margin, prior_floor(seen.share, stats.median(vb)))
+        source += "; " + prior_clause(seen.why, seen.share)
     verdict = _verdict(min(vc) - max(vb), max(vc) - min(vb), margin)
     note = _same_note(vb, vc, cls, margin, source) \
         if verdict == "same" else None
@@ -508,8 +518,8 @@ def decide(vb: Sequence[float], vc: Sequence[float],
     verdict = _verdict(low, high, margin)
     note = None
     if verdict == "same":
-        bound = (f"; {known.bounded_by}, by {known.prior_share:.2%} of "
-                 f"the row") if known.bounded_by else ""
+        bound = "; " + prior_clause(known.bounded_by, known.prior_share) \
+            if known.bounded_by else ""
         note = _same_note(vb, vc, known.cls, margin,
                           f"{BOOT_SPREAD_FACTOR:g}x the range of "
                           f"{known.boots} boots of the base{bound}")

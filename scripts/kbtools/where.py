@@ -757,11 +757,12 @@ def vng_command(image: str, rows: Sequence[str], out: str,
     return cmd + ["--exec", guest]
 
 
-def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN
-               ) -> float:
+def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN,
+               doc: Optional[results.Document] = None) -> float:
     """The untraced row's median (or mean), in instructions per
-    operation."""
-    doc = results.load_doc(path)
+    operation, from the document at path (doc: already read)."""
+    if doc is None:
+        doc = results.load_doc(path)
     for r in doc.rows:
         if r.name == row and r.reps and stat in r.reps[0].figures:
             # The programs print microseconds: 1000 virtual ns each.
@@ -812,14 +813,16 @@ def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
     sides = []
     scale = 1.0 / (1 << shift)
     path = where_plugin.run_path(out)
+    doc = results.load_doc(path)
     for row in rows:
         p = got[row]
         sides.append(RowProfile(
-            f"{PROGRAM}:{row}", image, row_figure(path, row, shift),
+            f"{PROGRAM}:{row}", image,
+            row_figure(path, row, shift, MEDIAN, doc),
             {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
             {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
             {k: v * scale for k, v in p.means.items()},
-            p.window_mean * scale, row_figure(path, row, shift, "mean")))
+            p.window_mean * scale, row_figure(path, row, shift, MEAN, doc)))
     return sides
 
 
