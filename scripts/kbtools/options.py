@@ -126,8 +126,16 @@ SERIES: Tuple[Option, ...] = (
 HANDED_OVER = ("--kernel", "--vs-kernel")
 
 
+# kbench lava local's own (scripts/lava_local.sh setup).
+LAB: Tuple[Option, ...] = (
+    Option(("--devices",), "a number of devices (1 or more)", "N",
+           "N qemu devices on the one worker, each running a job at "
+           "once (default {devices}; setup again adds, never removes)"),
+)
+
+
 def table() -> Tuple[Option, ...]:
-    return RUNNER + GUEST + AB + SERIES
+    return RUNNER + GUEST + AB + SERIES + LAB
 
 
 # Where a usage text starts an option's help, and how wide it goes.
