@@ -1071,6 +1071,17 @@ class Task(unittest.TestCase):
         self.assertEqual(rc, 3)
         self.assertIn("does not build: nothing to measure against", err)
 
+    def test_the_base_that_does_not_boot_ends_it(self) -> None:
+        self.fail_boot = self.hashes[0]
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 3)
+        self.assertIn("booted only 0 times (exit 125)", err)
+        # Tried twice, nothing cached or kept as its calibration.
+        self.assertEqual(self.boots, [self.hashes[0]] * 2)
+        self.assertFalse(os.path.exists(os.path.join(
+            self.state, series.CALIBRATION)))
+        self.assertFalse(os.path.exists(calibration.cache_dir()))
+
     def test_interrupted_then_resumed(self) -> None:
         self.stop_at = self.hashes[3]
         rc, _, err = self.run_series()

@@ -747,29 +747,38 @@ class Series:
             raise cli.Failure(f"the base {self.title(commit)} does not "
                               f"build: nothing to measure against",
                               cli.EXIT_SETUP)
-        # A lab's boots: its QEMU and device, not this host's guest.
-        key = None if self.st.get("lava") else self.booter.key_of(image)
-        cal = calibration.cached(key) if key is not None else None
-        if cal is not None and key is not None:
-            self.say(f"base: {calibration.describe(cal)}, cached "
-                     f"({calibration.cache_path(key)}): it boots once")
-            if not self.boot_until(commit, image, 1):
-                raise cli.Failure(f"the base {self.title(commit)} does not "
-                                  f"boot ({self.booter.why})",
-                                  cli.EXIT_SETUP)
-        else:
+        key = self.booter.key_of(image)
+        cal = calibration.cached(key)
+        if cal is None:
             self.say(f"base: no calibration of its image cached: it boots "
                      f"{calibration.BOOTS} times (an A/A of it)")
-            if not self.boot_until(commit, image, calibration.BOOTS):
-                raise cli.Failure(f"the base {self.title(commit)} booted "
-                                  f"only {len(usable_boots(self.state, commit))}"
-                                  f" times ({self.booter.why})",
-                                  cli.EXIT_SETUP)
-            cal = calibration.of_dirs(usable_boots(self.state, commit))
-            if key is not None and cal.boots >= calibration.BOOTS:
-                calibration.store(key, cal)
-            self.say(f"base: {calibration.describe(cal)}, from its own boots")
+            self.boot_until(commit, image, calibration.BOOTS)
+            return self.calibrated(key)
+        self.say(f"base: {calibration.describe(cal)}, cached "
+                 f"({calibration.cache_path(key)}): it boots once")
+        if not self.boot_until(commit, image, 1):
+            raise cli.Failure(f"the base {self.title(commit)} does not "
+                              f"boot ({self.booter.why})", cli.EXIT_SETUP)
         calibration.save(path, cal)
+        return cal
+
+    def calibrated(self, key: Optional[calibration.Key] = None
+                   ) -> calibration.Calibration:
+        """The base's calibration from its own boots (this host's or the
+        lab's), kept in STATE/calibration.json, and cached as KEY's (the
+        image in this host's guest) when it has all its boots; fewer
+        boots than it needs end the series."""
+        commit = self.st["base"]
+        dirs = usable_boots(self.state, commit)
+        if len(dirs) < calibration.BOOTS:
+            why = f" ({self.booter.why})" if self.booter.why else ""
+            raise cli.Failure(f"the base {self.title(commit)} booted only "
+                              f"{len(dirs)} times{why}", cli.EXIT_SETUP)
+        cal = calibration.of_dirs(dirs)
+        if key is not None and cal.boots >= calibration.BOOTS:
+            calibration.store(key, cal)
+        calibration.save(os.path.join(self.state, CALIBRATION), cal)
+        self.say(f"base: {calibration.describe(cal)}, from its own boots")
         return cal
 
     def commit(self, commit: str) -> None:
@@ -948,20 +957,6 @@ class LabRun:
                            f"--resume polls it")
             self.flight = []
 
-    def calibrate(self) -> None:
-        """The base's calibration from its boots in the lab."""
-        path = os.path.join(self.s.state, CALIBRATION)
-        if os.path.isfile(path):
-            return
-        dirs = usable_boots(self.s.state, self.s.st["base"])
-        if len(dirs) < calibration.BOOTS:
-            raise cli.Failure(f"the base {self.s.title(self.s.st['base'])} "
-                              f"booted only {len(dirs)} times",
-                              cli.EXIT_SETUP)
-        cal = calibration.of_dirs(dirs)
-        calibration.save(path, cal)
-        self.s.say(f"base: {calibration.describe(cal)}, from its own boots")
-
     def run(self) -> None:
         self.bound, source = self.booter.lab_jobs(self.asked)
         self.plan()
@@ -981,7 +976,10 @@ class LabRun:
                     waited = time.monotonic()
                     self.s.builder.wait(self.pending[0].commit)
                     self.s.times["wait"] += time.monotonic() - waited
-            self.calibrate()
+            if not os.path.isfile(os.path.join(self.s.state, CALIBRATION)):
+                # A lab's boots: its QEMU and device, not this host's
+                # guest, so no calibration cached by this host's key.
+                self.s.calibrated()
         finally:
             self.cancel_all()
         self.s.say(f"lab: {self.jobs} jobs submitted, "
