@@ -672,19 +672,25 @@ class Api:
     def cancel(self, jid: str) -> None:
         self.call(f"jobs/{jid}/cancel/")
 
+    def listing(self, what: str, **query: object
+                ) -> List[Dict[str, object]]:
+        """One page of the API's list WHAT (devices, jobs), as QUERY
+        filters and bounds it: the records."""
+        import json
+        import urllib.parse
+        reply = json.loads(self.call(
+            f"{what}/?{urllib.parse.urlencode(query)}"))
+        listed = reply.get("results") if isinstance(reply, dict) else reply
+        if not isinstance(listed, list):
+            raise ValueError(f"LAVA API {what}/: not a list of {what}: "
+                             f"{reply!r}"[:200])
+        return [d for d in listed if isinstance(d, dict)]
+
     def devices(self, device_type: str) -> List[Dict[str, object]]:
         """The lab's devices of DEVICE_TYPE (one page of up to
         DEVICES_PAGE: hostname, state, health, ...)."""
-        import json
-        import urllib.parse
-        query = urllib.parse.urlencode({"device_type": device_type,
-                                        "limit": DEVICES_PAGE})
-        reply = json.loads(self.call(f"devices/?{query}"))
-        listed = reply.get("results") if isinstance(reply, dict) else reply
-        if not isinstance(listed, list):
-            raise ValueError(f"LAVA API devices/: not a list of devices: "
-                             f"{reply!r}"[:200])
-        return [d for d in listed if isinstance(d, dict)]
+        return self.listing("devices", device_type=device_type,
+                            limit=DEVICES_PAGE)
 
     def capacity(self, device_type: str) -> int:
         """How many jobs of DEVICE_TYPE the lab runs at once: its devices
