@@ -400,6 +400,24 @@ def series_doc(steps: Dict[int, Dict[str, float]], commits: int = 3,
         for r in rows]}
 
 
+def job(description: str, start: str, end: str) -> Dict[str, object]:
+    """A LAVA job's record as its API lists it (times of 2026-11-27)."""
+    return {"description": description,
+            "start_time": f"2026-11-27T{start}",
+            "end_time": f"2026-11-27T{end}"}
+
+
+class FakeJobs:
+    """A lab's API that lists these jobs."""
+
+    def __init__(self, jobs: List[Dict[str, object]]):
+        self.jobs = jobs
+
+    def listing(self, what: str, **query: object) -> List[Dict[str, object]]:
+        assert what == "jobs"
+        return self.jobs
+
+
 class LavaSeriesStep(unittest.TestCase):
     """lava_series: kbench series --lava on three commits through the
     local lab (the lab, the builds and the series mocked); each exact
@@ -456,6 +474,14 @@ class LavaSeriesStep(unittest.TestCase):
                                     " no check that its steps add up"):
             self.steps(doc)
 
+    # The lab's jobs as its API lists them: the series' first two side
+    # by side (the job of lava_lab's before them).
+    jobs: List[Dict[str, object]] = [
+        job("kbench local", "10:00:00Z", "10:05:00Z"),
+        job("kbench series bzImage", "10:06:00Z", "10:12:00.5Z"),
+        job("kbench series bzImage", "10:06:01.25Z", "10:12:00Z"),
+        job("kbench series bzImage", "10:12:00.5Z", "10:18:00Z")]
+
     def run_step(self, series_rc: int, doc: Dict[str, Any]
                  ) -> List[str]:
         """The step with a lab under WORK/lab: series.main's argv."""
@@ -493,6 +519,8 @@ class LavaSeriesStep(unittest.TestCase):
                     mock.patch.object(lava_local.Lab, "pack_guest"), \
                     mock.patch.object(lava_local.Lab, "admin_token",
                                       return_value="t0ken"), \
+                    mock.patch.object(lava_local.Lab, "lab_api",
+                                      return_value=FakeJobs(self.jobs)), \
                     mock.patch.object(series, "main", series_main), \
                     mock.patch.object(checking.Check, "need"), \
                     mock.patch("sys.stdout", io.StringIO()):
@@ -512,6 +540,24 @@ class LavaSeriesStep(unittest.TestCase):
                           "--lava-images-url", "file:///srv/kbench/series",
                           "--lava-rootfs", "file:///srv/kbench/rootfs.cpio",
                           "--lava-init", "/sbin/kbench-init"], argv[:15])
+
+    def test_jobs_at_once(self) -> None:
+        from kbtools import check_guests
+        self.assertEqual(2, check_guests.jobs_at_once(self.jobs,
+                                                      "kbench series "))
+        # One after the other (an end at the next one's start), a job
+        # still running, another job's: one at a time.
+        running: Dict[str, object] = {**self.jobs[1], "end_time": None}
+        one = [self.jobs[0], self.jobs[2], self.jobs[3], running]
+        self.assertEqual(1, check_guests.jobs_at_once(one,
+                                                      "kbench series "))
+        self.assertEqual(0, check_guests.jobs_at_once([], "kbench series "))
+
+    def test_jobs_one_at_a_time_fail_the_step(self) -> None:
+        self.jobs = [self.jobs[0], self.jobs[2], self.jobs[3]]
+        with self.assertRaisesRegex(checking.Fail, "at most 1 of the "
+                                    "series' jobs ran at once, want 2"):
+            self.run_step(0, series_doc(self.RIGHT))
 
     def test_a_series_that_fails_or_reads_wrong_fails_the_step(self) -> None:
         with self.assertRaisesRegex(checking.Fail,

@@ -741,6 +741,26 @@ class Api(unittest.TestCase):
                 self.assertRaisesRegex(ValueError, "LAVA API jobs/1/: "):
             api.job("1")
 
+    def test_how_many_devices_take_jobs(self) -> None:
+        api = lava.Api("http://lab", "t")
+        devices = [
+            {"hostname": "a", "health": "Good", "state": "Running"},
+            {"hostname": "b", "health": "Unknown", "state": "Idle"},
+            {"hostname": "c", "health": "Bad", "state": "Idle"},
+            {"hostname": "d", "health": "Maintenance", "state": "Idle"},
+            {"hostname": "e", "health": "Retired", "state": "Idle"}]
+        page = {"count": 5, "next": None, "results": devices}
+        with self.replies(json.dumps(page).encode()):
+            self.assertEqual(api.capacity("qemu"), 2)
+        self.assertEqual(self.calls[0].full_url, "http://lab/api/v0.2/"
+                         "devices/?device_type=qemu&limit=500")
+        # A lab that answers with a plain list is read as well.
+        with self.replies(json.dumps(devices[:1]).encode()):
+            self.assertEqual(api.capacity("qemu"), 1)
+        with self.replies(b'{"detail": "not allowed"}'), \
+                self.assertRaisesRegex(ValueError, "not a list of devices"):
+            api.capacity("qemu")
+
 
     def test_a_lab_on_this_machine_past_the_proxy(self) -> None:
         """A proxy of the environment (http_proxy) cannot reach this

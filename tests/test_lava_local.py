@@ -194,18 +194,64 @@ class LabFiles(unittest.TestCase):
             "etc/lava-server/settings.d/50-kbench.yaml"))
         self.assertEqual(0o755, self.mode("usr/sbin/policy-rc.d"))
 
-    def test_device_dictionary_is_the_servers(self) -> None:
-        with mock.patch.object(proc, "run", return_value=0), \
+    def configure(self, *devices: int) -> List[List[str]]:
+        """configure(*devices) run, its "devices add" commands."""
+        with mock.patch.object(proc, "run", return_value=0) as run, \
                 mock.patch.object(lava_local.Lab, "logged"), \
                 mock.patch.object(lava_local.Lab, "set_admin"):
-            self.lab.configure()
-        rel = f"etc/lava-server/dispatcher-config/devices/" \
-              f"{lava_local.DEVICE}.jinja2"
-        st = os.stat(os.path.join(self.lab.root, rel))
-        self.assertEqual(0o644, stat.S_IMODE(st.st_mode))
-        self.assertEqual((os.getuid(), os.getgid()), (st.st_uid, st.st_gid))
+            self.lab.configure(*devices)
+        return [c.args[0] for c in run.call_args_list
+                if "devices" in c.args[0] and "add" in c.args[0]]
+
+    def test_device_dictionary_is_the_servers(self) -> None:
+        added = self.configure()
+        self.assertEqual(lava_local.DEVICES, len(added))
+        self.assertEqual(["kbench-qemu01", "kbench-qemu02"][
+            :lava_local.DEVICES], [cmd[-1] for cmd in added])
+        for cmd in added:
+            name = cmd[-1]
+            self.assertEqual(["--device-type", "qemu", "--worker",
+                              lava_local.WORKER], cmd[-5:-1])
+            rel = f"etc/lava-server/dispatcher-config/devices/{name}.jinja2"
+            st = os.stat(os.path.join(self.lab.root, rel))
+            self.assertEqual(0o644, stat.S_IMODE(st.st_mode))
+            self.assertEqual((os.getuid(), os.getgid()),
+                             (st.st_uid, st.st_gid))
         self.assertEqual(0o644, self.mode(
             "etc/lava-server/settings.d/50-kbench.yaml"))
+
+    def test_as_many_devices_as_asked(self) -> None:
+        self.assertEqual(["kbench-qemu01", "kbench-qemu02",
+                          "kbench-qemu03"],
+                         [cmd[-1] for cmd in self.configure(3)])
+        self.assertEqual(["kbench-qemu01"],
+                         [cmd[-1] for cmd in self.configure(1)])
+
+    def test_setup_takes_the_devices_asked(self) -> None:
+        cases: List[Tuple[List[str], int]] = [
+            ([], lava_local.DEVICES), (["--devices", "3"], 3),
+            (["--devices", "1"], 1)]
+        for argv, want in cases:
+            with mock.patch.object(lava_local.Lab, "setup") as setup, \
+                    mock.patch.object(cli, "orchestrate",
+                                      lambda prog, body: body()):
+                self.assertEqual(0, lava_local.main(["setup", *argv]))
+            setup.assert_called_once_with(want)
+
+    def test_bad_devices_is_bad_usage(self) -> None:
+        for argv in (["--devices", "0"], ["--devices", "x"], ["--devices"],
+                     ["--bogus"]):
+            with mock.patch.object(lava_local.Lab, "setup") as setup, \
+                    contextlib.redirect_stderr(io.StringIO()) as err, \
+                    self.assertRaises(SystemExit) as e:
+                lava_local.main(["setup", *argv])
+            self.assertEqual(2, e.exception.code, argv)
+            self.assertIn("--", err.getvalue())
+            setup.assert_not_called()
+        with contextlib.redirect_stderr(io.StringIO()), \
+                self.assertRaises(SystemExit) as e:
+            lava_local.main(["start", "--devices", "2"])
+        self.assertEqual(2, e.exception.code)
 
     def test_owner_from_the_chroot_not_the_host(self) -> None:
         self.assertEqual((os.getuid(), os.getgid()),
@@ -327,8 +373,9 @@ class Waiting(unittest.TestCase):
         replies = iter(states)
         with mock.patch.object(lava_local.Lab, "job_state",
                                lambda self, jid: next(replies)), \
-                mock.patch.object(lava_local.Lab, "device_idle",
-                                  return_value=idle):
+                mock.patch.object(lava_local.Lab, "idle_device",
+                                  return_value="kbench-qemu02" if idle
+                                  else ""):
             return self.lab.wait_job("7", limit)
 
     def test_submitted_on_an_idle_device_fails_with_the_state(self) -> None:
@@ -338,7 +385,7 @@ class Waiting(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 10)
         text = str(e.exception)
         self.assertIn("job 7 has been Submitted (health Unknown)", text)
-        self.assertIn(f"with {lava_local.DEVICE} Idle", text)
+        self.assertIn("with kbench-qemu02 Idle", text)
         self.assertIn("not scheduling", text)
         self.assertIn("scheduler.log", text)
 
@@ -352,6 +399,22 @@ class Waiting(unittest.TestCase):
         with self.assertRaises(lava_local.Failure) as e:
             self.wait([{"state": "Scheduled", "health": "Unknown"}] * 1000)
         self.assertIn("worker", str(e.exception))
+
+    def test_an_idle_device_is_one_that_takes_jobs(self) -> None:
+        listed = [{"hostname": "kbench-qemu01", "state": "Running",
+                   "health": "Unknown"},
+                  {"hostname": "kbench-qemu02", "state": "Idle",
+                   "health": "Maintenance"},
+                  {"hostname": "kbench-qemu03", "state": "Idle",
+                   "health": "Good"}]
+        with mock.patch.object(lava_local.Lab, "read_secret",
+                               return_value="t"), \
+                mock.patch("kbtools.lava.Api.devices",
+                           return_value=listed) as devices:
+            self.assertEqual("kbench-qemu03", self.lab.idle_device())
+            devices.assert_called_with("qemu")
+            devices.return_value = listed[:2]
+            self.assertEqual("", self.lab.idle_device())
 
     def test_finished(self) -> None:
         info = self.wait([{"state": "Submitted"}, {"state": "Running"},

@@ -9,19 +9,22 @@ interruption and --resume."""
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import unittest
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple)
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 
 from kbtools import (calibration, cli, collection, kernel,  # noqa: E402
-                     plots, policy, proc, series, series_table, where)
+                     lava, plots, policy, proc, series, series_table, where)
 from support import quiet  # noqa: E402
 import needs  # noqa: E402
 
@@ -413,6 +416,10 @@ class FakeLab:
         self.health = health
         self.submitted: List[str] = []
         self.polled: List[str] = []
+        self.cancelled: List[str] = []
+        self.refuse_cancel = False
+        self.asked: List[str] = []
+        self.devices_: Optional[List[Dict[str, object]]] = []
 
     def submit(self, definition: str) -> str:
         self.submitted.append(definition)
@@ -427,7 +434,24 @@ class FakeLab:
         return str(yaml.safe_dump(
             [{"dt": "t", "lvl": "info", "msg": f"job {jid}"}] +
             [{"dt": "t", "lvl": "target", "msg": line + "\r"}
-             for line in self.log_lines]))
+             for line in self.lines_of(jid)]))
+
+    def lines_of(self, jid: str) -> List[str]:
+        return self.log_lines
+
+    def cancel(self, jid: str) -> None:
+        if self.refuse_cancel:
+            raise ValueError(f"LAVA API jobs/{jid}/cancel/: refused")
+        self.cancelled.append(jid)
+
+    def devices(self, device_type: str) -> List[Dict[str, object]]:
+        self.asked.append(device_type)
+        if self.devices_ is None:
+            raise ValueError("LAVA API devices/: HTTP Error 404")
+        return self.devices_
+
+    # The count of the real API, over these devices.
+    capacity = lava.Api.capacity
 
 
 class LavaBoots(unittest.TestCase):
@@ -458,9 +482,16 @@ class LavaBoots(unittest.TestCase):
             os.path.basename(image), rootfs_url="file:///srv/r.cpio",
             poll_s=0)
 
+    def run_job(self, b: series.LavaBooter, k: int = 1) -> Optional[str]:
+        """One job of boot K submitted, polled until it ends, collected."""
+        job = b.submit(series.Slot(self.commit, k), "/x/c.bzImage", 1)
+        info = b.finished(job)
+        assert info is not None
+        return b.collect(job, info)
+
     def test_a_job_kept_as_a_boot(self) -> None:
         lab = FakeLab(self.lines)
-        got = self.booter(lab).boot(self.commit, "/x/c.bzImage")
+        got = self.run_job(self.booter(lab))
         assert got is not None
         self.assertEqual(got, os.path.join(self.d, "1"))
         with open(os.path.join(got, f"{TEST}.json"), "rb") as f:
@@ -473,31 +504,63 @@ class LavaBoots(unittest.TestCase):
         self.assertIn("-icount", lab.submitted[0])
         self.assertIn("file:///srv/kbench/c.bzImage", lab.submitted[0])
         self.assertIn("rdinit=/sbin/init", lab.submitted[0])
-        with open(os.path.join(self.d, "1.lava.json")) as f:
-            self.assertEqual(json.load(f)["job"], "101")
+        # Collected: its record gone, nothing left to poll.
+        self.assertEqual(sorted(os.listdir(self.d)),
+                         ["1", "1.console.log", "1.ktap"])
 
-    def test_resumed_it_polls_the_job_it_submitted(self) -> None:
-        os.makedirs(self.d)
-        with open(os.path.join(self.d, "1.lava.json"), "w") as f:
-            json.dump({"job": "7", "url": FakeLab.url}, f)
-        lab = FakeLab(self.lines)
-        self.assertIsNotNone(self.booter(lab).boot(self.commit, "/x/c"))
-        self.assertEqual((lab.submitted, lab.polled), ([], ["7"]))
+    def test_a_submitted_job_is_kept_for_resume(self) -> None:
+        b = self.booter(FakeLab(self.lines))
+        job = b.submit(series.Slot(self.commit, 2), "/x/c", 2)
+        with open(os.path.join(self.d, "2.lava.json")) as f:
+            self.assertEqual(json.load(f), {"job": "101", "try": 2,
+                                            "url": FakeLab.url})
+        kept = b.kept_jobs(self.commit)
+        self.assertEqual([(j.slot, j.jid, j.tries) for j in kept],
+                         [(job.slot, "101", 2)])
+        self.assertEqual(b.kept_jobs("d" * 40), [])
 
     def test_a_job_that_fails_or_loses_its_results(self) -> None:
         for lab, why in ((FakeLab(self.lines, "Incomplete"),
-                          "job 102 ended Incomplete"),
+                          "job 101 ended Incomplete"),
                          (FakeLab(self.lines[:-3]),
-                          "job 102: " + f"{TEST}.json: the log ends")):
+                          "job 101: " + f"{TEST}.json: the log ends")):
             b = self.booter(lab)
-            self.assertIsNone(quiet(b.boot, self.commit, "/x/c")[0])
+            self.assertIsNone(quiet(self.run_job, b)[0])
             self.assertTrue(b.why.startswith(why), b.why)
-            # Tried twice, each a job of its own; no results kept.
-            self.assertEqual(len(lab.submitted), 2)
+            # No results kept, nor the job: a new one is tried.
             self.assertEqual(series.usable_boots(self.tmp.name,
                                                  self.commit), [])
             self.assertFalse(os.path.exists(
                 os.path.join(self.d, "1.lava.json")))
+
+    def test_how_many_jobs_at_once(self) -> None:
+        lab = FakeLab(self.lines)
+        b = self.booter(lab)
+        self.assertEqual(b.lab_jobs(2), (2, "--lava-jobs"))
+        lab.devices_ = [{"health": h, "state": st} for h, st in (
+            ("Good", "Idle"), ("Good", "Running"), ("Unknown", "Idle"),
+            ("Bad", "Idle"), ("Maintenance", "Idle"), ("Retired", "Idle"))]
+        self.assertEqual(b.lab_jobs(None),
+                         (3, "the lab's qemu devices taking jobs"))
+        self.assertEqual(lab.asked, ["qemu"])
+        lab.devices_ = [{"health": "Retired"}]
+        self.assertEqual(b.lab_jobs(None)[0], series.LAVA_JOBS)
+        lab.devices_ = None
+        n, why = b.lab_jobs(None)
+        self.assertEqual(n, series.LAVA_JOBS)
+        self.assertIn("did not list its devices", why)
+
+    def test_cancelled_or_left_for_resume(self) -> None:
+        lab = FakeLab(self.lines)
+        b = self.booter(lab)
+        job = b.submit(series.Slot(self.commit, 1), "/x/c", 1)
+        lab.refuse_cancel = True
+        self.assertIn("refused", b.cancel(job) or "")
+        self.assertEqual(len(b.kept_jobs(self.commit)), 1)
+        lab.refuse_cancel = False
+        self.assertIsNone(b.cancel(job))
+        self.assertEqual(lab.cancelled, ["101"])
+        self.assertEqual(b.kept_jobs(self.commit), [])
 
 
 class Builds(unittest.TestCase):
@@ -571,6 +634,95 @@ def git(tree: str, *args: str) -> str:
 
 
 @needs.commands("git")
+class Lab(FakeLab):
+    """A lab of WORKERS devices that runs the series' jobs: each job's
+    log carries the figures of its commit (named by the image in its
+    definition; the base's boots in the order they were submitted), and
+    the running jobs end in the order TURNS gives (the number of polls
+    each runs for, by its place among the jobs submitted), not the
+    order they went in."""
+
+    def __init__(self, task: "Task", workers: int,
+                 turns: Callable[[int], int] = lambda n: 1):
+        super().__init__([])
+        self.task = task
+        self.devices_ = [{"hostname": f"qemu-{n}", "health": "Good",
+                          "state": "Idle"} for n in range(workers)]
+        self.workers = workers
+        self.turns = turns
+        self.jobs: Dict[str, Dict[str, Any]] = {}
+        self.base_boots = 0
+        # (event, commit) in the order they came: submit, end.
+        self.events: List[Tuple[str, str]] = []
+        self.most = 0
+        # Commit -> the healths its successive jobs end with.
+        self.ends: Dict[str, List[str]] = {}
+        # Raised by the n-th poll (a signal while the series waits).
+        self.stop_at_poll: Optional[int] = None
+        # A SIGINT to this process as the n-th job is submitted.
+        self.signal_at_submit: Optional[int] = None
+
+    def submit(self, definition: str) -> str:
+        jid = super().submit(definition)
+        if len(self.submitted) == self.signal_at_submit:
+            # ^C while the lab takes the job.
+            os.kill(os.getpid(), signal.SIGINT)
+        m = re.search(r"file:///srv/([0-9a-f]{40})", definition)
+        assert m, definition
+        commit = m.group(1)
+        if commit == self.task.hashes[0]:
+            figs = BASE_BOOTS[self.base_boots % 3]
+            self.base_boots += 1
+        else:
+            figs = self.task.figures_of(commit)
+        ends = self.ends.get(commit)
+        health = ends.pop(0) if ends else "Complete"
+        self.jobs[jid] = {"commit": commit, "figures": figs,
+                          "turns": self.turns(len(self.jobs)),
+                          "health": health, "state": "Submitted"}
+        self.events.append(("submit", commit))
+        return jid
+
+    def running(self) -> List[str]:
+        """The jobs on a device: the first WORKERS not ended."""
+        live = [j for j, v in self.jobs.items()
+                if v["state"] not in ("Finished", "Canceled")]
+        return live[:self.workers]
+
+    def job(self, jid: str) -> Dict[str, object]:
+        self.polled.append(jid)
+        if self.stop_at_poll is not None and \
+                len(self.polled) >= self.stop_at_poll:
+            self.stop_at_poll = None
+            raise proc.Interrupted(2)
+        v = self.jobs[jid]
+        running = self.running()
+        self.most = max(self.most, len(running))
+        if jid in running and v["state"] != "Finished":
+            v["state"] = "Running"
+            v["turns"] -= 1
+            if v["turns"] <= 0:
+                v["state"] = "Finished"
+                self.events.append(("end", v["commit"]))
+        return {"id": jid, "state": v["state"],
+                "health": v["health"] if v["state"] == "Finished" else
+                "Unknown"}
+
+    def lines_of(self, jid: str) -> List[str]:
+        v = self.jobs[jid]
+        stream = (f"TAP version 13\n1..1\n# selftests: kbench/{TEST}: "
+                  f"{TEST}\nok 1 selftests: kbench/{TEST}: {TEST}\n"
+                  "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 "
+                  "error:0\n")
+        sent = json.dumps(doc(v["figures"], f"job-{jid}")).encode()
+        return stream.splitlines() + lava.results_block(f"{TEST}.json",
+                                                        sent)
+
+    def cancel(self, jid: str) -> None:
+        super().cancel(jid)
+        self.jobs[jid]["state"] = "Canceled"
+
+
 class Task(unittest.TestCase):
     """kbench series on a small git tree, its builds and boots mocked
     (kbtools.kernel.SeriesBuild.build, Booter.boot_once and key_of)."""
@@ -676,33 +828,186 @@ class Task(unittest.TestCase):
                 "file:///srv/kbench/series", "--lava-rootfs",
                 "file:///srv/kbench/rootfs.cpio"]
 
-    def test_a_series_through_lava(self) -> None:
-        kinds: List[str] = []
-        local = self.boot_once
+    def run_lab(self, lab: Lab, *extra: str, resume: bool = False) -> Any:
+        """The series through LAB (its images served by name, polled
+        without a pause); nothing booted here."""
+        def served(image: str, where: str, url: str) -> str:
+            return f"file:///srv/{os.path.basename(image)}"
+        with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}), \
+                mock.patch.object(lava, "Api", lambda url, token: lab), \
+                mock.patch.object(series, "served", served), \
+                mock.patch.object(series, "LAVA_POLL_S", 0):
+            got = self.run_series(*([] if resume else self.lava_args()),
+                                  *extra, resume=resume)
+        self.assertEqual(self.boots, [])
+        return got
 
-        def boot_once(booter: series.Booter, commit: str,
-                      image: str) -> Optional[str]:
-            kinds.append(type(booter).__name__)
-            return local(booter, commit, image)
-        setattr(self, "boot_once", boot_once)
-        with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}):
-            rc, out, err = self.run_series(*self.lava_args())
-            self.assertEqual(rc, 0, err)
-            # The base's calibration from the lab's own boots, every one
-            # a job: no key of this host's guest asked for.
-            self.assertEqual(self.boots,
-                             [self.hashes[0]] * 3 + self.hashes[1:])
-            self.assertEqual(set(kinds), {"LavaBooter"})
-            self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv", out)
-            with open(os.path.join(self.state, "settings.json")) as f:
-                kept = f.read()
-            self.assertIn("http://lab:8790", kept)
-            self.assertNotIn("s3cret", kept)
-            rc, out, err = self.run_series(resume=True)
-            self.assertEqual(rc, 0, err)
+    def outputs(self, lab: Lab, *extra: str) -> Tuple[str, str, str]:
+        """(the table and summary, series.json, the summary file) of a
+        new series through LAB."""
+        self.state = tempfile.mkdtemp(dir=self.tmp.name)
+        out_dir = os.path.join(self.state, "out")
+        rc, out, err = self.run_lab(lab, *extra, "--json", out_dir,
+                                    "--summary",
+                                    os.path.join(out_dir, "summary"))
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(out_dir, "series.json")) as f:
+            # Its boots named by where they are kept.
+            doc_ = f.read().replace(self.state, "STATE")
+        with open(os.path.join(out_dir, "summary")) as f:
+            return out, doc_, f.read()
+
+    def test_a_series_through_lava(self) -> None:
+        lab = Lab(self, 1)
+        rc, out, err = self.run_lab(lab)
+        self.assertEqual(rc, 0, err)
+        # The base's calibration from the lab's own boots, every one a
+        # job: no key of this host's guest asked for.
+        self.assertEqual([c for e, c in lab.events if e == "submit"],
+                         [self.hashes[0]] * 3 + self.hashes[1:])
+        self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv", out)
+        self.assertIn("lab: up to 1 jobs at once (the lab's qemu devices "
+                      "taking jobs)", err)
+        with open(os.path.join(self.state, "settings.json")) as f:
+            kept = f.read()
+        self.assertIn("http://lab:8790", kept)
+        self.assertNotIn("s3cret", kept)
+        rc, out, err = self.run_lab(lab, resume=True)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(lab.submitted), 7)
         rc, out, err = self.run_series(resume=True)
         self.assertEqual(rc, 2)
         self.assertIn(f"no API token in {series.LAVA_TOKEN}", err)
+
+    def test_a_lab_of_several_workers(self) -> None:
+        """Jobs go in as their commits are built, up to as many as the
+        lab has devices, and end out of order; what is shown is the
+        same as when they go one at a time."""
+        one = Lab(self, 4)
+        alone = self.outputs(one, "--lava-jobs", "1")
+        self.assertEqual(one.most, 1)
+        self.assertEqual([e for e, _ in one.events], ["submit", "end"] * 7)
+        # Later jobs end first: the fifth submitted ends before the first.
+        many = Lab(self, 4, turns=lambda n: 12 - 2 * n)
+        together = self.outputs(many)
+        self.assertEqual(many.most, 4)
+        ends = [c for e, c in many.events if e == "end"]
+        self.assertNotEqual(ends, [c for e, c in many.events
+                                   if e == "submit"])
+        self.assertEqual(ends[0], self.hashes[1])
+        self.assertEqual(many.events[:4], [("submit", self.hashes[0])] * 3
+                         + [("submit", self.hashes[1])])
+        self.assertEqual(together, alone)
+        # Each job's results in the boot it went in for, whenever it
+        # ended: the base's K-th job in its boot K.
+        for k in (1, 2, 3):
+            with open(os.path.join(series.boots_dir(
+                    self.state, self.hashes[0]), str(k), f"{TEST}.json")) as f:
+                self.assertEqual(json.load(f)["boot_id"], f"job-{100 + k}")
+        self.assertIn("checked: on all 3 exact rows the steps add up",
+                      together[0])
+        self.assertIn("3/4 commit 3: +2.00 insn on msgsnd_rcv",
+                      together[0])
+        # --lava-jobs bounds them below the lab's size.
+        two = Lab(self, 4, turns=lambda n: 5 - n)
+        self.assertEqual(self.outputs(two, "--lava-jobs", "2"), alone)
+        self.assertEqual(two.most, 2)
+
+    def test_a_lab_job_that_fails(self) -> None:
+        lab = Lab(self, 3, turns=lambda n: 4 - n % 4)
+        lab.ends = {self.hashes[2]: ["Incomplete"],
+                    self.hashes[3]: ["Incomplete", "Canceled"]}
+        rc, out, err = self.run_lab(lab)
+        self.assertEqual(rc, 1, err)
+        submits = [c for e, c in lab.events if e == "submit"]
+        # Each tried once more; the second try of commit 3 fails too.
+        self.assertEqual(submits.count(self.hashes[2]), 2)
+        self.assertEqual(submits.count(self.hashes[3]), 2)
+        self.assertRegex(out, r"  3  [0-9a-f]{12}  commit 3 +does not "
+                         r"boot\n")
+        self.assertIn("ended Canceled); the series goes on", err)
+        self.assertIn("3/4 commit 3", err + out)
+
+    def test_a_base_that_fails_in_the_lab_ends_it(self) -> None:
+        lab = Lab(self, 4, turns=lambda n: 1 if n in (0, 4) else 9)
+        lab.ends = {self.hashes[0]: ["Incomplete", "Complete", "Complete",
+                                     "Incomplete"]}
+        rc, _, err = self.run_lab(lab)
+        self.assertEqual(rc, 3, err)
+        self.assertIn("does not boot (job 105 ended Incomplete)", err)
+        # The jobs still in the lab cancelled, none left recorded.
+        self.assertEqual(sorted(lab.cancelled), ["102", "103", "104"])
+        self.assertEqual(self.records(), [])
+
+    def records(self) -> List[str]:
+        """The jobs the state holds for --resume."""
+        return sorted(os.path.join(d, n)
+                      for d, _, names in os.walk(self.state)
+                      for n in names if n.endswith(".lava.json"))
+
+    def test_interrupted_the_lab_s_jobs_are_cancelled(self) -> None:
+        lab = Lab(self, 4, turns=lambda n: 3)
+        lab.stop_at_poll = 10
+        rc, _, err = self.run_lab(lab)
+        self.assertEqual(rc, 130, err)
+        done = [c for e, c in lab.events if e == "end"]
+        self.assertEqual(len(lab.cancelled), 3, err)
+        self.assertEqual(len(lab.submitted), 4)
+        self.assertIn(f"job {lab.cancelled[0]} cancelled", err)
+        self.assertEqual(self.records(), [])
+        rc, out, err = self.run_lab(lab, resume=True)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("they add up", out)
+        # Each boot that had not ended goes in again, once.
+        self.assertEqual(len(lab.submitted), 4 + 7 - len(done))
+
+    def test_a_signal_as_a_job_goes_in(self) -> None:
+        """The job the lab took as ^C came is kept track of, and so
+        cancelled with the others: none left behind unrecorded."""
+        lab = Lab(self, 4, turns=lambda n: 3)
+        lab.signal_at_submit = 2
+        rc, _, err = self.run_lab(lab)
+        self.assertEqual(rc, 130, err)
+        self.assertEqual(lab.cancelled, ["101", "102"])
+        self.assertEqual(self.records(), [])
+
+    def test_resumed_it_polls_the_jobs_left_in_the_lab(self) -> None:
+        lab = Lab(self, 4, turns=lambda n: 3)
+        lab.stop_at_poll = 10
+        lab.refuse_cancel = True
+        rc, _, err = self.run_lab(lab)
+        self.assertEqual(rc, 130, err)
+        self.assertIn("left in the lab (LAVA API jobs/", err)
+        self.assertEqual(len(self.records()), 3)
+        lab.refuse_cancel = False
+        polled = len(lab.polled)
+        rc, out, err = self.run_lab(lab, resume=True)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("3 jobs of the run before polled", err)
+        self.assertEqual(len(lab.submitted), 7)
+        self.assertEqual(self.records(), [])
+        self.assertGreater(len(lab.polled), polled)
+
+    def test_lava_jobs_usage(self) -> None:
+        for bad in ("0", "x", "-1"):
+            rc, _, err = self.run_series(*self.lava_args(), "--lava-jobs",
+                                         bad)
+            self.assertEqual(rc, 2)
+            self.assertIn(f"invalid --lava-jobs '{bad}'", err)
+        rc, _, err = self.run_series("--lava-jobs", "2")
+        self.assertEqual(rc, 2)
+        self.assertIn("--lava-jobs needs --lava", err)
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 0, err)
+        rc, _, err = self.run_series("--lava-jobs", "2", resume=True)
+        self.assertEqual(rc, 2)
+        self.assertIn("does not go through a LAVA lab", err)
+        rc, out, _ = self.run_series("--help")
+        self.assertEqual(rc, 0)
+        self.assertIn("      --lava-jobs N   with --lava: at most N jobs",
+                      out)
+        self.assertIn(f"{series.LAVA_JOBS} when the lab does not say",
+                      " ".join(out.split()))
 
     def test_the_lab_s_booter(self) -> None:
         with mock.patch.dict(os.environ, {series.LAVA_TOKEN: "s3cret"}):
@@ -765,6 +1070,17 @@ class Task(unittest.TestCase):
         rc, _, err = self.run_series()
         self.assertEqual(rc, 3)
         self.assertIn("does not build: nothing to measure against", err)
+
+    def test_the_base_that_does_not_boot_ends_it(self) -> None:
+        self.fail_boot = self.hashes[0]
+        rc, _, err = self.run_series()
+        self.assertEqual(rc, 3)
+        self.assertIn("booted only 0 times (exit 125)", err)
+        # Tried twice, nothing cached or kept as its calibration.
+        self.assertEqual(self.boots, [self.hashes[0]] * 2)
+        self.assertFalse(os.path.exists(os.path.join(
+            self.state, series.CALIBRATION)))
+        self.assertFalse(os.path.exists(calibration.cache_dir()))
 
     def test_interrupted_then_resumed(self) -> None:
         self.stop_at = self.hashes[3]

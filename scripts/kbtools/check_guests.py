@@ -5,6 +5,7 @@ arm64, each path twice), the A/B whose boots die early, and the test
 kernel's steps, exact mode's among them."""
 
 import contextlib
+import datetime
 import json
 import os
 import re
@@ -384,7 +385,8 @@ def lava_series(c: Check) -> None:
     a LAVA lab"; lava_lab's, when the run has both): the first three
     commits of bisect-demo's steps series on the test kernel's tree, the
     base's three calibration boots and one per commit, each a job of the
-    lab on its images served from the lab's /srv/kbench; every commit's
+    lab on its images served from the lab's /srv/kbench, as many at once
+    as the lab has devices (lava_local.DEVICES); every commit's
     step on every exact row of syscall_overhead as LAVA_SERIES_STEPS has
     it, to the instruction, and the steps adding up."""
     from kbtools import bisect_demo, kernel, series
@@ -417,9 +419,50 @@ def lava_series(c: Check) -> None:
                 "--json", out], "kbench series")
         if rc != 0:
             raise Fail(f"kbench series --lava exited {rc}")
+        side_by_side(guest)
     series_steps(os.path.join(out, "series.json"), LAVA_SERIES_STEPS)
     print(f"lava_series: {len(LAVA_SERIES_STEPS)} commits through the "
           f"lab, the lab gone; {int(time.monotonic() - start)} s in all")
+
+
+def side_by_side(guest: lava_local.Lab) -> None:
+    """The lab ran as many of the series' jobs at once as it has devices
+    (the base's calibration boots go in together), by the jobs' start
+    and end times in its API."""
+    from kbtools import calibration
+    try:
+        jobs = guest.lab_api().listing("jobs", limit=100)
+    except ValueError as e:
+        raise Fail(f"the lab's jobs: {e}") from e
+    most = jobs_at_once(jobs, "kbench series ")
+    want = min(lava_local.DEVICES, calibration.BOOTS)
+    print(f"lava_series: at most {most} of the series' jobs ran at once "
+          f"(the lab has {lava_local.DEVICES} devices)")
+    if most < want:
+        raise Fail(f"at most {most} of the series' jobs ran at once, want "
+                   f"{want}: one per device of the lab's")
+
+
+def jobs_at_once(jobs: Sequence[Dict[str, object]], prefix: str) -> int:
+    """The most of these jobs (LAVA's records) named PREFIX... that ran
+    at the same time, by their start and end times (a job that ends as
+    another starts does not overlap it)."""
+    edges: List[Tuple[datetime.datetime, int]] = []
+    for j in jobs:
+        if not str(j.get("description") or "").startswith(prefix):
+            continue
+        try:
+            start, end = (datetime.datetime.fromisoformat(
+                str(j[t]).replace("Z", "+00:00"))
+                for t in ("start_time", "end_time"))
+        except (KeyError, ValueError):
+            continue
+        edges += [(start, 1), (end, -1)]
+    most = now = 0
+    for _, step in sorted(edges):
+        now += step
+        most = max(most, now)
+    return most
 
 
 def lava_guest(lab: str) -> Tuple[lava_local.Lab, str]:

@@ -615,6 +615,12 @@ def direct_opener(jar: Optional[Any] = None) -> Any:
     return urllib.request.build_opener(*handlers)
 
 
+# A device of one of these healths takes jobs (LAVA's scheduler).
+SCHEDULED_HEALTH = ("Good", "Unknown")
+# The devices asked for in one call: more than any lab has of one type.
+DEVICES_PAGE = 500
+
+
 class Api:
     """A LAVA server's REST API (v0.2), called with an API token (never
     a password). Its errors are ValueError, naming the call."""
@@ -665,6 +671,33 @@ class Api:
 
     def cancel(self, jid: str) -> None:
         self.call(f"jobs/{jid}/cancel/")
+
+    def listing(self, what: str, **query: object
+                ) -> List[Dict[str, object]]:
+        """One page of the API's list WHAT (devices, jobs), as QUERY
+        filters and bounds it: the records."""
+        import json
+        import urllib.parse
+        reply = json.loads(self.call(
+            f"{what}/?{urllib.parse.urlencode(query)}"))
+        listed = reply.get("results") if isinstance(reply, dict) else reply
+        if not isinstance(listed, list):
+            raise ValueError(f"LAVA API {what}/: not a list of {what}: "
+                             f"{reply!r}"[:200])
+        return [d for d in listed if isinstance(d, dict)]
+
+    def devices(self, device_type: str) -> List[Dict[str, object]]:
+        """The lab's devices of DEVICE_TYPE (one page of up to
+        DEVICES_PAGE: hostname, state, health, ...)."""
+        return self.listing("devices", device_type=device_type,
+                            limit=DEVICES_PAGE)
+
+    def capacity(self, device_type: str) -> int:
+        """How many jobs of DEVICE_TYPE the lab runs at once: its devices
+        of that type the scheduler gives jobs to (health Good, or Unknown
+        on a lab without health checks), busy or idle now."""
+        return sum(1 for d in self.devices(device_type)
+                   if d.get("health") in SCHEDULED_HEALTH)
 
 
 class ApiCase(NamedTuple):

@@ -41,12 +41,15 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from kbtools import arch, cli, images, lava, lava_job, paths, proc
+from kbtools import arch, cli, images, lava, lava_job, options, paths, proc
 from kbtools.output import msg
 
 SUITE = "bookworm"
 WORKER = "kbench-worker"
-DEVICE = "kbench-qemu01"
+DEVICE_TYPE = "qemu"
+# The lab's devices, all on the one worker: each runs a job at once, so
+# that a series (kbench series --lava) has jobs side by side.
+DEVICES = 2
 PG_PORT = 5432
 SECRET_FILE = "admin-password"
 TOKEN_FILE = "token"
@@ -348,7 +351,7 @@ class Lab:
 
     # ---- setup ----
 
-    def setup(self) -> None:
+    def setup(self, devices: int = DEVICES) -> None:
         self.check_host()
         mirror = self.mirror()
         os.makedirs(self.base, exist_ok=True)
@@ -377,7 +380,7 @@ class Lab:
             self.install("lava-server", "lava-dispatcher", "qemu-system-x86",
                          "gunicorn", "python3-yaml", "ca-certificates",
                          "cpio")
-            self.configure()
+            self.configure(devices)
         finally:
             self.pg_stop()
             self.umount()
@@ -437,28 +440,29 @@ class Lab:
             raise Failure(f"no user and group {user} in {self.root}")
         return ids[0], ids[1]
 
-    def configure(self) -> None:
+    def configure(self, devices: int = DEVICES) -> None:
         self.lab_file("etc/lava-server/settings.d/50-kbench.yaml",
                       'ALLOWED_HOSTS: ["127.0.0.1", "localhost"]\n')
         self.logged(self.manage("migrate", "--noinput"), "manage.log",
                     "lava-server manage migrate failed", append=False)
         self.set_admin()
-        for cmd in (("device-types", "add", "qemu"),
+        for cmd in (("device-types", "add", DEVICE_TYPE),
                     ("workers", "add", WORKER)):
             proc.run(self.manage(*cmd), log=self.state_file("manage.log"),
                      append=True)
-        # As LAVA writes a device dictionary set through its API: the
-        # server's, readable by all (lava-scheduler reads it as the
-        # server's user).
-        self.lab_file(f"etc/lava-server/dispatcher-config/devices/"
-                      f"{DEVICE}.jinja2",
-                      "{% extends 'qemu.jinja2' %}\n"
-                      "{% set netdevice = 'user' %}\n"
-                      "{% set memory = 2048 %}\n"
-                      "{% set no_kvm = True %}\n", owner=LAVA_USER)
-        proc.run(self.manage("devices", "add", "--device-type", "qemu",
-                             "--worker", WORKER, DEVICE),
-                 log=self.state_file("manage.log"), append=True)
+        for name in device_names(devices):
+            # As LAVA writes a device dictionary set through its API: the
+            # server's, readable by all (lava-scheduler reads it as the
+            # server's user).
+            self.lab_file(f"etc/lava-server/dispatcher-config/devices/"
+                          f"{name}.jinja2",
+                          "{% extends 'qemu.jinja2' %}\n"
+                          "{% set netdevice = 'user' %}\n"
+                          "{% set memory = 2048 %}\n"
+                          "{% set no_kvm = True %}\n", owner=LAVA_USER)
+            proc.run(self.manage("devices", "add", "--device-type",
+                                 DEVICE_TYPE, "--worker", WORKER, name),
+                     log=self.state_file("manage.log"), append=True)
 
     # ---- daemons ----
 
@@ -560,11 +564,15 @@ class Lab:
         except (OSError, urllib.error.URLError):
             return False
 
+    def lab_api(self) -> lava.Api:
+        """The lab's REST API with the admin's token (never the
+        password)."""
+        return lava.Api(self.url, self.read_secret(TOKEN_FILE))
+
     def api(self, path: str, data: Optional[bytes] = None) -> bytes:
-        """A REST call with the admin's API token (never the password)."""
+        """A REST call (lab_api)."""
         try:
-            return lava.Api(self.url,
-                            self.read_secret(TOKEN_FILE)).call(path, data)
+            return self.lab_api().call(path, data)
         except ValueError as e:
             raise Failure(str(e)) from e
 
@@ -796,10 +804,11 @@ class Lab:
             waited = now - since[state]
             where = (f"job {jid} has been {state} (health "
                      f"{info.get('health')}) for {waited:.0f} s")
-            if state == "Submitted" and waited > SCHEDULE_S and \
-                    self.device_idle():
+            idle = self.idle_device() if state == "Submitted" and \
+                waited > SCHEDULE_S else ""
+            if idle:
                 raise Failure(
-                    f"{where} with {DEVICE} Idle: the scheduler looks at its "
+                    f"{where} with {idle} Idle: the scheduler looks at its "
                     f"queue every 20 s, so it is not scheduling; see "
                     f"{self.state_file('scheduler.log')}")
             if state == "Scheduled" and waited > SCHEDULE_S:
@@ -814,9 +823,15 @@ class Lab:
             except Failure as e:
                 raise Failure(f"{where}: {e}") from None
 
-    def device_idle(self) -> bool:
-        info = json.loads(self.api(f"devices/{DEVICE}/"))
-        return isinstance(info, dict) and info.get("state") == "Idle"
+    def idle_device(self) -> str:
+        """An idle device of the lab's that takes jobs, or ""."""
+        try:
+            listed = self.lab_api().devices(DEVICE_TYPE)
+        except ValueError as e:
+            raise Failure(str(e)) from e
+        return next((str(d.get("hostname")) for d in listed
+                     if d.get("state") == "Idle" and
+                     d.get("health") in lava.SCHEDULED_HEALTH), "")
 
     def cancel_job(self, jid: str) -> None:
         """Cancel a job left behind (run failed or was interrupted): a
@@ -899,6 +914,11 @@ class Lab:
                    os.path.join(self.srv, "rootfs.cpio"))
 
 
+def device_names(devices: int) -> List[str]:
+    """The names of a lab's DEVICES devices: kbench-qemu01, ..."""
+    return [f"kbench-{DEVICE_TYPE}{n:02d}" for n in range(1, devices + 1)]
+
+
 def job_minutes(path: str) -> float:
     """The job's own timeout (timeouts: job: minutes) in its definition."""
     import yaml  # Debian: python3-yaml, as lava_job.py needs
@@ -961,14 +981,14 @@ def login_accepted(url: str, user: str, password: str) -> bool:
 
 USAGE = """\
 Usage: {prog} setup|start|run|check|stop|destroy [OPTION]...
-A throwaway LAVA (server, worker and one qemu device) in a Debian 12
+A throwaway LAVA (server, worker and its qemu devices) in a Debian 12
 chroot under {base} (KBENCH_LAVA_DIR), for the kbench LAVA job.
 
   setup     debootstrap the chroot, install PostgreSQL and LAVA 2023.01
             from Debian (the packages kept in .cache/lava/debs,
             KBENCH_CACHE), create the admin (a random password, kept in
-            {state}/{secret}, mode 0600), the qemu device and the
-            worker (about 2 GB of disk, 5-20 minutes; once)
+            {state}/{secret}, mode 0600), the worker and its qemu
+            devices (about 2 GB of disk, 5-20 minutes; once)
   start     mount /proc, /sys, /dev into the chroot, start PostgreSQL,
             gunicorn (127.0.0.1:{port}, KBENCH_LAVA_PORT), lava-worker and
             lava-scheduler; the tools' API token in {state}/{token}.
@@ -985,6 +1005,8 @@ chroot under {base} (KBENCH_LAVA_DIR), for the kbench LAVA job.
   destroy   stop, then remove {base} (never while anything in it is
             mounted; signals wait until it is done)
 
+setup options:
+{setup_options}
 run options:
   --kernel IMAGE   the kernel to boot: a file, or debian-6.1 (default:
                    Debian 12's, fetched once into the cache as run_all.sh
@@ -1003,6 +1025,17 @@ missing host tool or mirror; 130 interrupted.
 """
 
 
+def setup_devices(argv: Sequence[str], prog: str) -> int:
+    """setup's --devices N (bad usage, exit 2, when not 1 or more)."""
+    ap = cli.UsageParser(prog=prog)
+    options.add_arguments(ap, ("--devices",))
+    a = ap.parse_args(list(argv))
+    if a.devices is None:
+        return DEVICES
+    return ap.count(a.devices, f"invalid --devices '{a.devices}' "
+                    f"({options.find('--devices').needs})")
+
+
 def main(argv: Sequence[str], prog: str = "kbench lava local") -> int:
     lab = Lab(prog)
     if not argv:
@@ -1013,14 +1046,19 @@ def main(argv: Sequence[str], prog: str = "kbench lava local") -> int:
         print(USAGE.format(prog=prog, base=lab.base, state=lab.state,
                            secret=SECRET_FILE, token=TOKEN_FILE,
                            port=lab.port, settle=SETTLE_S,
-                           schedule=SCHEDULE_S), end="")
+                           schedule=SCHEDULE_S,
+                           setup_options=options.usage(
+                               ["--devices"], devices=DEVICES).rstrip()),
+                     end="")
         return 0
-    actions = {"setup": lab.setup, "start": lab.start, "stop": lab.stop,
-               "destroy": lab.destroy}
+    actions = {"setup": lambda: lab.setup(setup_devices(rest, prog)),
+               "start": lab.start, "stop": lab.stop, "destroy": lab.destroy}
     if cmd not in actions and cmd not in ("run", "check"):
         cli.UsageParser(prog=prog).error(f"unknown command '{cmd}'")
-    if cmd != "run" and rest:
+    if cmd not in ("run", "setup") and rest:
         cli.UsageParser(prog=prog).error(f"unknown option '{rest[0]}'")
+    if cmd == "setup":
+        setup_devices(rest, prog)
     # The lab's files are made as Debian's tools make a system's (umask
     # 022: what debootstrap, dpkg's maintainer scripts and LAVA, which
     # reads them as its own users, expect), whatever the caller's umask;

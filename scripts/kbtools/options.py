@@ -114,12 +114,53 @@ PROGRAM: Tuple[Option, ...] = (
            "the results as one JSON document in FILE"),
 )
 
+# kbench series' own options that a task's usage says from this table.
+SERIES: Tuple[Option, ...] = (
+    Option(("--lava-jobs",), "a number of jobs (1 or more)", "N",
+           "with --lava: at most N jobs of the series in the lab at once "
+           "(default: the lab's devices of the job's type that take jobs, "
+           "health Good or Unknown; {fallback} when the lab does not say)"),
+)
+
 # The options that take run_all.sh's command line into kbench run.
 HANDED_OVER = ("--kernel", "--vs-kernel")
 
 
+# kbench lava local's own (scripts/lava_local.sh setup).
+LAB: Tuple[Option, ...] = (
+    Option(("--devices",), "a number of devices (1 or more)", "N",
+           "N qemu devices on the one worker, each running a job at "
+           "once (default {devices}; setup again adds, never removes)"),
+)
+
+
 def table() -> Tuple[Option, ...]:
-    return RUNNER + GUEST + AB
+    return RUNNER + GUEST + AB + SERIES + LAB
+
+
+# Where a usage text starts an option's help, and how wide it goes.
+HELP_COLUMN = 22
+USAGE_WIDTH = 72
+
+
+def usage(names: Sequence[str], **values: Any) -> str:
+    """The usage lines of these options, as the tasks' usage texts lay
+    them out (the help from column HELP_COLUMN, on a line of its own
+    when the names reach it); values fill the help's {fields}."""
+    import textwrap
+    out = []
+    for name in names:
+        o = find(name)
+        head = "  " + ("    " if len(o.names) == 1 else "") + \
+            ", ".join(o.names) + (f" {o.metavar}" if o.metavar else "")
+        lines = textwrap.wrap(o.help.format(**values),
+                              USAGE_WIDTH - HELP_COLUMN)
+        if len(head) + 2 > HELP_COLUMN:
+            out.append(head)
+        else:
+            out.append(f"{head:<{HELP_COLUMN}}{lines.pop(0)}")
+        out += [" " * HELP_COLUMN + line for line in lines]
+    return "\n".join(out) + "\n"
 
 
 def find(name: str, options: Sequence[Option] = ()) -> Option:

@@ -18,6 +18,7 @@ where it stopped.
 """
 
 import argparse
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -27,7 +28,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (Any, Callable, Dict, List, NamedTuple, Optional,
+                    Sequence, Tuple)
 
 from kbtools import (ab, bisect, bisect_run, calibration, cli, collection,
                      compare, guest, kcidb, kernel, lava, lava_job, options,
@@ -90,7 +92,7 @@ the line under the table says how many boots a verdict on it needs.
                       PATH (default /sbin/init; the local lab's rootfs:
                       /sbin/kbench-init). The base's calibration comes
                       from the lab's own boots
-      --state DIR     the series' builds and boots (default: under
+{lava_jobs}      --state DIR     the series' builds and boots (default: under
                       ~/.cache/kbench/series/, one per tree, range and rows)
       --resume        go on with the series kept in the state directory
   -j, --jobs N        parallel make jobs of each build (default: the CPUs)
@@ -107,6 +109,13 @@ VM_OPTIONS = ("--boot-timeout", "--vm-timeout")
 LAVA_OPTIONS = ("lava", "lava-images", "lava-images-url", "lava-rootfs")
 # The lab's API token: from the environment, never kept in the state.
 LAVA_TOKEN = "KBENCH_LAVA_TOKEN"
+# Jobs in the lab at once when it does not say how many devices take
+# them: enough for a small lab to boot commits side by side, few enough
+# that a series does not fill a shared lab's queue, nor leave much to
+# cancel on ^C. The base's calibration alone is three.
+LAVA_JOBS = 4
+# How often the jobs in the lab are polled (s).
+LAVA_POLL_S = 10.0
 SETTINGS = "settings.json"
 CALIBRATION = "calibration.json"
 # --where's profiles, STATE/where/HASH/ROW/profile.json (kbench where's
@@ -120,7 +129,8 @@ POLL_S = 1.0
 def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap = cli.UsageParser(prog=prog, help_text=USAGE.format(
         prog=prog, boots=calibration.BOOTS,
-        reps=policy.icount().repetitions))
+        reps=policy.icount().repetitions,
+        lava_jobs=options.usage(["--lava-jobs"], fallback=LAVA_JOBS)))
     ap.add_argument("--tree")
     ap.add_argument("range", nargs="?")
     options.add_arguments(ap, ("--test",), {"--test": {
@@ -134,6 +144,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
     for name in LAVA_OPTIONS:
         ap.add_argument(f"--{name}")
     ap.add_argument("--lava-init", type=lava_job.kernel_word)
+    options.add_arguments(ap, ("--lava-jobs",))
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("-j", "--jobs")
     options.add_arguments(ap, VM_OPTIONS)
@@ -142,6 +153,10 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
         raise cli.Error(f"invalid --jobs '{args.jobs}'")
     if args.where_with and not args.where:
         raise cli.Error("--where-with needs --where")
+    if args.lava_jobs is not None and (not args.lava_jobs.isdigit() or
+                                       int(args.lava_jobs) < 1):
+        raise cli.Error(f"invalid --lava-jobs '{args.lava_jobs}' (a number "
+                        f"of jobs, 1 or more)")
     if args.resume and args.state and not args.tree and not args.range:
         return args
     if not args.tree:
@@ -164,6 +179,8 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
             raise cli.Error(f"--{name}: {e}") from None
     if lava_given and not os.environ.get(LAVA_TOKEN):
         raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
+    if args.lava_jobs is not None and not lava_given:
+        raise cli.Error("--lava-jobs needs --lava")
     try:
         for t in args.test:
             bisect.parse_target(t)
@@ -244,7 +261,8 @@ def new_settings(args: argparse.Namespace) -> Dict[str, Any]:
             "targets": list(args.test),
             "lava": {**{n: getattr(args, n.replace("-", "_"))
                         for n in LAVA_OPTIONS},
-                     "lava-init": args.lava_init or "/sbin/init"}
+                     "lava-init": args.lava_init or "/sbin/init",
+                     "lava-jobs": int(args.lava_jobs or 0) or None}
             if args.lava else None,
             "vm_args": options.passed_on(args, VM_OPTIONS)}
 
@@ -358,16 +376,26 @@ class Builder:
     def wait(self, commit: str) -> Dict[str, Any]:
         """The commit's build record, once its build is done."""
         while True:
-            rec = read_build(self.state, commit)
+            rec = self.ready(commit)
             if rec is not None:
-                if rec.get("status") == "setup":
-                    raise cli.Failure(f"cannot build from {self.st['tree']}:"
-                                      f" {rec.get('error')}", cli.EXIT_SETUP)
                 return rec
-            if self.child is None or not self.child.is_alive():
+            time.sleep(POLL_S)
+
+    def ready(self, commit: str) -> Optional[Dict[str, Any]]:
+        """The commit's build record when its build is done, else None;
+        cli.Failure when it never will be."""
+        rec = read_build(self.state, commit)
+        if rec is None and (self.child is None or
+                            not self.child.is_alive()):
+            # It may have written the record as it ended.
+            rec = read_build(self.state, commit)
+            if rec is None:
                 raise cli.Failure(f"the builds stopped before "
                                   f"{commit[:12]} was built", cli.EXIT_SETUP)
-            time.sleep(POLL_S)
+        if rec is not None and rec.get("status") == "setup":
+            raise cli.Failure(f"cannot build from {self.st['tree']}:"
+                              f" {rec.get('error')}", cli.EXIT_SETUP)
+        return rec
 
     def stop(self) -> None:
         """End the child (its make stopped, the tree put back)."""
@@ -470,21 +498,38 @@ class Booter:
         return None
 
 
+class Slot(NamedTuple):
+    """One boot of a commit: its number K, kept as STATE/boots/HASH/K/."""
+    commit: str
+    k: int
+
+
+@dataclass
+class Job:
+    """A boot in the lab: its slot, its job, which try of the slot it
+    is (a job that fails is tried once more) and when it went in."""
+    slot: Slot
+    jid: str
+    tries: int
+    start: float = 0.0
+
+
 @dataclass
 class LavaBooter(Booter):
-    """One boot of a commit as a LAVA job (--lava URL): the image served
+    """The boots of a series as LAVA jobs (--lava URL): the image served
     to the lab at kernel_url(image), the job made by kbtools.lava_job
-    (--icount, the programs), its id kept beside the boot
+    (--icount, the programs), its id kept beside its boot
     (STATE/boots/HASH/K.lava.json) so that --resume polls the job
     instead of submitting it again; the results and KTAP taken from the
-    job's log (kbtools.lava.keep_boot), its log kept as the console."""
+    job's log (kbtools.lava.keep_boot), its log kept as the console.
+    LabRun submits, polls and collects many at once."""
     api: Optional[lava.Api] = None
     kernel_url: Optional[Callable[[str], str]] = None
     rootfs_url: str = ""
     job_options: Sequence[str] = ()
     poll_s: float = 10.0
 
-    def definition(self, image: str) -> str:
+    def job_argv(self, image: str) -> List[str]:
         assert self.kernel_url is not None
         argv = ["--kernel", self.kernel_url(image), "--rootfs",
                 self.rootfs_url, "--icount", "--job-name",
@@ -492,50 +537,116 @@ class LavaBooter(Booter):
                 *self.job_options]
         for t in self.targets:
             argv += ["-t", bisect.parse_target(t)[0]]
+        return argv
+
+    def definition(self, image: str) -> str:
         import yaml  # the LAVA side only (Debian: python3-yaml)
         return str(yaml.safe_dump(
-            lava_job.job(lava_job.parse_args(argv)), sort_keys=False,
-            width=1000))
+            lava_job.job(lava_job.parse_args(self.job_argv(image))),
+            sort_keys=False, width=1000))
+
+    def device_type(self) -> str:
+        """The device type the jobs ask for."""
+        return str(lava_job.parse_args(
+            ["--kernel", "file:///k", "--rootfs", "file:///r",
+             *self.job_options]).device_type)
 
     def key_of(self, image: str) -> calibration.Key:
         raise cli.Failure("a series through LAVA has no calibration key "
                           "of this host's guest", cli.EXIT_SETUP)
 
-    def guest_run(self, image: str, json_dir: str, console: str,
-                  ktap: str) -> int:
+    def record(self, slot: Slot) -> str:
+        return os.path.join(boots_dir(self.state, slot.commit),
+                            f"{slot.k}.lava.json")
+
+    def kept_jobs(self, commit: str) -> List[Job]:
+        """The commit's jobs submitted before (an interrupted series'):
+        to be polled, not submitted again."""
+        d = boots_dir(self.state, commit)
+        names = os.listdir(d) if os.path.isdir(d) else []
+        out = []
+        for name in names:
+            k, dot, rest = name.partition(".")
+            if k.isdigit() and dot and rest == "lava.json":
+                rec = results.read_json(os.path.join(d, name))
+                out.append(Job(Slot(commit, int(k)), str(rec["job"]),
+                               int(rec.get("try") or 1), time.monotonic()))
+        return sorted(out, key=lambda j: j.slot.k)
+
+    def submit(self, slot: Slot, image: str, tries: int) -> Job:
+        """The slot's job, submitted and kept (ValueError: the lab did
+        not take it)."""
         assert self.api is not None
+        jid = self.api.submit(self.definition(image))
+        os.makedirs(boots_dir(self.state, slot.commit), exist_ok=True)
+        results.write_json(self.record(slot), {
+            "job": jid, "url": self.api.url, "try": tries})
+        return Job(slot, jid, tries, time.monotonic())
+
+    def finished(self, job: Job) -> Optional[Dict[str, object]]:
+        """The job's record once it has ended, else None."""
+        assert self.api is not None
+        info = self.api.job(job.jid)
+        return info if info.get("state") == "Finished" else None
+
+    def collect(self, job: Job, info: Dict[str, object]) -> Optional[str]:
+        """The ended job's boot directory (STATE/boots/HASH/K) when it
+        is usable, else None (why in self.why); its record gone either
+        way."""
+        assert self.api is not None
+        d = boots_dir(self.state, job.slot.commit)
+        k = job.slot.k
+        tmp = os.path.join(d, f"{k}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        ktap = os.path.join(d, f"{k}.ktap")
         self.why = ""
-        record = console[:-len(".console.log")] + ".lava.json"
-        jid = str(results.read_json(record)["job"]) \
-            if os.path.isfile(record) else ""
         try:
-            if not jid:
-                jid = self.api.submit(self.definition(image))
-                results.write_json(record, {"job": jid,
-                                            "url": self.api.url})
-            info = self.wait(jid)
-            text = self.api.log(jid)
-            results.write_text(console, text)
+            text = self.api.log(job.jid)
+            results.write_text(os.path.join(d, f"{k}.console.log"), text)
             if info.get("health") != "Complete":
-                self.why = f"job {jid} ended {info.get('health')}"
+                self.why = f"job {job.jid} ended {info.get('health')}"
             else:
                 import yaml
-                lava.keep_boot(yaml.safe_load(text) or [], json_dir, ktap)
+                lava.keep_boot(yaml.safe_load(text) or [], tmp, ktap)
+            return self.kept(d, k, 2 if self.why else 0, ktap)
         except (ValueError, OSError) as e:
-            self.why = f"job {jid or '(not submitted)'}: {e}"
-        if self.why and os.path.isfile(record):
-            # Tried again: a new job.
-            os.unlink(record)
-        # Neither 0 nor 1 (a run's own statuses): nothing to read.
-        return 2 if self.why else 0
+            self.why = f"job {job.jid}: {e}"
+            return None
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            self.forget(job)
 
-    def wait(self, jid: str) -> Dict[str, object]:
+    def forget(self, job: Job) -> None:
+        """The job's record removed: its slot is submitted anew."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.record(job.slot))
+
+    def cancel(self, job: Job) -> Optional[str]:
+        """The job cancelled in the lab and forgotten here; why not,
+        when the lab would not (then it stays recorded, for --resume)."""
         assert self.api is not None
-        while True:
-            info = self.api.job(jid)
-            if info.get("state") == "Finished":
-                return info
-            time.sleep(self.poll_s)
+        try:
+            self.api.cancel(job.jid)
+        except ValueError as e:
+            return str(e)
+        self.forget(job)
+        return None
+
+    def lab_jobs(self, asked: Optional[int]) -> Tuple[int, str]:
+        """How many jobs at once (ASKED: --lava-jobs), and where that
+        number comes from."""
+        if asked:
+            return asked, "--lava-jobs"
+        assert self.api is not None
+        kind = self.device_type()
+        try:
+            n = self.api.capacity(kind)
+        except ValueError as e:
+            return LAVA_JOBS, f"the lab did not list its devices ({e})"
+        if n < 1:
+            return LAVA_JOBS, f"the lab lists no {kind} device taking jobs"
+        return n, f"the lab's {kind} devices taking jobs"
 
 
 def served(image: str, where: str, url: str) -> str:
@@ -568,7 +679,8 @@ def booter_of(st: Dict[str, Any], state: str, prog: str) -> Booter:
                           image, conf["lava-images"],
                           conf["lava-images-url"]),
                       rootfs_url=conf["lava-rootfs"],
-                      job_options=["--init", conf["lava-init"]])
+                      job_options=["--init", conf["lava-init"]],
+                      poll_s=LAVA_POLL_S)
 
 
 def mark_unbooted(state: str, commit: str, why: str) -> None:
@@ -601,6 +713,10 @@ class Series:
         start = time.monotonic()
         rec = self.builder.wait(commit)
         self.times["wait"] += time.monotonic() - start
+        return self.built(commit, rec)
+
+    def built(self, commit: str, rec: Dict[str, Any]) -> Optional[str]:
+        """The image of the commit's build record REC, or None (said)."""
         self.times["build"] += float(rec.get("seconds") or 0)
         if rec["status"] != "built":
             self.say(f"{self.title(commit)}: does not build "
@@ -631,29 +747,38 @@ class Series:
             raise cli.Failure(f"the base {self.title(commit)} does not "
                               f"build: nothing to measure against",
                               cli.EXIT_SETUP)
-        # A lab's boots: its QEMU and device, not this host's guest.
-        key = None if self.st.get("lava") else self.booter.key_of(image)
-        cal = calibration.cached(key) if key is not None else None
-        if cal is not None and key is not None:
-            self.say(f"base: {calibration.describe(cal)}, cached "
-                     f"({calibration.cache_path(key)}): it boots once")
-            if not self.boot_until(commit, image, 1):
-                raise cli.Failure(f"the base {self.title(commit)} does not "
-                                  f"boot ({self.booter.why})",
-                                  cli.EXIT_SETUP)
-        else:
+        key = self.booter.key_of(image)
+        cal = calibration.cached(key)
+        if cal is None:
             self.say(f"base: no calibration of its image cached: it boots "
                      f"{calibration.BOOTS} times (an A/A of it)")
-            if not self.boot_until(commit, image, calibration.BOOTS):
-                raise cli.Failure(f"the base {self.title(commit)} booted "
-                                  f"only {len(usable_boots(self.state, commit))}"
-                                  f" times ({self.booter.why})",
-                                  cli.EXIT_SETUP)
-            cal = calibration.of_dirs(usable_boots(self.state, commit))
-            if key is not None and cal.boots >= calibration.BOOTS:
-                calibration.store(key, cal)
-            self.say(f"base: {calibration.describe(cal)}, from its own boots")
+            self.boot_until(commit, image, calibration.BOOTS)
+            return self.calibrated(key)
+        self.say(f"base: {calibration.describe(cal)}, cached "
+                 f"({calibration.cache_path(key)}): it boots once")
+        if not self.boot_until(commit, image, 1):
+            raise cli.Failure(f"the base {self.title(commit)} does not "
+                              f"boot ({self.booter.why})", cli.EXIT_SETUP)
         calibration.save(path, cal)
+        return cal
+
+    def calibrated(self, key: Optional[calibration.Key] = None
+                   ) -> calibration.Calibration:
+        """The base's calibration from its own boots (this host's or the
+        lab's), kept in STATE/calibration.json, and cached as KEY's (the
+        image in this host's guest) when it has all its boots; fewer
+        boots than it needs end the series."""
+        commit = self.st["base"]
+        dirs = usable_boots(self.state, commit)
+        if len(dirs) < calibration.BOOTS:
+            why = f" ({self.booter.why})" if self.booter.why else ""
+            raise cli.Failure(f"the base {self.title(commit)} booted only "
+                              f"{len(dirs)} times{why}", cli.EXIT_SETUP)
+        cal = calibration.of_dirs(dirs)
+        if key is not None and cal.boots >= calibration.BOOTS:
+            calibration.store(key, cal)
+        calibration.save(os.path.join(self.state, CALIBRATION), cal)
+        self.say(f"base: {calibration.describe(cal)}, from its own boots")
         return cal
 
     def commit(self, commit: str) -> None:
@@ -668,14 +793,198 @@ class Series:
                      f"({self.booter.why}); the series goes on")
             mark_unbooted(self.state, commit, self.booter.why)
 
-    def run(self) -> None:
+    def run(self, lava_jobs: Optional[int] = None) -> None:
         self.builder.start()
         try:
+            if isinstance(self.booter, LavaBooter):
+                LabRun(self, self.booter, lava_jobs).run()
+                return
             self.base()
             for c in self.st["commits"]:
                 self.commit(c)
         finally:
             self.builder.stop()
+
+
+class LabRun:
+    """The series' boots as jobs of a LAVA lab (--lava): each boot's job
+    submitted as soon as its commit is built, up to `bound` in the lab
+    at once (the base's calibration boots first, then each commit in
+    the series' order), all polled together, each collected when it
+    ends, in whatever order the lab ends them. A job's results go to
+    the boot it was submitted for (STATE/boots/HASH/K), so nothing shown
+    depends on that order. A job that fails is tried once more; a base
+    that does not boot ends the series. Whatever ends the run early (a
+    signal, a failure) cancels the jobs still in the lab and forgets
+    them: --resume submits them again."""
+
+    def __init__(self, s: "Series", booter: LavaBooter,
+                 asked: Optional[int]):
+        self.s = s
+        self.booter = booter
+        self.asked = asked
+        self.bound = 0
+        self.pending: List[Slot] = []
+        self.flight: List[Job] = []
+        self.images: Dict[str, Optional[str]] = {}
+        self.jobs = 0
+
+    def title(self, slot: Slot) -> str:
+        base = slot.commit == self.s.st["base"]
+        return self.s.title(slot.commit) + \
+            (f" (boot {slot.k} of {calibration.BOOTS})" if base else "")
+
+    def wanted(self, commit: str) -> int:
+        """How many boots the commit needs in all."""
+        if commit == self.s.st["base"]:
+            done = os.path.isfile(os.path.join(self.s.state, CALIBRATION))
+            return 0 if done else calibration.BOOTS
+        return 0 if boot_failure(self.s.state, commit) is not None else 1
+
+    def plan(self) -> None:
+        """The boots to submit, in order; the jobs an interrupted run
+        left in the lab taken back, to be polled."""
+        for c in [self.s.st["base"], *self.s.st["commits"]]:
+            want = self.wanted(c)
+            have = {int(os.path.basename(d))
+                    for d in usable_boots(self.s.state, c)}
+            if not want or len(have) >= want:
+                continue
+            kept = self.booter.kept_jobs(c)
+            self.flight += kept
+            taken = have | {j.slot.k for j in kept}
+            k = 1
+            for _ in range(want - len(taken)):
+                while k in taken:
+                    k += 1
+                taken.add(k)
+                self.pending.append(Slot(c, k))
+
+    def built(self, commit: str) -> bool:
+        """True once the commit's build is done (its image, or None,
+        in self.images); a base that does not build ends the series."""
+        if commit in self.images:
+            return True
+        rec = self.s.builder.ready(commit)
+        if rec is None:
+            return False
+        self.images[commit] = self.s.built(commit, rec)
+        if self.images[commit] is None and commit == self.s.st["base"]:
+            raise cli.Failure(f"the base {self.s.title(commit)} does not "
+                              f"build: nothing to measure against",
+                              cli.EXIT_SETUP)
+        return True
+
+    def fill(self) -> None:
+        """Submit the next boots whose commits are built, while the lab
+        holds fewer than bound of the series' jobs."""
+        while self.pending and len(self.flight) < self.bound and \
+                self.built(self.pending[0].commit):
+            slot = self.pending.pop(0)
+            if self.images[slot.commit] is not None:
+                self.submit(slot, 1)
+
+    def image(self, commit: str) -> str:
+        """The commit's image (a job taken back from an interrupted run
+        is tried again with it)."""
+        while not self.built(commit):
+            time.sleep(POLL_S)
+        return str(self.images[commit])
+
+    def submit(self, slot: Slot, tries: int) -> None:
+        image = self.image(slot.commit)
+        try:
+            # A job the lab took is recorded and in flight, or cancelled.
+            with proc.deferred_signals():
+                job = self.booter.submit(slot, image, tries)
+                self.flight.append(job)
+        except ValueError as e:
+            self.failed(slot, tries, str(e))
+            return
+        self.jobs += 1
+        self.s.say(f"job {job.jid}: {self.title(slot)} "
+                   f"({len(self.flight)} in the lab)")
+
+    def failed(self, slot: Slot, tries: int, why: str) -> None:
+        """A try of the slot that left no usable boot: once more, or
+        the commit said not to boot (the base: the series ends)."""
+        if tries == 1:
+            self.s.say(f"{self.title(slot)}: unusable ({why}): trying "
+                       f"once more")
+            self.submit(slot, 2)
+        elif slot.commit == self.s.st["base"]:
+            raise cli.Failure(f"the base {self.title(slot)} does not boot "
+                              f"({why})", cli.EXIT_SETUP)
+        else:
+            self.s.say(f"{self.s.title(slot.commit)}: does not boot "
+                       f"({why}); the series goes on")
+            mark_unbooted(self.s.state, slot.commit, why)
+
+    def poll(self) -> bool:
+        """Collect the jobs that have ended; True when one had."""
+        ended = False
+        for job in list(self.flight):
+            try:
+                info = self.booter.finished(job)
+            except ValueError as e:
+                # As a job that failed: cancelled, tried once more.
+                self.flight.remove(job)
+                self.booter.cancel(job)
+                self.failed(job.slot, job.tries, f"job {job.jid}: {e}")
+                continue
+            if info is None:
+                continue
+            ended = True
+            self.flight.remove(job)
+            self.s.times["boot"] += time.monotonic() - job.start
+            if self.booter.collect(job, info) is None:
+                self.failed(job.slot, job.tries, self.booter.why)
+            else:
+                self.s.say(f"job {job.jid} done: {self.title(job.slot)}")
+        return ended
+
+    def cancel_all(self) -> None:
+        """The jobs still in the lab cancelled (a signal held until
+        then), each said."""
+        if not self.flight:
+            return
+        with proc.deferred_signals():
+            for job in self.flight:
+                why = self.booter.cancel(job)
+                self.s.say(f"job {job.jid} cancelled: {self.title(job.slot)}"
+                           if why is None else
+                           f"job {job.jid} left in the lab ({why}): "
+                           f"--resume polls it")
+            self.flight = []
+
+    def run(self) -> None:
+        self.bound, source = self.booter.lab_jobs(self.asked)
+        self.plan()
+        start = time.monotonic()
+        self.s.say(f"lab: up to {self.bound} jobs at once ({source}); "
+                   f"{len(self.pending)} boots to submit"
+                   + (f", {len(self.flight)} jobs of the run before polled"
+                      if self.flight else ""))
+        try:
+            while self.pending or self.flight:
+                self.fill()
+                if self.flight:
+                    if not self.poll():
+                        time.sleep(self.booter.poll_s)
+                elif self.pending:
+                    # Nothing in the lab: the next build is awaited.
+                    waited = time.monotonic()
+                    self.s.builder.wait(self.pending[0].commit)
+                    self.s.times["wait"] += time.monotonic() - waited
+            if not os.path.isfile(os.path.join(self.s.state, CALIBRATION)):
+                # A lab's boots: its QEMU and device, not this host's
+                # guest, so no calibration cached by this host's key.
+                self.s.calibrated()
+        finally:
+            self.cancel_all()
+        self.s.say(f"lab: {self.jobs} jobs submitted, "
+                   f"{self.s.times['boot']:.0f} s of jobs in "
+                   f"{time.monotonic() - start:.0f} s")
 
 
 # ---- the figures and the table ------------------------------------------------
@@ -934,6 +1243,18 @@ def series(args: argparse.Namespace, prog: str) -> int:
         raise cli.Error(f"a series is running in {state} already") from None
 
 
+def lava_jobs(args: argparse.Namespace, st: Dict[str, Any]
+              ) -> Optional[int]:
+    """The series' --lava-jobs: this command line's, else the one it
+    was started with; None: as many as the lab says."""
+    if args.lava_jobs is not None and not st.get("lava"):
+        raise cli.Error("--lava-jobs: the series does not go through a "
+                        "LAVA lab (--lava)")
+    if args.lava_jobs is not None:
+        return int(args.lava_jobs)
+    return (st.get("lava") or {}).get("lava-jobs")
+
+
 def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
             prog: str) -> int:
     """The series built, booted and shown (its state held)."""
@@ -941,7 +1262,7 @@ def measure(args: argparse.Namespace, st: Dict[str, Any], state: str,
     clock = proc.Clock()
     s.say(f"series {st['range']} of {st['tree']}: {len(st['commits'])} "
           f"commits; state: {state}")
-    s.run()
+    s.run(lava_jobs(args, st))
     cal = calibration.load(os.path.join(state, CALIBRATION))
     t = series_table.table(points(st, state), cal)
     sys.stdout.write(series_table.text(t, st))
