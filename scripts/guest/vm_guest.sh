@@ -12,7 +12,9 @@
 #   vm_guest.sh [RUN_ALL_ARGUMENT]...
 #
 # Environment (set by vm_run.sh): KBENCH_GUEST=tcg|kvm, KSFT_MACHINE_SLOW,
-# KBENCH_ICOUNT (the -icount shift, in exact mode).
+# KBENCH_ICOUNT (the -icount shift, in exact mode), KBENCH_PLAN (the
+# host's plan file, kbtools.plan.to_file; exact mode and --list run
+# run_all.sh).
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -124,9 +126,15 @@ if [[ -n ${KBENCH_ICOUNT:-} ]]; then
 		"$top/run_all.sh" "${args[@]}"
 	rc=$?
 else
-	# The guest's /tmp is a throwaway overlay: fine for run_all.sh's scratch.
+	# The host's plan (KBENCH_PLAN: its titles, order, timeouts, JSON
+	# paths), run as it says. The guest's /tmp is a throwaway overlay:
+	# fine for the scratch JSON of repetitions without --json.
 	cd "$top" || exit 1
-	"$top/run_all.sh" "${args[@]}"
+	if [[ -n ${KBENCH_PLAN:-} ]]; then
+		"$top/scripts/guest/run_plan.sh" "$top" "$KBENCH_PLAN"
+	else
+		"$top/run_all.sh" "${args[@]}"
+	fi
 	rc=$?
 fi
 

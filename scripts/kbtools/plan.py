@@ -12,6 +12,7 @@ both sides alike.
 """
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Tuple
 
@@ -178,3 +179,21 @@ def make(r: Request) -> Plan:
     compared = "" if not r.ab or r.host_merges else \
         r.json_dir or os.path.join(r.scratch, "merged")
     return Plan(tuple(steps), sides, r.repeat, merges(r, sides), compared)
+
+
+# What scripts/guest/run_plan.sh reads: one line a call of its shell
+# functions, each word quoted for the shell.
+PLAN_FILE_HEAD = "# The plan of a guest's run (kbtools.plan.to_file), run by " \
+    "scripts/guest/run_plan.sh.\n"
+
+
+def to_file(p: Plan, nest: str, ktap: str = "") -> str:
+    """The plan as a guest's bash runs it: 'plan STEPS NEST KTAP' (KTAP:
+    where the stream is copied, "" none), then 'step TEST SECS TITLE
+    JSON COMMAND...' for each step, run in TEST's directory. Its paths
+    are the guest's (the Request's json_dir and scratch)."""
+    def line(*words: object) -> str:
+        return " ".join(shlex.quote(str(w)) for w in words) + "\n"
+    return PLAN_FILE_HEAD + line("plan", len(p.steps), nest, ktap) + "".join(
+        line("step", s.test, s.timeout, s.title, s.json, *s.command())
+        for s in p.steps)

@@ -34,7 +34,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import arch as arches
 from kbtools import (cli, collection, debian, design, guest, images, ksrc,
-                     options, paths, policy, proc, results, runner, vng)
+                     options, paths, plan, policy, proc, results, runner,
+                     vng)
 from kbtools.arch import Arch
 from kbtools.policy import Icount
 from kbtools.output import msg
@@ -406,6 +407,22 @@ def guest_args(run: RunArgs) -> List[str]:
     return run.args + repeat
 
 
+def guest_plan(run: RunArgs, programs: Sequence[str],
+               env: Dict[str, str], json_dir: str, prog: str) -> str:
+    """The plan file of the guest's run (kbtools.plan.to_file): run_all.sh's
+    options as kbench run parses them, the repetitions resolved, the
+    guest's environment (KBENCH_MERGE=host: the host merges; the exact
+    timeout factor; KSELFTEST_<PROG>_ARGS) and json_dir, the --json
+    directory as the guest sees it ("" none)."""
+    a = runner.parse(guest_args(run), prog)
+    a.environ = dict(env)
+    a.host_merges = True
+    a.json_dir = json_dir
+    p = plan.make(runner.request(a, programs, "/tmp/kbench-run"))
+    return plan.to_file(p, a.nest, os.path.join(json_dir, "run_all.ktap")
+                        if json_dir else "")
+
+
 def prefix_files(run: RunArgs) -> List[str]:
     """The host's files that --base-prefix and --vs-prefix name by
     absolute path (a wrapper such as tests/seccomp_wrap): a guest whose
@@ -589,10 +606,14 @@ class Vng(Backend):
             collection.build(tests, self.prog, "--no-install" in run.args)
         self.programs = collection.programs(tests)
 
-    def guest_command(self, json_dir: str) -> str:
+    def guest_command(self, json_dir: str, plan_file: str = "") -> str:
+        """The guest's command: vm_guest.sh, which runs the host's plan
+        (plan_file) or, in exact mode, run_all.sh."""
         env = self.opts.run.guest_env(self.machine.accel,
                                       self.machine.icount)
         env["KSRC"] = self.ksrc
+        if plan_file:
+            env["KBENCH_PLAN"] = plan_file
         args = guest_args(self.opts.run) + (["--json", json_dir]
                                             if json_dir else [])
         return "exec env" + "".join(
@@ -612,13 +633,29 @@ class Vng(Backend):
             cmd += ["--qemu-opts", " ".join(m.icount.qemu_words())]
         if m.cpus:
             cmd += ["--cpus", str(m.cpus)]
-        cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc], json_dir)
+        plan_file = self.plan_file(boot, json_dir)
+        cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc,
+                              boot.state], json_dir)
         if json_dir:
             cmd.append(f"--rwdir={json_dir}")
         for a in kernel_appends(m):
             cmd += ["--append", a]
-        cmd += ["--exec", self.guest_command(json_dir)]
+        cmd += ["--exec", self.guest_command(json_dir, plan_file)]
         return cmd, self.env
+
+    def plan_file(self, boot: guest.Boot, json_dir: str) -> str:
+        """The plan the guest runs, written into the boot's directory
+        (the guest sees the host's root); "" where the guest still runs
+        run_all.sh: exact mode's memory root, and --list."""
+        run = self.opts.run
+        if self.machine.icount or any(a in ("-l", "--list")
+                                      for a in run.args):
+            return ""
+        path = boot.path("plan")
+        with open(path, "w") as f:
+            f.write(guest_plan(run, self.programs, run.guest_env(
+                self.machine.accel, None), json_dir, self.prog))
+        return path
 
     def handlers(self, boot: guest.Boot
                  ) -> Tuple[Callable[[bytes], None], Callable[[bytes], None]]:
