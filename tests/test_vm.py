@@ -397,8 +397,11 @@ class CommandLines(unittest.TestCase):
         self.assertNotIn("line 9\n", err)
 
     def test_arm64_overlay_carries_icount_and_the_arguments(self) -> None:
-        o = parse("-k", "k", "--arch", "arm64", "--icount", "-t", "a b")
+        o = parse("-k", "k", "--arch", "arm64", "--icount", "-t",
+                  "syscall_overhead", "--vs-prefix", "env")
+        o.run.runs = 2
         b = vm.Qemu(o, "vm_run.sh", "/c")
+        b.programs = ["syscall_overhead:syscall_overhead"]
         with tempfile.TemporaryDirectory() as d:
             b.collection = os.path.join(d, "coll")
             os.makedirs(b.collection)
@@ -424,6 +427,8 @@ class CommandLines(unittest.TestCase):
                 self.assertEqual(b"ROOTOVERLAY", fb.read())
             with open(os.path.join(state, "overlay", "kbench-args")) as g:
                 args = g.read()
+            with open(os.path.join(state, "overlay", "kbench-plan")) as g:
+                plan_file = g.read().splitlines()
             self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
                                       os.X_OK))
             # Every file of the overlay dated alike (no clock skew in
@@ -440,8 +445,18 @@ class CommandLines(unittest.TestCase):
         self.assertIn("export KBENCH_MERGE=host\n", args)
         self.assertIn("export KBENCH_ICOUNT=0\n", args)
         self.assertIn("export KSRC=/ksrc\nexport KBENCH_BPF=n\n", args)
-        self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
-                      "json=/tmp/json\n", args)
+        self.assertIn("args+=(--json /tmp/json)\njson=/tmp/json\n"
+                      "plan=/kbench-plan\n", args)
+        # The plan: the exact guest's timeouts (policy's run_factor), two
+        # repetitions a side in ABBA order, JSON where the init copies
+        # it back from.
+        self.assertEqual(plan_file[1], "plan 4 indent /tmp/json/run_all.ktap")
+        self.assertEqual(plan_file[3], (
+            "step syscall_overhead 480 'selftests: kbench/syscall_overhead: "
+            "syscall_overhead (candidate, repetition 1 of 2)' "
+            "/tmp/json/repetitions/candidate/1/syscall_overhead.json timeout "
+            "--kill-after=10 480 env ./syscall_overhead --json "
+            "/tmp/json/repetitions/candidate/1/syscall_overhead.json"))
 
     def test_the_prefixes_host_files_go_into_the_initramfs(self) -> None:
         with tempfile.TemporaryDirectory() as d:

@@ -7,9 +7,10 @@
 # cpio holding this file, the collection built for the guest in /kbench
 # and its arguments in /kbench-args. The whole root is in guest memory:
 # the collection and every binary it execs are read without the host.
-# Runs the collection with run_all.sh, prints its KTAP on the console,
-# then the --json results as a base64 tar between marker lines, then the
-# exit status, and powers off. Not meant to be started by hand.
+# Runs the host's plan (/kbench-plan, scripts/guest/run_plan.sh), prints
+# its KTAP on the console, then the --json results as a base64 tar
+# between marker lines, then the exit status, and powers off. Not meant
+# to be started by hand.
 set -uo pipefail
 
 # It mounts over /proc, /tmp, /dev/shm, ... and powers the machine off:
@@ -31,8 +32,9 @@ dmesg -n 1
 
 args=()
 json=
+plan=
 # shellcheck source=/dev/null
-. /kbench-args	# sets args=(...) and json=DIR (the guest's path)
+. /kbench-args	# sets args=(...), json=DIR (the guest's path), plan=FILE
 
 # settle: wait until the CPUs have been idle for 90% of two 0.1 s
 # intervals in a row (at most 10 s), and say when. The kernel's own work
@@ -83,7 +85,13 @@ for ((i = 0; i < dither; i++)); do
 done
 
 cd /kbench || exit 1
-./run_all.sh --no-build "${args[@]}" 2>&1
+# The host's plan (kbtools.plan.to_file: titles, order, timeouts, JSON
+# paths), run as it says; run_all.sh only to list the programs.
+if [[ -n $plan ]]; then
+	./scripts/guest/run_plan.sh /kbench "$plan" 2>&1
+else
+	./run_all.sh --no-build "${args[@]}" 2>&1
+fi
 rc=$?
 
 if [[ -n $json ]]; then

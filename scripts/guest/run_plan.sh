@@ -26,6 +26,7 @@ ktap_copy=
 plan() {
 	nest=$2
 	if [[ -n $3 ]]; then
+		mkdir -p "${3%/*}"
 		exec > >(tee "$3")
 		ktap_copy=$!
 	fi

@@ -407,6 +407,11 @@ def guest_args(run: RunArgs) -> List[str]:
     return run.args + repeat
 
 
+# Where an initramfs guest writes the --json results that its init
+# copies back to the host (scripts/guest/initramfs_init.sh).
+GUEST_JSON = "/tmp/json"
+
+
 def guest_plan(run: RunArgs, programs: Sequence[str],
                env: Dict[str, str], json_dir: str, prog: str) -> str:
     """The plan file of the guest's run (kbtools.plan.to_file): run_all.sh's
@@ -421,6 +426,11 @@ def guest_plan(run: RunArgs, programs: Sequence[str],
     p = plan.make(runner.request(a, programs, "/tmp/kbench-run"))
     return plan.to_file(p, a.nest, os.path.join(json_dir, "run_all.ktap")
                         if json_dir else "")
+
+
+def listing(run: RunArgs) -> bool:
+    """Whether the guest only lists the programs (run_all.sh does)."""
+    return any(a in ("-l", "--list") for a in run.args)
 
 
 def prefix_files(run: RunArgs) -> List[str]:
@@ -648,8 +658,7 @@ class Vng(Backend):
         (the guest sees the host's root); "" where the guest still runs
         run_all.sh: exact mode's memory root, and --list."""
         run = self.opts.run
-        if self.machine.icount or any(a in ("-l", "--list")
-                                      for a in run.args):
+        if self.machine.icount or listing(run):
             return ""
         path = boot.path("plan")
         with open(path, "w") as f:
@@ -702,6 +711,9 @@ class Qemu(Backend):
         self.ksrc = os.environ.get("KSRC") or provisioned(self.prog,
                                                           self.cache)
         self.collection = self.build(work)
+        run = self.opts.run
+        self.programs = collection.programs(list(run.tests) or
+                                            collection.tests())
         a = self.machine.arch
         say_accel(self.prog, self.machine, f"the {a.name} guest runs under "
                   f"{a.qemu} {' '.join(a.machine)}, always TCG")
@@ -782,7 +794,15 @@ class Qemu(Backend):
                             for k, v in env.items()))
             f.write(f"args=({' '.join(shlex.quote(a) for a in args)})\n")
             if json_dir:
-                f.write("args+=(--json /tmp/json)\njson=/tmp/json\n")
+                f.write(f"args+=(--json {GUEST_JSON})\njson={GUEST_JSON}\n")
+            if not listing(self.opts.run):
+                f.write("plan=/kbench-plan\n")
+        if not listing(self.opts.run):
+            # The plan, its JSON in the directory the init copies back.
+            with open(os.path.join(o, "kbench-plan"), "w") as f:
+                f.write(guest_plan(self.opts.run, self.programs, env,
+                                   GUEST_JSON if json_dir else "",
+                                   self.prog))
         # One time for every file: the guest's clock may start before the
         # host's file times (-rtc base=...), and make then warned of clock
         # skew in the KTAP, by a number of seconds that changed from boot
