@@ -46,7 +46,9 @@ subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 --vs-kernel --icount DIR, whose base/ and candidate/ are boots of one
 kernel in an A/A): the class of a row over every repetition of every
 boot, and its spread, kept per setup (kbtools.exact.setup_of: the
-guest's architecture, from the runs' own JSON). compare's exact rule
+guest's architecture, from the runs' own JSON) with the settle its
+boots did (a prior speaks for runs of that settle alone: runs of
+another are refused by --merge). compare's exact rule
 reads them as the prior of each architecture
 (scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
 a row that any of their boots saw move is never called exact, however
@@ -187,6 +189,19 @@ def run_classes(path: str) -> Tuple[str, Dict[str, exact.Known]]:
     return cast(str, setups.pop()), calibration.of_dirs(dirs, prior=False).rows
 
 
+def run_settle(path: str) -> str:
+    """The settle every boot of one icount run did before its tests
+    (kbtools.exact.settle_of its guest's settings: '' none): a prior
+    speaks for runs of its own settle alone."""
+    settles = {exact.settle_of(test.header.machine.icount_settings or "")
+               for d in boot_dirs(path)
+               for test in results.load(d).tests.values()}
+    if len(settles) != 1:
+        raise cli.Error(f"{path}: not the boots of one settle ("
+                        f"{', '.join(sorted(settles)) or 'no boots'})")
+    return settles.pop()
+
+
 def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
     """SETUP -> its rows and runs, of an earlier classes file (--merge),
     so that new A/A runs add to its evidence and never erase it."""
@@ -195,6 +210,7 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
         for name, setup in exact.load_classes(path)["setups"].items():
             setups[name] = {"rows": dict(setup["rows"]),
                             "runs": list(setup["runs"]),
+                            "settle": setup.get("settle"),
                             "aa": {k: int(setup["aa"][k]) for k in
                                    ("false", "trials", "boots")}
                             if "aa" in setup else None}
@@ -238,7 +254,17 @@ def classes(args: argparse.Namespace) -> int:
     touched: Set[str] = set()
     for path in args.runs:
         name, found = run_classes(path)
-        setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None})
+        settle = run_settle(path)
+        setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
+                                         "settle": settle})
+        # A prior written before priors were keyed by their settle
+        # (None) stays unkeyed: what its boots did is not known.
+        if setup["settle"] not in (None, settle):
+            raise cli.Error(f"{path}: its boots settled with settle="
+                            f"{settle or 'none'}, the {name} prior's with "
+                            f"settle={setup['settle'] or 'none'}: what "
+                            f"moved under one says nothing of the other; "
+                            f"class {name} anew")
         if name not in touched:
             setup["rows"] = known_rows(args.merge, name, setup["rows"])
             setup["aa"] = setup["aa"] or {"false": 0, "trials": 0,
@@ -277,6 +303,8 @@ def setup_json(name: str, setup: Dict[str, Any], touched: bool
     rows = {k: v.to_json() for k, v in setup["rows"].items()} \
         if touched else setup["rows"]
     out: Dict[str, Any] = {"runs": setup["runs"]}
+    if setup.get("settle") is not None:
+        out["settle"] = setup["settle"]
     if setup["aa"]:
         out["aa"] = setup["aa"]
     out["rows"] = dict(sorted(rows.items()))

@@ -7,6 +7,7 @@ named with its package."""
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
-from typing import Callable, Dict, List
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,6 +50,26 @@ def breaks(c: checking.Check) -> None:
     table: Dict[str, int] = {}
     print(table["no such key"])
 
+
+def shared_user(name: str, users: Tuple[str, ...], events: List[str],
+                left: str = "") -> checking.Step:
+    """Step NAME, one of USERS of a shared "lab" that says in events when
+    it goes up and down (and fails, saying LEFT, when it goes down with
+    one)."""
+    @contextlib.contextmanager
+    def lab() -> Iterator[str]:
+        events.append("up")
+        yield "lab"
+        events.append("down")
+        if left:
+            print("destroying")
+            raise checking.Fail(left)
+
+    def step(c: checking.Check) -> None:
+        with c.shared("the lab", users, lab) as got:
+            events.append(f"{name} in {got}")
+    step.__name__ = name
+    return checking.Step(name, step)
 
 class Runner(unittest.TestCase):
     def run_table(self, steps: List[checking.Step],
@@ -98,6 +119,54 @@ class Runner(unittest.TestCase):
                               r"[a-z]+ [0-9]+ s$")
         # The traceback of a step's own bug is in its log.
         self.assertIn("# KeyError: 'no such key'", lines)
+
+    def test_a_shared_context_from_its_first_user_to_its_last(self) -> None:
+        events: List[str] = []
+
+        def between(c: checking.Check) -> None:
+            events.append("b")
+        steps = [shared_user("a", ("a", "c"), events),
+                 checking.Step("b", between),
+                 shared_user("c", ("a", "c"), events)]
+        runs: List[Tuple[List[str], List[str]]] = [
+            ([], ["up", "a in lab", "b", "c in lab", "down"]),
+            (["a", "b"], ["up", "a in lab", "down", "b"]),
+            (["c"], ["up", "c in lab", "down"])]
+        for only, want in runs:
+            events.clear()
+            rc, _ = self.run_table(steps, only)
+            self.assertEqual((0, want), (rc, events), only)
+
+    def test_a_shared_context_no_step_left_goes_at_the_end(self) -> None:
+        events: List[str] = []
+
+        def skips_first(c: checking.Check) -> None:
+            raise checking.Skip("missing git (git)")
+        rc, out = self.run_table([
+            shared_user("a", ("a", "b"), events,
+                        left="destroy left: /var/tmp/lab"),
+            checking.Step("b", skips_first)], [])
+        self.assertEqual(["up", "a in lab", "down"], events)
+        self.assertEqual(1, rc)
+        lines = out.splitlines()
+        self.assertIn("ok 2 b # SKIP missing git (git)", lines)
+        self.assertIn("# destroying", lines)
+        self.assertIn("# FAIL: the lab: destroy left: /var/tmp/lab", lines)
+        # Said after the steps, every line of it behind '# '.
+        self.assertLess(lines.index("ok 2 b # SKIP missing git (git)"),
+                        lines.index("# destroying"))
+
+    def test_an_interrupted_run_leaves_the_shared_context(self) -> None:
+        events: List[str] = []
+
+        def interrupted(c: checking.Check) -> None:
+            raise proc.Interrupted(2)
+        steps = [shared_user("a", ("a", "c"), events),
+                 checking.Step("b", interrupted),
+                 shared_user("c", ("a", "c"), events)]
+        with self.assertRaises(proc.Interrupted):
+            self.run_table(steps, [])
+        self.assertEqual(["up", "a in lab", "down"], events)
 
     def test_all_pass(self) -> None:
         rc, out = self.run_table([checking.Step("passes", passes)], [])
@@ -301,6 +370,155 @@ class WhereStep(unittest.TestCase):
         self.assertIs(bisect_demo.GETPPID_NOP, bisect_demo.steps_edits()[0])
         self.assertIs(bisect_demo.GETPPID_NOP,
                       bisect_demo.steps20_edits()[0])
+
+
+def series_doc(steps: Dict[int, Dict[str, float]], commits: int = 3,
+               adds_up: bool = True) -> Dict[str, Any]:
+    """kbench series' JSON, as much as lava_series reads: exact rows
+    getpid, getppid and msgsnd_rcv (each commit's step from steps, +0
+    when not there; a commit missing from steps did not boot), a noisy
+    row that moves, and each exact row's check."""
+    rows = ("getpid", "getppid", "msgsnd_rcv")
+    records: List[Dict[str, Any]] = [
+        {"n": 0, "test": "syscall_overhead", "row": r, "class": "exact",
+         "step_insn": None, "step_verdict": "base"} for r in rows]
+    for n in range(1, commits + 1):
+        if n not in steps:
+            continue
+        for r in rows:
+            step = steps[n].get(r, 0.001)
+            records.append({
+                "n": n, "test": "syscall_overhead", "row": r,
+                "class": "exact", "step_insn": step,
+                "step_verdict": "slower" if step >= 0.5 else
+                "faster" if step <= -0.5 else "same"})
+        records.append({"n": n, "test": "syscall_overhead", "row": "fork",
+                        "class": "noisy", "step_insn": 900.0,
+                        "step_verdict": "same"})
+    return {"records": records, "checks": [
+        {"row": f"syscall_overhead:{r}", "adds_up": adds_up}
+        for r in rows]}
+
+
+class LavaSeriesStep(unittest.TestCase):
+    """lava_series: kbench series --lava on three commits through the
+    local lab (the lab, the builds and the series mocked); each exact
+    step as LAVA_SERIES_STEPS has it, or the step fails."""
+
+    RIGHT: Dict[int, Dict[str, float]] = {
+        1: {"getppid": 0.999}, 2: {}, 3: {"msgsnd_rcv": 2.0}}
+
+    def steps(self, doc: Dict[str, Any]) -> str:
+        from kbtools import check_guests
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "series.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            out = io.StringIO()
+            with mock.patch("sys.stdout", out):
+                check_guests.series_steps(path,
+                                          check_guests.LAVA_SERIES_STEPS)
+            return out.getvalue()
+
+    def test_the_steps_as_expected(self) -> None:
+        said = self.steps(series_doc(self.RIGHT))
+        self.assertIn("ok: commit 1 getppid: step 0.999 insn, slower "
+                      "(want +1, slower)", said)
+        self.assertIn("ok: commit 3 msgsnd_rcv: step 2.0 insn, slower "
+                      "(want +2, slower)", said)
+        self.assertNotIn("fork", said)
+        self.assertNotIn("FAIL", said)
+
+    def test_a_wrong_step_fails(self) -> None:
+        none: Dict[str, float] = {}
+        cases: List[Tuple[Dict[int, Dict[str, float]], str]] = [
+            ({**self.RIGHT, 3: {"msgsnd_rcv": 1.0}},
+             "commit 3 msgsnd_rcv: 1.0 insn, slower, want \\+2"),
+            ({**self.RIGHT, 2: {"getpid": 1.0}},
+             "commit 2 getpid: 1.0 insn, slower, want \\+0"),
+            ({**self.RIGHT, 1: none},
+             "commit 1 getppid: 0.001 insn, same, want \\+1"),
+            ({1: self.RIGHT[1], 3: self.RIGHT[3]},
+             "commit 2: no exact row; exact rows for 2 commits, "
+             "want 3")]
+        for steps, want in cases:
+            with self.subTest(want=want), \
+                    self.assertRaisesRegex(checking.Fail, want):
+                self.steps(series_doc(steps))
+
+    def test_steps_that_do_not_add_up_fail(self) -> None:
+        with self.assertRaisesRegex(checking.Fail, "syscall_overhead:getpid:"
+                                    " the steps do not add up"):
+            self.steps(series_doc(self.RIGHT, adds_up=False))
+        doc = series_doc(self.RIGHT)
+        doc["checks"] = doc["checks"][1:]
+        with self.assertRaisesRegex(checking.Fail, "syscall_overhead:getpid:"
+                                    " no check that its steps add up"):
+            self.steps(doc)
+
+    def run_step(self, series_rc: int, doc: Dict[str, Any]
+                 ) -> List[str]:
+        """The step with a lab under WORK/lab: series.main's argv."""
+        from kbtools import (bisect_demo, check_guests, kernel, lava_local,
+                             series)
+        argv: List[str] = []
+        events: List[str] = []
+
+        def series_main(args: List[str], prog: str) -> int:
+            argv.extend(args)
+            self.assertEqual("t0ken", os.environ.get(series.LAVA_TOKEN))
+            out = args[args.index("--json") + 1]
+            os.makedirs(out)
+            with open(os.path.join(out, "series.json"), "w",
+                      encoding="utf-8") as f:
+                json.dump(doc, f)
+            return series_rc
+
+        with tempfile.TemporaryDirectory() as work:
+            @contextlib.contextmanager
+            def lab(c: checking.Check) -> Iterator[str]:
+                events.append("up")
+                yield os.path.join(work, "lab")
+                events.append("down")
+            hashes = iter(["c1", "c2", "c3"])
+            with mock.patch.object(kernel, "test_kernels"), \
+                    mock.patch.object(kernel, "test_kernel_tree",
+                                      return_value="/tree"), \
+                    mock.patch.object(bisect_demo.Committer, "word",
+                                      return_value="base"), \
+                    mock.patch.object(bisect_demo.Committer, "commit",
+                                      side_effect=lambda p, e: next(hashes)), \
+                    mock.patch.object(check_guests, "local_lab", lab), \
+                    mock.patch.object(lava_local.Lab, "make_guest"), \
+                    mock.patch.object(lava_local.Lab, "pack_guest"), \
+                    mock.patch.object(lava_local.Lab, "admin_token",
+                                      return_value="t0ken"), \
+                    mock.patch.object(series, "main", series_main), \
+                    mock.patch.object(checking.Check, "need"), \
+                    mock.patch("sys.stdout", io.StringIO()):
+                c = checking.Check(TOP, work)
+                try:
+                    check_guests.lava_series(c)
+                finally:
+                    self.assertEqual(["up", "down"], events)
+            return [a.replace(work, "WORK") for a in argv]
+
+    def test_the_series_through_the_lab(self) -> None:
+        argv = self.run_step(0, series_doc(self.RIGHT))
+        self.assertEqual(["--tree", "/tree", "base..c3", "-t",
+                          "syscall_overhead", "--lava",
+                          "http://127.0.0.1:8790", "--lava-images",
+                          "WORK/lab/root/srv/kbench/series",
+                          "--lava-images-url", "file:///srv/kbench/series",
+                          "--lava-rootfs", "file:///srv/kbench/rootfs.cpio",
+                          "--lava-init", "/sbin/kbench-init"], argv[:15])
+
+    def test_a_series_that_fails_or_reads_wrong_fails_the_step(self) -> None:
+        with self.assertRaisesRegex(checking.Fail,
+                                    "kbench series --lava exited 1"):
+            self.run_step(1, series_doc(self.RIGHT))
+        with self.assertRaisesRegex(checking.Fail, "commit 1 getppid"):
+            self.run_step(0, series_doc({**self.RIGHT, 1: {"getpid": 0}}))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
-from kbtools import calibration, compare, exact, results  # noqa: E402
+from kbtools import calibration, compare, exact, policy, results  # noqa: E402,E501
 
 
 def compare_main(argv: List[str]) -> int:
@@ -28,11 +28,15 @@ def compare_main(argv: List[str]) -> int:
 
 def doc(rows: Sequence[Tuple[str, float]], mode: str = "icount",
         boot: str = "b1", test: str = "syscall_overhead",
-        arch: str = "x86_64") -> Dict[str, Any]:
-    """One repetition; rows: (name, median in us)."""
+        arch: str = "x86_64", settings: Optional[str] = None
+        ) -> Dict[str, Any]:
+    """One repetition; rows: (name, median in us); settings: the exact
+    guest's (machine.icount_settings), none by default."""
     machine: Dict[str, Any] = {"arch": arch, "guest": "tcg", "clock_mode": mode}
     if mode == "icount":
         machine["icount_shift"] = 0
+    if settings is not None:
+        machine["icount_settings"] = settings
     return {"schema": "kbench-results/1", "test": test,
             "kernel": {"release": "6.12"}, "machine": machine,
             "date": "2026-11-25T00:00:00Z", "cmdline": "./" + test,
@@ -208,14 +212,16 @@ class Calibration(unittest.TestCase):
         return os.path.join(self.tmp.name, *names)
 
     def a_a(self, name: str, base_us: float, cand_us: float,
-            arch: str = "x86_64", cand_arch: Optional[str] = None) -> str:
+            arch: str = "x86_64", cand_arch: Optional[str] = None,
+            settings: Optional[str] = None) -> str:
         """An A/A of one boot a side: getppid at these medians."""
         for side, us, boot, a in (("base", base_us, "b1", arch),
                                   ("candidate", cand_us, "b2",
                                    cand_arch or arch)):
             os.makedirs(self.path(name, side))
             results.write_json(self.path(name, side, "syscall_overhead.json"),
-                               doc([("getppid", us)], boot=boot, arch=a))
+                               doc([("getppid", us)], boot=boot, arch=a,
+                                   settings=settings))
         return self.path(name)
 
     def classes(self, *args: str) -> "subprocess.CompletedProcess[str]":
@@ -268,6 +274,19 @@ class Calibration(unittest.TestCase):
         out = self.classes(mixed)
         self.assertEqual(out.returncode, 2)
         self.assertIn("not the boots of one setup", out.stderr)
+
+    def test_a_prior_records_its_settle_and_keeps_to_it(self) -> None:
+        run = self.a_a("aa-old", 0.329097, 0.329097, settings="settle=1")
+        out = self.classes("-o", self.path("c.json"), run)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            self.assertEqual(json.load(f)["setups"]["x86_64"]["settle"], "1")
+        new = self.a_a("aa-new", 0.329097, 0.329097,
+                       settings="settle=sync,sched_fifo")
+        out = self.classes("--merge", self.path("c.json"), new)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("its boots settled with settle=sync,sched_fifo, the "
+                      "x86_64 prior's with settle=1", out.stderr)
 
     def test_the_exact_table(self) -> None:
         # Five boots: getppid to the instruction in each, fork 2
@@ -573,7 +592,7 @@ class Prior(unittest.TestCase):
         def rep(boot: str, clone: float,
                 getppid: float) -> Dict[str, Any]:
             return doc([("getppid", getppid), ("clone", clone)], boot=boot,
-                       arch=arch)
+                       arch=arch, settings=getattr(self, "settings", None))
         base = boots_dir(self.tmp.name, f"{label}-base",
                          [[rep(f"b{k}", 40.0, 0.4575)] * 2
                           for k in (1, 2, 3)])
@@ -610,6 +629,40 @@ class Prior(unittest.TestCase):
                              ("exact", "slower", 0.5), arch)
             self.assertAlmostEqual(e.delta or 0.0, 1.0)
 
+    def test_the_same_boot_is_bounded_by_the_prior_too(self) -> None:
+        # A seccomp A/B in one boot changed getppid alone, and fork's
+        # two repetitions a side read 1,500 instructions apart, beyond
+        # their own 0.23% (make check-all, icount_ab): the prior saw
+        # fork move, so its margin is twice the prior's 5.3% of it.
+        def rep(fork: float, getppid: float) -> Dict[str, Any]:
+            return doc([("getppid", getppid), ("fork", fork)], boot="s1")
+        base = boots_dir(self.tmp.name, "same-base",
+                         [[rep(309.0, 0.3290965), rep(309.4, 0.3290965)]])
+        cand = boots_dir(self.tmp.name, "same-cand",
+                         [[rep(310.9, 0.3300965), rep(311.0, 0.3300965)]])
+        e = {str(x.name): x for x in compare.compare(
+            results.load(base), [results.load(cand)])}
+        self.assertEqual((e["getppid"].verdict, e["getppid"].row_class,
+                          e["getppid"].margin), ("slower", "exact", 0.5))
+        self.assertEqual((e["fork"].verdict, e["fork"].row_class),
+                         ("same", "near"))
+        self.assertAlmostEqual(e["fork"].margin or 0.0,
+                               2 * 0.053 * 309200.0)
+        self.assertIn("the x86_64 prior saw it move over 6 boots",
+                      e["fork"].note or "")
+        # Another architecture's prior, or none named: the repetitions
+        # alone.
+        vb, vc = [309000.0, 309400.0], [310900.0, 311000.0]
+        for setup in ("aarch64", None):
+            self.assertEqual(exact.within_boot(
+                vb, vc, setup, "syscall_overhead:fork")[:2],
+                ("near", "slower"), setup)
+        # A row the prior saw move is near at best, even when its
+        # repetitions agree.
+        self.assertEqual(exact.within_boot(
+            [40000.0] * 2, [40000.0] * 2, "arm64",
+            "syscall_overhead:clone")[:2], ("near", "same"))
+
     def test_a_prior_speaks_for_its_own_architecture_alone(self) -> None:
         # x86_64's prior never saw clone: its own calibration's class
         # stands (three boots alike: exact), whatever arm64's says.
@@ -635,6 +688,51 @@ class Prior(unittest.TestCase):
         self.assertEqual((bounded.cls, bounded.margin()), ("near", 800.0))
         self.assertAlmostEqual(exact.with_prior(
             known(0.0, 1000.0), "x86_64", row).margin(), 106.0)
+
+    def test_a_prior_speaks_for_boots_settled_as_its_own(self) -> None:
+        # A settle that stops kernel threads inside the timed loops
+        # steadies rows the prior saw move: a prior of another settle is
+        # stale, and says so, rather than bounding them silently.
+        with open(self.prior) as f:
+            classes = json.load(f)
+        classes["setups"]["aarch64"]["settle"] = "1"
+        classes["setups"]["aarch64"]["aa"] = {
+            "false": 7, "trials": 513, "boots": 9, "what": "arm"}
+        with open(self.prior, "w") as f:
+            json.dump(classes, f)
+        old = "root=initramfs; settle=1; dither=<1000"
+        new = "root=initramfs; settle=sync,sched_fifo; dither=<1000"
+        self.settings = old
+        e = self.a_b("aarch64", "arm-old")["clone"]
+        self.assertEqual((e.row_class, e.margin), ("near", 800.0))
+        self.settings = new
+        e = self.a_b("aarch64", "arm-new")["clone"]
+        self.assertEqual((e.row_class, e.margin), ("exact", 0.5))
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare_main([os.path.join(self.tmp.name, "arm-new-base"),
+                          os.path.join(self.tmp.name, "arm-new-cand")])
+        text = " ".join(out.getvalue().split())
+        self.assertIn("no prior bounds the classes (the arm64 prior's "
+                      "boots settled otherwise (settle=1, these runs: "
+                      "settle=sync,sched_fifo)", text)
+        self.assertIn("no A/A record of this rule's error on aarch64: the "
+                      "arm64 prior's boots settled otherwise", text)
+        self.assertIn("A/A runs on aarch64: 7 false verdicts", exact.aa_error(
+            "aarch64", None, "settle=1; dither=<1000"))
+        # Both layouts of the settings; a plain guest settles not at all;
+        # a prior that records no settle (x86_64's here) speaks for any.
+        self.assertEqual(exact.settle_of("root=initramfs rtc=vm seed=1 "
+                                         "settle=1 append=nokaslr"), "1")
+        self.assertEqual(exact.settle_of(new), "sync,sched_fifo")
+        self.assertEqual(exact.settle_of("icount_qemu=shift=0; "
+                                         "icount_shift=0"), "")
+        self.assertIsNotNone(exact.stale_prior("arm64", "icount_shift=0"))
+        self.assertIsNone(exact.stale_prior("arm64", None))
+        self.assertIsNone(exact.stale_prior("x86_64", new))
+        self.assertEqual(exact.within_boot(
+            [40000.0] * 2, [40000.0] * 2, "arm64", "syscall_overhead:clone",
+            settings=new)[:2], ("exact", "same"))
 
     def test_the_error_stated_is_the_architecture_s_own(self) -> None:
         with open(self.prior) as f:
@@ -695,6 +793,15 @@ class ShippedPrior(unittest.TestCase):
         self.assertEqual(sorted(moved), ["arm64", "x86_64"])
         for arch_name in moved:
             self.assertNotIn("syscall_overhead:getppid", moved[arch_name])
+
+    def test_the_shipped_priors_settled_as_the_exact_guest_does(self) -> None:
+        # A change to what the exact guest's programs do before a test
+        # (lib/settle.c, policy's settle) needs the priors made anew
+        # under it (bench/guest_modes.py run, then classes): until then
+        # they would not bound its runs.
+        settle = policy.icount("shift=0", steady=True).settings()["settle"]
+        self.assertEqual(exact.prior_settles(),
+                         {"arm64": settle, "x86_64": settle})
 
 
 class Labels(unittest.TestCase):

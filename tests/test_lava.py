@@ -742,6 +742,46 @@ class Api(unittest.TestCase):
             api.job("1")
 
 
+    def test_a_lab_on_this_machine_past_the_proxy(self) -> None:
+        """A proxy of the environment (http_proxy) cannot reach this
+        machine's 127.0.0.1: a lab there is called directly."""
+        import http.server
+        import threading
+        from unittest import mock
+
+        class Lab(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = b'{"id": 7, "state": "Finished"}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Lab)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            # A proxy that refuses every connection (port 9, discard).
+            with mock.patch.dict(os.environ, {
+                    "http_proxy": "http://127.0.0.1:9",
+                    "HTTP_PROXY": "http://127.0.0.1:9", "no_proxy": "",
+                    "NO_PROXY": ""}):
+                api = lava.Api(f"http://127.0.0.1:{server.server_port}",
+                               "t")
+                self.assertEqual(api.job("7")["state"], "Finished")
+        finally:
+            server.shutdown()
+            server.server_close()
+
+    def test_which_labs_are_on_this_machine(self) -> None:
+        for url, here in (("http://127.0.0.1:8790", True),
+                          ("http://localhost/", True),
+                          ("http://127.1.2.3", True), ("http://[::1]:80", True),
+                          ("http://lab:8790", False),
+                          ("https://10.0.0.1/", False), ("", False)):
+            self.assertEqual(lava.on_this_machine(url), here, url)
+
 class JobGenerator(unittest.TestCase):
     URLS = ["--kernel", "https://lab/vmlinuz-6.1",
             "--rootfs", "https://lab/kbench-rootfs.cpio.gz"]

@@ -1451,7 +1451,8 @@ class Where(unittest.TestCase):
         self.assertEqual("b", json.loads(kept)["rows"][0]["candidate"])
         self.assertAlmostEqual(1.0, json.loads(kept)["rows"][0][
             "compared_delta"])
-        self.assertIn("#   the comparison's own delta: +1.000 (its runs", out)
+        self.assertIn("#   the comparison's own delta: +1.000, the where "
+                      "boot's too", out)
         self.assertIsNone(profiled.call_args[0][5])
         assert_in_order(self, out, "# where: counted by ftrace's "
                         "function_graph tracer (no plugin)",

@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 import unittest
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -274,9 +274,16 @@ class Files(unittest.TestCase):
             self.assertEqual(where.format_diff(doc),
                              where.format_diff(back[0]))
         self.assertNotIn("the comparison's own delta", where.format_diff(doc))
-        self.assertIn("  the comparison's own delta: +42.020 (its runs of "
-                      "the whole program;",
+        # How far apart, and why: ftrace's row runs alone.
+        self.assertIn("  the comparison's own delta: +42.020; the where "
+                      "boot's +1.000 is -41.020 from\n    it: the where boot "
+                      "runs the row alone",
                       where.format_diff(dict(doc, compared_delta=42.02)))
+        self.assertIn("delta: +1.000, the where boot's too",
+                      where.format_diff(dict(doc, compared_delta=1.0)))
+        self.assertIn("runs the whole program as the comparison does",
+                      where.compared_text(dict(doc, compared_delta=2.0,
+                                               method=where.PLUGIN)) or "")
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "where.json")
             for bad in ("{}", '{"rows": [{"row": "r"}]}',
@@ -550,6 +557,16 @@ class Usage(unittest.TestCase):
         self.assertIn("cannot read /nonexistent/a", err)
 
 
+def run_json() -> Dict[str, object]:
+    """The program's run in a plugin boot: a warm-up batch and 12
+    samples of getppid, batches of 100 (execve's chain unmarked)."""
+    return {"test": "syscall_overhead", "params": {"iterations": 12,
+                                                   "warmup": 1},
+            "rows": [{"name": "execve", "median": 1.0},
+                        {"name": "getppid", "median": 1.0,
+                         "extra": {"batch": 100}}]}
+
+
 class Plugin(unittest.TestCase):
     """where --plugin: the boot's command (the plugin in QEMU's options,
     the plugin's guest script), its files read into profiles (vng
@@ -562,8 +579,10 @@ class Plugin(unittest.TestCase):
             cmds.append(list(cmd))
             with open(os.path.join(d, "kallsyms"), "w") as f:
                 f.write(self.KALLSYMS)
+            with open(os.path.join(d, "run.json"), "w") as f:
+                json.dump(run_json(), f)
             with open(os.path.join(d, "windows.txt"), "w") as f:
-                for n in range(where.PLUGIN_SAMPLES):
+                for n in range(1 + 12):
                     f.write(f"window {n}\n401000 2280\n"
                             f"ffffffff81001004 2300\n"
                             f"ffffffff81002004 {1400 + nop}\n"

@@ -2,10 +2,13 @@
 """kbtools.where_plugin: the plugin's windows read (and refused when cut
 short or not adding up), kallsyms' code symbols, addresses mapped to
 functions (user space one bucket), the median per operation over the
-batches, the windows split between the rows."""
+batches, the program's run read and its windows split between the rows
+(the warm-up left out)."""
 
+import json
 import os
 import sys
+import tempfile
 import unittest
 from typing import Dict, List
 
@@ -90,12 +93,43 @@ class Side(unittest.TestCase):
         self.assertAlmostEqual(s.window_mean, 38.0)
         self.assertAlmostEqual(sum(s.means.values()), s.window_mean)
 
-    def test_rows_split_in_order(self) -> None:
-        ws = [{1: i} for i in range(4)]
-        got = wp.split_rows(ws, ["getpid", "getppid"], 2)
-        self.assertEqual(got["getppid"], [{1: 2}, {1: 3}])
+    def test_rows_split_in_order_without_the_warmup(self) -> None:
+        ws = [{1: i} for i in range(6)]
+        run = wp.Run([("getpid", 1000), ("getppid", 1000)], 1, 2)
+        got = wp.split_run(ws, run)
+        self.assertEqual(got["getpid"], [{1: 1}, {1: 2}])
+        self.assertEqual(got["getppid"], [{1: 4}, {1: 5}])
         with self.assertRaises(cli.Failure):
-            wp.split_rows(ws, ["getpid"], 2)
+            wp.split_run(ws, wp.Run([("getpid", 1000)], 1, 2))
+
+    def test_the_run_read_marked_rows_that_ran(self) -> None:
+        doc = {"test": "syscall_overhead",
+               "params": {"iterations": 100, "warmup": 10},
+               "rows": [{"name": "fork", "median": 9.0,
+                         "extra": {"batch": 1}},
+                        {"name": "execve", "median": 9.0},
+                        {"name": "getpid", "median": 0.3,
+                         "extra": {"batch": 1000}},
+                        {"name": "shmat_ctl", "status": "skip",
+                         "reason": "no SysV IPC"}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            run = wp.read_run(path)
+            self.assertEqual(run, wp.Run([("fork", 1), ("getpid", 1000)],
+                                         10, 100))
+            del doc["params"]
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            with self.assertRaises(cli.Failure):
+                wp.read_run(path)
+
+    def test_the_guest_runs_the_program_in_the_ab_s_environment(self) -> None:
+        cmd = wp.guest_command("/k/so", "/o", {"KSFT_MACHINE_SLOW": "yes",
+                                               "KBENCH_ICOUNT": "3"})
+        self.assertTrue(cmd.endswith(
+            " /o /k/so KBENCH_ICOUNT=3 KSFT_MACHINE_SLOW=yes"), cmd)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,8 @@ class Calibration:
             # bound here (the key names the architecture).
             rows = {str(k): exact.with_prior(exact.Known.from_json(v),
                                              key.arch if key else None,
-                                             str(k))
+                                             str(k), None,
+                                             key.settings if key else None)
                     for k, v in doc["rows"].items()}
             return Calibration(rows, int(doc["boots"]),
                                str(doc.get("release") or ""), key,
@@ -126,7 +127,8 @@ def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
             key = f"{test.name}:{row.name}"
             if known:
                 rows[key] = exact.with_prior(
-                    known, exact.setup_of(test.header), key) \
+                    known, exact.setup_of(test.header), key, None,
+                    test.header.machine.icount_settings) \
                     if prior else known
     return rows
 

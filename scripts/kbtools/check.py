@@ -28,6 +28,7 @@ from kbtools.output import msg
 from kbtools.check_guests import (ab_boot_retry, cross_arm64, cross_i386,
                                   i386_host_run, icount_aa, icount_ab,
                                   icount_validate, icount_where, lava_lab,
+                                  lava_series,
                                   testkernel_i386, testkernel_patched,
                                   vm_arm64_6_12, vm_arm64_icount_aa,
                                   vm_debian_6_1, vm_repeat_layout)
@@ -969,6 +970,7 @@ STEPS: Tuple[Step, ...] = (
     Step("ab_boot_retry", ab_boot_retry, "vm"),
     Step("i386_host_run", i386_host_run, "vm"),
     Step("lava_lab", lava_lab, "vm"),
+    Step("lava_series", lava_series, "testkernel"),
     Step("vm_arm64_6_12", vm_arm64_6_12, "arm64"),
     Step("vm_arm64_icount_aa", vm_arm64_icount_aa, "arm64"),
     Step("vm_repeat_layout", vm_repeat_layout, "vm"),

@@ -12,9 +12,10 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import (ContextManager, Dict, Iterator, List, Optional,
+                    Sequence, Tuple)
 
-from kbtools import cli, paths, proc
+from kbtools import cli, lava_local, paths, proc
 from kbtools.checking import (Check, Fail, Skip, cat, grep, place_in_tree,
                               tail)
 
@@ -289,10 +290,51 @@ def lava_lab(c: Check) -> None:
     fetched), its results read back through LAVA's REST API and checked
     against the job's KTAP (at least 12 measurements, getpid among
     them), stopped and destroyed: nothing left mounted, running or on
-    disk. Debian's packages stay in .cache/lava/debs for the next
-    run."""
-    c.need("debootstrap", "python3")
+    disk (by lava_series, when the run has it: it uses the same lab).
+    Debian's packages stay in .cache/lava/debs for the next run."""
     start = time.monotonic()
+    out = c.path("lava-run.out")
+    with check_lab(c) as lab:
+        lava_phase(c, "run", 1200, "-t", "syscall_overhead",
+                   "--timeout", "900", out=out)
+        cat(out)
+        with open(out, encoding="utf-8", errors="replace") as f:
+            lines = [ln.split() for ln in f]
+        if not any(len(w) == 3 and w[0] == "job" and w[2] == "Complete"
+                   for w in lines):
+            raise Fail("the job did not end Complete")
+        measured = [w for w in lines if len(w) >= 5
+                    and w[0] == "syscall_overhead"
+                    and re.fullmatch(r"[0-9.]+", w[3]) and w[4] == "us"]
+        if len(measured) < 12:
+            raise Fail(f"{len(measured)} measurements in us from LAVA's "
+                       "API, want 12 or more")
+        if not any(w[1] == "getpid" and w[2] == "pass"
+                   and float(w[3]) > 0 for w in measured):
+            raise Fail("no passed getpid measurement from LAVA's API")
+    print(f"lava_lab: {len(measured)} measurements, the lab "
+          f"{'kept for lava_series' if os.path.exists(lab) else 'gone'}; "
+          f"{int(time.monotonic() - start)} s in all")
+
+
+# The steps that use a local lab: one lab for those of the run, set up
+# by the first, destroyed by the last (a lab costs minutes).
+LAB_USERS = ("lava_lab", "lava_series")
+
+
+def check_lab(c: Check) -> ContextManager[str]:
+    """The run's local lab (local_lab), shared by LAB_USERS: its
+    directory."""
+    return c.shared("the local LAVA lab", LAB_USERS, lambda: local_lab(c))
+
+
+@contextlib.contextmanager
+def local_lab(c: Check) -> Iterator[str]:
+    """A local LAVA lab of the step's own (scripts/lava_local.sh in a
+    new directory of /var/tmp), set up and started: its directory. Then
+    stopped and destroyed, also when the block fails; what is left of
+    it, or a port still held, fails the step."""
+    c.need("debootstrap", "python3")
     for port in LAB_PORTS:
         if port_in_use(port):
             raise Skip(f"port {port} is in use on this machine (a LAVA lab "
@@ -306,29 +348,12 @@ def lava_lab(c: Check) -> None:
     # unmounted must never meet its removal (its chroot's /dev is the
     # host's).
     lab = tempfile.mkdtemp(prefix="kbench-lava-check.", dir="/var/tmp")
-    out = c.path("lava-run.out")
     with environ_set("KBENCH_LAVA_DIR", lab):
         done = False
         try:
             lava_phase(c, "setup", 1800)
             lava_phase(c, "start", 180)
-            lava_phase(c, "run", 1200, "-t", "syscall_overhead",
-                       "--timeout", "900", out=out)
-            cat(out)
-            with open(out, encoding="utf-8", errors="replace") as f:
-                lines = [ln.split() for ln in f]
-            if not any(len(w) == 3 and w[0] == "job" and w[2] == "Complete"
-                       for w in lines):
-                raise Fail("the job did not end Complete")
-            measured = [w for w in lines if len(w) >= 5
-                        and w[0] == "syscall_overhead"
-                        and re.fullmatch(r"[0-9.]+", w[3]) and w[4] == "us"]
-            if len(measured) < 12:
-                raise Fail(f"{len(measured)} measurements in us from LAVA's "
-                           "API, want 12 or more")
-            if not any(w[1] == "getpid" and w[2] == "pass"
-                       and float(w[3]) > 0 for w in measured):
-                raise Fail("no passed getpid measurement from LAVA's API")
+            yield lab
             lava_phase(c, "stop", 120)
             lava_phase(c, "destroy", 300)
             done = True
@@ -344,8 +369,113 @@ def lava_lab(c: Check) -> None:
     for port in LAB_PORTS:
         if port_in_use(port):
             raise Fail(f"port {port} still in use after destroy")
-    print(f"lava_lab: {len(measured)} measurements, the lab gone; "
-          f"{int(time.monotonic() - start)} s in all")
+
+
+# What the first three commits of bisect-demo's steps series move on
+# syscall_overhead's exact rows, in instructions per operation (every
+# other exact row +0): getppid +1 nop, a documentation file, ksys_msgsnd
+# +2 nops.
+LAVA_SERIES_STEPS: Tuple[Dict[str, int], ...] = (
+    {"getppid": 1}, {}, {"msgsnd_rcv": 2})
+
+
+def lava_series(c: Check) -> None:
+    """kbench series --lava through a local lab (docs/series.md, "Through
+    a LAVA lab"; lava_lab's, when the run has both): the first three
+    commits of bisect-demo's steps series on the test kernel's tree, the
+    base's three calibration boots and one per commit, each a job of the
+    lab on its images served from the lab's /srv/kbench; every commit's
+    step on every exact row of syscall_overhead as LAVA_SERIES_STEPS has
+    it, to the instruction, and the steps adding up."""
+    from kbtools import bisect_demo, kernel, series
+    c.need("git", "python3")
+    start = time.monotonic()
+    state, out = c.path("lava-series-state"), c.path("lava-series")
+    shutil.rmtree(state, ignore_errors=True)
+    with check_lab(c) as lab:
+        try:
+            # The tree's unpatched build, on which the commits build
+            # incrementally (cached by hash).
+            kernel.test_kernels(kernel.TestKernelBuild(patched=False),
+                                "check")
+            tree = kernel.test_kernel_tree("check")
+            committer = bisect_demo.Committer(tree, c.path())
+            base = tip = committer.word("rev-parse", bisect_demo.BASE)
+            for edit in bisect_demo.steps_edits()[:len(LAVA_SERIES_STEPS)]:
+                tip = committer.commit(tip, edit)
+        except cli.Failure as e:
+            raise Fail(f"the test kernel's commits: {e}") from e
+        guest, token = lava_guest(lab)
+        with environ_set(series.LAVA_TOKEN, token):
+            rc = c.task(series.main, [
+                "--tree", tree, f"{base}..{tip}", "-t", "syscall_overhead",
+                "--lava", guest.url,
+                "--lava-images", os.path.join(guest.srv, "series"),
+                "--lava-images-url", "file:///srv/kbench/series",
+                "--lava-rootfs", "file:///srv/kbench/rootfs.cpio",
+                "--lava-init", "/sbin/kbench-init", "--state", state,
+                "--json", out], "kbench series")
+        if rc != 0:
+            raise Fail(f"kbench series --lava exited {rc}")
+    series_steps(os.path.join(out, "series.json"), LAVA_SERIES_STEPS)
+    print(f"lava_series: {len(LAVA_SERIES_STEPS)} commits through the "
+          f"lab, the lab gone; {int(time.monotonic() - start)} s in all")
+
+
+def lava_guest(lab: str) -> Tuple[lava_local.Lab, str]:
+    """The local lab (under LAB) with its guest rootfs packed (the built
+    collection, as lava_local.sh run packs it), and its admin's API
+    token."""
+    guest = lava_local.Lab("check", lab)
+    try:
+        guest.make_guest()
+        guest.pack_guest()
+        return guest, guest.admin_token()
+    except cli.Failure as e:
+        raise Fail(f"the lab's guest: {e}") from e
+
+
+def series_steps(path: str, want: Sequence[Dict[str, int]]) -> None:
+    """kbench series' JSON (PATH): commit N's step on each exact row
+    want[N-1].get(row, 0) instructions (slower when more, faster when
+    fewer, same at 0) to within half an instruction, and every exact
+    row's steps checked and adding up to its total."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    exact = [r for r in doc["records"]
+             if r.get("class") == "exact" and r["n"] > 0]
+    bad = []
+    for n, moved in enumerate(want, 1):
+        rows = {r["row"]: r for r in exact if r["n"] == n}
+        missing = [row for row in moved if row not in rows]
+        if missing or not rows:
+            bad.append(f"commit {n}: no exact "
+                       f"{', '.join(missing) or 'row'}")
+        for row, r in sorted(rows.items()):
+            expect = moved.get(row, 0)
+            verdict = "slower" if expect > 0 else \
+                "faster" if expect < 0 else "same"
+            step = r.get("step_insn")
+            ok = step is not None and abs(step - expect) < 0.5 and \
+                r.get("step_verdict") == verdict
+            print(f"{'ok' if ok else 'FAIL'}: commit {n} {row}: step "
+                  f"{step} insn, {r.get('step_verdict')} (want {expect:+d}, "
+                  f"{verdict})")
+            if not ok:
+                bad.append(f"commit {n} {row}: {step} insn, "
+                           f"{r.get('step_verdict')}, want {expect:+d}")
+    checks = doc.get("checks", [])
+    bad += [f"{ch['row']}: the steps do not add up to the total"
+            for ch in checks if not ch.get("adds_up")]
+    unchecked = {f"{r['test']}:{r['row']}" for r in exact} - \
+        {ch["row"] for ch in checks}
+    bad += [f"{row}: no check that its steps add up"
+            for row in sorted(unchecked)]
+    if len({r["n"] for r in exact}) != len(want):
+        bad.append(f"exact rows for {len({r['n'] for r in exact})} "
+                   f"commits, want {len(want)}")
+    if bad:
+        raise Fail("; ".join(bad))
 
 
 @contextlib.contextmanager

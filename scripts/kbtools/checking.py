@@ -16,14 +16,16 @@ import signal
 import sys
 import time
 import traceback
-from typing import (Callable, Dict, Iterator, List, Optional, Sequence,
-                    Tuple)
+from typing import (Any, Callable, ContextManager, Dict, Iterator, List,
+                    Optional, Sequence, Set, Tuple, TypeVar)
 
 from kbtools import cli, collection, packages, paths, proc
 
 # Lines of a step's log shown after its result; failure lines first.
 TAIL = 40
 FAILURE_LINE = re.compile(r"^[\s#]*not ok|^FAIL")
+
+T = TypeVar("T")
 
 
 class Skip(Exception):
@@ -54,6 +56,10 @@ class Check:
         self.missing: List[str] = []
         self.plist = packages.load(os.path.join(top, "packages.txt"))
         self._ksrc = ""
+        # The steps of the run not started yet (run_steps keeps it), and
+        # what steps share: {name: (its exit stack, its value)}.
+        self.pending: Set[str] = set()
+        self._held: Dict[str, Tuple[contextlib.ExitStack, Any]] = {}
 
     # ---- what every step may use ------------------------------------
 
@@ -77,6 +83,39 @@ class Check:
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.work, *parts)
+
+    @contextlib.contextmanager
+    def shared(self, name: str, users: Sequence[str],
+               make: Callable[[], ContextManager[T]]) -> Iterator[T]:
+        """make()'s context (a LAVA lab), one for the steps USERS: entered
+        by the first of them that runs, left at the end of the block of
+        the last one the run holds (a failure to leave it is that step's),
+        or by release_held when the run ends before it."""
+        if name not in self._held:
+            stack = contextlib.ExitStack()
+            self._held[name] = (stack, stack.enter_context(make()))
+        stack, value = self._held[name]
+        try:
+            yield value
+        finally:
+            if self.pending.isdisjoint(users):
+                del self._held[name]
+                stack.close()
+
+    def has_held(self) -> bool:
+        return bool(self._held)
+
+    def release_held(self) -> List[str]:
+        """Leave what the steps still share (a run interrupted, or whose
+        last user of it did not reach its block): the failures."""
+        failed = []
+        while self._held:
+            name, (stack, _) = self._held.popitem()
+            try:
+                stack.close()
+            except (Fail, cli.Failure, proc.Failed, OSError) as e:
+                failed.append(f"{name}: {e}")
+        return failed
 
     def need(self, *commands: str) -> None:
         """Skip the step naming each missing COMMAND[:PACKAGE] and the
@@ -374,23 +413,28 @@ def run_steps(c: Check, steps: Sequence[Step], only: Sequence[str]) -> int:
     print(f"1..{len(steps)}", flush=True)
     counts = {"ok": 0, "fail": 0, "skip": 0}
     times: List[Tuple[float, str]] = []
-    for n, step in enumerate(steps, 1):
-        if only and step.name not in only:
-            print(f"ok {n} {step.name} # SKIP not selected")
-            counts["skip"] += 1
-            continue
-        print(f"# --- {step.name}", flush=True)
-        outcome = run_step(c, step)
-        show(c, step, outcome)
-        times.append((outcome.seconds, step.name))
-        print(f"# {step.name}: {outcome.seconds:.1f} s")
-        counts[outcome.kind] += 1
-        if outcome.kind == "ok":
-            print(f"ok {n} {step.name}", flush=True)
-        elif outcome.kind == "skip":
-            print(f"ok {n} {step.name} # SKIP {outcome.why}", flush=True)
-        else:
-            print(f"not ok {n} {step.name}", flush=True)
+    c.pending = {s.name for s in steps if not only or s.name in only}
+    try:
+        for n, step in enumerate(steps, 1):
+            if only and step.name not in only:
+                print(f"ok {n} {step.name} # SKIP not selected")
+                counts["skip"] += 1
+                continue
+            print(f"# --- {step.name}", flush=True)
+            c.pending.discard(step.name)
+            outcome = run_step(c, step)
+            show(c, step, outcome)
+            times.append((outcome.seconds, step.name))
+            print(f"# {step.name}: {outcome.seconds:.1f} s")
+            counts[outcome.kind] += 1
+            if outcome.kind == "ok":
+                print(f"ok {n} {step.name}", flush=True)
+            elif outcome.kind == "skip":
+                print(f"ok {n} {step.name} # SKIP {outcome.why}", flush=True)
+            else:
+                print(f"not ok {n} {step.name}", flush=True)
+    finally:
+        left = release_held(c)
     print(f"# Totals: pass:{counts['ok']} fail:{counts['fail']} xfail:0 "
           f"xpass:0 skip:{counts['skip']} error:0")
     if times:
@@ -401,4 +445,21 @@ def run_steps(c: Check, steps: Sequence[Step], only: Sequence[str]) -> int:
               f"install {' '.join(sorted(set(c.missing)))}")
     print(f"{counts['ok']} passed, {counts['fail']} failed, "
           f"{counts['skip']} skipped", flush=True)
-    return 1 if counts["fail"] else 0
+    return 1 if counts["fail"] or left else 0
+
+
+def release_held(c: Check) -> List[str]:
+    """c.release_held() with its output behind '# ' (not in the KTAP
+    stream): its failures, each also said as one."""
+    if not c.has_held():
+        return []
+    log = c.path("release-held.log")
+    with output_to(log):
+        failed = c.release_held()
+        for failure in failed:
+            print(f"FAIL: {failure}")
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            print(f"# {line}".rstrip())
+    sys.stdout.flush()
+    return failed

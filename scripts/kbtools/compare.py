@@ -250,7 +250,10 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
         if why:
             e.verdict, e.note = Verdict.NO_VERDICT, why
             return e
-        d = exact.within_boot(vb, vc)
+        d = exact.within_boot(
+            vb, vc, exact.setup_of(sides[0].header),
+            f"{sides[0].name}:{brow.name}",
+            settings=sides[0].header.machine.icount_settings)
     else:
         d = exact.decide(by_position(bb), by_position(cb), known)
     # Uncalibrated, a row has no class: its repetitions alone cannot
@@ -789,7 +792,8 @@ FAMILY_TEXT = {"run": "each candidate's rows", "program": "each program's "
 
 def _method(stat: str, threshold_pct: float, alpha: float,
             entries: Sequence[Entry] = (), family: str = "run",
-            setup: Optional[str] = exact.FIRST_SETUP) -> str:
+            setup: Optional[str] = exact.FIRST_SETUP,
+            settings: Optional[str] = None) -> str:
     text = (f"Per row: ratio of the {stat}s over repetitions, 95% "
             f"Hodges-Lehmann interval, Mann-Whitney U p, q = "
             f"Benjamini-Hochberg over {FAMILY_TEXT[family]}; slower/faster "
@@ -799,7 +803,7 @@ def _method(stat: str, threshold_pct: float, alpha: float,
             f"family, at this row's repetitions and a "
             f"{MDE_SPREAD_CONFIDENCE:.0%} upper bound of its spread.")
     if any(e.clock == ClockMode.ICOUNT for e in entries):
-        text += " " + exact_method(setup)
+        text += " " + exact_method(setup, settings)
     return text
 
 
@@ -810,9 +814,25 @@ def run_setup(run: Run) -> Optional[str]:
                  if exact.setup_of(t.header)), None)
 
 
-def exact_method(setup: Optional[str] = exact.FIRST_SETUP) -> str:
+def run_settings(run: Run) -> Optional[str]:
+    """How a run's exact guest ran (machine.icount_settings of its first
+    test that says), or None."""
+    return next((t.header.machine.icount_settings for t in run.tests.values()
+                 if t.header.machine.icount_settings is not None), None)
+
+
+def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
+                 settings: Optional[str] = None) -> str:
     """What an icount comparison's verdicts mean, and their error (A/A
-    runs of the setup's architecture), in one paragraph."""
+    runs of the setup's architecture, its guest's settings), in one
+    paragraph."""
+    stale = exact.stale_prior(setup, settings)
+    prior = (f"a row that the prior of the architecture "
+             f"(icount_classes.json, boots of its exact guest settled as "
+             f"these runs) saw move is at best {exact.PRIOR_BOUND} and takes "
+             f"at least {exact.BOOT_SPREAD_FACTOR:g}x the share of itself "
+             f"that the prior's boots spread over" if not stale else
+             f"no prior bounds the classes ({stale})")
     return (f"Exact (icount) rows count guest instructions per operation, "
             f"judged against the calibration of the base's kernel (its "
             f"own boots, an A/A): slower/faster when every candidate "
@@ -823,12 +843,9 @@ def exact_method(setup: Optional[str] = exact.FIRST_SETUP) -> str:
             f"boots showed, and {exact.CALIBRATED_FLOOR_PCT:g}% of a row "
             f"that is not exact (exact: within {exact.EXACT_PPM:g} ppm "
             f"across boots; near: within {exact.NEAR_SPREAD_PCT:g}%; noisy: "
-            f"wider); a row that the prior of the architecture "
-            f"(icount_classes.json) saw move is at best {exact.PRIOR_BOUND} "
-            f"and takes at least {exact.BOOT_SPREAD_FACTOR:g}x the share of "
-            f"itself that the prior's boots spread over; a row the "
+            f"wider); {prior}; a row the "
             f"calibration lacks takes the rule above over boots. Error: "
-            f"{exact.aa_error(setup)}. Instructions do not show cache or TLB "
+            f"{exact.aa_error(setup, None, settings)}. Instructions do not show cache or TLB "
             f"misses, contention, memory bandwidth, device latency or "
             f"microcode costs.")
 
@@ -846,7 +863,7 @@ def format_text(base: Run, candidates: Sequence[Run],
     out.append("")
     out += _summary(entries, candidates)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
-                         run_setup(base)), 78)
+                         run_setup(base), run_settings(base)), 78)
     out += honesty(entries, alpha)
     return "\n".join(out) + "\n"
 
@@ -902,7 +919,7 @@ def format_email(base: Run, candidates: Sequence[Run],
     for ln in _summary(entries, candidates):
         out += _wrap(ln)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
-                         run_setup(base)))
+                         run_setup(base), run_settings(base)))
     for ln in honesty(entries, alpha):
         out += _wrap(ln)
     return "\n".join(out) + "\n"
@@ -916,7 +933,7 @@ def format_json(base: Run, candidates: Sequence[Run],
            "stat": stat, "threshold_pct": threshold_pct, "alpha": alpha,
            "family": family, "design": design_note(entries, alpha),
            "method": _method(stat, threshold_pct, alpha, entries, family,
-                             run_setup(base)),
+                             run_setup(base), run_settings(base)),
            "warnings": warnings(base, candidates),
            "rows": [e.to_json() for e in entries]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"

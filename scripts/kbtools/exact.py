@@ -43,9 +43,13 @@ share of the row the prior's boots spread over (on arm64, clone read
 37,798 instructions in three boots of five and 37,273 in a fourth: a
 margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
 %, lets such a boot through as a verdict). A prior of one architecture
-says nothing of another's rows. When both sides ran in the same boots (two setups of one
-kernel, --vs-prefix) boots cannot differ between the sides, and the
-repetitions alone class the row (within_boot).
+says nothing of another's rows, nor of runs whose exact guest settled
+otherwise before its tests (stale_prior: each prior records its boots'
+settle, and a new settle needs a new prior). When both sides ran in
+the same boots (two setups of one kernel, --vs-prefix) boots cannot
+differ between the sides, and their repetitions class the row
+(within_boot), bounded by the prior in the same way: a few repetitions
+agree by chance as a few boots do.
 
 What instructions do not show: cache and TLB misses, lock contention,
 memory bandwidth, device latency, and work that costs cycles rather
@@ -57,6 +61,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
@@ -135,7 +140,7 @@ class Known:
         share = 0.0 if self.cls == "exact" else \
             abs(self.median) * CALIBRATED_FLOOR_PCT / 100
         return max(FLOOR_INSN, BOOT_SPREAD_FACTOR * seen, share,
-                   BOOT_SPREAD_FACTOR * self.prior_share * abs(self.median))
+                   prior_floor(self.prior_share, self.median))
 
     def to_json(self) -> Dict[str, Any]:
         return {"class": self.cls, "boot_range_insn": round(self.boot_range, 4),
@@ -200,7 +205,8 @@ def known(headers: Sequence[results.Header], test: str, row: str,
     found = cal.get(key)
     if found is None:
         return None
-    return with_prior(found, setups.pop() if setups else None, key, prior)
+    return with_prior(found, setups.pop() if setups else None, key, prior,
+                      headers[0].machine.icount_settings if headers else None)
 
 
 def prior_setup(setup: Optional[str]) -> Optional[str]:
@@ -238,6 +244,57 @@ def _moved(row: Mapping[str, Any]) -> Moved:
         return Moved(boots, float(row.get("spread_pct") or 0.0) / 100)
 
 
+def settle_of(settings: str) -> str:
+    """The settle a run's exact guest did before its tests, as its
+    settings (machine.icount_settings, either layout) name it: '' for
+    none."""
+    m = re.search(r"(?:^|[;\s])settle=([^;\s]+)", settings)
+    return m.group(1) if m else ""
+
+
+def prior_settles(path: Optional[str] = None) -> Dict[str, Optional[str]]:
+    """Architecture (prior_setup) -> the settle its prior's boots did
+    ('settle' of its setup: '' none), or None for a prior written before
+    priors were keyed by it; {} when the file cannot be read."""
+    return _prior_settles(path or CLASSES_FILE)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_settles(path: str) -> Dict[str, Optional[str]]:
+    try:
+        setups = load_classes(path)["setups"]
+    except (OSError, ValueError):
+        return {}
+    out: Dict[str, Optional[str]] = {}
+    for name, setup in setups.items():
+        arch_name = prior_setup(name)
+        if arch_name is not None:
+            settle = setup.get("settle")
+            out[arch_name] = None if settle is None else str(settle)
+    return out
+
+
+def stale_prior(setup: Optional[str], settings: Optional[str],
+                prior: Optional[str] = None) -> Optional[str]:
+    """Why the prior of setup's architecture does not speak for runs
+    whose exact guest ran with settings (machine.icount_settings): its
+    boots settled otherwise, so what moved in them says nothing of these
+    runs' rows (a settle that stops kernel threads inside the timed loops
+    steadies rows the prior saw move). None when it speaks for them, or
+    the runs do not say (settings None)."""
+    arch_name = prior_setup(setup)
+    if arch_name is None or settings is None:
+        return None
+    want = prior_settles(prior).get(arch_name)
+    have = settle_of(settings)
+    if want is None or want == have:
+        return None
+    return (f"the {arch_name} prior's boots settled otherwise "
+            f"(settle={want or 'none'}, these runs: settle="
+            f"{have or 'none'}): icount_classes.json has no prior of "
+            f"this guest")
+
+
 @functools.lru_cache(maxsize=8)
 def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
     try:
@@ -258,21 +315,53 @@ def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
 
 
 def with_prior(found: Known, setup: Optional[str], key: str,
-               prior: Optional[str] = None) -> Known:
-    """found (a calibration's row 'TEST:ROW' in setup), bounded by the
-    prior of setup's own architecture when it saw the row move (three
-    boots can agree by chance where twenty did not): at best
-    PRIOR_BOUND, and a margin of at least twice the share of the row its
-    boots spread over (bounded)."""
-    arch_name = prior_setup(setup)
-    if arch_name is None:
+               prior: Optional[str] = None,
+               settings: Optional[str] = None) -> Known:
+    """found (a calibration's row 'TEST:ROW' in setup, its guest's
+    settings), bounded by the prior of setup's own architecture when it
+    saw the row move (three boots can agree by chance where twenty did
+    not): at best PRIOR_BOUND, and a margin of at least twice the share
+    of the row its boots spread over (bounded)."""
+    seen = prior_saw_move(setup, key, prior, settings)
+    if seen is None:
         return found
+    return bounded(found, seen.why, seen.share)
+
+
+def prior_floor(share: float, median: float) -> float:
+    """The least margin a prior that saw a row move by share of it
+    allows: BOOT_SPREAD_FACTOR times that share of the row."""
+    return BOOT_SPREAD_FACTOR * share * abs(median)
+
+
+def prior_clause(why: str, share: float) -> str:
+    """What a margin's note says of the prior that widened it."""
+    return f"{why}, by {share:.2%} of the row"
+
+
+class Seen(NamedTuple):
+    """A prior that saw a row move: what the note says of it (why) and
+    the largest range across its boots of one repetition's figure as a
+    share of the row."""
+    why: str
+    share: float
+
+
+def prior_saw_move(setup: Optional[str], key: str,
+                   prior: Optional[str] = None,
+                   settings: Optional[str] = None) -> Optional[Seen]:
+    """What the prior of setup's own architecture saw of 'TEST:ROW' when
+    it saw the row move beyond the exact tolerance; None when it did not,
+    there is no prior of that architecture, or its boots settled
+    otherwise than runs of these guest settings did (stale_prior)."""
+    arch_name = prior_setup(setup)
+    if arch_name is None or stale_prior(setup, settings, prior):
+        return None
     moved = prior_moved(prior).get(arch_name, {}).get(key)
     if moved is None:
-        return found
+        return None
     over = f" over {moved.boots} boots" if moved.boots else ""
-    return bounded(found, f"the {arch_name} prior saw it move{over}",
-                   moved.share)
+    return Seen(f"the {arch_name} prior saw it move{over}", moved.share)
 
 
 def bounded(found: Known, why: str, share: float = 0.0) -> Known:
@@ -285,12 +374,17 @@ def bounded(found: Known, why: str, share: float = 0.0) -> Known:
 
 
 def aa_error(setup: Optional[str] = FIRST_SETUP,
-             path: Optional[str] = None) -> str:
+             path: Optional[str] = None,
+             settings: Optional[str] = None) -> str:
     """What A/A runs showed of the rule's error in a setup (the runs'
-    architecture: 'aarch64' and 'arm64' are one), from the 'aa' record
-    of that architecture's prior (bench/guest_modes.py exact), never
-    another's: one clause."""
+    architecture: 'aarch64' and 'arm64' are one, their guest's settings),
+    from the 'aa' record of that architecture's prior (bench/guest_modes.py
+    exact), never another's nor one whose boots settled otherwise: one
+    clause."""
     name = setup or "an architecture the runs do not name"
+    stale = stale_prior(setup, settings, path)
+    if stale:
+        return f"no A/A record of this rule's error on {name}: {stale}"
     try:
         setups = load_classes(path or CLASSES_FILE)["setups"]
         aa = next(v["aa"] for k, v in setups.items()
@@ -358,20 +452,35 @@ def row_class(vb: Sequence[float], vc: Sequence[float]) -> str:
     return "noisy"
 
 
-def within_boot(vb: Sequence[float], vc: Sequence[float]) -> Decision:
-    """Both sides in the same boots: the class from their repetitions;
-    slower (faster) when the candidate's range is above (below) the
-    base's by more than the floor (exact) or the larger spread plus
-    NEAR_FLOOR_PCT % (near); a noisy row 'pending'."""
+def within_boot(vb: Sequence[float], vc: Sequence[float],
+                setup: Optional[str] = None, key: str = "",
+                prior: Optional[str] = None,
+                settings: Optional[str] = None) -> Decision:
+    """Both sides in the same boots (of setup, the runs' architecture):
+    the class from their repetitions, bounded by the prior of setup's
+    architecture when it saw TEST:ROW (key) move, as known() bounds a
+    calibration's (a few repetitions agree by chance as a few boots do:
+    fork read slower (near) in a seccomp A/B that changed getppid
+    alone); slower (faster) when the candidate's range is above (below)
+    the base's by more than the floor (exact) or the larger spread plus
+    NEAR_FLOOR_PCT % (near), and no closer than twice the share of the
+    row the prior's boots spread over; a noisy row 'pending'."""
+    seen = prior_saw_move(setup, key, prior, settings)
     cls = row_class(vb, vc)
+    if seen is not None:
+        cls = worse(cls, PRIOR_BOUND)
     if cls == "noisy":
         return Decision(cls, "pending")
     margin = FLOOR_INSN if cls == "exact" else max(vb) * (
         max(rel_spread_pct(vb) or 0.0, rel_spread_pct(vc) or 0.0)
         + NEAR_FLOOR_PCT) / 100
+    source = "the repetitions in these boots"
+    if seen is not None:
+        margin = max(margin, prior_floor(seen.share, stats.median(vb)))
+        source += "; " + prior_clause(seen.why, seen.share)
     verdict = _verdict(min(vc) - max(vb), max(vc) - min(vb), margin)
-    note = _same_note(vb, vc, cls, margin, "the repetitions in these "
-                      "boots") if verdict == "same" else None
+    note = _same_note(vb, vc, cls, margin, source) \
+        if verdict == "same" else None
     return Decision(cls, verdict, note, margin)
 
 
@@ -409,8 +518,8 @@ def decide(vb: Sequence[float], vc: Sequence[float],
     verdict = _verdict(low, high, margin)
     note = None
     if verdict == "same":
-        bound = (f"; {known.bounded_by}, by {known.prior_share:.2%} of "
-                 f"the row") if known.bounded_by else ""
+        bound = "; " + prior_clause(known.bounded_by, known.prior_share) \
+            if known.bounded_by else ""
         note = _same_note(vb, vc, known.cls, margin,
                           f"{BOOT_SPREAD_FACTOR:g}x the range of "
                           f"{known.boots} boots of the base{bound}")

@@ -591,16 +591,40 @@ def keep_boot(entries: object, json_dir: str, ktap_path: str) -> None:
     results.write_text(ktap_path, stream)
 
 
+def on_this_machine(url: str) -> bool:
+    """URL's host is this machine (localhost, 127.0.0.0/8, ::1): a lab
+    that no proxy can reach."""
+    import ipaddress
+    import urllib.parse
+    host = urllib.parse.urlsplit(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def direct_opener(jar: Optional[Any] = None) -> Any:
+    """A urllib opener past the environment's proxy (http_proxy and the
+    like: a proxy cannot reach this machine's 127.0.0.1), cookies kept
+    in JAR (an http.cookiejar.CookieJar) when given."""
+    import urllib.request
+    handlers: List[urllib.request.BaseHandler] = [
+        urllib.request.ProxyHandler({})]
+    if jar is not None:
+        handlers.append(urllib.request.HTTPCookieProcessor(jar))
+    return urllib.request.build_opener(*handlers)
+
+
 class Api:
     """A LAVA server's REST API (v0.2), called with an API token (never
     a password). Its errors are ValueError, naming the call."""
 
-    def __init__(self, url: str, token: str,
-                 opener: Optional[Any] = None) -> None:
+    def __init__(self, url: str, token: str) -> None:
         self.url = url.rstrip("/")
         self.token = token
-        # A urllib opener (a local lab's: no proxy); else urlopen's.
-        self.opener = opener
+        # A lab on this machine directly; else as urlopen goes (through
+        # the environment's proxy, if any).
+        self.opener = direct_opener() if on_this_machine(url) else None
 
     def call(self, path: str, data: Optional[bytes] = None) -> bytes:
         import urllib.error

@@ -555,7 +555,7 @@ class Lab:
 
     def api_up(self) -> bool:
         try:
-            with local_opener().open(f"{self.url}/api/v0.2/", timeout=5):
+            with lava.direct_opener().open(f"{self.url}/api/v0.2/", timeout=5):
                 return True
         except (OSError, urllib.error.URLError):
             return False
@@ -563,8 +563,8 @@ class Lab:
     def api(self, path: str, data: Optional[bytes] = None) -> bytes:
         """A REST call with the admin's API token (never the password)."""
         try:
-            return lava.Api(self.url, self.read_secret(TOKEN_FILE),
-                            local_opener()).call(path, data)
+            return lava.Api(self.url,
+                            self.read_secret(TOKEN_FILE)).call(path, data)
         except ValueError as e:
             raise Failure(str(e)) from e
 
@@ -935,17 +935,6 @@ def link_debs(src: str, dest: str) -> None:
             shutil.copy2(path, target)
 
 
-def local_opener(jar: Optional[http.cookiejar.CookieJar] = None
-                 ) -> urllib.request.OpenerDirector:
-    """An opener for the lab on 127.0.0.1: no proxy of the environment,
-    cookies kept in jar when given."""
-    handlers: List[urllib.request.BaseHandler] = [
-        urllib.request.ProxyHandler({})]
-    if jar is not None:
-        handlers.append(urllib.request.HTTPCookieProcessor(jar))
-    return urllib.request.build_opener(*handlers)
-
-
 def login_accepted(url: str, user: str, password: str) -> bool:
     """True when Django's login form at URL/accounts/login/ takes USER
     and PASSWORD (a redirect away from the form); False when it shows
@@ -954,7 +943,7 @@ def login_accepted(url: str, user: str, password: str) -> bool:
     jar = http.cookiejar.CookieJar()
     login = f"{url}/accounts/login/"
     try:
-        with local_opener(jar).open(login, timeout=30) as r:
+        with lava.direct_opener(jar).open(login, timeout=30) as r:
             page = r.read().decode("utf-8", "replace")
         m = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         form = urllib.parse.urlencode({
@@ -963,7 +952,7 @@ def login_accepted(url: str, user: str, password: str) -> bool:
         cookies = "; ".join(f"{c.name}={c.value}" for c in jar)
         req = urllib.request.Request(login, data=form, headers={
             "Referer": login, "Cookie": cookies})
-        with local_opener().open(req, timeout=30) as r:
+        with lava.direct_opener().open(req, timeout=30) as r:
             landed: str = urllib.parse.urlparse(r.geturl()).path
             return landed != "/accounts/login/"
     except (OSError, urllib.error.URLError):

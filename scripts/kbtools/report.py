@@ -959,10 +959,9 @@ def where_html(docs: Sequence[Json]) -> str:
                        "row's path changed</td></tr>")
         out.append("</table>")
         out.append(f'<p class="note">{esc(doc["check"])}')
-        if doc.get(where.COMPARED) is not None:
-            out.append("<br>" + esc(
-                f"the comparison's own delta: {doc[where.COMPARED]:+.3f} "
-                "(the table's is the where boot's, the row run alone)"))
+        said = where.compared_text(doc)
+        if said:
+            out.append("<br>" + esc(said))
         if doc.get("stat") == where.MEAN:
             median = doc.get("row_median_delta")
             out.append("<br>" + esc(

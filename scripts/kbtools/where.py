@@ -26,8 +26,9 @@ the paths off the typical one; inlined functions count as their
 caller's. docs/where.md has the measurements.
 
 With --plugin, kbench's QEMU TCG plugin counts instead, outside the
-guest (kbtools.where_plugin): every instruction of the row's batches,
-no tracer in the guest, so the table is exact between any two kernels
+guest (kbtools.where_plugin): every instruction of the row's batches
+in the whole program, run as an exact A/B runs it (the row after the
+rows before it, with its warm-up), no tracer in the guest, so the table is exact between any two kernels
 and the process-creation rows have one too (by each function's mean
 over the batches, which differ there: the means add up to the mean
 window). The A/B's, validate's and a series' --where count with the
@@ -70,12 +71,9 @@ ROW_SYSCALLS: Dict[str, Tuple[str, ...]] = {
 # wrapper of a system call with arguments, the body of one without
 # (6.1's getpid).
 ROOT = "x64_sys_call"
-# The rows the plugin profiles, and the operations in each of its
-# batches (fork and clone time one operation a sample): their children
-# run inside the window too.
-PLUGIN_ROWS: Dict[str, int] = dict({r: 100 for r in ROW_SYSCALLS},
-                                   fork=1, clone=1)
-PLUGIN_SAMPLES = 12
+# The rows the plugin profiles (fork's and clone's children run inside
+# the window too).
+PLUGIN_ROWS: Tuple[str, ...] = (*ROW_SYSCALLS, "fork", "clone")
 FTRACE, PLUGIN = "ftrace", "plugin"
 SYSCALL_PREFIXES = ("__x64_sys_", "__do_sys_")
 BATCH = 100
@@ -108,8 +106,9 @@ notrace, user space) is in the row's delta but not in the sum.
                           {program}:ROW[,ROW]...; rows:
                           {rows}
       --plugin            count with kbench's QEMU TCG plugin instead of
-                          ftrace: every instruction of {samples} marked
-                          batches, outside the guest, no tracer cost
+                          ftrace: every instruction of the row's marked
+                          batches in the whole program run as an exact
+                          A/B runs it, outside the guest, no tracer cost
                           (exact between any two kernels); also rows
                           fork, clone. The plugin header comes from
                           Debian's qemu source package (the host's apt
@@ -510,14 +509,10 @@ def format_diff(doc: results.Json) -> str:
             "delta above is its mean's in the same boots, its median's "
             f"(compare's) {_gap(doc.get('row_median_delta'))}", 78,
             initial_indent="  ", subsequent_indent="    "))
-    compared = doc.get(COMPARED)
-    if compared is not None:
-        lines.append(textwrap.fill(
-            f"the comparison's own delta: {compared:+.3f} (its runs of the "
-            "whole program; the table's is the where boot's, the row run "
-            "alone in batches of 100, and the two differ where the row's "
-            "cost depends on what ran before it)", 78,
-            initial_indent="  ", subsequent_indent="    "))
+    said = compared_text(doc)
+    if said:
+        lines.append(textwrap.fill(said, 78, initial_indent="  ",
+                                   subsequent_indent="    "))
     if doc.get("unchanged"):
         lines.append(textwrap.fill(
             "unchanged (+0.000): " + ", ".join(doc["unchanged"]), 78,
@@ -538,6 +533,34 @@ def format_diff(doc: results.Json) -> str:
                  f"out): base {_atypical(shares.get('base', {}))}; cand "
                  f"{_atypical(shares.get('cand', {}))}")
     return "\n".join(lines) + "\n"
+
+
+def compared_text(doc: Mapping[str, Any]) -> Optional[str]:
+    """The comparison's own delta of the row beside the where boot's
+    (its median's), how far apart and why; None without it."""
+    compared = _float(doc.get(COMPARED))
+    if compared is None:
+        return None
+    here = _float(doc.get("row_median_delta") if doc.get("stat") == MEAN
+                  else doc.get("row_delta"))
+    head = f"the comparison's own delta: {compared:+.3f}"
+    if here is None:
+        return head
+    apart = here - compared
+    if abs(apart) <= EPSILON:
+        return head + ", the where boot's too"
+    why = ("the where boot runs the whole program as the comparison "
+           "does, but in a guest of its own (vng over the host's root, "
+           "where the comparison's exact guest boots its initramfs, with "
+           "a dither), and a row whose cost depends on the guest's state "
+           "(its cgroups, its memory, what else runs) reads otherwise "
+           "there" if doc.get("method") == PLUGIN else
+           "the where boot runs the row alone, in batches of "
+           f"{BATCH}, after no other row, where the comparison runs the "
+           "whole program, and the row's cost depends on what ran "
+           "before it")
+    return (f"{head}; the where boot's {here:+.3f} is {apart:+.3f} from "
+            f"it: {why}")
 
 
 def _change_json(ch: Change) -> results.Json:
@@ -724,8 +747,8 @@ def vng_command(image: str, rows: Sequence[str], out: str,
     else:
         opts = where_plugin.qemu_opts(icount, plugin, out)
         guest = where_plugin.guest_command(
-            os.path.join(paths.TOP, PROGRAM, PROGRAM), rows, out,
-            PLUGIN_SAMPLES, BATCH)
+            os.path.join(paths.TOP, PROGRAM, PROGRAM), out,
+            policy.guest_env("tcg", icount))
     cmd = ["vng", "--run", image, "--user", "root", "--cwd", paths.TOP,
            "--memory", "2G", "--force-9p", "--disable-kvm",
            "--qemu-opts", opts, "--cpus", "1", f"--rwdir={out}"]
@@ -734,11 +757,12 @@ def vng_command(image: str, rows: Sequence[str], out: str,
     return cmd + ["--exec", guest]
 
 
-def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN
-               ) -> float:
+def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN,
+               doc: Optional[results.Document] = None) -> float:
     """The untraced row's median (or mean), in instructions per
-    operation."""
-    doc = results.load_doc(path)
+    operation, from the document at path (doc: already read)."""
+    if doc is None:
+        doc = results.load_doc(path)
     for r in doc.rows:
         if r.name == row and r.reps and stat in r.reps[0].figures:
             # The programs print microseconds: 1000 virtual ns each.
@@ -785,19 +809,20 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
 def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
                  ) -> List[RowProfile]:
     """The rows of a plugin boot, from its files in out."""
-    got = where_plugin.read_boot(out, rows, PLUGIN_SAMPLES,
-                                 {r: PLUGIN_ROWS[r] for r in rows})
+    got = where_plugin.read_boot(out, rows)
     sides = []
     scale = 1.0 / (1 << shift)
+    path = where_plugin.run_path(out)
+    doc = results.load_doc(path)
     for row in rows:
         p = got[row]
-        path = os.path.join(out, row, "row.json")
         sides.append(RowProfile(
-            f"{PROGRAM}:{row}", image, row_figure(path, row, shift),
+            f"{PROGRAM}:{row}", image,
+            row_figure(path, row, shift, MEDIAN, doc),
             {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
             {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
             {k: v * scale for k, v in p.means.items()},
-            p.window_mean * scale, row_figure(path, row, shift, "mean")))
+            p.window_mean * scale, row_figure(path, row, shift, MEAN, doc)))
     return sides
 
 
@@ -858,7 +883,6 @@ def rows_of(test: str, plugin: bool = False) -> List[str]:
 def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     ap = cli.UsageParser(prog=prog, help_text=HELP.format(
         prog=prog, short=SHORT, long=LONG, batch=BATCH, program=PROGRAM,
-        samples=PLUGIN_SAMPLES,
         rows=textwrap.fill(", ".join(ROW_SYSCALLS), 78,
                            initial_indent=" " * 26,
                            subsequent_indent=" " * 26).lstrip()))

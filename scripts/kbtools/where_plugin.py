@@ -5,7 +5,10 @@ row counted outside the guest, by kbench's QEMU TCG plugin
 
 The kernel boots once in exact mode with the plugin loaded; inside,
 scripts/guest/where_plugin_guest.sh copies /proc/kallsyms out and runs
-each row SAMPLES batches of BATCH operations. syscall_overhead marks each
+the whole program as an exact A/B runs it (its environment, every row
+with its warm-up, each after the rows before it), so that a row's
+batches are the ones whose delta the A/B reports; a row's windows are
+told apart by the run's order (read_run). syscall_overhead marks each
 batch (lib/mark.h), and the plugin writes the instructions executed at
 each address between a batch's two marks: every task's (the children of
 fork and clone too), the interrupts' and the entry code's, with no tracer
@@ -29,9 +32,9 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
-from kbtools import cli, paths, policy, stats
+from kbtools import cli, paths, policy, results, stats
 
 USER = "[user]"
 UNKNOWN = "[kernel, no symbol]"
@@ -152,22 +155,63 @@ def side(windows: Sequence[Window], syms: Symbols, batch: int
                       stats.mean(totals) / batch)
 
 
-def split_rows(windows: Sequence[Window], rows: Sequence[str],
-               samples: int) -> Dict[str, List[Window]]:
-    """The windows of each row: SAMPLES each, in the rows' order;
-    cli.Failure when there are not that many."""
-    if len(windows) != samples * len(rows):
+# The program's rows without marks around their batches: execve's chain
+# times itself across exec().
+UNMARKED = frozenset({"execve"})
+
+
+@dataclass
+class Run:
+    """The program's run in a plugin boot: the rows with marks, in
+    order, each with its operations per batch; its warm-up batches and
+    its samples, per row."""
+    rows: List[Tuple[str, int]]
+    warmup: int
+    iterations: int
+
+
+def read_run(path: str) -> Run:
+    """The run of the program's JSON at path (every row it measured,
+    in its order); cli.Failure when it says no warm-up or samples."""
+    doc = results.load_doc(path)
+    params = doc.header.params
+    warmup, iterations = params.get("warmup"), params.get("iterations")
+    if not isinstance(warmup, (int, float)) or \
+            not isinstance(iterations, (int, float)):
+        raise cli.Failure(f"{path}: no warmup or iterations in params")
+    rows = []
+    for r in doc.rows:
+        if r.name in UNMARKED or r.status != results.Status.OK or \
+                not r.reps:
+            continue
+        extra = r.reps[0].extra or {}
+        batch = extra.get("batch", 1)
+        rows.append((r.name, int(batch) if isinstance(batch, (int, float))
+                     else 1))
+    return Run(rows, int(warmup), int(iterations))
+
+
+def split_run(windows: Sequence[Window], run: Run
+              ) -> Dict[str, List[Window]]:
+    """The windows of each row of the run: its warm-up's and then its
+    samples' in the rows' order, the samples' kept (the A/B's figures
+    are theirs); cli.Failure when there are not that many."""
+    each = run.warmup + run.iterations
+    if len(windows) != each * len(run.rows):
         raise cli.Failure(f"the plugin saw {len(windows)} windows, not "
-                          f"{samples} for each of {len(rows)} rows")
-    return {r: list(windows[i * samples:(i + 1) * samples])
-            for i, r in enumerate(rows)}
+                          f"{run.warmup} + {run.iterations} for each of "
+                          f"{len(run.rows)} rows")
+    return {r: list(windows[i * each + run.warmup:(i + 1) * each])
+            for i, (r, _) in enumerate(run.rows)}
 
 
-def guest_command(prog_path: str, rows: Sequence[str], out: str,
-                  samples: int, batch: int) -> str:
+def guest_command(prog_path: str, out: str, env: Mapping[str, str]
+                  ) -> str:
+    """The guest's command: the whole program as an exact A/B runs it,
+    in its environment (env)."""
     return " ".join(shlex.quote(w) for w in [
         paths.script("scripts/guest/where_plugin_guest.sh"), out,
-        prog_path, str(samples), str(batch), *rows])
+        prog_path, *(f"{k}={v}" for k, v in sorted(env.items()))])
 
 
 def qemu_opts(icount: policy.Icount, plugin: str, out: str) -> str:
@@ -181,19 +225,28 @@ def windows_path(out: str) -> str:
     return os.path.join(out, "windows.txt")
 
 
-def read_boot(out: str, rows: Sequence[str], samples: int,
-              batches: Dict[str, int]) -> Dict[str, PluginSide]:
-    """Each row's side from a plugin boot's files in out (batches: the
-    operations in each of a row's windows)."""
-    for name in ("kallsyms", "windows.txt"):
+def run_path(out: str) -> str:
+    return os.path.join(out, "run.json")
+
+
+def read_boot(out: str, rows: Sequence[str]) -> Dict[str, PluginSide]:
+    """Each asked row's side from a plugin boot's files in out;
+    cli.Failure when a file is missing or a row did not run."""
+    for name in ("kallsyms", "windows.txt", "run.json"):
         if not os.path.exists(os.path.join(out, name)):
             raise cli.Failure(f"{out}: no {name} (the guest's run or the "
                               "plugin failed)")
     with open(os.path.join(out, "kallsyms"), encoding="utf-8") as f:
         syms = parse_kallsyms(f)
+    run = read_run(run_path(out))
     with open(windows_path(out), encoding="utf-8") as f:
-        per_row = split_rows(parse_windows(f), rows, samples)
-    return {r: side(w, syms, batches[r]) for r, w in per_row.items()}
+        per_row = split_run(parse_windows(f), run)
+    batches = dict(run.rows)
+    missing = [r for r in rows if r not in per_row]
+    if missing:
+        raise cli.Failure(f"{out}: the program measured no "
+                          f"{', '.join(missing)}")
+    return {r: side(per_row[r], syms, batches[r]) for r in rows}
 
 
 def window_gap(window_insn: float, row_insn: float) -> Tuple[float, str]:
