@@ -177,6 +177,20 @@ class PlanFile(unittest.TestCase):
         self.assertIn(b"ok 2 selftests: kbench/a: ok (candidate, repetition "
                       b"1 of 1)", got.stdout)
 
+    def test_lists_as_kbench_run_does(self) -> None:
+        # --list in a guest: the host's listing, printed as kbench run
+        # --list prints it (no KTAP, no totals), exit 0.
+        text = runner.guest_plan(["--list", "--nest", "hash"], {},
+                                 ("a:ok", "b:it's"), "", "t")
+        path = os.path.join(self.top, "plan")
+        with open(path, "w") as f:
+            f.write(text)
+        got = subprocess.run(
+            [os.path.join(TOP, "scripts", "guest", "run_plan.sh"), self.top,
+             path], stdout=subprocess.PIPE, check=False)
+        self.assertEqual((0, b"a:ok\nb:it's\n"), (got.returncode,
+                                                   got.stdout))
+
     def test_passes_with_nothing_failed(self) -> None:
         p = plan.make(plan.Request(("a:ok",), scratch=self.top))
         got = self.guest(p, "indent")

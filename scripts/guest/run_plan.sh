@@ -4,8 +4,9 @@
 # The guest's runner of the plan that the host wrote (kbtools.plan.to_file:
 # which program runs when, under which title and timeout, with which
 # command line): runs each step in its test's directory, nests its KTAP
-# as run_all.sh does, prints its result line and the totals. It decides
-# nothing of its own. Not meant to be started by hand.
+# as kbench run does, prints its result line and the totals; or, for
+# --list, prints the programs listed. It decides nothing of its own. Not
+# meant to be started by hand.
 #
 #   run_plan.sh TOP PLAN_FILE
 #
@@ -19,11 +20,13 @@ set -euo pipefail
 top=$1
 plan_file=$2
 nest=indent
+planned=
 n=0 pass=0 fail=0 skip=0
 ktap_copy=
 
 # plan STEPS NEST KTAP: the KTAP header; the stream copied to KTAP ("" none).
 plan() {
+	planned=1
 	nest=$2
 	if [[ -n $3 ]]; then
 		mkdir -p "${3%/*}"
@@ -49,6 +52,11 @@ nest_output() {
 			subtest_done=1
 		fi
 	done
+}
+
+# listed DIR:PROG: one line of --list.
+listed() {
+	printf '%s\n' "$1"
 }
 
 # step TEST SECS TITLE JSON COMMAND...: one run of one program.
@@ -81,6 +89,7 @@ step() {
 
 # shellcheck source=/dev/null
 . "$plan_file"
+[[ -n $planned ]] || exit 0
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 if [[ -n $ktap_copy ]]; then
 	# Let tee write the last lines before anyone reads the copy.
