@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The collection's options, declared once: run_all.sh's (RUNNER), a
 guest run's own (GUEST: kbtools.vm, run_all.sh --kernel), an A/B of
-kernels' (AB: kbtools.ab, run_all.sh --vs-kernel), and what run_all.sh
-passes to every program (PROGRAM). A leaf: imports nothing of kbtools.
+kernels' (AB: kbtools.ab, run_all.sh --vs-kernel), and what a run's
+plan passes to every program (PROGRAM). A leaf: imports nothing of kbtools.
 
 run_all.sh stays the bash runner the kselftest layout asks for, with
 its own case statement; tests/test_options.py fails when its options
@@ -106,7 +106,7 @@ AB: Tuple[Option, ...] = (
 # guest's run_all.sh gets --repeat N and --json of the shared directory.
 HOST = ("--json", "--repeat", "--report")
 
-# What run_all.sh passes to every program (its run_program): the
+# What a run's plan passes to every program (kbtools.plan): the
 # programs' shared options (lib/cli.c).
 PROGRAM: Tuple[Option, ...] = (
     Option(("--full",), help="the full, seed-sized measurements"),
