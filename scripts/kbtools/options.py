@@ -8,8 +8,8 @@ run_all.sh stays the bash runner the kselftest layout asks for, with
 its own case statement; tests/test_options.py fails when its options
 and RUNNER differ (names, which take a value and what it must be). The
 Python tasks read this table: kbtools.vm walks a guest run's command
-line with it (what is its own, what goes to run_all.sh in the guest,
-what the host handles for the guest: HOST), and bisect, validate and
+line with it (what is its own, what goes into the guest's plan, what
+the host handles for the guest: HOST), and bisect, validate and
 the LAVA job writer declare their options of these names with
 add_arguments().
 """
@@ -103,7 +103,7 @@ AB: Tuple[Option, ...] = (
 
 # run_all.sh's options that the host of a guest run handles itself (it
 # works out the repetitions, keeps the results, writes the report): the
-# guest's run_all.sh gets --repeat N and --json of the shared directory.
+# guest's plan has --repeat N and --json of the shared directory.
 HOST = ("--json", "--repeat", "--report")
 
 # What a run's plan passes to every program (kbtools.plan): the
