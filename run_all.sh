@@ -86,18 +86,17 @@ Environment: KSRC=/path/to/linux picks the kernel tree that supplies the
 kselftest harness (default: one provisioned from Debian's linux-source
 package into .cache/); KSFT_MACHINE_SLOW=yes makes every program scale its
 work down; KSELFTEST_<PROGRAM>_ARGS adds arguments to one program, as with
-the kernel's runner; KBENCH_MERGE=host (set in the guests that --kernel
-boots) leaves each repetition's JSON in DIR/repetitions/SIDE/K/ and
-compares nothing: the host merges and compares, so that the guest runs
-no python3 (--repeat then needs its N); KBENCH_TIMEOUT_FACTOR=N (set in
-exact guests) multiplies every program's timeout unless --timeout;
-KBENCH_ICOUNT_DETERMINISTIC=0 boots --icount's plain guest instead of
-the deterministic one (docs/exact-runs.md).
+the kernel's runner; KBENCH_MERGE=host leaves each repetition's JSON
+in DIR/repetitions/SIDE/K/ and compares nothing (--repeat then needs
+its N); KBENCH_TIMEOUT_FACTOR=N multiplies every program's timeout
+unless --timeout; KBENCH_ICOUNT_DETERMINISTIC=0 boots --icount's plain
+guest instead of the deterministic one (docs/exact-runs.md).
 
-On a host the run is kbench run's (scripts/kbtools/runner.py), once
-scripts/setup.sh has installed python3 on a bare root; without python3
-and with --no-build, one pass (--repeat, --vs-prefix and --report need
-python3).
+The run is kbench run's (scripts/kbtools/runner.py), once
+scripts/setup.sh has installed python3 on a bare root (without python3
+and with --no-build: exit 4). A guest that --kernel boots runs the
+plan that the host made of these options (scripts/guest/run_plan.sh:
+no python3 there); the host merges, compares and reports.
 
 Output: for each program "# selftests: kbench/DIR: PROG", the program's own
 KTAP nested (figures on "# NAME: key=value ..." lines before each result),
@@ -122,12 +121,9 @@ vs_prefix_set=
 base_prefix=
 base_cmd=()
 fail_above=
-report=
-full=
 timeout_override=
 build=1
 no_install=
-list=
 nest=indent
 
 add_tests() {
@@ -166,7 +162,7 @@ while (($#)); do
 		shift
 		;;
 	--test=*) add_tests "${1#*=}" ;;
-	-l | --list) list=1 ;;
+	-l | --list) ;;
 	--json)
 		need_value "$1" "a directory" $#
 		json_dir=$2
@@ -213,11 +209,9 @@ while (($#)); do
 	--fail-above=*) fail_above=${1#*=} ;;
 	--report)
 		need_value "$1" "a file name" $#
-		report=$2
 		shift
 		;;
-	--report=*) report=${1#*=} ;;
-	--full) full=1 ;;
+	--report=* | --full) ;;
 	-o | --timeout)
 		need_value "$1" "a number of seconds" $#
 		timeout_override=$2
@@ -248,7 +242,6 @@ if [[ -n $timeout_override && ! $timeout_override =~ ^[0-9]+$ ]]; then
 fi
 if [[ -n $repeat && $repeat != design ]]; then
 	check_repeat "$repeat"
-	repeat=$((10#$repeat))
 fi
 if [[ -n $vs_prefix_set ]]; then
 	read -r -a prefix <<<"$vs_prefix"
@@ -260,11 +253,6 @@ if [[ -n $vs_prefix_set ]]; then
 		command -v "${base_cmd[0]}" >/dev/null ||
 			die_usage "--base-prefix: command '${base_cmd[0]}' not found"
 	fi
-	sides=(base candidate)
-	repeat=${repeat:-design}
-else
-	sides=(base)
-	repeat=${repeat:-1}
 fi
 [[ -z $base_prefix || -n $vs_prefix_set ]] ||
 	die_usage "--base-prefix needs --vs-prefix (it wraps the base side)"
@@ -275,212 +263,15 @@ if [[ -n $fail_above ]]; then
 fi
 if [[ -n $json_dir ]]; then
 	check_json_dir "$json_dir"
-	json_dir=$(cd "$json_dir" && pwd)
 fi
-# In a guest that kbench booted (KBENCH_MERGE=host, set by
-# scripts/kbtools/vm.py), the host works out the design, merges the
-# repetitions, compares and reports: the guest needs no python3 (the
-# arm64 root filesystem has none). Each repetition's JSON is left in
-# DIR/repetitions/SIDE/K/ for it. Anywhere else the run is kbench run's
-# (scripts/kbtools/runner.py: the same stream, from one plan), once
-# setup.sh has installed python3 on a bare root; without python3 and
-# --no-build, the kselftest runner's single pass.
-if [[ ${KBENCH_MERGE:-} != host ]]; then
-	if [[ -n $build ]] && ! command -v python3 >/dev/null; then
-		"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
-		use_debian_python "$pydir"
-	fi
-	if command -v python3 >/dev/null; then
-		KBENCH_PROG=$prog exec "$top/kbench" run "${argv[@]}"
-	fi
-	[[ $repeat == 1 && -z $vs_prefix_set && -z $report ]] ||
-		die 4 "--repeat, --vs-prefix and --report need python3 (scripts/setup.sh run_all.sh installs it)"
-fi
-# What the build needs, installed or asked for (exit 4).
-if [[ -n $build ]]; then
+# The run is kbench run's (scripts/kbtools/runner.py: the plan made once
+# by kbtools.plan, the stream, merges, comparison and report), once
+# setup.sh has installed python3 on a bare root. A guest that kbench
+# boots runs the host's plan of it (scripts/guest/run_plan.sh), not this.
+if [[ -n $build ]] && ! command -v python3 >/dev/null; then
 	"$top/scripts/setup.sh" ${no_install:+--no-install} run_all.sh || exit
+	use_debian_python "$pydir"
 fi
-((${#tests[@]})) || read -r -a tests <<<"$(all_tests)"
-# Every program's timeout times KBENCH_TIMEOUT_FACTOR (set by kbench in an
-# exact guest: policy.py's run_factor), unless --timeout or --full.
-timeout_factor=${KBENCH_TIMEOUT_FACTOR:-1}
-[[ $timeout_factor =~ ^[1-9][0-9]{0,3}$ ]] ||
-	die_usage "KBENCH_TIMEOUT_FACTOR must be a whole number from 1, not '$timeout_factor'"
-[[ $repeat != design ]] ||
-	die_usage "KBENCH_MERGE=host needs --repeat N (the host works out the design)"
-
-if [[ -n $build ]]; then
-	make -s --no-print-directory -C "$top" TESTS="${tests[*]}" all >&2 ||
-		{ echo "$prog: build failed" >&2; exit 1; }
-fi
-
-# "dir:prog" for every test program, from lib.mk's emit_tests.
-# A listing that fails or names nothing is an error, never an empty pass.
-programs=()
-for t in "${tests[@]}"; do
-	listing=$(make -s --no-print-directory -C "$top/$t" COLLECTION="$t" emit_tests) ||
-		die 1 "cannot list the programs of $t (make emit_tests failed; is KSRC set?)"
-	before=${#programs[@]}
-	while read -r line; do
-		[[ -n $line ]] && programs+=("$line")
-	done <<<"$listing"
-	((${#programs[@]} > before)) || die 1 "$t lists no test program"
-done
-
-if [[ -n $list ]]; then
-	printf '%s\n' "${programs[@]}"
-	exit 0
-fi
-
-# The program being run, so that a signal to us reaches it too.
-current_pid=
-rundir=$(mktemp -d "${TMPDIR:-/tmp}/kbench-run.XXXXXX")
-trap 'interrupted "$rundir"' INT TERM HUP
-trap 'rm -rf "$rundir"' EXIT
-
-# Nest a program's KTAP under its result line TITLE, line by line.
-nest_output() {
-	local title=$1 line subtest_done=
-	while IFS= read -r line; do
-		if [[ $nest == hash ]]; then
-			printf '# %s\n' "$line"
-			continue
-		fi
-		printf '    %s\n' "$line"
-		# KTAP v1: the subtest's name follows its version line.
-		if [[ -z $subtest_done && $line =~ ^K?TAP\ version ]]; then
-			printf '    # Subtest: %s\n' "$title"
-			subtest_done=1
-		fi
-	done
-}
-
-# Where one run of a program writes its JSON: DIR/PROG.json for a plain
-# run, else a file per side and repetition, merged by the host in
-# DIR/repetitions/ (thrown away without --json).
-json_file() {
-	local name=$1 side=$2 k=$3 dir=$rundir/json
-
-	if ((repeat == 1)) && [[ -z $vs_prefix_set ]]; then
-		[[ -n $json_dir ]] && echo "$json_dir/$name.json"
-		return 0
-	fi
-	[[ -n $json_dir ]] && dir=$json_dir/repetitions
-	mkdir -p "$dir/$side/$k"
-	echo "$dir/$side/$k/$name.json"
-}
-
-# run_program DIR PROG TITLE SIDE K -> sets rc; streams the output nested.
-run_program() {
-	local dir=$1 name=$2 title=$3 side=$4 k=$5 secs args=() envvar extra
-	local cmd=() json
-	secs=${timeout_override:-$(settings_timeout "$top/$dir")}
-	# Under QEMU's instruction counter a virtual second is a billion
-	# instructions: a 1-GHz machine that does one per cycle, slower than
-	# the machines the settings' timeouts were set for (kbench sets the
-	# factor: KBENCH_TIMEOUT_FACTOR).
-	[[ -z $timeout_override ]] && secs=$((secs * timeout_factor))
-	[[ -n $full && -z $timeout_override ]] && secs=0
-	[[ -n $full ]] && args+=(--full)
-	json=$(json_file "$name" "$side" "$k")
-	[[ -n $json ]] && args+=(--json "$json")
-	[[ $side == candidate ]] && cmd+=("${prefix[@]}")
-	[[ $side == base ]] && cmd+=("${base_cmd[@]}")
-	envvar="KSELFTEST_$(tr '[:lower:]-' '[:upper:]_' <<<"$name")_ARGS"
-	extra=${!envvar:-}
-	# shellcheck disable=SC2206 # word splitting is the runner's contract
-	[[ -n $extra ]] && args+=($extra)
-
-	rm -f "$rundir/rc" "$rundir/pid"
-	(
-		cd "$top/$dir"
-		timeout --kill-after=10 "$secs" "${cmd[@]}" "./$name" "${args[@]}" 2>&1 </dev/null &
-		echo $! >"$rundir/pid"
-		rc=0
-		wait $! || rc=$?
-		echo "$rc" >"$rundir/rc"
-	) | nest_output "$title" &
-	local pipe=$!
-	while [[ ! -s $rundir/pid ]] && kill -0 "$pipe" 2>/dev/null; do
-		sleep 0.01
-	done
-	current_pid=$(cat "$rundir/pid" 2>/dev/null || true)
-	wait "$pipe" || true
-	current_pid=
-	rc=$(cat "$rundir/rc" 2>/dev/null || echo 1)
-	timeout_secs=$secs
-}
-
-# title DIR PROG SIDE K: the program's KTAP title; a repeated or A/B run
-# says which side and repetition.
-title_of() {
-	local t="selftests: kbench/$1: $2"
-
-	if [[ -n $vs_prefix_set ]]; then
-		t+=" ($3, repetition $4 of $repeat)"
-	elif ((repeat > 1)); then
-		t+=" (repetition $4 of $repeat)"
-	fi
-	echo "$t"
-}
-
-# The sides in the order of repetition K: ABBA... so that drift hits both.
-sides_of() {
-	if ((${#sides[@]} == 2 && $1 % 2 == 0)); then
-		echo "candidate base"
-	else
-		echo "${sides[*]}"
-	fi
-}
-
-# With --json, the KTAP stream is kept beside the results as well
-# (DIR/run_all.ktap): the checks that are not JSON rows, and a program
-# that crashed, reach scripts/kcidb.py from there.
-ktap_copy=
-if [[ -n $json_dir ]]; then
-	exec > >(tee "$json_dir/run_all.ktap")
-	ktap_copy=$!
-fi
-
-echo "TAP version 13"
-echo "1..$((${#programs[@]} * repeat * ${#sides[@]}))"
-n=0 pass=0 fail=0 skip=0
-for ((k = 1; k <= repeat; k++)); do
-	for p in "${programs[@]}"; do
-		dir=${p%%:*}
-		name=${p#*:}
-		for side in $(sides_of "$k"); do
-			n=$((n + 1))
-			title=$(title_of "$dir" "$name" "$side" "$k")
-			echo "# $title"
-			run_program "$dir" "$name" "$title" "$side" "$k"
-			case $rc in
-			0)
-				echo "ok $n $title"
-				pass=$((pass + 1))
-				;;
-			4)
-				echo "ok $n $title # SKIP"
-				skip=$((skip + 1))
-				;;
-			124 | 137)
-				echo "not ok $n $title # TIMEOUT $timeout_secs seconds"
-				fail=$((fail + 1))
-				;;
-			*)
-				echo "not ok $n $title # exit=$rc"
-				fail=$((fail + 1))
-				;;
-			esac
-		done
-	done
-done
-status=0
-((fail == 0)) || status=1
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-if [[ -n $ktap_copy ]]; then
-	# Let tee write the last lines before anyone reads the copy.
-	exec >&-
-	wait "$ktap_copy" 2>/dev/null || true
-fi
-((status == 0))
+command -v python3 >/dev/null ||
+	die 4 "python3 is missing: scripts/setup.sh run_all.sh installs it (run_kselftest.sh runs the programs without it)"
+KBENCH_PROG=$prog exec "$top/kbench" run "${argv[@]}"

@@ -23,32 +23,6 @@ die_usage() {
 	exit 2
 }
 
-# settings_timeout DIR: the test's "timeout=" (kselftest's default 45).
-settings_timeout() {
-	local t=45 line
-
-	if [[ -f $1/settings ]]; then
-		while IFS= read -r line; do
-			[[ $line =~ ^timeout=([0-9]+) ]] && t=${BASH_REMATCH[1]}
-		done <"$1/settings"
-	fi
-	echo "$t"
-}
-
-# interrupted DIR: the end of a runner on a signal: stop the program it is
-# waiting for ($current_pid, if any), remove its scratch DIR, say so, exit
-# 130.
-interrupted() {
-	trap - INT TERM HUP
-	if [[ -n ${current_pid:-} ]]; then
-		kill -TERM "$current_pid" 2>/dev/null || true
-		wait "$current_pid" 2>/dev/null || true
-	fi
-	rm -rf "$1"
-	echo "Bail out! interrupted" >&2
-	exit 130
-}
-
 # need_value OPTION WHAT ARGC: OPTION (with ARGC arguments left, itself
 # included) must be followed by its value, else a usage error naming WHAT.
 need_value() {

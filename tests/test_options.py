@@ -2,7 +2,7 @@
 """kbtools.options against run_all.sh: the bash runner keeps its own case
 statement, and this test fails when its options and the table differ
 (names, which take a value, what the value must be, the help, what is
-handed over to kbench run, what run_all.sh passes to every program);
+handed over to kbench run; what the plan passes to every program);
 and kbtools.vm's walk of a guest run's command line, which is the
 table's."""
 
@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import cli, options, vm  # noqa: E402
+from kbtools import cli, options, plan, vm  # noqa: E402
 
 RUN_ALL = os.path.join(TOP, "run_all.sh")
 
@@ -71,9 +71,6 @@ class Runner:
         over = block(text, 'for arg in "$@"; do', "\ndone")
         self.handed_over = {p for patterns, _ in arms(over.replace(
             "\t\t", "\t")) for p in patterns}
-        self.to_programs = set(re.findall(r"args\+=\((--[a-z-]+)",
-                                          block(text, "run_program() {",
-                                                "\n}")))
 
 
 class AgainstRunAll(unittest.TestCase):
@@ -110,7 +107,14 @@ class AgainstRunAll(unittest.TestCase):
             self.assertIn(n, guest)
             self.assertIn("needs --kernel", why)
         self.assertEqual(set(options.HANDED_OVER), r.handed_over)
-        self.assertEqual({o.long for o in options.PROGRAM}, r.to_programs)
+
+    def test_what_every_program_gets_is_the_tables(self) -> None:
+        # The plan (kbench run's, a guest's) passes them, not run_all.sh.
+        step = plan.make(plan.Request(("t:p",), full=True,
+                                      json_dir="/j")).steps[0]
+        self.assertEqual({o.long for o in options.PROGRAM},
+                         {w for w in step.command() if w.startswith("--")}
+                         - {"--kill-after=10"})
 
     def test_the_help_names_each_with_its_value(self) -> None:
         text = subprocess.run([RUN_ALL, "--help"], capture_output=True,

@@ -3,16 +3,20 @@
 order (ABBA), sides and their prefixes, titles, timeouts, the programs'
 arguments, JSON paths and what is merged where."""
 
+import io
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
-from typing import Any
+from typing import Any, Dict, List
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 
-from kbtools import plan  # noqa: E402
+from kbtools import paths, plan, runner  # noqa: E402
 
 PROGRAMS = ("syscall_overhead:syscall_overhead", "pmqtest:pmqtest")
 
@@ -89,3 +93,107 @@ class Plan(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# Programs of a made-up collection: KTAP, an exit status each, one that
+# outlives its timeout, one that prints its arguments.
+FAKE = {
+    "a/ok": "echo 'TAP version 13'; echo '1..1'; echo \"ok 1 args $*\"",
+    "a/skip": "echo 'TAP version 13'; echo '1..0 # SKIP no'; exit 4",
+    "b/fail": "echo 'TAP version 13'; echo 'not ok 1 x'; exit 3",
+    "b/slow": "sleep 5",
+}
+
+
+class PlanFile(unittest.TestCase):
+    """The guest's runner of the plan file (scripts/guest/run_plan.sh)
+    prints the stream that kbench run prints for the same plan."""
+
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.top = self.dir.name
+        for name, body in FAKE.items():
+            os.makedirs(os.path.join(self.top, os.path.dirname(name)),
+                        exist_ok=True)
+            path = os.path.join(self.top, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/bash\n" + body + "\n")
+            os.chmod(path, 0o755)
+
+    def tearDown(self) -> None:
+        self.dir.cleanup()
+
+    def make_plan(self, **kw: Any) -> plan.Plan:
+        json_dir = os.path.join(self.top, "json")
+        return plan.make(plan.Request(
+            ("a:ok", "a:skip", "b:fail", "b:slow"), settings={"b": 1},
+            json_dir=json_dir, scratch=os.path.join(self.top, "s"),
+            host_merges=True, environ={"KSELFTEST_OK_ARGS": "-x  y"}, **kw))
+
+    def guest(self, p: plan.Plan, nest: str
+              ) -> "subprocess.CompletedProcess[bytes]":
+        path = os.path.join(self.top, "plan")
+        ktap = os.path.join(self.top, "json", "run_all.ktap")
+        os.makedirs(os.path.dirname(ktap), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(plan.to_file(p, nest, ktap))
+        return subprocess.run(
+            [os.path.join(TOP, "scripts", "guest", "run_plan.sh"), self.top,
+             path], stdout=subprocess.PIPE, check=False)
+
+    def host(self, p: plan.Plan, nest: str) -> bytes:
+        out = io.BytesIO()
+        a = runner.Args(nest=nest)
+        with mock.patch.object(paths, "TOP", self.top):
+            counts = runner.run_plan(a, p, [], runner.Stream(out))
+        return out.getvalue() + (
+            f"# Totals: pass:{counts['pass']} fail:{counts['fail']} xfail:0 "
+            f"xpass:0 skip:{counts['skip']} error:0\n").encode()
+
+    def test_same_stream_as_kbench_run(self) -> None:
+        cases: List[Dict[str, Any]] = [
+            {}, {"repeat": 2, "ab": True, "vs_prefix": ("env",)}]
+        for kw in cases:
+            p = self.make_plan(**kw)
+            for nest in ("indent", "hash"):
+                with self.subTest(nest=nest, **kw):
+                    got = self.guest(p, nest)
+                    want = self.host(p, nest)
+                    self.assertEqual(got.stdout.decode(), want.decode())
+                    self.assertEqual(got.returncode, 1)
+                    with open(os.path.join(self.top, "json",
+                                           "run_all.ktap"), "rb") as f:
+                        self.assertEqual(f.read(), got.stdout)
+        self.assertIn(b"not ok 16 selftests: kbench/b: slow (base, "
+                      b"repetition 2 of 2) # TIMEOUT 1 seconds", got.stdout)
+        self.assertIn(b"/json/repetitions/base/2/ok.json -x y\n", got.stdout)
+
+    def test_quotes_survive_the_shell(self) -> None:
+        p = self.make_plan(ab=True, vs_prefix=("env", "A='b c'$x"))
+        text = plan.to_file(p, "indent")
+        self.assertIn("'env' 'A='\"'\"'b c'\"'\"'$x' ./ok", text.replace(
+            "env 'A=", "'env' 'A="))
+        got = self.guest(p, "indent")
+        self.assertIn(b"ok 2 selftests: kbench/a: ok (candidate, repetition "
+                      b"1 of 1)", got.stdout)
+
+    def test_lists_as_kbench_run_does(self) -> None:
+        # --list in a guest: the host's listing, printed as kbench run
+        # --list prints it (no KTAP, no totals), exit 0.
+        text = runner.guest_plan(["--list", "--nest", "hash"], {},
+                                 ("a:ok", "b:it's"), "", "t")
+        path = os.path.join(self.top, "plan")
+        with open(path, "w") as f:
+            f.write(text)
+        got = subprocess.run(
+            [os.path.join(TOP, "scripts", "guest", "run_plan.sh"), self.top,
+             path], stdout=subprocess.PIPE, check=False)
+        self.assertEqual((0, b"a:ok\nb:it's\n"), (got.returncode,
+                                                   got.stdout))
+
+    def test_passes_with_nothing_failed(self) -> None:
+        p = plan.make(plan.Request(("a:ok",), scratch=self.top))
+        got = self.guest(p, "indent")
+        self.assertEqual(got.returncode, 0)
+        self.assertTrue(got.stdout.endswith(
+            b"# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n"))

@@ -224,12 +224,28 @@ class CommandLines(unittest.TestCase):
 
     def test_vng_under_tcg_with_icount(self) -> None:
         b = self.vng("--icount", "-t", "syscall_overhead", "--append", "x=1")
+        b.programs = ["syscall_overhead:syscall_overhead"]
+        usage = runner.usage("t")
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.object(paths, "TOP", "/var/tmp/kb"), \
+                mock.patch.object(runner, "usage", return_value=usage), \
+                mock.patch.object(collection, "check_tests"), \
                 mock.patch.object(os.path, "isdir", return_value=True):
             boot = guest.Boot(d, None, "t")
             cmd, env = b.command(boot, "/var/tmp/kb/j")
+            with open(boot.path("plan")) as f:
+                plan_file = f.read().splitlines()
+            cmd[-1] = cmd[-1].replace(boot.path("plan"), "PLAN")
             boot.close()
+        # The plan of the memory root: its JSON in the collection's copy
+        # (vm_guest.sh copies it back), the exact timeouts (kselftest's
+        # 45 s times 4: no settings file under the made-up TOP).
+        self.assertEqual(plan_file[1:], [
+            "plan 1 indent /tmp/kbench-icount/json/run_all.ktap",
+            "step syscall_overhead 180 'selftests: kbench/syscall_overhead: "
+            "syscall_overhead' /tmp/kbench-icount/json/syscall_overhead.json "
+            "timeout --kill-after=10 180 ./syscall_overhead --json "
+            "/tmp/kbench-icount/json/syscall_overhead.json"])
         self.assertEqual(["vng", "--run", "/img/bzImage", "--verbose",
                           "--user", "root", "--cwd", "/var/tmp/kb",
                           "--memory", "2G", "--force-9p", "--append",
@@ -243,7 +259,7 @@ class CommandLines(unittest.TestCase):
             "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0"
             " KBENCH_TIMEOUT_FACTOR=4 KBENCH_ICOUNT_SETTINGS='icount_qemu="
             f"{ICOUNT}; icount_shift=0' KBENCH_MERGE=host "
-            "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux "
+            "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux KBENCH_PLAN=PLAN "
             f"{TOP}/scripts/guest/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
                                                     f"{TOP}/scripts"))
@@ -397,8 +413,11 @@ class CommandLines(unittest.TestCase):
         self.assertNotIn("line 9\n", err)
 
     def test_arm64_overlay_carries_icount_and_the_arguments(self) -> None:
-        o = parse("-k", "k", "--arch", "arm64", "--icount", "-t", "a b")
+        o = parse("-k", "k", "--arch", "arm64", "--icount", "-t",
+                  "syscall_overhead", "--vs-prefix", "env")
+        o.run.runs = 2
         b = vm.Qemu(o, "vm_run.sh", "/c")
+        b.programs = ["syscall_overhead:syscall_overhead"]
         with tempfile.TemporaryDirectory() as d:
             b.collection = os.path.join(d, "coll")
             os.makedirs(b.collection)
@@ -424,6 +443,8 @@ class CommandLines(unittest.TestCase):
                 self.assertEqual(b"ROOTOVERLAY", fb.read())
             with open(os.path.join(state, "overlay", "kbench-args")) as g:
                 args = g.read()
+            with open(os.path.join(state, "overlay", "kbench-plan")) as g:
+                plan_file = g.read().splitlines()
             self.assertTrue(os.access(os.path.join(state, "overlay", "init"),
                                       os.X_OK))
             # Every file of the overlay dated alike (no clock skew in
@@ -439,9 +460,18 @@ class CommandLines(unittest.TestCase):
         self.assertIn("export KBENCH_GUEST=tcg\n", args)
         self.assertIn("export KBENCH_MERGE=host\n", args)
         self.assertIn("export KBENCH_ICOUNT=0\n", args)
-        self.assertIn("export KSRC=/ksrc\nexport KBENCH_BPF=n\n", args)
-        self.assertIn("args=(-t 'a b')\nargs+=(--json /tmp/json)\n"
-                      "json=/tmp/json\n", args)
+        self.assertNotIn("KSRC", args)
+        self.assertIn("json=/tmp/json\nplan=/kbench-plan\n", args)
+        # The plan: the exact guest's timeouts (policy's run_factor), two
+        # repetitions a side in ABBA order, JSON where the init copies
+        # it back from.
+        self.assertEqual(plan_file[1], "plan 4 indent /tmp/json/run_all.ktap")
+        self.assertEqual(plan_file[3], (
+            "step syscall_overhead 480 'selftests: kbench/syscall_overhead: "
+            "syscall_overhead (candidate, repetition 1 of 2)' "
+            "/tmp/json/repetitions/candidate/1/syscall_overhead.json timeout "
+            "--kill-after=10 480 env ./syscall_overhead --json "
+            "/tmp/json/repetitions/candidate/1/syscall_overhead.json"))
 
     def test_the_prefixes_host_files_go_into_the_initramfs(self) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -622,7 +652,7 @@ class WholeRun(unittest.TestCase):
 
         def command(backend: vm.Vng, boot: guest.Boot,
                     json_dir: str) -> Tuple[List[str], Dict[str, str]]:
-            prog_calls.append(backend.guest_command(json_dir))
+            prog_calls.append(backend.guest_command(json_dir, "PLAN"))
             if guest_json:
                 guest_json(json_dir)
             return fake_guest(script), dict(os.environ)

@@ -5,11 +5,12 @@
 # root (arch.py's init: the arm64 guest, and the x86_64 exact guest):
 # the initramfs is the cached root filesystem of Debian packages plus a
 # cpio holding this file, the collection built for the guest in /kbench
-# and its arguments in /kbench-args. The whole root is in guest memory:
+# and its environment in /kbench-args. The whole root is in guest memory:
 # the collection and every binary it execs are read without the host.
-# Runs the collection with run_all.sh, prints its KTAP on the console,
-# then the --json results as a base64 tar between marker lines, then the
-# exit status, and powers off. Not meant to be started by hand.
+# Runs the host's plan (/kbench-plan, scripts/guest/run_plan.sh), prints
+# its KTAP on the console, then the --json results as a base64 tar
+# between marker lines, then the exit status, and powers off. Not meant
+# to be started by hand.
 set -uo pipefail
 
 # It mounts over /proc, /tmp, /dev/shm, ... and powers the machine off:
@@ -29,10 +30,10 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # Kernel messages would interleave with the KTAP on the one console.
 dmesg -n 1
 
-args=()
 json=
+plan=
 # shellcheck source=/dev/null
-. /kbench-args	# sets args=(...) and json=DIR (the guest's path)
+. /kbench-args	# sets json=DIR (the guest's path), plan=FILE
 
 # settle: wait until the CPUs have been idle for 90% of two 0.1 s
 # intervals in a row (at most 10 s), and say when. The kernel's own work
@@ -83,7 +84,9 @@ for ((i = 0; i < dither; i++)); do
 done
 
 cd /kbench || exit 1
-./run_all.sh --no-build "${args[@]}" 2>&1
+# The host's plan (kbtools.plan.to_file: titles, order, timeouts, JSON
+# paths; or --list's listing), run as it says.
+./scripts/guest/run_plan.sh /kbench "$plan" 2>&1
 rc=$?
 
 if [[ -n $json ]]; then

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The guest half of scripts/vm_run.sh: runs inside the booted kernel (as
-# virtme-ng's --exec command) and runs the collection with run_all.sh.
+# virtme-ng's --exec command) and runs the host's plan of the run
+# (KBENCH_PLAN, kbtools.plan.to_file) with scripts/guest/run_plan.sh.
 # Not meant to be started by hand.
 #
 # The two "vm-run: guest ..." lines on stderr are read by vm_run.sh on the
@@ -11,8 +12,11 @@
 #
 #   vm_guest.sh [RUN_ALL_ARGUMENT]...
 #
+# Of its arguments (run_all.sh's, as the host was given them) only
+# --json DIR is read here: where exact mode copies the results back.
 # Environment (set by vm_run.sh): KBENCH_GUEST=tcg|kvm, KSFT_MACHINE_SLOW,
-# KBENCH_ICOUNT (the -icount shift, in exact mode).
+# KBENCH_ICOUNT (the -icount shift, in exact mode), KBENCH_PLAN (the
+# host's plan file: in exact mode its JSON paths are the memory copy's).
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,8 +33,8 @@ echo "vm-run: guest up: Linux $(uname -r), accel=${KBENCH_GUEST:-?}," \
 # each name in / that is no mount point (the links /bin, /lib, /lib64),
 # for every link's target, and, through overlayfs, for the attributes of
 # the files it copied up. A cat took up to 4.5 virtual seconds, and a
-# program's 120 s timeout fired after minutes. So the collection runs
-# from a copy in guest memory, in a root whose top level and whatever an
+# program's 120 s timeout fired after minutes. So the collection and
+# the plan run from a copy in guest memory, in a root whose top level and whatever an
 # exec reads are in guest memory too (memory_root), its JSON written
 # there and copied to the host's directory once the run is over.
 root=/mnt
@@ -99,34 +103,33 @@ if [[ -n ${KBENCH_ICOUNT:-} ]]; then
 	tar -C "$top" --exclude=./.git --exclude=./.cache --exclude=./out \
 		--exclude=./fuzz/build --exclude=./tests/data --exclude=./docs -cf - . |
 		tar -C "$copy" -xf - || exit 1
+	cp "$KBENCH_PLAN" "$copy/kbench-plan" || exit 1
 	top=$copy
 	memory_root || exit 1
 	mapfile -t files < <(exec_files "$top")
 	for f in "${files[@]}"; do
 		in_memory "$f" || exit 1
 	done
+	# The host's --json directory; the plan writes into $copy/json
+	# (kbtools.vm's ICOUNT_JSON), copied there at the end.
 	for ((i = 0; i < ${#args[@]}; i++)); do
 		case ${args[i]} in
-		--json)
-			json=${args[i + 1]}
-			args[i + 1]=$copy/json
-			;;
-		--json=*)
-			json=${args[i]#*=}
-			args[i]=--json=$copy/json
-			;;
+		--json) json=${args[i + 1]} ;;
+		--json=*) json=${args[i]#*=} ;;
 		esac
 	done
 	# The run in the memory root; the collection's copy is in /tmp, which
 	# the root binds.
 	# shellcheck disable=SC2016 # the inner shell expands its own $1, $@
 	chroot "$root" /bin/bash -c 'cd "$1" && shift && exec "$@"' - "$top" \
-		"$top/run_all.sh" "${args[@]}"
+		"$top/scripts/guest/run_plan.sh" "$top" "$top/kbench-plan"
 	rc=$?
 else
-	# The guest's /tmp is a throwaway overlay: fine for run_all.sh's scratch.
+	# The host's plan (its titles, order, timeouts, JSON paths), run as
+	# it says. The guest's /tmp is a throwaway overlay: fine for the
+	# scratch JSON of repetitions without --json.
 	cd "$top" || exit 1
-	"$top/run_all.sh" "${args[@]}"
+	"$top/scripts/guest/run_plan.sh" "$top" "$KBENCH_PLAN"
 	rc=$?
 fi
 

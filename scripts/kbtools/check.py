@@ -553,23 +553,28 @@ def ab_runner(c: Check) -> None:
     if not grep(os.path.join(d, "candidate", "syscall_overhead.json"),
                 r'"repeat": 2'):
         raise Fail("no repeat key in the merged JSON")
-    # In a guest (KBENCH_MERGE=host) no python3 runs: the repetitions are
-    # left for the host (kbtools.vm), which merges them as above.
+    # In a guest no python3 runs: it runs the host's plan
+    # (runner.guest_plan) with scripts/guest/run_plan.sh and leaves the
+    # repetitions for the host (kbtools.vm), which merges them as above.
     nopython, calls = c.path("nopython"), c.path("python3-calls")
     os.makedirs(nopython, exist_ok=True)
     with open(os.path.join(nopython, "python3"), "w") as f:
         f.write(f'#!/bin/sh\necho "python3 $*" >>"{calls}"\nexit 99\n')
     os.chmod(os.path.join(nopython, "python3"), 0o755)
-    guest = c.path("guest")
-    rc = c.collection(["--no-build", "-t", "syscall_overhead", "--repeat",
-                       "2", "--vs-prefix", f"{wrap} -n 5", "--json", guest],
-                      c.path("guest.ktap"), env=dict(
-                          os.environ, KBENCH_MERGE="host", KSRC=c.ksrc,
-                          PATH=f"{nopython}:{os.environ['PATH']}",
-                          KSELFTEST_SYSCALL_OVERHEAD_ARGS=(
-                              "-i 50 -t getpid,getppid")))
+    guest, plan_file = c.path("guest"), c.path("guest.plan")
+    os.makedirs(guest, exist_ok=True)
+    from kbtools import runner
+    with open(plan_file, "w", encoding="utf-8") as f:
+        f.write(runner.guest_plan(
+            ["-t", "syscall_overhead", "--repeat", "2", "--vs-prefix",
+             f"{wrap} -n 5"], {"KSELFTEST_SYSCALL_OVERHEAD_ARGS":
+                               "-i 50 -t getpid,getppid"},
+            collection.programs(["syscall_overhead"]), guest, "run_all.sh"))
+    rc = c.run([os.path.join(c.top, "scripts", "guest", "run_plan.sh"),
+                c.top, plan_file], out=c.path("guest.ktap"), env=dict(
+                    os.environ, PATH=f"{nopython}:{os.environ['PATH']}"))
     if rc != 0:
-        raise Fail("run_all.sh as in a guest exited non-zero")
+        raise Fail("the guest's plan (run_plan.sh) exited non-zero")
     if os.path.exists(calls):
         raise Fail(f"python3 ran: {tail(calls, 5)}")
     if not os.path.isfile(os.path.join(guest, "repetitions", "candidate",

@@ -3,7 +3,8 @@
 kselftest layout lists them (make list, make emit_tests), its build and
 packages. kbench run runs it here (kbtools.runner); run() starts its
 top-level runner, run_all.sh, for the checks of that script as users
-call it. Guests start run_all.sh themselves (kbtools.vm).
+call it. Guests run the host's plan of their run (kbtools.vm,
+runner.guest_plan).
 """
 
 import os

@@ -9,7 +9,7 @@ The guest's own lines mark its progress: "vm-run: guest up: ..." ends
 the boot (scripts/guest/vm_guest.sh, scripts/guest/initramfs_init.sh print it) and
 "vm-run: guest done: ..." the run; a guest that stops between them died.
 
-Exit statuses: the guest's run_all.sh status (0, 1); 124 the boot or the
+Exit statuses: the guest's run status (0, 1: run_plan.sh's); 124 the boot or the
 run timed out; 125 the kernel did not boot, panicked or died.
 """
 

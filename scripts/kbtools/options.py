@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """The collection's options, declared once: run_all.sh's (RUNNER), a
 guest run's own (GUEST: kbtools.vm, run_all.sh --kernel), an A/B of
-kernels' (AB: kbtools.ab, run_all.sh --vs-kernel), and what run_all.sh
-passes to every program (PROGRAM). A leaf: imports nothing of kbtools.
+kernels' (AB: kbtools.ab, run_all.sh --vs-kernel), and what a run's
+plan passes to every program (PROGRAM). A leaf: imports nothing of kbtools.
 
 run_all.sh stays the bash runner the kselftest layout asks for, with
 its own case statement; tests/test_options.py fails when its options
 and RUNNER differ (names, which take a value and what it must be). The
 Python tasks read this table: kbtools.vm walks a guest run's command
-line with it (what is its own, what goes to run_all.sh in the guest,
-what the host handles for the guest: HOST), and bisect, validate and
+line with it (what is its own, what goes into the guest's plan, what
+the host handles for the guest: HOST), and bisect, validate and
 the LAVA job writer declare their options of these names with
 add_arguments().
 """
@@ -103,10 +103,10 @@ AB: Tuple[Option, ...] = (
 
 # run_all.sh's options that the host of a guest run handles itself (it
 # works out the repetitions, keeps the results, writes the report): the
-# guest's run_all.sh gets --repeat N and --json of the shared directory.
+# guest's plan has --repeat N and --json of the shared directory.
 HOST = ("--json", "--repeat", "--report")
 
-# What run_all.sh passes to every program (its run_program): the
+# What a run's plan passes to every program (kbtools.plan): the
 # programs' shared options (lib/cli.c).
 PROGRAM: Tuple[Option, ...] = (
     Option(("--full",), help="the full, seed-sized measurements"),

@@ -12,8 +12,9 @@ both sides alike.
 """
 
 import os
+import shlex
 from dataclasses import dataclass, field
-from typing import List, Mapping, Optional, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 from kbtools import policy
 
@@ -178,3 +179,30 @@ def make(r: Request) -> Plan:
     compared = "" if not r.ab or r.host_merges else \
         r.json_dir or os.path.join(r.scratch, "merged")
     return Plan(tuple(steps), sides, r.repeat, merges(r, sides), compared)
+
+
+# What scripts/guest/run_plan.sh reads: one line a call of its shell
+# functions, each word quoted for the shell.
+PLAN_FILE_HEAD = "# The plan of a guest's run (kbtools.plan.to_file), run by " \
+    "scripts/guest/run_plan.sh.\n"
+
+
+def file_line(*words: object) -> str:
+    """One line of a plan file: its words quoted for the shell."""
+    return " ".join(shlex.quote(str(w)) for w in words) + "\n"
+
+
+def to_file(p: Plan, nest: str, ktap: str = "") -> str:
+    """The plan as a guest's bash runs it: 'plan STEPS NEST KTAP' (KTAP:
+    where the stream is copied, "" none), then 'step TEST SECS TITLE
+    JSON COMMAND...' for each step, run in TEST's directory. Its paths
+    are the guest's (the Request's json_dir and scratch)."""
+    return PLAN_FILE_HEAD + file_line("plan", len(p.steps), nest, ktap) + \
+        "".join(file_line("step", s.test, s.timeout, s.title, s.json,
+                          *s.command()) for s in p.steps)
+
+
+def listing_file(programs: Sequence[str]) -> str:
+    """The plan file of --list: 'listed DIR:PROG' for each program, which
+    the guest prints as run_all.sh --list does (no KTAP, no totals)."""
+    return PLAN_FILE_HEAD + "".join(file_line("listed", p) for p in programs)

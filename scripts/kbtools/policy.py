@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """How a run is run: the one home of the policy that the host's Python
-and the guest's run_all.sh both follow, the guest reading it from its
-environment (guest_env) rather than from constants of its own. A leaf:
+and the guest both follow, the guest's plan and programs reading it from
+its environment (guest_env) rather than from constants of its own. A leaf:
 imports nothing of kbtools.
 
 - Exact mode (QEMU's instruction counter, --icount): Icount, icount().
 - The programs' timeouts: kselftest's settings files
   (settings_timeout), the room a guest's run needs beyond them.
-- guest_env(): what run_all.sh and the programs in a guest read.
+- guest_env(): what the guest's plan and programs read.
 """
 
 import os
@@ -139,8 +139,8 @@ RUN_SLACK_S = 120
 
 
 def settings_timeout(test_dir: str) -> int:
-    """A test's "timeout=" (kselftest's default 45), as run_all.sh reads
-    it (scripts/lib.bash: settings_timeout)."""
+    """A test's "timeout=" (kselftest's default 45), as the kselftest
+    runner reads it."""
     t = DEFAULT_PROGRAM_TIMEOUT
     try:
         with open(os.path.join(test_dir, "settings"), encoding="utf-8") as f:
@@ -154,7 +154,7 @@ def settings_timeout(test_dir: str) -> int:
 
 
 def icount_env(icount: Icount) -> Dict[str, str]:
-    """What run_all.sh and the programs read of exact mode: the shift
+    """What the guest's plan and programs read of exact mode: the shift
     (KBENCH_ICOUNT: the programs record it, their figures are
     instructions), the factor of every program's timeout
     (KBENCH_TIMEOUT_FACTOR), how the guest was set up (KBENCH_ICOUNT_SETTINGS:
@@ -170,11 +170,11 @@ def icount_env(icount: Icount) -> Dict[str, str]:
 
 def guest_env(accel: str, icount: Optional[Icount],
               environ: Mapping[str, str] = os.environ) -> Dict[str, str]:
-    """The guest starts with a fresh environment: what run_all.sh and the
-    programs read there. KBENCH_GUEST (the accelerator, recorded in every
+    """The guest starts with a fresh environment: what its plan
+    (runner.guest_plan) and the programs read there. KBENCH_GUEST (the accelerator, recorded in every
     JSON file), KSFT_MACHINE_SLOW (yes unless environ says otherwise),
     in exact mode KBENCH_ICOUNT (the shift) and KBENCH_TIMEOUT_FACTOR
-    (run_all.sh's factor of every program's timeout), KBENCH_MERGE=host
+    (the plan's factor of every program's timeout), KBENCH_MERGE=host
     (the host merges the repetitions, compares and reports: the guest
     runs no python3) and the KSELFTEST_<PROG>_ARGS of environ."""
     env = {"KBENCH_GUEST": accel,

@@ -788,8 +788,8 @@ def merge_dirs(outdir: str, indirs: Sequence[str]) -> List[str]:
     return names
 
 
-# Where a guest's run_all.sh (KBENCH_MERGE=host) leaves each repetition's
-# files for the host to merge: DIR/repetitions/SIDE/K/PROG.json.
+# Where a guest's plan (KBENCH_MERGE=host, kbtools.plan) leaves each
+# repetition's files for the host to merge: DIR/repetitions/SIDE/K/PROG.json.
 REPETITIONS = "repetitions"
 
 

@@ -295,6 +295,30 @@ def request(a: Args, programs: Sequence[str], scratch: str) -> plan.Request:
         a.json_dir, scratch, a.host_merges, a.environ)
 
 
+# The scratch directory of a guest's run (its JSON of repetitions
+# without --json): the guest's /tmp, a throwaway of its own.
+GUEST_SCRATCH = "/tmp/kbench-run"
+
+
+def guest_plan(argv: Sequence[str], environ: Mapping[str, str],
+               programs: Sequence[str], json_dir: str, prog: str) -> str:
+    """The plan file that a guest's scripts/guest/run_plan.sh runs
+    (kbtools.plan.to_file): run_all.sh's options argv (the repetitions
+    resolved), the guest's environment (its timeout factor,
+    KSELFTEST_<PROG>_ARGS), the host merging the repetitions, json_dir
+    the --json directory as the guest sees it ("" none); with --list,
+    the listing (plan.listing_file). cli.Error on bad usage."""
+    a = parse(argv, prog)
+    if a.list_only:
+        return plan.listing_file(programs)
+    a.environ = dict(environ)
+    a.host_merges = True
+    a.json_dir = json_dir
+    p = plan.make(request(a, programs, GUEST_SCRATCH))
+    return plan.to_file(p, a.nest, os.path.join(json_dir, "run_all.ktap")
+                        if json_dir else "")
+
+
 def say_lines(text: str, ktap: str = "") -> None:
     """Lines after the guest's stream as KTAP comments ('# '), on stdout
     and at the end of the run's KTAP copy when there is one."""

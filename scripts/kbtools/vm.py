@@ -104,14 +104,17 @@ VM options:
       --console FILE      keep the guest's kernel console log in FILE
   -h, --help              this help
 
-Every other option goes to run_all.sh inside the guest, as on the host:
+Every other option is run_all.sh's, as on the host:
   -t NAME, --json DIR, --full, -o SECS, --nest STYLE, -l, ...
-The collection is built on the host first (the guest cannot write to it);
---json DIR is created on the host and shared with the guest read-write
-(arm64: copied back at the end). The host works out --repeat's number
-(without one: the design's), merges the repetitions into DIR as
-run_all.sh does, and runs --vs-prefix's comparison and --report FILE:
-the guest runs no python3.
+The collection is built and listed on the host first (the guest cannot
+write to it), and the host writes the plan of the guest's run (which
+program when, its title, timeout and command line), which the guest
+runs with scripts/guest/run_plan.sh; --json DIR is created on the host
+and shared with the guest read-write (arm64, --icount: copied back at
+the end). The host works out --repeat's number (without one: the
+design's), merges the repetitions into DIR as kbench run does, and
+runs --vs-prefix's comparison and --report FILE: the guest runs no
+python3.
 
 Inside the guest: KBENCH_GUEST=tcg or kvm (recorded as machine.guest in
 every JSON file: emulated figures are a functional check, not to be
@@ -124,7 +127,7 @@ python3-venv (virtme-ng {vng} comes from PyPI into .cache/venv on first
 use); arm64: qemu-system-arm, gcc-aarch64-linux-gnu, cpio. .cache/ is
 the collection's (or $KBENCH_CACHE).
 
-Exit status: the guest's run_all.sh status (0 all passed, 1 something
+Exit status: the guest's run status (0 all passed, 1 something
 failed); 2 bad usage or IMAGE is no kernel; 3 missing host package,
 failed download or build; 124 the boot or the run timed out; 125 the
 guest kernel did not boot, panicked or died during the run; 130
@@ -406,6 +409,22 @@ def guest_args(run: RunArgs) -> List[str]:
     return run.args + repeat
 
 
+# Where an initramfs guest writes the --json results that its init
+# copies back to the host (scripts/guest/initramfs_init.sh).
+GUEST_JSON = "/tmp/json"
+# Where the vng guest of exact mode writes them, in its collection's
+# copy in memory (scripts/guest/vm_guest.sh copies them back).
+ICOUNT_JSON = "/tmp/kbench-icount/json"
+
+
+def guest_plan(run: RunArgs, programs: Sequence[str],
+               env: Dict[str, str], json_dir: str, prog: str) -> str:
+    """The plan file of the guest's run (runner.guest_plan): run_all.sh's
+    options, the repetitions resolved, the guest's environment and
+    json_dir, the --json directory as the guest sees it ("" none)."""
+    return runner.guest_plan(guest_args(run), env, programs, json_dir, prog)
+
+
 def prefix_files(run: RunArgs) -> List[str]:
     """The host's files that --base-prefix and --vs-prefix name by
     absolute path (a wrapper such as tests/seccomp_wrap): a guest whose
@@ -589,10 +608,13 @@ class Vng(Backend):
             collection.build(tests, self.prog, "--no-install" in run.args)
         self.programs = collection.programs(tests)
 
-    def guest_command(self, json_dir: str) -> str:
+    def guest_command(self, json_dir: str, plan_file: str) -> str:
+        """The guest's command: vm_guest.sh, which runs the host's plan
+        (plan_file)."""
         env = self.opts.run.guest_env(self.machine.accel,
                                       self.machine.icount)
         env["KSRC"] = self.ksrc
+        env["KBENCH_PLAN"] = plan_file
         args = guest_args(self.opts.run) + (["--json", json_dir]
                                             if json_dir else [])
         return "exec env" + "".join(
@@ -612,13 +634,28 @@ class Vng(Backend):
             cmd += ["--qemu-opts", " ".join(m.icount.qemu_words())]
         if m.cpus:
             cmd += ["--cpus", str(m.cpus)]
-        cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc], json_dir)
+        plan_file = self.plan_file(boot, json_dir)
+        cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc,
+                              boot.state], json_dir)
         if json_dir:
             cmd.append(f"--rwdir={json_dir}")
         for a in kernel_appends(m):
             cmd += ["--append", a]
-        cmd += ["--exec", self.guest_command(json_dir)]
+        cmd += ["--exec", self.guest_command(json_dir, plan_file)]
         return cmd, self.env
+
+    def plan_file(self, boot: guest.Boot, json_dir: str) -> str:
+        """The plan the guest runs, written into the boot's directory
+        (the guest sees the host's root). In exact mode the guest runs
+        it from its memory root, its --json directory the copy's
+        (ICOUNT_JSON), and vm_guest.sh copies that back."""
+        run, m = self.opts.run, self.machine
+        guest_json = ICOUNT_JSON if m.icount and json_dir else json_dir
+        path = boot.path("plan")
+        with open(path, "w") as f:
+            f.write(guest_plan(run, self.programs, run.guest_env(
+                m.accel, m.icount), guest_json, self.prog))
+        return path
 
     def handlers(self, boot: guest.Boot
                  ) -> Tuple[Callable[[bytes], None], Callable[[bytes], None]]:
@@ -665,6 +702,9 @@ class Qemu(Backend):
         self.ksrc = os.environ.get("KSRC") or provisioned(self.prog,
                                                           self.cache)
         self.collection = self.build(work)
+        run = self.opts.run
+        self.programs = collection.programs(list(run.tests) or
+                                            collection.tests())
         a = self.machine.arch
         say_accel(self.prog, self.machine, f"the {a.name} guest runs under "
                   f"{a.qemu} {' '.join(a.machine)}, always TCG")
@@ -725,27 +765,22 @@ class Qemu(Backend):
             os.makedirs(os.path.dirname(o + host_file), exist_ok=True)
             shutil.copy(host_file, o + host_file)
         os.chmod(os.path.join(o, "init"), 0o755)
-        # run_all.sh lists a test's programs with its Makefile
-        # (emit_tests), which reads the harness's lib.mk; nothing in the
-        # guest compiles.
-        sel = os.path.join("tools", "testing", "selftests")
-        os.makedirs(os.path.join(o, "ksrc", sel))
-        shutil.copy(os.path.join(self.ksrc, sel, "lib.mk"),
-                    os.path.join(o, "ksrc", sel))
+        # The guest lists nothing and compiles nothing: the host's plan
+        # names every program.
         icount = self.machine.icount
         env = self.opts.run.guest_env("tcg", icount)
-        # KBENCH_BPF=n: the listing (make emit_tests) must not look for
-        # clang in a guest without one.
-        env.update(KSRC="/ksrc", KBENCH_BPF="n")
         if icount and icount.dither:
             env["KBENCH_ICOUNT_DITHER"] = str(random.randrange(icount.dither))
-        args = guest_args(self.opts.run)
         with open(os.path.join(o, "kbench-args"), "w") as f:
             f.write("".join(f"export {k}={shlex.quote(v)}\n"
                             for k, v in env.items()))
-            f.write(f"args=({' '.join(shlex.quote(a) for a in args)})\n")
             if json_dir:
-                f.write("args+=(--json /tmp/json)\njson=/tmp/json\n")
+                f.write(f"json={GUEST_JSON}\n")
+            f.write("plan=/kbench-plan\n")
+        # The plan, its JSON in the directory the init copies back.
+        with open(os.path.join(o, "kbench-plan"), "w") as f:
+            f.write(guest_plan(self.opts.run, self.programs, env,
+                               GUEST_JSON if json_dir else "", self.prog))
         # One time for every file: the guest's clock may start before the
         # host's file times (-rtc base=...), and make then warned of clock
         # skew in the KTAP, by a number of seconds that changed from boot
