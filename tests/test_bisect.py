@@ -512,7 +512,21 @@ class Confirmation(unittest.TestCase):
         self.assertRegex(line, r"^could not decide: the builds of 5 are at "
                          r"least x1\.3[0-9]+ beyond those of 4, but builds "
                          r"of one commit differ by up to x1\.2[0-9]+: .* "
-                         r"one of the 7 commits of 1\.\.7$")
+                         r"one of the 7 commits of g{12}\.\.b{12}$")
+
+    def test_a_range_s_unconfirmed_line_names_its_commits_whole(self) -> None:
+        # A range's confirmation boots its last good commit against its
+        # first bad one: the line names both (the range's text, cut to
+        # 12 characters, once read "the range 5"), and the whole range in
+        # git's notation.
+        lo, hi = "4" * 40, "6" * 40
+        line = bisect.unconfirmed_line(
+            settings(), bisect.Answer(["5" * 40, hi], lo, hi), "unconfirmed",
+            {"p": 0.01, "boots": 48}, [str(i) for i in range(1, 8)])
+        self.assertRegex(line, r"^could not decide: 6{12} was not shown "
+                         r"beyond 4{12} on 3 builds of each \(p 0\.01 after "
+                         r"48 boots\); the first bad commit is one of the 7 "
+                         r"commits of g{12}\.\.b{12}$")
 
     def test_below_twice_the_threshold_is_not_confirmed(self) -> None:
         verdict, _, _ = self.decide(self.levels((1.0,) * 3, (1.03,) * 3),

@@ -670,8 +670,10 @@ def contradiction(step: Dict[str, Any]) -> str:
 
 
 def range_text(ans: Answer) -> str:
+    """The answer's culprit, or its range in git's notation (lo..hi:
+    after the last good commit, up to the first bad one)."""
     return (ans.culprit[:12] if ans.culprit else
-            f"the range {ans.commits[0][:12]}..{ans.hi[:12]}")
+            f"the range {ans.lo[:12]}..{ans.hi[:12]}")
 
 
 def range_line(ans: Answer) -> str:
@@ -781,19 +783,21 @@ def confirmation_line(settings: Dict[str, Any], ans: Answer, verdict: str,
 def unconfirmed_line(settings: Dict[str, Any], ans: Answer, verdict: str,
                      detail: Dict[str, Any], whole: List[str]) -> str:
     """The last line of an answer its confirmation did not bear out."""
-    named = range_text(ans)
     if verdict == "images":
-        why = (f"the builds of {named[:12]} are at least "
+        why = (f"the builds of {ans.hi[:12]} are at least "
                f"x{math.exp(detail['change']):.3f} beyond those of "
                f"{ans.lo[:12]}, but builds of one commit differ by up to "
                f"x{math.exp(detail['builds']):.3f}: the images' own "
                f"effects are not small beside the change")
     else:
-        why = (f"{named[:12]} was not shown beyond {ans.lo[:12]} on "
+        why = (f"{ans.hi[:12]} was not shown beyond {ans.lo[:12]} on "
                f"{CONFIRM_BUILDS} builds of each (p {fmt_p(detail.get('p'))} "
                f"after {detail.get('boots', 0)} boots)")
+    # good..bad in git's notation (good itself left out): the range a
+    # user pastes into git log has as many commits as the line says.
     return (f"could not decide: {why}; the first bad commit is one of the "
-            f"{len(whole)} commits of {whole[0][:12]}..{whole[-1][:12]}")
+            f"{len(whole)} commits of {settings['good'][:12]}.."
+            f"{settings['bad'][:12]}")
 
 
 # ---- error, consistency and the step table -----------------------------------
