@@ -633,7 +633,6 @@ def git(tree: str, *args: str) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-@needs.commands("git")
 class Lab(FakeLab):
     """A lab of WORKERS devices that runs the series' jobs: each job's
     log carries the figures of its commit (named by the image in its
@@ -723,6 +722,7 @@ class Lab(FakeLab):
         self.jobs[jid]["state"] = "Canceled"
 
 
+@needs.commands("git")
 class Task(unittest.TestCase):
     """kbench series on a small git tree, its builds and boots mocked
     (kbtools.kernel.SeriesBuild.build, Booter.boot_once and key_of)."""

@@ -133,28 +133,31 @@ def command_words(option: str, text: str) -> List[str]:
     return words
 
 
-def tests_of(values: Sequence[str]) -> List[str]:
+def tests_of(values: Sequence[str], known: bool = True) -> List[str]:
     """-t's values, each a name or a comma list; cli.Error on an empty
-    or unknown name."""
+    name, and on an unknown one unless known is False (the names were
+    checked already)."""
     out: List[str] = []
     for value in values:
         for t in value.split(","):
             if not t:
                 raise cli.Error(f"empty test name in '{value}'")
             out.append(t)
-    if out:
+    if out and known:
         collection.check_tests(out)
     return out
 
 
-def parse(argv: Sequence[str], prog: str) -> Args:
+def parse(argv: Sequence[str], prog: str, known: bool = True) -> Args:
     """run_all.sh's options, checked in its order; cli.Error on bad
-    usage, SystemExit(0) after --help."""
+    usage, SystemExit(0) after --help. known=False: -t's names were
+    checked already (tests_of)."""
     for word in argv:
         if word.split("=", 1)[0] in GUEST_ONLY:
             raise cli.Error(GUEST_ONLY[word.split("=", 1)[0]])
     ns = parser(prog).parse_args(list(argv))
-    a = Args(tests=tests_of(ns.test), list_only=ns.list, full=ns.full,
+    a = Args(tests=tests_of(ns.test, known), list_only=ns.list,
+             full=ns.full,
              build=not ns.no_build, no_install=ns.no_install)
     if ns.nest is not None:
         if ns.nest not in NESTS:
@@ -307,8 +310,10 @@ def guest_plan(argv: Sequence[str], environ: Mapping[str, str],
     resolved), the guest's environment (its timeout factor,
     KSELFTEST_<PROG>_ARGS), the host merging the repetitions, json_dir
     the --json directory as the guest sees it ("" none); with --list,
-    the listing (plan.listing_file). cli.Error on bad usage."""
-    a = parse(argv, prog)
+    the listing (plan.listing_file). cli.Error on bad usage. The host
+    resolved -t into programs already: its names are not looked up
+    again (make list once a boot, and make on a host that runs none)."""
+    a = parse(argv, prog, known=False)
     if a.list_only:
         return plan.listing_file(programs)
     a.environ = dict(environ)

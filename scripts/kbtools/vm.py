@@ -703,6 +703,7 @@ class Qemu(Backend):
                                                           self.cache)
         self.collection = self.build(work)
         run = self.opts.run
+        collection.check_tests(run.tests)
         self.programs = collection.programs(list(run.tests) or
                                             collection.tests())
         a = self.machine.arch
