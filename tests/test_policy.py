@@ -113,7 +113,6 @@ class GuestEnv(unittest.TestCase):
         environ = {"KSELFTEST_TASKSTATS_ARGS": "-N 5", "HOME": "/root",
                    "KSFT_MACHINE_SLOW": "no"}
         self.assertEqual({"KBENCH_GUEST": "kvm", "KSFT_MACHINE_SLOW": "no",
-                          "KBENCH_MERGE": "host",
                           "KSELFTEST_TASKSTATS_ARGS": "-N 5"},
                          policy.guest_env("kvm", None, environ))
         env = policy.guest_env("tcg", policy.icount("shift=2"), {})
@@ -239,7 +238,7 @@ class ArchIsData(unittest.TestCase):
         o.machine = machine(arch.X86_64, True)
         b = vm.Vng(o, "vm_run.sh", "/c")
         b.image = images.Image("/img/k", "/img/k", "k")
-        b.ksrc, b.env = "/src/linux", {}
+        b.env = {}
         with tempfile.TemporaryDirectory() as d, \
                 unittest.mock.patch.object(os.path, "isdir",
                                            return_value=False):

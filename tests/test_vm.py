@@ -218,7 +218,6 @@ class CommandLines(unittest.TestCase):
         b = vm.Vng(o, "vm_run.sh", "/var/tmp/kb/.cache")
         b.image = images.Image("/img/bzImage", "/img/bzImage", "k")
         b.env = {"PATH": "/venv/bin"}
-        b.ksrc = "/src/linux"
         b.machine = dataclasses.replace(b.machine, accel="tcg")
         return b
 
@@ -258,8 +257,8 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(
             "exec env KBENCH_GUEST=tcg KSFT_MACHINE_SLOW=yes KBENCH_ICOUNT=0"
             " KBENCH_TIMEOUT_FACTOR=4 KBENCH_ICOUNT_SETTINGS='icount_qemu="
-            f"{ICOUNT}; icount_shift=0' KBENCH_MERGE=host "
-            "KSELFTEST_TASKSTATS_ARGS='-N 5' KSRC=/src/linux KBENCH_PLAN=PLAN "
+            f"{ICOUNT}; icount_shift=0' "
+            "KSELFTEST_TASKSTATS_ARGS='-N 5' KBENCH_PLAN=PLAN "
             f"{TOP}/scripts/guest/vm_guest.sh --no-build -t syscall_overhead "
             "--json /var/tmp/kb/j", cmd[-1].replace("/var/tmp/kb/scripts",
                                                     f"{TOP}/scripts"))
@@ -458,7 +457,7 @@ class CommandLines(unittest.TestCase):
         self.assertIn("root=initramfs", args)
         self.assertRegex(args, "export KBENCH_ICOUNT_DITHER=[0-9]+\n")
         self.assertIn("export KBENCH_GUEST=tcg\n", args)
-        self.assertIn("export KBENCH_MERGE=host\n", args)
+        self.assertNotIn("KBENCH_MERGE", args)
         self.assertIn("export KBENCH_ICOUNT=0\n", args)
         self.assertNotIn("KSRC", args)
         self.assertIn("json=/tmp/json\nplan=/kbench-plan\n", args)
@@ -716,8 +715,8 @@ class WholeRun(unittest.TestCase):
                          calls[0][-2:])
         self.assertIn("KBENCH_ICOUNT=0 KBENCH_TIMEOUT_FACTOR=4 "
                       "KBENCH_ICOUNT_SETTINGS='icount_qemu=shift=0,sleep=off,"
-                      "align=off; icount_shift=0' KBENCH_MERGE=host "
-                      "KSRC=/ksrc ", calls[1])
+                      "align=off; icount_shift=0' KBENCH_PLAN=", calls[1])
+        self.assertNotIn("KSRC", calls[1])
 
     def test_an_ab_in_one_boot_is_merged_and_compared_here(self) -> None:
         """--vs-prefix in a guest without --json: the guest leaves each

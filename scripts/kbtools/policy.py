@@ -174,14 +174,13 @@ def guest_env(accel: str, icount: Optional[Icount],
     (runner.guest_plan) and the programs read there. KBENCH_GUEST (the accelerator, recorded in every
     JSON file), KSFT_MACHINE_SLOW (yes unless environ says otherwise),
     in exact mode KBENCH_ICOUNT (the shift) and KBENCH_TIMEOUT_FACTOR
-    (the plan's factor of every program's timeout), KBENCH_MERGE=host
-    (the host merges the repetitions, compares and reports: the guest
-    runs no python3) and the KSELFTEST_<PROG>_ARGS of environ."""
+    (the plan's factor of every program's timeout) and the
+    KSELFTEST_<PROG>_ARGS of environ. That the host merges the
+    repetitions is the plan's (runner.guest_plan), not the guest's."""
     env = {"KBENCH_GUEST": accel,
            "KSFT_MACHINE_SLOW": environ.get("KSFT_MACHINE_SLOW") or "yes"}
     if icount:
         env.update(icount_env(icount))
-    env["KBENCH_MERGE"] = "host"
     for name, value in sorted(environ.items()):
         if re.fullmatch(r"KSELFTEST_[A-Z0-9_]+_ARGS", name):
             env[name] = value

@@ -119,8 +119,8 @@ python3.
 Inside the guest: KBENCH_GUEST=tcg or kvm (recorded as machine.guest in
 every JSON file: emulated figures are a functional check, not to be
 compared with host figures) and KSFT_MACHINE_SLOW=yes (unless set to
-something else here), so that the programs scale their work down; KSRC
-and KSELFTEST_<PROG>_ARGS as set here.
+something else here), so that the programs scale their work down, and
+KSELFTEST_<PROG>_ARGS as set here (KSRC is the host's build's alone).
 
 Host needs (Debian packages): qemu-system-x86, busybox-static, udev, kmod,
 python3-venv (virtme-ng {vng} comes from PyPI into .cache/venv on first
@@ -585,10 +585,6 @@ class Vng(Backend):
         self.image = image
         self.env = vng.path_env(vng.ensure(self.prog, self.cache))
         self.build_and_list()
-        # The harness the host's build used: the guest lists the programs
-        # with it (its copy in exact mode has no .cache/ of its own).
-        self.ksrc = os.environ.get("KSRC") or provisioned(self.prog,
-                                                          self.cache)
         if self.opts.vm_timeout is None:
             self.opts = replace(self.opts, vm_timeout=default_vm_timeout(
                 self.opts.run, self.programs, self.machine.icount))
@@ -613,7 +609,6 @@ class Vng(Backend):
         (plan_file)."""
         env = self.opts.run.guest_env(self.machine.accel,
                                       self.machine.icount)
-        env["KSRC"] = self.ksrc
         env["KBENCH_PLAN"] = plan_file
         args = guest_args(self.opts.run) + (["--json", json_dir]
                                             if json_dir else [])
@@ -635,8 +630,7 @@ class Vng(Backend):
         if m.cpus:
             cmd += ["--cpus", str(m.cpus)]
         plan_file = self.plan_file(boot, json_dir)
-        cmd += hidden_mounts([paths.TOP, self.cache, self.ksrc,
-                              boot.state], json_dir)
+        cmd += hidden_mounts([paths.TOP, self.cache, boot.state], json_dir)
         if json_dir:
             cmd.append(f"--rwdir={json_dir}")
         for a in kernel_appends(m):
