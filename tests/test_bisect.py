@@ -613,7 +613,7 @@ class Confirmation(unittest.TestCase):
             results_of[rule] = (verdict, detail)
         verdict, detail = results_of["tested"]
         self.assertEqual("images", verdict)
-        self.assertGreater(detail["each_p"], bisect.IMAGES_SHOWN)
+        self.assertGreater(detail["each_p"], bisect.EACH_SHOWN)
         self.assertEqual("confirmed", results_of["raw"][0])
         line = bisect.unconfirmed_line(settings(), bisect.Answer(["5"], "4",
                                                                  "5"),
