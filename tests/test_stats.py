@@ -199,5 +199,91 @@ class BenjaminiHochberg(unittest.TestCase):
             [1.0] * 3) if p is not None), 1.0)
 
 
+
+def enumerated_groups_p(blocks: Sequence[Sequence[Sequence[float]]]
+                        ) -> float:
+    """blocked_groups_p's p by relabelling every block's values in every
+    way (the groups' sizes kept) and computing the statistic anew each
+    time: independent of the convolution under test."""
+    def statistic(bl: Sequence[Sequence[Sequence[float]]]) -> float:
+        k = len(bl[0])
+        sums, counts, expected = [0.0] * k, [0] * k, [0.0] * k
+        for groups in bl:
+            values = [v for g in groups for v in g]
+            ranks = stats.midranks(values)
+            at = 0
+            for i, g in enumerate(groups):
+                sums[i] += sum(ranks[at:at + len(g)])
+                counts[i] += len(g)
+                expected[i] += len(g) * (len(values) + 1) / 2
+                at += len(g)
+        return sum((s - e) ** 2 / n
+                   for s, e, n in zip(sums, expected, counts) if n)
+
+    def relabelled(groups: Sequence[Sequence[float]]
+                   ) -> Sequence[Sequence[Sequence[float]]]:
+        values = [v for g in groups for v in g]
+        out = []
+        for order in set(itertools.permutations(range(len(values)))):
+            at, split = 0, []
+            for g in groups:
+                split.append([values[i] for i in order[at:at + len(g)]])
+                at += len(g)
+            out.append(split)
+        return out
+
+    observed = statistic(blocks)
+    every = list(itertools.product(*(relabelled(g) for g in blocks)))
+    return sum(statistic(b) >= observed - 1e-9 for b in every) / len(every)
+
+
+class BlockedGroups(unittest.TestCase):
+    """k groups measured in the same blocks: does one sit apart?"""
+
+    def test_matches_enumeration_with_ties_and_uneven_groups(self) -> None:
+        rng = random.Random(5)
+        for _ in range(6):
+            blocks = [[[round(rng.gauss(0, 1), 1)
+                        for _ in range(rng.choice((1, 2)))]
+                       for _ in range(3)] for _ in range(2)]
+            with self.subTest(blocks=blocks):
+                self.assertAlmostEqual(enumerated_groups_p(blocks),
+                                       stats.blocked_groups_p(blocks))
+
+    def test_groups_apart_in_every_block(self) -> None:
+        # Three builds, two boots each, the same one highest and the
+        # same one lowest in all 4 blocks: of the 90 ** 4 relabellings
+        # only the 6 that keep the pairs together in every block (one
+        # for each order of the groups) are as extreme.
+        apart = [[[1, 2], [3, 4], [5, 6]]] * 4
+        self.assertAlmostEqual(6 / 90 ** 4, stats.blocked_groups_p(apart),
+                               delta=1e-15)
+        # Interleaved in every block: nothing shown.
+        self.assertEqual(1.0, stats.blocked_groups_p([[[1, 6], [2, 5],
+                                                       [3, 4]]] * 2))
+
+    def test_no_difference_is_rejected_at_most_at_its_level(self) -> None:
+        # The test is exact: groups drawn alike (each block with its own
+        # load) are shown apart at 0.05 at most 5% of the time (plus the
+        # binomial's slack).
+        rng = random.Random(7)
+        shown = 0
+        for _ in range(2000):
+            blocks = [[[rng.gauss(b, 1) for _ in range(2)] for _ in range(3)]
+                      for b in range(4)]
+            shown += stats.blocked_groups_p(blocks) <= 0.05
+        self.assertLessEqual(shown, stats.binomial_quantile(2000, 0.05,
+                                                            0.999))
+
+    def test_blocks_without_two_groups_are_left_out(self) -> None:
+        self.assertEqual(1.0, stats.blocked_groups_p([]))
+        self.assertEqual(1.0, stats.blocked_groups_p([[[1, 2], [], []]]))
+        one = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+        self.assertEqual(stats.blocked_groups_p([one]),
+                         stats.blocked_groups_p([one, [[4, 5], [], []]]))
+        self.assertLess(stats.blocked_groups_p([one, one]),
+                        stats.blocked_groups_p([one, [[4, 5], [], []]]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -55,7 +55,8 @@ skip'. A decided step whose evidence contradicts it does not narrow the
 answer. The answer is then confirmed: its first bad commit and the good
 commit before it, built 3 times each, boot head to head in blocks;
 unless every build of the one is beyond every build of the other, by
-more than the builds of one commit differ, it is 'could not decide'.
+more than the builds of one commit differ where a rank test of them
+within their blocks shows them apart, it is 'could not decide'.
 The last lines say how likely the answer is to be wrong ('error: ...';
 the sum of the decisions' alphas, and what that assumes).
 

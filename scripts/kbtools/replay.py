@@ -33,6 +33,8 @@ is the assumption the confirmation rests on.
   replay_pooled(world, rng)             the rule before blocks: a U test
                                         at 0.01 after every boot, a step's
                                         boots against every endpoint boot
+  recorded_confirmation(boots, st)      a real bisection's confirmation
+                                        boots judged again, look by look
 """
 
 import json
@@ -315,6 +317,29 @@ def replay(world: World, settings: Dict[str, Any]) -> Dict[str, Any]:
         kind = "undecided"
     return {"answer": kind, "commits": commits, "boots": len(sim.boots),
             "error": kb.error_bound(settings, steps)}
+
+
+def recorded_confirmation(boots: List[Dict[str, Any]],
+                          settings: Dict[str, Any]
+                          ) -> List[Tuple[int, str, Dict[str, Any]]]:
+    """A real bisection's confirmation judged again under settings (a
+    rule): its boots (role, block, value: a boot's figure of KEY, in
+    boot order) given to decide_confirmation look by look, as kbench
+    bisect would have, up to its verdict or the last recorded block.
+    (blocks done, verdict, detail) of each look."""
+    looks = []
+    last = max((int(b["block"]) for b in boots), default=0)
+    for done in range(1, last + 1):
+        taken = [b for b in boots if int(b["block"]) <= done]
+        fig = kb.Figures([{"commit": b["role"], "role": b["role"],
+                           "phase": kb.CONFIRM, "block": int(b["block"]),
+                           "usable": 1} for b in taken],
+                         [{KEY: [float(b["value"])]} for b in taken])
+        verdict, detail = kb.decide_confirmation(settings, fig, SIGNAL, done)
+        looks.append((done, verdict, detail))
+        if verdict != "more":
+            break
+    return looks
 
 
 def replay_pooled(world: World, alpha: float = 0.01, threshold: float = 2.0,

@@ -20,10 +20,14 @@ that matters.
   whole rule flags (rule_mde), at an upper confidence bound of the
   spread (spread_upper).
 - Randomized blocks: a rank test within blocks of boots taken together
-  in a drawn order (blocked_p).
+  in a drawn order (blocked_p), and its k-sample form, whether any of k
+  groups measured in the same blocks differs from the others
+  (blocked_groups_p).
 """
 
+import bisect
 import functools
+import itertools
 import math
 import random
 from typing import (Dict, Iterable, List, NamedTuple, Optional, Sequence,
@@ -339,6 +343,116 @@ def blocked_p(blocks: Iterable[Block]) -> float:
         observed += obs
     n = sum(total.values())
     return sum(c for s, c in total.items() if s >= observed) / n
+
+
+@functools.lru_cache(maxsize=None)
+def _split_sums(ranks: Tuple[int, ...], sizes: Tuple[int, ...]
+                ) -> Dict[Tuple[int, ...], int]:
+    """Counts of the rank sums of the groups but the last over every
+    split of a block's (doubled mid)ranks into groups of these sizes."""
+    out: Dict[Tuple[int, ...], int] = {}
+
+    def walk(left: Tuple[int, ...], group: int,
+             sums: Tuple[int, ...]) -> None:
+        if group == len(sizes) - 1:
+            out[sums] = out.get(sums, 0) + 1
+            return
+        for pick in itertools.combinations(range(len(left)), sizes[group]):
+            rest = tuple(v for i, v in enumerate(left) if i not in pick)
+            walk(rest, group + 1, sums + (sum(left[i] for i in pick),))
+    walk(ranks, 0, ())
+    return out
+
+
+def _convolve_sums(a: Dict[Tuple[int, ...], int],
+                   b: Dict[Tuple[int, ...], int]
+                   ) -> Dict[Tuple[int, ...], int]:
+    out: Dict[Tuple[int, ...], int] = {}
+    for sa, ca in a.items():
+        for sb, cb in b.items():
+            s = tuple(x + y for x, y in zip(sa, sb))
+            out[s] = out.get(s, 0) + ca * cb
+    return out
+
+
+GroupBlock = Tuple[Tuple[int, ...], Tuple[int, ...]]
+
+
+def _spread_of(sums: Sequence[int], expected: Sequence[float],
+               counts: Sequence[int]) -> float:
+    """The statistic of blocked_groups_p: the groups' squared rank-sum
+    deviations, each over the group's size."""
+    return math.fsum((s - e) ** 2 / n
+                     for s, e, n in zip(sums, expected, counts) if n)
+
+
+@functools.lru_cache(maxsize=None)
+def _groups_null(blocks: Tuple[GroupBlock, ...]
+                 ) -> Tuple[Tuple[float, ...], Tuple[int, ...]]:
+    """The statistic's values under no difference (ascending) and how
+    many splits reach at least each, for blocks given as (sorted doubled
+    ranks, group sizes)."""
+    total: Dict[Tuple[int, ...], int] = {}
+    for i, (ranks, sizes) in enumerate(blocks):
+        one = _split_sums(ranks, sizes)
+        total = one if i == 0 else _convolve_sums(total, one)
+    counts = [sum(sz[g] for _, sz in blocks)
+              for g in range(len(blocks[0][1]))]
+    expected = [math.fsum(sz[g] * sum(r) / len(r) for r, sz in blocks)
+                for g in range(len(counts))]
+    whole = sum(sum(r) for r, _ in blocks)
+    by: Dict[float, int] = {}
+    for sums, c in total.items():
+        t = round(_spread_of(sums + (whole - sum(sums),), expected, counts),
+                  9)
+        by[t] = by.get(t, 0) + c
+    values = tuple(sorted(by))
+    at_least, running = [], 0
+    for v in reversed(values):
+        running += by[v]
+        at_least.append(running)
+    return values, tuple(reversed(at_least))
+
+
+def blocked_groups_p(blocks: Iterable[Sequence[Sequence[float]]]) -> float:
+    """p that k groups measured together in blocks do not all sit alike
+    (any one of them apart from the others), with blocks of their own
+    time: blocks is a list of [group 1's values, ..., group k's], the
+    groups in the same order in every block. Under no difference the
+    values of a block are exchangeable among its groups (their order
+    drawn at random), so the statistic, the sum over groups of the
+    squared deviation of the group's rank sum within its blocks from its
+    expectation, over the group's size (Kruskal-Wallis stratified by
+    block), has an exact distribution: every block's splits, convolved.
+    Blocks with fewer than two groups measured are left out; 1.0 when
+    none is left."""
+    kept: List[GroupBlock] = []
+    observed: List[int] = []
+    for groups in blocks:
+        if sum(1 for g in groups if g) < 2:
+            continue
+        values = [v for g in groups for v in g]
+        doubled = [round(2 * r) for r in midranks(values)]
+        sizes = tuple(len(g) for g in groups)
+        at, sums = 0, []
+        for n in sizes:
+            sums.append(sum(doubled[at:at + n]))
+            at += n
+        observed = sums if not observed else \
+            [a + b for a, b in zip(observed, sums)]
+        kept.append((tuple(sorted(doubled)), sizes))
+    if not kept:
+        return 1.0
+    # The null depends on the blocks only as a set: sorted, one cache
+    # entry serves every bisection whose boots did not tie.
+    key = tuple(sorted(kept))
+    null, at_least = _groups_null(key)
+    counts = [sum(sz[g] for _, sz in key) for g in range(len(observed))]
+    expected = [math.fsum(sz[g] * sum(r) / len(r) for r, sz in key)
+                for g in range(len(counts))]
+    t = round(_spread_of(observed, expected, counts), 9)
+    i = bisect.bisect_left(null, t - 1e-9)
+    return at_least[i] / at_least[0] if i < len(null) else 0.0
 
 
 def binomial_upper(k: int, n: int, alpha: float = 0.05) -> float:
