@@ -23,6 +23,16 @@ grouped by repetition):
           NEAR_SPREAD_PCT %, noisy wider; the margin rule judges every
           class
 
+A row timed one operation at a time also carries its most common
+value and that value's share of the samples (mode, mode_share). Under
+icount its creations fall into a few exact counts (one more step in the
+scheduler's tree, a slab refill), and where none holds half of them the
+median sits on the edge between two and moves with the boot. Where
+every repetition of both sides has a mode_share of MODE_SHARE_MIN or
+more and the calibration has the row's mode, the row is judged by its
+mode (figure_of; the calibration keeps it under mode_key), else by its
+median as before.
+
 A row no calibration of this kernel has seen is judged by the boot
 rule (the statistical one, over boots: 'pending' here), never as
 exact. known() is the one lookup (compare and bisect call it with the
@@ -44,8 +54,10 @@ share of the row the prior's boots spread over (on arm64, clone read
 margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
 %, lets such a boot through as a verdict). A prior of one architecture
 says nothing of another's rows, nor of runs whose exact guest settled
-otherwise before its tests (stale_prior: each prior records its boots'
-settle, and a new settle needs a new prior). When both sides ran in
+otherwise before its tests or ran its process creations at another
+policy (stale_prior: each prior records its boots' settle and sched, and
+either anew needs a new prior; until then the calibration alone classes
+the rows). When both sides ran in
 the same boots (two setups of one kernel, --vs-prefix) boots cannot
 differ between the sides, and their repetitions class the row
 (within_boot), bounded by the prior in the same way: a few repetitions
@@ -96,6 +108,21 @@ CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # A classes file written before setups were told apart holds the A/A
 # runs of x86_64 guests alone.
 FIRST_SETUP = "x86_64"
+# The figures of a row's most common value (kbtools.results.FIGURES).
+MODE = "mode"
+MODE_SHARE = "mode_share"
+# The least share of its samples a row's most common value must hold in
+# every repetition of both sides to be the row's figure. At SCHED_OTHER
+# the process-creation rows' most common count held 19-28 of 100 windows
+# and the next 14-23, so which of them is the mode changes with the boot;
+# at SCHED_FIFO 1 it held 44-72 of 100 (docs/exact-runs.md). Above one
+# half the median is the mode anyway; between MODE_SHARE_MIN and one half
+# the median can fall between two counts where the mode does not (the
+# 44-49 of clone3_vfork@11.70MB's second run, its median 34.5
+# instructions apart across two boots).
+MODE_SHARE_MIN = 0.4
+# How a calibration keeps a row's mode beside its median ('TEST:ROW#mode').
+MODE_KEY_SUFFIX = "#mode"
 # What the prior's file says of a row it saw move beyond the exact
 # tolerance (its class) and the class it leaves such a row at best.
 PRIOR_BOUND = "near"
@@ -188,21 +215,46 @@ def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
     return doc
 
 
+def mode_key(key: str) -> str:
+    """Where a calibration keeps the mode of row 'TEST:ROW'."""
+    return key + MODE_KEY_SUFFIX
+
+
+def steady_mode(rows: Sequence[results.Row]) -> bool:
+    """Every repetition that measured each of rows has a most common
+    value that holds MODE_SHARE_MIN of its samples or more."""
+    reps = [rep for row in rows for rep in row.reps
+            if rep.status == results.Status.OK]
+    return bool(reps) and all(
+        MODE in rep.figures and
+        rep.figures.get(MODE_SHARE, 0.0) >= MODE_SHARE_MIN for rep in reps)
+
+
+def figure_of(rows: Sequence[results.Row], stat: str = "median") -> str:
+    """The figure an exact row is judged by: its mode in place of the
+    median where every repetition of rows (both sides, or a
+    calibration's boots) holds a steady one (steady_mode), else stat."""
+    return MODE if stat == "median" and steady_mode(rows) else stat
+
+
 def known(headers: Sequence[results.Header], test: str, row: str,
           cal: Optional[Mapping[str, Known]],
-          prior: Optional[str] = None) -> Optional[Known]:
+          prior: Optional[str] = None,
+          figure: str = "median") -> Optional[Known]:
     """The one lookup of a row's class: what the calibration of the
     base's kernel (cal: kbtools.calibration, 'TEST:ROW' -> Known) showed
     of TEST:ROW, for the runs compared (each side's header), bounded by
     the prior of their architecture (with_prior; prior: the classes
     file, CLASSES_FILE by default); None when there is no calibration, it lacks the row, or the
     runs were counted in two setups (setup_of), which no calibration
-    spans. A row without one goes to the boot rule, never exact."""
+    spans. A row without one goes to the boot rule, never exact. figure
+    MODE: the calibration of the row's mode (mode_key), which the prior
+    of the row bounds as it bounds its median."""
     setups = {setup_of(h) for h in headers}
     if cal is None or len(setups) > 1:
         return None
     key = f"{test}:{row}"
-    found = cal.get(key)
+    found = cal.get(mode_key(key) if figure == MODE else key)
     if found is None:
         return None
     return with_prior(found, setups.pop() if setups else None, key, prior,
@@ -252,6 +304,34 @@ def settle_of(settings: str) -> str:
     return m.group(1) if m else ""
 
 
+def sched_of(settings: str) -> str:
+    """How a run's exact guest scheduled its process-creation loops, as
+    its settings name it (policy.Icount's 'sched'): '' for the programs'
+    own policy (SCHED_OTHER)."""
+    m = re.search(r"(?:^|[;\s])sched=([^;\s]+)", settings)
+    return m.group(1) if m else ""
+
+
+def prior_scheds(path: Optional[str] = None) -> Dict[str, str]:
+    """Architecture (prior_setup) -> how its prior's boots scheduled
+    their process-creation loops ('sched' of its setup: '' for the
+    programs' own policy, also when the setup does not say: every prior
+    made before the setting was); {} when the file cannot be read."""
+    return _prior_scheds(path or CLASSES_FILE)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_scheds(path: str) -> Dict[str, str]:
+    try:
+        setups = load_classes(path)["setups"]
+    except (OSError, ValueError):
+        return {}
+    return {arch_name: str(setup.get("sched") or "")
+            for arch_name, setup in ((prior_setup(n), v)
+                                     for n, v in setups.items())
+            if arch_name is not None}
+
+
 def prior_settles(path: Optional[str] = None) -> Dict[str, Optional[str]]:
     """Architecture (prior_setup) -> the settle its prior's boots did
     ('settle' of its setup: '' none), or None for a prior written before
@@ -287,12 +367,18 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
         return None
     want = prior_settles(prior).get(arch_name)
     have = settle_of(settings)
-    if want is None or want == have:
+    if want is not None and want != have:
+        return (f"the {arch_name} prior's boots settled otherwise "
+                f"(settle={want or 'none'}, these runs: settle="
+                f"{have or 'none'}): icount_classes.json has no prior of "
+                f"this guest")
+    scheds = prior_scheds(prior)
+    if arch_name not in scheds or scheds[arch_name] == sched_of(settings):
         return None
-    return (f"the {arch_name} prior's boots settled otherwise "
-            f"(settle={want or 'none'}, these runs: settle="
-            f"{have or 'none'}): icount_classes.json has no prior of "
-            f"this guest")
+    return (f"the {arch_name} prior's boots scheduled their process "
+            f"creations otherwise (sched={scheds[arch_name] or 'other'}, "
+            f"these runs: sched={sched_of(settings) or 'other'}): "
+            f"icount_classes.json has no prior of this guest")
 
 
 @functools.lru_cache(maxsize=8)
