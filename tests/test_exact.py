@@ -865,6 +865,12 @@ class ModeFigure(unittest.TestCase):
                          ("mode", "exact", "slower", 0.5))
         self.assertAlmostEqual(e.delta or 0.0, 1.0)
         self.assertEqual(e.to_json()["figure"], "mode")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare_main([os.path.join(self.tmp.name, "steady-base"),
+                          os.path.join(self.tmp.name, "steady-cand")])
+        self.assertIn("1 judged by their most common value: "
+                      "syscall_overhead:clone", out.getvalue())
 
     def test_a_side_without_a_steady_mode_is_judged_by_its_median(
             self) -> None:

@@ -772,8 +772,12 @@ def _summary(entries: Sequence[Entry], candidates: Sequence[Run]
     for i, c in enumerate(candidates):
         counts = verdict_counts([e for e in entries if e.candidate == c.label])
         text = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+        modes = sorted(f"{e.test}:{e.name}" for e in entries
+                       if e.candidate == c.label and e.figure == exact.MODE)
+        by_mode = f" ({len(modes)} judged by their most common value: " \
+            f"{', '.join(modes)})" if modes else ""
         lines.append(f"{_tag(i, len(candidates)) or 'candidate:'} "
-                     f"{c.label}: {text}")
+                     f"{c.label}: {text}{by_mode}")
     return lines
 
 
