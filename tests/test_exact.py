@@ -757,6 +757,17 @@ class Prior(unittest.TestCase):
                       "(sched=other, these runs: sched=fifo1)",
                       exact.stale_prior("arm64", fifo) or "")
         self.assertIsNotNone(exact.stale_prior("x86_64", fifo))
+        # The rows it does not schedule keep their prior.
+        self.assertIsNone(exact.stale_prior(
+            "arm64", fifo, key="syscall_overhead:getppid"))
+        self.assertIsNotNone(exact.stale_prior(
+            "arm64", fifo, key="proc_create:vfork@1.70MB"))
+        self.assertIsNotNone(exact.prior_saw_move(
+            "arm64", "syscall_overhead:getppid", None, fifo) or
+            exact.prior_saw_move("arm64", "syscall_overhead:clone", None,
+                                 fifo[:-13]))
+        self.assertIsNone(exact.prior_saw_move(
+            "arm64", "syscall_overhead:clone", None, fifo))
         self.assertIsNone(exact.stale_prior("arm64", fifo[:-13]))
         classes["setups"]["aarch64"]["sched"] = "fifo1"
         with open(self.prior, "w") as f:

@@ -146,6 +146,11 @@ class GuestEnv(unittest.TestCase):
         self.assertNotIn("sched", other.settings())
         self.assertNotIn("KBENCH_ICOUNT_FIFO",
                          policy.guest_env("tcg", other, {}))
+        self.assertEqual([True, True, True, False, False],
+                         [policy.creation_row(k) for k in (
+                             "syscall_overhead:fork", "syscall_overhead:clone",
+                             "proc_create:vfork@1.70MB",
+                             "syscall_overhead:getppid", "proc_createx:y")])
         with unittest.mock.patch.dict(os.environ, {"KBENCH_ICOUNT_FIFO": "yes"}), \
                 self.assertRaisesRegex(ValueError, "KBENCH_ICOUNT_FIFO"):
             policy.icount("shift=2", steady=True)

@@ -845,18 +845,25 @@ def run_settings(run: Run) -> Optional[str]:
                  if t.header.machine.icount_settings is not None), None)
 
 
+# A row no sched setting schedules (exact.stale_prior's key).
+NOT_CREATION = "-"
+
+
 def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
                  settings: Optional[str] = None) -> str:
     """What an icount comparison's verdicts mean, and their error (A/A
     runs of the setup's architecture, its guest's settings), in one
     paragraph."""
-    stale = exact.stale_prior(setup, settings)
+    stale = exact.stale_prior(setup, settings, key=NOT_CREATION)
+    creation = exact.stale_prior(setup, settings)
     prior = (f"a row that the prior of the architecture "
              f"(icount_classes.json, boots of its exact guest settled as "
              f"these runs) saw move is at best {exact.PRIOR_BOUND} and takes "
              f"at least {exact.BOOT_SPREAD_FACTOR:g}x the share of itself "
              f"that the prior's boots spread over" if not stale else
              f"no prior bounds the classes ({stale})")
+    if creation and not stale:
+        prior += f", but none the process-creation rows ({creation})"
     return (f"Exact (icount) rows count guest instructions per operation, "
             f"judged against the calibration of the base's kernel (its "
             f"own boots, an A/A): slower/faster when every candidate "

@@ -77,7 +77,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
-from kbtools import arch, results, stats
+from kbtools import arch, policy, results, stats
 
 # Repetitions of a batched null system call differ by one instruction
 # per batch (0.001 per call with 1000 calls); a quarter instruction per
@@ -358,13 +358,17 @@ def _prior_settles(path: str) -> Dict[str, Optional[str]]:
 
 
 def stale_prior(setup: Optional[str], settings: Optional[str],
-                prior: Optional[str] = None) -> Optional[str]:
+                prior: Optional[str] = None,
+                key: Optional[str] = None) -> Optional[str]:
     """Why the prior of setup's architecture does not speak for runs
     whose exact guest ran with settings (machine.icount_settings): its
     boots settled otherwise, so what moved in them says nothing of these
     runs' rows (a settle that stops kernel threads inside the timed loops
-    steadies rows the prior saw move). None when it speaks for them, or
-    the runs do not say (settings None)."""
+    steadies rows the prior saw move), or they timed their process
+    creations at another policy (sched_of; then only for the rows it
+    schedules, policy.creation_row, when key 'TEST:ROW' names one; key
+    None: any row). None when it speaks for them, or the runs do not
+    say (settings None)."""
     arch_name = prior_setup(setup)
     if arch_name is None or settings is None:
         return None
@@ -377,6 +381,8 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
                 f"this guest")
     scheds = prior_scheds(prior)
     if arch_name not in scheds or scheds[arch_name] == sched_of(settings):
+        return None
+    if key is not None and not policy.creation_row(key):
         return None
     return (f"the {arch_name} prior's boots scheduled their process "
             f"creations otherwise (sched={scheds[arch_name] or 'other'}, "
@@ -442,9 +448,10 @@ def prior_saw_move(setup: Optional[str], key: str,
     """What the prior of setup's own architecture saw of 'TEST:ROW' when
     it saw the row move beyond the exact tolerance; None when it did not,
     there is no prior of that architecture, or its boots settled
-    otherwise than runs of these guest settings did (stale_prior)."""
+    otherwise than runs of these guest settings did, or timed the row's
+    process creations at another policy (stale_prior)."""
     arch_name = prior_setup(setup)
-    if arch_name is None or stale_prior(setup, settings, prior):
+    if arch_name is None or stale_prior(setup, settings, prior, key):
         return None
     moved = prior_moved(prior).get(arch_name, {}).get(key)
     if moved is None:
