@@ -749,25 +749,28 @@ class Prior(unittest.TestCase):
         self.assertEqual((e.row_class, e.margin), ("near", 800.0))
         fifo = "root=initramfs; settle=1; dither=<1000; sched=fifo1"
         self.settings = fifo
+        # A row judged by its median (no mode here) keeps the bound: its
+        # median moves with the slab state at either policy.
         e = self.a_b("aarch64", "arm-fifo")["clone"]
-        self.assertEqual((e.row_class, e.margin), ("exact", 0.5))
+        self.assertEqual((e.row_class, e.margin), ("near", 800.0))
         self.assertEqual(exact.sched_of(fifo), "fifo1")
         self.assertEqual(exact.sched_of(self.settings[:-13]), "")
         self.assertIn("scheduled their process creations otherwise "
                       "(sched=other, these runs: sched=fifo1)",
                       exact.stale_prior("arm64", fifo) or "")
         self.assertIsNotNone(exact.stale_prior("x86_64", fifo))
-        # The rows it does not schedule keep their prior.
-        self.assertIsNone(exact.stale_prior(
-            "arm64", fifo, key="syscall_overhead:getppid"))
+        # Its mode has no prior of that policy; other rows keep theirs.
+        clone = "syscall_overhead:clone"
+        self.assertIsNone(exact.stale_prior("arm64", fifo, key=clone))
         self.assertIsNotNone(exact.stale_prior(
-            "arm64", fifo, key="proc_create:vfork@1.70MB"))
-        self.assertIsNotNone(exact.prior_saw_move(
-            "arm64", "syscall_overhead:getppid", None, fifo) or
-            exact.prior_saw_move("arm64", "syscall_overhead:clone", None,
-                                 fifo[:-13]))
+            "arm64", fifo, key=exact.mode_key("proc_create:vfork@1.70MB")))
+        self.assertIsNone(exact.stale_prior(
+            "arm64", fifo, key=exact.mode_key("syscall_overhead:getppid")))
         self.assertIsNone(exact.prior_saw_move(
-            "arm64", "syscall_overhead:clone", None, fifo))
+            "arm64", exact.mode_key(clone), None, fifo))
+        seen = exact.prior_saw_move("arm64", exact.mode_key(clone), None,
+                                    fifo[:-13])
+        self.assertEqual(seen.share if seen else None, 0.01)
         self.assertIsNone(exact.stale_prior("arm64", fifo[:-13]))
         classes["setups"]["aarch64"]["sched"] = "fifo1"
         with open(self.prior, "w") as f:

@@ -132,7 +132,7 @@ def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
                                         for boot in row.boot_reps(figure)])
                 if known:
                     rows[where] = exact.with_prior(
-                        known, exact.setup_of(test.header), key, None,
+                        known, exact.setup_of(test.header), where, None,
                         test.header.machine.icount_settings) \
                         if prior else known
     return rows

@@ -270,9 +270,10 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
         if why:
             e.verdict, e.note = Verdict.NO_VERDICT, why
             return e
+        key = f"{sides[0].name}:{brow.name}"
         d = exact.within_boot(
             vb, vc, exact.setup_of(sides[0].header),
-            f"{sides[0].name}:{brow.name}",
+            exact.mode_key(key) if figure == exact.MODE else key,
             settings=sides[0].header.machine.icount_settings)
     else:
         d = exact.decide(by_position(bb), by_position(cb), known)
@@ -845,7 +846,8 @@ def run_settings(run: Run) -> Optional[str]:
                  if t.header.machine.icount_settings is not None), None)
 
 
-# A row no sched setting schedules (exact.stale_prior's key).
+# A row no sched setting schedules (exact.stale_prior's key): the
+# prior's word on every row.
 NOT_CREATION = "-"
 
 
@@ -863,7 +865,8 @@ def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
              f"that the prior's boots spread over" if not stale else
              f"no prior bounds the classes ({stale})")
     if creation and not stale:
-        prior += f", but none the process-creation rows ({creation})"
+        prior += (f", and none bounds the process-creation rows judged by "
+                  f"their most common value ({creation})")
     return (f"Exact (icount) rows count guest instructions per operation, "
             f"judged against the calibration of the base's kernel (its "
             f"own boots, an A/A): slower/faster when every candidate "

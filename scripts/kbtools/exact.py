@@ -252,12 +252,14 @@ def known(headers: Sequence[results.Header], test: str, row: str,
     runs were counted in two setups (setup_of), which no calibration
     spans. A row without one goes to the boot rule, never exact. figure
     MODE: the calibration of the row's mode (mode_key), which the prior
-    of the row bounds as it bounds its median."""
+    bounds by what it saw of the row's median (prior_saw_move)."""
     setups = {setup_of(h) for h in headers}
     if cal is None or len(setups) > 1:
         return None
     key = f"{test}:{row}"
-    found = cal.get(mode_key(key) if figure == MODE else key)
+    if figure == MODE:
+        key = mode_key(key)
+    found = cal.get(key)
     if found is None:
         return None
     return with_prior(found, setups.pop() if setups else None, key, prior,
@@ -365,10 +367,12 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
     boots settled otherwise, so what moved in them says nothing of these
     runs' rows (a settle that stops kernel threads inside the timed loops
     steadies rows the prior saw move), or they timed their process
-    creations at another policy (sched_of; then only for the rows it
-    schedules, policy.creation_row, when key 'TEST:ROW' names one; key
-    None: any row). None when it speaks for them, or the runs do not
-    say (settings None)."""
+    creations at another policy (sched_of; then only for the modes of
+    the rows it schedules, policy.creation_row: key 'TEST:ROW#mode'
+    (mode_key) of such a row, or None for any row. The policy steadies
+    those rows' modes, measured; their medians move with the slab state
+    at either policy, as the prior saw). None when it speaks for them,
+    or the runs do not say (settings None)."""
     arch_name = prior_setup(setup)
     if arch_name is None or settings is None:
         return None
@@ -382,7 +386,8 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
     scheds = prior_scheds(prior)
     if arch_name not in scheds or scheds[arch_name] == sched_of(settings):
         return None
-    if key is not None and not policy.creation_row(key):
+    if key is not None and not (key.endswith(MODE_KEY_SUFFIX) and policy.
+                                creation_row(key[:-len(MODE_KEY_SUFFIX)])):
         return None
     return (f"the {arch_name} prior's boots scheduled their process "
             f"creations otherwise (sched={scheds[arch_name] or 'other'}, "
@@ -453,7 +458,9 @@ def prior_saw_move(setup: Optional[str], key: str,
     arch_name = prior_setup(setup)
     if arch_name is None or stale_prior(setup, settings, prior, key):
         return None
-    moved = prior_moved(prior).get(arch_name, {}).get(key)
+    # A prior keeps medians: a mode is bounded by what its row's did.
+    moved = prior_moved(prior).get(arch_name, {}).get(
+        key.removesuffix(MODE_KEY_SUFFIX))
     if moved is None:
         return None
     over = f" over {moved.boots} boots" if moved.boots else ""
