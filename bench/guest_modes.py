@@ -186,7 +186,12 @@ def run_classes(path: str) -> Tuple[str, Dict[str, exact.Known]]:
                         f"{', '.join(sorted(str(s) for s in setups))})")
     # The boots alone: the prior is made of them, never bounded by an
     # earlier one (the check above leaves one setup, and not None).
-    return cast(str, setups.pop()), calibration.of_dirs(dirs, prior=False).rows
+    # Its rows' medians: a prior bounds a row's mode by what its median
+    # did (kbtools.exact.known).
+    rows = calibration.of_dirs(dirs, prior=False).rows
+    return cast(str, setups.pop()), {
+        k: v for k, v in rows.items()
+        if not k.endswith(exact.MODE_KEY_SUFFIX)}
 
 
 def run_settle(path: str) -> str:
@@ -202,6 +207,20 @@ def run_settle(path: str) -> str:
     return settles.pop()
 
 
+def run_sched(path: str) -> str:
+    """How every boot of one icount run scheduled its process creations
+    (kbtools.exact.sched_of its guest's settings: '' the programs' own
+    policy): a prior speaks for runs of its own sched alone."""
+    scheds = {exact.sched_of(test.header.machine.icount_settings or "")
+              for d in boot_dirs(path)
+              for test in results.load(d).tests.values()}
+    if len(scheds) != 1:
+        named = sorted(s or "other" for s in scheds)
+        raise cli.Error(f"{path}: not the boots of one sched ("
+                        f"{', '.join(named) or 'no boots'})")
+    return scheds.pop()
+
+
 def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
     """SETUP -> its rows and runs, of an earlier classes file (--merge),
     so that new A/A runs add to its evidence and never erase it."""
@@ -211,6 +230,7 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
             setups[name] = {"rows": dict(setup["rows"]),
                             "runs": list(setup["runs"]),
                             "settle": setup.get("settle"),
+                            "sched": str(setup.get("sched") or ""),
                             "aa": {k: int(setup["aa"][k]) for k in
                                    ("false", "trials", "boots")}
                             if "aa" in setup else None}
@@ -254,9 +274,16 @@ def classes(args: argparse.Namespace) -> int:
     touched: Set[str] = set()
     for path in args.runs:
         name, found = run_classes(path)
-        settle = run_settle(path)
+        settle, sched = run_settle(path), run_sched(path)
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
-                                         "settle": settle})
+                                         "settle": settle, "sched": sched})
+        # A prior that records no sched ran its creations at the
+        # programs' own policy.
+        if setup["sched"] != sched:
+            raise cli.Error(f"{path}: its boots ran their process creations "
+                            f"at sched={sched or 'other'}, the {name} "
+                            f"prior's at sched={setup['sched'] or 'other'}: "
+                            f"class {name} anew")
         # A prior written before priors were keyed by their settle
         # (None) stays unkeyed: what its boots did is not known.
         if setup["settle"] not in (None, settle):
@@ -305,6 +332,8 @@ def setup_json(name: str, setup: Dict[str, Any], touched: bool
     out: Dict[str, Any] = {"runs": setup["runs"]}
     if setup.get("settle") is not None:
         out["settle"] = setup["settle"]
+    if setup.get("sched"):
+        out["sched"] = setup["sched"]
     if setup["aa"]:
         out["aa"] = setup["aa"]
     out["rows"] = dict(sorted(rows.items()))

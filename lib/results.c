@@ -33,6 +33,7 @@ struct row {
 	char *reason;
 	char *note;
 	bool has_stats;
+	bool has_mode;		/* one operation a sample: mode figures */
 	struct kb_stats st;
 	int nextra;
 	struct key_value extra[MAX_EXTRA];
@@ -193,6 +194,17 @@ int kb_results_row(const char *name, const char *unit,
 	return doc.nrows - 1;
 }
 
+void kb_results_mode(void)
+{
+	struct row *row = last_row();
+
+	if (!row || !row->has_stats)
+		return;
+	row->has_mode = true;
+	kb_results_figure(row->name, "mode=%.4f mode_share=%.3f",
+			  row->st.mode, row->st.mode_share);
+}
+
 void kb_results_extra_quiet(const char *key, double value)
 {
 	struct row *row = last_row();
@@ -255,7 +267,7 @@ static void json_key_value(FILE *f, const struct key_value *kv)
 		kb_json_number(f, kv->num);
 }
 
-static void json_stats(FILE *f, const struct kb_stats *st)
+static void json_stats(FILE *f, const struct kb_stats *st, bool has_mode)
 {
 	static const char *const keys[] = {
 		"mean", "min", "max", "median", "stddev", "rsd_pct",
@@ -272,6 +284,12 @@ static void json_stats(FILE *f, const struct kb_stats *st)
 		fprintf(f, ", \"%s\": ", keys[i]);
 		kb_json_number(f, vals[i]);
 	}
+	if (!has_mode)
+		return;
+	fputs(", \"mode\": ", f);
+	kb_json_number(f, st->mode);
+	fputs(", \"mode_share\": ", f);
+	kb_json_number(f, st->mode_share);
 }
 
 /* ", \"KEY\": \"TEXT\"" when @text is set. */
@@ -293,7 +311,7 @@ static void json_row(FILE *f, const struct row *row)
 	json_member(f, "reason", row->reason);
 	if (row->has_stats) {
 		json_member(f, "unit", row->unit);
-		json_stats(f, &row->st);
+		json_stats(f, &row->st, row->has_mode);
 	}
 	json_member(f, "note", row->note);
 	if (row->nextra) {

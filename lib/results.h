@@ -31,6 +31,14 @@ void kb_results_param_str(const char *key, const char *value);
 int kb_results_row(const char *name, const char *unit,
 		   const struct kb_stats *st);
 
+/*
+ * The last row was timed one operation at a time: its figure line and
+ * JSON also give the most common value and its share of the samples
+ * ("mode", "mode_share"), which exact mode judges by where the share is
+ * high enough.
+ */
+void kb_results_mode(void);
+
 /* Extra numeric figure of the last row (printed and kept). */
 void kb_results_extra(const char *key, double value);
 

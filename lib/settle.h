@@ -13,11 +13,39 @@
 #define KBENCH_SETTLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Whether the run asked for settling (exact mode and KBENCH_ICOUNT_SETTLE=1). */
 bool kb_settle_wanted(void);
 
 /* Settle the kernel when the run asked for it; a no-op otherwise. */
 void kb_settle(void);
+
+/*
+ * The exact guest's scheduling of process-creation loops. At SCHED_OTHER a
+ * creation's instructions depend on where the fair class's tree of
+ * runnable tasks and its load tracking (PELT) stand, which follow virtual
+ * time: each row's creations fall into several exact counts 2 to 130
+ * instructions apart, none holding half of them. At SCHED_FIFO 1 (the
+ * creating process and, inherited, its children) those paths leave the
+ * loop and one count holds most creations. The kernel under test then
+ * runs its RT class's enqueue, wake-up and pick paths instead of the
+ * fair class's. Asked for with KBENCH_ICOUNT_FIFO=1 beside KBENCH_ICOUNT.
+ */
+enum kb_settle_fifo {
+	KB_SETTLE_FIFO_OFF,	/* not asked for: the program's policy */
+	KB_SETTLE_FIFO_ON,	/* SCHED_FIFO 1 until kb_settle_fifo_end() */
+	KB_SETTLE_FIFO_DENIED,	/* asked for, not allowed: as before */
+};
+
+/*
+ * Put the calling process at SCHED_FIFO 1 when the run asks for it. On
+ * DENIED, @why says why (the first time it is also printed as a KTAP
+ * diagnostic).
+ */
+enum kb_settle_fifo kb_settle_fifo_begin(char *why, size_t len);
+
+/* Back to the policy before kb_settle_fifo_begin() returned ON. */
+void kb_settle_fifo_end(enum kb_settle_fifo state);
 
 #endif /* KBENCH_SETTLE_H */

@@ -34,6 +34,24 @@ double kb_stats_percentile(const double *sorted, size_t n, double p)
 	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
+/* The longest run of equal values in sorted[0..n-1] (n > 0). */
+static void mode_of(const double *sorted, size_t n, struct kb_stats *st)
+{
+	size_t i, start = 0, best = 0, best_len = 0;
+
+	for (i = 1; i <= n; i++) {
+		if (i < n && sorted[i] == sorted[start])
+			continue;
+		if (i - start > best_len) {
+			best = start;
+			best_len = i - start;
+		}
+		start = i;
+	}
+	st->mode = sorted[best];
+	st->mode_share = (double)best_len / (double)n;
+}
+
 int kb_stats_compute(double *samples, size_t n, struct kb_stats *st)
 {
 	double sum = 0, sq = 0;
@@ -57,5 +75,6 @@ int kb_stats_compute(double *samples, size_t n, struct kb_stats *st)
 	st->p90 = kb_stats_percentile(samples, n, 90);
 	st->p99 = kb_stats_percentile(samples, n, 99);
 	st->p999 = kb_stats_percentile(samples, n, 99.9);
+	mode_of(samples, n, st);
 	return 0;
 }

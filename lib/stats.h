@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Statistics of a row's samples: mean, spread and percentiles.
+ * Statistics of a row's samples: mean, spread, percentiles and mode.
  */
 #ifndef KBENCH_STATS_H
 #define KBENCH_STATS_H
@@ -18,6 +18,15 @@ struct kb_stats {
 	double p90;
 	double p99;
 	double p999;
+	/*
+	 * The most common value and the share of the samples (0..1) that
+	 * hold it (ties: the smallest value). Meaningful where each sample
+	 * is one operation counted exactly (under QEMU's instruction
+	 * counter, an instruction count): a row whose samples fall into a
+	 * few exact values has its median on the edge between two of them.
+	 */
+	double mode;
+	double mode_share;
 };
 
 /* Percentile p (0..100) of sorted[0..n-1], linear interpolation. */

@@ -240,8 +240,11 @@ static void run_cell(struct pc_ctx *c, const struct method *m,
 	uint64_t start, end, t0, t1;
 	size_t kept = 0;
 	long i;
-	int err = warm_up(c, m, count, cap_ns);
+	char why[160];
+	int err;
 
+	cell->fifo = kb_settle_fifo_begin(why, sizeof(why));
+	err = warm_up(c, m, count, cap_ns);
 	getrusage(RUSAGE_SELF, &self0);
 	getrusage(RUSAGE_CHILDREN, &kids0);
 	start = kb_clock_ns();
@@ -259,6 +262,7 @@ static void run_cell(struct pc_ctx *c, const struct method *m,
 	end = kb_clock_ns();
 	getrusage(RUSAGE_SELF, &self1);
 	getrusage(RUSAGE_CHILDREN, &kids1);
+	kb_settle_fifo_end(cell->fifo);
 	if (err) {
 		cell->state = describe_error(c, m, err, cell->why,
 					     sizeof(cell->why)) == KSFT_SKIP ?

@@ -48,6 +48,7 @@ static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
 	if (cell->state != CELL_OK)
 		return;
 	kb_results_row(name, "us", &cell->st);
+	kb_results_mode();
 	kb_results_note(methods[m].note);
 	kb_results_figure(name,
 			  "creations=%ld p10=%.4f elapsed_s=%.4f parent_cpu_s=%.4f children_cpu_s=%.4f rate_per_s=%.0f vmsize_kib=%ld vmrss_kib=%ld",
@@ -63,6 +64,8 @@ static void report_cell(struct pc_ctx *c, unsigned int m, unsigned int s)
 	kb_results_extra_quiet("rate_per_s", cell->creations / cell->elapsed_s);
 	kb_results_extra_quiet("vmsize_kib", sz->vmsize_kib);
 	kb_results_extra_quiet("vmrss_kib", sz->vmrss_kib);
+	if (cell->fifo != KB_SETTLE_FIFO_OFF)
+		kb_results_extra("sched_fifo", cell->fifo == KB_SETTLE_FIFO_ON);
 }
 
 /*

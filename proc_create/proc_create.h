@@ -107,6 +107,7 @@ struct cell {
 	double children_cpu_s;
 	struct kb_stats st;		/* per creation, us */
 	double p10;			/* 10th percentile per creation, us */
+	enum kb_settle_fifo fifo;	/* the exact guest's SCHED_FIFO 1 */
 };
 
 struct options {

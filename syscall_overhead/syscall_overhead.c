@@ -34,6 +34,7 @@
 #include "mark.h"
 #include "placement.h"
 #include "rtsched.h"
+#include "settle.h"
 
 #define DEFAULT_ITERATIONS	1000
 #define FULL_ITERATIONS		5000
@@ -614,11 +615,19 @@ static int row_error(struct ctx *c, const struct row *r, const char *stage,
 	return kb_errno_result(err, KB_ENV_NO_CAP, what, reason, len);
 }
 
+/* fork and clone: the exact guest times them at SCHED_FIFO 1 (settle.h). */
+static bool creates_process(const struct row *r)
+{
+	return r->op == op_fork || r->op == op_clone;
+}
+
 static int run_row(void *ctx, int idx, char *reason, size_t len)
 {
 	struct ctx *c = ctx;
 	const struct row *r = &rows[idx];
 	unsigned int batch = r->batch ? (c->batch ? (unsigned int)c->batch : r->batch) : 1;
+	enum kb_settle_fifo fifo = KB_SETTLE_FIFO_OFF;
+	char why[160];
 	double *samples;
 	int err = 0;
 
@@ -629,7 +638,10 @@ static int run_row(void *ctx, int idx, char *reason, size_t len)
 	samples = calloc(c->iterations, sizeof(*samples));
 	if (!samples)
 		ksft_exit_fail_msg("out of memory\n");
+	if (creates_process(r))
+		fifo = kb_settle_fifo_begin(why, sizeof(why));
 	err = sample_row(c, r, batch, samples);
+	kb_settle_fifo_end(fifo);
 	if (r->teardown)
 		r->teardown(c);
 	if (err) {
@@ -640,6 +652,10 @@ static int run_row(void *ctx, int idx, char *reason, size_t len)
 	free(samples);
 	kb_results_row(r->name, "us", &c->st[idx]);
 	kb_results_extra("batch", batch);
+	if (batch == 1)
+		kb_results_mode();
+	if (fifo != KB_SETTLE_FIFO_OFF)
+		kb_results_extra("sched_fifo", fifo == KB_SETTLE_FIFO_ON);
 	kb_results_note(r->note);
 	c->done[idx] = true;
 	/* Only a broken clock or loop: the real checks are in op/check. */

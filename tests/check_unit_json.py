@@ -37,6 +37,12 @@ def problems(doc: Dict[str, Any]) -> List[str]:
     if (one.get("n"), one.get("mean")) != (2, 2.0) or \
             one.get("extra", {}).get("batch") != 1000:
         out.append(f"row_one holds wrong figures: {one}")
+    # Only a row timed one operation at a time carries its mode.
+    if "mode" in one or "mode_share" in one:
+        out.append("row_one carries a mode it was not given")
+    mode = rows.get("row_mode", {})
+    if (mode.get("mode"), mode.get("mode_share")) != (1.5, 0.5):
+        out.append(f"row_mode lacks its mode and share: {mode}")
     skipped = rows.get("row_skipped", {})
     if skipped.get("status") != "skip" or \
             skipped.get("reason") != 'no "privilege"':

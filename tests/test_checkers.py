@@ -23,6 +23,9 @@ UNIT_DOC = {
         {"name": "row_one", "unit": "us", "n": 2, "mean": 2.0, "min": 1,
          "max": 3, "median": 2, "stddev": 1, "rsd_pct": 50,
          "extra": {"batch": 1000}},
+        {"name": "row_mode", "unit": "us", "n": 2, "mean": 2.0, "min": 1.5,
+         "max": 2.5, "median": 2.0, "stddev": 0.7, "rsd_pct": 35,
+         "mode": 1.5, "mode_share": 0.5},
         {"name": "row_skipped", "status": "skip",
          "reason": 'no "privilege"'},
     ],
@@ -49,7 +52,9 @@ class UnitJsonTest(unittest.TestCase):
         self.assertTrue(corrupt(lambda d: d["params"].update(nan_param=0)))
         self.assertTrue(corrupt(lambda d: d["rows"][0].update(n=3)))
         self.assertTrue(corrupt(lambda d: d["rows"][0].pop("rsd_pct")))
-        self.assertTrue(corrupt(lambda d: d["rows"][1].update(reason="")))
+        self.assertTrue(corrupt(lambda d: d["rows"][2].update(reason="")))
+        self.assertTrue(corrupt(lambda d: d["rows"][1].pop("mode_share")))
+        self.assertTrue(corrupt(lambda d: d["rows"][0].update(mode=1.0)))
 
 
 if __name__ == "__main__":

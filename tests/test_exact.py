@@ -734,6 +734,50 @@ class Prior(unittest.TestCase):
             [40000.0] * 2, [40000.0] * 2, "arm64", "syscall_overhead:clone",
             settings=new)[:2], ("exact", "same"))
 
+    def test_a_prior_speaks_for_creations_scheduled_as_its_own(self) -> None:
+        # Process creation at SCHED_FIFO 1 (policy.CREATION_SCHED) takes
+        # the fair class's paths out of the rows the prior saw move: a
+        # prior whose boots ran them at the programs' own policy (every
+        # prior that records no sched) does not bound such runs.
+        with open(self.prior) as f:
+            classes = json.load(f)
+        classes["setups"]["aarch64"]["settle"] = "1"
+        with open(self.prior, "w") as f:
+            json.dump(classes, f)
+        self.settings = "root=initramfs; settle=1; dither=<1000"
+        e = self.a_b("aarch64", "arm-other")["clone"]
+        self.assertEqual((e.row_class, e.margin), ("near", 800.0))
+        fifo = "root=initramfs; settle=1; dither=<1000; sched=fifo1"
+        self.settings = fifo
+        # A row judged by its median (no mode here) keeps the bound: its
+        # median moves with the slab state at either policy.
+        e = self.a_b("aarch64", "arm-fifo")["clone"]
+        self.assertEqual((e.row_class, e.margin), ("near", 800.0))
+        self.assertEqual(exact.sched_of(fifo), "fifo1")
+        self.assertEqual(exact.sched_of(self.settings[:-13]), "")
+        self.assertIn("scheduled their process creations otherwise "
+                      "(sched=other, these runs: sched=fifo1)",
+                      exact.stale_prior("arm64", fifo) or "")
+        self.assertIsNotNone(exact.stale_prior("x86_64", fifo))
+        # Its mode has no prior of that policy; other rows keep theirs.
+        clone = "syscall_overhead:clone"
+        self.assertIsNone(exact.stale_prior("arm64", fifo, key=clone))
+        self.assertIsNotNone(exact.stale_prior(
+            "arm64", fifo, key=exact.mode_key("proc_create:vfork@1.70MB")))
+        self.assertIsNone(exact.stale_prior(
+            "arm64", fifo, key=exact.mode_key("syscall_overhead:getppid")))
+        self.assertIsNone(exact.prior_saw_move(
+            "arm64", exact.mode_key(clone), None, fifo))
+        seen = exact.prior_saw_move("arm64", exact.mode_key(clone), None,
+                                    fifo[:-13])
+        self.assertEqual(seen.share if seen else None, 0.01)
+        self.assertIsNone(exact.stale_prior("arm64", fifo[:-13]))
+        classes["setups"]["aarch64"]["sched"] = "fifo1"
+        with open(self.prior, "w") as f:
+            json.dump(classes, f)
+        exact._prior_scheds.cache_clear()
+        self.assertIsNone(exact.stale_prior("arm64", fifo))
+
     def test_the_error_stated_is_the_architecture_s_own(self) -> None:
         with open(self.prior) as f:
             classes = json.load(f)
@@ -785,6 +829,79 @@ class Prior(unittest.TestCase):
                          "exact")
         kept = calibration.Calibration.from_json(doc_)
         self.assertEqual(kept.rows["syscall_overhead:clone"].cls, "near")
+
+
+def with_mode(rep: Dict[str, Any], row: str, mode: float,
+              share: float) -> Dict[str, Any]:
+    """rep with row's most common value (us) and its share."""
+    out: Dict[str, Any] = json.loads(json.dumps(rep))
+    for r in out["rows"]:
+        if r["name"] == row:
+            r.update(mode=mode, mode_share=share)
+    return out
+
+
+class ModeFigure(unittest.TestCase):
+    """A row timed one creation at a time whose creations fall into a
+    few exact counts: its median sits between two of them and moves from
+    boot to boot by 18 instructions, its most common value does not.
+    Where both sides hold a steady mode it is the row's figure."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def a_b(self, label: str, cand_share: float
+            ) -> Tuple[Dict[str, exact.Known], compare.Entry]:
+        def rep(boot: str, median: float, mode: float,
+                share: float) -> Dict[str, Any]:
+            return with_mode(doc([("clone", median)], boot=boot,
+                                 settings="settle=1; sched=fifo1"),
+                             "clone", mode, share)
+        # Three base boots: the median 46.903 or 46.921 (18 apart), the
+        # mode 46.903 in every repetition, held by 45% of the samples.
+        base = boots_dir(self.tmp.name, f"{label}-base",
+                         [[rep(f"b{k}", med, 46.903, 0.45)] * 2
+                          for k, med in ((1, 46.903), (2, 46.921),
+                                         (3, 46.903))])
+        cand = boots_dir(self.tmp.name, f"{label}-cand",
+                         [[rep("c1", 46.921, 46.904, cand_share)] * 2])
+        cal = calibration.of_boots(results.load(base).tests)
+        entries = compare.compare(results.load(base), [results.load(cand)])
+        return cal, entries[0]
+
+    def test_one_instruction_on_the_mode_reads_slower(self) -> None:
+        cal, e = self.a_b("steady", 0.45)
+        # The calibration keeps both: the median moved 18 instructions.
+        self.assertEqual(cal["syscall_overhead:clone"].cls, "near")
+        self.assertEqual(cal["syscall_overhead:clone#mode"].cls, "exact")
+        self.assertEqual((e.figure, e.row_class, e.verdict, e.margin),
+                         ("mode", "exact", "slower", 0.5))
+        self.assertAlmostEqual(e.delta or 0.0, 1.0)
+        self.assertEqual(e.to_json()["figure"], "mode")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare_main([os.path.join(self.tmp.name, "steady-base"),
+                          os.path.join(self.tmp.name, "steady-cand")])
+        self.assertIn("1 judged by their most common value: "
+                      "syscall_overhead:clone", out.getvalue())
+
+    def test_a_side_without_a_steady_mode_is_judged_by_its_median(
+            self) -> None:
+        # Below MODE_SHARE_MIN on one side: the median, as before.
+        _, e = self.a_b("unsteady", exact.MODE_SHARE_MIN - 0.01)
+        self.assertEqual((e.figure, e.row_class, e.verdict),
+                         ("median", "near", "same"))
+
+    def test_the_share_that_makes_a_mode_steady(self) -> None:
+        row = results.Row("clone", "us")
+        row.add_rep(results.Repetition.of(median=1.0, mode=1.0,
+                                          mode_share=exact.MODE_SHARE_MIN))
+        self.assertEqual(exact.figure_of([row]), "mode")
+        self.assertEqual(exact.figure_of([row], "mean"), "mean")
+        row.add_rep(results.Repetition.of(median=1.0))
+        self.assertEqual(exact.figure_of([row]), "median")
+        self.assertEqual(exact.figure_of([results.Row("x")]), "median")
 
 
 class ShippedPrior(unittest.TestCase):

@@ -131,12 +131,28 @@ class GuestEnv(unittest.TestCase):
             "icount_qemu=shift=2; icount_shift=2; qemu_args=-rtc "
             "base=2026-01-01T00:00:00,clock=vm -seed 1; append=nokaslr "
             "norandmaps randomize_kstack_offset=off page_alloc.shuffle=0 "
-            "slub_nomerge; root=initramfs; settle=1; dither=<1000",
-            steady.settings_text())
+            "slub_nomerge; root=initramfs; settle=1; dither=<1000; "
+            "sched=fifo1", steady.settings_text())
         env = policy.guest_env("tcg", steady, {})
-        self.assertEqual((steady.settings_text(), "1"),
+        self.assertEqual((steady.settings_text(), "1", "1"),
                          (env["KBENCH_ICOUNT_SETTINGS"],
-                          env["KBENCH_ICOUNT_SETTLE"]))
+                          env["KBENCH_ICOUNT_SETTLE"],
+                          env["KBENCH_ICOUNT_FIFO"]))
+        # KBENCH_ICOUNT_FIFO=0: the process creations at the programs'
+        # own policy, and the settings say so (both sides must match).
+        with unittest.mock.patch.dict(os.environ, {"KBENCH_ICOUNT_FIFO": "0"}):
+            other = policy.icount("shift=2", steady=True)
+        self.assertNotIn("sched", other.settings())
+        self.assertNotIn("KBENCH_ICOUNT_FIFO",
+                         policy.guest_env("tcg", other, {}))
+        self.assertEqual([True, True, True, False, False],
+                         [policy.creation_row(k) for k in (
+                             "syscall_overhead:fork", "syscall_overhead:clone",
+                             "proc_create:vfork@1.70MB",
+                             "syscall_overhead:getppid", "proc_createx:y")])
+        with unittest.mock.patch.dict(os.environ, {"KBENCH_ICOUNT_FIFO": "yes"}), \
+                self.assertRaisesRegex(ValueError, "KBENCH_ICOUNT_FIFO"):
+            policy.icount("shift=2", steady=True)
         self.assertNotIn("KBENCH_ICOUNT_SETTLE",
                          policy.guest_env("tcg", plain, {}))
         self.assertTrue(policy.deterministic({}))

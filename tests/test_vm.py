@@ -88,7 +88,8 @@ class Options(unittest.TestCase):
         self.assertEqual(policy.Icount(
             ICOUNT, 0, qemu_args=policy.DETERMINISTIC_QEMU_ARGS,
             appends=policy.DETERMINISTIC_APPENDS, root="initramfs",
-            settle=True, dither=policy.DITHER_LOOPS), o.machine.icount)
+            settle=True, dither=policy.DITHER_LOOPS,
+            sched=policy.CREATION_SCHED), o.machine.icount)
         self.assertEqual("qemu", vm.backend_of(o.machine))
         with mock.patch.dict(os.environ, {"KBENCH_ICOUNT_DETERMINISTIC": "0"}):
             o = parse("-k", "k", "--icount")

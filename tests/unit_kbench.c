@@ -78,6 +78,30 @@ static int stats_single_and_empty(void *ctx, char *reason, size_t len)
 		       "n=0 must fail, n=1 has stddev 0");
 }
 
+/*
+ * The most common value and its share: the longest run after sorting,
+ * the smallest value of a tie, and a median that falls between two
+ * values where the mode does not.
+ */
+static int stats_mode(void *ctx, char *reason, size_t len)
+{
+	double s[] = { 18, 0, 18, 130, 0, 0, 18, 0, 130, 0 };
+	double tie[] = { 5, 3, 5, 3 };
+	double one = 2;
+	struct kb_stats st, st_tie, st_one;
+
+	(void)ctx;
+	kb_stats_compute(s, ARRAY_SIZE(s), &st);
+	kb_stats_compute(tie, ARRAY_SIZE(tie), &st_tie);
+	kb_stats_compute(&one, 1, &st_one);
+	return verdict(close_to(st.mode, 0) && close_to(st.mode_share, 0.5) &&
+		       close_to(st.median, 9) && close_to(st_tie.mode, 3) &&
+		       close_to(st_tie.mode_share, 0.5) &&
+		       close_to(st_one.mode, 2) &&
+		       close_to(st_one.mode_share, 1),
+		       reason, len, "mode or its share wrong");
+}
+
 static int percentiles_interpolate(void *ctx, char *reason, size_t len)
 {
 	double s[101];
@@ -108,6 +132,8 @@ static int json_write(void *ctx, char *reason, size_t len)
 	kb_results_row("row_one", "us", &st);
 	kb_results_extra("batch", 1000);
 	kb_results_note("two syscalls");
+	kb_results_row("row_mode", "us", &st);
+	kb_results_mode();
 	kb_results_status("row_skipped", "skip", "no \"privilege\"");
 	return verdict(!kb_results_write_json(u->json_path), reason, len,
 		       "kb_results_write_json failed");
@@ -701,6 +727,7 @@ static const struct kb_test tests[] = {
 	T(stats_known_values),
 	T(stats_even_count_median),
 	T(stats_single_and_empty),
+	T(stats_mode),
 	T(percentiles_interpolate),
 	T(json_write),
 	T(parsers_accept_valid),

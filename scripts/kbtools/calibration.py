@@ -122,14 +122,19 @@ def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
             scale = test.insn_per_unit(row.unit) if row.unit else None
             if scale is None or row.status != results.Status.OK:
                 continue
-            known = exact.known_of([[v * scale for v in boot]
-                                    for boot in row.boot_reps(stat)])
             key = f"{test.name}:{row.name}"
-            if known:
-                rows[key] = exact.with_prior(
-                    known, exact.setup_of(test.header), key, None,
-                    test.header.machine.icount_settings) \
-                    if prior else known
+            # A steady mode is kept beside the median (exact.figure_of).
+            figures = {key: stat}
+            if exact.figure_of([row], stat) == exact.MODE:
+                figures[exact.mode_key(key)] = exact.MODE
+            for where, figure in figures.items():
+                known = exact.known_of([[v * scale for v in boot]
+                                        for boot in row.boot_reps(figure)])
+                if known:
+                    rows[where] = exact.with_prior(
+                        known, exact.setup_of(test.header), where, None,
+                        test.header.machine.icount_settings) \
+                        if prior else known
     return rows
 
 
@@ -199,10 +204,14 @@ def store(key: Key, cal: Calibration) -> str:
 
 def describe(cal: Calibration) -> str:
     """One line: what the calibration is of."""
-    counts = {c: sum(1 for k in cal.rows.values() if k.cls == c)
+    medians = [k for key, k in cal.rows.items()
+               if not key.endswith(exact.MODE_KEY_SUFFIX)]
+    counts = {c: sum(1 for k in medians if k.cls == c)
               for c in exact.CLASSES}
     what = ", ".join(f"{n} {c}" for c, n in counts.items())
     of = f" of {cal.release}" if cal.release else ""
-    return f"calibration{of}: {cal.boots} boots, {len(cal.rows)} rows " \
-        f"({what})"
+    modes = len(cal.rows) - len(medians)
+    steady = f"; {modes} by a steady mode" if modes else ""
+    return f"calibration{of}: {cal.boots} boots, {len(medians)} rows " \
+        f"({what}{steady})"
 

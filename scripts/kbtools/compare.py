@@ -69,7 +69,7 @@ KEYS = ("candidate", "test", "name", "unit", "verdict", "ratio", "ci_low",
         "ci_high", "p_value", "p_adjusted", "cv_base", "cv_candidate",
         "n_base", "n_candidate", "base", "value", "note", "clock", "class",
         "delta", "spread_base", "spread_candidate", "log_sd", "mde_pct",
-        "family_rows", "margin_insn")
+        "family_rows", "margin_insn", "figure")
 DEFAULT_THRESHOLD_PCT = 2.0
 FAMILIES = ("run", "program")
 # The power at which a row's smallest detectable change is stated.
@@ -122,6 +122,9 @@ class Entry:
     # The exact rule's margin (instructions) when it decided the row.
     margin: Optional[float] = field(default=None,
                                     metadata={"json": "margin_insn"})
+    # The figure an icount row was judged by: "median", or "mode" where
+    # both sides' most common value was steady (kbtools.exact.figure_of).
+    figure: Optional[str] = None
 
     def to_json(self) -> Json:
         return members(self)
@@ -220,6 +223,23 @@ def same_boots(brow: Row, crow: Row) -> bool:
         bool(brow.boots) and set(brow.boots) == set(crow.boots)
 
 
+def _exact_figure(brow: Row, crow: Row, stat: str, sides: Tuple[Test, Test],
+                  cal: Mapping[str, exact.Known]
+                  ) -> Tuple[str, Optional[exact.Known]]:
+    """The figure an icount row is judged by and the base's calibration
+    of it: the mode where both sides hold a steady one and the
+    calibration has it (or both sides ran in the same boots), else
+    stat (exact.figure_of)."""
+    headers = [t.header for t in sides]
+    figure = exact.figure_of([brow, crow], stat)
+    if figure != stat:
+        found = exact.known(headers, sides[0].name, brow.name, cal,
+                            figure=figure)
+        if found is not None or same_boots(brow, crow):
+            return figure, found
+    return stat, exact.known(headers, sides[0].name, brow.name, cal)
+
+
 def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
                     need: int, sides: Tuple[Test, Test],
                     cal: Mapping[str, exact.Known]) -> Entry:
@@ -230,10 +250,10 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
     unit = brow.unit or crow.unit
     scales = (sides[0].insn_per_unit(unit) or 1.0,
               sides[1].insn_per_unit(unit) or 1.0)
-    known = exact.known([t.header for t in sides], sides[0].name, brow.name,
-                        cal)
-    bb = [[v * scales[0] for v in boot] for boot in brow.boot_reps(stat)]
-    cb = [[v * scales[1] for v in boot] for boot in crow.boot_reps(stat)]
+    figure, known = _exact_figure(brow, crow, stat, sides, cal)
+    e.figure = figure
+    bb = [[v * scales[0] for v in boot] for boot in brow.boot_reps(figure)]
+    cb = [[v * scales[1] for v in boot] for boot in crow.boot_reps(figure)]
     vb = [v for boot in bb for v in boot]
     vc = [v for boot in cb for v in boot]
     mb, mc = stats.median(vb), stats.median(vc)
@@ -250,9 +270,10 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
         if why:
             e.verdict, e.note = Verdict.NO_VERDICT, why
             return e
+        key = f"{sides[0].name}:{brow.name}"
         d = exact.within_boot(
             vb, vc, exact.setup_of(sides[0].header),
-            f"{sides[0].name}:{brow.name}",
+            exact.mode_key(key) if figure == exact.MODE else key,
             settings=sides[0].header.machine.icount_settings)
     else:
         d = exact.decide(by_position(bb), by_position(cb), known)
@@ -752,8 +773,12 @@ def _summary(entries: Sequence[Entry], candidates: Sequence[Run]
     for i, c in enumerate(candidates):
         counts = verdict_counts([e for e in entries if e.candidate == c.label])
         text = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+        modes = sorted(f"{e.test}:{e.name}" for e in entries
+                       if e.candidate == c.label and e.figure == exact.MODE)
+        by_mode = f" ({len(modes)} judged by their most common value: " \
+            f"{', '.join(modes)})" if modes else ""
         lines.append(f"{_tag(i, len(candidates)) or 'candidate:'} "
-                     f"{c.label}: {text}")
+                     f"{c.label}: {text}{by_mode}")
     return lines
 
 
@@ -821,18 +846,27 @@ def run_settings(run: Run) -> Optional[str]:
                  if t.header.machine.icount_settings is not None), None)
 
 
+# A row no sched setting schedules (exact.stale_prior's key): the
+# prior's word on every row.
+NOT_CREATION = "-"
+
+
 def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
                  settings: Optional[str] = None) -> str:
     """What an icount comparison's verdicts mean, and their error (A/A
     runs of the setup's architecture, its guest's settings), in one
     paragraph."""
-    stale = exact.stale_prior(setup, settings)
+    stale = exact.stale_prior(setup, settings, key=NOT_CREATION)
+    creation = exact.stale_prior(setup, settings)
     prior = (f"a row that the prior of the architecture "
              f"(icount_classes.json, boots of its exact guest settled as "
              f"these runs) saw move is at best {exact.PRIOR_BOUND} and takes "
              f"at least {exact.BOOT_SPREAD_FACTOR:g}x the share of itself "
              f"that the prior's boots spread over" if not stale else
              f"no prior bounds the classes ({stale})")
+    if creation and not stale:
+        prior += (f", and none bounds the process-creation rows judged by "
+                  f"their most common value ({creation})")
     return (f"Exact (icount) rows count guest instructions per operation, "
             f"judged against the calibration of the base's kernel (its "
             f"own boots, an A/A): slower/faster when every candidate "
@@ -843,7 +877,11 @@ def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
             f"boots showed, and {exact.CALIBRATED_FLOOR_PCT:g}% of a row "
             f"that is not exact (exact: within {exact.EXACT_PPM:g} ppm "
             f"across boots; near: within {exact.NEAR_SPREAD_PCT:g}%; noisy: "
-            f"wider); {prior}; a row the "
+            f"wider); a row timed one operation at a time is judged by "
+            f"its most common value where it holds "
+            f"{exact.MODE_SHARE_MIN:.0%} or more of every repetition's "
+            f"samples on both sides (figure 'mode'), else by its median; "
+            f"{prior}; a row the "
             f"calibration lacks takes the rule above over boots. Error: "
             f"{exact.aa_error(setup, None, settings)}. Instructions do not show cache or TLB "
             f"misses, contention, memory bandwidth, device latency or "

@@ -23,6 +23,16 @@ grouped by repetition):
           NEAR_SPREAD_PCT %, noisy wider; the margin rule judges every
           class
 
+A row timed one operation at a time also carries its most common
+value and that value's share of the samples (mode, mode_share). Under
+icount its creations fall into a few exact counts (one more step in the
+scheduler's tree, a slab refill), and where none holds half of them the
+median sits on the edge between two and moves with the boot. Where
+every repetition of both sides has a mode_share of MODE_SHARE_MIN or
+more and the calibration has the row's mode, the row is judged by its
+mode (figure_of; the calibration keeps it under mode_key), else by its
+median as before.
+
 A row no calibration of this kernel has seen is judged by the boot
 rule (the statistical one, over boots: 'pending' here), never as
 exact. known() is the one lookup (compare and bisect call it with the
@@ -44,8 +54,10 @@ share of the row the prior's boots spread over (on arm64, clone read
 margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
 %, lets such a boot through as a verdict). A prior of one architecture
 says nothing of another's rows, nor of runs whose exact guest settled
-otherwise before its tests (stale_prior: each prior records its boots'
-settle, and a new settle needs a new prior). When both sides ran in
+otherwise before its tests or ran its process creations at another
+policy (stale_prior: each prior records its boots' settle and sched, and
+either anew needs a new prior; until then the calibration alone classes
+the rows). When both sides ran in
 the same boots (two setups of one kernel, --vs-prefix) boots cannot
 differ between the sides, and their repetitions class the row
 (within_boot), bounded by the prior in the same way: a few repetitions
@@ -65,7 +77,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
-from kbtools import arch, results, stats
+from kbtools import arch, policy, results, stats
 
 # Repetitions of a batched null system call differ by one instruction
 # per batch (0.001 per call with 1000 calls); a quarter instruction per
@@ -96,6 +108,24 @@ CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 # A classes file written before setups were told apart holds the A/A
 # runs of x86_64 guests alone.
 FIRST_SETUP = "x86_64"
+# The figures of a row's most common value (kbtools.results.FIGURES).
+MODE = "mode"
+MODE_SHARE = "mode_share"
+# The least share of its samples a row's most common value must hold in
+# every repetition of both sides to be the row's figure. Measured at
+# SCHED_OTHER (plugin windows, docs/exact-runs.md) the process-creation
+# rows' most common count held 19-28 of 100 and the next 14-23, so which
+# one is the mode changes with the boot. In the guest at SCHED_FIFO 1
+# (the unpatched test kernel and its copy_process nop, 4 boots, 2 runs
+# each): vfork, clone and clone3_vfork 0.39-0.69, every mode one of a few
+# counts repeated across boots; fork 0.04-0.25, its modes thousands of
+# instructions apart from boot to boot. 0.3 lies between the two. Above
+# one half the median is the mode anyway; below it the median can fall
+# between two counts where the mode does not (vfork@2.70MB: mode 42,570
+# held by 0.47-0.61, median 42,570-42,594).
+MODE_SHARE_MIN = 0.3
+# How a calibration keeps a row's mode beside its median ('TEST:ROW#mode').
+MODE_KEY_SUFFIX = "#mode"
 # What the prior's file says of a row it saw move beyond the exact
 # tolerance (its class) and the class it leaves such a row at best.
 PRIOR_BOUND = "near"
@@ -188,20 +218,47 @@ def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
     return doc
 
 
+def mode_key(key: str) -> str:
+    """Where a calibration keeps the mode of row 'TEST:ROW'."""
+    return key + MODE_KEY_SUFFIX
+
+
+def steady_mode(rows: Sequence[results.Row]) -> bool:
+    """Every repetition that measured each of rows has a most common
+    value that holds MODE_SHARE_MIN of its samples or more."""
+    reps = [rep for row in rows for rep in row.reps
+            if rep.status == results.Status.OK]
+    return bool(reps) and all(
+        MODE in rep.figures and
+        rep.figures.get(MODE_SHARE, 0.0) >= MODE_SHARE_MIN for rep in reps)
+
+
+def figure_of(rows: Sequence[results.Row], stat: str = "median") -> str:
+    """The figure an exact row is judged by: its mode in place of the
+    median where every repetition of rows (both sides, or a
+    calibration's boots) holds a steady one (steady_mode), else stat."""
+    return MODE if stat == "median" and steady_mode(rows) else stat
+
+
 def known(headers: Sequence[results.Header], test: str, row: str,
           cal: Optional[Mapping[str, Known]],
-          prior: Optional[str] = None) -> Optional[Known]:
+          prior: Optional[str] = None,
+          figure: str = "median") -> Optional[Known]:
     """The one lookup of a row's class: what the calibration of the
     base's kernel (cal: kbtools.calibration, 'TEST:ROW' -> Known) showed
     of TEST:ROW, for the runs compared (each side's header), bounded by
     the prior of their architecture (with_prior; prior: the classes
     file, CLASSES_FILE by default); None when there is no calibration, it lacks the row, or the
     runs were counted in two setups (setup_of), which no calibration
-    spans. A row without one goes to the boot rule, never exact."""
+    spans. A row without one goes to the boot rule, never exact. figure
+    MODE: the calibration of the row's mode (mode_key), which the prior
+    bounds by what it saw of the row's median (prior_saw_move)."""
     setups = {setup_of(h) for h in headers}
     if cal is None or len(setups) > 1:
         return None
     key = f"{test}:{row}"
+    if figure == MODE:
+        key = mode_key(key)
     found = cal.get(key)
     if found is None:
         return None
@@ -252,6 +309,34 @@ def settle_of(settings: str) -> str:
     return m.group(1) if m else ""
 
 
+def sched_of(settings: str) -> str:
+    """How a run's exact guest scheduled its process-creation loops, as
+    its settings name it (policy.Icount's 'sched'): '' for the programs'
+    own policy (SCHED_OTHER)."""
+    m = re.search(r"(?:^|[;\s])sched=([^;\s]+)", settings)
+    return m.group(1) if m else ""
+
+
+def prior_scheds(path: Optional[str] = None) -> Dict[str, str]:
+    """Architecture (prior_setup) -> how its prior's boots scheduled
+    their process-creation loops ('sched' of its setup: '' for the
+    programs' own policy, also when the setup does not say: every prior
+    made before the setting was); {} when the file cannot be read."""
+    return _prior_scheds(path or CLASSES_FILE)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_scheds(path: str) -> Dict[str, str]:
+    try:
+        setups = load_classes(path)["setups"]
+    except (OSError, ValueError):
+        return {}
+    return {arch_name: str(setup.get("sched") or "")
+            for arch_name, setup in ((prior_setup(n), v)
+                                     for n, v in setups.items())
+            if arch_name is not None}
+
+
 def prior_settles(path: Optional[str] = None) -> Dict[str, Optional[str]]:
     """Architecture (prior_setup) -> the settle its prior's boots did
     ('settle' of its setup: '' none), or None for a prior written before
@@ -275,24 +360,39 @@ def _prior_settles(path: str) -> Dict[str, Optional[str]]:
 
 
 def stale_prior(setup: Optional[str], settings: Optional[str],
-                prior: Optional[str] = None) -> Optional[str]:
+                prior: Optional[str] = None,
+                key: Optional[str] = None) -> Optional[str]:
     """Why the prior of setup's architecture does not speak for runs
     whose exact guest ran with settings (machine.icount_settings): its
     boots settled otherwise, so what moved in them says nothing of these
     runs' rows (a settle that stops kernel threads inside the timed loops
-    steadies rows the prior saw move). None when it speaks for them, or
-    the runs do not say (settings None)."""
+    steadies rows the prior saw move), or they timed their process
+    creations at another policy (sched_of; then only for the modes of
+    the rows it schedules, policy.creation_row: key 'TEST:ROW#mode'
+    (mode_key) of such a row, or None for any row. The policy steadies
+    those rows' modes, measured; their medians move with the slab state
+    at either policy, as the prior saw). None when it speaks for them,
+    or the runs do not say (settings None)."""
     arch_name = prior_setup(setup)
     if arch_name is None or settings is None:
         return None
     want = prior_settles(prior).get(arch_name)
     have = settle_of(settings)
-    if want is None or want == have:
+    if want is not None and want != have:
+        return (f"the {arch_name} prior's boots settled otherwise "
+                f"(settle={want or 'none'}, these runs: settle="
+                f"{have or 'none'}): icount_classes.json has no prior of "
+                f"this guest")
+    scheds = prior_scheds(prior)
+    if arch_name not in scheds or scheds[arch_name] == sched_of(settings):
         return None
-    return (f"the {arch_name} prior's boots settled otherwise "
-            f"(settle={want or 'none'}, these runs: settle="
-            f"{have or 'none'}): icount_classes.json has no prior of "
-            f"this guest")
+    if key is not None and not (key.endswith(MODE_KEY_SUFFIX) and policy.
+                                creation_row(key[:-len(MODE_KEY_SUFFIX)])):
+        return None
+    return (f"the {arch_name} prior's boots scheduled their process "
+            f"creations otherwise (sched={scheds[arch_name] or 'other'}, "
+            f"these runs: sched={sched_of(settings) or 'other'}): "
+            f"icount_classes.json has no prior of this guest")
 
 
 @functools.lru_cache(maxsize=8)
@@ -353,11 +453,14 @@ def prior_saw_move(setup: Optional[str], key: str,
     """What the prior of setup's own architecture saw of 'TEST:ROW' when
     it saw the row move beyond the exact tolerance; None when it did not,
     there is no prior of that architecture, or its boots settled
-    otherwise than runs of these guest settings did (stale_prior)."""
+    otherwise than runs of these guest settings did, or timed the row's
+    process creations at another policy (stale_prior)."""
     arch_name = prior_setup(setup)
-    if arch_name is None or stale_prior(setup, settings, prior):
+    if arch_name is None or stale_prior(setup, settings, prior, key):
         return None
-    moved = prior_moved(prior).get(arch_name, {}).get(key)
+    # A prior keeps medians: a mode is bounded by what its row's did.
+    moved = prior_moved(prior).get(arch_name, {}).get(
+        key.removesuffix(MODE_KEY_SUFFIX))
     if moved is None:
         return None
     over = f" over {moved.boots} boots" if moved.boots else ""

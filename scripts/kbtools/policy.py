@@ -46,6 +46,25 @@ DETERMINISTIC_ROOT = "initramfs"
 # loops below this (KBENCH_ICOUNT_DITHER), so that the A/A boots that
 # calibrate a kernel differ as two kernels' would.
 DITHER_LOOPS = 1000
+# The deterministic guest's process-creation loops (syscall_overhead's fork
+# and clone, proc_create's cells) run at SCHED_FIFO 1 (lib/settle.c):
+# the fair class's tree and load tracking then leave the creations, and
+# one count holds most of a row's creations instead of a fifth
+# (docs/exact-runs.md). The kernel under test runs its RT class's
+# enqueue, wake-up and pick paths there instead of the fair class's.
+# KBENCH_ICOUNT_FIFO=0 turns it off.
+CREATION_SCHED = "fifo1"
+# The rows whose loops it schedules ('TEST:ROW'; 'TEST:' every row of
+# the test): what a prior of another policy saw of them says nothing of
+# these runs, and it still speaks for every other row.
+CREATION_ROWS = ("syscall_overhead:fork", "syscall_overhead:clone",
+                 "proc_create:")
+
+
+def creation_row(key: str) -> bool:
+    """Whether row 'TEST:ROW' is timed under CREATION_SCHED."""
+    return any(key == k or (k.endswith(":") and key.startswith(k))
+               for k in CREATION_ROWS)
 
 
 @dataclass(frozen=True)
@@ -72,6 +91,9 @@ class Icount:
     settle: bool = False
     # Each boot's empty loops before the run: random below this (0: none).
     dither: int = 0
+    # How the process-creation loops are scheduled: "" the programs'
+    # own policy, CREATION_SCHED SCHED_FIFO 1.
+    sched: str = ""
 
     def qemu_words(self) -> List[str]:
         """QEMU's words of exact mode: -icount and its options, then the
@@ -93,6 +115,8 @@ class Icount:
             out["settle"] = "1"
         if self.dither:
             out["dither"] = f"<{self.dither}"
+        if self.sched:
+            out["sched"] = self.sched
         return out
 
     def settings_text(self) -> str:
@@ -112,12 +136,25 @@ def deterministic(environ: Mapping[str, str] = os.environ) -> bool:
     return value == "1"
 
 
+def creation_fifo(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the deterministic guest runs its process-creation loops
+    at SCHED_FIFO 1: KBENCH_ICOUNT_FIFO unset or 1 (the default), not 0;
+    ValueError for anything else."""
+    value = environ.get("KBENCH_ICOUNT_FIFO", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"invalid KBENCH_ICOUNT_FIFO '{value}': 1 "
+                         f"(process creation at SCHED_FIFO 1, the default) "
+                         f"or 0")
+    return value == "1"
+
+
 def icount(opts: Optional[str] = None, steady: Optional[bool] = None
            ) -> Icount:
     """The Icount of these -icount options (KBENCH_ICOUNT_QEMU, else the
     default), with the deterministic guest when steady (None: as
-    KBENCH_ICOUNT_DETERMINISTIC says, on by default); ValueError when the
-    options set no shift=N, or the variable is neither 0 nor 1."""
+    KBENCH_ICOUNT_DETERMINISTIC says, on by default, and its process
+    creations at SCHED_FIFO 1 unless KBENCH_ICOUNT_FIFO=0); ValueError
+    when the options set no shift=N, or a variable is neither 0 nor 1."""
     text = opts if opts is not None else \
         os.environ.get("KBENCH_ICOUNT_QEMU") or ICOUNT_QEMU
     m = re.search(r"(?:^|,)shift=([0-9]+)(?:,|$)", text)
@@ -129,7 +166,8 @@ def icount(opts: Optional[str] = None, steady: Optional[bool] = None
         return Icount(text, int(m.group(1)))
     return Icount(text, int(m.group(1)), qemu_args=DETERMINISTIC_QEMU_ARGS,
                   appends=DETERMINISTIC_APPENDS, root=DETERMINISTIC_ROOT,
-                  settle=True, dither=DITHER_LOOPS)
+                  settle=True, dither=DITHER_LOOPS,
+                  sched=CREATION_SCHED if creation_fifo() else "")
 
 
 # kselftest's default timeout of a program without a settings file.
@@ -158,13 +196,17 @@ def icount_env(icount: Icount) -> Dict[str, str]:
     (KBENCH_ICOUNT: the programs record it, their figures are
     instructions), the factor of every program's timeout
     (KBENCH_TIMEOUT_FACTOR), how the guest was set up (KBENCH_ICOUNT_SETTINGS:
-    every JSON's machine.icount_settings) and whether the programs settle
-    the kernel before each test (KBENCH_ICOUNT_SETTLE=1, lib/settle.c)."""
+    every JSON's machine.icount_settings), whether the programs settle
+    the kernel before each test (KBENCH_ICOUNT_SETTLE=1, lib/settle.c)
+    and run their process creations at SCHED_FIFO 1
+    (KBENCH_ICOUNT_FIFO=1)."""
     env = {"KBENCH_ICOUNT": str(icount.shift),
            "KBENCH_TIMEOUT_FACTOR": str(icount.run_factor),
            "KBENCH_ICOUNT_SETTINGS": icount.settings_text()}
     if icount.settle:
         env["KBENCH_ICOUNT_SETTLE"] = "1"
+    if icount.sched == CREATION_SCHED:
+        env["KBENCH_ICOUNT_FIFO"] = "1"
     return env
 
 

@@ -52,8 +52,11 @@ class ClockMode(StrEnum):
 STATUSES: Tuple[Status, ...] = tuple(Status)
 CLOCK_MODES: Tuple[ClockMode, ...] = tuple(ClockMode)
 # Figures a row may carry; each must be a finite number when present.
+# mode and mode_share: the most common per-operation value and the share
+# of the samples (0..1) that hold it, of rows timed one operation at a
+# time (under icount an instruction count; kbtools.exact judges by it).
 FIGURES = ("n", "mean", "median", "min", "max", "stddev", "rsd_pct",
-           "p90", "p99", "p999")
+           "p90", "p99", "p999", "mode", "mode_share")
 # Header keys that differ from one repetition to the next.
 REP_HEADER = ("date", "end_date", "cmdline", "params", "boot_id")
 # Units of time, in ns. Under QEMU's instruction counter (machine.clock_mode
