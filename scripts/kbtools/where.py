@@ -39,6 +39,7 @@ plugin when it can be provisioned (mechanism(), --where-with).
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -75,11 +76,55 @@ ROOT = "x64_sys_call"
 # the window too).
 PLUGIN_ROWS: Tuple[str, ...] = (*ROW_SYSCALLS, "fork", "clone")
 FTRACE, PLUGIN = "ftrace", "plugin"
+
+
+def counts(method: str, row: str, exact_guest: bool = False) -> bool:
+    """Can this mechanism profile the row (TEST:ROW, or a row of
+    PROGRAM)? ftrace: not fork's and clone's, whose children its pid
+    filter leaves out; the plugin: also proc_create's cells, when it
+    boots the A/B's exact guest, which runs every program (where's own
+    boot runs PROGRAM alone)."""
+    test, _, name = row.rpartition(":")
+    test = test or PROGRAM
+    if method != PLUGIN:
+        return test == PROGRAM and name in ROW_SYSCALLS
+    if test == PROGRAM:
+        return name in PLUGIN_ROWS
+    return exact_guest and test in where_plugin.MARKED
+
+
+def not_counted(method: str, rows: Sequence[str], exact_guest: bool
+                ) -> str:
+    """The line that says which rows a pass leaves out, and why."""
+    why = ("ftrace's pid filter leaves their children out"
+           if method == FTRACE else "only the A/B's exact guest runs "
+           "their programs" if not exact_guest else "no marks")
+    return f"not profiled: {', '.join(rows)} ({why})"
+
+
+def countable(cands: Sequence[Tuple[str, str, Sequence[str]]], method: str,
+              exact_guest: bool = False
+              ) -> Tuple[List[Tuple[str, str, List[str]]], List[str]]:
+    """Each candidate (label, image, rows) with the rows the mechanism
+    counts; the rows it cannot, once each."""
+    kept: List[Tuple[str, str, List[str]]] = []
+    left: List[str] = []
+    for label, image, rows in cands:
+        kept.append((label, image, [r for r in rows
+                                    if counts(method, r, exact_guest)]))
+        left += [r for r in rows if not counts(method, r, exact_guest)]
+    return kept, list(dict.fromkeys(left))
+
+
 SYSCALL_PREFIXES = ("__x64_sys_", "__do_sys_")
 BATCH = 100
 SHORT, LONG = 2, 12
 # A change smaller than this (instructions per operation) is rounding.
 EPSILON = 0.0005
+# Two deltas of one row, each printed to the thousandth (the programs'
+# microseconds to six places), differ by this much through rounding
+# alone: no "why" below it.
+ROUNDING = 0.0015
 BOOT_TIMEOUT_S = 900
 
 HELP = """\
@@ -547,7 +592,7 @@ def compared_text(doc: Mapping[str, Any]) -> Optional[str]:
     if here is None:
         return head
     apart = here - compared
-    if abs(apart) <= EPSILON:
+    if abs(apart) < ROUNDING:
         return head + ", the where boot's too"
     why = ("the where boot runs the whole program as the comparison "
            "does, but in a guest of its own (vng over the host's root, "
@@ -626,11 +671,18 @@ def plugin_why(base: Figures, cand: Figures, stat: str, paired: bool
     gb, gc = _window_gap(base), _window_gap(cand)
     if paired and gb is not None and gc is not None and \
             abs(gc - gb) > EPSILON:
+        if stat == MEAN:
+            # A tick or an interrupt between a clock read and its mark
+            # lands in some batches' windows and not in their figure.
+            return (f"the window holds {gc - gb:+.3f} more beyond the row "
+                    "in cand, on average over the batches: what ran "
+                    "between a clock read and a mark (a tick, an "
+                    "interrupt, in some batches) differs between the "
+                    "sides, and between two versions the rest of the "
+                    "clock reads too (their vDSO)")
         return (f"the window holds {gc - gb:+.3f} more beyond the row in "
                 "cand: the rest of the two clock reads differs between "
-                "these kernels (their vDSO)" + (
-                    ", and on average what ran between a clock read and "
-                    "a mark" if stat == MEAN else ""))
+                "these kernels (their vDSO)")
     return ("the row's batches differ from one another (off the median "
             "window, below): medians per function do not add up to the "
             "median batch, and the row is not exact")
@@ -806,23 +858,62 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
                       side.functions, side.atypical, shift)
 
 
+def plugin_profile(test: str, row: str, image: str,
+                   p: where_plugin.PluginSide, path: str,
+                   doc: results.Document, shift: int) -> RowProfile:
+    """A row's profile from its plugin side and its program's document
+    (at path) of the same run."""
+    scale = 1.0 / (1 << shift)
+    return RowProfile(
+        f"{test}:{row}", image, row_figure(path, row, shift, MEDIAN, doc),
+        {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
+        {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
+        {k: v * scale for k, v in p.means.items()},
+        p.window_mean * scale, row_figure(path, row, shift, MEAN, doc))
+
+
 def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
                  ) -> List[RowProfile]:
     """The rows of a plugin boot, from its files in out."""
     got = where_plugin.read_boot(out, rows)
-    sides = []
-    scale = 1.0 / (1 << shift)
     path = where_plugin.run_path(out)
     doc = results.load_doc(path)
+    return [plugin_profile(PROGRAM, row, image, got[row], path, doc, shift)
+            for row in rows]
+
+
+def exact_sides(json_dir: str, windows: str, image: str,
+                programs: Sequence[str], rows: Sequence[str], shift: int
+                ) -> List[RowProfile]:
+    """The rows (TEST:ROW) of a plugin boot of the A/B's own exact guest:
+    its programs' documents in json_dir (PROGRAM.json, in the plan's
+    order), the plugin's windows (their marked rows' in that order).
+    cli.Failure when a document or a row is missing, or the windows
+    are not the rows'."""
+    segments, docs = [], {}
+    for prog in programs:
+        path = os.path.join(json_dir, f"{prog}.json")
+        if not os.path.isfile(path):
+            if prog in where_plugin.MARKED:
+                raise cli.Failure(f"{json_dir}: no {prog}.json (the "
+                                  "guest's run failed)")
+            continue
+        docs[prog] = (path, results.load_doc(path))
+        segments += [dataclasses.replace(seg, row=f"{prog}:{seg.row}")
+                     for seg in where_plugin.read_run(path)]
+    with cli.reading(windows):
+        with open(windows, encoding="utf-8") as f:
+            per_row = where_plugin.split_run(where_plugin.parse_windows(f),
+                                             segments)
+    batch = {seg.row: seg.batch for seg in segments}
+    sides = []
     for row in rows:
-        p = got[row]
-        sides.append(RowProfile(
-            f"{PROGRAM}:{row}", image,
-            row_figure(path, row, shift, MEDIAN, doc),
-            {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
-            {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
-            {k: v * scale for k, v in p.means.items()},
-            p.window_mean * scale, row_figure(path, row, shift, MEAN, doc)))
+        if row not in per_row:
+            raise cli.Failure(f"{json_dir}: no marked row {row} ran")
+        test, _, name = row.partition(":")
+        path, doc = docs[test]
+        sides.append(plugin_profile(test, name, image, where_plugin.side(
+            per_row[row], batch[row]), path, doc, shift))
     return sides
 
 
