@@ -1532,6 +1532,8 @@ class Where(unittest.TestCase):
         seen: List[Optional[str]] = []
 
         class Plugged(FakeGuest):
+            backend: Any
+
             def boot(self, json_dir: str, console: str,
                      sink: Optional[guest.Sink]) -> int:
                 seen.append(self.backend.machine.plugin)
@@ -1555,7 +1557,8 @@ class Where(unittest.TestCase):
             run = ab.AB(o, "t", work)
             g = Plugged([], [])
             g.backend = mock.Mock(machine=mock.Mock(plugin=None),
-                                  programs=["syscall_overhead"])
+                                  programs=["syscall_overhead:"
+                                            "syscall_overhead"])
             run.guests = {"base": cast(vm.Guest, g)}
             earlier = os.path.join(work, "json", "base", "1")
             os.makedirs(earlier)
@@ -1567,7 +1570,7 @@ class Where(unittest.TestCase):
             self.assertEqual({"x64_sys_call": 330.0},
                              {k: f.self_insn
                               for k, f in prof.functions.items()})
-            self.assertEqual(f"/p.so,out={work}/where/base/windows.txt,"
+            self.assertEqual(f"/p.so,out={work}/r/where/base/windows.txt,"
                              f"syms={earlier}/kallsyms", seen[0])
             self.assertIsNone(g.backend.machine.plugin)
             syms = "ffffffff81001010 T x64_sys_call\n"

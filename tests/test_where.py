@@ -292,6 +292,10 @@ class Files(unittest.TestCase):
         self.assertIn("runs the whole program as the comparison does",
                       where.compared_text(dict(doc, compared_delta=2.0,
                                                method=where.PLUGIN)) or "")
+        self.assertIn("one more boot of the comparison's own exact guest",
+                      where.compared_text(dict(doc, compared_delta=2.0,
+                                               method=where.PLUGIN,
+                                               ab_guest=True)) or "")
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "where.json")
             for bad in ("{}", '{"rows": [{"row": "r"}]}',
@@ -604,7 +608,8 @@ class ExactGuest(unittest.TestCase):
     def test_the_rows_of_each_program(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             self.boot(d, [1000, 1003, 1000])
-            progs = ["syscall_overhead", "pmqtest", "proc_create"]
+            progs = ["syscall_overhead:syscall_overhead", "pmqtest:pmqtest",
+                     "proc_create:proc_create"]
             with mock.patch.object(where, "row_figure", return_value=0.0):
                 getppid, fork = where.exact_sides(
                     d, os.path.join(d, "windows.txt"), "/k", progs,
@@ -622,6 +627,40 @@ class ExactGuest(unittest.TestCase):
             with self.assertRaisesRegex(cli.Failure, "windows, not the"):
                 where.exact_sides(d, os.path.join(d, "windows.txt"), "/k",
                                   progs, ["proc_create:fork@1.70MB"], 0)
+            # Two repetitions: each program's rows again, in the plan's
+            # order (repetition 1 of every program, then 2), pooled.
+            doc = {"test": "syscall_overhead", "repeat": 2,
+                   "params": {"iterations": 1, "warmup": 1},
+                   "repetitions": [{}, {}],
+                   "rows": [{"name": "getppid", "repetitions": [
+                       {"median": 0.3, "mean": 0.3,
+                        "extra": {"batch": 100}},
+                       {"median": 0.5, "mean": 0.5,
+                        "extra": {"batch": 100}}]}]}
+            with open(os.path.join(d, "syscall_overhead.json"), "w") as f:
+                json.dump(doc, f)
+            pc = {"test": "proc_create", "repeat": 2, "params": {"count": 3},
+                  "repetitions": [{}, {}],
+                  "rows": [{"name": "fork@1.70MB", "repetitions": [
+                      {"median": 1.0, "mean": 1.0, "n": 1,
+                       "extra": {"creations": 1}},
+                      {"median": 3.0, "mean": 3.0, "n": 2,
+                       "extra": {"creations": 2}}]}]}
+            with open(os.path.join(d, "proc_create.json"), "w") as f:
+                json.dump(pc, f)
+            with open(os.path.join(d, "windows.txt"), "w") as f:
+                for n, w in enumerate([("f", 1), ("f", 30000), ("c", 10),
+                                       ("f", 1), ("f", 50000), ("c", 20),
+                                       ("c", 30)]):
+                    f.write(f"window {n}\n{w[0]} {w[1]}\nend {n} {w[1]}\n")
+            getppid, fork = where.exact_sides(
+                d, os.path.join(d, "windows.txt"), "/k", progs,
+                ["syscall_overhead:getppid", "proc_create:fork@1.70MB"], 0)
+            self.assertEqual({"f": 400.0}, getppid.means)
+            self.assertEqual(400.0, getppid.row_mean)
+            # The row's mean weighs each repetition by its samples.
+            self.assertEqual({"c": 20.0}, fork.means)
+            self.assertAlmostEqual(7000.0 / 3, fork.row_mean or 0.0)
             os.remove(os.path.join(d, "proc_create.json"))
             with self.assertRaisesRegex(cli.Failure, "no proc_create.json"):
                 where.exact_sides(d, os.path.join(d, "windows.txt"), "/k",

@@ -47,11 +47,12 @@ table shows every candidate against BASE.
                           image is cached (DIR/calibration.json: the one
                           taken)
       --where             with --icount: for each exact or near row of
-                          syscall_overhead that moved (a verdict), the
-                          functions whose own instructions per operation
-                          changed (kbench where: each kernel with such a
-                          row boots once more), below the table, in
-                          DIR/where.json and in the report; x86_64 only
+                          syscall_overhead or proc_create that moved (a
+                          verdict), the functions whose own instructions
+                          per operation changed (each kernel with such a
+                          row boots its exact guest once more), below the
+                          table, in DIR/where.json and in the report;
+                          x86_64 only
       --where-with HOW    how --where counts: plugin (kbench's QEMU
                           plugin: exact; the default, and when its header
                           cannot be fetched ftrace, said so) or ftrace
@@ -508,13 +509,15 @@ class AB:
                    ) -> List[where.RowProfile]:
         """One more boot of the side's exact guest, the plugin in QEMU
         summing each window per function by the symbols of its earlier
-        boots; the rows' profiles. cli.Failure when the boot fails or the
+        boots, its files in RESULTS/where/SIDE/; the rows' profiles. cli.Failure when the boot fails or the
         kernel's symbols moved (then the sums are not of these
         functions)."""
         g = self.ready(side)
         if g is None:
             raise cli.Failure(f"{side.name}: its guest cannot be made ready")
-        out = os.path.join(self.work, "where", side.name)
+        # Kept with the results (--json DIR): the boot's own figures and
+        # the plugin's windows, to read again (where.exact_sides).
+        out = os.path.join(self.results, "where", side.name)
         json_dir = os.path.join(out, "json")
         os.makedirs(json_dir, exist_ok=True)
         syms = self.symbols(side)
@@ -548,7 +551,7 @@ class AB:
         for (label, _, crows), side in zip(cands, self.sides[1:]):
             if crows:
                 docs += [dict(where.diff_json(base[p.row], p),
-                              candidate=label)
+                              candidate=label, **{where.AB_GUEST: True})
                          for p in self.where_boot(side, so, crows)]
         return docs
 

@@ -594,7 +594,12 @@ def compared_text(doc: Mapping[str, Any]) -> Optional[str]:
     apart = here - compared
     if abs(apart) < ROUNDING:
         return head + ", the where boot's too"
-    why = ("the where boot runs the whole program as the comparison "
+    why = ("the where boot is one more boot of the comparison's own "
+           "exact guest, with a dither of its own, and a row whose cost "
+           "depends on where the kernel's state stands (its allocators, "
+           "its ids, where a tick falls) moves from boot to boot, as the "
+           "calibration's boots show" if doc.get(AB_GUEST) else
+           "the where boot runs the whole program as the comparison "
            "does, but in a guest of its own (vng over the host's root, "
            "where the comparison's exact guest boots its initramfs, with "
            "a dither), and a row whose cost depends on the guest's state "
@@ -726,6 +731,8 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
 # the row's delta in the comparison that moved it]}.
 AB_FILE = "where.json"
 COMPARED = "compared_delta"
+# True when the where boot was one more of the A/B's own exact guest.
+AB_GUEST = "ab_guest"
 
 
 def load_diffs(path: str) -> List[results.Json]:
@@ -810,15 +817,23 @@ def vng_command(image: str, rows: Sequence[str], out: str,
 
 
 def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN,
-               doc: Optional[results.Document] = None) -> float:
+               doc: Optional[results.Document] = None,
+               pooled: bool = False) -> float:
     """The untraced row's median (or mean), in instructions per
-    operation, from the document at path (doc: already read)."""
+    operation, from the document at path (doc: already read): its first
+    repetition's, or (pooled) the mean of its repetitions', weighted by
+    their samples (n): the pooled samples' mean; a median so only where
+    the repetitions agree, as on an exact row."""
     if doc is None:
         doc = results.load_doc(path)
     for r in doc.rows:
-        if r.name == row and r.reps and stat in r.reps[0].figures:
+        got = [(rep.figures[stat], rep.figures.get("n", 1.0))
+               for rep in r.reps if stat in rep.figures]
+        if r.name == row and got:
+            value = sum(v * n for v, n in got) / sum(n for _, n in got) \
+                if pooled else got[0][0]
             # The programs print microseconds: 1000 virtual ns each.
-            return r.reps[0].figures[stat] * 1000.0 / (1 << shift)
+            return value * 1000.0 / (1 << shift)
     raise cli.Failure(f"{path}: no {stat} of row {row}")
 
 
@@ -860,16 +875,21 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
 
 def plugin_profile(test: str, row: str, image: str,
                    p: where_plugin.PluginSide, path: str,
-                   doc: results.Document, shift: int) -> RowProfile:
+                   doc: results.Document, shift: int, pooled: bool = False
+                   ) -> RowProfile:
     """A row's profile from its plugin side and its program's document
-    (at path) of the same run."""
+    (at path) of the same run (pooled: the row's figures are the mean
+    of its repetitions', whose windows the side pools)."""
     scale = 1.0 / (1 << shift)
+
+    def figure(stat: str) -> float:
+        return row_figure(path, row, shift, stat, doc, pooled)
     return RowProfile(
-        f"{test}:{row}", image, row_figure(path, row, shift, MEDIAN, doc),
+        f"{test}:{row}", image, figure(MEDIAN),
         {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
         {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
         {k: v * scale for k, v in p.means.items()},
-        p.window_mean * scale, row_figure(path, row, shift, MEAN, doc))
+        p.window_mean * scale, figure(MEAN))
 
 
 def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
@@ -886,12 +906,13 @@ def exact_sides(json_dir: str, windows: str, image: str,
                 programs: Sequence[str], rows: Sequence[str], shift: int
                 ) -> List[RowProfile]:
     """The rows (TEST:ROW) of a plugin boot of the A/B's own exact guest:
-    its programs' documents in json_dir (PROGRAM.json, in the plan's
-    order), the plugin's windows (their marked rows' in that order).
+    its programs' documents in json_dir (PROGRAM.json of programs'
+    DIR:PROGRAM, in the plan's order), the plugin's windows (their marked rows' in that order).
     cli.Failure when a document or a row is missing, or the windows
     are not the rows'."""
-    segments, docs = [], {}
-    for prog in programs:
+    docs = {}
+    for entry in programs:
+        prog = entry.rpartition(":")[2]     # "DIR:PROG" (collection's)
         path = os.path.join(json_dir, f"{prog}.json")
         if not os.path.isfile(path):
             if prog in where_plugin.MARKED:
@@ -899,8 +920,12 @@ def exact_sides(json_dir: str, windows: str, image: str,
                                   "guest's run failed)")
             continue
         docs[prog] = (path, results.load_doc(path))
-        segments += [dataclasses.replace(seg, row=f"{prog}:{seg.row}")
-                     for seg in where_plugin.read_run(path)]
+    # The plan's order: repetition by repetition, each program in turn.
+    segments = [dataclasses.replace(seg, row=f"{prog}:{seg.row}")
+                for rep in range(max((where_plugin.repetitions(d)
+                                      for _, d in docs.values()), default=1))
+                for prog, (path, doc) in docs.items()
+                for seg in where_plugin.read_run(path, rep, doc)]
     with cli.reading(windows):
         with open(windows, encoding="utf-8") as f:
             per_row = where_plugin.split_run(where_plugin.parse_windows(f),
@@ -913,7 +938,7 @@ def exact_sides(json_dir: str, windows: str, image: str,
         test, _, name = row.partition(":")
         path, doc = docs[test]
         sides.append(plugin_profile(test, name, image, where_plugin.side(
-            per_row[row], batch[row]), path, doc, shift))
+            per_row[row], batch[row]), path, doc, shift, pooled=True))
     return sides
 
 

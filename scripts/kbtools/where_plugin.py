@@ -31,7 +31,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from kbtools import cli, paths, policy, results, stats
 
@@ -145,33 +145,37 @@ def _num(params: Mapping[str, object], key: str, path: str) -> int:
     return int(value)
 
 
-def syscall_segments(doc: results.Document, path: str) -> List[Segment]:
-    """syscall_overhead marks each batch of a row that ran, its warm-up
-    batches' and its samples', the samples last."""
+def syscall_segments(doc: results.Document, path: str, rep: int = 0
+                     ) -> List[Segment]:
+    """syscall_overhead marks each batch of a row that ran (in
+    repetition rep), its warm-up batches' and its samples', the samples
+    last."""
     warmup = _num(doc.header.params, "warmup", path)
     iterations = _num(doc.header.params, "iterations", path)
     out = []
     for r in doc.rows:
         if r.name in UNMARKED or r.status != results.Status.OK or \
-                not r.reps:
+                len(r.reps) <= rep:
             continue
-        batch = (r.reps[0].extra or {}).get("batch", 1)
+        batch = (r.reps[rep].extra or {}).get("batch", 1)
         out.append(Segment(r.name, warmup + iterations, warmup, 1,
                            iterations, int(batch)
                            if isinstance(batch, (int, float)) else 1))
     return out
 
 
-def proc_create_segments(doc: results.Document, path: str
+def proc_create_segments(doc: results.Document, path: str, rep: int = 0
                          ) -> List[Segment]:
     """proc_create marks each timed creation of a cell (not its
-    warm-up): as many as the cell made, every stride-th its sample. A
-    cell that failed opened windows it does not count: cli.Failure."""
+    warm-up): as many as the cell made (in repetition rep), every
+    stride-th its sample. A cell that failed opened windows it does not
+    count: cli.Failure."""
     count = _num(doc.header.params, "count", path)
     stride = max(1, -(-count // PC_MAX_SAMPLES))
     out = []
     for r in run_order(doc.rows):
-        made = (r.reps[0].extra or {}).get("creations") if r.reps else None
+        made = (r.reps[rep].extra or {}).get("creations") \
+            if len(r.reps) > rep else None
         if r.status == results.Status.FAIL:
             raise cli.Failure(f"{path}: {r.name} failed: the windows of "
                               "its creations cannot be told apart")
@@ -201,30 +205,40 @@ MARKED = {"syscall_overhead": syscall_segments,
           "proc_create": proc_create_segments}
 
 
-def read_run(path: str) -> List[Segment]:
-    """The segments of the program's JSON at path (every row it
-    measured, in its order; none for a program without marks);
-    cli.Failure when its params do not say how many windows."""
-    doc = results.load_doc(path)
+def read_run(path: str, rep: int = 0,
+             doc: Optional[results.Document] = None) -> List[Segment]:
+    """The segments of the program's JSON at path (doc: already read)
+    in its repetition rep (every row it measured, in its order; none
+    for a program without marks); cli.Failure when its params do not
+    say how many windows."""
+    doc = doc or results.load_doc(path)
     segments = MARKED.get(doc.test)
-    return segments(doc, path) if segments else []
+    return segments(doc, path, rep) if segments else []
+
+
+def repetitions(doc: results.Document) -> int:
+    """How many times the program ran in the boot (its rows' reps)."""
+    return max((len(r.reps) for r in doc.rows), default=1)
 
 
 def split_run(windows: Sequence[Window], run: Sequence[Segment],
               qualify: str = "") -> Dict[str, List[Window]]:
     """The windows of each row of the run (its segments, in order): its
-    samples', the others (warm-up) left out; cli.Failure when there are
-    not as many windows as the segments say. qualify: a prefix of the
-    rows' names (PROGRAM:)."""
+    samples', the others (warm-up) left out, a row's segments (one a
+    repetition) pooled; cli.Failure when there are not as many windows
+    as the segments say. qualify: a prefix of the rows' names
+    (PROGRAM:)."""
     want = sum(seg.windows for seg in run)
     if len(windows) != want:
         raise cli.Failure(f"the plugin saw {len(windows)} windows, not "
                           f"the {want} of the rows that ran ("
                           + ", ".join(f"{seg.row} {seg.windows}"
                                       for seg in run) + ")")
-    out, at = {}, 0
+    out: Dict[str, List[Window]] = {}
+    at = 0
     for seg in run:
-        out[qualify + seg.row] = seg.samples(windows[at:at + seg.windows])
+        out.setdefault(qualify + seg.row, []).extend(
+            seg.samples(windows[at:at + seg.windows]))
         at += seg.windows
     return out
 
