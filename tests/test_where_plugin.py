@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """kbtools.where_plugin: the plugin's windows read (and refused when cut
 short or not adding up; the plugin sums them per function), the median
-per operation over the batches, the program's run read and its windows split between the rows
-(the warm-up left out)."""
+per operation over the batches, the program's run read and its windows
+split between the rows (the warm-up left out)."""
 
 import json
 import os

@@ -509,9 +509,9 @@ class AB:
                    ) -> List[where.RowProfile]:
         """One more boot of the side's exact guest, the plugin in QEMU
         summing each window per function by the symbols of its earlier
-        boots, its files in RESULTS/where/SIDE/; the rows' profiles. cli.Failure when the boot fails or the
-        kernel's symbols moved (then the sums are not of these
-        functions)."""
+        boots, its files in RESULTS/where/SIDE/; the rows' profiles.
+        cli.Failure when the boot fails or the kernel's symbols moved
+        (then the sums are not of these functions)."""
         g = self.ready(side)
         if g is None:
             raise cli.Failure(f"{side.name}: its guest cannot be made ready")

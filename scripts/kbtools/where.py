@@ -907,7 +907,8 @@ def exact_sides(json_dir: str, windows: str, image: str,
                 ) -> List[RowProfile]:
     """The rows (TEST:ROW) of a plugin boot of the A/B's own exact guest:
     its programs' documents in json_dir (PROGRAM.json of programs'
-    DIR:PROGRAM, in the plan's order), the plugin's windows (their marked rows' in that order).
+    DIR:PROGRAM, in the plan's order), the plugin's windows (their
+    marked rows' in that order).
     cli.Failure when a document or a row is missing, or the windows
     are not the rows'."""
     docs = {}

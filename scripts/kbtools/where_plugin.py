@@ -14,12 +14,17 @@ each function between a batch's two marks (it maps addresses by the
 guest's kallsyms, read at the first mark; user space is one bucket):
 every task's (the children of fork and clone too), the interrupts' and
 the entry code's, with no tracer in the guest. Here each function's
-count per operation is its median over the batches: a tick or a refill falls in some batches, not in
-the median. Where the batches differ from one another (fork, clone: each
-one's allocator and scheduler state), the medians do not add up to any
-batch; each function's mean over the batches does, to the mean window,
-and kbtools.where compares those there. A function's figure is the
-instructions it ran itself.
+count per operation is its median over the batches: a tick or a refill
+falls in some batches, not in the median. Where the batches differ from
+one another (fork, clone: each one's allocator and scheduler state), the
+medians do not add up to any batch; each function's mean over the
+batches does, to the mean window, and kbtools.where compares those
+there. A function's figure is the instructions it ran itself.
+
+An A/B's --where boots its own exact guest once more instead, with the
+plugin in QEMU (kbtools.ab, where.exact_sides): every program of the
+plan, each row's windows found by its program's JSON (MARKED:
+syscall_overhead's batches, proc_create's timed creations).
 
 The check: a window opens before the batch's first clock read and closes
 after its last, so the window holds the row's instructions plus the rest
