@@ -240,20 +240,27 @@ class Analysis(unittest.TestCase):
 
     def test_where_profiles_the_exact_or_near_steps_that_moved(self) -> None:
         """--where: each step that moved a row kbench where knows
-        (getppid at 1, msgsnd_rcv at 3 and 4; not getpid, which no step
-        moved, nor clone, which where cannot profile), each commit
-        booted once for its own step's rows and the next one's."""
+        (getppid at 1, msgsnd_rcv and clone at 3 and 4: the plugin
+        counts clone's children; not getpid, which no step moved), each
+        commit booted once for its own step's rows and the next one's."""
         t = self.table(boots=[figures(getppid=1), figures(getppid=1),
                               figures(getppid=1, msgsnd_rcv=2, clone=900),
                               figures(getppid=1, msgsnd_rcv=1)])
         self.assertIn(f"{TEST}:clone", t.moved())
         steps = series.where_steps(t)
-        self.assertEqual([(1, 0, "getppid"), (3, 2, "msgsnd_rcv"),
+        self.assertEqual([(1, 0, "getppid"), (3, 2, "clone"),
+                          (3, 2, "msgsnd_rcv"), (4, 3, "clone"),
                           (4, 3, "msgsnd_rcv")],
                          [(s.n, s.prev, s.row) for s in steps])
-        self.assertEqual({0: ["getppid"], 1: ["getppid"], 2: ["msgsnd_rcv"],
-                          3: ["msgsnd_rcv"], 4: ["msgsnd_rcv"]},
+        self.assertEqual({0: ["getppid"], 1: ["getppid"],
+                          2: ["clone", "msgsnd_rcv"],
+                          3: ["clone", "msgsnd_rcv"],
+                          4: ["clone", "msgsnd_rcv"]},
                          series.where_boots(steps))
+        # ftrace cannot count clone's children: not its rows.
+        self.assertEqual(["getppid", "msgsnd_rcv", "msgsnd_rcv"],
+                         [s.row for s in steps
+                          if where.counts(where.FTRACE, s.row)])
 
     def test_where_profiles_a_step_against_the_last_commit_booted(
             self) -> None:

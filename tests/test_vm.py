@@ -1396,11 +1396,30 @@ class Where(unittest.TestCase):
                    entry("shmat_ctl", V.SLOWER, "noisy"),
                    entry("fork", V.SLOWER, "near"),
                    entry("getpid", V.SLOWER, "exact", "pmqtest")]
-        self.assertEqual({"c": ["getppid", "msgget_ctl"]},
+        entries.append(entry("fork@1.70MB", V.FASTER, "near", "proc_create"))
+        # fork too (the plugin counts its children), and proc_create's
+        # cells (marked), but not for ftrace; proc_create only in the
+        # A/B's exact guest (where's own boot runs syscall_overhead).
+        so = "syscall_overhead:"
+        self.assertEqual({"c": [so + "getppid", so + "msgget_ctl",
+                                so + "fork", "proc_create:fork@1.70MB"]},
                          ab.moved_rows(entries))
+        rows = ab.moved_rows(entries)["c"]
+        self.assertEqual(([("c", "/k", rows[:2])], rows[2:]),
+                         where.countable([("c", "/k", rows)], where.FTRACE))
+        self.assertEqual(([("c", "/k", rows[:3])], rows[3:]),
+                         where.countable([("c", "/k", rows)], where.PLUGIN))
+        self.assertEqual(([("c", "/k", rows)], []),
+                         where.countable([("c", "/k", rows)], where.PLUGIN,
+                                         exact_guest=True))
+        self.assertEqual("not profiled: proc_create:fork@1.70MB (only the "
+                         "A/B's exact guest runs their programs)",
+                         where.not_counted(where.PLUGIN, rows[3:], False))
+        self.assertIn("pid filter", where.not_counted(where.FTRACE, rows[2:],
+                                                      False))
 
     def run_ab(self, cand_median: float,
-               how: Optional[where.Mechanism] = None
+               how: Optional[where.Mechanism] = None, in_ab_guest: bool = False
                ) -> Tuple[int, str, Any, str]:
         tap = b"TAP version 13\n1..1\nok 1 x\n"
 
@@ -1439,9 +1458,15 @@ class Where(unittest.TestCase):
                     mock.patch.object(where, "mechanism", return_value=how or
                                       where.Mechanism(where.FTRACE, None,
                                                       "no plugin")) as asked, \
+                    mock.patch.object(ab.AB, "exact_guest",
+                                      return_value=in_ab_guest), \
+                    mock.patch.object(ab.AB, "where_exact",
+                                      return_value=[diff]) as in_guest, \
                     mock.patch.object(where, "against_base",
-                                      return_value=[diff]) as profiled:
+                                      return_value=[diff]) as vng_boots:
                 rc, out, err = quiet(run.run)
+            profiled = in_guest if in_ab_guest else vng_boots
+            (vng_boots if in_ab_guest else in_guest).assert_not_called()
             if profiled.called:
                 asked.assert_called_once_with("t", o.where_with)
             path = os.path.join(results_dir, "where.json")
@@ -1457,8 +1482,8 @@ class Where(unittest.TestCase):
         self.assertEqual("a", profiled.call_args[0][1])
         self.assertEqual([("b", "b", ["getppid"])],
                          profiled.call_args[0][2])
-        assert_in_order(self, out, "# where: profiling 1 moved row of "
-                        "syscall_overhead (b: getppid)",
+        assert_in_order(self, out, "# where: profiling 1 moved row "
+                        "(b: syscall_overhead:getppid)",
                         "# where the instructions went (1 moved row",
                         "# b:", "#   __do_sys_getppid     2858.000     "
                         "2859.000     +1.000  1",
@@ -1485,6 +1510,73 @@ class Where(unittest.TestCase):
                         "plugin (asked for)", "kbench where, one more boot "
                         "a kernel: kbench's QEMU plugin under -icount")
         self.assertNotIn("ftrace", out[out.index("# where: counted"):])
+
+    def test_the_plugin_boots_the_ab_s_own_guest(self) -> None:
+        """The plugin in the A/B's exact guest: the moved rows (TEST:ROW)
+        and the plugin's object to where_exact."""
+        how = where.Mechanism(where.PLUGIN, "/p.so", "asked for")
+        rc, out, profiled, kept = self.run_ab(0.330, how, in_ab_guest=True)
+        self.assertEqual(0, rc, out)
+        self.assertEqual(([("b", "b", ["syscall_overhead:getppid"])],
+                          "/p.so"), profiled.call_args[0])
+        assert_in_order(self, out, "# where: counted by kbench's QEMU "
+                        "plugin", "# where: each kernel boots the A/B's own "
+                        "exact guest once more, with the plugin",
+                        "#   __do_sys_getppid")
+
+    def test_a_where_boot_is_one_more_of_the_ab_s_guest(self) -> None:
+        """where_boot: the side's guest booted once more with the plugin
+        in QEMU's options (summing by the symbols an earlier boot copied
+        out), the plugin gone after it; symbols that moved fail."""
+        syms = "ffffffff81001000 T x64_sys_call\n"
+        seen: List[Optional[str]] = []
+
+        class Plugged(FakeGuest):
+            backend: Any
+
+            def boot(self, json_dir: str, console: str,
+                     sink: Optional[guest.Sink]) -> int:
+                seen.append(self.backend.machine.plugin)
+                with open(os.path.join(json_dir, "kallsyms"), "w") as f:
+                    f.write(syms)
+                with open(os.path.join(json_dir, "syscall_overhead.json"),
+                          "w") as f:
+                    json.dump({"test": "syscall_overhead", "params": {
+                        "warmup": 0, "iterations": 1}, "rows": [
+                        {"name": "getppid", "median": 0.33, "mean": 0.33,
+                         "extra": {"batch": 1000}}]}, f)
+                out = (self.backend.machine.plugin or "").split(",")[1]
+                with open(out.partition("=")[2], "w") as f:
+                    f.write("window 0\nx64_sys_call 330000\nend 0 330000\n")
+                return 0
+
+        with tempfile.TemporaryDirectory() as work:
+            o = ab.Options("a", ["b"], 1, ["syscall_overhead"],
+                           os.path.join(work, "r"), "", "", True, [],
+                           where=True)
+            run = ab.AB(o, "t", work)
+            g = Plugged([], [])
+            g.backend = mock.Mock(machine=mock.Mock(plugin=None),
+                                  programs=["syscall_overhead:"
+                                            "syscall_overhead"])
+            run.guests = {"base": cast(vm.Guest, g)}
+            earlier = os.path.join(work, "json", "base", "1")
+            os.makedirs(earlier)
+            for name, text in (("kallsyms", syms), ("x.json", "{}")):
+                with open(os.path.join(earlier, name), "w") as f:
+                    f.write(text)
+            [prof] = run.where_boot(run.sides[0], "/p.so",
+                                    ["syscall_overhead:getppid"])
+            self.assertEqual({"x64_sys_call": 330.0},
+                             {k: f.self_insn
+                              for k, f in prof.functions.items()})
+            self.assertEqual(f"/p.so,out={work}/r/where/base/windows.txt,"
+                             f"syms={earlier}/kallsyms", seen[0])
+            self.assertIsNone(g.backend.machine.plugin)
+            syms = "ffffffff81001010 T x64_sys_call\n"
+            with self.assertRaisesRegex(cli.Failure, "symbols moved"):
+                run.where_boot(run.sides[0], "/p.so",
+                               ["syscall_overhead:getppid"])
 
     def test_nothing_moved_boots_nothing_more(self) -> None:
         rc, out, profiled, kept = self.run_ab(0.329)

@@ -281,9 +281,21 @@ class Files(unittest.TestCase):
                       where.format_diff(dict(doc, compared_delta=42.02)))
         self.assertIn("delta: +1.000, the where boot's too",
                       where.format_diff(dict(doc, compared_delta=1.0)))
+        # A thousandth apart is the printed figures' rounding: no why
+        # (+0.999 in the comparison, +1.000 here); two thousandths are not.
+        self.assertEqual("the comparison's own delta: +0.999, the where "
+                         "boot's too",
+                         where.compared_text(dict(doc, compared_delta=0.999)))
+        self.assertIn("is +0.002 from",
+                      where.compared_text(dict(doc, compared_delta=0.998))
+                      or "")
         self.assertIn("runs the whole program as the comparison does",
                       where.compared_text(dict(doc, compared_delta=2.0,
                                                method=where.PLUGIN)) or "")
+        self.assertIn("one more boot of the comparison's own exact guest",
+                      where.compared_text(dict(doc, compared_delta=2.0,
+                                               method=where.PLUGIN,
+                                               ab_guest=True)) or "")
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "where.json")
             for bad in ("{}", '{"rows": [{"row": "r"}]}',
@@ -567,6 +579,94 @@ def run_json() -> Dict[str, object]:
                          "extra": {"batch": 100}}]}
 
 
+class ExactGuest(unittest.TestCase):
+    """A plugin boot of the A/B's own guest: the programs' windows in the
+    plan's order (syscall_overhead's batches, then proc_create's
+    creations, pmqtest none), each row's samples its profile."""
+
+    def boot(self, d: str, fork: Sequence[int]) -> None:
+        docs = {"syscall_overhead": run_json(),
+                "pmqtest": {"test": "pmqtest", "rows": []},
+                "proc_create": {
+                    "test": "proc_create", "params": {"count": 3},
+                    "rows": [{"name": "fork@1.70MB", "median": 0.0,
+                              "mean": 0.0, "extra": {"creations": 3}},
+                             {"name": "vfork@1.70MB", "median": 0.0,
+                              "mean": 0.0, "extra": {"creations": 1}}]}}
+        for prog, doc in docs.items():
+            with open(os.path.join(d, f"{prog}.json"), "w") as f:
+                json.dump(doc, f)
+        with open(os.path.join(d, "windows.txt"), "w") as f:
+            counts = [{"x64_sys_call": 2300}] * 13 + \
+                [{"copy_process": n, "[user]": 50} for n in fork] + \
+                [{"copy_process": 7}]
+            for n, w in enumerate(counts):
+                f.write(f"window {n}\n" + "".join(
+                    f"{k} {v}\n" for k, v in w.items()) +
+                    f"end {n} {sum(w.values())}\n")
+
+    def test_the_rows_of_each_program(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            self.boot(d, [1000, 1003, 1000])
+            progs = ["syscall_overhead:syscall_overhead", "pmqtest:pmqtest",
+                     "proc_create:proc_create"]
+            with mock.patch.object(where, "row_figure", return_value=0.0):
+                getppid, fork = where.exact_sides(
+                    d, os.path.join(d, "windows.txt"), "/k", progs,
+                    ["syscall_overhead:getppid", "proc_create:fork@1.70MB"],
+                    0)
+            self.assertEqual("proc_create:fork@1.70MB", fork.row)
+            self.assertEqual(where.PLUGIN, fork.method)
+            self.assertEqual({"copy_process": 1001.0, "[user]": 50.0},
+                             fork.means)
+            self.assertEqual(23.0, getppid.functions["x64_sys_call"]
+                             .self_insn)
+            # One window too many: not the rows'.
+            with open(os.path.join(d, "windows.txt"), "a") as f:
+                f.write("window 99\nf 1\nend 99 1\n")
+            with self.assertRaisesRegex(cli.Failure, "windows, not the"):
+                where.exact_sides(d, os.path.join(d, "windows.txt"), "/k",
+                                  progs, ["proc_create:fork@1.70MB"], 0)
+            # Two repetitions: each program's rows again, in the plan's
+            # order (repetition 1 of every program, then 2), pooled.
+            doc = {"test": "syscall_overhead", "repeat": 2,
+                   "params": {"iterations": 1, "warmup": 1},
+                   "repetitions": [{}, {}],
+                   "rows": [{"name": "getppid", "repetitions": [
+                       {"median": 0.3, "mean": 0.3,
+                        "extra": {"batch": 100}},
+                       {"median": 0.5, "mean": 0.5,
+                        "extra": {"batch": 100}}]}]}
+            with open(os.path.join(d, "syscall_overhead.json"), "w") as f:
+                json.dump(doc, f)
+            pc = {"test": "proc_create", "repeat": 2, "params": {"count": 3},
+                  "repetitions": [{}, {}],
+                  "rows": [{"name": "fork@1.70MB", "repetitions": [
+                      {"median": 1.0, "mean": 1.0, "n": 1,
+                       "extra": {"creations": 1}},
+                      {"median": 3.0, "mean": 3.0, "n": 2,
+                       "extra": {"creations": 2}}]}]}
+            with open(os.path.join(d, "proc_create.json"), "w") as f:
+                json.dump(pc, f)
+            with open(os.path.join(d, "windows.txt"), "w") as f:
+                for n, w in enumerate([("f", 1), ("f", 30000), ("c", 10),
+                                       ("f", 1), ("f", 50000), ("c", 20),
+                                       ("c", 30)]):
+                    f.write(f"window {n}\n{w[0]} {w[1]}\nend {n} {w[1]}\n")
+            getppid, fork = where.exact_sides(
+                d, os.path.join(d, "windows.txt"), "/k", progs,
+                ["syscall_overhead:getppid", "proc_create:fork@1.70MB"], 0)
+            self.assertEqual({"f": 400.0}, getppid.means)
+            self.assertEqual(400.0, getppid.row_mean)
+            # The row's mean weighs each repetition by its samples.
+            self.assertEqual({"c": 20.0}, fork.means)
+            self.assertAlmostEqual(7000.0 / 3, fork.row_mean or 0.0)
+            os.remove(os.path.join(d, "proc_create.json"))
+            with self.assertRaisesRegex(cli.Failure, "no proc_create.json"):
+                where.exact_sides(d, os.path.join(d, "windows.txt"), "/k",
+                                  progs, ["proc_create:fork@1.70MB"], 0)
+
+
 class Plugin(unittest.TestCase):
     """where --plugin: the boot's command (the plugin in QEMU's options,
     the plugin's guest script), its files read into profiles (vng
@@ -583,9 +683,9 @@ class Plugin(unittest.TestCase):
                 json.dump(run_json(), f)
             with open(os.path.join(d, "windows.txt"), "w") as f:
                 for n in range(1 + 12):
-                    f.write(f"window {n}\n401000 2280\n"
-                            f"ffffffff81001004 2300\n"
-                            f"ffffffff81002004 {1400 + nop}\n"
+                    f.write(f"window {n}\n[user] 2280\n"
+                            f"x64_sys_call 2300\n"
+                            f"__do_sys_getppid {1400 + nop}\n"
                             f"end {n} {5980 + nop}\n")
             return 0
         cmds: List[List[str]] = []
@@ -597,8 +697,8 @@ class Plugin(unittest.TestCase):
             [side] = where.profile("kbench where", "/k", ["getppid"], d,
                                    policy.icount(), "/c/where_count.so")
         opts = cmds[0][cmds[0].index("--qemu-opts") + 1]
-        self.assertIn(f"-plugin /c/where_count.so,out={d}/windows.txt",
-                      opts)
+        self.assertIn(f"-plugin /c/where_count.so,out={d}/windows.txt,"
+                      f"syms={d}/kallsyms", opts)
         self.assertIn("-icount", opts)
         self.assertIn("where_plugin_guest.sh", cmds[0][-1])
         return side
@@ -635,7 +735,7 @@ class Plugin(unittest.TestCase):
                       "vDSO)\n", where.plugin_why(
                           side(300.78), side(300.8), where.MEDIAN, True)
                       + "\n")
-        self.assertIn("(their vDSO), and on average what ran between a "
+        self.assertIn("on average over the batches: what ran between a "
                       "clock read and a mark", where.plugin_why(
                           side(300.78), side(300.8), where.MEAN, True))
         self.assertIn("the row's batches differ", where.plugin_why(

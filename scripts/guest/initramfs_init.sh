@@ -32,8 +32,9 @@ dmesg -n 1
 
 json=
 plan=
+kallsyms=
 # shellcheck source=/dev/null
-. /kbench-args	# sets json=DIR (the guest's path), plan=FILE
+. /kbench-args	# sets json=DIR (the guest's path), plan=FILE, kallsyms=1
 
 # settle: wait until the CPUs have been idle for 90% of two 0.1 s
 # intervals in a row (at most 10 s), and say when. The kernel's own work
@@ -88,6 +89,14 @@ cd /kbench || exit 1
 # paths; or --list's listing), run as it says.
 ./scripts/guest/run_plan.sh /kbench "$plan" 2>&1
 rc=$?
+
+# kbench run --where: the kernel's code symbols, for the QEMU plugin of
+# a later boot to sum its counts per function (after the run: no figure
+# moves; root reads the addresses when kptr_restrict allows).
+if [[ -n $json && -n $kallsyms ]]; then
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	grep ' [tTwW] ' /proc/kallsyms >"$json/kallsyms" || true
+fi
 
 if [[ -n $json ]]; then
 	echo "vm-run: json begin"

@@ -10,7 +10,8 @@
 #
 #   where_plugin_guest.sh OUTDIR PROGRAM [VAR=VALUE...]
 #
-# OUTDIR/kallsyms is /proc/kallsyms (the guest boots nokaslr);
+# OUTDIR/kallsyms is /proc/kallsyms (the guest boots nokaslr), which the
+# plugin reads at the program's first mark to sum per function;
 # OUTDIR/run.json and run.log are PROGRAM's whole run, every row with its
 # warm-up, in the A/B's environment (the VAR=VALUE words): the plugin's
 # windows are its batches, row after row, in order. The exit status is

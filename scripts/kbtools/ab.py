@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from kbtools import (calibration, cli, compare, design, images, options,
-                     policy, proc, results, runner, vm, where)
+                     policy, proc, results, runner, vm, where,
+                     where_plugin)
 from kbtools.output import msg
 
 USAGE = """\
@@ -46,11 +47,12 @@ table shows every candidate against BASE.
                           image is cached (DIR/calibration.json: the one
                           taken)
       --where             with --icount: for each exact or near row of
-                          syscall_overhead that moved (a verdict), the
-                          functions whose own instructions per operation
-                          changed (kbench where: each kernel with such a
-                          row boots once more), below the table, in
-                          DIR/where.json and in the report; x86_64 only
+                          syscall_overhead or proc_create that moved (a
+                          verdict), the functions whose own instructions
+                          per operation changed (each kernel with such a
+                          row boots its exact guest once more), below the
+                          table, in DIR/where.json and in the report;
+                          x86_64 only
       --where-with HOW    how --where counts: plugin (kbench's QEMU
                           plugin: exact; the default, and when its header
                           cannot be fetched ftrace, said so) or ftrace
@@ -206,9 +208,9 @@ def check_where(icount: bool, tests: Sequence[str], kernels: Sequence[str],
         raise cli.Error(f"--where profiles x86_64 kernels only (ftrace's "
                         f"graph of {where.ROOT}, the program's marks), not "
                         f"{machine.arch.name}")
-    if tests and where.PROGRAM not in tests:
-        raise cli.Error(f"--where profiles rows of {where.PROGRAM}: add "
-                        f"-t {where.PROGRAM}")
+    if tests and not set(tests) & set(where_plugin.MARKED):
+        raise cli.Error(f"--where profiles rows of {where.PROGRAM} (and "
+                        f"proc_create): add -t {where.PROGRAM}")
 
 
 def design_boots(tests: List[str], given: Optional[int], prog: str) -> int:
@@ -276,6 +278,9 @@ class AB:
             opts = vm.parse(["--kernel", side.image, *self.opts.vm_args],
                             self.prog)
             opts.run.program_args = dict(self.opts.program_args)
+            # --where's plugin boot takes its symbols from these boots.
+            opts.machine.kallsyms = self.opts.where and \
+                self.opts.where_with != where.FTRACE
             g = vm.Guest(opts, self.vm_prog)
             self.guests[side.name] = g
             g.prepare()
@@ -455,15 +460,25 @@ class AB:
             say(f"# where: no exact or near row of {where.PROGRAM} moved: "
                 "nothing to profile")
             return None
-        say(f"# where: profiling {n} moved row{'s' if n > 1 else ''} of "
-            f"{where.PROGRAM} ("
+        say(f"# where: profiling {n} moved row{'s' if n > 1 else ''} ("
             + "; ".join(f"{c[0]}: {', '.join(c[2])}" for c in cands if c[2])
             + "), each kernel with one booted once more")
         how = where.mechanism(self.prog, self.opts.where_with)
         say(f"# where: {how.said()}")
-        docs = where.against_base(self.prog, self.sides[0].image, cands,
-                                  os.path.join(self.work, "where"),
-                                  policy.icount(), how.plugin)
+        exact = how.plugin is not None and self.exact_guest()
+        cands, left = where.countable(cands, how.method, exact)
+        if left:
+            say(f"# where: {where.not_counted(how.method, left, exact)}")
+        if exact and how.plugin:
+            say("# where: each kernel boots the A/B's own exact guest once "
+                "more, with the plugin")
+            docs = self.where_exact(cands, how.plugin)
+        else:
+            docs = where.against_base(
+                self.prog, self.sides[0].image,
+                [(c[0], c[1], [r.partition(":")[2] for r in c[2]])
+                 for c in cands], os.path.join(self.work, "where"),
+                policy.icount(), how.plugin)
         deltas = {(e.candidate, f"{e.test}:{e.name}"): e.delta
                   for e in entries}
         for doc in docs:
@@ -473,6 +488,72 @@ class AB:
         with cli.writing(path):
             results.write_json(path, {"rows": docs})
         return path
+
+    def exact_guest(self) -> bool:
+        """Do the sides boot the initramfs guest of exact mode (where a
+        --where boot can be one more of the A/B's own)?"""
+        g = self.ready(self.sides[0])
+        return g is not None and isinstance(g.backend, vm.Qemu)
+
+    def symbols(self, side: Side) -> str:
+        """The kernel's code symbols, as one of the side's boots in this
+        A/B copied them out (after its run); cli.Failure when none did."""
+        for d in self.boot_dirs(side):
+            path = os.path.join(d, where_plugin.SYMBOLS)
+            if os.path.isfile(path) and os.path.getsize(path):
+                return path
+        raise cli.Failure(f"{side.name}: no boot copied its kernel's "
+                          "symbols out")
+
+    def where_boot(self, side: Side, so: str, rows: Sequence[str]
+                   ) -> List[where.RowProfile]:
+        """One more boot of the side's exact guest, the plugin in QEMU
+        summing each window per function by the symbols of its earlier
+        boots, its files in RESULTS/where/SIDE/; the rows' profiles.
+        cli.Failure when the boot fails or the kernel's symbols moved
+        (then the sums are not of these functions)."""
+        g = self.ready(side)
+        if g is None:
+            raise cli.Failure(f"{side.name}: its guest cannot be made ready")
+        # Kept with the results (--json DIR): the boot's own figures and
+        # the plugin's windows, to read again (where.exact_sides).
+        out = os.path.join(self.results, "where", side.name)
+        json_dir = os.path.join(out, "json")
+        os.makedirs(json_dir, exist_ok=True)
+        syms = self.symbols(side)
+        windows = where_plugin.windows_path(out)
+        g.backend.machine.plugin = where_plugin.plugin_arg(so, windows,
+                                                           syms)
+        try:
+            with open(os.path.join(out, "ktap"), "wb") as sink:
+                rc = g.boot(json_dir, os.path.join(out, "console.log"), sink)
+        finally:
+            g.backend.machine.plugin = None
+        if rc != 0:
+            raise cli.Failure(f"{side.name}: the where boot failed (exit "
+                              f"{rc}; console: {out}/console.log)")
+        where_plugin.same_symbols(syms, os.path.join(json_dir,
+                                                     where_plugin.SYMBOLS))
+        return where.exact_sides(json_dir, windows, side.image,
+                                 g.backend.programs, rows,
+                                 policy.icount().shift)
+
+    def where_exact(self, cands: Sequence[Tuple[str, str, Sequence[str]]],
+                    so: str) -> List[results.Json]:
+        """where.against_base's differences, each kernel booted once more
+        in the A/B's own exact guest (the base for every candidate's
+        rows)."""
+        rows = list(dict.fromkeys(r for _, _, rs in cands for r in rs))
+        if not rows:
+            return []
+        base = {p.row: p for p in self.where_boot(self.sides[0], so, rows)}
+        docs = []
+        for (label, _, crows), side in zip(cands, self.sides[1:]):
+            if crows:
+                docs += [dict(where.diff_json(base[p.row], p),
+                              candidate=label, **{where.AB_GUEST: True})
+                         for p in self.where_boot(side, so, crows)]
+        return docs
 
     def report(self) -> bool:
         return runner.report(self.opts.report, self.results)
@@ -508,24 +589,29 @@ class AB:
 
 
 def moved_rows(entries: Sequence[compare.Entry]) -> Dict[str, List[str]]:
-    """Each candidate's rows that where can profile and that moved: an
-    exact or near row of an icount clock with a verdict (slower,
-    faster)."""
+    """Each candidate's rows (TEST:ROW) that where can profile and that
+    moved: an exact or near row of an icount clock with a verdict
+    (slower, faster)."""
     out: Dict[str, List[str]] = {}
     for e in entries:
         if e.name is not None and e.clock == results.ClockMode.ICOUNT and \
                 where_profiles(e.test, e.name, e.row_class, e.verdict):
-            out.setdefault(e.candidate or "", []).append(e.name)
+            out.setdefault(e.candidate or "", []).append(
+                f"{e.test}:{e.name}")
     return out
 
 
 def where_profiles(test: Optional[str], row: str, row_class: Optional[str],
                    verdict: str) -> bool:
     """Does --where profile this row of an exact comparison (the A/B's,
-    a series' step): a row of kbench where's, exact or near, with a
-    verdict (slower, faster)?"""
-    return test == where.PROGRAM and row in where.ROW_SYSCALLS and \
-        row_class in ("exact", "near") and \
+    a series' step): a row that a program marks for the plugin
+    (syscall_overhead's, fork and clone too; proc_create's cells), exact
+    or near, with a verdict (slower, faster)? where.counts then keeps
+    those the mechanism can count (ftrace: syscall_overhead's system
+    calls alone)."""
+    marked = test == where.PROGRAM and row in where.PLUGIN_ROWS or \
+        test in where_plugin.MARKED and test != where.PROGRAM
+    return marked and row_class in ("exact", "near") and \
         verdict in (compare.Verdict.SLOWER, compare.Verdict.FASTER)
 
 

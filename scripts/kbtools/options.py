@@ -94,7 +94,8 @@ AB: Tuple[Option, ...] = (
     Option(("--vs-kernel",), "an image", "IMG",
            "a candidate kernel (repeatable)"),
     Option(("--where",), help="with --icount: which functions moved each "
-           "exact or near row of syscall_overhead that moved (kbench where)"),
+           "exact or near row of syscall_overhead or proc_create that moved "
+           "(kbench where)"),
     Option(("--where-with",), "plugin or ftrace", "HOW",
            "with --where: count with kbench's QEMU plugin (exact; the "
            "default, ftrace when it cannot be provisioned) or ftrace's "

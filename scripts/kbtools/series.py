@@ -1128,6 +1128,13 @@ def where_pass(t: Table, state: str, prog: str,
                f"{len(need)} commits with a profile each")
     how = where.mechanism(prog, asked)
     output.msg(prog, f"where: {how.said()}")
+    # A series' profiles are where's own boots (syscall_overhead alone).
+    left = [s.row for s in steps if not where.counts(how.method, s.row)]
+    if left:
+        output.msg(prog, "where: " + where.not_counted(
+            how.method, list(dict.fromkeys(left)), False))
+        steps = [s for s in steps if where.counts(how.method, s.row)]
+        need = where_boots(steps)
     profs: Dict[Tuple[int, str], where.RowProfile] = {}
     ok = True
     for n, rows in need.items():

@@ -35,8 +35,8 @@ HELP: Dict[str, Dict[str, Any]] = {
                              "PCT %%"},
     "--where": {"help": "the functions whose own instructions per "
                         "operation changed, for each exact or near row of "
-                        "syscall_overhead that moved (kbench where; not "
-                        "with --real)"},
+                        "syscall_overhead or proc_create that moved (kbench "
+                        "where; not with --real)"},
     "--where-with": {"choices": (where.PLUGIN, where.FTRACE)}}
 
 

@@ -181,6 +181,12 @@ class Machine:
     cpus: Optional[int]
     icount: Optional[Icount]
     appends: List[str] = field(default_factory=list)
+    # The initramfs guest's (kbench run --where): QEMU's -plugin
+    # argument of a boot (kbtools.where_plugin), and whether the guest
+    # copies its kallsyms into the results after the run (whose figures
+    # it does not touch), for such a boot's symbols.
+    plugin: Optional[str] = None
+    kallsyms: bool = False
 
 
 @dataclass
@@ -771,6 +777,8 @@ class Qemu(Backend):
                             for k, v in env.items()))
             if json_dir:
                 f.write(f"json={GUEST_JSON}\n")
+            if self.machine.kallsyms:
+                f.write("kallsyms=1\n")
             f.write("plan=/kbench-plan\n")
         # The plan, its JSON in the directory the init copies back.
         with open(os.path.join(o, "kbench-plan"), "w") as f:
@@ -802,6 +810,8 @@ class Qemu(Backend):
         cmd = [m.arch.qemu, *m.arch.machine]
         if m.icount:
             cmd += m.icount.qemu_words()
+        if m.plugin:
+            cmd += ["-plugin", m.plugin]
         cmd += ["-smp", str(m.cpus or 1), "-m", m.memory, "-nodefaults",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-kernel", self.image.boot, "-initrd",

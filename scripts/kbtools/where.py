@@ -39,6 +39,7 @@ plugin when it can be provisioned (mechanism(), --where-with).
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -75,11 +76,55 @@ ROOT = "x64_sys_call"
 # the window too).
 PLUGIN_ROWS: Tuple[str, ...] = (*ROW_SYSCALLS, "fork", "clone")
 FTRACE, PLUGIN = "ftrace", "plugin"
+
+
+def counts(method: str, row: str, exact_guest: bool = False) -> bool:
+    """Can this mechanism profile the row (TEST:ROW, or a row of
+    PROGRAM)? ftrace: not fork's and clone's, whose children its pid
+    filter leaves out; the plugin: also proc_create's cells, when it
+    boots the A/B's exact guest, which runs every program (where's own
+    boot runs PROGRAM alone)."""
+    test, _, name = row.rpartition(":")
+    test = test or PROGRAM
+    if method != PLUGIN:
+        return test == PROGRAM and name in ROW_SYSCALLS
+    if test == PROGRAM:
+        return name in PLUGIN_ROWS
+    return exact_guest and test in where_plugin.MARKED
+
+
+def not_counted(method: str, rows: Sequence[str], exact_guest: bool
+                ) -> str:
+    """The line that says which rows a pass leaves out, and why."""
+    why = ("ftrace's pid filter leaves their children out"
+           if method == FTRACE else "only the A/B's exact guest runs "
+           "their programs" if not exact_guest else "no marks")
+    return f"not profiled: {', '.join(rows)} ({why})"
+
+
+def countable(cands: Sequence[Tuple[str, str, Sequence[str]]], method: str,
+              exact_guest: bool = False
+              ) -> Tuple[List[Tuple[str, str, List[str]]], List[str]]:
+    """Each candidate (label, image, rows) with the rows the mechanism
+    counts; the rows it cannot, once each."""
+    kept: List[Tuple[str, str, List[str]]] = []
+    left: List[str] = []
+    for label, image, rows in cands:
+        kept.append((label, image, [r for r in rows
+                                    if counts(method, r, exact_guest)]))
+        left += [r for r in rows if not counts(method, r, exact_guest)]
+    return kept, list(dict.fromkeys(left))
+
+
 SYSCALL_PREFIXES = ("__x64_sys_", "__do_sys_")
 BATCH = 100
 SHORT, LONG = 2, 12
 # A change smaller than this (instructions per operation) is rounding.
 EPSILON = 0.0005
+# Two deltas of one row, each printed to the thousandth (the programs'
+# microseconds to six places), differ by this much through rounding
+# alone: no "why" below it.
+ROUNDING = 0.0015
 BOOT_TIMEOUT_S = 900
 
 HELP = """\
@@ -547,9 +592,14 @@ def compared_text(doc: Mapping[str, Any]) -> Optional[str]:
     if here is None:
         return head
     apart = here - compared
-    if abs(apart) <= EPSILON:
+    if abs(apart) < ROUNDING:
         return head + ", the where boot's too"
-    why = ("the where boot runs the whole program as the comparison "
+    why = ("the where boot is one more boot of the comparison's own "
+           "exact guest, with a dither of its own, and a row whose cost "
+           "depends on where the kernel's state stands (its allocators, "
+           "its ids, where a tick falls) moves from boot to boot, as the "
+           "calibration's boots show" if doc.get(AB_GUEST) else
+           "the where boot runs the whole program as the comparison "
            "does, but in a guest of its own (vng over the host's root, "
            "where the comparison's exact guest boots its initramfs, with "
            "a dither), and a row whose cost depends on the guest's state "
@@ -626,11 +676,18 @@ def plugin_why(base: Figures, cand: Figures, stat: str, paired: bool
     gb, gc = _window_gap(base), _window_gap(cand)
     if paired and gb is not None and gc is not None and \
             abs(gc - gb) > EPSILON:
+        if stat == MEAN:
+            # A tick or an interrupt between a clock read and its mark
+            # lands in some batches' windows and not in their figure.
+            return (f"the window holds {gc - gb:+.3f} more beyond the row "
+                    "in cand, on average over the batches: what ran "
+                    "between a clock read and a mark (a tick, an "
+                    "interrupt, in some batches) differs between the "
+                    "sides, and between two versions the rest of the "
+                    "clock reads too (their vDSO)")
         return (f"the window holds {gc - gb:+.3f} more beyond the row in "
                 "cand: the rest of the two clock reads differs between "
-                "these kernels (their vDSO)" + (
-                    ", and on average what ran between a clock read and "
-                    "a mark" if stat == MEAN else ""))
+                "these kernels (their vDSO)")
     return ("the row's batches differ from one another (off the median "
             "window, below): medians per function do not add up to the "
             "median batch, and the row is not exact")
@@ -674,6 +731,8 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
 # the row's delta in the comparison that moved it]}.
 AB_FILE = "where.json"
 COMPARED = "compared_delta"
+# True when the where boot was one more of the A/B's own exact guest.
+AB_GUEST = "ab_guest"
 
 
 def load_diffs(path: str) -> List[results.Json]:
@@ -758,15 +817,23 @@ def vng_command(image: str, rows: Sequence[str], out: str,
 
 
 def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN,
-               doc: Optional[results.Document] = None) -> float:
+               doc: Optional[results.Document] = None,
+               pooled: bool = False) -> float:
     """The untraced row's median (or mean), in instructions per
-    operation, from the document at path (doc: already read)."""
+    operation, from the document at path (doc: already read): its first
+    repetition's, or (pooled) the mean of its repetitions', weighted by
+    their samples (n): the pooled samples' mean; a median so only where
+    the repetitions agree, as on an exact row."""
     if doc is None:
         doc = results.load_doc(path)
     for r in doc.rows:
-        if r.name == row and r.reps and stat in r.reps[0].figures:
+        got = [(rep.figures[stat], rep.figures.get("n", 1.0))
+               for rep in r.reps if stat in rep.figures]
+        if r.name == row and got:
+            value = sum(v * n for v, n in got) / sum(n for _, n in got) \
+                if pooled else got[0][0]
             # The programs print microseconds: 1000 virtual ns each.
-            return r.reps[0].figures[stat] * 1000.0 / (1 << shift)
+            return value * 1000.0 / (1 << shift)
     raise cli.Failure(f"{path}: no {stat} of row {row}")
 
 
@@ -806,23 +873,73 @@ def read_side(out: str, image: str, row: str, shift: int) -> RowProfile:
                       side.functions, side.atypical, shift)
 
 
+def plugin_profile(test: str, row: str, image: str,
+                   p: where_plugin.PluginSide, path: str,
+                   doc: results.Document, shift: int, pooled: bool = False
+                   ) -> RowProfile:
+    """A row's profile from its plugin side and its program's document
+    (at path) of the same run (pooled: the row's figures are the mean
+    of its repetitions', whose windows the side pools)."""
+    scale = 1.0 / (1 << shift)
+
+    def figure(stat: str) -> float:
+        return row_figure(path, row, shift, stat, doc, pooled)
+    return RowProfile(
+        f"{test}:{row}", image, figure(MEDIAN),
+        {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
+        {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
+        {k: v * scale for k, v in p.means.items()},
+        p.window_mean * scale, figure(MEAN))
+
+
 def plugin_sides(out: str, image: str, rows: Sequence[str], shift: int
                  ) -> List[RowProfile]:
     """The rows of a plugin boot, from its files in out."""
     got = where_plugin.read_boot(out, rows)
-    sides = []
-    scale = 1.0 / (1 << shift)
     path = where_plugin.run_path(out)
     doc = results.load_doc(path)
+    return [plugin_profile(PROGRAM, row, image, got[row], path, doc, shift)
+            for row in rows]
+
+
+def exact_sides(json_dir: str, windows: str, image: str,
+                programs: Sequence[str], rows: Sequence[str], shift: int
+                ) -> List[RowProfile]:
+    """The rows (TEST:ROW) of a plugin boot of the A/B's own exact guest:
+    its programs' documents in json_dir (PROGRAM.json of programs'
+    DIR:PROGRAM, in the plan's order), the plugin's windows (their
+    marked rows' in that order).
+    cli.Failure when a document or a row is missing, or the windows
+    are not the rows'."""
+    docs = {}
+    for entry in programs:
+        prog = entry.rpartition(":")[2]     # "DIR:PROG" (collection's)
+        path = os.path.join(json_dir, f"{prog}.json")
+        if not os.path.isfile(path):
+            if prog in where_plugin.MARKED:
+                raise cli.Failure(f"{json_dir}: no {prog}.json (the "
+                                  "guest's run failed)")
+            continue
+        docs[prog] = (path, results.load_doc(path))
+    # The plan's order: repetition by repetition, each program in turn.
+    segments = [dataclasses.replace(seg, row=f"{prog}:{seg.row}")
+                for rep in range(max((where_plugin.repetitions(d)
+                                      for _, d in docs.values()), default=1))
+                for prog, (path, doc) in docs.items()
+                for seg in where_plugin.read_run(path, rep, doc)]
+    with cli.reading(windows):
+        with open(windows, encoding="utf-8") as f:
+            per_row = where_plugin.split_run(where_plugin.parse_windows(f),
+                                             segments)
+    batch = {seg.row: seg.batch for seg in segments}
+    sides = []
     for row in rows:
-        p = got[row]
-        sides.append(RowProfile(
-            f"{PROGRAM}:{row}", image,
-            row_figure(path, row, shift, MEDIAN, doc),
-            {k: Func(v * scale, 0.0) for k, v in p.functions.items()},
-            {"batches": p.atypical}, shift, PLUGIN, p.window_insn * scale,
-            {k: v * scale for k, v in p.means.items()},
-            p.window_mean * scale, row_figure(path, row, shift, MEAN, doc)))
+        if row not in per_row:
+            raise cli.Failure(f"{json_dir}: no marked row {row} ran")
+        test, _, name = row.partition(":")
+        path, doc = docs[test]
+        sides.append(plugin_profile(test, name, image, where_plugin.side(
+            per_row[row], batch[row]), path, doc, shift, pooled=True))
     return sides
 
 

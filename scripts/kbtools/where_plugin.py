@@ -9,17 +9,22 @@ the whole program as an exact A/B runs it (its environment, every row
 with its warm-up, each after the rows before it), so that a row's
 batches are the ones whose delta the A/B reports; a row's windows are
 told apart by the run's order (read_run). syscall_overhead marks each
-batch (lib/mark.h), and the plugin writes the instructions executed at
-each address between a batch's two marks: every task's (the children of
-fork and clone too), the interrupts' and the entry code's, with no tracer
-in the guest. Here each address is mapped to its function (kallsyms; user
-space is one bucket) and each function's count per operation is its
-median over the batches: a tick or a refill falls in some batches, not in
-the median. Where the batches differ from one another (fork, clone: each
-one's allocator and scheduler state), the medians do not add up to any
-batch; each function's mean over the batches does, to the mean window,
-and kbtools.where compares those there. A function's figure is the
-instructions it ran itself.
+batch (lib/mark.h), and the plugin writes the instructions executed in
+each function between a batch's two marks (it maps addresses by the
+guest's kallsyms, read at the first mark; user space is one bucket):
+every task's (the children of fork and clone too), the interrupts' and
+the entry code's, with no tracer in the guest. Here each function's
+count per operation is its median over the batches: a tick or a refill
+falls in some batches, not in the median. Where the batches differ from
+one another (fork, clone: each one's allocator and scheduler state), the
+medians do not add up to any batch; each function's mean over the
+batches does, to the mean window, and kbtools.where compares those
+there. A function's figure is the instructions it ran itself.
+
+An A/B's --where boots its own exact guest once more instead, with the
+plugin in QEMU (kbtools.ab, where.exact_sides): every program of the
+plan, each row's windows found by its program's JSON (MARKED:
+syscall_overhead's batches, proc_create's timed creations).
 
 The check: a window opens before the batch's first clock read and closes
 after its last, so the window holds the row's instructions plus the rest
@@ -27,27 +32,24 @@ of the two clock reads and the marks: a constant, the same in every
 batch, which the output gives (window less row).
 """
 
-import bisect
 import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from kbtools import cli, paths, policy, results, stats
 
 USER = "[user]"
 UNKNOWN = "[kernel, no symbol]"
-# Where x86_64's kernel half starts: lower addresses are user space.
-KERNEL_START = 0xffff800000000000
-# The plugin's blocks: "window N", "ADDRESS COUNT", "end N TOTAL".
+# The plugin's blocks: "window N", "FUNCTION COUNT", "end N TOTAL".
 WINDOW = re.compile(r"^window (\d+)$")
 END = re.compile(r"^end (\d+) (\d+)$")
-COUNT = re.compile(r"^([0-9a-f]+) (\d+)$")
-# kallsyms' code symbols (text, weak, and module text).
-TEXT_TYPES = frozenset("tTwW")
+COUNT = re.compile(r"^(\S.*) (\d+)$")
 
-Window = Dict[int, int]
+# A window: the instructions each function ran in it (the plugin sums
+# them by the kernel's symbols; user space is one bucket, USER).
+Window = Dict[str, int]
 
 
 def parse_windows(lines: Iterable[str]) -> List[Window]:
@@ -55,7 +57,7 @@ def parse_windows(lines: Iterable[str]) -> List[Window]:
     short or its total is not the sum of its lines (a plugin that died
     mid-write)."""
     out: List[Window] = []
-    cur: Dict[int, int] = {}
+    cur: Dict[str, int] = {}
     open_n = -1
     for n, line in enumerate(lines, 1):
         line = line.strip()
@@ -75,47 +77,9 @@ def parse_windows(lines: Iterable[str]) -> List[Window]:
         m = COUNT.match(line)
         if not m or open_n < 0:
             raise cli.Failure(f"the plugin's output, line {n}: {line!r}")
-        cur[int(m.group(1), 16)] = int(m.group(2))
+        cur[m.group(1)] = cur.get(m.group(1), 0) + int(m.group(2))
     if open_n >= 0:
         raise cli.Failure(f"the plugin's window {open_n} has no end")
-    return out
-
-
-@dataclass
-class Symbols:
-    """The kernel's code symbols, by address."""
-    starts: List[int]
-    names: List[str]
-
-    def name_of(self, addr: int) -> str:
-        if addr < KERNEL_START:
-            return USER
-        i = bisect.bisect_right(self.starts, addr) - 1
-        return self.names[i] if i >= 0 else UNKNOWN
-
-
-def parse_kallsyms(lines: Iterable[str]) -> Symbols:
-    """/proc/kallsyms' code symbols; cli.Failure when every address is 0
-    (read without the right to see them)."""
-    syms: Dict[int, str] = {}
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 3 or parts[1] not in TEXT_TYPES:
-            continue
-        addr = int(parts[0], 16)
-        # Of two names at one address, the first (kallsyms' order) wins.
-        syms.setdefault(addr, parts[2])
-    if not syms or set(syms) == {0}:
-        raise cli.Failure("kallsyms has no addresses (kptr_restrict?)")
-    starts = sorted(syms)
-    return Symbols(starts, [syms[a] for a in starts])
-
-
-def by_function(window: Window, syms: Symbols) -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for addr, count in window.items():
-        name = syms.name_of(addr)
-        out[name] = out.get(name, 0) + count
     return out
 
 
@@ -132,13 +96,12 @@ class PluginSide:
     window_mean: float
 
 
-def side(windows: Sequence[Window], syms: Symbols, batch: int
-         ) -> PluginSide:
+def side(windows: Sequence[Window], batch: int) -> PluginSide:
     """The row's functions per operation from its windows (at least
     one)."""
     if not windows:
         raise cli.Failure("the plugin saw no window of the row")
-    per = [by_function(w, syms) for w in windows]
+    per = list(windows)
     names = sorted(set().union(*per))
     funcs = {n: stats.median(p.get(n, 0) for p in per) / batch
              for n in names}
@@ -158,51 +121,131 @@ def side(windows: Sequence[Window], syms: Symbols, batch: int
 # The program's rows without marks around their batches: execve's chain
 # times itself across exec().
 UNMARKED = frozenset({"execve"})
+# proc_create keeps at most this many timed creations of a cell, every
+# stride-th (proc_create.h's MAX_SAMPLES).
+PC_MAX_SAMPLES = 20000
 
 
-@dataclass
-class Run:
-    """The program's run in a plugin boot: the rows with marks, in
-    order, each with its operations per batch; its warm-up batches and
-    its samples, per row."""
-    rows: List[Tuple[str, int]]
-    warmup: int
-    iterations: int
+@dataclass(frozen=True)
+class Segment:
+    """A row's windows in a run, in order: how many the program opened
+    for it, which of them are its samples (the ones its figures are
+    of: first, every step-th, at most count), its operations per
+    window."""
+    row: str
+    windows: int
+    first: int
+    step: int
+    count: int
+    batch: int
+
+    def samples(self, mine: Sequence[Window]) -> List[Window]:
+        return list(mine[self.first::self.step][:self.count])
 
 
-def read_run(path: str) -> Run:
-    """The run of the program's JSON at path (every row it measured,
-    in its order); cli.Failure when it says no warm-up or samples."""
-    doc = results.load_doc(path)
-    params = doc.header.params
-    warmup, iterations = params.get("warmup"), params.get("iterations")
-    if not isinstance(warmup, (int, float)) or \
-            not isinstance(iterations, (int, float)):
-        raise cli.Failure(f"{path}: no warmup or iterations in params")
-    rows = []
+def _num(params: Mapping[str, object], key: str, path: str) -> int:
+    value = params.get(key)
+    if not isinstance(value, (int, float)):
+        raise cli.Failure(f"{path}: no {key} in params")
+    return int(value)
+
+
+def syscall_segments(doc: results.Document, path: str, rep: int = 0
+                     ) -> List[Segment]:
+    """syscall_overhead marks each batch of a row that ran (in
+    repetition rep), its warm-up batches' and its samples', the samples
+    last."""
+    warmup = _num(doc.header.params, "warmup", path)
+    iterations = _num(doc.header.params, "iterations", path)
+    out = []
     for r in doc.rows:
         if r.name in UNMARKED or r.status != results.Status.OK or \
-                not r.reps:
+                len(r.reps) <= rep:
             continue
-        extra = r.reps[0].extra or {}
-        batch = extra.get("batch", 1)
-        rows.append((r.name, int(batch) if isinstance(batch, (int, float))
-                     else 1))
-    return Run(rows, int(warmup), int(iterations))
+        batch = (r.reps[rep].extra or {}).get("batch", 1)
+        out.append(Segment(r.name, warmup + iterations, warmup, 1,
+                           iterations, int(batch)
+                           if isinstance(batch, (int, float)) else 1))
+    return out
 
 
-def split_run(windows: Sequence[Window], run: Run
-              ) -> Dict[str, List[Window]]:
-    """The windows of each row of the run: its warm-up's and then its
-    samples' in the rows' order, the samples' kept (the A/B's figures
-    are theirs); cli.Failure when there are not that many."""
-    each = run.warmup + run.iterations
-    if len(windows) != each * len(run.rows):
+def proc_create_segments(doc: results.Document, path: str, rep: int = 0
+                         ) -> List[Segment]:
+    """proc_create marks each timed creation of a cell (not its
+    warm-up): as many as the cell made (in repetition rep), every
+    stride-th its sample. A cell that failed opened windows it does not
+    count: cli.Failure."""
+    count = _num(doc.header.params, "count", path)
+    stride = max(1, -(-count // PC_MAX_SAMPLES))
+    out = []
+    for r in run_order(doc.rows):
+        made = (r.reps[rep].extra or {}).get("creations") \
+            if len(r.reps) > rep else None
+        if r.status == results.Status.FAIL:
+            raise cli.Failure(f"{path}: {r.name} failed: the windows of "
+                              "its creations cannot be told apart")
+        if r.status != results.Status.OK or \
+                not isinstance(made, (int, float)):
+            continue
+        out.append(Segment(r.name, int(made), 0, stride, PC_MAX_SAMPLES, 1))
+    return out
+
+
+def run_order(rows: Sequence[results.RowRecord]
+              ) -> List[results.RowRecord]:
+    """proc_create's cells (METHOD@SIZE) in the order they ran: size by
+    size, each size's methods in turn (its document lists them method by
+    method); its other rows (the shape checks) after them."""
+    cells = [r for r in rows if "@" in r.name]
+    methods = list(dict.fromkeys(r.name.partition("@")[0] for r in cells))
+    sizes = list(dict.fromkeys(r.name.partition("@")[2] for r in cells))
+    cells.sort(key=lambda r: (sizes.index(r.name.partition("@")[2]),
+                              methods.index(r.name.partition("@")[0])))
+    return cells + [r for r in rows if "@" not in r.name]
+
+
+# The programs that mark their batches, and how to find each row's
+# windows in their JSON.
+MARKED = {"syscall_overhead": syscall_segments,
+          "proc_create": proc_create_segments}
+
+
+def read_run(path: str, rep: int = 0,
+             doc: Optional[results.Document] = None) -> List[Segment]:
+    """The segments of the program's JSON at path (doc: already read)
+    in its repetition rep (every row it measured, in its order; none
+    for a program without marks); cli.Failure when its params do not
+    say how many windows."""
+    doc = doc or results.load_doc(path)
+    segments = MARKED.get(doc.test)
+    return segments(doc, path, rep) if segments else []
+
+
+def repetitions(doc: results.Document) -> int:
+    """How many times the program ran in the boot (its rows' reps)."""
+    return max((len(r.reps) for r in doc.rows), default=1)
+
+
+def split_run(windows: Sequence[Window], run: Sequence[Segment],
+              qualify: str = "") -> Dict[str, List[Window]]:
+    """The windows of each row of the run (its segments, in order): its
+    samples', the others (warm-up) left out, a row's segments (one a
+    repetition) pooled; cli.Failure when there are not as many windows
+    as the segments say. qualify: a prefix of the rows' names
+    (PROGRAM:)."""
+    want = sum(seg.windows for seg in run)
+    if len(windows) != want:
         raise cli.Failure(f"the plugin saw {len(windows)} windows, not "
-                          f"{run.warmup} + {run.iterations} for each of "
-                          f"{len(run.rows)} rows")
-    return {r: list(windows[i * each + run.warmup:(i + 1) * each])
-            for i, (r, _) in enumerate(run.rows)}
+                          f"the {want} of the rows that ran ("
+                          + ", ".join(f"{seg.row} {seg.windows}"
+                                      for seg in run) + ")")
+    out: Dict[str, List[Window]] = {}
+    at = 0
+    for seg in run:
+        out.setdefault(qualify + seg.row, []).extend(
+            seg.samples(windows[at:at + seg.windows]))
+        at += seg.windows
+    return out
 
 
 def guest_command(prog_path: str, out: str, env: Mapping[str, str]
@@ -214,11 +257,41 @@ def guest_command(prog_path: str, out: str, env: Mapping[str, str]
         prog_path, *(f"{k}={v}" for k, v in sorted(env.items()))])
 
 
+# The kernel's symbols, as a guest copies them out (/proc/kallsyms'
+# lines).
+SYMBOLS = "kallsyms"
+
+
+def plugin_arg(plugin: str, windows: str, syms: str) -> str:
+    """QEMU's -plugin argument: the plugin writing its windows to
+    windows, summed per function of syms (read at the first mark)."""
+    return f"{plugin},out={windows},syms={syms}"
+
+
 def qemu_opts(icount: policy.Icount, plugin: str, out: str) -> str:
-    """QEMU's options of a plugin boot: exact mode, and the plugin
-    writing its windows to out/windows.txt."""
-    return " ".join([*icount.qemu_words(),
-                     "-plugin", f"{plugin},out={windows_path(out)}"])
+    """QEMU's options of where's own plugin boot: exact mode, and the
+    plugin writing its windows to out/windows.txt, by the functions of
+    out/kallsyms (the guest copies it there before the program's first
+    mark)."""
+    return " ".join([*icount.qemu_words(), "-plugin", plugin_arg(
+        plugin, windows_path(out), os.path.join(out, SYMBOLS))])
+
+
+def code_symbols(path: str) -> List[Tuple[str, str]]:
+    """The code symbols of a kallsyms file: (address, name), in order."""
+    with cli.reading(path):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return [(w[0], w[2]) for w in (line.split() for line in f)
+                    if len(w) >= 3 and w[1] in "tTwW" and len(w[1]) == 1]
+
+
+def same_symbols(used: str, now: str) -> None:
+    """cli.Failure unless the kernel's code symbols at now (the boot's
+    own) are those the plugin summed by (used, an earlier boot's)."""
+    if code_symbols(used) != code_symbols(now):
+        raise cli.Failure(f"the kernel's symbols moved between boots "
+                          f"({used} against {now}): the plugin's sums "
+                          "are not of these functions")
 
 
 def windows_path(out: str) -> str:
@@ -236,17 +309,15 @@ def read_boot(out: str, rows: Sequence[str]) -> Dict[str, PluginSide]:
         if not os.path.exists(os.path.join(out, name)):
             raise cli.Failure(f"{out}: no {name} (the guest's run or the "
                               "plugin failed)")
-    with open(os.path.join(out, "kallsyms"), encoding="utf-8") as f:
-        syms = parse_kallsyms(f)
     run = read_run(run_path(out))
     with open(windows_path(out), encoding="utf-8") as f:
         per_row = split_run(parse_windows(f), run)
-    batches = dict(run.rows)
+    batches = {seg.row: seg.batch for seg in run}
     missing = [r for r in rows if r not in per_row]
     if missing:
         raise cli.Failure(f"{out}: the program measured no "
                           f"{', '.join(missing)}")
-    return {r: side(per_row[r], syms, batches[r]) for r in rows}
+    return {r: side(per_row[r], batches[r]) for r in rows}
 
 
 def window_gap(window_insn: float, row_insn: float) -> Tuple[float, str]:
