@@ -102,10 +102,10 @@ CONFIRM_BUILDS = 3
 # The builds of one commit count as apart (their spread an image's
 # effect, held against the commits' gap) when a rank test of them
 # against each other within their blocks reaches this; above it their
-# spread is what the boots' noise makes (issue 42's second real-clock
-# session: builds x1.886 apart in their medians under a load switched
-# on and off, p 0.2 within the blocks). A lenient level: a spread that
-# may be the images' counts.
+# spread is what the boots' noise makes (the first of issue 42's
+# real-clock bisections: builds x1.886 apart in their medians under a
+# load switched on and off, p 0.35 within its 4 blocks). A lenient
+# level: a spread that may be the images' counts.
 IMAGES_SHOWN = 0.05
 # Each build must be beyond the other commit's boots within the blocks
 # at this level: the builds' medians in order can be their boots'
