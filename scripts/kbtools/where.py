@@ -110,9 +110,9 @@ def countable(cands: Sequence[Tuple[str, str, Sequence[str]]], method: str,
     kept: List[Tuple[str, str, List[str]]] = []
     left: List[str] = []
     for label, image, rows in cands:
-        kept.append((label, image, [r for r in rows
-                                    if counts(method, r, exact_guest)]))
-        left += [r for r in rows if not counts(method, r, exact_guest)]
+        mine = [r for r in rows if counts(method, r, exact_guest)]
+        kept.append((label, image, mine))
+        left += [r for r in rows if r not in mine]
     return kept, list(dict.fromkeys(left))
 
 
@@ -827,9 +827,11 @@ def row_figure(path: str, row: str, shift: int, stat: str = MEDIAN,
     if doc is None:
         doc = results.load_doc(path)
     for r in doc.rows:
+        if r.name != row:
+            continue
         got = [(rep.figures[stat], rep.figures.get("n", 1.0))
                for rep in r.reps if stat in rep.figures]
-        if r.name == row and got:
+        if got:
             value = sum(v * n for v, n in got) / sum(n for _, n in got) \
                 if pooled else got[0][0]
             # The programs print microseconds: 1000 virtual ns each.
