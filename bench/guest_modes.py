@@ -30,8 +30,10 @@ mode detects in that row alone:
 
 exact takes icount boots of one kernel per LABEL (DIR: a directory
 whose numbered subdirectories are boots, as DIR/icount/ of run) and
-prints, per row and label, the row's class and the largest range of one
-repetition's figure across the boots (instructions and parts per
+prints, per row and label, the figure it is judged by (its mode where
+every repetition of every boot held a steady one, as compare judges it:
+kbtools.exact.figure_of; else its median), the row's class and the
+largest range of one repetition's figure across the boots (instructions and parts per
 million: kbtools.exact.known_of), then the counts of each class, the
 false verdicts of the exact rule in A/A runs made of those boots (each
 boot in turn the candidate, the calibration.BOOTS after it in a ring
@@ -45,7 +47,8 @@ kernel over several boots (each ICOUNT_RUN: a directory whose
 subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 --vs-kernel --icount DIR, whose base/ and candidate/ are boots of one
 kernel in an A/A): the class of a row over every repetition of every
-boot, and its spread, kept per setup (kbtools.exact.setup_of: the
+boot, and its spread (and the same of its mode, 'TEST:ROW#mode', where
+every repetition held a steady one), kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON) with the settle its
 boots did (a prior speaks for runs of that settle alone: runs of
 another are refused by --merge). compare's exact rule
@@ -63,7 +66,8 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
+from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
+                    Tuple, cast)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -186,12 +190,11 @@ def run_classes(path: str) -> Tuple[str, Dict[str, exact.Known]]:
                         f"{', '.join(sorted(str(s) for s in setups))})")
     # The boots alone: the prior is made of them, never bounded by an
     # earlier one (the check above leaves one setup, and not None).
-    # Its rows' medians: a prior bounds a row's mode by what its median
-    # did (kbtools.exact.known).
-    rows = calibration.of_dirs(dirs, prior=False).rows
-    return cast(str, setups.pop()), {
-        k: v for k, v in rows.items()
-        if not k.endswith(exact.MODE_KEY_SUFFIX)}
+    # With each row's mode where every repetition held a steady one: the
+    # prior bounds a mode by what it did, else by what the median did
+    # (kbtools.exact.prior_saw_move).
+    return cast(str, setups.pop()), \
+        calibration.of_dirs(dirs, prior=False).rows
 
 
 def run_settle(path: str) -> str:
@@ -342,42 +345,73 @@ def setup_json(name: str, setup: Dict[str, Any], touched: bool
 
 # ---- exact: classes, A/A false verdicts and margins of icount boots ---------
 
-def icount_boots(directory: str) -> Dict[str, List[List[float]]]:
-    """'TEST:ROW' -> [each boot's repetitions, in instructions], over the
-    numbered subdirectories of directory that hold results."""
-    out: Dict[str, List[List[float]]] = {}
+class Boot(NamedTuple):
+    """One boot's repetitions of a row, in instructions: their medians,
+    and their modes when every one of them held a steady mode
+    (kbtools.exact.steady_rep), else None."""
+    median: List[float]
+    mode: Optional[List[float]]
+
+
+def icount_boots(directory: str) -> Dict[str, List[Boot]]:
+    """'TEST:ROW' -> [each boot's repetitions], over the numbered
+    subdirectories of directory that hold results."""
+    out: Dict[str, List[Boot]] = {}
     for d in boot_dirs(directory):
         for test in results.load(d).tests.values():
             for row in test.rows.values():
                 scale = test.insn_per_unit(row.unit) if row.unit else None
                 if scale is None or row.status != "ok":
                     continue
-                for boot in row.boot_reps():
-                    out.setdefault(f"{test.name}:{row.name}", []).append(
-                        [v * scale for v in boot])
+                for reps in row.boot_groups():
+                    steady = all(map(exact.steady_rep, reps))
+                    out.setdefault(f"{test.name}:{row.name}", []).append(Boot(
+                        [r.figures["median"] * scale for r in reps],
+                        [r.figures[exact.MODE] * scale for r in reps]
+                        if steady else None))
     return out
 
 
-def aa_trials(boots: Sequence[Sequence[float]],
+def judged(boots: Sequence[Boot]) -> Tuple[str, List[List[float]]]:
+    """The figure the exact rule judges these boots together by, as
+    compare does (kbtools.exact.figure_of: the mode where every
+    repetition of every one of them held a steady one, else the
+    median), and each boot's values of it."""
+    modes = [b.mode for b in boots]
+    if modes and all(m is not None for m in modes):
+        return exact.MODE, cast(List[List[float]], modes)
+    return "median", [b.median for b in boots]
+
+
+def aa_trials(boots: Sequence[Boot],
               cal_boots: int = calibration.BOOTS) -> List[exact.Decision]:
     """The A/A runs of a row's boots: each boot in turn the candidate,
     the cal_boots after it (in a ring) the base's calibration, every
     boot but the candidate the prior (kbtools.exact.bounded: a row they
-    saw move is at best near, its margin at least twice their range);
-    the decision of each, none with fewer
-    boots than one more than that."""
+    saw move is at best near, its margin at least twice their range),
+    each judged by the figure compare would take (judged: the mode
+    where the candidate and its calibration all held a steady one,
+    bounded by the prior's mode where all of the prior's boots did, else
+    by its median); the decision of each, none with fewer boots than one
+    more than that."""
     n = len(boots)
     if n <= cal_boots:
         return []
     out: List[exact.Decision] = []
     for i in range(n):
         cal = [boots[(i + k) % n] for k in range(1, cal_boots + 1)]
-        known = exact.known_of(cal)
-        prior = exact.known_of([*boots[:i], *boots[i + 1:]])
+        figure, values = judged([*cal, boots[i]])
+        others = [*boots[:i], *boots[i + 1:]]
+        of_prior = judged(others)
+        if of_prior[0] != figure:
+            of_prior = judged([b._replace(mode=None) for b in others])
+        known = exact.known_of(values[:-1])
+        prior = exact.known_of(of_prior[1])
         if known and prior and prior.cls != "exact" and prior.median:
             known = exact.bounded(known, "the other boots saw it move",
                                   prior.boot_range / abs(prior.median))
-        out.append(exact.decide(by_position(cal), boots[i], known))
+        out.append(exact.decide(by_position(values[:-1]), values[-1],
+                                known))
     return out
 
 
@@ -397,7 +431,7 @@ def fmt_ppm(insn: Optional[float], median: float) -> str:
 
 
 def exact_table(args: argparse.Namespace) -> int:
-    labels: List[Tuple[str, Dict[str, List[List[float]]]]] = []
+    labels: List[Tuple[str, Dict[str, List[Boot]]]] = []
     for item in args.runs:
         label, sep, path = item.partition("=")
         if not sep or not label or not os.path.isdir(path):
@@ -405,27 +439,30 @@ def exact_table(args: argparse.Namespace) -> int:
         labels.append((label, icount_boots(path)))
     keys = sorted({k for _, rows in labels for k in rows})
     head = ["row"] + [f"{label}: {what}" for label, _ in labels
-                      for what in ("boots", "class", "range (insn)",
-                                   "ppm", "flags")]
+                      for what in ("boots", "figure", "class",
+                                   "range (insn)", "ppm", "flags")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     counts = {label: dict.fromkeys(exact.CLASSES, 0) for label, _ in labels}
+    by_mode = {label: dict.fromkeys(exact.CLASSES, 0) for label, _ in labels}
     false = {label: [0, 0, 0] for label, _ in labels}  # false, trials, rows
     for key in keys:
         cells = [key]
         for label, rows in labels:
             boots = rows.get(key, [])
-            known = exact.known_of(boots)
+            figure, values = judged(boots)
+            known = exact.known_of(values)
             if known is None:
-                cells += [str(len(boots)), "-", "-", "-", "-"]
+                cells += [str(len(boots)), "-", "-", "-", "-", "-"]
                 continue
             counts[label][known.cls] += 1
+            by_mode[label][known.cls] += figure == exact.MODE
             trials = aa_trials(boots)
             wrong = sum(d.verdict in ("slower", "faster") for d in trials)
             false[label][0] += wrong
             false[label][1] += len(trials)
             false[label][2] += wrong > 0
-            margin = worst_margin(boots)
-            cells += [str(known.boots), known.cls,
+            margin = worst_margin(values)
+            cells += [str(known.boots), figure, known.cls,
                       exact.fmt_insn(known.boot_range),
                       fmt_ppm(known.boot_range, known.median),
                       "1 insn" if margin is not None and margin < 1 else
@@ -433,10 +470,11 @@ def exact_table(args: argparse.Namespace) -> int:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     for label, _ in labels:
-        c = counts[label]
-        f = false[label]
-        lines.append(f"{label}: {c['exact']} exact, {c['near']} near, "
-                     f"{c['noisy']} noisy; A/A false verdicts {f[0]} of "
+        c, m, f = counts[label], by_mode[label], false[label]
+        classes_ = ", ".join(
+            f"{c[cls]} {cls}" + (f" ({m[cls]} by their mode)" if m[cls]
+                                 else "") for cls in exact.CLASSES)
+        lines.append(f"{label}: {classes_}; A/A false verdicts {f[0]} of "
                      f"{f[1]} row comparisons ({f[2]} rows)")
     cli.write_stdout("\n".join(lines) + "\n")
     return 0

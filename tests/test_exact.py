@@ -290,28 +290,50 @@ class Calibration(unittest.TestCase):
 
     def test_the_exact_table(self) -> None:
         # Five boots: getppid to the instruction in each, fork 2
-        # instructions apart in one of them.
+        # instructions apart in one of them; clone's median 500
+        # instructions apart from boot to boot, its mode (held by 45% of
+        # the samples) the same in each, and vfork's mode steady in four
+        # boots of five.
         for k in range(1, 6):
             os.makedirs(self.path("boots", str(k)))
+            rep = doc([("getppid", 0.3290965),
+                       ("fork", 376.0 + (0.002 if k == 3 else 0)),
+                       ("clone", 40.0 + k * 0.5), ("vfork", 43.0 + k)],
+                      boot=f"b{k}")
+            rep = with_mode(rep, "clone", 46.903, 0.45)
+            rep = with_mode(rep, "vfork", 42.57, 0.2 if k == 2 else 0.6)
             results.write_json(
-                self.path("boots", str(k), "syscall_overhead.json"),
-                doc([("getppid", 0.3290965),
-                     ("fork", 376.0 + (0.002 if k == 3 else 0))],
-                    boot=f"b{k}"))
+                self.path("boots", str(k), "syscall_overhead.json"), rep)
         out = subprocess.run(
             [sys.executable, os.path.join(HERE, "..", "bench",
                                           "guest_modes.py"), "exact",
              "after=" + self.path("boots")], capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("| syscall_overhead:getppid | 5 | exact | 0.000 | 0 "
-                      "| 1 insn |", out.stdout)
-        self.assertIn("| syscall_overhead:fork | 5 | exact | 2.000 | 5.32 | "
-                      "4.000 insn (10.6 ppm) |", out.stdout)
+        self.assertIn("| syscall_overhead:getppid | 5 | median | exact | "
+                      "0.000 | 0 | 1 insn |", out.stdout)
+        self.assertIn("| syscall_overhead:fork | 5 | median | exact | "
+                      "2.000 | 5.32 | 4.000 insn (10.6 ppm) |", out.stdout)
+        self.assertIn("| syscall_overhead:clone | 5 | mode | exact | "
+                      "0.000 | 0 | 1 insn |", out.stdout)
+        self.assertIn("| syscall_overhead:vfork | 5 | median | noisy |",
+                      out.stdout)
         # fork's one odd boot is the candidate once against two boots
         # that agreed to the instruction (exact to them): the one false
-        # verdict, shown.
-        self.assertIn("after: 2 exact, 0 near, 0 noisy; A/A false verdicts "
-                      "1 of 10 row comparisons (1 rows)", out.stdout)
+        # verdict, shown. vfork, judged by its median where the trial's
+        # boots hold no steady mode and by its mode where they do, none.
+        self.assertIn("after: 3 exact (1 by their mode), 0 near, 1 noisy; "
+                      "A/A false verdicts 1 of 20 row comparisons (1 rows)",
+                      out.stdout)
+        # The prior made of them keeps clone's mode (steady in every
+        # boot) beside its median, and no mode of vfork.
+        out = self.classes("-o", self.path("c.json"), self.path("boots"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            rows = json.load(f)["setups"]["x86_64"]["rows"]
+        self.assertEqual(rows["syscall_overhead:clone#mode"]["class"],
+                         "exact")
+        self.assertEqual(rows["syscall_overhead:clone"]["class"], "noisy")
+        self.assertNotIn("syscall_overhead:vfork#mode", rows)
 
     def test_a_file_that_is_not_a_classes_file_is_refused(self) -> None:
         run = self.a_a("aa", 1.0, 1.0)
@@ -777,6 +799,56 @@ class Prior(unittest.TestCase):
             json.dump(classes, f)
         exact._prior_scheds.cache_clear()
         self.assertIsNone(exact.stale_prior("arm64", fifo))
+
+    def test_a_prior_s_own_mode_bounds_the_mode(self) -> None:
+        # A prior made at SCHED_FIFO 1 keeps the modes its boots held
+        # steady: vfork's steps 24 instructions between boots where its
+        # median moves by thousands; clone's mode never moved. A mode
+        # the prior holds is bounded by what it did, any other by what
+        # the row's median did.
+        fifo = "root=initramfs; settle=1; dither=<1000; sched=fifo1"
+        with open(self.prior) as f:
+            classes = json.load(f)
+        setup = classes["setups"]["aarch64"]
+        setup.update(settle="1", sched="fifo1")
+        vfork = "proc_create:vfork@1.70MB"
+        setup["rows"][vfork] = known(4000.0, 40000.0, 20).to_json()
+        setup["rows"][exact.mode_key(vfork)] = known(
+            24.0, 40000.0, 20).to_json()
+        clone = "syscall_overhead:clone"
+        setup["rows"][exact.mode_key(clone)] = known(
+            0.0, 40000.0, 20).to_json()
+        with open(self.prior, "w") as f:
+            json.dump(classes, f)
+        for clear in (exact._prior_moved.cache_clear,
+                      exact._prior_modes.cache_clear,
+                      exact._prior_scheds.cache_clear,
+                      exact._prior_settles.cache_clear):
+            clear()
+            self.addCleanup(clear)
+        self.assertEqual(exact.prior_modes()["arm64"],
+                         {exact.mode_key(vfork), exact.mode_key(clone)})
+        seen = exact.prior_saw_move("arm64", exact.mode_key(vfork), None,
+                                    fifo)
+        self.assertEqual(seen.share if seen else None, 24.0 / 40000.0)
+        seen = exact.prior_saw_move("arm64", vfork, None, fifo)
+        self.assertEqual(seen.share if seen else None, 0.1)
+        # Exact in the prior: its mode is not bounded, its median is.
+        self.assertIsNone(exact.prior_saw_move(
+            "arm64", exact.mode_key(clone), None, fifo))
+        self.assertIsNotNone(exact.prior_saw_move("arm64", clone, None,
+                                                  fifo))
+        # No steady mode in the prior: the median's bound.
+        getppid = exact.mode_key("syscall_overhead:getppid")
+        self.assertIsNone(exact.prior_saw_move("arm64", getppid, None, fifo))
+        del setup["rows"][exact.mode_key(clone)]
+        with open(self.prior, "w") as f:
+            json.dump(classes, f)
+        exact._prior_modes.cache_clear()
+        exact._prior_moved.cache_clear()
+        seen = exact.prior_saw_move("arm64", exact.mode_key(clone), None,
+                                    fifo)
+        self.assertEqual(seen.share if seen else None, 0.01)
 
     def test_the_error_stated_is_the_architecture_s_own(self) -> None:
         with open(self.prior) as f:

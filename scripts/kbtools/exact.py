@@ -49,7 +49,9 @@ of one kernel in the exact guest of each architecture) bounds the
 class: a row that any boot of the prior of its own architecture, or of
 the calibration, saw move beyond the exact tolerance is at best near
 (with_prior), and its margin is at least BOOT_SPREAD_FACTOR times the
-share of the row the prior's boots spread over (on arm64, clone read
+share of the row the prior's boots spread over (a row's mode by what
+the mode did where the prior's boots held it steady, prior_modes, else
+by what its median did) (on arm64, clone read
 37,798 instructions in three boots of five and 37,273 in a fourth: a
 margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
 %, lets such a boot through as a verdict). A prior of one architecture
@@ -75,7 +77,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set
 
 from kbtools import arch, policy, results, stats
 
@@ -223,14 +225,19 @@ def mode_key(key: str) -> str:
     return key + MODE_KEY_SUFFIX
 
 
+def steady_rep(rep: results.Repetition) -> bool:
+    """The repetition has a most common value that holds MODE_SHARE_MIN
+    of its samples or more."""
+    return MODE in rep.figures and \
+        rep.figures.get(MODE_SHARE, 0.0) >= MODE_SHARE_MIN
+
+
 def steady_mode(rows: Sequence[results.Row]) -> bool:
-    """Every repetition that measured each of rows has a most common
-    value that holds MODE_SHARE_MIN of its samples or more."""
+    """Every repetition that measured each of rows holds a steady mode
+    (steady_rep)."""
     reps = [rep for row in rows for rep in row.reps
             if rep.status == results.Status.OK]
-    return bool(reps) and all(
-        MODE in rep.figures and
-        rep.figures.get(MODE_SHARE, 0.0) >= MODE_SHARE_MIN for rep in reps)
+    return bool(reps) and all(map(steady_rep, reps))
 
 
 def figure_of(rows: Sequence[results.Row], stat: str = "median") -> str:
@@ -252,7 +259,8 @@ def known(headers: Sequence[results.Header], test: str, row: str,
     runs were counted in two setups (setup_of), which no calibration
     spans. A row without one goes to the boot rule, never exact. figure
     MODE: the calibration of the row's mode (mode_key), which the prior
-    bounds by what it saw of the row's median (prior_saw_move)."""
+    bounds by what it saw of that mode, or of the row's median where its
+    boots held no steady mode (prior_saw_move)."""
     setups = {setup_of(h) for h in headers}
     if cal is None or len(setups) > 1:
         return None
@@ -395,6 +403,28 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
             f"icount_classes.json has no prior of this guest")
 
 
+def prior_modes(path: Optional[str] = None) -> Dict[str, Set[str]]:
+    """Architecture (prior_setup) -> the rows whose mode its prior's
+    boots held steady in every repetition ('TEST:ROW#mode', mode_key),
+    exact or not; {} when the file cannot be read."""
+    return _prior_modes(path or CLASSES_FILE)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_modes(path: str) -> Dict[str, Set[str]]:
+    try:
+        setups = load_classes(path)["setups"]
+    except (OSError, ValueError):
+        return {}
+    out: Dict[str, Set[str]] = {}
+    for name, setup in setups.items():
+        arch_name = prior_setup(name)
+        if arch_name is not None:
+            out.setdefault(arch_name, set()).update(
+                k for k in setup["rows"] if k.endswith(MODE_KEY_SUFFIX))
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
     try:
@@ -450,17 +480,20 @@ class Seen(NamedTuple):
 def prior_saw_move(setup: Optional[str], key: str,
                    prior: Optional[str] = None,
                    settings: Optional[str] = None) -> Optional[Seen]:
-    """What the prior of setup's own architecture saw of 'TEST:ROW' when
-    it saw the row move beyond the exact tolerance; None when it did not,
+    """What the prior of setup's own architecture saw of 'TEST:ROW' (or
+    of its mode, 'TEST:ROW#mode') when it saw it move beyond the exact
+    tolerance; None when it did not,
     there is no prior of that architecture, or its boots settled
     otherwise than runs of these guest settings did, or timed the row's
     process creations at another policy (stale_prior)."""
     arch_name = prior_setup(setup)
     if arch_name is None or stale_prior(setup, settings, prior, key):
         return None
-    # A prior keeps medians: a mode is bounded by what its row's did.
-    moved = prior_moved(prior).get(arch_name, {}).get(
-        key.removesuffix(MODE_KEY_SUFFIX))
+    # A mode the prior's boots held steady is bounded by what it did in
+    # them; any other by what its row's median did.
+    if key not in prior_modes(prior).get(arch_name, set()):
+        key = key.removesuffix(MODE_KEY_SUFFIX)
+    moved = prior_moved(prior).get(arch_name, {}).get(key)
     if moved is None:
         return None
     over = f" over {moved.boots} boots" if moved.boots else ""

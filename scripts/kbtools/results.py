@@ -156,16 +156,22 @@ class Row:
         repetition of unknown boot is a boot of its own)."""
         return [stats.median(vs) for vs in self.boot_reps(stat)]
 
-    def boot_reps(self, stat: str = "median") -> List[List[float]]:
-        """The row's `stat` of each repetition, grouped by boot (boots in
-        the order first seen, repetitions in run order within each; a
-        repetition of unknown boot is a boot of its own)."""
-        by_boot: Dict[object, List[float]] = {}
+    def boot_groups(self, stat: str = "median") -> List[List["Repetition"]]:
+        """The row's repetitions that measured `stat`, grouped by boot
+        (boots in the order first seen, repetitions in run order within
+        each; a repetition of unknown boot is a boot of its own)."""
+        by_boot: Dict[object, List[Repetition]] = {}
         for k, (rep, boot) in enumerate(zip(self.reps, self.boots)):
             if rep.status == Status.OK and stat in rep.figures:
                 by_boot.setdefault(boot if boot is not None else k,
-                                   []).append(rep.figures[stat])
+                                   []).append(rep)
         return list(by_boot.values())
+
+    def boot_reps(self, stat: str = "median") -> List[List[float]]:
+        """The row's `stat` of each repetition, grouped by boot
+        (boot_groups)."""
+        return [[rep.figures[stat] for rep in group]
+                for group in self.boot_groups(stat)]
 
     def add_rep(self, rep: Repetition, boot: Optional[str] = None) -> None:
         """Add one repetition's figures (of the boot with that boot_id);
