@@ -958,6 +958,24 @@ class ModeFigure(unittest.TestCase):
         self.assertIn("1 judged by their most common value: "
                       "syscall_overhead:clone", out.getvalue())
 
+    def test_a_side_that_ran_without_fifo_is_named(self) -> None:
+        # The guest asked for SCHED_FIFO 1 (sched=fifo1) and the program
+        # was not allowed it (sched_fifo=0): the comparison says so.
+        def rep(boot: str, fifo: int) -> Dict[str, Any]:
+            out = doc([("clone", 46.9), ("getppid", 0.329)], boot=boot,
+                      settings="settle=1; sched=fifo1")
+            out["rows"][0]["extra"] = {"batch": 1, "sched_fifo": fifo}
+            return out
+        base = results.load(boots_dir(self.tmp.name, "f-base",
+                                      [[rep("b1", 1)]]))
+        cand = results.load(boots_dir(self.tmp.name, "f-cand",
+                                      [[rep("c1", 0)]]))
+        self.assertEqual(compare.warnings(base, [cand]), [
+            "syscall_overhead: 'f-cand' timed clone at the program's own "
+            "policy, not at SCHED_FIFO 1 as its guest asked (sched_fifo=0: "
+            "not allowed): compare only like with like"])
+        self.assertEqual(compare.warnings(base, [base]), [])
+
     def test_a_side_without_a_steady_mode_is_judged_by_its_median(
             self) -> None:
         # Below MODE_SHARE_MIN on one side: the median, as before.

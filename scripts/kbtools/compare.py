@@ -538,6 +538,28 @@ def warnings(base: Run, candidates: Sequence[Run]) -> List[str]:
                            f"'{cand.label}' {_where(cg)}: compare only like "
                            f"with like")
                 break
+    out += [w for run in (base, *candidates) for w in fifo_not_applied(run)]
+    return out
+
+
+def fifo_not_applied(run: Run) -> List[str]:
+    """A warning for each test of an exact run whose guest asked for its
+    process creations at SCHED_FIFO 1 (sched=fifo1) and some of whose
+    rows say they ran without it (extra sched_fifo false: the program
+    was not allowed), for they ran at the program's own policy, which
+    the other side, the calibration or the prior may not have."""
+    if not exact.sched_of(run_settings(run) or ""):
+        return []
+    out = []
+    for tname, test in run.tests.items():
+        rows = sorted(row.name for row in test.rows.values()
+                      if any(rep.extra and rep.extra.get("sched_fifo") == 0
+                             for rep in row.reps))
+        if rows:
+            out.append(f"{tname}: '{run.label}' timed {', '.join(rows)} "
+                       f"at the program's own policy, not at SCHED_FIFO 1 "
+                       f"as its guest asked (sched_fifo=0: not allowed): "
+                       f"compare only like with like")
     return out
 
 
