@@ -276,7 +276,7 @@ class Profiles(unittest.TestCase):
         text = where.format_diff(doc)
         self.assertIn("  string routines (memset_erms, memset_orig): "
                       "27198.000 -> 4984.000,\n    -22214.000 of the sum, "
-                      "the rest -39.000;", text)
+                      "the rest -39.000 (QEMU", text)
         self.assertIn("rep movs or rep stos as one instruction", text)
         # Read from the functions: also in a where file without the key.
         self.assertEqual(text, where.format_diff(

@@ -500,11 +500,10 @@ def string_text(doc: Mapping[str, Any]) -> Optional[str]:
     return (f"string routines ({', '.join(share['names'])}): "
             f"{float(share['base']):.3f} -> {float(share['cand']):.3f}, "
             f"{float(share['delta']):+.3f} of the sum, the rest "
-            f"{rest:+.3f}; each kernel picks its variant by the CPU's "
-            "features (ERMS, FSRM, FSRS, REP_GOOD), and QEMU counts each "
-            "iteration of a rep movs or rep stos as one instruction: "
-            "their part moves with the variant and the CPU model as "
-            "well as with the bytes copied")
+            f"{rest:+.3f} (QEMU counts each iteration of a rep movs or "
+            "rep stos as one instruction, and each kernel picks its "
+            "variant by the CPU's features: this part moves with them, "
+            "not only with the bytes copied)")
 
 
 def tracer_differs(base: Profile, cand: Profile) -> bool:
