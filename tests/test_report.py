@@ -570,6 +570,17 @@ class WherePage(unittest.TestCase):
         html_ = report.where_html([dict(where_doc("b"), compared_delta=1.0)])
         self.assertIn("the comparison&#x27;s own delta: +1.000", html_)
 
+    def test_the_string_routines_part_is_said(self) -> None:
+        memset = {"name": "memset_orig", "base": 4735.0, "cand": 4984.0,
+                  "delta": 249.0, "calls_base": 0.0, "calls_cand": 0.0}
+        doc = where_doc("b")
+        html_ = report.where_html([dict(doc, sum=250.0, functions=[
+            *doc["functions"], memset])])
+        self.assertIn("<br>string routines (memset_orig): 4735.000 -&gt; "
+                      "4984.000, +249.000 of the sum, the rest +1.000 (QEMU",
+                      html_)
+        self.assertNotIn("string routines", report.where_html([doc]))
+
     def test_read_beside_the_sides(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for side in ("base", "candidate"):

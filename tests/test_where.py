@@ -257,6 +257,36 @@ class Profiles(unittest.TestCase):
                       where.format_table(*prof))
         self.assertEqual(["g x2", "h"], where.diff_json(*prof)["unchanged"])
 
+    def test_the_string_routines_part_is_said(self) -> None:
+        """Debian 6.1's memset on an ERMS CPU (rep stosb, one
+        instruction a byte) against 6.12's memset_orig (eleven in 64):
+        their part of the sum is set apart from the rest's."""
+        base = {"memset_erms": where.Func(27198.0, 0.0),
+                "copy_process": where.Func(1157.0, 0.0),
+                "dup_fd": where.Func(1189.0, 0.0)}
+        cand = {"memset_orig": where.Func(4984.0, 0.0),
+                "copy_process": where.Func(1118.0, 0.0),
+                "dup_fd": where.Func(1189.0, 0.0)}
+        prof = [where.RowProfile("r", k, v, p) for k, v, p in
+                (("a", 29544.0, base), ("b", 7291.0, cand))]
+        doc = where.diff_json(*prof)
+        self.assertEqual({"names": ["memset_erms", "memset_orig"],
+                          "base": 27198.0, "cand": 4984.0,
+                          "delta": -22214.0}, doc["string_routines"])
+        text = where.format_diff(doc)
+        self.assertIn("  string routines (memset_erms, memset_orig): "
+                      "27198.000 -> 4984.000,\n    -22214.000 of the sum, "
+                      "the rest -39.000 (QEMU", text)
+        self.assertIn("rep movs or rep stos as one instruction", text)
+        # Read from the functions: also in a where file without the key.
+        self.assertEqual(text, where.format_diff(
+            {k: v for k, v in doc.items() if k != "string_routines"}))
+        # No string routine changed: no such line, no such key.
+        doc = where.diff_json(prof[0], where.RowProfile(
+            "r", "b", 29543.0, dict(base, dup_fd=where.Func(1188.0, 0.0))))
+        self.assertNotIn("string_routines", doc)
+        self.assertNotIn("string routines", where.format_diff(doc))
+
 
 class Files(unittest.TestCase):
     """A where file (where --json's, an A/B's where.json) read again."""

@@ -959,6 +959,9 @@ def where_html(docs: Sequence[Json]) -> str:
                        "row's path changed</td></tr>")
         out.append("</table>")
         out.append(f'<p class="note">{esc(doc["check"])}')
+        strings = where.string_text(doc)
+        if strings:
+            out.append("<br>" + esc(strings))
         said = where.compared_text(doc)
         if said:
             out.append("<br>" + esc(said))

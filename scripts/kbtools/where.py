@@ -455,6 +455,57 @@ def total(chs: Sequence[Change]) -> float:
     return sum(ch.delta for ch in chs)
 
 
+# x86_64's string routines: memset, memcpy, memmove, page clearing and
+# copying, and the user-copy helpers, under every name a kernel gives
+# the variant it picked at boot by the CPU's features (ERMS, FSRM, FSRS,
+# REP_GOOD). Under TCG each iteration of a rep movs or rep stos counts
+# as one instruction: "rep stosb" one a byte, "rep stosq" one in eight
+# bytes, memset_orig's unrolled loop eleven in 64. Between kernels that
+# pick other variants, or on another CPU model, their counts move with
+# no change to the bytes copied (docs/exact-runs.md, "Two Debian
+# kernels").
+STRING_ROUTINES = frozenset({
+    "memset", "__memset", "memset_orig", "memset_erms",
+    "memcpy", "__memcpy", "memcpy_orig", "memcpy_erms",
+    "memmove", "__memmove", "clear_page", "clear_page_orig",
+    "clear_page_rep", "clear_page_erms", "copy_page",
+    "rep_movs_alternative", "rep_stos_alternative",
+    "copy_user_generic_string", "copy_user_generic_unrolled",
+    "copy_user_short_string",
+    "copy_user_enhanced_fast_string", "clear_user_original",
+    "clear_user_rep_good", "clear_user_erms", "__clear_user",
+})
+
+
+def string_share(functions: Sequence[Mapping[str, Any]]
+                 ) -> Optional[results.Json]:
+    """The changed string routines' part of a difference's functions
+    (diff_json's "functions"): their names, and their base, cand and
+    delta together; None when none changed."""
+    mine = [f for f in functions if f["name"] in STRING_ROUTINES]
+    if not mine:
+        return None
+    return {"names": [f["name"] for f in mine],
+            **{k: round(sum(float(f[k]) for f in mine), 6)
+               for k in ("base", "cand", "delta")}}
+
+
+def string_text(doc: Mapping[str, Any]) -> Optional[str]:
+    """The line on the string routines' part of a difference (also of a
+    where file written before it said so), None when none changed."""
+    share = string_share(doc["functions"])
+    if share is None:
+        return None
+    rest = float(doc["sum"]) - float(share["delta"])
+    return (f"string routines ({', '.join(share['names'])}): "
+            f"{float(share['base']):.3f} -> {float(share['cand']):.3f}, "
+            f"{float(share['delta']):+.3f} of the sum, the rest "
+            f"{rest:+.3f} (QEMU counts each iteration of a rep movs or "
+            "rep stos as one instruction, and each kernel picks its "
+            "variant by the CPU's features: this part moves with them, "
+            "not only with the bytes copied)")
+
+
 def tracer_differs(base: Profile, cand: Profile) -> bool:
     """Every function on both paths changed: the mark of a tracer whose
     own per-call cost differs between the kernels (ftrace is part of
@@ -546,6 +597,10 @@ def format_diff(doc: results.Json) -> str:
             lines.append(f"  {ch['name']:<{width}} {ch['base']:12.3f} "
                          f"{ch['cand']:12.3f} {ch['delta']:+10.3f}  {calls}")
     lines.append("  " + doc["check"])
+    strings = string_text(doc)
+    if strings:
+        lines.append(textwrap.fill(strings, 78, initial_indent="  ",
+                                   subsequent_indent="    "))
     if mean:
         lines.append(textwrap.fill(
             "the batches differ (each one's allocator, page and scheduler "
@@ -603,7 +658,8 @@ def compared_text(doc: Mapping[str, Any]) -> Optional[str]:
            "does, but in a guest of its own (vng over the host's root, "
            "where the comparison's exact guest boots its initramfs, with "
            "a dither), and a row whose cost depends on the guest's state "
-           "(its cgroups, its memory, what else runs) reads otherwise "
+           "(its CPU model, which picks the kernel's string routines, "
+           "its cgroups, its memory, what else runs) reads otherwise "
            "there" if doc.get("method") == PLUGIN else
            "the where boot runs the row alone, in batches of "
            f"{BATCH}, after no other row, where the comparison runs the "
@@ -711,6 +767,9 @@ def diff_json(base: RowProfile, cand: RowProfile) -> results.Json:
            "functions": [_change_json(ch) for ch in chs],
            "unchanged": unchanged(fb.functions, fc.functions),
            "atypical": {"base": base.atypical, "cand": cand.atypical}}
+    share = string_share(doc["functions"])
+    if share is not None:
+        doc["string_routines"] = share
     if plugin:
         doc.update(method=PLUGIN, window_gap={"base": _window_gap(fb),
                                               "cand": _window_gap(fc)})
