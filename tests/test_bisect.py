@@ -1068,6 +1068,14 @@ class Runner(unittest.TestCase):
         self.assertEqual("-t getsid,getppid",
                          env["KSELFTEST_SYSCALL_OVERHEAD_ARGS"])
         self.assertNotIn("KSELFTEST_TASKSTATS_ARGS", env)
+        # proc_create's rows are cells, which its program's -t does not
+        # name and whose figures depend on the cells before them: it runs
+        # whole (the row alone is followed).
+        tests, env = bisect_run.guest_env([f"{TEST}:getsid",
+                                           "proc_create:clone@1.70MB"])
+        self.assertEqual("proc_create,syscall_overhead", tests)
+        self.assertEqual({"KSELFTEST_SYSCALL_OVERHEAD_ARGS": "-t getsid"},
+                         env)
 
     def test_least_step_boots(self) -> None:
         self.assertEqual(8, bisect_run.least_step_boots(0.001))
