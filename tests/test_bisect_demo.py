@@ -102,6 +102,21 @@ class Edits(unittest.TestCase):
         with self.assertRaises(cli.Failure):
             bisect_demo.edited(b"a\n", (), ("b",))
 
+    def test_the_copy_process_nop(self) -> None:
+        """creation's culprit: one nop after copy_process()'s
+        declarations, as commit 7dbfd4d of the test kernel's tree (the
+        nsproxy line ends them there, and nowhere else)."""
+        fork_c = ("struct nsproxy *nsp = current->nsproxy;\n"
+                  "__latent_entropy struct task_struct *copy_process(\n"
+                  "\tconst u64 clone_flags = args->flags;\n"
+                  "\tstruct nsproxy *nsp = current->nsproxy;\n\n"
+                  "\t/*\n")
+        self.assertEqual(fork_c.replace(
+            "nsproxy;\n\n\t/*", "nsproxy;\n\n\tasm volatile(\"nop\");\n"
+            "\n\t/*"), self.edit(fork_c, *bisect_demo.MIDDLE["creation"].inserts))
+        self.assertEqual("proc_create:clone@1.70MB",
+                         bisect_demo.TARGETS["creation"])
+
     def test_the_series_of_kbench_series(self) -> None:
         """steps: four commits; steps20: twenty, the code changed by
         every fourth from the first, a documentation file by the
@@ -197,7 +212,7 @@ class Options(unittest.TestCase):
     def test_bad_usage(self) -> None:
         for argv, said in (
                 (["--only", "nothing"], "invalid --only 'nothing' "
-                 "(regression, no-change or small)"),
+                 "(regression, no-change, small or creation)"),
                 (["--series", "x"], "invalid --series 'x'"),
                 (["--only"], "option '--only' needs a value"),
                 (["--alpha", ""], "invalid --alpha ''"),

@@ -44,9 +44,12 @@ and assumes that an image effect is not shared by a commit's builds.
 
 Under QEMU's instruction counter (mode 'icount') figures are counts of
 instructions: good is booted calibration.BOOTS times (GBGG: an A/A of
-good, the calibration of its own rows, kbtools.exact.known_of), bad and
-each step once, and kbtools.exact's rule decides against good's calibration (a
-row whose margin is wider than its change cannot be followed there).
+good, the calibration of its own rows, good_calibration), bad and each
+step once, and kbtools.exact's rule decides against good's calibration,
+on the figure compare would judge the two sides by
+(kbtools.exact.judged_figure: a process-creation row's steady mode, else
+its median; a row whose margin is wider than its change cannot be
+followed there).
 
 The state directory holds:
   settings.json   the bisection's parameters (for --resume)
@@ -269,45 +272,62 @@ def boot_run(state: str, boot: Dict[str, Any]) -> Optional[results.Run]:
     return results.load(path, boot["commit"][:12])
 
 
+# One boot's row as its results read it, and its figures' instructions
+# per unit (1.0 on a real clock): the exact rule asks its mode and share.
+Measured = Tuple[results.Row, float]
+
+
+def boot_rows(run: results.Run) -> Dict[Tuple[str, str], Measured]:
+    """(test, row) -> each timed row of one boot's results that measured
+    something, with its scale to instructions per operation for an
+    icount run (the exact rule's floors are in instructions)."""
+    out = {}
+    for test in run.tests.values():
+        for row in test.rows.values():
+            if row.status == "ok" and row.unit in compare.TIME_UNITS:
+                out[(test.name, row.name)] = \
+                    (row, test.insn_per_unit(row.unit) or 1.0)
+    return out
+
+
 def boot_figures(state: str, boot: Dict[str, Any], stat: str = "median",
                  run: Optional[results.Run] = None
                  ) -> Dict[Tuple[str, str], List[float]]:
     """(test, row) -> the figures of one usable boot (its results, run,
     when read already): its repetitions' (one, or two in exact mode) in
     the row's unit, or in instructions per operation for an icount run
-    (the exact rule's floors are in instructions)."""
+    (boot_rows)."""
     run = run or boot_run(state, boot)
     if run is None:
         return {}
-    out = {}
-    for test in run.tests.values():
-        for row in test.rows.values():
-            if row.status == "ok" and row.unit in compare.TIME_UNITS:
-                scale = test.insn_per_unit(row.unit) or 1.0
-                out[(test.name, row.name)] = [v * scale
-                                              for v in row.values(stat)]
-    return out
+    return {key: [v * scale for v in row.values(stat)]
+            for key, (row, scale) in boot_rows(run).items()}
 
 
 class Figures:
     """The figures of every boot of a bisection (boots: the schedule's
     records; by_boot: each one's figures by (test, row), empty for an
     unusable boot; headers: the usable boots' results headers, which
-    say the setup an exact rule looks its A/A classes up in)."""
+    say the setup an exact rule looks its A/A classes up in; rows: each
+    boot's rows as read (boot_rows), whose modes the exact rule may
+    judge by; without them, a row of by_boot's medians)."""
 
     def __init__(self, boots: List[Dict[str, Any]],
                  by_boot: List[Dict[Tuple[str, str], List[float]]],
-                 headers: Sequence[results.Header] = ()):
+                 headers: Sequence[results.Header] = (),
+                 rows: Optional[List[Dict[Tuple[str, str], Measured]]] = None):
         self.boots = boots
         self._by_boot = by_boot
         self.headers = list(headers)
+        self._rows = rows
 
     @classmethod
     def of_state(cls, state: str, boots: List[Dict[str, Any]]) -> "Figures":
         runs = [boot_run(state, b) for b in boots]
         return cls(boots, [boot_figures(state, b, run=r)
                            for b, r in zip(boots, runs)],
-                   [t.header for r in runs if r for t in r.tests.values()])
+                   [t.header for r in runs if r for t in r.tests.values()],
+                   [boot_rows(r) if r else {} for r in runs])
 
     def of(self, i: int, key: Tuple[str, str]) -> List[float]:
         return self._by_boot[i].get(key, [])
@@ -339,6 +359,22 @@ class Figures:
         return [self.of(i, key) for i, b in enumerate(self.boots)
                 if b["phase"] == phase and b["role"] == role
                 and self.of(i, key)]
+
+    def measured(self, phase: str, role: str, key: Tuple[str, str]
+                 ) -> List[Measured]:
+        """The row of each of a role's boots in a phase that measured it
+        (exact mode), boots in order."""
+        return [self._measured(i, key) for i, b in enumerate(self.boots)
+                if b["phase"] == phase and b["role"] == role
+                and self.of(i, key)]
+
+    def _measured(self, i: int, key: Tuple[str, str]) -> Measured:
+        if self._rows is not None and key in self._rows[i]:
+            return self._rows[i][key]
+        row = results.Row(key[1])
+        for v in self.of(i, key):
+            row.add_rep(results.Repetition.of(median=v))
+        return row, 1.0
 
 
 # ---- the schedule -----------------------------------------------------------
@@ -423,25 +459,41 @@ def _ratio(over: Sequence[float], under: Sequence[float]) -> Optional[float]:
     return float(stats.median(over) / stats.median(under))
 
 
+def good_calibration(key: Tuple[str, str], good: Sequence[Measured]
+                     ) -> Dict[str, exact.Known]:
+    """Good's boots at the endpoints as the calibration of one row, kept
+    as compare's is (calibration.of_row: its median and, where steady,
+    its mode)."""
+    if not good:
+        return {}
+    merged = results.Row(key[1])
+    for n, (row, _) in enumerate(good):
+        for rep in row.reps:
+            merged.add_rep(rep, str(n))
+    return calibration.of_row(f"{key[0]}:{key[1]}", merged, good[0][1])
+
+
 def exact_decision(fig: Figures, phase: str, role: str, against: str,
                    key: Tuple[str, str]) -> Optional[exact.Decision]:
     """kbtools.exact's decision on a row: role's boots in phase against
     those of `against` (good or bad) at the endpoints, with good's
-    calibration (its endpoint boots, through exact.known with the boots'
-    headers); None without figures."""
-    good = fig.boot_reps("endpoints", "good", key)
-    other = fig.boot_reps("endpoints", against, key)
-    mine = fig.boot_reps(phase, role, key)
+    calibration (its endpoint boots, good_calibration), on the figure
+    compare would judge the two by (exact.judged_figure: a steady mode,
+    else the median); None without figures."""
+    other = fig.measured("endpoints", against, key)
+    mine = fig.measured(phase, role, key)
     if not other or not mine:
         return None
-    of_good = exact.known_of(good)
-    known = exact.known(fig.headers, *key,
-                        {f"{key[0]}:{key[1]}": of_good} if of_good else {})
+    figure, known = exact.judged_figure(
+        [row for row, _ in other + mine], fig.headers, *key,
+        good_calibration(key, fig.measured("endpoints", "good", key)))
+
+    def by_position(side: List[Measured]) -> List[float]:
+        return compare.by_position([[v * scale for v in row.values(figure)]
+                                    for row, scale in side])
     if against == "good":
-        return exact.decide(compare.by_position(other),
-                            compare.by_position(mine), known)
-    return exact.decide(compare.by_position(mine),
-                        compare.by_position(other), known)
+        return exact.decide(by_position(other), by_position(mine), known)
+    return exact.decide(by_position(mine), by_position(other), known)
 
 
 def endpoint_alpha(settings: Dict[str, Any], rows: int) -> float:
@@ -942,7 +994,10 @@ def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]],
         setup, guest = exact_guest(headers)
         return (f"error: exact (QEMU's instruction counter): each decision "
                 f"takes a margin of twice the range of good's "
-                f"{calibration.BOOTS} boots; "
+                f"{calibration.BOOTS} boots, on the figure compare judges "
+                f"the row by (its most common value where that holds "
+                f"{exact.MODE_SHARE_MIN:.0%} or more of every run of both "
+                f"sides and of good's, else its median); "
                 f"{exact.aa_error(setup, None, guest)}; instructions do "
                 f"not show cache or "
                 f"TLB misses, contention, bandwidth, device latency or "

@@ -122,20 +122,32 @@ def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
             scale = test.insn_per_unit(row.unit) if row.unit else None
             if scale is None or row.status != results.Status.OK:
                 continue
-            key = f"{test.name}:{row.name}"
-            # A steady mode is kept beside the median (exact.figure_of).
-            figures = {key: stat}
-            if exact.figure_of([row], stat) == exact.MODE:
-                figures[exact.mode_key(key)] = exact.MODE
-            for where, figure in figures.items():
-                known = exact.known_of([[v * scale for v in boot]
-                                        for boot in row.boot_reps(figure)])
-                if known:
-                    rows[where] = exact.with_prior(
-                        known, exact.setup_of(test.header), where, None,
-                        test.header.machine.icount_settings) \
-                        if prior else known
+            for where, known in of_row(f"{test.name}:{row.name}", row,
+                                       scale, stat).items():
+                rows[where] = exact.with_prior(
+                    known, exact.setup_of(test.header), where, None,
+                    test.header.machine.icount_settings) if prior else known
     return rows
+
+
+def of_row(key: str, row: results.Row, scale: float, stat: str = "median"
+           ) -> Dict[str, exact.Known]:
+    """What the boots of one row (row.boots tells them apart; figures
+    times scale, in instructions) showed of it, where a calibration
+    keeps it: its stat under key and, where every repetition holds a
+    steady mode (exact.figure_of), the mode under exact.mode_key(key);
+    not bounded by any prior. The bisection calibrates good's boots with
+    it."""
+    figures = {key: stat}
+    if exact.figure_of([row], stat) == exact.MODE:
+        figures[exact.mode_key(key)] = exact.MODE
+    out = {}
+    for where, figure in figures.items():
+        known = exact.known_of([[v * scale for v in boot]
+                                for boot in row.boot_reps(figure)])
+        if known:
+            out[where] = known
+    return out
 
 
 def of_dirs(dirs: Sequence[str], stat: str = "median",

@@ -223,23 +223,6 @@ def same_boots(brow: Row, crow: Row) -> bool:
         bool(brow.boots) and set(brow.boots) == set(crow.boots)
 
 
-def _exact_figure(brow: Row, crow: Row, stat: str, sides: Tuple[Test, Test],
-                  cal: Mapping[str, exact.Known]
-                  ) -> Tuple[str, Optional[exact.Known]]:
-    """The figure an icount row is judged by and the base's calibration
-    of it: the mode where both sides hold a steady one and the
-    calibration has it (or both sides ran in the same boots), else
-    stat (exact.figure_of)."""
-    headers = [t.header for t in sides]
-    figure = exact.figure_of([brow, crow], stat)
-    if figure != stat:
-        found = exact.known(headers, sides[0].name, brow.name, cal,
-                            figure=figure)
-        if found is not None or same_boots(brow, crow):
-            return figure, found
-    return stat, exact.known(headers, sides[0].name, brow.name, cal)
-
-
 def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
                     need: int, sides: Tuple[Test, Test],
                     cal: Mapping[str, exact.Known]) -> Entry:
@@ -250,7 +233,9 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
     unit = brow.unit or crow.unit
     scales = (sides[0].insn_per_unit(unit) or 1.0,
               sides[1].insn_per_unit(unit) or 1.0)
-    figure, known = _exact_figure(brow, crow, stat, sides, cal)
+    figure, known = exact.judged_figure(
+        [brow, crow], [t.header for t in sides], sides[0].name, brow.name,
+        cal, stat, same_boots(brow, crow))
     e.figure = figure
     bb = [[v * scales[0] for v in boot] for boot in brow.boot_reps(figure)]
     cb = [[v * scales[1] for v in boot] for boot in crow.boot_reps(figure)]

@@ -30,8 +30,8 @@ scheduler's tree, a slab refill), and where none holds half of them the
 median sits on the edge between two and moves with the boot. Where
 every repetition of both sides has a mode_share of MODE_SHARE_MIN or
 more and the calibration has the row's mode, the row is judged by its
-mode (figure_of; the calibration keeps it under mode_key), else by its
-median as before.
+mode (judged_figure, which compare and bisect both ask; the calibration
+keeps it under mode_key), else by its median as before.
 
 A row no calibration of this kernel has seen is judged by the boot
 rule (the statistical one, over boots: 'pending' here), never as
@@ -77,7 +77,8 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set
+from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
+                    Set, Tuple)
 
 from kbtools import arch, policy, results, stats
 
@@ -245,6 +246,23 @@ def figure_of(rows: Sequence[results.Row], stat: str = "median") -> str:
     median where every repetition of rows (both sides, or a
     calibration's boots) holds a steady one (steady_mode), else stat."""
     return MODE if stat == "median" and steady_mode(rows) else stat
+
+
+def judged_figure(rows: Sequence[results.Row], headers: Sequence[results.Header],
+                  test: str, row: str, cal: Optional[Mapping[str, Known]],
+                  stat: str = "median", same_boots: bool = False
+                  ) -> Tuple[str, Optional[Known]]:
+    """The figure TEST:ROW is judged by and the base's calibration of it
+    (known), for compare's A/B and the bisection's steps alike: the mode
+    where every repetition of rows (both sides) holds a steady one
+    (figure_of) and the calibration has the row's mode (or both sides
+    ran in the same boots, which need none), else stat."""
+    figure = figure_of(rows, stat)
+    if figure != stat:
+        found = known(headers, test, row, cal, figure=figure)
+        if found is not None or same_boots:
+            return figure, found
+    return stat, known(headers, test, row, cal)
 
 
 def known(headers: Sequence[results.Header], test: str, row: str,

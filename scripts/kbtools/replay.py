@@ -35,16 +35,28 @@ is the assumption the confirmation rests on.
                                         boots against every endpoint boot
   recorded_confirmation(boots, st)      a real bisection's confirmation
                                         boots judged again, look by look
+  exact_tally(path, st, runs, seed)     exact bisections (--icount) on
+                                        recorded exact boots of a good and
+                                        a bad kernel (load_exact)
+
+An ExactWorld's boots are recorded boots of an exact guest: each a row's
+figures of its runs (median, mode and the mode's share), a good kernel's
+before the culprit and a bad one's from it on, drawn at random (under
+icount a boot's figures do not follow the host's time). Its rows go to
+the rule as they were read, so that the exact rule judges each by the
+figure compare would (kbtools.exact.judged_figure); with modes False,
+by the medians alone, the rule before issue 46's bisection.
 """
 
 import json
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import (Any, Callable, Dict, List, Optional, Sequence, Set, Tuple,
+                    Union)
 
 from kbtools import bisect as kb
-from kbtools import compare, stats
+from kbtools import compare, results, stats
 
 KEY = ("syscall_overhead", "getsid")
 SIGNAL = [{"test": KEY[0], "row": KEY[1]}]
@@ -143,6 +155,8 @@ class World:
     images: Dict[Tuple[int, int], Tuple[float, float]] = field(
         default_factory=dict)
     low_commit: int = -1
+    key: Tuple[str, str] = KEY
+    header: Optional[results.Header] = None
 
     def __post_init__(self) -> None:
         if self.model.one_low:
@@ -175,6 +189,48 @@ class World:
         if slot in self.model.slots:
             v *= self.model.slot_bump
         return v
+
+
+# One boot of a recorded exact row: its runs' figures (median, mode,
+# mode_share), in instructions.
+ExactBoot = List[Dict[str, float]]
+
+
+@dataclass
+class ExactWorld:
+    """Commits 0..n of an exact bisection of row key (in the setup its
+    header says): a boot of a commit reads one of good's recorded boots,
+    drawn at random, and from the culprit on (None: no change) one of
+    bad's."""
+    n: int
+    culprit: Optional[int]
+    good: Sequence[ExactBoot]
+    bad: Sequence[ExactBoot]
+    rng: random.Random
+    key: Tuple[str, str]
+    header: Optional[results.Header] = None
+
+    def boot(self, commit: int, build: int, slot: int) -> results.Row:
+        changed = self.culprit is not None and commit >= self.culprit
+        row = results.Row(self.key[1])
+        for run in self.rng.choice(self.bad if changed else self.good):
+            row.add_rep(results.Repetition.from_json(dict(run)))
+        return row
+
+
+def load_exact(path: str) -> Tuple[Tuple[str, str], results.Header,
+                                   List[ExactBoot], List[ExactBoot]]:
+    """A recorded exact row (tests/data/bisect/exact_*.json): its key,
+    the header of its boots' setup, good's boots and bad's."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    m = doc["machine"]
+    header = results.Header(machine=results.Machine(
+        arch=m["arch"], guest=m.get("guest"),
+        clock_mode=results.ClockMode(m["clock_mode"]),
+        icount_shift=m.get("icount_shift"),
+        icount_settings=m.get("icount_settings")))
+    return (doc["test"], doc["row"]), header, doc["good"], doc["bad"]
 
 
 def make_world(model: Model, effect: float, n: int, rng: random.Random,
@@ -211,17 +267,26 @@ def _parent(commit: str) -> str:
 
 
 class Replay:
-    """One bisection on a world, by kbtools.bisect's decisions."""
+    """One bisection on a world, by kbtools.bisect's decisions (an exact
+    world's rows with their modes, or by their medians alone when modes
+    is False)."""
 
-    def __init__(self, settings: Dict[str, Any], world: World):
+    def __init__(self, settings: Dict[str, Any],
+                 world: Union[World, ExactWorld], modes: bool = True):
         self.st = settings
         self.world = world
+        self.modes = modes
+        self.key = world.key
+        self.signal = [{"test": self.key[0], "row": self.key[1]}]
         self.boots: List[Dict[str, Any]] = []
         self.figs: List[Dict[Tuple[str, str], List[float]]] = []
+        self.rows: List[Dict[Tuple[str, str], kb.Measured]] = []
         self.ans: Optional[kb.Answer] = None
 
     def figures(self) -> kb.Figures:
-        return kb.Figures(self.boots, self.figs)
+        headers = [self.world.header] if self.world.header else []
+        return kb.Figures(self.boots, self.figs, headers,
+                          self.rows if self.modes else None)
 
     def commit_of(self, role: str, step: int) -> int:
         if role in kb.LO_BUILDS + kb.HI_BUILDS:
@@ -236,8 +301,13 @@ class Replay:
             i = self.commit_of(role, step)
             self.boots.append({"commit": str(i), "role": role,
                                "phase": phase, "block": block, "usable": 1})
-            self.figs.append({KEY: [self.world.boot(i, kb.build_of(role),
-                                                    slot)]})
+            got = self.world.boot(i, kb.build_of(role), slot)
+            if isinstance(got, results.Row):
+                self.figs.append({self.key: got.values()})
+                self.rows.append({self.key: (got, 1.0)})
+            else:
+                self.figs.append({self.key: [got]})
+                self.rows.append({})
             slot += 1
             if last:
                 return
@@ -258,8 +328,8 @@ class Replay:
         while True:
             done = kb.blocks_done(self.st, self.boots, phase)
             if done:
-                c, detail = kb.decide_step(self.st, self.figures(), SIGNAL,
-                                           phase, done)
+                c, detail = kb.decide_step(self.st, self.figures(),
+                                           self.signal, phase, done)
                 if c != "more":
                     return {"commit": phase, "verdict": c,
                             "p_bad": detail.get("p_bad"),
@@ -271,18 +341,20 @@ class Replay:
         while True:
             done = kb.blocks_done(self.st, self.boots, kb.CONFIRM)
             verdict, _ = kb.decide_confirmation(self.st, self.figures(),
-                                                SIGNAL, done)
+                                                self.signal, done)
             if verdict != "more":
                 return verdict
             self.boot_block(kb.CONFIRM)
 
 
-def replay(world: World, settings: Dict[str, Any]) -> Dict[str, Any]:
+def replay(world: Union[World, ExactWorld], settings: Dict[str, Any],
+           modes: bool = True) -> Dict[str, Any]:
     """One bisection of the world's commits: its answer ('culprit',
     'range': one that narrows the commits, 'undecided': the whole range,
-    'none'), the commits it names, the boots and the bound it prints."""
+    'none'), the commits it names, the boots and the bound it prints
+    (None in exact mode)."""
     n = world.n
-    sim = Replay(settings, world)
+    sim = Replay(settings, world, modes)
     whole = list(range(1, n + 1))
     verdict = sim.endpoints()
     if verdict != "differ":
@@ -457,6 +529,24 @@ def tally(rule: Rule, model: Model, effect: float, runs: int, seed: int,
         bound += out["error"] or 0.0
     counts["boots"] = boots / runs
     counts["bound"] = bound / runs
+    counts["runs"] = runs
+    return counts
+
+
+def exact_tally(path: str, settings: Dict[str, Any], runs: int, seed: int,
+                n: int = 7, modes: bool = True) -> Dict[str, float]:
+    """Counts of judge()'s outcomes over `runs` exact bisections (settings
+    in mode icount) of n commits on the recorded exact row of path
+    (load_exact), the culprit drawn at random, each with a seed of its
+    own; modes False: the rule judging by medians alone."""
+    key, header, good, bad = load_exact(path)
+    rng = random.Random(seed)
+    counts: Dict[str, float] = {k: 0 for k in OUTCOMES}
+    for _ in range(runs):
+        world = ExactWorld(n, rng.randint(1, n), good, bad, rng, key, header)
+        out = replay(world, dict(settings,
+                                 seed=rng.randrange(1, 2 ** 32)), modes)
+        counts[judge(out, world.culprit)] += 1
     counts["runs"] = runs
     return counts
 
