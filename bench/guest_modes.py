@@ -262,8 +262,10 @@ def merged_known(was: Optional[exact.Known], new: exact.Known
         return new
     boot_range = max(was.boot_range, new.boot_range)
     rng = max(was.range, new.range)
+    # Classed by the range across boots, as each calibration is
+    # (kbtools.exact.known_of): the places of a run may differ by more.
     cls = exact.worse(exact.worse(was.cls, new.cls),
-                      exact.class_of(boot_range, was.median, rng))
+                      exact.class_of(boot_range, was.median))
     return exact.Known(cls, boot_range, rng, was.median,
                        was.boots + new.boots)
 
@@ -303,11 +305,13 @@ def classes(args: argparse.Namespace) -> int:
         merged, aa = setup["rows"], setup["aa"]
         for key, known in found.items():
             merged[key] = merged_known(merged.get(key), known)
-        for trials in map(aa_trials, icount_boots(path).values()):
+        boots = icount_boots(path)
+        for trials in map(aa_trials, boots.values()):
             aa["false"] += sum(d.verdict in ("slower", "faster")
                                for d in trials)
             aa["trials"] += len(trials)
-        aa["boots"] += len(boot_dirs(path))
+        # A directory may hold several boots (an A/A's base/).
+        aa["boots"] += max(map(len, boots.values()), default=0)
         aa["what"] = f"{aa['boots']} boots of one kernel, each the " \
             f"candidate against a calibration of {calibration.BOOTS} " \
             f"others and a prior of all the others"
