@@ -312,9 +312,10 @@ def classes(args: argparse.Namespace) -> int:
             aa["trials"] += len(trials)
         # A directory may hold several boots (an A/A's base/).
         aa["boots"] += max(map(len, boots.values()), default=0)
-        aa["what"] = f"{aa['boots']} boots of one kernel, each the " \
-            f"candidate against a calibration of {calibration.BOOTS} " \
-            f"others and a prior of all the others"
+        aa["what"] = f"{aa['boots']} boots, each run of one kernel, " \
+            f"each boot the candidate against a calibration of " \
+            f"{calibration.BOOTS} other boots of its run and a prior of " \
+            f"all of them"
         setup["runs"].append(os.path.basename(os.path.normpath(path)))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "

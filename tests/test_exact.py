@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
 from kbtools import calibration, compare, exact, policy, results  # noqa: E402,E501
+import support  # noqa: E402
 
 
 def compare_main(argv: List[str]) -> int:
@@ -917,11 +918,13 @@ class ModeFigure(unittest.TestCase):
     """A row timed one creation at a time whose creations fall into a
     few exact counts: its median sits between two of them and moves from
     boot to boot by 18 instructions, its most common value does not.
-    Where both sides hold a steady mode it is the row's figure."""
+    Where both sides hold a steady mode it is the row's figure (a prior
+    that never saw the mode move: the shipped one saw clone's)."""
 
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
+        support.prior_with_steady_modes(self)
 
     def a_b(self, label: str, cand_share: float
             ) -> Tuple[Dict[str, exact.Known], compare.Entry]:
