@@ -526,7 +526,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "Spread across boots and detectable change under icount, plain "
         "TCG and loaded TCG."))
     sub = ap.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="boot the kernel in each mode")
+    r = sub.add_parser("run", help="boot the kernel in each mode (other "
+                       "options go to run_all.sh: --repeat 2, -t TEST, "
+                       "--arch arm64)")
     r.add_argument("--kernel", required=True)
     r.add_argument("-o", "--output", required=True)
     r.add_argument("--boots", type=int, default=3)
