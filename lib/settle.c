@@ -41,6 +41,13 @@ void kb_settle(void)
 		;
 }
 
+static bool fifo_wanted(void)
+{
+	const char *v = getenv("KBENCH_ICOUNT_FIFO");
+
+	return kb_env_icount_shift() >= 0 && v && !strcmp(v, "1");
+}
+
 /*
  * A loop at SCHED_FIFO keeps every SCHED_OTHER task on its CPU waiting:
  * a kernel thread woken inside it (RCU's, a kworker) waits until it ends.
@@ -74,19 +81,18 @@ static void fifo_waiters_spawn(void)
 		;
 }
 
+void kb_settle_fifo_prepare(void)
+{
+	if (fifo_wanted())
+		fifo_waiters_spawn();
+}
+
 static void fifo_waiters_wake(void)
 {
 	size_t i;
 
 	for (i = 0; i < fifo_waiters.n; i++)
 		kill(fifo_waiters.pids[i], SIGCONT);
-}
-
-static bool fifo_wanted(void)
-{
-	const char *v = getenv("KBENCH_ICOUNT_FIFO");
-
-	return kb_env_icount_shift() >= 0 && v && !strcmp(v, "1");
 }
 
 enum kb_settle_fifo kb_settle_fifo_begin(char *why, size_t len)
