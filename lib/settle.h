@@ -42,9 +42,10 @@ enum kb_settle_fifo {
 };
 
 /*
- * Put the calling process at SCHED_FIFO 1 when the run asks for it. On
- * DENIED, @why says why (the first time it is also printed as a KTAP
- * diagnostic).
+ * Put the calling process at SCHED_FIFO 1 when the run asks for it, after
+ * an idle second when it also settles (the deferred work of the loops
+ * before, RCU's callbacks, done first). On DENIED, @why says why (the
+ * first time it is also printed as a KTAP diagnostic).
  */
 enum kb_settle_fifo kb_settle_fifo_begin(char *why, size_t len);
 
