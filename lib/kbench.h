@@ -9,6 +9,7 @@
 #define KBENCH_H
 
 #include "compat.h"
+#include "children.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "clock.h"

@@ -4,12 +4,14 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "children.h"
 #include "env.h"
 #include "file.h"
 #include "settle.h"
@@ -25,18 +27,24 @@ bool kb_settle_wanted(void)
 	return kb_env_icount_shift() >= 0 && v && !strcmp(v, "1");
 }
 
-void kb_settle(void)
+/* An idle second, in which the kernel's deferred work runs. */
+static void idle_second(void)
 {
 	struct timespec idle = { .tv_sec = 1 };
 
+	while (nanosleep(&idle, &idle))
+		;
+}
+
+void kb_settle(void)
+{
 	if (!kb_settle_wanted())
 		return;
 	sync();
 	/* Best effort: a guest without them (or without root) still runs. */
 	kb_file_write_str("/proc/sys/vm/drop_caches", "3");
 	kb_file_write_str("/proc/sys/vm/compact_memory", "1");
-	while (nanosleep(&idle, &idle))
-		;
+	idle_second();
 }
 
 static bool fifo_wanted(void)
@@ -44,6 +52,53 @@ static bool fifo_wanted(void)
 	const char *v = getenv("KBENCH_ICOUNT_FIFO");
 
 	return kb_env_icount_shift() >= 0 && v && !strcmp(v, "1");
+}
+
+/*
+ * A loop at SCHED_FIFO keeps every SCHED_OTHER task on its CPU waiting:
+ * a kernel thread woken inside it (RCU's, a kworker) waits until it ends.
+ * While fewer than two wait, the RT class's enqueue and dequeue take
+ * another branch of add_nr_running() (its root domain's overload check),
+ * 16 or 24 instructions more a creation, and how many wait depends on
+ * the kernel's own wake-ups, which moved from boot to boot. Two idle
+ * children of ours, continued at each loop's start (they stop themselves
+ * again when they next run), keep at least two waiting throughout.
+ */
+#define FIFO_WAITERS 2
+
+static struct kb_children fifo_waiters;
+
+static int waiter_main(void *arg)
+{
+	(void)arg;
+	for (;;)
+		raise(SIGSTOP);
+	return 0;
+}
+
+/*
+ * Forked at our own policy (they inherit it), once. Best effort: without
+ * them the creations still run at SCHED_FIFO 1.
+ */
+static void fifo_waiters_spawn(void)
+{
+	while (fifo_waiters.n < FIFO_WAITERS &&
+	       kb_children_fork(&fifo_waiters, waiter_main, NULL) > 0)
+		;
+}
+
+void kb_settle_fifo_prepare(void)
+{
+	if (fifo_wanted())
+		fifo_waiters_spawn();
+}
+
+static void fifo_waiters_wake(void)
+{
+	size_t i;
+
+	for (i = 0; i < fifo_waiters.n; i++)
+		kill(fifo_waiters.pids[i], SIGCONT);
 }
 
 enum kb_settle_fifo kb_settle_fifo_begin(char *why, size_t len)
@@ -54,10 +109,20 @@ enum kb_settle_fifo kb_settle_fifo_begin(char *why, size_t len)
 
 	if (!fifo_wanted())
 		return KB_SETTLE_FIFO_OFF;
+	fifo_waiters_spawn();
+	/*
+	 * Each loop from the same state: the RCU callbacks the loops before
+	 * left run first (the forks of a large parent queue thousands; past
+	 * 10,000 waiting, call_rcu() takes a slower path in every creation).
+	 */
+	if (kb_settle_wanted())
+		idle_second();
 	fifo_saved_policy = sched_getscheduler(0);
 	if (fifo_saved_policy >= 0 && !sched_getparam(0, &fifo_saved_param) &&
-	    !sched_setscheduler(0, SCHED_FIFO, &sp))
+	    !sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		fifo_waiters_wake();
 		return KB_SETTLE_FIFO_ON;
+	}
 	err = errno;
 	snprintf(why, len, "SCHED_FIFO 1 not applied: %s%s", strerror(err),
 		 err == EPERM ? " (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= 1)" : "");

@@ -30,7 +30,10 @@ void kb_settle(void);
  * creating process and, inherited, its children) those paths leave the
  * loop and one count holds most creations. The kernel under test then
  * runs its RT class's enqueue, wake-up and pick paths instead of the
- * fair class's. Asked for with KBENCH_ICOUNT_FIFO=1 beside KBENCH_ICOUNT.
+ * fair class's. Two idle SCHED_OTHER children of the program wait
+ * runnable beside each loop, so that the RT class's paths do not depend on
+ * how many of the kernel's own threads the loop keeps waiting (settle.c).
+ * Asked for with KBENCH_ICOUNT_FIFO=1 beside KBENCH_ICOUNT.
  */
 enum kb_settle_fifo {
 	KB_SETTLE_FIFO_OFF,	/* not asked for: the program's policy */
@@ -39,11 +42,20 @@ enum kb_settle_fifo {
 };
 
 /*
- * Put the calling process at SCHED_FIFO 1 when the run asks for it. On
- * DENIED, @why says why (the first time it is also printed as a KTAP
- * diagnostic).
+ * Put the calling process at SCHED_FIFO 1 when the run asks for it, after
+ * an idle second when it also settles (the deferred work of the loops
+ * before, RCU's callbacks, done first). On DENIED, @why says why (the
+ * first time it is also printed as a KTAP diagnostic).
  */
 enum kb_settle_fifo kb_settle_fifo_begin(char *why, size_t len);
+
+/*
+ * When the run asks for SCHED_FIFO 1, fork now the two idle children that
+ * kb_settle_fifo_begin() makes runnable beside each loop (settle.c says
+ * why); it forks them at its first call otherwise. Early, while the
+ * process is small: they share its pages until it writes them.
+ */
+void kb_settle_fifo_prepare(void);
 
 /* Back to the policy before kb_settle_fifo_begin() returned ON. */
 void kb_settle_fifo_end(enum kb_settle_fifo state);

@@ -221,6 +221,8 @@ int main(int argc, char **argv)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	/* Children inherit the CPU: no cross-CPU wake-up per creation. */
 	kb_placement_setup(&c.place, c.common.no_pin);
+	/* Before the parent grows: its children would share its pages. */
+	kb_settle_fifo_prepare();
 
 	ksft_print_header();
 	choose_methods(&c);

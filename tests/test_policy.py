@@ -132,7 +132,7 @@ class GuestEnv(unittest.TestCase):
             "base=2026-01-01T00:00:00,clock=vm -seed 1; append=nokaslr "
             "norandmaps randomize_kstack_offset=off page_alloc.shuffle=0 "
             "slub_nomerge; root=initramfs; settle=1; dither=<1000; "
-            "sched=fifo1", steady.settings_text())
+            "sched=fifo1+2other", steady.settings_text())
         env = policy.guest_env("tcg", steady, {})
         self.assertEqual((steady.settings_text(), "1", "1"),
                          (env["KBENCH_ICOUNT_SETTINGS"],

@@ -51,9 +51,12 @@ DITHER_LOOPS = 1000
 # the fair class's tree and load tracking then leave the creations, and
 # one count holds most of a row's creations instead of a fifth
 # (docs/exact-runs.md). The kernel under test runs its RT class's
-# enqueue, wake-up and pick paths there instead of the fair class's.
+# enqueue, wake-up and pick paths there instead of the fair class's,
+# with two idle SCHED_OTHER children of the program made runnable beside
+# them ("+2other"): the RT class's paths take one branch whatever number
+# of the kernel's own threads the loop keeps waiting (lib/settle.c).
 # KBENCH_ICOUNT_FIFO=0 turns it off.
-CREATION_SCHED = "fifo1"
+CREATION_SCHED = "fifo1+2other"
 # The rows whose loops it schedules ('TEST:ROW'; 'TEST:' every row of
 # the test): what a prior of another policy saw of them says nothing of
 # these runs, and it still speaks for every other row.
@@ -92,7 +95,8 @@ class Icount:
     # Each boot's empty loops before the run: random below this (0: none).
     dither: int = 0
     # How the process-creation loops are scheduled: "" the programs'
-    # own policy, CREATION_SCHED SCHED_FIFO 1.
+    # own policy, CREATION_SCHED SCHED_FIFO 1 with two SCHED_OTHER
+    # children waiting.
     sched: str = ""
 
     def qemu_words(self) -> List[str]:
