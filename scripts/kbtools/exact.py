@@ -351,16 +351,23 @@ def prior_scheds(path: Optional[str] = None) -> Dict[str, str]:
     return _prior_scheds(path or CLASSES_FILE)
 
 
-@functools.lru_cache(maxsize=8)
-def _prior_scheds(path: str) -> Dict[str, str]:
+def _setups(path: str) -> List[Tuple[str, Mapping[str, Any]]]:
+    """(architecture (prior_setup), its setup) of each setup of the
+    classes file at path whose architecture is known; [] when the file
+    cannot be read."""
     try:
         setups = load_classes(path)["setups"]
     except (OSError, ValueError):
-        return {}
+        return []
+    return [(arch_name, setup) for arch_name, setup in
+            ((prior_setup(n), v) for n, v in setups.items())
+            if arch_name is not None]
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_scheds(path: str) -> Dict[str, str]:
     return {arch_name: str(setup.get("sched") or "")
-            for arch_name, setup in ((prior_setup(n), v)
-                                     for n, v in setups.items())
-            if arch_name is not None}
+            for arch_name, setup in _setups(path)}
 
 
 def prior_settles(path: Optional[str] = None) -> Dict[str, Optional[str]]:
@@ -372,17 +379,8 @@ def prior_settles(path: Optional[str] = None) -> Dict[str, Optional[str]]:
 
 @functools.lru_cache(maxsize=8)
 def _prior_settles(path: str) -> Dict[str, Optional[str]]:
-    try:
-        setups = load_classes(path)["setups"]
-    except (OSError, ValueError):
-        return {}
-    out: Dict[str, Optional[str]] = {}
-    for name, setup in setups.items():
-        arch_name = prior_setup(name)
-        if arch_name is not None:
-            settle = setup.get("settle")
-            out[arch_name] = None if settle is None else str(settle)
-    return out
+    return {arch_name: None if setup.get("settle") is None
+            else str(setup["settle"]) for arch_name, setup in _setups(path)}
 
 
 def stale_prior(setup: Optional[str], settings: Optional[str],
@@ -423,37 +421,25 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
 
 def prior_modes(path: Optional[str] = None) -> Dict[str, Set[str]]:
     """Architecture (prior_setup) -> the rows whose mode its prior's
-    boots held steady in every repetition ('TEST:ROW#mode', mode_key),
-    exact or not; {} when the file cannot be read."""
+    boots held steady ('TEST:ROW#mode', mode_key: at the places of the
+    run where every boot held one), exact or not; {} when the file
+    cannot be read."""
     return _prior_modes(path or CLASSES_FILE)
 
 
 @functools.lru_cache(maxsize=8)
 def _prior_modes(path: str) -> Dict[str, Set[str]]:
-    try:
-        setups = load_classes(path)["setups"]
-    except (OSError, ValueError):
-        return {}
     out: Dict[str, Set[str]] = {}
-    for name, setup in setups.items():
-        arch_name = prior_setup(name)
-        if arch_name is not None:
-            out.setdefault(arch_name, set()).update(
-                k for k in setup["rows"] if k.endswith(MODE_KEY_SUFFIX))
+    for arch_name, setup in _setups(path):
+        out.setdefault(arch_name, set()).update(
+            k for k in setup["rows"] if k.endswith(MODE_KEY_SUFFIX))
     return out
 
 
 @functools.lru_cache(maxsize=8)
 def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
-    try:
-        setups = load_classes(path)["setups"]
-    except (OSError, ValueError):
-        return {}
     out: Dict[str, Dict[str, Moved]] = {}
-    for name, setup in setups.items():
-        arch_name = prior_setup(name)
-        if arch_name is None:
-            continue
+    for arch_name, setup in _setups(path):
         moved = out.setdefault(arch_name, {})
         for key, row in setup["rows"].items():
             if isinstance(row, dict) and row.get("class") in (
