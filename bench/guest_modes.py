@@ -47,9 +47,8 @@ kernel over several boots (each ICOUNT_RUN: a directory whose
 subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 --vs-kernel --icount DIR, whose base/ and candidate/ are boots of one
 kernel in an A/A): the class of a row over every repetition of every
-boot, and its spread (and the same of its mode, 'TEST:ROW#mode', over
-the places of the run, first repetition, second, ..., where every boot
-held a steady one), kept per setup (kbtools.exact.setup_of: the
+boot, and its spread (and the same of its mode, 'TEST:ROW#mode', where
+every repetition held a steady one), kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON) with the settle its
 boots did (a prior speaks for runs of that settle alone: runs of
 another are refused by --merge). compare's exact rule
@@ -67,8 +66,8 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
-                    Set, Tuple, cast)
+from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
+                    Tuple, cast)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -191,26 +190,11 @@ def run_classes(path: str) -> Tuple[str, Dict[str, exact.Known]]:
                         f"{', '.join(sorted(str(s) for s in setups))})")
     # The boots alone: the prior is made of them, never bounded by an
     # earlier one (the check above leaves one setup, and not None).
-    # With each row's mode: the prior bounds a mode by what it did, else
-    # by what the median did (kbtools.exact.prior_saw_move).
-    rows = calibration.of_dirs(dirs, prior=False).rows
-    return cast(str, setups.pop()), {**partial_modes(path, rows), **rows}
-
-
-def partial_modes(path: str, rows: Mapping[str, exact.Known]
-                  ) -> Dict[str, exact.Known]:
-    """'TEST:ROW#mode' of the rows whose mode was steady at some places
-    of the run in every boot but not at all (rows: those the calibration
-    of the boots already has), classed over those places alone: in the
-    whole collection a process creation's mode splits in the second run,
-    after the kernel's random numbers became ready (docs/exact-runs.md),
-    and an A/B whose runs all hold it is judged by it."""
-    out: Dict[str, exact.Known] = {}
-    for key, boots in icount_boots(path).items():
-        found = exact.known_of(steady_places(boots))
-        if found and exact.mode_key(key) not in rows:
-            out[exact.mode_key(key)] = found
-    return out
+    # With each row's mode where every repetition held a steady one: the
+    # prior bounds a mode by what it did, else by what the median did
+    # (kbtools.exact.prior_saw_move).
+    return cast(str, setups.pop()), \
+        calibration.of_dirs(dirs, prior=False).rows
 
 
 def run_settle(path: str) -> str:
@@ -368,17 +352,10 @@ def setup_json(name: str, setup: Dict[str, Any], touched: bool
 
 class Boot(NamedTuple):
     """One boot's repetitions of a row, in instructions: their medians,
-    and their modes, each None where that repetition held no steady
-    mode (kbtools.exact.steady_rep)."""
+    and their modes when every one of them held a steady mode
+    (kbtools.exact.steady_rep), else None."""
     median: List[float]
-    modes: List[Optional[float]]
-
-    @property
-    def mode(self) -> Optional[List[float]]:
-        """The repetitions' modes when every one held a steady one."""
-        if any(m is None for m in self.modes):
-            return None
-        return cast(List[float], self.modes)
+    mode: Optional[List[float]]
 
 
 def icount_boots(directory: str) -> Dict[str, List[Boot]]:
@@ -392,10 +369,11 @@ def icount_boots(directory: str) -> Dict[str, List[Boot]]:
                 if scale is None or row.status != "ok":
                     continue
                 for reps in row.boot_groups():
+                    steady = all(map(exact.steady_rep, reps))
                     out.setdefault(f"{test.name}:{row.name}", []).append(Boot(
                         [r.figures["median"] * scale for r in reps],
-                        [r.figures[exact.MODE] * scale
-                         if exact.steady_rep(r) else None for r in reps]))
+                        [r.figures[exact.MODE] * scale for r in reps]
+                        if steady else None))
     return out
 
 
@@ -408,18 +386,6 @@ def judged(boots: Sequence[Boot]) -> Tuple[str, List[List[float]]]:
     if modes and all(m is not None for m in modes):
         return exact.MODE, cast(List[List[float]], modes)
     return "median", [b.median for b in boots]
-
-
-def steady_places(boots: Sequence[Boot]) -> List[List[float]]:
-    """Each boot's modes at the places of the run (first repetition,
-    second, ...) where every boot held a steady one; [] where there is
-    no such place."""
-    n = min((len(b.modes) for b in boots), default=0)
-    places = [i for i in range(n)
-              if all(b.modes[i] is not None for b in boots)]
-    if not places:
-        return []
-    return [[cast(float, b.modes[i]) for i in places] for b in boots]
 
 
 def aa_trials(boots: Sequence[Boot],
@@ -443,7 +409,7 @@ def aa_trials(boots: Sequence[Boot],
         others = [*boots[:i], *boots[i + 1:]]
         of_prior = judged(others)
         if of_prior[0] != figure:
-            of_prior = judged([b._replace(modes=[None]) for b in others])
+            of_prior = judged([b._replace(mode=None) for b in others])
         known = exact.known_of(values[:-1])
         prior = exact.known_of(of_prior[1])
         if known and prior and prior.cls != "exact" and prior.median:

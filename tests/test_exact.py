@@ -336,31 +336,6 @@ class Calibration(unittest.TestCase):
         self.assertEqual(rows["syscall_overhead:clone"]["class"], "noisy")
         self.assertNotIn("syscall_overhead:vfork#mode", rows)
 
-    def test_a_prior_keeps_a_mode_steady_at_some_places(self) -> None:
-        # Three boots of two runs each: clone's mode steady in every
-        # first run (46.903), split in the second (a share of 0.2). The
-        # prior keeps the mode over the first runs; vfork's, steady in
-        # no place of one boot, not at all.
-        for k in range(1, 4):
-            def rep(clone_share: float) -> Dict[str, Any]:
-                out = doc([("clone", 40.0 + k), ("vfork", 43.0)],
-                          boot=f"b{k}")
-                out = with_mode(out, "clone", 46.903, clone_share)
-                return with_mode(out, "vfork", 42.57, 0.2 if k == 2 else 0.6)
-            os.makedirs(self.path("places"), exist_ok=True)
-            os.rename(boots_dir(self.tmp.name, f"p{k}",
-                                [[rep(0.5), rep(0.2)]]),
-                      self.path("places", str(k)))
-        out = self.classes("-o", self.path("c.json"), self.path("places"))
-        self.assertEqual(out.returncode, 0, out.stderr)
-        with open(self.path("c.json")) as f:
-            rows = json.load(f)["setups"]["x86_64"]["rows"]
-        self.assertEqual((rows["syscall_overhead:clone#mode"]["class"],
-                          rows["syscall_overhead:clone#mode"]["boots"]),
-                         ("exact", 3))
-        self.assertEqual(rows["syscall_overhead:clone"]["class"], "noisy")
-        self.assertNotIn("syscall_overhead:vfork#mode", rows)
-
     def test_a_file_that_is_not_a_classes_file_is_refused(self) -> None:
         run = self.a_a("aa", 1.0, 1.0)
         bad_row = {"runs": [], "rows": {"t:r": {"class": "exactish",
