@@ -6,10 +6,12 @@
 - quiet(fn, *args, **kw): fn's return value (or the status a SystemExit
   carries), stdout and stderr, both captured (stdout's bytes too:
   sys.stdout.buffer);
-- prior_with_steady_modes(test): for the test, the shipped prior of
+- prior_with_modes(test, moved): for the test, the shipped prior of
   every architecture with each mode it keeps (kbtools.exact.prior_modes)
-  made exact, so that a test of the mode rule does not hang on what the
-  shipped prior's boots saw of one row's mode.
+  seen to move by `moved` instructions across its boots (0: exact),
+  and its boots scheduled as `sched` says, so
+  that a test of the mode rule does not hang on what the shipped
+  prior's boots saw of one row's mode.
 """
 
 import contextlib
@@ -45,18 +47,23 @@ def quiet(fn: Callable[..., Any], *args: Any,
     return rc, raw.getvalue().decode("utf-8", "replace"), err.getvalue()
 
 
-def prior_with_steady_modes(test: unittest.TestCase) -> str:
+def prior_with_modes(test: unittest.TestCase, moved: float = 0.0,
+                     sched: Optional[str] = None) -> str:
     """The path of a copy of the shipped prior whose 'TEST:ROW#mode'
-    rows are exact (no range across its boots), in place of the shipped
-    one until test ends."""
+    rows moved by `moved` instructions across its boots (0: exact), its
+    setups' boots scheduled as `sched` says when given (that of the runs
+    a test judges, for the prior to speak for them), in place of the
+    shipped one until test ends."""
     from kbtools import exact
     with open(exact.CLASSES_FILE, encoding="utf-8") as f:
         doc = json.load(f)
     for setup in doc["setups"].values():
+        if sched is not None:
+            setup["sched"] = sched
         for key, row in setup["rows"].items():
             if key.endswith(exact.MODE_KEY_SUFFIX):
-                row.update({"class": "exact", "boot_range_insn": 0.0,
-                            "range_insn": 0.0})
+                row.update({"class": "near" if moved else "exact",
+                            "boot_range_insn": moved, "range_insn": moved})
     tmp = tempfile.TemporaryDirectory()
     test.addCleanup(tmp.cleanup)
     path = os.path.join(tmp.name, "icount_classes.json")

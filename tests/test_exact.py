@@ -924,7 +924,7 @@ class ModeFigure(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
-        support.prior_with_steady_modes(self)
+        support.prior_with_modes(self)
 
     def a_b(self, label: str, cand_share: float
             ) -> Tuple[Dict[str, exact.Known], compare.Entry]:
