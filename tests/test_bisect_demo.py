@@ -114,7 +114,7 @@ class Edits(unittest.TestCase):
         self.assertEqual(fork_c.replace(
             "nsproxy;\n\n\t/*", "nsproxy;\n\n\tasm volatile(\"nop\");\n"
             "\n\t/*"), self.edit(fork_c, *bisect_demo.MIDDLE["creation"].inserts))
-        self.assertEqual("proc_create:clone3_vfork@256MiB",
+        self.assertEqual("proc_create:clone@1.70MB",
                          bisect_demo.TARGETS["creation"])
 
     def test_the_series_of_kbench_series(self) -> None:

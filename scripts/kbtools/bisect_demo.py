@@ -32,7 +32,7 @@ TARGET = "syscall_overhead:getsid"
 # The row a series other than getsid's is bisected on: the copy_process
 # nop is one instruction among 42,000 of a clone, which the exact rule
 # sees on the row's most common value (kbtools.exact.judged_figure).
-TARGETS = {"creation": "proc_create:clone3_vfork@256MiB"}
+TARGETS = {"creation": "proc_create:clone@1.70MB"}
 # The bisections' name in their messages.
 BISECT_PROG = "kbench bisect"
 # Options handed to the bisection (kbench bisect) as given: those with a value, and
@@ -63,7 +63,7 @@ Make two series of 7 commits on top of the test kernel's unpatched tree
   creation    the same with one nop after copy_process()'s declarations
               instead (+1 instruction in 42,000 of a clone: for
               --icount, judged by the row's most common value; bisected
-              on -t proc_create:clone3_vfork@256MiB; not run unless named)
+              on -t proc_create:clone@1.70MB; not run unless named)
 
 and bisect each with
   scripts/bisect.sh --tree TREE --good unpatched --bad TIP -t syscall_overhead:getsid
