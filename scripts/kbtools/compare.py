@@ -529,10 +529,11 @@ def warnings(base: Run, candidates: Sequence[Run]) -> List[str]:
 
 def fifo_not_applied(run: Run) -> List[str]:
     """A warning for each test of an exact run whose guest asked for its
-    process creations at SCHED_FIFO 1 (sched=fifo1) and some of whose
-    rows say they ran without it (extra sched_fifo false: the program
-    was not allowed), for they ran at the program's own policy, which
-    the other side, the calibration or the prior may not have."""
+    process creations at SCHED_FIFO 1 (a sched in its settings,
+    policy.CREATION_SCHED) and some of whose rows say they ran without
+    it (extra sched_fifo 0: the program was not allowed), for they ran
+    at the program's own policy, which the other side, the calibration
+    or the prior may not have."""
     if not exact.sched_of(run_settings(run) or ""):
         return []
     out = []

@@ -49,9 +49,9 @@ of one kernel in the exact guest of each architecture) bounds the
 class: a row that any boot of the prior of its own architecture, or of
 the calibration, saw move beyond the exact tolerance is at best near
 (with_prior), and its margin is at least BOOT_SPREAD_FACTOR times the
-share of the row the prior's boots spread over (a row's mode by what
-the mode did where the prior's boots held it steady, prior_modes, else
-by what its median did) (on arm64, clone read
+share of the row the prior's boots spread over: a row's mode by what
+the mode did where the prior's boots held it steady (prior_modes), else
+by what its median did (on arm64, clone read
 37,798 instructions in three boots of five and 37,273 in a fourth: a
 margin from three alike boots, even a near row's CALIBRATED_FLOOR_PCT
 %, lets such a boot through as a verdict). A prior of one architecture
@@ -421,9 +421,8 @@ def stale_prior(setup: Optional[str], settings: Optional[str],
 
 def prior_modes(path: Optional[str] = None) -> Dict[str, Set[str]]:
     """Architecture (prior_setup) -> the rows whose mode its prior's
-    boots held steady ('TEST:ROW#mode', mode_key: at the places of the
-    run where every boot held one), exact or not; {} when the file
-    cannot be read."""
+    boots held steady in every repetition ('TEST:ROW#mode', mode_key),
+    exact or not; {} when the file cannot be read."""
     return _prior_modes(path or CLASSES_FILE)
 
 
