@@ -1075,20 +1075,45 @@ class Runner(unittest.TestCase):
         self.assertAlmostEqual(2.0, detail["ratio"], delta=0.05)
 
     def test_guest_env_runs_only_the_named_rows(self) -> None:
+        lists = {TEST: ["getsid", "getppid", "fork"],
+                 "proc_create": ["fork", "clone"],
+                 "memcg_ks": ["stat_parse", "cat_devnull_process"],
+                 "pmqtest": None}
         tests, env = bisect_run.guest_env([f"{TEST}:getsid",
-                                           f"{TEST}:getppid", "taskstats"])
+                                           f"{TEST}:getppid", "taskstats"],
+                                          lists.get)
         self.assertEqual("syscall_overhead,taskstats", tests)
         self.assertEqual("-t getsid,getppid",
                          env["KSELFTEST_SYSCALL_OVERHEAD_ARGS"])
         self.assertNotIn("KSELFTEST_TASKSTATS_ARGS", env)
-        # proc_create's rows are cells, which its program's -t does not
-        # name and whose figures depend on the cells before them: it runs
-        # whole (the row alone is followed).
-        tests, env = bisect_run.guest_env([f"{TEST}:getsid",
-                                           "proc_create:clone@1.70MB"])
-        self.assertEqual("proc_create,syscall_overhead", tests)
+        # A row its program's -t does not name runs the whole program: a
+        # proc_create cell (its figure depends on the cells before it), a
+        # memcg_ks reading, a pmqtest pair (its -t is a thread count).
+        tests, env = bisect_run.guest_env([
+            f"{TEST}:getsid", "proc_create:clone@1.70MB",
+            "memcg_ks:stat_ks128_per_read", "pmqtest:latency_pair0"],
+            lists.get)
+        self.assertEqual("memcg_ks,pmqtest,proc_create,syscall_overhead",
+                         tests)
         self.assertEqual({"KSELFTEST_SYSCALL_OVERHEAD_ARGS": "-t getsid"},
                          env)
+        # A test and one of its rows: the whole test.
+        tests, env = bisect_run.guest_env([f"{TEST}:getsid", TEST],
+                                          lists.get)
+        self.assertEqual(({}, TEST), (env, tests))
+
+    def test_unmeasured_rows_name_what_was_measured(self) -> None:
+        st = {"targets": [f"{TEST}:getsid", f"{TEST}:nosuch", "taskstats"]}
+        keys = [(TEST, "getsid"), (TEST, "getppid"), ("taskstats", "ioctl")]
+        self.assertEqual([f"no boot measured {TEST}:nosuch (the rows they "
+                          f"measured of {TEST}: getppid, getsid)"],
+                         bisect.unmeasured_rows(st, keys))
+        self.assertEqual([], bisect.unmeasured_rows(
+            {"targets": [f"{TEST}:getsid"]}, keys))
+
+    def test_guest_env_refuses_an_unknown_test(self) -> None:
+        with self.assertRaisesRegex(cli.Error, "unknown test 'nosuch'"):
+            bisect_run.guest_env(["nosuch:getsid"], lambda t: ["getsid"])
 
     def test_least_step_boots(self) -> None:
         self.assertEqual(8, bisect_run.least_step_boots(0.001))

@@ -218,6 +218,21 @@ def wanted(settings: Dict[str, Any], test: str, row: str) -> bool:
     return False
 
 
+def unmeasured_rows(settings: Dict[str, Any],
+                    keys: Sequence[Tuple[str, str]]) -> List[str]:
+    """What the boots say of each TEST:ROW target that none of them
+    measured (a mistyped row): its test's rows that they did."""
+    out = []
+    for target in settings["targets"]:
+        test, row = parse_target(target)
+        if row is None or (test, row) in keys:
+            continue
+        rows = sorted(r for t, r in keys if t == test)
+        out.append(f"no boot measured {target} (the rows they measured "
+                   f"of {test}: {', '.join(rows) or 'none'})")
+    return out
+
+
 # ---- boots and their figures ---------------------------------------------------
 
 def boots_dir(state: str, commit: str) -> str:

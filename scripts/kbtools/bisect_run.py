@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtools import bisect as kb
-from kbtools import (cli, guest, kernel, options, output, paths, policy,
-                     proc, results, stats, vm)
+from kbtools import (cli, collection, guest, kernel, options, output, paths,
+                     policy, proc, results, stats, vm)
 
 EXIT_CULPRIT, EXIT_NO_CULPRIT = 0, 1
 EXIT_UNDECIDED = 125
@@ -152,6 +152,17 @@ def _number(text: str, what: str, kind: Callable[[str], Any] = float
         raise cli.Error(f"invalid {what} '{text}'") from None
 
 
+def check_targets(targets: Sequence[str]) -> None:
+    """cli.Error on a -t that is not TEST or TEST:ROW of a test
+    directory (kbench bisect, series and validate), before anything is
+    built or written."""
+    try:
+        named = [kb.parse_target(t)[0] for t in targets]
+    except kb.BisectError as e:
+        raise cli.Error(f"-t: {e}") from None
+    collection.check_tests(named)
+
+
 def check_new(args: argparse.Namespace) -> None:
     """The options of a new bisection, before anything is touched."""
     if not args.tree:
@@ -165,11 +176,7 @@ def check_new(args: argparse.Namespace) -> None:
     if not args.test:
         raise cli.Error("nothing to measure: give -t TEST[:ROW] or --check "
                     "TEST:CHECK")
-    try:
-        for t in args.test:
-            kb.parse_target(t)
-    except kb.BisectError as e:
-        raise cli.Error(f"-t: {e}") from None
+    check_targets(args.test)
     args.max_repeat = _number(args.max_repeat, "--max-repeat", int)
     args.alpha = _number(args.alpha, "--alpha")
     args.threshold = _number(args.threshold, "--threshold")
@@ -370,24 +377,31 @@ def build_error(log: str) -> str:
     return first[:70]
 
 
-def guest_env(targets: Sequence[str]) -> Tuple[str, Dict[str, str]]:
+def guest_env(targets: Sequence[str],
+              listed: Callable[[str], Optional[Sequence[str]]]
+              = collection.program_tests) -> Tuple[str, Dict[str, str]]:
     """(the tests to run, the KSELFTEST_<PROG>_ARGS that run only the
-    named rows, after this process's own). A row METHOD@SIZE (a
-    proc_create cell) runs its whole program: -t takes methods, not
-    cells, and a cell's figure depends on the cells before it (clone's
-    first run alone held its mode in 23-27% of its samples, 42,016 in
-    one boot; after fork and vfork 53-68%, 42,243 in every boot)."""
+    named rows, after this process's own); cli.Error on a test that is
+    no test directory. Only a row its program's -t names (listed) runs
+    alone; any other runs its whole program and is followed in it: a
+    proc_create cell METHOD@SIZE (-t takes methods, and a cell's figure
+    depends on the cells before it: clone's first run alone held its
+    mode in 23-27% of its samples, 42,016 in one boot; after fork and
+    vfork 53-68%, 42,243 in every boot), a memcg_ks reading, a pmqtest
+    pair (its -t is a thread count)."""
     want: Dict[str, Any] = {}
     for t in targets:
         test, row = kb.parse_target(t)
-        if row is None or "@" in row or want.get(test) == "all":
+        want.setdefault(test, [])
+        if row is None:
             want[test] = "all"
-        else:
-            want.setdefault(test, [])
+        elif want[test] != "all":
             want[test].append(row)
+    collection.check_tests(sorted(want))
     env: Dict[str, str] = {}
     for test, rows in want.items():
-        if rows == "all":
+        alone = listed(test) if rows != "all" else None
+        if not alone or any(r not in alone for r in rows):
             continue
         var = "KSELFTEST_" + re.sub(r"[^A-Z0-9]", "_", test.upper()) + \
             "_ARGS"
@@ -485,6 +499,9 @@ class Bisection:
             done = kb.blocks_done(self.st, kb.read_boots(self.state),
                                   "endpoints")
             fig = kb.Figures.of_state(self.state, kb.read_boots(self.state))
+            unmeasured = kb.unmeasured_rows(self.st, fig.keys())
+            if done and unmeasured:
+                raise cli.Error("-t: " + "; ".join(unmeasured))
             if done:
                 verdict, signal, entries = kb.decide_endpoints(
                     self.st, fig, done)

@@ -50,6 +50,22 @@ def check_tests(names: Sequence[str]) -> None:
                             f"{' '.join(known)})")
 
 
+def program_tests(name: str) -> Optional[List[str]]:
+    """The tests the program of test directory name runs one by one with
+    -t (the first word of each line of its --list), built first when
+    missing; None when it lists none: pmqtest's -t is rt-tests' thread
+    count. A row that names no test of its program (a proc_create cell,
+    a memcg_ks reading) is one figure of a test: the whole program runs
+    for it."""
+    make_all([name], f"the build of {name} failed (see above)")
+    try:
+        listed = proc.capture([os.path.join(paths.TOP, name, name),
+                               "--list"])
+    except proc.Failed:
+        return None
+    return [line.split()[0] for line in listed.splitlines() if line.strip()]
+
+
 def programs(names: Sequence[str]) -> List[str]:
     """"DIR:PROG" of every program of these test directories, as
     run_all.sh runs them (lib.mk's emit_tests); cli.Failure on a

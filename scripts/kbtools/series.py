@@ -181,11 +181,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
         raise cli.Error(f"--lava: no API token in {LAVA_TOKEN}")
     if args.lava_jobs is not None and not lava_given:
         raise cli.Error("--lava-jobs needs --lava")
-    try:
-        for t in args.test:
-            bisect.parse_target(t)
-    except bisect.BisectError as e:
-        raise cli.Error(f"-t: {e}") from None
+    bisect_run.check_targets(args.test)
     if args.where:
         check_where(args.test)
     return args

@@ -62,6 +62,7 @@ def parse_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
         ap.error(f"invalid --jobs '{args.jobs}'")
     if args.where_with and not args.where:
         ap.error("--where-with needs --where")
+    bisect_run.check_targets(args.test)
     if args.where:
         check_where(args, prog)
     return args
