@@ -4,6 +4,7 @@ instruction counter are judged in instructions per operation, one boot
 per side, by their class (exact, near, noisy); never against a real
 clock."""
 
+import dataclasses
 import io
 import json
 import os
@@ -377,6 +378,8 @@ class Cache(unittest.TestCase):
         other = calibration.Key(key.image_sha256, key.qemu, key.arch, 2,
                                 key.icount, key.cmdline, key.settings)
         self.assertIsNone(calibration.cached(other))
+        rebuilt = dataclasses.replace(key, programs="another build")
+        self.assertIsNone(calibration.cached(rebuilt))
         self.assertIn("2 boots, 1 rows (1 exact, 0 near, 0 noisy)",
                       calibration.describe(got))
 

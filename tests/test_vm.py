@@ -381,6 +381,27 @@ class CommandLines(unittest.TestCase):
         build.assert_not_called()
         self.assertEqual(["syscall_overhead:syscall_overhead"], b.programs)
 
+    def test_the_programs_digest_follows_their_build(self) -> None:
+        """A calibration's key holds the build of the programs a guest
+        runs: every executable of their directories, helpers too."""
+        with tempfile.TemporaryDirectory() as top:
+            os.makedirs(os.path.join(top, "proc_create"))
+
+            def put(name: str, data: bytes, mode: int = 0o755) -> None:
+                path = os.path.join(top, "proc_create", name)
+                with open(path, "wb") as f:
+                    f.write(data)
+                os.chmod(path, mode)
+            put("proc_create", b"\x7fELF one")
+            put("proc_create_true", b"\x7fELF helper")
+            put("pc_cells.c", b"source", 0o644)
+            progs = ["proc_create:proc_create"]
+            first = collection.programs_sha(top, progs)
+            put("pc_cells.c", b"edited, not built", 0o644)
+            self.assertEqual(first, collection.programs_sha(top, progs))
+            put("proc_create_true", b"\x7fELF helper rebuilt")
+            self.assertNotEqual(first, collection.programs_sha(top, progs))
+
     def test_a_cross_build_that_fails(self) -> None:
         calls: List[Any] = []
 

@@ -617,13 +617,14 @@ def where_profiles(test: Optional[str], row: str, row_class: Optional[str],
 
 def calibration_key(g: vm.Guest) -> calibration.Key:
     """What the calibration of a guest's kernel holds for: its image,
-    QEMU, architecture, vCPUs, -icount options, command line and the
-    exact guest's settings."""
+    QEMU, architecture, vCPUs, -icount options, command line, the
+    exact guest's settings and the build of the programs it runs."""
     m = g.backend.machine
     icount = m.icount or policy.icount()
     return calibration.key_of(g.image.file, m.arch.qemu, m.arch.name,
                               m.cpus or icount.cpus, icount.qemu_opts,
-                              vm.kernel_appends(m), icount.settings_text())
+                              vm.kernel_appends(m), icount.settings_text(),
+                              g.backend.programs_sha())
 
 
 def main(argv: Sequence[str], prog: str = "kbench ab") -> int:

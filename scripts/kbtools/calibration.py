@@ -12,7 +12,8 @@ it). A calibration holds for the kernel image it was taken on and
 nothing else: its key is everything that can change a row's instructions (the
 image's contents, and so its release and configuration; QEMU's
 version; the architecture; the vCPUs; the -icount options; the kernel
-command line the guest booted with; the guest's settings). A row that
+command line the guest booted with; the guest's settings; the build of
+the programs it ran). A row that
 the calibration of this kernel lacks is judged by the boot rule, never
 as exact (kbtools.exact.decide).
 
@@ -49,6 +50,7 @@ class Key:
     icount: str            # the -icount options
     cmdline: str           # what the guest's command line adds
     settings: str = ""     # the guest's own settings (root, reset, ...)
+    programs: str = ""     # the build of the programs it runs
 
     def digest(self) -> str:
         text = json.dumps([LAYOUT, asdict(self)], sort_keys=True)
@@ -182,9 +184,10 @@ def qemu_version(binary: str) -> str:
 
 
 def key_of(image: str, qemu: str, arch: str, cpus: int, icount: str,
-           cmdline: Sequence[str], settings: str = "") -> Key:
+           cmdline: Sequence[str], settings: str = "",
+           programs: str = "") -> Key:
     return Key(kernel.file_sha(image), qemu_version(qemu), arch, cpus, icount,
-               " ".join(cmdline), settings)
+               " ".join(cmdline), settings, programs)
 
 
 def cache_dir() -> str:

@@ -7,11 +7,12 @@ call it. Guests run the host's plan of their run (kbtools.vm,
 runner.guest_plan).
 """
 
+import hashlib
 import os
 import sys
 from typing import List, Mapping, Optional, Sequence
 
-from kbtools import cli, packages, paths, proc
+from kbtools import cli, kernel, packages, paths, proc
 
 RUNNER = paths.script("run_all.sh")
 
@@ -83,6 +84,22 @@ def programs(names: Sequence[str]) -> List[str]:
             raise cli.Failure(f"{t} lists no test program")
         out += listed
     return out
+
+
+def programs_sha(top: str, progs: Sequence[str]) -> str:
+    """One digest of the build a guest runs: every executable file of
+    the test directories of progs ("DIR:PROG") under top, the helpers a
+    program starts (proc_create's exec targets) with it. A calibration
+    holds for one build of them: another compiler or a changed program
+    counts other instructions in the same rows."""
+    h = hashlib.sha256()
+    for d in sorted({p.split(":")[0] for p in progs}):
+        path = os.path.join(top, d)
+        for name in sorted(os.listdir(path)):
+            f = os.path.join(path, name)
+            if os.path.isfile(f) and os.access(f, os.X_OK):
+                h.update(f"{d}/{name} {kernel.file_sha(f)}\n".encode())
+    return h.hexdigest()[:16]
 
 
 def build(names: Sequence[str], prog: str, no_install: bool = False) -> None:

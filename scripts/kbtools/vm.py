@@ -514,6 +514,15 @@ class Backend:
     def extra_logs(self) -> Tuple[str, ...]:
         return ()
 
+    def collection_top(self) -> str:
+        """Where the programs the guest runs were built."""
+        return paths.TOP
+
+    def programs_sha(self) -> str:
+        """The digest of the build of the programs the guest runs
+        (collection.programs_sha), after prepare()."""
+        return collection.programs_sha(self.collection_top(), self.programs)
+
 
 def missing_packages(wanted: Sequence[Tuple[bool, str]]) -> None:
     """Every missing Debian package at once, so one apt-get fixes them
@@ -709,6 +718,9 @@ class Qemu(Backend):
         a = self.machine.arch
         say_accel(self.prog, self.machine, f"the {a.name} guest runs under "
                   f"{a.qemu} {' '.join(a.machine)}, always TCG")
+
+    def collection_top(self) -> str:
+        return self.collection
 
     def build(self, work: str) -> str:
         """The collection for the guest: a copy of the clone of this
