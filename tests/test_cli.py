@@ -6,8 +6,10 @@ import contextlib
 import importlib.util
 import io
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 import unittest
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -91,6 +93,25 @@ class TaskEnding(unittest.TestCase):
         self.assertEqual(err.getvalue(), "kbench t: bad x\nt.py: bad y\n")
         with contextlib.redirect_stdout(io.StringIO()):
             self.assertEqual(quiet_call(lambda a: main([], "t.py")), (0, ""))
+
+
+class OutputPaths(unittest.TestCase):
+    def test_a_path_that_is_no_regular_file_is_written_into(self) -> None:
+        """--json /dev/null as root must leave /dev/null a device: a
+        pipe stands for it here (written into, not replaced)."""
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "out")
+            os.mkfifo(fifo)
+            reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+            try:
+                results.write_json(fifo, {"a": 1})
+                out, _ = reader.communicate(timeout=30)
+            finally:
+                reader.kill()
+                reader.wait()
+            self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+            self.assertEqual(b'{\n "a": 1\n}\n', out)
+            self.assertEqual(["out"], os.listdir(d))
 
 
 class ClosedPipe(unittest.TestCase):

@@ -763,9 +763,16 @@ def _merged_row(first: RowRecord, reps: List[Repetition]) -> Json:
 
 def write_text(path: str, text: str) -> None:
     """Write text to path ("-": standard output) whole or not at all: a
-    reader never sees a half-written file."""
+    reader never sees a half-written file. A path that is no regular
+    file (/dev/null, a pipe) is written into: replacing it would put a
+    file where a root user's /dev/null was."""
     if path == "-":
         write_stdout(text)
+        return
+    if os.path.exists(path) and not os.path.isfile(path) and \
+            not os.path.isdir(path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
         return
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
