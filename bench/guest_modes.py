@@ -9,7 +9,7 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
                              [RUN_ALL OPTION]...
     bench/guest_modes.py table DIR
     bench/guest_modes.py exact LABEL=DIR...
-    bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN...
+    bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN[,...]...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
   icount      run_all.sh --kernel IMAGE --icount (each program once:
@@ -42,20 +42,25 @@ the candidate the prior: kbtools.exact.bounded, decide), and the
 smallest change one boot per side flags in each row (the margin of such
 a calibration, at most: the worst set of boots).
 
-classes writes the exact classes of the rows from icount runs of one
-kernel over several boots (each ICOUNT_RUN: a directory whose
+classes writes the exact classes of the rows from icount runs, each of
+one kernel over several boots (each ICOUNT_RUN: a directory whose
 subdirectories are boots, as DIR/icount/ of run, or a run_all.sh
 --vs-kernel --icount DIR, whose base/ and candidate/ are boots of one
-kernel in an A/A): the class of a row over every repetition of every
-boot, and its spread (and the same of its mode, 'TEST:ROW#mode', where
-every repetition held a steady one), kept per setup (kbtools.exact.setup_of: the
-guest's architecture, from the runs' own JSON) with the settle its
-boots did (a prior speaks for runs of that settle alone: runs of
+kernel in an A/A; or several such directories of one kernel, comma
+separated, whose boots are taken together): the class of a row over
+every repetition of every boot, and its spread (and the same of its
+mode, 'TEST:ROW#mode', where every repetition held a steady one), the
+worst of each row over the runs, which may be of several kernels (a
+row's ranges carried from one kernel to another as the share of the
+row they are), kept per setup (kbtools.exact.setup_of: the
+guest's architecture, from the runs' own JSON) with the kernels its
+boots ran (uname -r: boots; each row: how many of them ran it) and the
+settle its boots did (a prior speaks for runs of that settle alone: runs of
 another are refused by --merge). compare's exact rule
 reads them as the prior of each architecture
 (scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
-a row that any of their boots saw move is never called exact, however
-alike a calibration's three boots read it.
+a row that any of their boots saw move, on any of their kernels, is
+never called exact, however alike a calibration's three boots read it.
 """
 
 import argparse
@@ -76,6 +81,10 @@ from kbtools import calibration, cli, exact, proc, results, stats  # noqa: E402,
 from kbtools.compare import TIME_UNITS, by_position  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Between the directories of an ICOUNT_RUN made of several runs of one
+# kernel (classes: their boots taken together, so that a row's range
+# spans every boot of that kernel, not each run's few).
+RUN_SEP = ","
 MODES = ("icount", "tcg", "tcg-loaded")
 BOOTS_PER_SIDE = (1, 3, 5)
 
@@ -169,7 +178,11 @@ def icount_detectable(reps: Sequence[Sequence[float]]
 def boot_dirs(path: str) -> List[str]:
     """The boots of one icount run that left results: its numbered
     subdirectories, or the base/ and candidate/ of an A/A (each holding
-    one or more boots)."""
+    one or more boots); of each run in turn where path is several, comma
+    separated (RUN_SEP: the boots of several runs of one kernel, taken
+    as one)."""
+    if RUN_SEP in path:
+        return [d for part in path.split(RUN_SEP) for d in boot_dirs(part)]
     if os.path.isdir(os.path.join(path, "base")):
         dirs = [os.path.join(path, s) for s in ("base", "candidate")]
     else:
@@ -224,6 +237,25 @@ def run_sched(path: str) -> str:
     return scheds.pop()
 
 
+def run_release(path: str) -> str:
+    """The kernel every boot of one icount run ran (its uname -r): a
+    prior records the kernels it saw, so that what it saw move is known
+    to be of one kernel or of several."""
+    releases = {test.header.kernel.release or "" for d in boot_dirs(path)
+                for test in results.load(d).tests.values()}
+    if len(releases) != 1 or "" in releases:
+        raise cli.Error(f"{path}: not the boots of one kernel ("
+                        f"{', '.join(sorted(r or 'unnamed' for r in releases)) or 'no boots'})")
+    return releases.pop()
+
+
+def run_name(path: str) -> str:
+    """How the prior names a run: its directory's name (of each, for
+    several runs of one kernel taken as one)."""
+    return RUN_SEP.join(os.path.basename(os.path.normpath(p))
+                        for p in path.split(RUN_SEP))
+
+
 def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
     """SETUP -> its rows and runs, of an earlier classes file (--merge),
     so that new A/A runs add to its evidence and never erase it."""
@@ -232,10 +264,16 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
         for name, setup in exact.load_classes(path)["setups"].items():
             setups[name] = {"rows": dict(setup["rows"]),
                             "runs": list(setup["runs"]),
+                            "kernels": {str(k): int(v) for k, v in
+                                        (setup.get("kernels") or {}).items()},
+                            "row_kernels": {
+                                k: int(v.get("kernels") or 0)
+                                for k, v in setup["rows"].items()},
                             "settle": setup.get("settle"),
                             "sched": str(setup.get("sched") or ""),
-                            "aa": {k: int(setup["aa"][k]) for k in
-                                   ("false", "trials", "boots")}
+                            "aa": {**{k: int(setup["aa"][k]) for k in
+                                      ("false", "trials", "boots")},
+                                   "what": str(setup["aa"].get("what", ""))}
                             if "aa" in setup else None}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
@@ -257,11 +295,14 @@ def known_rows(path: str, name: str, rows: Dict[str, Any]
 def merged_known(was: Optional[exact.Known], new: exact.Known
                  ) -> exact.Known:
     """Two calibrations of one row: the wider ranges, the boots of both,
-    the worse class."""
+    the worse class. Ranges in instructions of was's median: new's are
+    carried over as the share of its own row they are (two kernels'
+    rows differ in size, and the prior bounds a row by that share)."""
     if was is None:
         return new
-    boot_range = max(was.boot_range, new.boot_range)
-    rng = max(was.range, new.range)
+    scale = abs(was.median / new.median) if new.median else 1.0
+    boot_range = max(was.boot_range, new.boot_range * scale)
+    rng = max(was.range, new.range * scale)
     # Classed by the range across boots, as each calibration is
     # (kbtools.exact.known_of): the places of a run may differ by more.
     cls = exact.worse(exact.worse(was.cls, new.cls),
@@ -280,7 +321,9 @@ def classes(args: argparse.Namespace) -> int:
     for path in args.runs:
         name, found = run_classes(path)
         settle, sched = run_settle(path), run_sched(path)
+        release = run_release(path)
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
+                                         "kernels": {}, "row_kernels": {},
                                          "settle": settle, "sched": sched})
         # A prior that records no sched ran its creations at the
         # programs' own policy.
@@ -303,20 +346,28 @@ def classes(args: argparse.Namespace) -> int:
                                           "boots": 0}
             touched.add(name)
         merged, aa = setup["rows"], setup["aa"]
+        # A kernel new to the prior adds one to every row it ran.
+        new_kernel = release not in setup["kernels"]
         for key, known in found.items():
             merged[key] = merged_known(merged.get(key), known)
+            setup["row_kernels"][key] = setup["row_kernels"].get(key, 0) + \
+                new_kernel
         boots = icount_boots(path)
         for trials in map(aa_trials, boots.values()):
             aa["false"] += sum(d.verdict in ("slower", "faster")
                                for d in trials)
             aa["trials"] += len(trials)
         # A directory may hold several boots (an A/A's base/).
-        aa["boots"] += max(map(len, boots.values()), default=0)
-        aa["what"] = f"{aa['boots']} boots, each run of one kernel, " \
+        run_boots = max(map(len, boots.values()), default=0)
+        aa["boots"] += run_boots
+        setup["kernels"][release] = setup["kernels"].get(release, 0) + \
+            run_boots
+        aa["what"] = f"{aa['boots']} boots{of_kernels(setup)}, " \
+            f"each run of one kernel, " \
             f"each boot the candidate against a calibration of " \
             f"{calibration.BOOTS} other boots of its run and a prior of " \
             f"all of them"
-        setup["runs"].append(os.path.basename(os.path.normpath(path)))
+        setup["runs"].append(run_name(path))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
                     "guest's architecture), the prior of the docs and the "
@@ -331,13 +382,34 @@ def classes(args: argparse.Namespace) -> int:
     return 0
 
 
+def of_kernels(setup: Dict[str, Any]) -> str:
+    """How many kernels a prior's boots ran, for its A/A record's words;
+    '' when it does not know of every boot (an earlier file that did not
+    record them)."""
+    n = len(setup["kernels"])
+    if sum(setup["kernels"].values()) != setup["aa"]["boots"]:
+        return ""
+    return " of one kernel" if n == 1 else f" of {n} kernels"
+
+
+def with_kernels(row: Dict[str, Any], kernels: int) -> Dict[str, Any]:
+    """A row of the classes file with the number of kernels that ran it,
+    where the prior knows it (not of rows of an earlier file that did
+    not record them)."""
+    return {**row, "kernels": kernels} if kernels else row
+
+
 def setup_json(name: str, setup: Dict[str, Any], touched: bool
                ) -> Dict[str, Any]:
-    """One setup of the classes file: its runs, its A/A record (when
-    one was measured) and its rows, as read when no run added to it."""
-    rows = {k: v.to_json() for k, v in setup["rows"].items()} \
-        if touched else setup["rows"]
+    """One setup of the classes file: its runs, the kernels they ran
+    (uname -r: boots), its A/A record (when one was measured) and its
+    rows, each with the number of those kernels that ran it, as read
+    when no run added to it."""
+    rows = {k: with_kernels(v.to_json(), setup["row_kernels"].get(k, 0))
+            for k, v in setup["rows"].items()} if touched else setup["rows"]
     out: Dict[str, Any] = {"runs": setup["runs"]}
+    if setup.get("kernels"):
+        out["kernels"] = dict(sorted(setup["kernels"].items()))
     if setup.get("settle") is not None:
         out["settle"] = setup["settle"]
     if setup.get("sched"):
@@ -542,7 +614,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                        "margins of icount boots")
     x.add_argument("runs", nargs="+", metavar="LABEL=DIR")
     c = sub.add_parser("classes", help="write the exact classes")
-    c.add_argument("runs", nargs="+", metavar="ICOUNT_RUN")
+    c.add_argument("runs", nargs="+", metavar="ICOUNT_RUN[,...]")
     c.add_argument("-o", "--output", default="-")
     c.add_argument("--merge", metavar="FILE",
                    help="start from the rows of an earlier classes file")
@@ -562,7 +634,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "exact":
         return exact_table(args)
     if args.command == "classes":
-        for path in args.runs:
+        for path in (p for run in args.runs for p in run.split(RUN_SEP)):
             if not os.path.isdir(path):
                 raise cli.Error(f"{path}: no such directory")
         return classes(args)

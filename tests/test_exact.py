@@ -30,17 +30,18 @@ def compare_main(argv: List[str]) -> int:
 
 def doc(rows: Sequence[Tuple[str, float]], mode: str = "icount",
         boot: str = "b1", test: str = "syscall_overhead",
-        arch: str = "x86_64", settings: Optional[str] = None
-        ) -> Dict[str, Any]:
+        arch: str = "x86_64", settings: Optional[str] = None,
+        release: str = "6.12") -> Dict[str, Any]:
     """One repetition; rows: (name, median in us); settings: the exact
-    guest's (machine.icount_settings), none by default."""
+    guest's (machine.icount_settings), none by default; release: the
+    kernel's uname -r."""
     machine: Dict[str, Any] = {"arch": arch, "guest": "tcg", "clock_mode": mode}
     if mode == "icount":
         machine["icount_shift"] = 0
     if settings is not None:
         machine["icount_settings"] = settings
     return {"schema": "kbench-results/1", "test": test,
-            "kernel": {"release": "6.12"}, "machine": machine,
+            "kernel": {"release": release}, "machine": machine,
             "date": "2026-11-25T00:00:00Z", "cmdline": "./" + test,
             "boot_id": boot, "params": {},
             "rows": [{"name": n, "status": "ok", "unit": "us", "n": 100,
@@ -215,15 +216,17 @@ class Calibration(unittest.TestCase):
 
     def a_a(self, name: str, base_us: float, cand_us: float,
             arch: str = "x86_64", cand_arch: Optional[str] = None,
-            settings: Optional[str] = None) -> str:
+            settings: Optional[str] = None, release: str = "6.12",
+            cand_release: Optional[str] = None) -> str:
         """An A/A of one boot a side: getppid at these medians."""
-        for side, us, boot, a in (("base", base_us, "b1", arch),
-                                  ("candidate", cand_us, "b2",
-                                   cand_arch or arch)):
+        for side, us, boot, a, r in (
+                ("base", base_us, f"{name}-b1", arch, release),
+                ("candidate", cand_us, f"{name}-b2", cand_arch or arch,
+                 cand_release or release)):
             os.makedirs(self.path(name, side))
             results.write_json(self.path(name, side, "syscall_overhead.json"),
                                doc([("getppid", us)], boot=boot, arch=a,
-                                   settings=settings))
+                                   settings=settings, release=r))
         return self.path(name)
 
     def classes(self, *args: str) -> "subprocess.CompletedProcess[str]":
@@ -251,10 +254,69 @@ class Calibration(unittest.TestCase):
                                                     "boots")},
                          {"false": 1, "trials": 40, "boots": 6})
         row = new["rows"]["syscall_overhead:getppid"]
-        self.assertEqual((row["class"], row["boots"]), ("noisy", 4))
-        self.assertAlmostEqual(row["boot_range_insn"], 6.753, places=3)
+        self.assertEqual((row["class"], row["boots"]), ("near", 4))
+        # The new run's row is ten times the earlier one's: its range,
+        # 6.753 of 3,159.7 instructions, is carried over as that share of
+        # the earlier median (0.21%), the share the prior bounds by.
+        self.assertAlmostEqual(row["boot_range_insn"],
+                               6.753 * 329.0965 / 3159.7285, places=3)
         self.assertEqual(new["rows"]["pmqtest:latency_pair0"],
                          earlier["rows"]["pmqtest:latency_pair0"])
+
+    def test_a_prior_keeps_the_worst_of_each_row_over_kernels(self) -> None:
+        # Two A/A runs of one kernel taken as one run (comma separated)
+        # and one of another, whose getppid is twice the size and moves
+        # by 1% of it where the first's moves by 0.3%.
+        one = ",".join([self.a_a("aa-61-1", 0.3290, 0.3291, release="6.1"),
+                        self.a_a("aa-61-2", 0.3300, 0.3290, release="6.1")])
+        two = self.a_a("aa-612", 0.6600, 0.6534, release="6.12")
+        out = self.classes("-o", self.path("c.json"), one, two)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            setup = json.load(f)["setups"]["x86_64"]
+        self.assertEqual(setup["runs"], ["aa-61-1,aa-61-2", "aa-612"])
+        self.assertEqual(setup["kernels"], {"6.1": 4, "6.12": 2})
+        self.assertEqual(setup["aa"]["boots"], 6)
+        self.assertTrue(setup["aa"]["what"].startswith(
+            "6 boots of 2 kernels, each run of one kernel"))
+        row = setup["rows"]["syscall_overhead:getppid"]
+        self.assertEqual((row["boots"], row["kernels"]), (6, 2))
+        # The first kernel's four boots spread over 1 instruction of 329
+        # (0.30%): the second's 6.6 of 657 (1.0%) is the worse, carried
+        # over as 1.0% of the first's row.
+        self.assertAlmostEqual(row["boot_range_insn"] / row["median_insn"],
+                               6.6 / 656.7, places=5)
+        self.assertEqual(row["class"], "noisy")
+        # What compare's note says of it.
+        seen = exact.prior_saw_move("x86_64", "syscall_overhead:getppid",
+                                    self.path("c.json"))
+        self.assertIsNotNone(seen)
+        self.assertIn("the x86_64 prior saw it move over 6 boots of 2 "
+                      "kernels", seen.why if seen else "")
+        # Another kernel's run adds one to the kernels of each row it
+        # ran; another run of a kernel the prior holds adds none.
+        for run, kernels in ((self.a_a("aa-61-3", 0.3290, 0.3290,
+                                       release="6.1"), 2),
+                             (self.a_a("aa-tk", 0.3290, 0.3290,
+                                       release="6.12-kbench"), 3)):
+            out = self.classes("--merge", self.path("c.json"), "-o",
+                               self.path("c.json"), run)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            with open(self.path("c.json")) as f:
+                setup = json.load(f)["setups"]["x86_64"]
+            self.assertEqual(setup["rows"]["syscall_overhead:getppid"][
+                "kernels"], kernels)
+        self.assertEqual(setup["kernels"], {"6.1": 6, "6.12": 2,
+                                            "6.12-kbench": 2})
+        # A run whose boots ran two kernels is no run of one kernel.
+        mixed = self.a_a("aa-mixed", 0.3290, 0.3290, release="6.1",
+                         cand_release="6.12")
+        out = self.classes(mixed)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("not the boots of one kernel (6.1, 6.12)", out.stderr)
+        out = self.classes(one + ",nowhere")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("nowhere: no such directory", out.stderr)
 
     def test_runs_of_another_architecture_are_a_setup_of_their_own(self) -> None:
         x86 = self.a_a("aa-x86", 0.329097, 0.329097)

@@ -44,8 +44,11 @@ A calibration's few boots can agree by chance on a row that moves now
 and then (on arm64, clone read identically by three boots moved by 248
 instructions in a fourth). What makes such a row move is its nature,
 not the kernel's release (clone moves because kernel threads run
-inside its timed loop), so the prior (icount_classes.json: many boots
-of one kernel in the exact guest of each architecture) bounds the
+inside its timed loop), but how far it moves differs from kernel to
+kernel (Debian 6.12's exec rows over 0.86% of the row, the test
+kernel's over 0.15%), so the prior (icount_classes.json: many boots
+of the kernels measured in the exact guest of each architecture, the
+worst of each row over them) bounds the
 class: a row that any boot of the prior of its own architecture, or of
 the calibration, saw move beyond the exact tolerance is at best near
 (with_prior), and its margin is at least BOOT_SPREAD_FACTOR times the
@@ -104,8 +107,9 @@ BOOT_SPREAD_FACTOR = 2.0
 # through as verdicts, 0.25% none.
 CALIBRATED_FLOOR_PCT = 0.5
 CLASSES = ("exact", "near", "noisy")
-# The prior: classes measured per setup on one kernel each (docs and
-# bench/guest_modes.py; never a verdict's calibration).
+# The prior: classes measured per setup over boots of the kernels
+# measured, the worst of each row (docs and bench/guest_modes.py; never
+# a verdict's calibration).
 CLASSES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "icount_classes.json")
 # A classes file written before setups were told apart holds the A/A
@@ -301,10 +305,12 @@ def prior_setup(setup: Optional[str]) -> Optional[str]:
 
 class Moved(NamedTuple):
     """What a prior saw of a row that moved: the boots it was seen in,
-    and the largest range across them of one repetition's figure as a
-    share of the row (0.0 when the prior's layout does not say)."""
+    the largest range across them of one repetition's figure as a share
+    of the row (0.0 when the prior's layout does not say), and the
+    kernels those boots ran (0 when it does not say)."""
     boots: int
     share: float
+    kernels: int = 0
 
 
 def prior_moved(path: Optional[str] = None) -> Dict[str, Dict[str, Moved]]:
@@ -320,11 +326,13 @@ def _moved(row: Mapping[str, Any]) -> Moved:
     median_insn), or as written before calibrations (class, spread_pct
     over every figure, boots)."""
     boots = int(row.get("boots") or 0)
+    kernels = int(row.get("kernels") or 0)
     try:
         return Moved(boots, abs(float(row["boot_range_insn"]) /
-                                float(row["median_insn"])))
+                                float(row["median_insn"])), kernels)
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return Moved(boots, float(row.get("spread_pct") or 0.0) / 100)
+        return Moved(boots, float(row.get("spread_pct") or 0.0) / 100,
+                     kernels)
 
 
 def settle_of(settings: str) -> str:
@@ -500,6 +508,8 @@ def prior_saw_move(setup: Optional[str], key: str,
     if moved is None:
         return None
     over = f" over {moved.boots} boots" if moved.boots else ""
+    if moved.kernels > 1:
+        over += f" of {moved.kernels} kernels"
     return Seen(f"the {arch_name} prior saw it move{over}", moved.share)
 
 
