@@ -56,11 +56,13 @@ row they are), kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON) with the kernels its
 boots ran (uname -r: boots; each row: how many of them ran it) and the
 settle its boots did (a prior speaks for runs of that settle alone: runs of
-another are refused by --merge). compare's exact rule
-reads them as the prior of each architecture
-(scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
-a row that any of their boots saw move, on any of their kernels, is
-never called exact, however alike a calibration's three boots read it.
+another are refused by --merge), and each kernel's own rows beside them
+('kernel_rows'). compare's exact rule reads them as the prior of each
+architecture (scripts/kbtools/icount_classes.json,
+kbtools.exact.with_prior) so that a row that the prior's boots of the
+base's kernel saw move (of any of its kernels, for a kernel it never
+saw) is never called exact, however alike a calibration's three boots
+read it.
 """
 
 import argparse
@@ -269,6 +271,9 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
                             "row_kernels": {
                                 k: int(v.get("kernels") or 0)
                                 for k, v in setup["rows"].items()},
+                            "kernel_rows": {
+                                str(r): dict(rows) for r, rows in
+                                (setup.get("kernel_rows") or {}).items()},
                             "settle": setup.get("settle"),
                             "sched": str(setup.get("sched") or ""),
                             "aa": {**{k: int(setup["aa"][k]) for k in
@@ -324,6 +329,7 @@ def classes(args: argparse.Namespace) -> int:
         release = run_release(path)
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
                                          "kernels": {}, "row_kernels": {},
+                                         "kernel_rows": {},
                                          "settle": settle, "sched": sched})
         # A prior that records no sched ran its creations at the
         # programs' own policy.
@@ -342,14 +348,19 @@ def classes(args: argparse.Namespace) -> int:
                             f"class {name} anew")
         if name not in touched:
             setup["rows"] = known_rows(args.merge, name, setup["rows"])
+            setup["kernel_rows"] = {
+                r: known_rows(args.merge, f"{name} {r}", rows)
+                for r, rows in setup["kernel_rows"].items()}
             setup["aa"] = setup["aa"] or {"false": 0, "trials": 0,
                                           "boots": 0}
             touched.add(name)
         merged, aa = setup["rows"], setup["aa"]
         # A kernel new to the prior adds one to every row it ran.
         new_kernel = release not in setup["kernels"]
+        own = setup["kernel_rows"].setdefault(release, {})
         for key, known in found.items():
             merged[key] = merged_known(merged.get(key), known)
+            own[key] = merged_known(own.get(key), known)
             setup["row_kernels"][key] = setup["row_kernels"].get(key, 0) + \
                 new_kernel
         boots = icount_boots(path)
@@ -417,6 +428,13 @@ def setup_json(name: str, setup: Dict[str, Any], touched: bool
     if setup["aa"]:
         out["aa"] = setup["aa"]
     out["rows"] = dict(sorted(rows.items()))
+    # Each kernel's own rows: a base kernel the prior saw is bounded by
+    # what its own boots did (kbtools.exact.prior_saw_move).
+    kernel_rows = {r: {k: v.to_json() for k, v in sorted(rows.items())}
+                   if touched else rows
+                   for r, rows in sorted(setup.get("kernel_rows", {}).items())}
+    if kernel_rows:
+        out["kernel_rows"] = kernel_rows
     return out
 
 

@@ -50,7 +50,8 @@ def quiet(fn: Callable[..., Any], *args: Any,
 def prior_with_modes(test: unittest.TestCase, moved: float = 0.0,
                      sched: Optional[str] = None) -> str:
     """The path of a copy of the shipped prior whose 'TEST:ROW#mode'
-    rows moved by `moved` instructions across its boots (0: exact), its
+    rows (of all its kernels, and of each) moved by `moved` instructions
+    across its boots (0: exact), its
     setups' boots scheduled as `sched` says when given (that of the runs
     a test judges, for the prior to speak for them), in place of the
     shipped one until test ends."""
@@ -60,10 +61,13 @@ def prior_with_modes(test: unittest.TestCase, moved: float = 0.0,
     for setup in doc["setups"].values():
         if sched is not None:
             setup["sched"] = sched
-        for key, row in setup["rows"].items():
-            if key.endswith(exact.MODE_KEY_SUFFIX):
-                row.update({"class": "near" if moved else "exact",
-                            "boot_range_insn": moved, "range_insn": moved})
+        for rows in [setup["rows"],
+                     *(setup.get("kernel_rows") or {}).values()]:
+            for key, row in rows.items():
+                if key.endswith(exact.MODE_KEY_SUFFIX):
+                    row.update({"class": "near" if moved else "exact",
+                                "boot_range_insn": moved,
+                                "range_insn": moved})
     tmp = tempfile.TemporaryDirectory()
     test.addCleanup(tmp.cleanup)
     path = os.path.join(tmp.name, "icount_classes.json")

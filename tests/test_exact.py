@@ -293,6 +293,22 @@ class Calibration(unittest.TestCase):
         self.assertIsNotNone(seen)
         self.assertIn("the x86_64 prior saw it move over 6 boots of 2 "
                       "kernels", seen.why if seen else "")
+        # Each kernel's own rows beside them: a base of a kernel the
+        # prior saw is bounded by its own boots (6.1's moved 0.30%), a
+        # kernel it never saw by the worst of them (1.0%).
+        own = setup["kernel_rows"]["6.1"]["syscall_overhead:getppid"]
+        self.assertEqual((own["boots"], own["class"]), (4, "near"))
+        seen = exact.prior_saw_move("x86_64", "syscall_overhead:getppid",
+                                    self.path("c.json"), release="6.1")
+        self.assertIsNotNone(seen)
+        assert seen is not None
+        self.assertIn("the x86_64 prior's 4 boots of 6.1 saw it move",
+                      seen.why)
+        self.assertAlmostEqual(seen.share, 0.001 / 0.3290, places=4)
+        unseen = exact.prior_saw_move("x86_64", "syscall_overhead:getppid",
+                                      self.path("c.json"), release="7.0")
+        assert unseen is not None
+        self.assertAlmostEqual(unseen.share, 6.6 / 656.7, places=4)
         # Another kernel's run adds one to the kernels of each row it
         # ran; another run of a kernel the prior holds adds none.
         for run, kernels in ((self.a_a("aa-61-3", 0.3290, 0.3290,
@@ -308,6 +324,12 @@ class Calibration(unittest.TestCase):
                 "kernels"], kernels)
         self.assertEqual(setup["kernels"], {"6.1": 6, "6.12": 2,
                                             "6.12-kbench": 2})
+        # Its boots of 6.12-kbench read getppid alike: a calibration of
+        # that kernel is not bounded, however far the others moved it.
+        exact.forget_prior()
+        self.assertIsNone(exact.prior_saw_move(
+            "x86_64", "syscall_overhead:getppid", self.path("c.json"),
+            release="6.12-kbench"))
         # A run whose boots ran two kernels is no run of one kernel.
         mixed = self.a_a("aa-mixed", 0.3290, 0.3290, release="6.1",
                          cand_release="6.12")
@@ -863,7 +885,7 @@ class Prior(unittest.TestCase):
         classes["setups"]["aarch64"]["sched"] = "fifo1"
         with open(self.prior, "w") as f:
             json.dump(classes, f)
-        exact._prior_scheds.cache_clear()
+        exact.forget_prior()
         self.assertIsNone(exact.stale_prior("arm64", fifo))
 
     def test_a_prior_s_own_mode_bounds_the_mode(self) -> None:
@@ -886,12 +908,8 @@ class Prior(unittest.TestCase):
             0.0, 40000.0, 20).to_json()
         with open(self.prior, "w") as f:
             json.dump(classes, f)
-        for clear in (exact._prior_moved.cache_clear,
-                      exact._prior_modes.cache_clear,
-                      exact._prior_scheds.cache_clear,
-                      exact._prior_settles.cache_clear):
-            clear()
-            self.addCleanup(clear)
+        exact.forget_prior()
+        self.addCleanup(exact.forget_prior)
         self.assertEqual(exact.prior_modes()["arm64"],
                          {exact.mode_key(vfork), exact.mode_key(clone)})
         seen = exact.prior_saw_move("arm64", exact.mode_key(vfork), None,
@@ -910,8 +928,7 @@ class Prior(unittest.TestCase):
         del setup["rows"][exact.mode_key(clone)]
         with open(self.prior, "w") as f:
             json.dump(classes, f)
-        exact._prior_modes.cache_clear()
-        exact._prior_moved.cache_clear()
+        exact.forget_prior()
         seen = exact.prior_saw_move("arm64", exact.mode_key(clone), None,
                                     fifo)
         self.assertEqual(seen.share if seen else None, 0.01)

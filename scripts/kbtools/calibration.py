@@ -88,7 +88,8 @@ class Calibration:
             rows = {str(k): exact.with_prior(exact.Known.from_json(v),
                                              key.arch if key else None,
                                              str(k), None,
-                                             key.settings if key else None)
+                                             key.settings if key else None,
+                                             doc.get("release") or None)
                     for k, v in doc["rows"].items()}
             return Calibration(rows, int(doc["boots"]),
                                str(doc.get("release") or ""), key,
@@ -128,7 +129,8 @@ def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
                                        scale, stat).items():
                 rows[where] = exact.with_prior(
                     known, exact.setup_of(test.header), where, None,
-                    test.header.machine.icount_settings) if prior else known
+                    test.header.machine.icount_settings,
+                    test.header.kernel.release) if prior else known
     return rows
 
 

@@ -259,7 +259,8 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
         d = exact.within_boot(
             vb, vc, exact.setup_of(sides[0].header),
             exact.mode_key(key) if figure == exact.MODE else key,
-            settings=sides[0].header.machine.icount_settings)
+            settings=sides[0].header.machine.icount_settings,
+            release=sides[0].header.kernel.release)
     else:
         d = exact.decide(by_position(bb), by_position(cb), known)
     # Uncalibrated, a row has no class: its repetitions alone cannot

@@ -80,8 +80,8 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
-                    Set, Tuple)
+from typing import (Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional,
+                    Sequence, Set, Tuple)
 
 from kbtools import arch, policy, results, stats
 
@@ -293,7 +293,8 @@ def known(headers: Sequence[results.Header], test: str, row: str,
     if found is None:
         return None
     return with_prior(found, setups.pop() if setups else None, key, prior,
-                      headers[0].machine.icount_settings if headers else None)
+                      headers[0].machine.icount_settings if headers else None,
+                      headers[0].kernel.release if headers else None)
 
 
 def prior_setup(setup: Optional[str]) -> Optional[str]:
@@ -455,15 +456,59 @@ def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
     return out
 
 
+class KernelPrior(NamedTuple):
+    """What the prior's boots of one kernel (its uname -r) showed: every
+    row they ran ('TEST:ROW', and 'TEST:ROW#mode' where they held its
+    mode steady) and, of those, the rows they saw move."""
+    boots: int
+    ran: FrozenSet[str]
+    moved: Dict[str, Moved]
+
+
+def prior_kernels(path: Optional[str] = None
+                  ) -> Dict[str, Dict[str, KernelPrior]]:
+    """Architecture (prior_setup) -> kernel release -> KernelPrior, for
+    each kernel whose boots its prior keeps apart ('kernel_rows' of its
+    setup); {} when the file cannot be read or keeps none."""
+    return _prior_kernels(path or CLASSES_FILE)
+
+
+@functools.lru_cache(maxsize=8)
+def _prior_kernels(path: str) -> Dict[str, Dict[str, KernelPrior]]:
+    out: Dict[str, Dict[str, KernelPrior]] = {}
+    for arch_name, setup in _setups(path):
+        kernels = setup.get("kernels") or {}
+        for release, rows in (setup.get("kernel_rows") or {}).items():
+            if not isinstance(rows, dict):
+                continue
+            out.setdefault(arch_name, {})[str(release)] = KernelPrior(
+                int(kernels.get(release) or 0), frozenset(rows),
+                {k: _moved(r) for k, r in rows.items()
+                 if isinstance(r, dict) and r.get("class") in
+                 ("near", "noisy")})
+    return out
+
+
+def forget_prior() -> None:
+    """Read the classes files anew at the next lookup (what a process
+    that rewrote one, a test or the bench, needs)."""
+    _prior_moved.cache_clear()
+    _prior_modes.cache_clear()
+    _prior_scheds.cache_clear()
+    _prior_settles.cache_clear()
+    _prior_kernels.cache_clear()
+
+
 def with_prior(found: Known, setup: Optional[str], key: str,
                prior: Optional[str] = None,
-               settings: Optional[str] = None) -> Known:
+               settings: Optional[str] = None,
+               release: Optional[str] = None) -> Known:
     """found (a calibration's row 'TEST:ROW' in setup, its guest's
     settings), bounded by the prior of setup's own architecture when it
     saw the row move (three boots can agree by chance where twenty did
     not): at best PRIOR_BOUND, and a margin of at least twice the share
     of the row its boots spread over (bounded)."""
-    seen = prior_saw_move(setup, key, prior, settings)
+    seen = prior_saw_move(setup, key, prior, settings, release)
     if seen is None:
         return found
     return bounded(found, seen.why, seen.share)
@@ -490,20 +535,33 @@ class Seen(NamedTuple):
 
 def prior_saw_move(setup: Optional[str], key: str,
                    prior: Optional[str] = None,
-                   settings: Optional[str] = None) -> Optional[Seen]:
+                   settings: Optional[str] = None,
+                   release: Optional[str] = None) -> Optional[Seen]:
     """What the prior of setup's own architecture saw of 'TEST:ROW' (or
     of its mode, 'TEST:ROW#mode') when it saw it move beyond the exact
-    tolerance; None when it did not,
-    there is no prior of that architecture, or its boots settled
-    otherwise than runs of these guest settings did, or timed the row's
-    process creations at another policy (stale_prior)."""
+    tolerance: its boots of this kernel (release, the base's uname -r)
+    where it keeps them apart and they ran the row, else the worst of
+    any of its kernels (how far a row moves differs from kernel to
+    kernel, and a kernel it never saw may move it as far as any);
+    None when they did not see it move, there is no prior of that
+    architecture, or its boots settled otherwise than runs of these
+    guest settings did, or timed the row's process creations at another
+    policy (stale_prior)."""
     arch_name = prior_setup(setup)
     if arch_name is None or stale_prior(setup, settings, prior, key):
         return None
-    # A mode the prior's boots held steady is bounded by what it did in
-    # them; any other by what its row's median did.
+    own = prior_kernels(prior).get(arch_name, {}).get(release or "")
+    median_key = key.removesuffix(MODE_KEY_SUFFIX)
+    if own is not None and median_key in own.ran:
+        # A mode its boots held steady is bounded by what it did in
+        # them; any other by what the row's median did.
+        moved = own.moved.get(key if key in own.ran else median_key)
+        if moved is None:
+            return None
+        return Seen(f"the {arch_name} prior's {own.boots} boots of "
+                    f"{release} saw it move", moved.share)
     if key not in prior_modes(prior).get(arch_name, set()):
-        key = key.removesuffix(MODE_KEY_SUFFIX)
+        key = median_key
     moved = prior_moved(prior).get(arch_name, {}).get(key)
     if moved is None:
         return None
@@ -604,7 +662,8 @@ def row_class(vb: Sequence[float], vc: Sequence[float]) -> str:
 def within_boot(vb: Sequence[float], vc: Sequence[float],
                 setup: Optional[str] = None, key: str = "",
                 prior: Optional[str] = None,
-                settings: Optional[str] = None) -> Decision:
+                settings: Optional[str] = None,
+                release: Optional[str] = None) -> Decision:
     """Both sides in the same boots (of setup, the runs' architecture):
     the class from their repetitions, bounded by the prior of setup's
     architecture when it saw TEST:ROW (key) move, as known() bounds a
@@ -614,7 +673,7 @@ def within_boot(vb: Sequence[float], vc: Sequence[float],
     the base's by more than the floor (exact) or the larger spread plus
     NEAR_FLOOR_PCT % (near), and no closer than twice the share of the
     row the prior's boots spread over; a noisy row 'pending'."""
-    seen = prior_saw_move(setup, key, prior, settings)
+    seen = prior_saw_move(setup, key, prior, settings, release)
     cls = row_class(vb, vc)
     if seen is not None:
         cls = worse(cls, PRIOR_BOUND)
