@@ -67,11 +67,13 @@ read it.
 
 import argparse
 import itertools
+import json
 import math
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
                     Tuple, cast)
@@ -279,7 +281,8 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
                             "aa": {**{k: int(setup["aa"][k]) for k in
                                       ("false", "trials", "boots")},
                                    "what": str(setup["aa"].get("what", ""))}
-                            if "aa" in setup else None}
+                            if "aa" in setup else None,
+                            "aa_unseen": setup.get("aa_unseen")}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
     return setups
@@ -323,6 +326,7 @@ def classes(args: argparse.Namespace) -> int:
     their boots, per setup."""
     setups = earlier_classes(args.merge) if args.merge else {}
     touched: Set[str] = set()
+    given: Dict[str, List[Tuple[str, str]]] = {}
     for path in args.runs:
         name, found = run_classes(path)
         settle, sched = run_settle(path), run_sched(path)
@@ -379,6 +383,10 @@ def classes(args: argparse.Namespace) -> int:
             f"{calibration.BOOTS} other boots of its run and a prior of " \
             f"all of them"
         setup["runs"].append(run_name(path))
+        given.setdefault(name, []).append((release, path))
+    for name, runs in given.items():
+        if len({release for release, _ in runs}) > 1:
+            setups[name]["aa_unseen"] = unseen_aa(name, setups[name], runs)
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
                     "guest's architecture), the prior of the docs and the "
@@ -401,6 +409,60 @@ def of_kernels(setup: Dict[str, Any]) -> str:
     if sum(setup["kernels"].values()) != setup["aa"]["boots"]:
         return ""
     return " of one kernel" if n == 1 else f" of {n} kernels"
+
+
+def unseen_aa(name: str, setup: Dict[str, Any],
+              runs: Sequence[Tuple[str, str]]) -> Dict[str, Any]:
+    """The A/A record of the rule for a kernel the prior never saw: each
+    kernel's runs (release, path) judged as aa_trials does, each boot
+    the candidate against a calibration of the boots after it in its
+    run, bounded by a prior of the other kernels alone (as compare
+    bounds a user's own kernel: their worst, its modes at best near)."""
+    false = trials = boots = 0
+    releases = sorted({release for release, _ in runs})
+    with tempfile.TemporaryDirectory() as tmp:
+        for release in releases:
+            path = os.path.join(tmp, "prior.json")
+            others = {r: rows for r, rows in setup["kernel_rows"].items()
+                      if r != release}
+            worst: Dict[str, exact.Known] = {}
+            for rows in others.values():
+                for key, known in rows.items():
+                    worst[key] = merged_known(worst.get(key), known)
+            prior = {**setup, "rows": worst, "kernel_rows": others,
+                     "kernels": {r: n for r, n in setup["kernels"].items()
+                                 if r != release}}
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"setups": {name: setup_json(name, prior, True)}},
+                          f)
+            exact.forget_prior()
+            for rel, run in runs:
+                if rel != release:
+                    continue
+                settings = run_settings(run)
+                for key, bs in icount_boots(run).items():
+                    got = aa_trials(bs, prior=(name, key, path, settings,
+                                               release))
+                    false += sum(d.verdict in ("slower", "faster")
+                                 for d in got)
+                    trials += len(got)
+                boots += max(map(len, icount_boots(run).values()),
+                             default=0)
+    exact.forget_prior()
+    return {"false": false, "trials": trials, "boots": boots,
+            "what": f"{boots} boots of {len(releases)} kernels, each "
+                    f"kernel's runs judged as of a kernel the prior never "
+                    f"saw: each boot the candidate against a calibration "
+                    f"of {calibration.BOOTS} other boots of its run and a "
+                    f"prior of the other kernels"}
+
+
+def run_settings(path: str) -> str:
+    """The exact guest's settings of a run's first boot."""
+    for d in boot_dirs(path):
+        for test in results.load(d).tests.values():
+            return test.header.machine.icount_settings or ""
+    return ""
 
 
 def with_kernels(row: Dict[str, Any], kernels: int) -> Dict[str, Any]:
@@ -427,6 +489,8 @@ def setup_json(name: str, setup: Dict[str, Any], touched: bool
         out["sched"] = setup["sched"]
     if setup["aa"]:
         out["aa"] = setup["aa"]
+    if setup.get("aa_unseen"):
+        out["aa_unseen"] = setup["aa_unseen"]
     out["rows"] = dict(sorted(rows.items()))
     # Each kernel's own rows: a base kernel the prior saw is bounded by
     # what its own boots did (kbtools.exact.prior_saw_move).
@@ -479,7 +543,9 @@ def judged(boots: Sequence[Boot]) -> Tuple[str, List[List[float]]]:
 
 
 def aa_trials(boots: Sequence[Boot],
-              cal_boots: int = calibration.BOOTS) -> List[exact.Decision]:
+              cal_boots: int = calibration.BOOTS,
+              prior: Optional[Tuple[str, str, str, str, str]] = None
+              ) -> List[exact.Decision]:
     """The A/A runs of a row's boots: each boot in turn the candidate,
     the cal_boots after it (in a ring) the base's calibration, every
     boot but the candidate the prior (kbtools.exact.bounded: a row they
@@ -501,10 +567,16 @@ def aa_trials(boots: Sequence[Boot],
         if of_prior[0] != figure:
             of_prior = judged([b._replace(mode=None) for b in others])
         known = exact.known_of(values[:-1])
-        prior = exact.known_of(of_prior[1])
-        if known and prior and prior.cls != "exact" and prior.median:
-            known = exact.bounded(known, "the other boots saw it move",
-                                  prior.boot_range / abs(prior.median))
+        if known and prior:
+            setup, key, path, settings, release = prior
+            known = exact.with_prior(
+                known, setup, exact.mode_key(key) if figure == exact.MODE
+                else key, path, settings, release)
+        elif known:
+            seen = exact.known_of(of_prior[1])
+            if seen and seen.cls != "exact" and seen.median:
+                known = exact.bounded(known, "the other boots saw it move",
+                                      seen.boot_range / abs(seen.median))
         out.append(exact.decide(by_position(values[:-1]), values[-1],
                                 known))
     return out

@@ -48,12 +48,14 @@ def quiet(fn: Callable[..., Any], *args: Any,
 
 
 def prior_with_modes(test: unittest.TestCase, moved: float = 0.0,
-                     sched: Optional[str] = None) -> str:
+                     sched: Optional[str] = None,
+                     own_rows: bool = True) -> str:
     """The path of a copy of the shipped prior whose 'TEST:ROW#mode'
     rows (of all its kernels, and of each) moved by `moved` instructions
-    across its boots (0: exact), its
-    setups' boots scheduled as `sched` says when given (that of the runs
-    a test judges, for the prior to speak for them), in place of the
+    across its boots (0: exact), its setups' boots scheduled as `sched`
+    says when given (that of the runs a test judges, for the prior to
+    speak for them), without each kernel's own rows unless own_rows (the
+    worst of its kernels then bounds every kernel), in place of the
     shipped one until test ends."""
     from kbtools import exact
     with open(exact.CLASSES_FILE, encoding="utf-8") as f:
@@ -61,6 +63,8 @@ def prior_with_modes(test: unittest.TestCase, moved: float = 0.0,
     for setup in doc["setups"].values():
         if sched is not None:
             setup["sched"] = sched
+        if not own_rows:
+            setup.pop("kernel_rows", None)
         for rows in [setup["rows"],
                      *(setup.get("kernel_rows") or {}).values()]:
             for key, row in rows.items():

@@ -182,7 +182,10 @@ class Rule(unittest.TestCase):
         for setup in ("x86_64", "aarch64"):
             self.assertIn("syscall_overhead:getppid",
                           exact.load_classes()["setups"][setup]["rows"])
-        self.assertIn("A/A runs on x86_64: ", exact.aa_error())
+        self.assertIn("A/A runs on x86_64: ", exact.aa_error(
+            release="6.12.117-kbench-patched"))
+        self.assertIn("A/A runs on x86_64, for a kernel its prior never "
+                      "saw (unnamed): ", exact.aa_error())
 
     def test_one_lookup_of_the_base_kernels_calibration(self) -> None:
         """exact.known: the row of the calibration of the base's kernel;
@@ -309,6 +312,22 @@ class Calibration(unittest.TestCase):
                                       self.path("c.json"), release="7.0")
         assert unseen is not None
         self.assertAlmostEqual(unseen.share, 6.6 / 656.7, places=4)
+        # A mode of a kernel it never saw is at best near, even where
+        # none of its kernels saw that mode move.
+        self.assertIsNotNone(exact.prior_saw_move(
+            "x86_64", exact.mode_key("syscall_overhead:getpid"),
+            self.path("c.json"), release="7.0"))
+        self.assertIsNone(exact.prior_saw_move(
+            "x86_64", "syscall_overhead:getpid", self.path("c.json"),
+            release="7.0"))
+        # Its error for such a kernel: each of its kernels judged with a
+        # prior of the others (two trials a boot ring of each kernel).
+        self.assertEqual(setup["aa_unseen"]["boots"], 6)
+        self.assertIn("for a kernel its prior never saw (7.0)",
+                      exact.aa_error("x86_64", self.path("c.json"),
+                                     release="7.0"))
+        self.assertNotIn("never saw", exact.aa_error(
+            "x86_64", self.path("c.json"), release="6.1"))
         # Another kernel's run adds one to the kernels of each row it
         # ran; another run of a kernel the prior holds adds none.
         for run, kernels in ((self.a_a("aa-61-3", 0.3290, 0.3290,

@@ -987,14 +987,16 @@ def error_bound(settings: Dict[str, Any], steps: List[Dict[str, Any]]) -> Option
     return float(settings["alpha"]) * decisions(steps)
 
 
-def exact_guest(headers: Sequence[results.Header]) -> Tuple[Optional[str], Optional[str]]:
-    """(setup, guest settings) of the boots' exact guest, as their results
-    headers say them (exact.aa_error's arguments); x86_64, unsaid, when
-    no boot said."""
+def exact_guest(headers: Sequence[results.Header]
+                ) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    """(setup, guest settings, kernel) of the boots' exact guest, as the
+    first of their results headers that says them (good's: exact.aa_error's
+    arguments); x86_64, unsaid, when no boot said."""
     for h in headers:
         if exact.setup_of(h):
-            return exact.setup_of(h), h.machine.icount_settings
-    return exact.FIRST_SETUP, None
+            return exact.setup_of(h), h.machine.icount_settings, \
+                h.kernel.release
+    return exact.FIRST_SETUP, None, None
 
 
 def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]],
@@ -1006,14 +1008,15 @@ def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]],
         return ("error: a functional check, one boot per step: as right "
                 "as the check is")
     if bound is None:
-        setup, guest = exact_guest(headers)
+        setup, guest, release = exact_guest(headers)
         return (f"error: exact (QEMU's instruction counter): each decision "
                 f"takes a margin of twice the range of good's "
                 f"{calibration.BOOTS} boots, on the figure compare judges "
                 f"the row by (its most common value where that holds "
                 f"{exact.MODE_SHARE_MIN:.0%} or more of every run of both "
                 f"sides and of good's, else its median); "
-                f"{exact.aa_error(setup, None, guest)}; instructions do "
+                f"{exact.aa_error(setup, None, guest, release)}; "
+                f"instructions do "
                 f"not show cache or "
                 f"TLB misses, contention, bandwidth, device latency or "
                 f"microcode costs")

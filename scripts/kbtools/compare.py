@@ -827,7 +827,8 @@ FAMILY_TEXT = {"run": "each candidate's rows", "program": "each program's "
 def _method(stat: str, threshold_pct: float, alpha: float,
             entries: Sequence[Entry] = (), family: str = "run",
             setup: Optional[str] = exact.FIRST_SETUP,
-            settings: Optional[str] = None) -> str:
+            settings: Optional[str] = None,
+            release: Optional[str] = None) -> str:
     text = (f"Per row: ratio of the {stat}s over repetitions, 95% "
             f"Hodges-Lehmann interval, Mann-Whitney U p, q = "
             f"Benjamini-Hochberg over {FAMILY_TEXT[family]}; slower/faster "
@@ -837,7 +838,7 @@ def _method(stat: str, threshold_pct: float, alpha: float,
             f"family, at this row's repetitions and a "
             f"{MDE_SPREAD_CONFIDENCE:.0%} upper bound of its spread.")
     if any(e.clock == ClockMode.ICOUNT for e in entries):
-        text += " " + exact_method(setup, settings)
+        text += " " + exact_method(setup, settings, release)
     return text
 
 
@@ -855,16 +856,24 @@ def run_settings(run: Run) -> Optional[str]:
                  if t.header.machine.icount_settings is not None), None)
 
 
+def run_release(run: Run) -> Optional[str]:
+    """The kernel a run booted (uname -r of its first test that says),
+    or None."""
+    return next((t.header.kernel.release for t in run.tests.values()
+                 if t.header.kernel.release), None)
+
+
 # A row no sched setting schedules (exact.stale_prior's key): the
 # prior's word on every row.
 NOT_CREATION = "-"
 
 
 def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
-                 settings: Optional[str] = None) -> str:
+                 settings: Optional[str] = None,
+                 release: Optional[str] = None) -> str:
     """What an icount comparison's verdicts mean, and their error (A/A
-    runs of the setup's architecture, its guest's settings), in one
-    paragraph."""
+    runs of the setup's architecture, its guest's settings, of the base's
+    kernel where the prior saw it), in one paragraph."""
     stale = exact.stale_prior(setup, settings, key=NOT_CREATION)
     creation = exact.stale_prior(setup, settings)
     prior = (f"a row that the prior of the architecture "
@@ -892,7 +901,7 @@ def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
             f"samples on both sides (figure 'mode'), else by its median; "
             f"{prior}; a row the "
             f"calibration lacks takes the rule above over boots. Error: "
-            f"{exact.aa_error(setup, None, settings)}. Instructions do not show cache or TLB "
+            f"{exact.aa_error(setup, None, settings, release)}. Instructions do not show cache or TLB "
             f"misses, contention, memory bandwidth, device latency or "
             f"microcode costs.")
 
@@ -910,7 +919,8 @@ def format_text(base: Run, candidates: Sequence[Run],
     out.append("")
     out += _summary(entries, candidates)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
-                         run_setup(base), run_settings(base)), 78)
+                         run_setup(base), run_settings(base),
+                         run_release(base)), 78)
     out += honesty(entries, alpha)
     return "\n".join(out) + "\n"
 
@@ -966,7 +976,8 @@ def format_email(base: Run, candidates: Sequence[Run],
     for ln in _summary(entries, candidates):
         out += _wrap(ln)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
-                         run_setup(base), run_settings(base)))
+                         run_setup(base), run_settings(base),
+                         run_release(base)))
     for ln in honesty(entries, alpha):
         out += _wrap(ln)
     return "\n".join(out) + "\n"
@@ -980,7 +991,8 @@ def format_json(base: Run, candidates: Sequence[Run],
            "stat": stat, "threshold_pct": threshold_pct, "alpha": alpha,
            "family": family, "design": design_note(entries, alpha),
            "method": _method(stat, threshold_pct, alpha, entries, family,
-                             run_setup(base), run_settings(base)),
+                             run_setup(base), run_settings(base),
+                         run_release(base)),
            "warnings": warnings(base, candidates),
            "rows": [e.to_json() for e in entries]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"

@@ -229,7 +229,9 @@ def load_exact(path: str) -> Tuple[Tuple[str, str], results.Header,
         arch=m["arch"], guest=m.get("guest"),
         clock_mode=results.ClockMode(m["clock_mode"]),
         icount_shift=m.get("icount_shift"),
-        icount_settings=m.get("icount_settings")))
+        icount_settings=m.get("icount_settings")),
+        kernel=results.Kernel(release=(doc.get("kernel") or {}).get(
+            "release")))
     return (doc["test"], doc["row"]), header, doc["good"], doc["bad"]
 
 
