@@ -1034,6 +1034,7 @@ class Runner(unittest.TestCase):
             self.assertIn(str(e), str(failed.exception))
             self.assertIn("vm_run.sh: checking", err.getvalue())
 
+    @needs.commands("make", "gcc")
     def test_the_confirmation_boots_three_builds_of_each(self) -> None:
         lo, hi = "4" * 40, "5" * 40
         st = settings()
@@ -1087,6 +1088,7 @@ class Runner(unittest.TestCase):
                                             step["commit"]))
         self.assertAlmostEqual(2.0, detail["ratio"], delta=0.05)
 
+    @needs.commands("make")
     def test_guest_env_runs_only_the_named_rows(self) -> None:
         lists = {TEST: ["getsid", "getppid", "fork"],
                  "proc_create": ["fork", "clone"],
@@ -1124,6 +1126,7 @@ class Runner(unittest.TestCase):
         self.assertEqual([], bisect.unmeasured_rows(
             {"targets": [f"{TEST}:getsid"]}, keys))
 
+    @needs.commands("make")
     def test_guest_env_refuses_an_unknown_test(self) -> None:
         with self.assertRaisesRegex(cli.Error, "unknown test 'nosuch'"):
             bisect_run.guest_env(["nosuch:getsid"], lambda t: ["getsid"])

@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 
 from kbtools import calibration, compare, exact, policy, results  # noqa: E402,E501
+import needs  # noqa: E402
 import support  # noqa: E402
 
 
@@ -1148,6 +1149,8 @@ class Labels(unittest.TestCase):
         self.assertEqual("icount", case["environment"]["misc"]["clock_mode"])
 
 
+# -t is checked against the collection (make list).
+@needs.commands("make", "gcc")
 class Validate(unittest.TestCase):
     def test_the_command_it_runs(self) -> None:
         from kbtools import validate

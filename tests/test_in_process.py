@@ -189,6 +189,9 @@ class Tree:
         return "subject"
 
 
+# -t is checked against the collection (make list) and a row its
+# program names is passed on (built, --list).
+@needs.commands("make", "gcc")
 class Validate(unittest.TestCase):
     def test_the_ab_it_runs(self) -> None:
         o = self.ab_of()
