@@ -9,7 +9,8 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
                              [RUN_ALL OPTION]...
     bench/guest_modes.py table DIR
     bench/guest_modes.py exact LABEL=DIR...
-    bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN...
+    bench/guest_modes.py classes [-o FILE] [--merge FILE [--anew]]
+                                 ICOUNT_RUN...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
   icount      run_all.sh --kernel IMAGE --icount (each program once:
@@ -50,8 +51,10 @@ kernel in an A/A): the class of a row over every repetition of every
 boot, and its spread (and the same of its mode, 'TEST:ROW#mode', where
 every repetition held a steady one), kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON) with the settle its
-boots did (a prior speaks for runs of that settle alone: runs of
-another are refused by --merge). compare's exact rule
+boots did and how they scheduled their process creations (a prior
+speaks for runs of that settle and sched alone: runs of another are
+refused by --merge; --anew makes the setups of the runs from them
+alone and keeps the file's other setups as they were). compare's exact rule
 reads them as the prior of each architecture
 (scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
 a row that any of their boots saw move is never called exact, however
@@ -66,8 +69,8 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
-                    Tuple, cast)
+from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
+                    Set, Tuple, cast)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
@@ -234,12 +237,21 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
                             "runs": list(setup["runs"]),
                             "settle": setup.get("settle"),
                             "sched": str(setup.get("sched") or ""),
-                            "aa": {k: int(setup["aa"][k]) for k in
-                                   ("false", "trials", "boots")}
+                            "aa": earlier_aa(setup["aa"])
                             if "aa" in setup else None}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
     return setups
+
+
+def earlier_aa(aa: Mapping[str, Any]) -> Dict[str, Any]:
+    """The A/A record of an earlier setup: its counts, and what they
+    were counted over, which a setup no run adds to keeps as read."""
+    out: Dict[str, Any] = {k: int(aa[k]) for k in
+                           ("false", "trials", "boots")}
+    if "what" in aa:
+        out["what"] = str(aa["what"])
+    return out
 
 
 def known_rows(path: str, name: str, rows: Dict[str, Any]
@@ -251,7 +263,8 @@ def known_rows(path: str, name: str, rows: Dict[str, Any]
         return {k: exact.Known.from_json(v) for k, v in rows.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file whose {name} rows new "
-                        f"boots can be added to ({e}): class {name} anew")
+                        f"boots can be added to ({e}): class {name} anew "
+                        f"(--anew)")
 
 
 def merged_known(was: Optional[exact.Known], new: exact.Known
@@ -280,6 +293,9 @@ def classes(args: argparse.Namespace) -> int:
     for path in args.runs:
         name, found = run_classes(path)
         settle, sched = run_settle(path), run_sched(path)
+        # --anew: the runs alone make this setup; the others stay as read.
+        if args.anew and name not in touched:
+            setups.pop(name, None)
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
                                          "settle": settle, "sched": sched})
         # A prior that records no sched ran its creations at the
@@ -288,7 +304,7 @@ def classes(args: argparse.Namespace) -> int:
             raise cli.Error(f"{path}: its boots ran their process creations "
                             f"at sched={sched or 'other'}, the {name} "
                             f"prior's at sched={setup['sched'] or 'other'}: "
-                            f"class {name} anew")
+                            f"class {name} anew (--anew)")
         # A prior written before priors were keyed by their settle
         # (None) stays unkeyed: what its boots did is not known.
         if setup["settle"] not in (None, settle):
@@ -296,7 +312,7 @@ def classes(args: argparse.Namespace) -> int:
                             f"{settle or 'none'}, the {name} prior's with "
                             f"settle={setup['settle'] or 'none'}: what "
                             f"moved under one says nothing of the other; "
-                            f"class {name} anew")
+                            f"class {name} anew (--anew)")
         if name not in touched:
             setup["rows"] = known_rows(args.merge, name, setup["rows"])
             setup["aa"] = setup["aa"] or {"false": 0, "trials": 0,
@@ -546,6 +562,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     c.add_argument("-o", "--output", default="-")
     c.add_argument("--merge", metavar="FILE",
                    help="start from the rows of an earlier classes file")
+    c.add_argument("--anew", action="store_true",
+                   help="with --merge: make each setup the runs are of "
+                   "from them alone (a changed guest), keeping the "
+                   "file's other setups as they are")
     args, rest = ap.parse_known_args(argv)
     if args.command == "run":
         args.modes = args.modes.split(",")
@@ -562,6 +582,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "exact":
         return exact_table(args)
     if args.command == "classes":
+        if args.anew and not args.merge:
+            ap.error("--anew: with --merge FILE (the setups it keeps)")
         for path in args.runs:
             if not os.path.isdir(path):
                 raise cli.Error(f"{path}: no such directory")

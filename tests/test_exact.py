@@ -289,6 +289,38 @@ class Calibration(unittest.TestCase):
         self.assertIn("its boots settled with settle=sync,sched_fifo, the "
                       "x86_64 prior's with settle=1", out.stderr)
 
+    def test_a_changed_guest_makes_its_setup_anew_and_keeps_the_others(
+            self) -> None:
+        # arm64's prior made again under a new sched: x86_64's setup
+        # stays as it was to the byte (another change may be making it
+        # anew too), arm64's is the new runs' alone.
+        x86 = self.a_a("aa-x86", 0.329097, 0.329125, settings="settle=1")
+        arm = self.a_a("aa-arm", 0.4575, 0.4575, "aarch64", settings="settle=1")
+        out = self.classes("-o", self.path("c.json"), x86, arm)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            before = json.load(f)["setups"]
+        new = self.a_a("aa-arm-fifo", 0.4565, 0.4565, "aarch64",
+                       settings="settle=1; sched=fifo1+2other")
+        out = self.classes("--merge", self.path("c.json"), new)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("class aarch64 anew (--anew)", out.stderr)
+        out = self.classes("--anew", new)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--anew: with --merge FILE", out.stderr)
+        out = self.classes("--merge", self.path("c.json"), "--anew", "-o",
+                           self.path("c.json"), new)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            after = json.load(f)["setups"]
+        self.assertEqual(after["x86_64"], before["x86_64"])
+        self.assertIn("what", after["x86_64"]["aa"])
+        arm64 = after["aarch64"]
+        self.assertEqual((arm64["runs"], arm64["sched"], arm64["aa"]["boots"]),
+                         (["aa-arm-fifo"], "fifo1+2other", 2))
+        self.assertEqual(arm64["rows"]["syscall_overhead:getppid"][
+            "median_insn"], 456.5)
+
     def test_the_exact_table(self) -> None:
         # Five boots: getppid to the instruction in each, fork 2
         # instructions apart in one of them; clone's median 500
