@@ -75,7 +75,8 @@ from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
-from kbtools import calibration, cli, exact, proc, results, stats  # noqa: E402,E501
+from kbtools import (calibration, cli, exact, policy, proc,  # noqa: E402
+                     results, stats)
 from kbtools.compare import TIME_UNITS, by_position  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -213,13 +214,20 @@ def run_settle(path: str) -> str:
     return settles.pop()
 
 
-def run_sched(path: str) -> str:
+def run_sched(path: str) -> Optional[str]:
     """How every boot of one icount run scheduled its process creations
     (kbtools.exact.sched_of its guest's settings: '' the programs' own
-    policy): a prior speaks for runs of its own sched alone."""
+    policy): a prior speaks for runs of its own sched alone. None when
+    its programs time no process creation (policy.creation_row): the
+    sched changes nothing of what they measure, and such a run adds to
+    a prior of any sched."""
     scheds = {exact.sched_of(test.header.machine.icount_settings or "")
               for d in boot_dirs(path)
-              for test in results.load(d).tests.values()}
+              for test in results.load(d).tests.values()
+              if any(policy.creation_row(f"{test.name}:{row}")
+                     for row in test.rows)}
+    if not scheds and boot_dirs(path):
+        return None
     if len(scheds) != 1:
         named = sorted(s or "other" for s in scheds)
         raise cli.Error(f"{path}: not the boots of one sched ("
@@ -299,8 +307,11 @@ def classes(args: argparse.Namespace) -> int:
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
                                          "settle": settle, "sched": sched})
         # A prior that records no sched ran its creations at the
-        # programs' own policy.
-        if setup["sched"] != sched:
+        # programs' own policy; a run that times none (None) takes the
+        # sched of the runs that do.
+        if setup["sched"] is None:
+            setup["sched"] = sched
+        if sched is not None and setup["sched"] != sched:
             raise cli.Error(f"{path}: its boots ran their process creations "
                             f"at sched={sched or 'other'}, the {name} "
                             f"prior's at sched={setup['sched'] or 'other'}: "

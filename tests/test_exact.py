@@ -214,14 +214,15 @@ class Calibration(unittest.TestCase):
 
     def a_a(self, name: str, base_us: float, cand_us: float,
             arch: str = "x86_64", cand_arch: Optional[str] = None,
-            settings: Optional[str] = None) -> str:
-        """An A/A of one boot a side: getppid at these medians."""
+            settings: Optional[str] = None, row: str = "getppid") -> str:
+        """An A/A of one boot a side: getppid (or row) at these
+        medians."""
         for side, us, boot, a in (("base", base_us, "b1", arch),
                                   ("candidate", cand_us, "b2",
                                    cand_arch or arch)):
             os.makedirs(self.path(name, side))
             results.write_json(self.path(name, side, "syscall_overhead.json"),
-                               doc([("getppid", us)], boot=boot, arch=a,
+                               doc([(row, us)], boot=boot, arch=a,
                                    settings=settings))
         return self.path(name)
 
@@ -294,14 +295,16 @@ class Calibration(unittest.TestCase):
         # arm64's prior made again under a new sched: x86_64's setup
         # stays as it was to the byte (another change may be making it
         # anew too), arm64's is the new runs' alone.
-        x86 = self.a_a("aa-x86", 0.329097, 0.329125, settings="settle=1")
-        arm = self.a_a("aa-arm", 0.4575, 0.4575, "aarch64", settings="settle=1")
+        x86 = self.a_a("aa-x86", 32.9097, 32.9125, settings="settle=1",
+                       row="clone")
+        arm = self.a_a("aa-arm", 45.75, 45.75, "aarch64", settings="settle=1",
+                       row="clone")
         out = self.classes("-o", self.path("c.json"), x86, arm)
         self.assertEqual(out.returncode, 0, out.stderr)
         with open(self.path("c.json")) as f:
             before = json.load(f)["setups"]
-        new = self.a_a("aa-arm-fifo", 0.4565, 0.4565, "aarch64",
-                       settings="settle=1; sched=fifo1+2other")
+        new = self.a_a("aa-arm-fifo", 45.65, 45.65, "aarch64",
+                       settings="settle=1; sched=fifo1+2other", row="clone")
         out = self.classes("--merge", self.path("c.json"), new)
         self.assertEqual(out.returncode, 2)
         self.assertIn("class aarch64 anew (--anew)", out.stderr)
@@ -318,8 +321,20 @@ class Calibration(unittest.TestCase):
         arm64 = after["aarch64"]
         self.assertEqual((arm64["runs"], arm64["sched"], arm64["aa"]["boots"]),
                          (["aa-arm-fifo"], "fifo1+2other", 2))
-        self.assertEqual(arm64["rows"]["syscall_overhead:getppid"][
-            "median_insn"], 456.5)
+        self.assertEqual(arm64["rows"]["syscall_overhead:clone"][
+            "median_insn"], 45650.0)
+        # Runs that time no process creation (getppid alone here: the
+        # sched changes nothing of them) add to a prior of any sched.
+        old = self.a_a("aa-arm-getppid", 0.4575, 0.4575, "aarch64",
+                       settings="settle=1")
+        out = self.classes("--merge", self.path("c.json"), "-o",
+                           self.path("c.json"), old)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            arm64 = json.load(f)["setups"]["aarch64"]
+        self.assertEqual((arm64["runs"], arm64["sched"]),
+                         (["aa-arm-fifo", "aa-arm-getppid"], "fifo1+2other"))
+        self.assertIn("syscall_overhead:getppid", arm64["rows"])
 
     def test_the_exact_table(self) -> None:
         # Five boots: getppid to the instruction in each, fork 2
