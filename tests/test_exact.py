@@ -1060,6 +1060,16 @@ class ShippedPrior(unittest.TestCase):
         self.assertEqual(exact.prior_settles(),
                          {"arm64": settle, "x86_64": settle})
 
+    def test_the_shipped_priors_scheduled_as_the_exact_guest_does(
+            self) -> None:
+        # The same of how the guest runs its process creations
+        # (policy.CREATION_SCHED: lib/settle.c, children.c): a prior of
+        # another sched does not bound their modes, nor state an A/A
+        # error (exact.stale_prior).
+        self.assertEqual(exact.prior_scheds(),
+                         {"arm64": policy.CREATION_SCHED,
+                          "x86_64": policy.CREATION_SCHED})
+
 
 class Labels(unittest.TestCase):
     """KCIDB and LAVA carry icount figures as instructions."""
