@@ -9,7 +9,8 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
                              [RUN_ALL OPTION]...
     bench/guest_modes.py table DIR
     bench/guest_modes.py exact LABEL=DIR...
-    bench/guest_modes.py classes [-o FILE] [--merge FILE] ICOUNT_RUN[,...]...
+    bench/guest_modes.py classes [-o FILE] [--merge FILE [--anew]]
+                                 ICOUNT_RUN[,...]...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
   icount      run_all.sh --kernel IMAGE --icount (each program once:
@@ -54,15 +55,17 @@ worst of each row over the runs, which may be of several kernels (a
 row's ranges carried from one kernel to another as the share of the
 row they are), kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON) with the kernels its
-boots ran (uname -r: boots; each row: how many of them ran it) and the
-settle its boots did (a prior speaks for runs of that settle alone: runs of
-another are refused by --merge), and each kernel's own rows beside them
-('kernel_rows'). compare's exact rule reads them as the prior of each
-architecture (scripts/kbtools/icount_classes.json,
-kbtools.exact.with_prior) so that a row that the prior's boots of the
-base's kernel saw move (of any of its kernels, for a kernel it never
-saw) is never called exact, however alike a calibration's three boots
-read it.
+boots ran (uname -r: boots; each row: how many of them ran it), the
+settle its boots did and how they scheduled their process creations
+(a prior speaks for runs of that settle and sched alone: runs of
+another are refused by --merge; --anew makes the setups of the runs
+from them alone and keeps the file's other setups as they were), and
+each kernel's own rows beside them ('kernel_rows'). compare's exact
+rule reads them as the prior of each architecture
+(scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
+a row that the prior's boots of the base's kernel saw move (of any of
+its kernels, for a kernel it never saw) is never called exact, however
+alike a calibration's three boots read it.
 """
 
 import argparse
@@ -75,13 +78,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import (Any, Dict, List, NamedTuple, Optional, Sequence, Set,
-                    Tuple, cast)
+from typing import (Any, Dict, List, Mapping, NamedTuple, Optional, Sequence,
+                    Set, Tuple, cast)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "scripts"))
 
-from kbtools import calibration, cli, exact, proc, results, stats  # noqa: E402,E501
+from kbtools import (calibration, cli, exact, policy, proc,  # noqa: E402
+                     results, stats)
 from kbtools.compare import TIME_UNITS, by_position  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,13 +231,20 @@ def run_settle(path: str) -> str:
     return settles.pop()
 
 
-def run_sched(path: str) -> str:
+def run_sched(path: str) -> Optional[str]:
     """How every boot of one icount run scheduled its process creations
     (kbtools.exact.sched_of its guest's settings: '' the programs' own
-    policy): a prior speaks for runs of its own sched alone."""
+    policy): a prior speaks for runs of its own sched alone. None when
+    its programs time no process creation (policy.creation_row): the
+    sched changes nothing of what they measure, and such a run adds to
+    a prior of any sched."""
     scheds = {exact.sched_of(test.header.machine.icount_settings or "")
               for d in boot_dirs(path)
-              for test in results.load(d).tests.values()}
+              for test in results.load(d).tests.values()
+              if any(policy.creation_row(f"{test.name}:{row}")
+                     for row in test.rows)}
+    if not scheds and boot_dirs(path):
+        return None
     if len(scheds) != 1:
         named = sorted(s or "other" for s in scheds)
         raise cli.Error(f"{path}: not the boots of one sched ("
@@ -278,14 +289,22 @@ def earlier_classes(path: str) -> Dict[str, Dict[str, Any]]:
                                 (setup.get("kernel_rows") or {}).items()},
                             "settle": setup.get("settle"),
                             "sched": str(setup.get("sched") or ""),
-                            "aa": {**{k: int(setup["aa"][k]) for k in
-                                      ("false", "trials", "boots")},
-                                   "what": str(setup["aa"].get("what", ""))}
+                            "aa": earlier_aa(setup["aa"])
                             if "aa" in setup else None,
                             "aa_unseen": setup.get("aa_unseen")}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file ({e})")
     return setups
+
+
+def earlier_aa(aa: Mapping[str, Any]) -> Dict[str, Any]:
+    """The A/A record of an earlier setup: its counts, and what they
+    were counted over, which a setup no run adds to keeps as read."""
+    out: Dict[str, Any] = {k: int(aa[k]) for k in
+                           ("false", "trials", "boots")}
+    if "what" in aa:
+        out["what"] = str(aa["what"])
+    return out
 
 
 def known_rows(path: str, name: str, rows: Dict[str, Any]
@@ -297,7 +316,8 @@ def known_rows(path: str, name: str, rows: Dict[str, Any]
         return {k: exact.Known.from_json(v) for k, v in rows.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise cli.Error(f"{path}: not a classes file whose {name} rows new "
-                        f"boots can be added to ({e}): class {name} anew")
+                        f"boots can be added to ({e}): class {name} anew "
+                        f"(--anew)")
 
 
 def merged_known(was: Optional[exact.Known], new: exact.Known
@@ -331,17 +351,23 @@ def classes(args: argparse.Namespace) -> int:
         name, found = run_classes(path)
         settle, sched = run_settle(path), run_sched(path)
         release = run_release(path)
+        # --anew: the runs alone make this setup; the others stay as read.
+        if args.anew and name not in touched:
+            setups.pop(name, None)
         setup = setups.setdefault(name, {"rows": {}, "runs": [], "aa": None,
                                          "kernels": {}, "row_kernels": {},
                                          "kernel_rows": {},
                                          "settle": settle, "sched": sched})
         # A prior that records no sched ran its creations at the
-        # programs' own policy.
-        if setup["sched"] != sched:
+        # programs' own policy; a run that times none (None) takes the
+        # sched of the runs that do.
+        if setup["sched"] is None:
+            setup["sched"] = sched
+        if sched is not None and setup["sched"] != sched:
             raise cli.Error(f"{path}: its boots ran their process creations "
                             f"at sched={sched or 'other'}, the {name} "
                             f"prior's at sched={setup['sched'] or 'other'}: "
-                            f"class {name} anew")
+                            f"class {name} anew (--anew)")
         # A prior written before priors were keyed by their settle
         # (None) stays unkeyed: what its boots did is not known.
         if setup["settle"] not in (None, settle):
@@ -349,7 +375,7 @@ def classes(args: argparse.Namespace) -> int:
                             f"{settle or 'none'}, the {name} prior's with "
                             f"settle={setup['settle'] or 'none'}: what "
                             f"moved under one says nothing of the other; "
-                            f"class {name} anew")
+                            f"class {name} anew (--anew)")
         if name not in touched:
             setup["rows"] = known_rows(args.merge, name, setup["rows"])
             setup["kernel_rows"] = {
@@ -708,6 +734,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     c.add_argument("-o", "--output", default="-")
     c.add_argument("--merge", metavar="FILE",
                    help="start from the rows of an earlier classes file")
+    c.add_argument("--anew", action="store_true",
+                   help="with --merge: make each setup the runs are of "
+                   "from them alone (a changed guest), keeping the "
+                   "file's other setups as they are")
     args, rest = ap.parse_known_args(argv)
     if args.command == "run":
         args.modes = args.modes.split(",")
@@ -724,6 +754,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "exact":
         return exact_table(args)
     if args.command == "classes":
+        if args.anew and not args.merge:
+            ap.error("--anew: with --merge FILE (the setups it keeps)")
         for path in (p for run in args.runs for p in run.split(RUN_SEP)):
             if not os.path.isdir(path):
                 raise cli.Error(f"{path}: no such directory")

@@ -27,7 +27,7 @@ DATA = os.path.join(HERE, "data", "bisect")
 sys.path.insert(0, SCRIPTS)
 
 from kbtools import (bisect, bisect_run, cli, exact, guest,  # noqa: E402
-                     kernel, proc, replay, results, vm)
+                     kernel, policy, proc, replay, results, vm)
 import needs  # noqa: E402
 import support  # noqa: E402
 
@@ -354,8 +354,8 @@ class Exact(unittest.TestCase):
         def header(arch: str, guest: str) -> results.Header:
             return results.Header(machine=results.Machine(
                 arch=arch, icount_settings=guest))
-        arm = bisect.error_line(settings("icount"), [],
-                                [header("aarch64", "settle=1")])
+        arm = bisect.error_line(settings("icount"), [], [header(
+            "aarch64", f"settle=1; sched={policy.CREATION_SCHED}")])
         self.assertIn("A/A runs on aarch64: ", arm)
         other = bisect.error_line(settings("icount"), [],
                                   [header("x86_64", "settle=0")])

@@ -221,15 +221,17 @@ class Calibration(unittest.TestCase):
     def a_a(self, name: str, base_us: float, cand_us: float,
             arch: str = "x86_64", cand_arch: Optional[str] = None,
             settings: Optional[str] = None, release: str = "6.12",
-            cand_release: Optional[str] = None) -> str:
-        """An A/A of one boot a side: getppid at these medians."""
+            cand_release: Optional[str] = None,
+            row: str = "getppid") -> str:
+        """An A/A of one boot a side: getppid (or row) at these
+        medians."""
         for side, us, boot, a, r in (
                 ("base", base_us, f"{name}-b1", arch, release),
                 ("candidate", cand_us, f"{name}-b2", cand_arch or arch,
                  cand_release or release)):
             os.makedirs(self.path(name, side))
             results.write_json(self.path(name, side, "syscall_overhead.json"),
-                               doc([("getppid", us)], boot=boot, arch=a,
+                               doc([(row, us)], boot=boot, arch=a,
                                    settings=settings, release=r))
         return self.path(name)
 
@@ -393,6 +395,52 @@ class Calibration(unittest.TestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("its boots settled with settle=sync,sched_fifo, the "
                       "x86_64 prior's with settle=1", out.stderr)
+
+    def test_a_changed_guest_makes_its_setup_anew_and_keeps_the_others(
+            self) -> None:
+        # arm64's prior made again under a new sched: x86_64's setup
+        # stays as it was to the byte (another change may be making it
+        # anew too), arm64's is the new runs' alone.
+        x86 = self.a_a("aa-x86", 32.9097, 32.9125, settings="settle=1",
+                       row="clone")
+        arm = self.a_a("aa-arm", 45.75, 45.75, "aarch64", settings="settle=1",
+                       row="clone")
+        out = self.classes("-o", self.path("c.json"), x86, arm)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            before = json.load(f)["setups"]
+        new = self.a_a("aa-arm-fifo", 45.65, 45.65, "aarch64",
+                       settings="settle=1; sched=fifo1+2other", row="clone")
+        out = self.classes("--merge", self.path("c.json"), new)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("class aarch64 anew (--anew)", out.stderr)
+        out = self.classes("--anew", new)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--anew: with --merge FILE", out.stderr)
+        out = self.classes("--merge", self.path("c.json"), "--anew", "-o",
+                           self.path("c.json"), new)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            after = json.load(f)["setups"]
+        self.assertEqual(after["x86_64"], before["x86_64"])
+        self.assertIn("what", after["x86_64"]["aa"])
+        arm64 = after["aarch64"]
+        self.assertEqual((arm64["runs"], arm64["sched"], arm64["aa"]["boots"]),
+                         (["aa-arm-fifo"], "fifo1+2other", 2))
+        self.assertEqual(arm64["rows"]["syscall_overhead:clone"][
+            "median_insn"], 45650.0)
+        # Runs that time no process creation (getppid alone here: the
+        # sched changes nothing of them) add to a prior of any sched.
+        old = self.a_a("aa-arm-getppid", 0.4575, 0.4575, "aarch64",
+                       settings="settle=1")
+        out = self.classes("--merge", self.path("c.json"), "-o",
+                           self.path("c.json"), old)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("c.json")) as f:
+            arm64 = json.load(f)["setups"]["aarch64"]
+        self.assertEqual((arm64["runs"], arm64["sched"]),
+                         (["aa-arm-fifo", "aa-arm-getppid"], "fifo1+2other"))
+        self.assertIn("syscall_overhead:getppid", arm64["rows"])
 
     def test_the_exact_table(self) -> None:
         # Five boots: getppid to the instruction in each, fork 2
@@ -1114,6 +1162,16 @@ class ShippedPrior(unittest.TestCase):
         settle = policy.icount("shift=0", steady=True).settings()["settle"]
         self.assertEqual(exact.prior_settles(),
                          {"arm64": settle, "x86_64": settle})
+
+    def test_the_shipped_priors_scheduled_as_the_exact_guest_does(
+            self) -> None:
+        # The same of how the guest runs its process creations
+        # (policy.CREATION_SCHED: lib/settle.c, children.c): a prior of
+        # another sched does not bound their modes, nor state an A/A
+        # error (exact.stale_prior).
+        self.assertEqual(exact.prior_scheds(),
+                         {"arm64": policy.CREATION_SCHED,
+                          "x86_64": policy.CREATION_SCHED})
 
 
 class Labels(unittest.TestCase):
