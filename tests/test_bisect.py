@@ -351,12 +351,21 @@ class Exact(unittest.TestCase):
     def test_exact_error_is_the_boots_own_guest_s(self) -> None:
         # The A/A record quoted is that of the architecture and settle the
         # boots' headers name, not x86_64's whatever ran.
-        def header(arch: str, guest: str) -> results.Header:
+        def header(arch: str, guest: str,
+                   release: Optional[str] = None) -> results.Header:
             return results.Header(machine=results.Machine(
-                arch=arch, icount_settings=guest))
+                arch=arch, icount_settings=guest),
+                kernel=results.Kernel(release=release))
+        shipped = f"settle=1; sched={policy.CREATION_SCHED}"
         arm = bisect.error_line(settings("icount"), [], [header(
-            "aarch64", f"settle=1; sched={policy.CREATION_SCHED}")])
+            "aarch64", shipped, "6.12.117+deb12-arm64")])
         self.assertIn("A/A runs on aarch64: ", arm)
+        # arm64's prior holds one kernel: no record of an unseen one.
+        arm = bisect.error_line(settings("icount"), [], [header(
+            "aarch64", shipped, "7.0")])
+        self.assertIn("no A/A record of this rule's error on aarch64 for a "
+                      "kernel its prior never saw (7.0; it holds boots of "
+                      "6.12.117+deb12-arm64 alone)", arm)
         other = bisect.error_line(settings("icount"), [],
                                   [header("x86_64", "settle=0")])
         self.assertIn("no A/A record of this rule's error on x86_64", other)

@@ -611,6 +611,11 @@ def aa_error(setup: Optional[str] = FIRST_SETUP,
                      if setup and prior_setup(k) == prior_setup(setup))
         unseen = "kernel_rows" in found and \
             (release or "") not in found["kernel_rows"]
+        if unseen and "aa_unseen" not in found:
+            return (f"no A/A record of this rule's error on {name} for a "
+                    f"kernel its prior never saw ({release or 'unnamed'}; "
+                    f"it holds boots of "
+                    f"{', '.join(sorted(found['kernel_rows']))} alone)")
         aa = found["aa_unseen"] if unseen else found["aa"]
         false, trials = int(aa["false"]), int(aa["trials"])
         what = str(aa["what"])
