@@ -252,16 +252,17 @@ def run_sched(path: str) -> Optional[str]:
     return scheds.pop()
 
 
-def run_release(path: str) -> str:
-    """The kernel every boot of one icount run ran (its uname -r): a
-    prior records the kernels it saw, so that what it saw move is known
-    to be of one kernel or of several."""
-    releases = {test.header.kernel.release or "" for d in boot_dirs(path)
-                for test in results.load(d).tests.values()}
-    if len(releases) != 1 or "" in releases:
+def run_kernel(path: str) -> str:
+    """The kernel every boot of one icount run ran (kbtools.exact.kernel_of:
+    its build, uname -r and -v): a prior keeps each kernel's rows apart,
+    and bounds a base of that build by them."""
+    kernels = {exact.kernel_of(test.header) or "" for d in boot_dirs(path)
+               for test in results.load(d).tests.values()}
+    if len(kernels) != 1 or "" in kernels:
+        named = sorted(k or "unnamed" for k in kernels)
         raise cli.Error(f"{path}: not the boots of one kernel ("
-                        f"{', '.join(sorted(r or 'unnamed' for r in releases)) or 'no boots'})")
-    return releases.pop()
+                        f"{', '.join(named) or 'no boots'})")
+    return kernels.pop()
 
 
 def run_name(path: str) -> str:
@@ -350,7 +351,7 @@ def classes(args: argparse.Namespace) -> int:
     for path in args.runs:
         name, found = run_classes(path)
         settle, sched = run_settle(path), run_sched(path)
-        release = run_release(path)
+        kernel = run_kernel(path)
         # --anew: the runs alone make this setup; the others stay as read.
         if args.anew and name not in touched:
             setups.pop(name, None)
@@ -386,8 +387,8 @@ def classes(args: argparse.Namespace) -> int:
             touched.add(name)
         merged, aa = setup["rows"], setup["aa"]
         # A kernel new to the prior adds one to every row it ran.
-        new_kernel = release not in setup["kernels"]
-        own = setup["kernel_rows"].setdefault(release, {})
+        new_kernel = kernel not in setup["kernels"]
+        own = setup["kernel_rows"].setdefault(kernel, {})
         for key, known in found.items():
             merged[key] = merged_known(merged.get(key), known)
             own[key] = merged_known(own.get(key), known)
@@ -401,7 +402,7 @@ def classes(args: argparse.Namespace) -> int:
         # A directory may hold several boots (an A/A's base/).
         run_boots = max(map(len, boots.values()), default=0)
         aa["boots"] += run_boots
-        setup["kernels"][release] = setup["kernels"].get(release, 0) + \
+        setup["kernels"][kernel] = setup["kernels"].get(kernel, 0) + \
             run_boots
         aa["what"] = f"{aa['boots']} boots{of_kernels(setup)}, " \
             f"each run of one kernel, " \
@@ -409,9 +410,9 @@ def classes(args: argparse.Namespace) -> int:
             f"{calibration.BOOTS} other boots of its run and a prior of " \
             f"all of them"
         setup["runs"].append(run_name(path))
-        given.setdefault(name, []).append((release, path))
+        given.setdefault(name, []).append((kernel, path))
     for name, runs in given.items():
-        if len({release for release, _ in runs}) > 1:
+        if len({kernel for kernel, _ in runs}) > 1:
             setups[name]["aa_unseen"] = unseen_aa(name, setups[name], runs)
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
@@ -440,35 +441,35 @@ def of_kernels(setup: Dict[str, Any]) -> str:
 def unseen_aa(name: str, setup: Dict[str, Any],
               runs: Sequence[Tuple[str, str]]) -> Dict[str, Any]:
     """The A/A record of the rule for a kernel the prior never saw: each
-    kernel's runs (release, path) judged as aa_trials does, each boot
+    kernel's runs (kernel, path) judged as aa_trials does, each boot
     the candidate against a calibration of the boots after it in its
     run, bounded by a prior of the other kernels alone (as compare
     bounds a user's own kernel: their worst, its modes at best near)."""
     false = trials = boots = 0
-    releases = sorted({release for release, _ in runs})
+    kernels = sorted({kernel for kernel, _ in runs})
     with tempfile.TemporaryDirectory() as tmp:
-        for release in releases:
+        for kernel in kernels:
             path = os.path.join(tmp, "prior.json")
             others = {r: rows for r, rows in setup["kernel_rows"].items()
-                      if r != release}
+                      if r != kernel}
             worst: Dict[str, exact.Known] = {}
             for rows in others.values():
                 for key, known in rows.items():
                     worst[key] = merged_known(worst.get(key), known)
             prior = {**setup, "rows": worst, "kernel_rows": others,
                      "kernels": {r: n for r, n in setup["kernels"].items()
-                                 if r != release}}
+                                 if r != kernel}}
             with open(path, "w", encoding="utf-8") as f:
                 json.dump({"setups": {name: setup_json(name, prior, True)}},
                           f)
             exact.forget_prior()
             for rel, run in runs:
-                if rel != release:
+                if rel != kernel:
                     continue
                 settings = run_settings(run)
                 for key, bs in icount_boots(run).items():
                     got = aa_trials(bs, prior=(name, key, path, settings,
-                                               release))
+                                               kernel))
                     false += sum(d.verdict in ("slower", "faster")
                                  for d in got)
                     trials += len(got)
@@ -476,7 +477,7 @@ def unseen_aa(name: str, setup: Dict[str, Any],
                              default=0)
     exact.forget_prior()
     return {"false": false, "trials": trials, "boots": boots,
-            "what": f"{boots} boots of {len(releases)} kernels, each "
+            "what": f"{boots} boots of {len(kernels)} kernels, each "
                     f"kernel's runs judged as of a kernel the prior never "
                     f"saw: each boot the candidate against a calibration "
                     f"of {calibration.BOOTS} other boots of its run and a "
@@ -594,10 +595,10 @@ def aa_trials(boots: Sequence[Boot],
             of_prior = judged([b._replace(mode=None) for b in others])
         known = exact.known_of(values[:-1])
         if known and prior:
-            setup, key, path, settings, release = prior
+            setup, key, path, settings, kernel = prior
             known = exact.with_prior(
                 known, setup, exact.mode_key(key) if figure == exact.MODE
-                else key, path, settings, release)
+                else key, path, settings, kernel)
         elif known:
             seen = exact.known_of(of_prior[1])
             if seen and seen.cls != "exact" and seen.median:

@@ -341,8 +341,9 @@ class Exact(unittest.TestCase):
                                "never saw [(]unnamed[)]: [0-9]+ false "
                                "verdicts in [0-9]+ row comparisons")
         tree = results.Header(kernel=results.Kernel(
-            release="6.12.117-kbench-bisect"), machine=results.Machine(
-            arch="x86_64"))
+            release="6.12.117-kbench-bisect", version="#3 SMP "
+            "PREEMPT_DYNAMIC Fri Nov 27 08:56:43 UTC 2026"),
+            machine=results.Machine(arch="x86_64"))
         line = bisect.error_line(settings("icount"), [], [tree])
         self.assertRegex(line, "A/A runs on x86_64: [0-9]+ false verdicts "
                                "in [0-9]+ row comparisons")
@@ -351,21 +352,22 @@ class Exact(unittest.TestCase):
     def test_exact_error_is_the_boots_own_guest_s(self) -> None:
         # The A/A record quoted is that of the architecture and settle the
         # boots' headers name, not x86_64's whatever ran.
-        def header(arch: str, guest: str,
-                   release: Optional[str] = None) -> results.Header:
+        def header(arch: str, guest: str, release: Optional[str] = None,
+                   version: Optional[str] = None) -> results.Header:
             return results.Header(machine=results.Machine(
                 arch=arch, icount_settings=guest),
-                kernel=results.Kernel(release=release))
+                kernel=results.Kernel(release=release, version=version))
         shipped = f"settle=1; sched={policy.CREATION_SCHED}"
         arm = bisect.error_line(settings("icount"), [], [header(
-            "aarch64", shipped, "6.12.117+deb12-arm64")])
+            "aarch64", shipped, "6.12.117+deb12-arm64",
+            "#1 SMP Debian 6.12.117-1~deb12u1 (2026-11-14)")])
         self.assertIn("A/A runs on aarch64: ", arm)
         # arm64's prior holds one kernel: no record of an unseen one.
         arm = bisect.error_line(settings("icount"), [], [header(
             "aarch64", shipped, "7.0")])
         self.assertIn("no A/A record of this rule's error on aarch64 for a "
                       "kernel its prior never saw (7.0; it holds boots of "
-                      "6.12.117+deb12-arm64 alone)", arm)
+                      "6.12.117+deb12-arm64 #1 SMP Debian", arm)
         other = bisect.error_line(settings("icount"), [],
                                   [header("x86_64", "settle=0")])
         self.assertIn("no A/A record of this rule's error on x86_64", other)

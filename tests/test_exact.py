@@ -184,7 +184,8 @@ class Rule(unittest.TestCase):
             self.assertIn("syscall_overhead:getppid",
                           exact.load_classes()["setups"][setup]["rows"])
         self.assertIn("A/A runs on x86_64: ", exact.aa_error(
-            release="6.12.117-kbench-patched"))
+            kernel="6.12.117-kbench-patched #1 SMP PREEMPT_DYNAMIC Fri Nov "
+                   "27 08:13:37 UTC 2026"))
         self.assertIn("A/A runs on x86_64, for a kernel its prior never "
                       "saw (unnamed): ", exact.aa_error())
 
@@ -305,32 +306,32 @@ class Calibration(unittest.TestCase):
         own = setup["kernel_rows"]["6.1"]["syscall_overhead:getppid"]
         self.assertEqual((own["boots"], own["class"]), (4, "near"))
         seen = exact.prior_saw_move("x86_64", "syscall_overhead:getppid",
-                                    self.path("c.json"), release="6.1")
+                                    self.path("c.json"), kernel="6.1")
         self.assertIsNotNone(seen)
         assert seen is not None
-        self.assertIn("the x86_64 prior's 4 boots of 6.1 saw it move",
-                      seen.why)
+        self.assertIn("the x86_64 prior's 4 boots of this kernel (6.1) saw "
+                      "it move", seen.why)
         self.assertAlmostEqual(seen.share, 0.001 / 0.3290, places=4)
         unseen = exact.prior_saw_move("x86_64", "syscall_overhead:getppid",
-                                      self.path("c.json"), release="7.0")
+                                      self.path("c.json"), kernel="7.0")
         assert unseen is not None
         self.assertAlmostEqual(unseen.share, 6.6 / 656.7, places=4)
         # A mode of a kernel it never saw is at best near, even where
         # none of its kernels saw that mode move.
         self.assertIsNotNone(exact.prior_saw_move(
             "x86_64", exact.mode_key("syscall_overhead:getpid"),
-            self.path("c.json"), release="7.0"))
+            self.path("c.json"), kernel="7.0"))
         self.assertIsNone(exact.prior_saw_move(
             "x86_64", "syscall_overhead:getpid", self.path("c.json"),
-            release="7.0"))
+            kernel="7.0"))
         # Its error for such a kernel: each of its kernels judged with a
         # prior of the others (two trials a boot ring of each kernel).
         self.assertEqual(setup["aa_unseen"]["boots"], 6)
         self.assertIn("for a kernel its prior never saw (7.0)",
                       exact.aa_error("x86_64", self.path("c.json"),
-                                     release="7.0"))
+                                     kernel="7.0"))
         self.assertNotIn("never saw", exact.aa_error(
-            "x86_64", self.path("c.json"), release="6.1"))
+            "x86_64", self.path("c.json"), kernel="6.1"))
         # Another kernel's run adds one to the kernels of each row it
         # ran; another run of a kernel the prior holds adds none.
         for run, kernels in ((self.a_a("aa-61-3", 0.3290, 0.3290,
@@ -351,7 +352,7 @@ class Calibration(unittest.TestCase):
         exact.forget_prior()
         self.assertIsNone(exact.prior_saw_move(
             "x86_64", "syscall_overhead:getppid", self.path("c.json"),
-            release="6.12-kbench"))
+            kernel="6.12-kbench"))
         # A run whose boots ran two kernels is no run of one kernel.
         mixed = self.a_a("aa-mixed", 0.3290, 0.3290, release="6.1",
                          cand_release="6.12")

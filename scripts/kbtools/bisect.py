@@ -995,7 +995,7 @@ def exact_guest(headers: Sequence[results.Header]
     for h in headers:
         if exact.setup_of(h):
             return exact.setup_of(h), h.machine.icount_settings, \
-                h.kernel.release
+                exact.kernel_of(h)
     return exact.FIRST_SETUP, None, None
 
 
@@ -1008,14 +1008,14 @@ def error_line(settings: Dict[str, Any], steps: List[Dict[str, Any]],
         return ("error: a functional check, one boot per step: as right "
                 "as the check is")
     if bound is None:
-        setup, guest, release = exact_guest(headers)
+        setup, guest, kernel = exact_guest(headers)
         return (f"error: exact (QEMU's instruction counter): each decision "
                 f"takes a margin of twice the range of good's "
                 f"{calibration.BOOTS} boots, on the figure compare judges "
                 f"the row by (its most common value where that holds "
                 f"{exact.MODE_SHARE_MIN:.0%} or more of every run of both "
                 f"sides and of good's, else its median); "
-                f"{exact.aa_error(setup, None, guest, release)}; "
+                f"{exact.aa_error(setup, None, guest, kernel)}; "
                 f"instructions do "
                 f"not show cache or "
                 f"TLB misses, contention, bandwidth, device latency or "

@@ -67,11 +67,13 @@ class Calibration:
     release: str = ""
     key: Optional[Key] = None
     sources: List[str] = field(default_factory=list)
+    kernel: str = ""        # its build (exact.kernel_of), for the prior
 
     def to_json(self) -> Dict[str, Any]:
         return {"layout": LAYOUT,
                 "key": asdict(self.key) if self.key else None,
-                "release": self.release, "boots": self.boots,
+                "release": self.release, "kernel": self.kernel,
+                "boots": self.boots,
                 "sources": self.sources,
                 "rows": {k: v.to_json() for k, v in sorted(self.rows.items())}}
 
@@ -89,11 +91,12 @@ class Calibration:
                                              key.arch if key else None,
                                              str(k), None,
                                              key.settings if key else None,
-                                             doc.get("release") or None)
+                                             doc.get("kernel") or None)
                     for k, v in doc["rows"].items()}
             return Calibration(rows, int(doc["boots"]),
                                str(doc.get("release") or ""), key,
-                               [str(s) for s in doc.get("sources") or []])
+                               [str(s) for s in doc.get("sources") or []],
+                               str(doc.get("kernel") or ""))
         except (AttributeError, KeyError, TypeError) as e:
             raise ValueError(f"not a calibration ({e})") from e
 
@@ -130,7 +133,7 @@ def of_boots(tests: Mapping[str, results.Test], stat: str = "median",
                 rows[where] = exact.with_prior(
                     known, exact.setup_of(test.header), where, None,
                     test.header.machine.icount_settings,
-                    test.header.kernel.release) if prior else known
+                    exact.kernel_of(test.header)) if prior else known
     return rows
 
 
@@ -161,10 +164,11 @@ def of_dirs(dirs: Sequence[str], stat: str = "median",
     is False (of_boots); results.ResultError or OSError."""
     runs = [results.load(d) for d in dirs]
     merged: Dict[str, results.Test] = {}
-    release = ""
+    release = kernel = ""
     for run in runs:
         for name, test in run.tests.items():
             release = release or (test.header.kernel.release or "")
+            kernel = kernel or (exact.kernel_of(test.header) or "")
             if name not in merged:
                 merged[name] = test
                 continue
@@ -176,7 +180,8 @@ def of_dirs(dirs: Sequence[str], stat: str = "median",
     rows = of_boots(merged, stat, prior)
     boots = max((k.boots for k in rows.values()), default=0)
     return Calibration(rows, boots, release,
-                       sources=[os.path.abspath(d) for d in dirs])
+                       sources=[os.path.abspath(d) for d in dirs],
+                       kernel=kernel)
 
 
 def qemu_version(binary: str) -> str:

@@ -260,7 +260,7 @@ def _compare_icount(e: Entry, brow: Row, crow: Row, stat: str, alpha: float,
             vb, vc, exact.setup_of(sides[0].header),
             exact.mode_key(key) if figure == exact.MODE else key,
             settings=sides[0].header.machine.icount_settings,
-            release=sides[0].header.kernel.release)
+            kernel=exact.kernel_of(sides[0].header))
     else:
         d = exact.decide(by_position(bb), by_position(cb), known)
     # Uncalibrated, a row has no class: its repetitions alone cannot
@@ -828,7 +828,7 @@ def _method(stat: str, threshold_pct: float, alpha: float,
             entries: Sequence[Entry] = (), family: str = "run",
             setup: Optional[str] = exact.FIRST_SETUP,
             settings: Optional[str] = None,
-            release: Optional[str] = None) -> str:
+            kernel: Optional[str] = None) -> str:
     text = (f"Per row: ratio of the {stat}s over repetitions, 95% "
             f"Hodges-Lehmann interval, Mann-Whitney U p, q = "
             f"Benjamini-Hochberg over {FAMILY_TEXT[family]}; slower/faster "
@@ -838,7 +838,7 @@ def _method(stat: str, threshold_pct: float, alpha: float,
             f"family, at this row's repetitions and a "
             f"{MDE_SPREAD_CONFIDENCE:.0%} upper bound of its spread.")
     if any(e.clock == ClockMode.ICOUNT for e in entries):
-        text += " " + exact_method(setup, settings, release)
+        text += " " + exact_method(setup, settings, kernel)
     return text
 
 
@@ -856,11 +856,11 @@ def run_settings(run: Run) -> Optional[str]:
                  if t.header.machine.icount_settings is not None), None)
 
 
-def run_release(run: Run) -> Optional[str]:
-    """The kernel a run booted (uname -r of its first test that says),
-    or None."""
-    return next((t.header.kernel.release for t in run.tests.values()
-                 if t.header.kernel.release), None)
+def run_kernel(run: Run) -> Optional[str]:
+    """The kernel a run booted (exact.kernel_of its first test that
+    says), or None."""
+    return next((exact.kernel_of(t.header) for t in run.tests.values()
+                 if exact.kernel_of(t.header)), None)
 
 
 # A row no sched setting schedules (exact.stale_prior's key): the
@@ -870,7 +870,7 @@ NOT_CREATION = "-"
 
 def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
                  settings: Optional[str] = None,
-                 release: Optional[str] = None) -> str:
+                 kernel: Optional[str] = None) -> str:
     """What an icount comparison's verdicts mean, and their error (A/A
     runs of the setup's architecture, its guest's settings, of the base's
     kernel where the prior saw it), in one paragraph."""
@@ -901,7 +901,7 @@ def exact_method(setup: Optional[str] = exact.FIRST_SETUP,
             f"samples on both sides (figure 'mode'), else by its median; "
             f"{prior}; a row the "
             f"calibration lacks takes the rule above over boots. Error: "
-            f"{exact.aa_error(setup, None, settings, release)}. Instructions do not show cache or TLB "
+            f"{exact.aa_error(setup, None, settings, kernel)}. Instructions do not show cache or TLB "
             f"misses, contention, memory bandwidth, device latency or "
             f"microcode costs.")
 
@@ -920,7 +920,7 @@ def format_text(base: Run, candidates: Sequence[Run],
     out += _summary(entries, candidates)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
                          run_setup(base), run_settings(base),
-                         run_release(base)), 78)
+                         run_kernel(base)), 78)
     out += honesty(entries, alpha)
     return "\n".join(out) + "\n"
 
@@ -977,7 +977,7 @@ def format_email(base: Run, candidates: Sequence[Run],
         out += _wrap(ln)
     out += _wrap(_method(stat, threshold_pct, alpha, entries, family,
                          run_setup(base), run_settings(base),
-                         run_release(base)))
+                         run_kernel(base)))
     for ln in honesty(entries, alpha):
         out += _wrap(ln)
     return "\n".join(out) + "\n"
@@ -992,7 +992,7 @@ def format_json(base: Run, candidates: Sequence[Run],
            "family": family, "design": design_note(entries, alpha),
            "method": _method(stat, threshold_pct, alpha, entries, family,
                              run_setup(base), run_settings(base),
-                         run_release(base)),
+                         run_kernel(base)),
            "warnings": warnings(base, candidates),
            "rows": [e.to_json() for e in entries]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"

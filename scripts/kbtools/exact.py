@@ -204,6 +204,19 @@ def setup_of(header: results.Header) -> Optional[str]:
     return header.machine.arch or None
 
 
+def kernel_of(header: results.Header) -> Optional[str]:
+    """One build of a kernel, as a run names it: uname -r and uname -v
+    (the build's number and time: builds of two commits of one tree
+    share a release, never both); None when the run does not say."""
+    k = header.kernel
+    return " ".join(x for x in (k.release, k.version) if x) or None
+
+
+def release_of(kernel: Optional[str]) -> str:
+    """What a note calls a kernel (kernel_of): its release."""
+    return kernel.split(" ", 1)[0] if kernel else "unnamed"
+
+
 def load_classes(path: str = CLASSES_FILE) -> Dict[str, Any]:
     """The whole prior's file: 'setups', each with its 'rows', the A/A
     'runs' they came from and (when measured) the 'aa' record of the
@@ -294,7 +307,7 @@ def known(headers: Sequence[results.Header], test: str, row: str,
         return None
     return with_prior(found, setups.pop() if setups else None, key, prior,
                       headers[0].machine.icount_settings if headers else None,
-                      headers[0].kernel.release if headers else None)
+                      kernel_of(headers[0]) if headers else None)
 
 
 def prior_setup(setup: Optional[str]) -> Optional[str]:
@@ -467,9 +480,10 @@ class KernelPrior(NamedTuple):
 
 def prior_kernels(path: Optional[str] = None
                   ) -> Dict[str, Dict[str, KernelPrior]]:
-    """Architecture (prior_setup) -> kernel release -> KernelPrior, for
-    each kernel whose boots its prior keeps apart ('kernel_rows' of its
-    setup); {} when the file cannot be read or keeps none."""
+    """Architecture (prior_setup) -> kernel (kernel_of: one build) ->
+    KernelPrior, for each kernel whose boots its prior keeps apart
+    ('kernel_rows' of its setup); {} when the file cannot be read or
+    keeps none."""
     return _prior_kernels(path or CLASSES_FILE)
 
 
@@ -478,11 +492,11 @@ def _prior_kernels(path: str) -> Dict[str, Dict[str, KernelPrior]]:
     out: Dict[str, Dict[str, KernelPrior]] = {}
     for arch_name, setup in _setups(path):
         kernels = setup.get("kernels") or {}
-        for release, rows in (setup.get("kernel_rows") or {}).items():
+        for kernel, rows in (setup.get("kernel_rows") or {}).items():
             if not isinstance(rows, dict):
                 continue
-            out.setdefault(arch_name, {})[str(release)] = KernelPrior(
-                int(kernels.get(release) or 0), frozenset(rows),
+            out.setdefault(arch_name, {})[str(kernel)] = KernelPrior(
+                int(kernels.get(kernel) or 0), frozenset(rows),
                 {k: _moved(r) for k, r in rows.items()
                  if isinstance(r, dict) and r.get("class") in
                  ("near", "noisy")})
@@ -502,13 +516,13 @@ def forget_prior() -> None:
 def with_prior(found: Known, setup: Optional[str], key: str,
                prior: Optional[str] = None,
                settings: Optional[str] = None,
-               release: Optional[str] = None) -> Known:
+               kernel: Optional[str] = None) -> Known:
     """found (a calibration's row 'TEST:ROW' in setup, its guest's
     settings), bounded by the prior of setup's own architecture when it
     saw the row move (three boots can agree by chance where twenty did
     not): at best PRIOR_BOUND, and a margin of at least twice the share
     of the row its boots spread over (bounded)."""
-    seen = prior_saw_move(setup, key, prior, settings, release)
+    seen = prior_saw_move(setup, key, prior, settings, kernel)
     if seen is None:
         return found
     return bounded(found, seen.why, seen.share)
@@ -536,10 +550,10 @@ class Seen(NamedTuple):
 def prior_saw_move(setup: Optional[str], key: str,
                    prior: Optional[str] = None,
                    settings: Optional[str] = None,
-                   release: Optional[str] = None) -> Optional[Seen]:
+                   kernel: Optional[str] = None) -> Optional[Seen]:
     """What the prior of setup's own architecture saw of 'TEST:ROW' (or
     of its mode, 'TEST:ROW#mode') when it saw it move beyond the exact
-    tolerance: its boots of this kernel (release, the base's uname -r)
+    tolerance: its boots of this kernel (the base's build, kernel_of)
     where it keeps them apart and they ran the row, else the worst of
     any of its kernels (how far a row moves differs from kernel to
     kernel, and a kernel it never saw may move it as far as any, and
@@ -551,7 +565,7 @@ def prior_saw_move(setup: Optional[str], key: str,
     arch_name = prior_setup(setup)
     if arch_name is None or stale_prior(setup, settings, prior, key):
         return None
-    own = prior_kernels(prior).get(arch_name, {}).get(release or "")
+    own = prior_kernels(prior).get(arch_name, {}).get(kernel or "")
     median_key = key.removesuffix(MODE_KEY_SUFFIX)
     if own is not None and median_key in own.ran:
         # A mode its boots held steady is bounded by what it did in
@@ -559,8 +573,9 @@ def prior_saw_move(setup: Optional[str], key: str,
         moved = own.moved.get(key if key in own.ran else median_key)
         if moved is None:
             return None
-        return Seen(f"the {arch_name} prior's {own.boots} boots of "
-                    f"{release} saw it move", moved.share)
+        return Seen(f"the {arch_name} prior's {own.boots} boots of this "
+                    f"kernel ({release_of(kernel)}) saw it move",
+                    moved.share)
     unseen_mode = key != median_key and arch_name in prior_kernels(prior)
     if key not in prior_modes(prior).get(arch_name, set()):
         key = median_key
@@ -571,7 +586,7 @@ def prior_saw_move(setup: Optional[str], key: str,
         # test kernel's never moved in 40 boots): three boots of a
         # kernel the prior never saw do not make its mode exact.
         return Seen(f"the {arch_name} prior has no boots of this kernel "
-                    f"({release or 'unnamed'}), whose modes may step",
+                    f"({release_of(kernel)}), whose modes may step",
                     moved.share if moved else 0.0)
     if moved is None:
         return None
@@ -593,12 +608,12 @@ def bounded(found: Known, why: str, share: float = 0.0) -> Known:
 def aa_error(setup: Optional[str] = FIRST_SETUP,
              path: Optional[str] = None,
              settings: Optional[str] = None,
-             release: Optional[str] = None) -> str:
+             kernel: Optional[str] = None) -> str:
     """What A/A runs showed of the rule's error in a setup (the runs'
     architecture: 'aarch64' and 'arm64' are one, their guest's settings),
     from the 'aa' record of that architecture's prior (bench/guest_modes.py
     exact), never another's nor one whose boots settled otherwise; for a
-    base kernel (release) that a prior of several kernels never saw,
+    base kernel (kernel_of) that a prior of several kernels never saw,
     from its 'aa_unseen' record (each of its kernels judged with a prior
     of the others, as such a kernel is): one clause."""
     name = setup or "an architecture the runs do not name"
@@ -610,10 +625,10 @@ def aa_error(setup: Optional[str] = FIRST_SETUP,
         found = next(v for k, v in setups.items()
                      if setup and prior_setup(k) == prior_setup(setup))
         unseen = "kernel_rows" in found and \
-            (release or "") not in found["kernel_rows"]
+            (kernel or "") not in found["kernel_rows"]
         if unseen and "aa_unseen" not in found:
             return (f"no A/A record of this rule's error on {name} for a "
-                    f"kernel its prior never saw ({release or 'unnamed'}; "
+                    f"kernel its prior never saw ({release_of(kernel)}; "
                     f"it holds boots of "
                     f"{', '.join(sorted(found['kernel_rows']))} alone)")
         aa = found["aa_unseen"] if unseen else found["aa"]
@@ -623,7 +638,7 @@ def aa_error(setup: Optional[str] = FIRST_SETUP,
         return (f"no A/A record of this rule's error on {name} "
                 f"(icount_classes.json)")
     bound = stats.binomial_upper(false, trials)
-    on = f"{setup}, for a kernel its prior never saw ({release or 'unnamed'})" \
+    on = f"{setup}, for a kernel its prior never saw ({release_of(kernel)})" \
         if unseen else setup
     return (f"A/A runs on {on}: {false} false verdicts in {trials} row "
             f"comparisons "
@@ -686,7 +701,7 @@ def within_boot(vb: Sequence[float], vc: Sequence[float],
                 setup: Optional[str] = None, key: str = "",
                 prior: Optional[str] = None,
                 settings: Optional[str] = None,
-                release: Optional[str] = None) -> Decision:
+                kernel: Optional[str] = None) -> Decision:
     """Both sides in the same boots (of setup, the runs' architecture):
     the class from their repetitions, bounded by the prior of setup's
     architecture when it saw TEST:ROW (key) move, as known() bounds a
@@ -696,7 +711,7 @@ def within_boot(vb: Sequence[float], vc: Sequence[float],
     the base's by more than the floor (exact) or the larger spread plus
     NEAR_FLOOR_PCT % (near), and no closer than twice the share of the
     row the prior's boots spread over; a noisy row 'pending'."""
-    seen = prior_saw_move(setup, key, prior, settings, release)
+    seen = prior_saw_move(setup, key, prior, settings, kernel)
     cls = row_class(vb, vc)
     if seen is not None:
         cls = worse(cls, PRIOR_BOUND)

@@ -231,7 +231,7 @@ def load_exact(path: str) -> Tuple[Tuple[str, str], results.Header,
         icount_shift=m.get("icount_shift"),
         icount_settings=m.get("icount_settings")),
         kernel=results.Kernel(release=(doc.get("kernel") or {}).get(
-            "release")))
+            "release"), version=(doc.get("kernel") or {}).get("version")))
     return (doc["test"], doc["row"]), header, doc["good"], doc["bad"]
 
 
