@@ -47,11 +47,13 @@ not the kernel's release (clone moves because kernel threads run
 inside its timed loop), but how far it moves differs from kernel to
 kernel (Debian 6.12's exec rows over 0.86% of the row, the test
 kernel's over 0.15%), so the prior (icount_classes.json: many boots
-of the kernels measured in the exact guest of each architecture, the
-worst of each row over them) bounds the
-class: a row that any boot of the prior of its own architecture, or of
-the calibration, saw move beyond the exact tolerance is at best near
-(with_prior), and its margin is at least BOOT_SPREAD_FACTOR times the
+of the kernels measured in the exact guest of each architecture, each
+kernel's rows kept apart by its build, and the worst of each row over
+them) bounds the class: a row that the prior's boots of the base's own
+build (else of any of its kernels; and every mode of a build it never
+saw), or the calibration's boots, saw move beyond the exact tolerance
+is at best near (with_prior), and its margin is at least
+BOOT_SPREAD_FACTOR times the
 share of the row the prior's boots spread over: a row's mode by what
 the mode did where the prior's boots held it steady (prior_modes), else
 by what its median did (on arm64, clone read
@@ -470,9 +472,9 @@ def _prior_moved(path: str) -> Dict[str, Dict[str, Moved]]:
 
 
 class KernelPrior(NamedTuple):
-    """What the prior's boots of one kernel (its uname -r) showed: every
-    row they ran ('TEST:ROW', and 'TEST:ROW#mode' where they held its
-    mode steady) and, of those, the rows they saw move."""
+    """What the prior's boots of one kernel (its build, kernel_of)
+    showed: every row they ran ('TEST:ROW', and 'TEST:ROW#mode' where
+    they held its mode steady) and, of those, the rows they saw move."""
     boots: int
     ran: FrozenSet[str]
     moved: Dict[str, Moved]
