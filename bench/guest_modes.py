@@ -55,8 +55,9 @@ worst of each row over the runs, which may be of several kernels (a
 row's ranges carried from one kernel to another as the share of the
 row they are), kept per setup (kbtools.exact.setup_of: the
 guest's architecture, from the runs' own JSON) with the kernels its
-boots ran (uname -r: boots; each row: how many of them ran it), the
-settle its boots did and how they scheduled their process creations
+boots ran (their builds, uname -r and -v: boots; each row: how many of
+them ran it), the settle its boots did and how they scheduled their
+process creations
 (a prior speaks for runs of that settle and sched alone: runs of
 another are refused by --merge; --anew makes the setups of the runs
 from them alone and keeps the file's other setups as they were), and
@@ -463,8 +464,8 @@ def unseen_aa(name: str, setup: Dict[str, Any],
                 json.dump({"setups": {name: setup_json(name, prior, True)}},
                           f)
             exact.forget_prior()
-            for rel, run in runs:
-                if rel != kernel:
+            for ran, run in runs:
+                if ran != kernel:
                     continue
                 settings = run_settings(run)
                 for key, bs in icount_boots(run).items():
@@ -502,7 +503,7 @@ def with_kernels(row: Dict[str, Any], kernels: int) -> Dict[str, Any]:
 def setup_json(name: str, setup: Dict[str, Any], touched: bool
                ) -> Dict[str, Any]:
     """One setup of the classes file: its runs, the kernels they ran
-    (uname -r: boots), its A/A record (when one was measured) and its
+    (their builds: boots), its A/A record (when one was measured) and its
     rows, each with the number of those kernels that ran it, as read
     when no run added to it."""
     rows = {k: with_kernels(v.to_json(), setup["row_kernels"].get(k, 0))
