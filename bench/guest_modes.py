@@ -348,7 +348,7 @@ def classes(args: argparse.Namespace) -> int:
     their boots, per setup."""
     setups = earlier_classes(args.merge) if args.merge else {}
     touched: Set[str] = set()
-    given: Dict[str, List[Tuple[str, str]]] = {}
+    given: Dict[str, List[Tuple[str, str, Dict[str, List["Boot"]]]]] = {}
     for path in args.runs:
         name, found = run_classes(path)
         settle, sched = run_settle(path), run_sched(path)
@@ -411,9 +411,9 @@ def classes(args: argparse.Namespace) -> int:
             f"{calibration.BOOTS} other boots of its run and a prior of " \
             f"all of them"
         setup["runs"].append(run_name(path))
-        given.setdefault(name, []).append((kernel, path))
+        given.setdefault(name, []).append((kernel, path, boots))
     for name, runs in given.items():
-        if len({kernel for kernel, _ in runs}) > 1:
+        if len({kernel for kernel, _, _ in runs}) > 1:
             setups[name]["aa_unseen"] = unseen_aa(name, setups[name], runs)
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
@@ -440,14 +440,16 @@ def of_kernels(setup: Dict[str, Any]) -> str:
 
 
 def unseen_aa(name: str, setup: Dict[str, Any],
-              runs: Sequence[Tuple[str, str]]) -> Dict[str, Any]:
+              runs: Sequence[Tuple[str, str, Dict[str, List["Boot"]]]]
+              ) -> Dict[str, Any]:
     """The A/A record of the rule for a kernel the prior never saw: each
-    kernel's runs (kernel, path) judged as aa_trials does, each boot
+    kernel's runs (kernel, path, its icount_boots) judged as aa_trials
+    does, each boot
     the candidate against a calibration of the boots after it in its
     run, bounded by a prior of the other kernels alone (as compare
     bounds a user's own kernel: their worst, its modes at best near)."""
     false = trials = boots = 0
-    kernels = sorted({kernel for kernel, _ in runs})
+    kernels = sorted({kernel for kernel, _, _ in runs})
     with tempfile.TemporaryDirectory() as tmp:
         for kernel in kernels:
             path = os.path.join(tmp, "prior.json")
@@ -464,18 +466,17 @@ def unseen_aa(name: str, setup: Dict[str, Any],
                 json.dump({"setups": {name: setup_json(name, prior, True)}},
                           f)
             exact.forget_prior()
-            for ran, run in runs:
+            for ran, run, run_boots in runs:
                 if ran != kernel:
                     continue
                 settings = run_settings(run)
-                for key, bs in icount_boots(run).items():
+                for key, bs in run_boots.items():
                     got = aa_trials(bs, prior=(name, key, path, settings,
                                                kernel))
                     false += sum(d.verdict in ("slower", "faster")
                                  for d in got)
                     trials += len(got)
-                boots += max(map(len, icount_boots(run).values()),
-                             default=0)
+                boots += max(map(len, run_boots.values()), default=0)
     exact.forget_prior()
     return {"false": false, "trials": trials, "boots": boots,
             "what": f"{boots} boots of {len(kernels)} kernels, each "
