@@ -19,6 +19,7 @@ where it stopped.
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import multiprocessing
 import os
@@ -415,9 +416,15 @@ class Booter:
     vm_args: Sequence[str]
     why: str = ""
 
+    @functools.cached_property
+    def guest_env(self) -> Tuple[str, Dict[str, str]]:
+        """The tests every boot runs and their programs' arguments
+        (bisect_run.guest_env: it builds and lists the programs), once."""
+        return bisect_run.guest_env(self.targets) if self.targets \
+            else ("", {})
+
     def vm_options(self, image: str, console: str) -> vm.Options:
-        tests, env = bisect_run.guest_env(self.targets) \
-            if self.targets else ("", {})
+        tests, env = self.guest_env
         argv = ["--kernel", image, "--icount", "--repeat",
                 str(policy.icount().repetitions), "--console", console,
                 *self.vm_args]
