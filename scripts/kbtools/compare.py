@@ -859,8 +859,8 @@ def run_settings(run: Run) -> Optional[str]:
 def run_kernel(run: Run) -> Optional[str]:
     """The kernel a run booted (exact.kernel_of its first test that
     says), or None."""
-    return next((exact.kernel_of(t.header) for t in run.tests.values()
-                 if exact.kernel_of(t.header)), None)
+    return next(filter(None, (exact.kernel_of(t.header)
+                              for t in run.tests.values())), None)
 
 
 # A row no sched setting schedules (exact.stale_prior's key): the

@@ -224,14 +224,14 @@ def load_exact(path: str) -> Tuple[Tuple[str, str], results.Header,
     the header of its boots' setup, good's boots and bad's."""
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    m = doc["machine"]
+    m, k = doc["machine"], doc.get("kernel") or {}
     header = results.Header(machine=results.Machine(
         arch=m["arch"], guest=m.get("guest"),
         clock_mode=results.ClockMode(m["clock_mode"]),
         icount_shift=m.get("icount_shift"),
         icount_settings=m.get("icount_settings")),
-        kernel=results.Kernel(release=(doc.get("kernel") or {}).get(
-            "release"), version=(doc.get("kernel") or {}).get("version")))
+        kernel=results.Kernel(release=k.get("release"),
+                              version=k.get("version")))
     return (doc["test"], doc["row"]), header, doc["good"], doc["bad"]
 
 
