@@ -499,10 +499,10 @@ class Bisection:
             done = kb.blocks_done(self.st, kb.read_boots(self.state),
                                   "endpoints")
             fig = kb.Figures.of_state(self.state, kb.read_boots(self.state))
-            unmeasured = kb.unmeasured_rows(self.st, fig.keys())
-            if done and unmeasured:
-                raise cli.Error("-t: " + "; ".join(unmeasured))
             if done:
+                unmeasured = kb.unmeasured_rows(self.st, fig.keys())
+                if unmeasured:
+                    raise cli.Error("-t: " + "; ".join(unmeasured))
                 verdict, signal, entries = kb.decide_endpoints(
                     self.st, fig, done)
                 if verdict == "differ":
