@@ -180,11 +180,12 @@ class Keys(unittest.TestCase):
                     f.write(text)
             src = "/usr/src/linux-source-6.12.tar.xz 150000000"
             q = " ".join(frags)
+            recipe = f"recipe {kernel.RECIPE}"
             self.assertEqual(
-                sh(f"{{ echo 'recipe 1'; echo '{src}'; cat {q}; }} | "
+                sh(f"{{ echo '{recipe}'; echo '{src}'; cat {q}; }} | "
                    "sha256sum | cut -c1-12"), kernel.inputs_key(frags, src))
             self.assertEqual(
-                sh(f"{{ echo 'recipe 1'; cat {q}; }} | sha256sum | "
+                sh(f"{{ echo '{recipe}'; cat {q}; }} | sha256sum | "
                    "cut -c1-12"), kernel.inputs_key(frags, ""))
             self.assertEqual(
                 sh(f"sha256sum {q} | awk '{{ print $1 }}' | sha256sum | "
@@ -412,6 +413,7 @@ class TreeCommit(unittest.TestCase):
         def run(cmd: List[str], log: Optional[str] = None, **kw: Any) -> int:
             if cmd[0] == "make":
                 self.cmd = list(cmd)
+                self.env = dict(kw.get("env") or {})
                 self.head = sh(f"git -C {self.tree} rev-parse HEAD")
                 assert log is not None
                 return make(cmd, log)
@@ -476,6 +478,33 @@ class TreeCommit(unittest.TestCase):
                                                "--commit", self.first],
                            "build.sh")
         self.assertEqual((0, f"image={image}\n"), (rc, out))
+
+    def test_the_stamp_names_the_content_not_the_commit(self) -> None:
+        """uname -v of a build: the same for a commit of the same tree
+        made elsewhere (another hash), another for other content."""
+        def make(cmd: List[str], log: str) -> int:
+            return 1
+        g = f"git -C {self.tree} -c user.name=t -c user.email=t@t "
+        twin = sh(f"GIT_COMMITTER_DATE=2001-01-01T00:00:00Z {g}commit-tree "
+                  f"-p {self.first} -m elsewhere {self.first}^{{tree}}")
+        stamps = []
+        for rev in (self.first, twin, "HEAD~1"):
+            with self.mocked(make):
+                quiet(kernel.build_main, ["--tree", self.tree, "--commit",
+                                          rev], "build.sh")
+            stamps.append(self.env["KBUILD_BUILD_VERSION"])
+            self.assertEqual(kernel.STAMP_TIME,
+                             self.env["KBUILD_BUILD_TIMESTAMP"])
+            self.assertEqual("kbench", self.env["KBUILD_BUILD_HOST"])
+        self.assertRegex(stamps[0], r"^1-[0-9a-f]{12}$")
+        self.assertEqual(stamps[0], stamps[1])
+        with open(os.path.join(self.tree, "Makefile"), "a") as f:
+            f.write("# changed\n")
+        sh(f"{g}commit -q -am three")
+        with self.mocked(make):
+            quiet(kernel.build_main, ["--tree", self.tree, "--commit",
+                                      "HEAD"], "build.sh")
+        self.assertNotEqual(stamps[0], self.env["KBUILD_BUILD_VERSION"])
 
     def test_a_commit_that_does_not_build(self) -> None:
         def make(cmd: List[str], log: str) -> int:

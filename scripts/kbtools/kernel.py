@@ -38,7 +38,9 @@ from kbtools.output import msg
 
 VERSION = "6.12"
 # Bump when the way the kernels are configured or built changes.
-RECIPE = 1
+RECIPE = 2
+# A build's time, the same for every build: see build_stamp.
+STAMP_TIME = "1970-01-01 00:00:00 UTC"
 PACKAGE = f"linux-source-{VERSION}"
 # Commands and headers a build needs, with the Debian package of each.
 HOST_TOOLS = ("gcc", "make", "bison", "flex", "bc", "git", "xz")
@@ -112,6 +114,20 @@ def config_fragments(top: str, btf: bool) -> List[str]:
     if btf:
         frags.append(os.path.join(top, "testkernel", "btf.config"))
     return frags
+
+
+def build_stamp(identity: str, build: int) -> Dict[str, str]:
+    """make's environment for a build whose uname -v names what was
+    built, not when and where: '#BUILD-ID SMP ... 1970-01-01 00:00:00
+    UTC', ID a digest of identity (the source and configuration's key).
+    Two builds of one source and configuration, on any machine, then
+    read as one kernel (kbtools.exact.kernel_of), so that the exact
+    prior's boots of the test kernel, made elsewhere, are of this
+    machine's build too; two commits still read apart."""
+    return dict(os.environ,
+                KBUILD_BUILD_VERSION=f"{build}-{sha12(identity.encode())}",
+                KBUILD_BUILD_TIMESTAMP=STAMP_TIME,
+                KBUILD_BUILD_USER="kbench", KBUILD_BUILD_HOST="kbench")
 
 
 def stat_line(path: str) -> str:
@@ -371,7 +387,8 @@ class Builder:
         start = self.clock.seconds()
         local = f"LOCALVERSION=-kbench-{name}"
         if proc.run(["make", "-C", self.tree, f"-j{self.jobs}", local,
-                     "bzImage"], log=log) != 0:
+                     "bzImage"], log=log,
+                    env=build_stamp(os.path.basename(out), 1)) != 0:
             sys.stderr.write(proc.tail(log, 30))
             raise Failure(f"building the {name} kernel failed (log: {log})")
         self.keep_image(self.tree, out, (), {
@@ -417,6 +434,7 @@ class Commit:
         self.b = b
         self.src = src
         self.hash = rev
+        self.build = build
         self.frag_key = inputs_key(b.frags, "")
         b.frag_key = self.frag_key
         # A further build of one commit (kbench bisect's confirmation):
@@ -464,12 +482,17 @@ class Commit:
                                           self.hash)).strip()
             b.say(f"building {title} ({b.jobs} jobs, log: {log})")
             o = [] if self.obj == self.src else [f"O={self.obj}"]
+            # The commit's tree, not its hash: the test kernel's commits
+            # differ from one machine to another, their content does not.
+            source = proc.capture(self.git(
+                "rev-parse", f"{self.hash}^{{tree}}")).strip()
             # make in a process group of its own: an interruption stops
             # all of it before the tree is checked out again.
             if proc.run(["make", "-C", self.src, *o, f"-j{b.jobs}",
                          f"LOCALVERSION=-kbench-bisect{self.suffix}",
-                         "bzImage"],
-                        log=log) != 0:
+                         "bzImage"], log=log,
+                        env=build_stamp(f"{source} {self.frag_key}",
+                                        self.build)) != 0:
                 sys.stderr.write(proc.tail(log, 30))
                 raise Failure(f"building {self.hash} failed (log: {log})")
             b.keep_image(self.obj, self.out, (log,), {
