@@ -413,8 +413,11 @@ def classes(args: argparse.Namespace) -> int:
         setup["runs"].append(run_name(path))
         given.setdefault(name, []).append((kernel, path, boots))
     for name, runs in given.items():
-        if len({kernel for kernel, _, _ in runs}) > 1:
-            setups[name]["aa_unseen"] = unseen_aa(name, setups[name], runs)
+        # Each run judged as of a kernel the prior never saw needs
+        # another kernel in the prior; added to what earlier runs gave.
+        if len(setups[name]["kernels"]) > 1:
+            setups[name]["aa_unseen"] = added_unseen(
+                setups[name], unseen_aa(name, setups[name], runs))
     doc = {"about": "exact classes of the rows under QEMU's instruction "
                     "counter, per setup (kbtools.exact.setup_of: the "
                     "guest's architecture), the prior of the docs and the "
@@ -478,12 +481,24 @@ def unseen_aa(name: str, setup: Dict[str, Any],
                     trials += len(got)
                 boots += max(map(len, run_boots.values()), default=0)
     exact.forget_prior()
-    return {"false": false, "trials": trials, "boots": boots,
-            "what": f"{boots} boots of {len(kernels)} kernels, each "
-                    f"kernel's runs judged as of a kernel the prior never "
-                    f"saw: each boot the candidate against a calibration "
-                    f"of {calibration.BOOTS} other boots of its run and a "
-                    f"prior of the other kernels"}
+    return {"false": false, "trials": trials, "boots": boots}
+
+
+def added_unseen(setup: Dict[str, Any], new: Dict[str, int]
+                 ) -> Dict[str, Any]:
+    """A setup's aa_unseen record: an earlier file's (--merge) and the
+    new runs' counts added, and what they were counted over (of how many
+    kernels where its boots are every boot of the prior's kernels)."""
+    was = setup.get("aa_unseen") or {}
+    out: Dict[str, Any] = {k: int(was.get(k, 0)) + new[k]
+                           for k in ("false", "trials", "boots")}
+    of = f" of {len(setup['kernels'])} kernels" \
+        if out["boots"] == sum(setup["kernels"].values()) else ""
+    out["what"] = f"{out['boots']} boots{of}, each kernel's runs judged " \
+        f"as of a kernel the prior never saw: each boot the candidate " \
+        f"against a calibration of {calibration.BOOTS} other boots of " \
+        f"its run and a prior of the other kernels"
+    return out
 
 
 def run_settings(path: str) -> str:

@@ -347,6 +347,12 @@ class Calibration(unittest.TestCase):
                 "kernels"], kernels)
         self.assertEqual(setup["kernels"], {"6.1": 6, "6.12": 2,
                                             "6.12-kbench": 2})
+        # Each run added is judged as of a kernel the prior never saw
+        # too, its trials added to the earlier ones'.
+        self.assertEqual(setup["aa_unseen"]["boots"], 10)
+        self.assertTrue(setup["aa_unseen"]["what"].startswith(
+            "10 boots of 3 kernels, each kernel's runs judged as of a "
+            "kernel the prior never saw"), setup["aa_unseen"]["what"])
         # Its boots of 6.12-kbench read getppid alike: a calibration of
         # that kernel is not bounded, however far the others moved it.
         exact.forget_prior()

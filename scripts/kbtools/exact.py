@@ -208,8 +208,10 @@ def setup_of(header: results.Header) -> Optional[str]:
 
 def kernel_of(header: results.Header) -> Optional[str]:
     """One build of a kernel, as a run names it: uname -r and uname -v
-    (the build's number and time: builds of two commits of one tree
-    share a release, never both); None when the run does not say."""
+    (builds of two commits of one tree share a release, never their
+    uname -v: kbench's builds stamp it with their source and
+    configuration, kbtools.kernel.build_stamp, other builds with their
+    number and time); None when the run does not say."""
     k = header.kernel
     return " ".join(x for x in (k.release, k.version) if x) or None
 
