@@ -9,7 +9,9 @@ the smallest change each mode can detect with 1, 3 and 5 boots per side.
                              [RUN_ALL OPTION]...
     bench/guest_modes.py table DIR
     bench/guest_modes.py exact LABEL=DIR...
-    bench/guest_modes.py classes [-o FILE] [--merge FILE [--anew]]
+    bench/guest_modes.py classes [-o FILE] [--merge FILE [--anew]
+                                 [--same-build OLD=NEW]...
+                                 [--anew-rows PATTERN]...]
                                  ICOUNT_RUN[,...]...
 
 run boots IMAGE N times (default 3) in each mode, one after the other:
@@ -60,7 +62,11 @@ them ran it), the settle its boots did and how they scheduled their
 process creations
 (a prior speaks for runs of that settle and sched alone: runs of
 another are refused by --merge; --anew makes the setups of the runs
-from them alone and keeps the file's other setups as they were), and
+from them alone and keeps the file's other setups as they were;
+--same-build keeps the file's boots of a build under the name a build
+of the same source and configuration has now, and --anew-rows drops the
+matching rows from the file's own rows of each kernel the runs ran, so
+that runs of a changed program alone give them), and
 each kernel's own rows beside them ('kernel_rows'). compare's exact
 rule reads them as the prior of each architecture
 (scripts/kbtools/icount_classes.json, kbtools.exact.with_prior) so that
@@ -70,6 +76,7 @@ alike a calibration's three boots read it.
 """
 
 import argparse
+import fnmatch
 import itertools
 import json
 import math
@@ -322,6 +329,45 @@ def known_rows(path: str, name: str, rows: Dict[str, Any]
                         f"(--anew)")
 
 
+def build_pair(text: str) -> Tuple[str, str]:
+    """--same-build's OLD=NEW (cli.Error unless both are given)."""
+    old, sep, new = text.partition("=")
+    if not sep or not old.strip() or not new.strip():
+        raise cli.Error(f"--same-build '{text}': OLD=NEW, each a build as "
+                        f"the prior's kernels name it")
+    return old.strip(), new.strip()
+
+
+def same_builds(setups: Dict[str, Dict[str, Any]],
+                renames: Mapping[str, str]) -> None:
+    """Each build OLD of the earlier file's setups named NEW (its boots
+    and own rows); cli.Error for an OLD no setup holds, or a NEW one
+    already holds (two builds' boots are not merged this way)."""
+    for old, new in renames.items():
+        held = [s for s in setups.values() if old in s["kernels"]]
+        if not held:
+            raise cli.Error(f"--same-build: the prior holds no build "
+                            f"'{old}'")
+        for setup in held:
+            if new in setup["kernels"]:
+                raise cli.Error(f"--same-build: the prior holds '{new}' "
+                                f"already")
+            setup["kernels"][new] = setup["kernels"].pop(old)
+            if old in setup["kernel_rows"]:
+                setup["kernel_rows"][new] = setup["kernel_rows"].pop(old)
+
+
+def rows_anew(own: Dict[str, Any], patterns: Sequence[str]) -> List[str]:
+    """Drop from a kernel's own rows those matching any pattern (a row's
+    mode with its row); the rows dropped."""
+    gone = [k for k in own if any(
+        fnmatch.fnmatchcase(k.removesuffix(exact.MODE_KEY_SUFFIX), p)
+        for p in patterns)]
+    for k in gone:
+        del own[k]
+    return gone
+
+
 def merged_known(was: Optional[exact.Known], new: exact.Known
                  ) -> exact.Known:
     """Two calibrations of one row: the wider ranges, the boots of both,
@@ -347,7 +393,9 @@ def classes(args: argparse.Namespace) -> int:
     they were seen in, and the A/A false verdicts of the exact rule over
     their boots, per setup."""
     setups = earlier_classes(args.merge) if args.merge else {}
+    same_builds(setups, args.same_build)
     touched: Set[str] = set()
+    made_anew: Set[Tuple[str, str]] = set()
     given: Dict[str, List[Tuple[str, str, Dict[str, List["Boot"]]]]] = {}
     for path in args.runs:
         name, found = run_classes(path)
@@ -390,6 +438,9 @@ def classes(args: argparse.Namespace) -> int:
         # A kernel new to the prior adds one to every row it ran.
         new_kernel = kernel not in setup["kernels"]
         own = setup["kernel_rows"].setdefault(kernel, {})
+        if args.anew_rows and (name, kernel) not in made_anew:
+            made_anew.add((name, kernel))
+            rows_anew(own, args.anew_rows)
         for key, known in found.items():
             merged[key] = merged_known(merged.get(key), known)
             own[key] = merged_known(own.get(key), known)
@@ -756,6 +807,18 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="with --merge: make each setup the runs are of "
                    "from them alone (a changed guest), keeping the "
                    "file's other setups as they are")
+    c.add_argument("--same-build", action="append", default=[],
+                   metavar="OLD=NEW",
+                   help="with --merge: keep the file's boots of build OLD "
+                   "(uname -r and -v, as its kernels name it) as NEW's: "
+                   "the same source and configuration built again under "
+                   "another uname -v")
+    c.add_argument("--anew-rows", action="append", default=[],
+                   metavar="PATTERN",
+                   help="with --merge: drop the rows matching PATTERN "
+                   "('TEST:ROW', shell wildcards) from the file's own rows "
+                   "of each kernel the runs ran, so that the runs alone "
+                   "give them (their program measures them otherwise now)")
     args, rest = ap.parse_known_args(argv)
     if args.command == "run":
         args.modes = args.modes.split(",")
@@ -772,8 +835,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "exact":
         return exact_table(args)
     if args.command == "classes":
-        if args.anew and not args.merge:
-            ap.error("--anew: with --merge FILE (the setups it keeps)")
+        for opt in ("anew", "same_build", "anew_rows"):
+            if getattr(args, opt) and not args.merge:
+                ap.error(f"--{opt.replace('_', '-')}: with --merge FILE "
+                         f"(the prior it changes)")
+        args.same_build = dict(map(build_pair, args.same_build))
         for path in (p for run in args.runs for p in run.split(RUN_SEP)):
             if not os.path.isdir(path):
                 raise cli.Error(f"{path}: no such directory")

@@ -270,6 +270,56 @@ class Calibration(unittest.TestCase):
         self.assertEqual(new["rows"]["pmqtest:latency_pair0"],
                          earlier["rows"]["pmqtest:latency_pair0"])
 
+    def test_a_build_made_again_and_rows_measured_anew(self) -> None:
+        """--same-build keeps a build's boots under the name a build of
+        the same source now has; --anew-rows lets the runs alone give a
+        kernel's rows whose program changed."""
+        moved = self.a_a("aa-61-1", 0.3290, 0.3291, release="6.1")
+        other = self.a_a("aa-612", 0.6600, 0.6534, release="6.12")
+        out = self.classes("-o", self.path("c.json"), moved, other)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        again = self.a_a("aa-61s", 0.3290, 0.3290, release="6.1-s")
+        out = self.classes("--merge", self.path("c.json"), "-o",
+                           self.path("d.json"), "--same-build", "6.1=6.1-s",
+                           again)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("d.json")) as f:
+            setup = json.load(f)["setups"]["x86_64"]
+        self.assertEqual(setup["kernels"], {"6.1-s": 4, "6.12": 2})
+        self.assertNotIn("6.1", setup["kernel_rows"])
+        own = setup["kernel_rows"]["6.1-s"]["syscall_overhead:getppid"]
+        # The build's earlier boots saw the row move: so does the prior.
+        self.assertEqual((own["boots"], own["class"]), (4, "near"))
+        self.assertEqual(setup["rows"]["syscall_overhead:getppid"][
+            "kernels"], 2)
+        steady = self.a_a("aa-61s2", 0.3290, 0.3290, release="6.1-s")
+        out = self.classes("--merge", self.path("d.json"), "-o",
+                           self.path("e.json"), "--anew-rows",
+                           "syscall_overhead:getpp*", steady)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(self.path("e.json")) as f:
+            setup = json.load(f)["setups"]["x86_64"]
+        own = setup["kernel_rows"]["6.1-s"]["syscall_overhead:getppid"]
+        self.assertEqual((own["boots"], own["class"]), (2, "exact"))
+        self.assertEqual(setup["kernel_rows"]["6.12"][
+            "syscall_overhead:getppid"]["class"], "noisy")
+        exact.forget_prior()
+        self.assertIsNone(exact.prior_saw_move(
+            "x86_64", "syscall_overhead:getppid", self.path("e.json"),
+            kernel="6.1-s"))
+        for args, said in (
+                (("--same-build", "5.10=x"), "the prior holds no build "
+                 "'5.10'"),
+                (("--same-build", "6.1-s=6.12"), "holds '6.12' already"),
+                (("--same-build", "6.1-s"), "OLD=NEW")):
+            out = self.classes("--merge", self.path("e.json"), "-o",
+                               self.path("f.json"), *args, steady)
+            self.assertEqual(2, out.returncode, args)
+            self.assertIn(said, out.stderr)
+        out = self.classes("--anew-rows", "x", steady)
+        self.assertEqual(2, out.returncode)
+        self.assertIn("--anew-rows: with --merge FILE", out.stderr)
+
     def test_a_prior_keeps_the_worst_of_each_row_over_kernels(self) -> None:
         # Two A/A runs of one kernel taken as one run (comma separated)
         # and one of another, whose getppid is twice the size and moves
