@@ -47,6 +47,36 @@ void kb_settle(void)
 	idle_second();
 }
 
+/*
+ * kb_settle_batch()'s idle: with one CPU, RCU ends a grace period and runs
+ * its callbacks within a few ticks of idle (2026-11-28, the patched test
+ * kernel, HZ 1000: after 10 ms and more, no callback of msgget_ctl's
+ * batch before ran in any of its batches). The wake-up then falls a little
+ * after a multiple of TICK_GRID_NS, which is a tick's place at HZ 100, 250
+ * and 1000 (the kernel aligns its ticks to multiples of their period): a
+ * batch shorter than the rest of the tick's period holds no tick.
+ */
+#define BATCH_IDLE_NS	(10 * 1000 * 1000LL)
+#define TICK_GRID_NS	(20 * 1000 * 1000LL)
+#define TICK_AFTER_NS	(50 * 1000LL)
+#define NS_PER_SEC	(1000 * 1000 * 1000LL)
+
+void kb_settle_batch(void)
+{
+	struct timespec ts;
+	long long at;
+
+	if (!kb_settle_wanted() || clock_gettime(CLOCK_MONOTONIC, &ts))
+		return;
+	at = ts.tv_sec * NS_PER_SEC + ts.tv_nsec + BATCH_IDLE_NS;
+	at += TICK_GRID_NS - at % TICK_GRID_NS + TICK_AFTER_NS;
+	ts.tv_sec = at / NS_PER_SEC;
+	ts.tv_nsec = at % NS_PER_SEC;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
 static bool fifo_wanted(void)
 {
 	const char *v = getenv("KBENCH_ICOUNT_FIFO");
