@@ -68,6 +68,7 @@ struct kb_ts_method_ctx {
 	struct kb_ts_bpf *bpf;	/* bpf_iter */
 	struct pid_slot *slots;	/* bpf_iter: pids sorted, with their index */
 	uint64_t load_ns;
+	double clock_ns;	/* a clock read, for kb_ts_method_pass_units() */
 	char readbuf[4096];
 };
 
@@ -467,6 +468,7 @@ struct kb_ts_method_ctx *kb_ts_method_open(enum kb_ts_method m,
 	ctx->n = n;
 	ctx->nl.fd = -1;
 	ctx->ioctl_fd = -1;
+	ctx->clock_ns = -1;
 	switch (m) {
 	case KB_TS_METHOD_NETLINK_PER_PID:
 		*err = netlink_setup(ctx, 1, why, whylen);
@@ -599,9 +601,13 @@ static uint64_t unit_start(size_t k)
 		       kb_clock_ns();
 }
 
-/* The units of the pids [chunk, chunk + count), each timed. */
+/*
+ * The units of the pids [chunk, chunk + count), each timed, less the
+ * one clock read (@clock_ns) each unit holds.
+ */
 static long time_units(struct kb_ts_method_ctx *ctx, size_t chunk,
-		       size_t count, bool *ok, uint64_t *ns, double *unit_ns)
+		       size_t count, bool *ok, uint64_t *ns, double *unit_ns,
+		       double clock_ns)
 {
 	size_t k = kb_ts_method_unit_pids(ctx->method, ctx->per_send, ctx->n);
 	size_t first, u = chunk / k, end = chunk + count, in;
@@ -616,7 +622,7 @@ static long time_units(struct kb_ts_method_ctx *ctx, size_t chunk,
 		t1 = kb_clock_ns();
 		if (got < 0)
 			return got;
-		unit_ns[u] = (double)(t1 - t0) / (double)in;
+		unit_ns[u] = ((double)(t1 - t0) - clock_ns) / (double)in;
 		*ns += t1 - t0;
 		answered += got;
 		t0 = t1;
@@ -631,6 +637,8 @@ long kb_ts_method_pass_units(struct kb_ts_method_ctx *ctx, bool *ok,
 	long answered = 0, got;
 	int err;
 
+	if (ctx->clock_ns < 0)
+		ctx->clock_ns = kb_clock_overhead_ns();
 	if (ctx->method == KB_TS_METHOD_BPF_ITER) {
 		unit_start(ctx->n);
 		got = kb_ts_method_pass(ctx, ok, ns);
@@ -648,7 +656,8 @@ long kb_ts_method_pass_units(struct kb_ts_method_ctx *ctx, bool *ok,
 			if (err)
 				return err;
 		}
-		got = time_units(ctx, chunk, count, ok, ns, unit_ns);
+		got = time_units(ctx, chunk, count, ok, ns, unit_ns,
+				 ctx->clock_ns);
 		if (ctx->method == KB_TS_METHOD_PROCFS_PREAD && !ctx->fds_open)
 			close_fds(ctx, count);
 		if (got < 0)

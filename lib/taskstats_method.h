@@ -78,9 +78,11 @@ size_t kb_ts_method_units(const struct kb_ts_method_ctx *ctx);
 /*
  * The same pass as kb_ts_method_pass(), each unit of it timed on its own:
  * @unit_ns[u] (kb_ts_method_units() of them) is unit u's time per pid in
- * it (ns), and *@ns their sum. Consecutive units share a clock read, so
- * each unit's time holds one clock read more than its share of a pass
- * timed whole. For exact mode (QEMU's instruction counter), where a pass
+ * it (ns), and *@ns the sum of the units' times. A unit's time holds one
+ * clock read (the rest of the one that starts it, the start of the one
+ * that ends it), which a pass timed whole spreads over its pids: @unit_ns
+ * is without it (kb_clock_overhead_ns(), taken at the context's first
+ * such pass), *@ns with it. For exact mode (QEMU's instruction counter), where a pass
  * of 200 pids takes 0.5 to 7 million instructions and so holds a timer
  * tick (HZ=1000: one every million, ~1,400 instructions each) in some
  * passes and not in others: a pid's query is short and a tick lands in

@@ -598,9 +598,9 @@ static void test_method_units(void)
 			good = unit_ns[u] > 0;
 			sum += unit_ns[u];
 		}
-		kb_ktap_result(good && sum == (double)ns, i ? "units_procfs_pread" :
+		kb_ktap_result(good && sum < (double)ns, i ? "units_procfs_pread" :
 			       "units_procfs",
-			       "a pass timed unit by unit: not 3 units answered, summing to the pass");
+			       "a pass timed unit by unit: not 3 units answered, within the pass");
 		kb_ts_method_close(ctx);
 	}
 }
