@@ -82,14 +82,15 @@ size_t kb_ts_method_units(const struct kb_ts_method_ctx *ctx);
  * clock read (the rest of the one that starts it, the start of the one
  * that ends it), which a pass timed whole spreads over its pids: @unit_ns
  * is without it (kb_clock_overhead_ns(), taken at the context's first
- * such pass), *@ns with it. For exact mode (QEMU's instruction counter), where a pass
- * of 200 pids takes 0.5 to 7 million instructions and so holds a timer
- * tick (HZ=1000: one every million, ~1,400 instructions each) in some
- * passes and not in others: a pid's query is short and a tick lands in
- * few of them; a unit of several pids (a batch, the iterator) starts
- * right after a tick (kb_clock_after_interrupt()), so that none lands in
- * it while it is shorter than a tick period. Returns as
- * kb_ts_method_pass().
+ * such pass), *@ns with it.
+ *
+ * For exact mode (QEMU's instruction counter), where a pass of 200 pids
+ * takes 0.5 to 7 million instructions and so holds a timer tick (HZ=1000:
+ * one every million, ~1,200-1,400 instructions each) in some passes and
+ * not in others: a pid's query is short and a tick lands in few of them;
+ * a unit of several pids (a batch, the iterator) starts right after a
+ * tick (kb_clock_after_interrupt()), so that none lands in it while it is
+ * shorter than a tick period. Returns as kb_ts_method_pass().
  */
 long kb_ts_method_pass_units(struct kb_ts_method_ctx *ctx, bool *ok,
 			     uint64_t *ns, double *unit_ns);
