@@ -22,3 +22,20 @@ double kb_clock_overhead_ns(void)
 	kb_stats_compute(samples, ROUNDS, &st);
 	return st.median;
 }
+
+uint64_t kb_clock_after_interrupt(uint64_t gap_ns, uint64_t max_ns)
+{
+	uint64_t start = kb_clock_ns(), prev = start, now, d, least = UINT64_MAX;
+
+	for (;;) {
+		now = kb_clock_ns();
+		d = now - prev;
+		if (least != UINT64_MAX && d > least + gap_ns)
+			return now;
+		if (d < least)
+			least = d;
+		if (now - start > max_ns)
+			return now;
+		prev = now;
+	}
+}

@@ -59,6 +59,7 @@ struct kb_ts_method_ctx {
 	size_t n;
 	struct kb_nl nl;
 	struct kb_ts_batch *batch;
+	unsigned int per_send;	/* netlink: requests per sendmsg */
 	int ioctl_fd;
 	unsigned char *ioctl_buf;
 	int *fds;		/* procfs_pread: NR_PROC_FILES per pid of a chunk */
@@ -67,6 +68,7 @@ struct kb_ts_method_ctx {
 	struct kb_ts_bpf *bpf;	/* bpf_iter */
 	struct pid_slot *slots;	/* bpf_iter: pids sorted, with their index */
 	uint64_t load_ns;
+	double clock_ns;	/* a clock read, for kb_ts_method_pass_units() */
 	char readbuf[4096];
 };
 
@@ -104,6 +106,7 @@ static int netlink_setup(struct kb_ts_method_ctx *ctx, unsigned int batch,
 	struct kb_ts_reply r;
 	int err;
 
+	ctx->per_send = batch;
 	ctx->batch = kb_ts_batch_new(batch);
 	if (!ctx->batch)
 		return -ENOMEM;
@@ -465,6 +468,7 @@ struct kb_ts_method_ctx *kb_ts_method_open(enum kb_ts_method m,
 	ctx->n = n;
 	ctx->nl.fd = -1;
 	ctx->ioctl_fd = -1;
+	ctx->clock_ns = -1;
 	switch (m) {
 	case KB_TS_METHOD_NETLINK_PER_PID:
 		*err = netlink_setup(ctx, 1, why, whylen);
@@ -529,6 +533,138 @@ uint64_t kb_ts_method_load_ns(const struct kb_ts_method_ctx *ctx)
 long kb_ts_method_rcvbuf(const struct kb_ts_method_ctx *ctx)
 {
 	return ctx->nl.fd >= 0 ? kb_nl_rcvbuf(&ctx->nl) : 0;
+}
+
+size_t kb_ts_method_unit_pids(enum kb_ts_method m, unsigned int batch,
+			      size_t n)
+{
+	if (m == KB_TS_METHOD_NETLINK_BATCHED)
+		return batch ? batch : KB_TS_METHOD_DEFAULT_BATCH;
+	if (m == KB_TS_METHOD_BPF_ITER)
+		return n ? n : 1;
+	return 1;
+}
+
+size_t kb_ts_method_units(const struct kb_ts_method_ctx *ctx)
+{
+	size_t k = kb_ts_method_unit_pids(ctx->method, ctx->per_send, ctx->n);
+
+	return (ctx->n + k - 1) / k;
+}
+
+/*
+ * Query pids[first..first+count) of the chunk that starts at pid @chunk
+ * (procfs_pread: the chunk's fds are open; 0 for the other methods).
+ * The pids answered, or -errno.
+ */
+static long query_range(struct kb_ts_method_ctx *ctx, size_t first,
+			size_t count, size_t chunk, bool *ok)
+{
+	long answered = 0;
+	size_t i;
+
+	switch (ctx->method) {
+	case KB_TS_METHOD_NETLINK_PER_PID:
+	case KB_TS_METHOD_NETLINK_BATCHED:
+		return kb_ts_batch_query(&ctx->nl, ctx->batch, ctx->pids + first,
+					 count, ok + first);
+	case KB_TS_METHOD_PROCFS:
+		for (i = first; i < first + count; i++)
+			answered += ok[i] = procfs_read_pid(ctx, ctx->pids[i]);
+		return answered;
+	case KB_TS_METHOD_PROCFS_PREAD:
+		for (i = first; i < first + count; i++)
+			answered += ok[i] = pread_pid(ctx, i - chunk,
+						      ctx->pids[i]);
+		return answered;
+	case KB_TS_METHOD_IOCTL:
+		for (i = first; i < first + count; i++)
+			answered += ok[i] = ioctl_pid(ctx, ctx->pids[i]);
+		return answered;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * A unit of several pids (a batch: 64 requests are 400,000 instructions,
+ * nearly half of the test kernel's tick period) starts right after a
+ * tick, so that no tick lands in it: each unit is then as clean as a
+ * pid's query, which a tick hits once in tens.
+ */
+#define TICK_GAP_NS	500		/* a tick is ~1,400 instructions */
+#define TICK_WAIT_NS	20000000	/* 20 ms: HZ=100 and more */
+
+static uint64_t unit_start(size_t k)
+{
+	return k > 1 ? kb_clock_after_interrupt(TICK_GAP_NS, TICK_WAIT_NS) :
+		       kb_clock_ns();
+}
+
+/*
+ * The units of the pids [chunk, chunk + count), each timed, less the
+ * one clock read (@clock_ns) each unit holds.
+ */
+static long time_units(struct kb_ts_method_ctx *ctx, size_t chunk,
+		       size_t count, bool *ok, uint64_t *ns, double *unit_ns,
+		       double clock_ns)
+{
+	size_t k = kb_ts_method_unit_pids(ctx->method, ctx->per_send, ctx->n);
+	size_t first, u = chunk / k, end = chunk + count, in;
+	uint64_t t0 = unit_start(k), t1;
+	long answered = 0, got;
+
+	for (first = chunk; first < end; first += in, u++) {
+		if (first > chunk && k > 1)
+			t0 = unit_start(k);
+		in = end - first < k ? end - first : k;
+		got = query_range(ctx, first, in, chunk, ok);
+		t1 = kb_clock_ns();
+		if (got < 0)
+			return got;
+		unit_ns[u] = ((double)(t1 - t0) - clock_ns) / (double)in;
+		*ns += t1 - t0;
+		answered += got;
+		t0 = t1;
+	}
+	return answered;
+}
+
+long kb_ts_method_pass_units(struct kb_ts_method_ctx *ctx, bool *ok,
+			     uint64_t *ns, double *unit_ns)
+{
+	size_t chunk, count, step = ctx->n;
+	long answered = 0, got;
+	int err;
+
+	if (ctx->clock_ns < 0)
+		ctx->clock_ns = kb_clock_overhead_ns();
+	if (ctx->method == KB_TS_METHOD_BPF_ITER) {
+		unit_start(ctx->n);
+		got = kb_ts_method_pass(ctx, ok, ns);
+		if (ctx->n)
+			unit_ns[0] = (double)*ns / (double)ctx->n;
+		return got;
+	}
+	if (ctx->method == KB_TS_METHOD_PROCFS_PREAD)
+		step = ctx->chunk;
+	*ns = 0;
+	for (chunk = 0; chunk < ctx->n; chunk += step) {
+		count = ctx->n - chunk < step ? ctx->n - chunk : step;
+		if (ctx->method == KB_TS_METHOD_PROCFS_PREAD && !ctx->fds_open) {
+			err = open_chunk(ctx, chunk, count);
+			if (err)
+				return err;
+		}
+		got = time_units(ctx, chunk, count, ok, ns, unit_ns,
+				 ctx->clock_ns);
+		if (ctx->method == KB_TS_METHOD_PROCFS_PREAD && !ctx->fds_open)
+			close_fds(ctx, count);
+		if (got < 0)
+			return got;
+		answered += got;
+	}
+	return answered;
 }
 
 long kb_ts_method_pass(struct kb_ts_method_ctx *ctx, bool *ok, uint64_t *ns)

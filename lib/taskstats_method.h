@@ -62,6 +62,39 @@ void kb_ts_method_close(struct kb_ts_method_ctx *ctx);
  */
 long kb_ts_method_pass(struct kb_ts_method_ctx *ctx, bool *ok, uint64_t *ns);
 
+/*
+ * Pids in one unit of a pass of @m over @n pids with @batch requests per
+ * sendmsg (kb_ts_method_pass_units): 1 for the methods that query pid by
+ * pid (netlink_per_pid, procfs, procfs_pread, ioctl), @batch for
+ * netlink_batched (0: the default), all @n for bpf_iter (its one read
+ * loop). The last unit of a pass may hold fewer.
+ */
+size_t kb_ts_method_unit_pids(enum kb_ts_method m, unsigned int batch,
+			      size_t n);
+
+/* Units in one pass of @ctx: its pids over kb_ts_method_unit_pids(). */
+size_t kb_ts_method_units(const struct kb_ts_method_ctx *ctx);
+
+/*
+ * The same pass as kb_ts_method_pass(), each unit of it timed on its own:
+ * @unit_ns[u] (kb_ts_method_units() of them) is unit u's time per pid in
+ * it (ns), and *@ns the sum of the units' times. A unit's time holds one
+ * clock read (the rest of the one that starts it, the start of the one
+ * that ends it), which a pass timed whole spreads over its pids: @unit_ns
+ * is without it (kb_clock_overhead_ns(), taken at the context's first
+ * such pass), *@ns with it.
+ *
+ * For exact mode (QEMU's instruction counter), where a pass of 200 pids
+ * takes 0.5 to 7 million instructions and so holds a timer tick (HZ=1000:
+ * one every million, ~1,200-1,400 instructions each) in some passes and
+ * not in others: a pid's query is short and a tick lands in few of them;
+ * a unit of several pids (a batch, the iterator) starts right after a
+ * tick (kb_clock_after_interrupt()), so that none lands in it while it is
+ * shorter than a tick period. Returns as kb_ts_method_pass().
+ */
+long kb_ts_method_pass_units(struct kb_ts_method_ctx *ctx, bool *ok,
+			     uint64_t *ns, double *unit_ns);
+
 /* Chunks a procfs_pread pass needs (1 = every fd stays open). */
 size_t kb_ts_method_chunks(const struct kb_ts_method_ctx *ctx);
 

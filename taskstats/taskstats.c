@@ -174,6 +174,7 @@ static void parse_options(int argc, char **argv, struct ctx *c)
 		c->passes = kb_cli_pick_count(&c->common, DEFAULT_PASSES,
 					      DEFAULT_PASSES, SLOW_PASSES);
 	c->burn_scale = kb_env_machine_slow() ? 0.5 : 1.0;
+	c->per_unit = kb_env_icount_shift() >= 0;
 	for (m = 0; m < KB_TS_METHOD_NR; m++)
 		c->runs[m].selected = c->common.selected[method_row_index(m)];
 }

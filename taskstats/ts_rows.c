@@ -65,18 +65,39 @@ static void prepare_method(struct ctx *c, enum kb_ts_method m)
 	run->samples = calloc(c->passes, sizeof(*run->samples));
 	if (!run->samples)
 		ksft_exit_fail_msg("out of memory\n");
+	if (c->per_unit) {
+		/* A pass's units; one pass more for the warm-up's. */
+		run->nunits = kb_ts_method_units(run->ts);
+		run->units = calloc((c->passes + 1) * run->nunits,
+				    sizeof(*run->units));
+		if (!run->units)
+			ksft_exit_fail_msg("out of memory\n");
+	}
 	run->state = RUN_ACTIVE;
 }
 
-/* One pass of method @m; a broken pass or a missing pid fails it. */
+/*
+ * One pass of method @m; a broken pass or a missing pid fails it. In
+ * exact mode each unit of the pass (a pid's query, a batch) is timed on
+ * its own and is a sample of the row: a pass of every pid takes millions
+ * of instructions, so the timer ticks land in every pass or in some, and
+ * the median of a few passes sits on whichever boot's ticks put it, where
+ * a unit's median is a unit that no tick hit.
+ */
 static void one_pass(struct ctx *c, enum kb_ts_method m, long pass, bool *ok)
 {
 	struct method_run *run = &c->runs[m];
 	size_t n = c->sleepers.n, i;
+	double *units;
 	uint64_t ns;
 	long got;
 
-	got = kb_ts_method_pass(run->ts, ok, &ns);
+	if (run->units) {
+		units = run->units + (pass >= 0 ? pass : c->passes) * run->nunits;
+		got = kb_ts_method_pass_units(run->ts, ok, &ns, units);
+	} else {
+		got = kb_ts_method_pass(run->ts, ok, &ns);
+	}
 	if (got == -ENOBUFS) {
 		run_fail(run, "replies lost: ENOBUFS (receive buffer too small for -K %u)",
 			 c->batch);
@@ -116,6 +137,7 @@ static void run_interleaved(struct ctx *c)
 /* Time every selected method once, whichever method row asks first. */
 static void bench_once(struct ctx *c)
 {
+	size_t i;
 	int m;
 
 	if (c->bench_done)
@@ -129,7 +151,15 @@ static void bench_once(struct ctx *c)
 		struct method_run *run = &c->runs[m];
 
 		if (run->state == RUN_ACTIVE) {
-			kb_stats_compute(run->samples, c->passes, &run->st);
+			kb_stats_compute(run->samples, c->passes, &run->pass_st);
+			run->st = run->pass_st;
+			if (run->units) {
+				for (i = 0; i < c->passes * run->nunits; i++)
+					run->units[i] /= 1000.0;
+				kb_stats_compute(run->units,
+						 c->passes * run->nunits,
+						 &run->st);
+			}
 			run->rcvbuf = kb_ts_method_rcvbuf(run->ts);
 			run->chunks = kb_ts_method_chunks(run->ts);
 			run->load_ms = kb_ts_method_load_ns(run->ts) / 1e6;
@@ -148,9 +178,9 @@ static void add_row(struct ctx *c, enum kb_ts_method m)
 	run->done = true;
 	kb_results_row(kb_ts_method_name(m), "us", &run->st);
 	kb_results_extra("nr_process", c->sleepers.n);
-	kb_results_extra("pass_s_median", run->st.median * scale);
-	kb_results_extra("pass_s_min", run->st.min * scale);
-	kb_results_extra("pass_s_max", run->st.max * scale);
+	kb_results_extra("pass_s_median", run->pass_st.median * scale);
+	kb_results_extra("pass_s_min", run->pass_st.min * scale);
+	kb_results_extra("pass_s_max", run->pass_st.max * scale);
 	if (base->done)
 		kb_results_extra("speedup_vs_per_pid",
 				 base->st.median / run->st.median);
@@ -211,8 +241,8 @@ void print_table(const struct ctx *c)
 				 base->st.median / r->st.median);
 		ksft_print_msg("%-16s %10zu %12.9f %12.9f %12.9f %11.3f %8s\n",
 			       kb_ts_method_name(m), c->nr_process,
-			       r->st.median * scale, r->st.min * scale,
-			       r->st.max * scale, r->st.median, speedup);
+			       r->pass_st.median * scale, r->pass_st.min * scale,
+			       r->pass_st.max * scale, r->st.median, speedup);
 	}
 	if (c->runs[KB_TS_METHOD_BPF_ITER].done)
 		ksft_print_msg("bpf_iter: program open+load+attach %.3f ms once, before the passes (%.1f median passes)\n",

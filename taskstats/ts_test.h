@@ -46,7 +46,10 @@ struct method_run {
 	enum run_state state;
 	struct kb_ts_method_ctx *ts;
 	double *samples;	/* us per process, one per timed pass */
-	struct kb_stats st;
+	double *units;		/* exact mode: us per process, one per unit */
+	size_t nunits;		/* units per pass */
+	struct kb_stats st;	/* the row: of the units in exact mode */
+	struct kb_stats pass_st;	/* of the passes (pass_s_*) */
 	long rcvbuf;		/* netlink: the receive buffer granted */
 	size_t chunks;		/* procfs_pread: chunks of open fds */
 	double load_ms;		/* bpf_iter: the program's load, once */
@@ -61,6 +64,11 @@ struct ctx {
 	long passes;
 	long warmup;
 	unsigned int batch;
+	/*
+	 * Exact mode (QEMU's instruction counter): the row's samples are the
+	 * units of the passes (a pid's query, a batch), not whole passes.
+	 */
+	bool per_unit;
 	double burn_scale;	/* shorter CPU burns on slow machines */
 	long ticks_per_s;	/* /proc/PID/stat's clock ticks */
 	/* Probed once in main. */

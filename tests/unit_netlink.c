@@ -4,7 +4,8 @@
  * lib/proc.c and lib/taskstats_judge.c: request building, attribute and
  * message walking, the family-id, ack, taskstats and cgroupstats
  * decoders, the batched reply matcher, the /proc/PID/status parser and
- * the judgements of the taskstats checks, on hand-built buffers. Each
+ * the judgements of the taskstats checks, on hand-built buffers; and
+ * lib/taskstats_method.c's units of a pass, on our own /proc files. Each
  * check has negative cases: a corrupted input must make it fail, which
  * is how a kernel bug we cannot inject would show. No socket is opened
  * here; the real kernel interface is exercised by taskstats/taskstats.
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/cgroupstats.h>
 #include <linux/taskstats.h>
 
@@ -25,6 +27,7 @@
 #include "netlink.h"
 #include "taskstats.h"
 #include "taskstats_judge.h"
+#include "taskstats_method.h"
 
 /* Hand-built buffers, written independently of the code under test. */
 static union {
@@ -555,11 +558,58 @@ static void test_plausible(void)
 		       "cgroupstats_double", "tasks counted twice passed");
 }
 
+/*
+ * Exact mode's samples: the units of a pass (a pid, a batch, the whole
+ * iterator) and a pass timed unit by unit, on our own pid's /proc files
+ * (no socket, no privilege).
+ */
+static void test_method_units(void)
+{
+	pid_t pids[3] = { getpid(), getpid(), getpid() };
+	enum kb_ts_method procfs[2] = { KB_TS_METHOD_PROCFS,
+					KB_TS_METHOD_PROCFS_PREAD };
+	double unit_ns[3], sum;
+	struct kb_ts_method_ctx *ctx;
+	bool ok[3], good;
+	char why[200];
+	uint64_t ns;
+	long got;
+	int err, i, u;
+
+	kb_ktap_result(kb_ts_method_unit_pids(KB_TS_METHOD_NETLINK_PER_PID, 64, 200) == 1 &&
+		       kb_ts_method_unit_pids(KB_TS_METHOD_PROCFS, 64, 200) == 1 &&
+		       kb_ts_method_unit_pids(KB_TS_METHOD_PROCFS_PREAD, 64, 200) == 1 &&
+		       kb_ts_method_unit_pids(KB_TS_METHOD_IOCTL, 64, 200) == 1,
+		       "units_per_pid", "a per-pid method's unit is not one pid");
+	kb_ktap_result(kb_ts_method_unit_pids(KB_TS_METHOD_NETLINK_BATCHED, 16, 200) == 16 &&
+		       kb_ts_method_unit_pids(KB_TS_METHOD_NETLINK_BATCHED, 0, 200) ==
+		       KB_TS_METHOD_DEFAULT_BATCH,
+		       "units_batched", "a batched unit is not one sendmsg's requests");
+	kb_ktap_result(kb_ts_method_unit_pids(KB_TS_METHOD_BPF_ITER, 64, 200) == 200 &&
+		       kb_ts_method_unit_pids(KB_TS_METHOD_BPF_ITER, 64, 0) == 1,
+		       "units_bpf_iter", "the iterator's unit is not its whole pass");
+	for (i = 0; i < 2; i++) {
+		ctx = kb_ts_method_open(procfs[i], 0, pids, 3, &err, why,
+					sizeof(why));
+		good = ctx && kb_ts_method_units(ctx) == 3;
+		got = good ? kb_ts_method_pass_units(ctx, ok, &ns, unit_ns) : -1;
+		good = got == 3 && ok[0] && ok[1] && ok[2];
+		for (u = 0, sum = 0; good && u < 3; u++) {
+			good = unit_ns[u] > 0;
+			sum += unit_ns[u];
+		}
+		kb_ktap_result(good && sum < (double)ns, i ? "units_procfs_pread" :
+			       "units_procfs",
+			       "a pass timed unit by unit: not 3 units answered, within the pass");
+		kb_ts_method_close(ctx);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	kb_init("unit_netlink", argc, argv);
 	ksft_print_header();
-	ksft_set_plan(65);
+	ksft_set_plan(70);
 	test_request_building();
 	test_attribute_walk();
 	test_decode_versions();
@@ -570,5 +620,6 @@ int main(int argc, char **argv)
 	test_proc_parsers();
 	test_matches_proc();
 	test_plausible();
+	test_method_units();
 	kb_ktap_finish(NULL);
 }
