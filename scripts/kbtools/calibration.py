@@ -8,7 +8,8 @@ it once.
 A row's class is what the calibration's boots showed, bounded by the
 prior of the architecture (kbtools.exact.with_prior: a row that the
 prior's boots saw move is at best near, however alike three boots read
-it). A calibration holds for the kernel image it was taken on and
+it); a kept one is bounded again, when read, by the prior as it is
+then. A calibration holds for the kernel image it was taken on and
 nothing else: its key is everything that can change a row's instructions (the
 image's contents, and so its release and configuration; QEMU's
 version; the architecture; the vCPUs; the -icount options; the kernel
@@ -22,6 +23,7 @@ as exact (kbtools.exact.decide).
     calibration.store(key, cal)          keep one for the next run
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -85,9 +87,12 @@ class Calibration:
                 raise ValueError(f"not a calibration (layout "
                                  f"{doc.get('layout')!r}, not {LAYOUT})")
             key = Key(**doc["key"]) if doc.get("key") else None
-            # One kept before the prior bounded the classes gets its
-            # bound here (the key names the architecture).
-            rows = {str(k): exact.with_prior(exact.Known.from_json(v),
+            # Each row as its boots showed it, bounded by the prior as it
+            # is now (the key names the architecture): one kept under an
+            # earlier prior, or before priors bounded classes, takes
+            # today's bounds, looser as well as tighter.
+            rows = {str(k): exact.with_prior(as_measured(
+                                                 exact.Known.from_json(v)),
                                              key.arch if key else None,
                                              str(k), None,
                                              key.settings if key else None,
@@ -99,6 +104,13 @@ class Calibration:
                                str(doc.get("kernel") or ""))
         except (AttributeError, KeyError, TypeError) as e:
             raise ValueError(f"not a calibration ({e})") from e
+
+
+def as_measured(known: exact.Known) -> exact.Known:
+    """A row of a kept calibration with the class its boots' figures give
+    (kbtools.exact.known_of), not the one a prior bounded it to then."""
+    return dataclasses.replace(known, cls=exact.class_of(known.boot_range,
+                                                         known.median))
 
 
 def load(path: str) -> Calibration:
