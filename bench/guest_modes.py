@@ -357,15 +357,13 @@ def same_builds(setups: Dict[str, Dict[str, Any]],
                 setup["kernel_rows"][new] = setup["kernel_rows"].pop(old)
 
 
-def rows_anew(own: Dict[str, Any], patterns: Sequence[str]) -> List[str]:
+def rows_anew(own: Dict[str, Any], patterns: Sequence[str]) -> None:
     """Drop from a kernel's own rows those matching any pattern (a row's
-    mode with its row); the rows dropped."""
-    gone = [k for k in own if any(
-        fnmatch.fnmatchcase(k.removesuffix(exact.MODE_KEY_SUFFIX), p)
-        for p in patterns)]
-    for k in gone:
+    mode with its row)."""
+    for k in [k for k in own if any(
+            fnmatch.fnmatchcase(k.removesuffix(exact.MODE_KEY_SUFFIX), p)
+            for p in patterns)]:
         del own[k]
-    return gone
 
 
 def merged_known(was: Optional[exact.Known], new: exact.Known
@@ -456,7 +454,7 @@ def classes(args: argparse.Namespace) -> int:
         aa["boots"] += run_boots
         setup["kernels"][kernel] = setup["kernels"].get(kernel, 0) + \
             run_boots
-        aa["what"] = f"{aa['boots']} boots{of_kernels(setup)}, " \
+        aa["what"] = f"{aa['boots']} boots{of_kernels(setup, aa['boots'])}, " \
             f"each run of one kernel, " \
             f"each boot the candidate against a calibration of " \
             f"{calibration.BOOTS} other boots of its run and a prior of " \
@@ -483,12 +481,12 @@ def classes(args: argparse.Namespace) -> int:
     return 0
 
 
-def of_kernels(setup: Dict[str, Any]) -> str:
-    """How many kernels a prior's boots ran, for its A/A record's words;
-    '' when it does not know of every boot (an earlier file that did not
-    record them)."""
+def of_kernels(setup: Dict[str, Any], boots: int) -> str:
+    """How many kernels a prior's boots ran, for the words of an A/A
+    record counted over boots of them; '' when the record is not of
+    every boot it knows of (an earlier file that did not record them)."""
     n = len(setup["kernels"])
-    if sum(setup["kernels"].values()) != setup["aa"]["boots"]:
+    if sum(setup["kernels"].values()) != boots:
         return ""
     return " of one kernel" if n == 1 else f" of {n} kernels"
 
@@ -543,9 +541,8 @@ def added_unseen(setup: Dict[str, Any], new: Dict[str, int]
     was = setup.get("aa_unseen") or {}
     out: Dict[str, Any] = {k: int(was.get(k, 0)) + new[k]
                            for k in ("false", "trials", "boots")}
-    of = f" of {len(setup['kernels'])} kernels" \
-        if out["boots"] == sum(setup["kernels"].values()) else ""
-    out["what"] = f"{out['boots']} boots{of}, each kernel's runs judged " \
+    out["what"] = f"{out['boots']} boots{of_kernels(setup, out['boots'])}" \
+        f", each kernel's runs judged " \
         f"as of a kernel the prior never saw: each boot the candidate " \
         f"against a calibration of {calibration.BOOTS} other boots of " \
         f"its run and a prior of the other kernels"
